@@ -1,0 +1,124 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes (DESIGN.md §5).
+const (
+	ExitPass         = 0
+	ExitFail         = 1
+	ExitUsage        = 2
+	ExitInconclusive = 3
+	ExitError        = 4
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "0.1.0-dev"
+
+// IOStreams are the standard streams a command uses; tests inject buffers.
+type IOStreams struct {
+	In     io.Reader
+	Out    io.Writer // results
+	ErrOut io.Writer // progress, warnings, errors
+}
+
+// Env looks up an environment variable (os.Getenv in main, a map in tests).
+type Env func(string) string
+
+// exitError carries an exit code out of a command. A nil Err with a code is
+// a verdict (pass/fail/inconclusive), not an error.
+type exitError struct {
+	Code int
+	Err  error
+}
+
+func (e *exitError) Error() string {
+	if e.Err == nil {
+		return fmt.Sprintf("exit %d", e.Code)
+	}
+	return e.Err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.Err }
+
+// inputError marks an error as "could not evaluate" (exit 4).
+func inputError(err error) error { return &exitError{Code: ExitError, Err: err} }
+
+// usageError marks an error as a usage error (exit 2).
+func usageError(format string, a ...any) error {
+	return &exitError{Code: ExitUsage, Err: fmt.Errorf(format, a...)}
+}
+
+// app holds what every command needs: streams, environment.
+type app struct {
+	io  *IOStreams
+	env Env
+}
+
+// run executes the CLI with args and returns the process exit code.
+func run(ctx context.Context, args []string, streams *IOStreams, env Env) int {
+	a := &app{io: streams, env: env}
+	root := a.newRootCmd()
+	root.SetArgs(args)
+	root.SetIn(streams.In)
+	root.SetOut(streams.Out)
+	root.SetErr(streams.ErrOut)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitPass
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.Err != nil {
+			fmt.Fprintf(streams.ErrOut, "goodput: %v\n", ee.Err)
+		}
+		return ee.Code
+	}
+	// cobra's own flag and argument errors are usage errors
+	fmt.Fprintf(streams.ErrOut, "goodput: %v\n", err)
+	if isUsage(err) {
+		fmt.Fprintln(streams.ErrOut, "Run 'goodput --help' for usage.")
+		return ExitUsage
+	}
+	return ExitError
+}
+
+func isUsage(err error) bool {
+	msg := err.Error()
+	for _, s := range []string{"unknown flag", "unknown command", "unknown shorthand", "flag needs an argument",
+		"invalid argument", "accepts ", "requires at least", "required flag", "if any flags in the group"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func (a *app) newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "goodput",
+		Short: "Judge a canary against its baseline on goodput and cost per good request",
+		Long: `goodput compares a canary deployment of an LLM inference service with its
+baseline on goodput: completed requests per second that meet their SLOs
+(e.g. TTFT ≤ 1 s and TPOT ≤ 80 ms), SLO attainment, tail latency and cost per
+good request. It prints pass, fail or inconclusive, with the numbers behind it.
+
+Exit codes: 0 pass, 1 fail, 2 usage error, 3 inconclusive, 4 could not evaluate.`,
+		Version:       version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetVersionTemplate("goodput {{.Version}}\n")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError("%v", err) })
+	for _, c := range a.commands() {
+		root.AddCommand(c)
+	}
+	return root
+}

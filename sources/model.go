@@ -1,0 +1,267 @@
+// Package sources holds goodput's canonical data model — the request record,
+// the arm, the per-arm dataset with its measurement spec — and the interfaces
+// that input readers implement. Each input kind lives in a subpackage
+// (requestlog, benchfile, prometheus, exposition, sim); they all produce the
+// types defined here, and nothing here knows about policies or verdicts.
+package sources
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// Arm names one side of the comparison.
+type Arm string
+
+// The two arms of a canary comparison.
+const (
+	Baseline Arm = "baseline"
+	Canary   Arm = "canary"
+)
+
+// ParseArm accepts "baseline" or "canary" (case-insensitive).
+func ParseArm(s string) (Arm, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "baseline":
+		return Baseline, nil
+	case "canary":
+		return Canary, nil
+	}
+	return "", fmt.Errorf("unknown arm %q (want baseline or canary)", s)
+}
+
+// Status is the request-accounting outcome of one offered request. Every
+// offered request ends as exactly one of rejected, canceled, failed (error or
+// timeout) or completed (ok).
+type Status uint8
+
+// Request outcomes, in the vocabulary of DESIGN.md §1 and the `status` column
+// of the native request log.
+const (
+	StatusOK       Status = iota + 1 // completed
+	StatusError                      // failed: the server returned an error
+	StatusTimeout                    // failed: the request timed out
+	StatusCanceled                   // the client gave up
+	StatusRejected                   // never admitted (queue full, 429, shed)
+)
+
+var statusNames = [...]string{"", "ok", "error", "timeout", "canceled", "rejected"}
+
+// String returns the native-log spelling of s ("ok", "error", …).
+func (s Status) String() string {
+	if int(s) < len(statusNames) && s != 0 {
+		return statusNames[s]
+	}
+	return fmt.Sprintf("status(%d)", uint8(s))
+}
+
+// ParseStatus parses the native-log spelling of a status. "cancelled" is
+// accepted as a synonym of "canceled".
+func ParseStatus(s string) (Status, error) {
+	switch s {
+	case "ok":
+		return StatusOK, nil
+	case "error":
+		return StatusError, nil
+	case "timeout":
+		return StatusTimeout, nil
+	case "canceled", "cancelled":
+		return StatusCanceled, nil
+	case "rejected":
+		return StatusRejected, nil
+	}
+	return 0, fmt.Errorf("unknown status %q (want ok, error, timeout, canceled or rejected)", s)
+}
+
+// Completed reports whether the request finished successfully.
+func (s Status) Completed() bool { return s == StatusOK }
+
+// Admitted reports whether the request was admitted (everything but rejected).
+func (s Status) Admitted() bool { return s != StatusRejected }
+
+// Failed reports whether the request failed (error or timeout).
+func (s Status) Failed() bool { return s == StatusError || s == StatusTimeout }
+
+// Quality is the optional per-request quality verdict.
+type Quality uint8
+
+// Quality values; QualityUnknown when the input does not say.
+const (
+	QualityUnknown Quality = iota
+	QualityOK
+	QualityBad
+)
+
+// Request is one offered request as observed at the measurement location.
+//
+// Latencies are in seconds; an unknown latency is NaN (use Known). Token
+// counts are -1 when unknown. Time is the arrival time in seconds on the
+// input's clock (see Dataset.Clock): unix seconds for native logs, a
+// monotonic offset for benchmark files that record perf_counter values, NaN
+// when the input records no arrival times.
+type Request struct {
+	Time         float64 // arrival, seconds on the dataset's clock; NaN if unknown
+	TTFT         float64 // time to first token, seconds; NaN if unknown
+	TPOT         float64 // (e2e − TTFT)/(output tokens − 1), seconds; NaN if unknown or output ≤ 1 token
+	E2E          float64 // end-to-end latency, seconds; NaN if unknown
+	MaxITL       float64 // largest inter-token gap (stall), seconds; NaN if unknown
+	PromptTokens int64   // prompt length in tokens; -1 if unknown
+	OutputTokens int64   // output length in tokens; -1 if unknown
+	CachedTokens int64   // prefix-cache hit tokens; -1 if unknown
+	Class        string  // request class as given by the input; "" when absent
+	Replica      string  // replica or pod that served it; "" when absent
+	Attempt      int32   // 1 = first try, > 1 = retry; 0 when unknown (treated as 1)
+	Status       Status
+	Quality      Quality
+}
+
+// Known reports whether a latency field holds a value.
+func Known(v float64) bool { return !math.IsNaN(v) }
+
+// NewRequest returns a Request with every optional field marked unknown.
+func NewRequest() Request {
+	nan := math.NaN()
+	return Request{Time: nan, TTFT: nan, TPOT: nan, E2E: nan, MaxITL: nan,
+		PromptTokens: -1, OutputTokens: -1, CachedTokens: -1}
+}
+
+// DeriveTPOT fills TPOT from E2E, TTFT and OutputTokens when it is unknown,
+// as vLLM's benchmark does: (e2e − ttft)/(output − 1), defined only for
+// requests with more than one output token.
+func (r *Request) DeriveTPOT() {
+	if Known(r.TPOT) || !Known(r.E2E) || !Known(r.TTFT) || r.OutputTokens <= 1 {
+		return
+	}
+	r.TPOT = (r.E2E - r.TTFT) / float64(r.OutputTokens-1)
+}
+
+// Clock says what Request.Time means for a dataset.
+type Clock string
+
+// Clock kinds.
+const (
+	ClockEpoch    Clock = "epoch"    // unix seconds: arms can be aligned in wall time
+	ClockRelative Clock = "relative" // seconds on a per-file monotonic clock (perf_counter): buckets within a file only
+	ClockNone     Clock = "none"     // no arrival times: time-bucketed analyses are disabled
+)
+
+// Input describes one file (or query) read into a dataset.
+type Input struct {
+	Path   string `json:"path"`           // file path, or the query text for remote sources
+	SHA256 string `json:"sha256"`         // hex digest of the bytes read
+	Format string `json:"format"`         // detected or forced input format
+	Arm    Arm    `json:"arm"`            // which arm it was given for
+	Count  int    `json:"requests"`       // records read from it
+	Note   string `json:"note,omitempty"` // e.g. "times are perf_counter seconds, aligned to the file's first request"
+}
+
+// Dataset is everything read for one arm.
+type Dataset struct {
+	Arm      Arm
+	Requests []Request
+	// Agg is set instead of Requests for metrics-based inputs.
+	Agg    *Aggregate
+	Inputs []Input
+	Clock  Clock
+	// Location is where the figures were measured: "client" for benchmark
+	// clients, "server" for engine logs/metrics, "gateway" for proxies.
+	Location string
+	// Duration is the run's wall time in seconds when the input states it
+	// (e.g. vLLM's `duration`); 0 when unknown, in which case the analysis
+	// uses the span of arrival times.
+	Duration float64
+	// Warnings are facts about the input the report must show (units
+	// assumed, fields missing, analyses disabled).
+	Warnings []string
+}
+
+// Append adds another file's records to d, merging clocks, durations and
+// warnings. Relative clocks from different files cannot be aligned in wall
+// time, so each file is shifted to start at 0 before merging and the
+// dataset's duration is the longest file's.
+func (d *Dataset) Append(o Dataset) {
+	d.Requests = append(d.Requests, o.Requests...)
+	d.Inputs = append(d.Inputs, o.Inputs...)
+	d.Warnings = append(d.Warnings, o.Warnings...)
+	switch {
+	case d.Clock == "":
+		d.Clock = o.Clock
+	case d.Clock != o.Clock:
+		// mixed clocks: the weakest wins
+		if d.Clock == ClockNone || o.Clock == ClockNone {
+			d.Clock = ClockNone
+		} else {
+			d.Clock = ClockRelative
+		}
+	}
+	if d.Location == "" {
+		d.Location = o.Location
+	} else if o.Location != "" && o.Location != d.Location {
+		d.Location = "mixed"
+	}
+	if o.Duration > d.Duration {
+		d.Duration = o.Duration
+	}
+}
+
+// Histogram is a cumulative histogram in Prometheus form: Counts[i] is the
+// number of observations ≤ Edges[i]; the last edge is +Inf and its count is
+// the total. Edges are in the quantity's unit (seconds for latencies).
+type Histogram struct {
+	Edges  []float64
+	Counts []float64
+}
+
+// Total is the number of observations (the +Inf bucket).
+func (h Histogram) Total() float64 {
+	if len(h.Counts) == 0 {
+		return 0
+	}
+	return h.Counts[len(h.Counts)-1]
+}
+
+// AggBucket holds one arm's increases over one time slice, summed over its
+// replicas, as read from metrics (Prometheus queries or scrape pairs) rather
+// than from per-request records. Counts are float64 because PromQL
+// increase() extrapolates; a count that the source could not read is NaN.
+type AggBucket struct {
+	Start float64 // unix seconds, inclusive
+	End   float64 // unix seconds, exclusive
+
+	Completed float64 // finished successfully (finish reason stop/length)
+	Failed    float64 // finished with an error
+	Canceled  float64 // aborted by the client
+	Rejected  float64 // never admitted; NaN when the engine does not count rejections
+
+	// Good is the increase of a per-request "good" counter when the engine
+	// exports one (joint SLO attainment is then exact); NaN otherwise.
+	Good float64
+
+	TTFT  Histogram // seconds
+	TPOT  Histogram // seconds per output token (vLLM request_time_per_output_token)
+	E2E   Histogram // seconds
+	Queue Histogram // seconds waiting before admission to a batch
+
+	PromptTokens  float64 // increase of prompt tokens processed
+	OutputTokens  float64 // increase of generated tokens
+	PrefixHits    float64 // prefix-cache hit tokens (or blocks); NaN if unknown
+	PrefixQueries float64 // prefix-cache queried tokens; NaN if unknown
+
+	Replicas float64 // mean number of replicas reporting during the slice
+	// Gauges averaged over the slice (NaN when absent): running and waiting
+	// requests, KV-cache usage (0..1), GPU utilisation (0..1), GPU power
+	// (watts), GPU memory used (bytes), cost (USD per hour, OpenCost).
+	Running, Waiting, KVUsage, GPUUtil, GPUPowerW, GPUMemBytes, CostPerHour float64
+}
+
+// Aggregate is an arm's metrics-based data: time-bucketed increases. A
+// Dataset carries either per-request records or an Aggregate.
+type Aggregate struct {
+	Profile string      // engine profile used to read it, e.g. "vllm-v1"
+	Step    float64     // bucket width, seconds
+	Buckets []AggBucket // in time order
+	// Notes are facts the report must show (renamed metrics detected,
+	// Prometheus warnings, bucket edges that do not fall on an SLO threshold).
+	Notes []string
+}
