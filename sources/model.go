@@ -253,6 +253,13 @@ type AggBucket struct {
 	// requests, KV-cache usage (0..1), GPU utilisation (0..1), GPU power
 	// (watts), GPU memory used (bytes), cost (USD per hour, OpenCost).
 	Running, Waiting, KVUsage, GPUUtil, GPUPowerW, GPUMemBytes, CostPerHour float64
+
+	// Class is the request class this bucket's counts and histograms belong
+	// to, when the metrics carry a class label; "" for the whole arm. An
+	// aggregate with classes holds one bucket per (time slice, class),
+	// ordered by Start then Class; gauges (which carry no class) are repeated
+	// on every class's bucket of the same slice.
+	Class string
 }
 
 // Aggregate is an arm's metrics-based data: time-bucketed increases. A
