@@ -1,0 +1,496 @@
+// Package policies defines goodput's policy: the SLO per request class, the
+// window and bucket, normalization choices, the gated metrics with their
+// non-inferiority margins, the confidence level and cost rates. Policies are
+// strict YAML: an unknown key, a bad duration or a margin in the wrong unit
+// is an error naming line:col. Built-in policies are embedded in the binary.
+package policies
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"os"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+//go:embed builtin/*.yaml
+var builtinFS embed.FS
+
+// DefaultName is the built-in policy used when none is given.
+const DefaultName = "chat"
+
+// Policy is a parsed, validated policy.
+type Policy struct {
+	Name        string        `yaml:"name"`
+	Description string        `yaml:"description"`
+	SLO         SLO           `yaml:"slo"`     // the default SLO, for requests in no class
+	Classes     []Class       `yaml:"classes"` // matched in order; the first match wins
+	Window      WindowSpec    `yaml:"window"`
+	Normalize   NormalizeSpec `yaml:"normalize"`
+	Gates       []Gate        `yaml:"gates"`
+	// Confidence is the two-sided level c (0.5 < c < 1, default 0.95);
+	// α = 1 − c, and each gate decides on a (1 − 2α) interval.
+	Confidence float64    `yaml:"confidence"`
+	Cost       *CostRates `yaml:"cost"`
+	// Traffic declares the expected split so a sample-ratio mismatch can
+	// be detected; nil when the split is not declared.
+	Traffic *TrafficSpec `yaml:"traffic"`
+
+	// Source is "builtin" or the file path; Text the YAML bytes; SHA256 their digest.
+	Source string `yaml:"-"`
+	Text   []byte `yaml:"-"`
+	SHA256 string `yaml:"-"`
+}
+
+// SLO is a per-request success criterion. A zero Duration means the
+// criterion is not required.
+type SLO struct {
+	TTFT    Duration `yaml:"ttft"`    // time to first token, upper bound
+	TPOT    Duration `yaml:"tpot"`    // time per output token, upper bound
+	E2E     Duration `yaml:"e2e"`     // end-to-end latency, upper bound
+	MaxITL  Duration `yaml:"max_itl"` // largest inter-token gap, upper bound
+	Quality string   `yaml:"quality"` // "required" or "" (not judged)
+}
+
+// Class is a request class with its own SLO overrides.
+type Class struct {
+	Name string    `yaml:"name"`
+	When ClassWhen `yaml:"when"`
+	SLO  SLO       `yaml:"slo"` // overrides of the policy SLO; unset keys inherit
+}
+
+// ClassWhen selects requests: all given conditions must hold.
+type ClassWhen struct {
+	Label        []string `yaml:"label"` // the input's class label is one of these
+	PromptTokens *Range   `yaml:"prompt_tokens"`
+	OutputTokens *Range   `yaml:"output_tokens"`
+}
+
+// Range is an inclusive-min, exclusive-max token range; nil bounds are open.
+type Range struct {
+	Min *int64 `yaml:"min"`
+	Max *int64 `yaml:"max"`
+}
+
+// Contains reports whether v lies in [Min, Max).
+func (r *Range) Contains(v int64) bool {
+	if r == nil {
+		return true
+	}
+	if r.Min != nil && v < *r.Min {
+		return false
+	}
+	if r.Max != nil && v >= *r.Max {
+		return false
+	}
+	return true
+}
+
+// WindowSpec sets the warm-up rule and the bucket width.
+type WindowSpec struct {
+	// Warmup is "auto", "none" or a duration cut from the start of each arm.
+	Warmup string `yaml:"warmup"`
+	// Bucket is the resampling unit (default 10 s, range 1 s … 10 min).
+	Bucket Duration `yaml:"bucket"`
+}
+
+// WarmupDuration returns the fixed warm-up cut, or 0 for "none"/"auto".
+func (w WindowSpec) WarmupDuration() time.Duration {
+	d, err := time.ParseDuration(w.Warmup)
+	if err != nil {
+		return 0
+	}
+	return d
+}
+
+// NormalizeSpec sets how arms are made comparable.
+type NormalizeSpec struct {
+	Mix   string `yaml:"mix"`   // baseline | canary | pooled | none | weights
+	Cache string `yaml:"cache"` // auto | stratify | adjust | none
+	Load  string `yaml:"load"`  // matched | flag | none
+	// Weights is the explicit reference mix when Mix is "weights":
+	// class name → share (normalized to sum 1).
+	Weights map[string]float64 `yaml:"weights"`
+}
+
+// Gate is one gated metric.
+type Gate struct {
+	Metric    string `yaml:"metric"`
+	Margin    Margin `yaml:"margin"`
+	Guardrail bool   `yaml:"guardrail"`
+}
+
+// CostRates price replica time when no cost records are given (USD).
+type CostRates struct {
+	AcceleratorPerHour float64 `yaml:"accelerator_per_hour"` // per replica
+	HostPerHour        float64 `yaml:"host_per_hour"`        // per replica
+	NetworkPerGB       float64 `yaml:"network_per_gb"`
+	IdleReservePerHour float64 `yaml:"idle_reserve_per_hour"` // per arm
+}
+
+// TrafficSpec declares the expected share of offered requests per arm.
+type TrafficSpec struct {
+	CanaryShare float64 `yaml:"canary_share"` // 0 < share < 1
+}
+
+// Duration is a YAML duration ("1s", "80ms", "10m"); a bare number is seconds.
+type Duration time.Duration
+
+// Seconds returns d in seconds.
+func (d Duration) Seconds() float64 { return time.Duration(d).Seconds() }
+
+func (d Duration) String() string { return time.Duration(d).String() }
+
+// UnmarshalYAML implements yaml.Unmarshaler with line:col errors.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.ScalarNode {
+		return nodeErr(n, "want a duration such as 1s or 80ms")
+	}
+	v, err := ParseDuration(n.Value)
+	if err != nil {
+		return nodeErr(n, "%v", err)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// ParseDuration parses "1s", "80ms", "1m30s" or a bare number of seconds.
+// Negative, NaN and infinite values are errors.
+func ParseDuration(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		if math.IsNaN(f) || math.IsInf(f, 0) || f < 0 {
+			return 0, fmt.Errorf("bad duration %q: want a non-negative duration such as 1s or 80ms", s)
+		}
+		return time.Duration(f * float64(time.Second)), nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("bad duration %q: want a non-negative duration such as 1s or 80ms", s)
+	}
+	return d, nil
+}
+
+// MarginKind says on which scale a margin is stated.
+type MarginKind string
+
+// Margin kinds.
+const (
+	MarginPP       MarginKind = "pp"       // percentage points of a fraction: 1pp = 0.01
+	MarginPercent  MarginKind = "percent"  // relative change: 2% = 0.02
+	MarginDuration MarginKind = "duration" // absolute seconds
+)
+
+// Margin is a non-inferiority margin: "1pp", "2%", "50ms".
+type Margin struct {
+	Kind  MarginKind
+	Value float64 // fraction for pp and percent, seconds for duration
+	Text  string  // as written
+}
+
+// UnmarshalYAML implements yaml.Unmarshaler with line:col errors.
+func (m *Margin) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.ScalarNode {
+		return nodeErr(n, "want a margin such as 1pp, 2%% or 50ms")
+	}
+	v, err := ParseMargin(n.Value)
+	if err != nil {
+		return nodeErr(n, "%v", err)
+	}
+	*m = v
+	return nil
+}
+
+// ParseMargin parses "1pp", "0.5pp", "2%", "50ms".
+func ParseMargin(s string) (Margin, error) {
+	t := strings.TrimSpace(s)
+	bad := func() (Margin, error) {
+		return Margin{}, fmt.Errorf("bad margin %q: want a non-negative value in pp (1pp), percent (2%%) or a duration (50ms)", s)
+	}
+	num := func(x string) (float64, bool) {
+		f, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
+		return f, err == nil && f >= 0 && !math.IsInf(f, 0) && !math.IsNaN(f)
+	}
+	switch {
+	case strings.HasSuffix(t, "pp"):
+		f, ok := num(strings.TrimSuffix(t, "pp"))
+		if !ok || f >= 100 {
+			return bad()
+		}
+		return Margin{Kind: MarginPP, Value: f / 100, Text: t}, nil
+	case strings.HasSuffix(t, "%"):
+		f, ok := num(strings.TrimSuffix(t, "%"))
+		if !ok || f >= 100 {
+			return bad()
+		}
+		return Margin{Kind: MarginPercent, Value: f / 100, Text: t}, nil
+	}
+	d, err := time.ParseDuration(t)
+	if err != nil || d < 0 {
+		return bad()
+	}
+	return Margin{Kind: MarginDuration, Value: d.Seconds(), Text: t}, nil
+}
+
+// Error is a policy error with its position.
+type Error struct {
+	Source string // file path or "builtin:NAME"
+	Line   int
+	Col    int
+	Msg    string
+}
+
+func (e *Error) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d:%d: %s", e.Source, e.Line, e.Col, e.Msg)
+	}
+	return fmt.Sprintf("%s: %s", e.Source, e.Msg)
+}
+
+type posError struct {
+	line, col int
+	msg       string
+}
+
+func (e *posError) Error() string { return fmt.Sprintf("%d:%d: %s", e.line, e.col, e.msg) }
+
+func nodeErr(n *yaml.Node, format string, a ...any) error {
+	return &posError{line: n.Line, col: n.Column, msg: fmt.Sprintf(format, a...)}
+}
+
+// Names lists the built-in policies, sorted.
+func Names() []string {
+	ents, err := builtinFS.ReadDir("builtin")
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range ents {
+		out = append(out, strings.TrimSuffix(e.Name(), ".yaml"))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// BuiltinText returns the YAML of a built-in policy.
+func BuiltinText(name string) ([]byte, bool) {
+	b, err := builtinFS.ReadFile(path.Join("builtin", name+".yaml"))
+	return b, err == nil
+}
+
+// Builtin returns a parsed built-in policy.
+func Builtin(name string) (*Policy, error) {
+	b, ok := BuiltinText(name)
+	if !ok {
+		return nil, fmt.Errorf("no built-in policy %q (built-ins: %s)", name, strings.Join(Names(), ", "))
+	}
+	p, err := Parse("builtin:"+name, b)
+	if err != nil {
+		return nil, err
+	}
+	p.Source = "builtin"
+	return p, nil
+}
+
+// Load resolves --policy: a built-in name, or a file path (anything with a
+// path separator or a .yaml/.yml suffix, or an existing file).
+func Load(nameOrPath string) (*Policy, error) {
+	if nameOrPath == "" {
+		nameOrPath = DefaultName
+	}
+	if _, ok := BuiltinText(nameOrPath); ok && !strings.ContainsAny(nameOrPath, "/\\.") {
+		return Builtin(nameOrPath)
+	}
+	b, err := os.ReadFile(nameOrPath)
+	if err != nil {
+		if os.IsNotExist(err) && !strings.ContainsAny(nameOrPath, "/\\.") {
+			return nil, fmt.Errorf("no built-in policy %q and no such file (built-ins: %s)", nameOrPath, strings.Join(Names(), ", "))
+		}
+		return nil, fmt.Errorf("policy: %w", err)
+	}
+	return Parse(nameOrPath, b)
+}
+
+// Parse parses and validates a policy. source names it in errors.
+func Parse(source string, data []byte) (*Policy, error) {
+	wrap := func(err error) error {
+		if pe, ok := err.(*posError); ok {
+			return &Error{Source: source, Line: pe.line, Col: pe.col, Msg: pe.msg}
+		}
+		return &Error{Source: source, Msg: err.Error()}
+	}
+	var root yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&root); err != nil {
+		return nil, &Error{Source: source, Msg: strings.TrimPrefix(err.Error(), "yaml: ") + " (policies are YAML)"}
+	}
+	if len(root.Content) == 0 || root.Content[0].Kind != yaml.MappingNode {
+		return nil, &Error{Source: source, Line: 1, Col: 1, Msg: "a policy is a YAML mapping (name:, slo:, gates: …)"}
+	}
+	doc := root.Content[0]
+	if err := checkKeys(doc, policySchema, ""); err != nil {
+		return nil, wrap(err)
+	}
+	var p Policy
+	if err := doc.Decode(&p); err != nil {
+		if pe := firstPosError(err); pe != nil {
+			return nil, wrap(pe)
+		}
+		return nil, &Error{Source: source, Msg: strings.TrimPrefix(err.Error(), "yaml: ")}
+	}
+	if err := p.validate(doc); err != nil {
+		return nil, wrap(err)
+	}
+	p.Source = source
+	p.Text = data
+	sum := sha256.Sum256(data)
+	p.SHA256 = hex.EncodeToString(sum[:])
+	return &p, nil
+}
+
+func firstPosError(err error) *posError {
+	if pe, ok := err.(*posError); ok {
+		return pe
+	}
+	if te, ok := err.(*yaml.TypeError); ok && len(te.Errors) > 0 {
+		// yaml.v3 formats as "line N: msg"
+		msg := te.Errors[0]
+		var line int
+		if _, e := fmt.Sscanf(msg, "line %d:", &line); e == nil {
+			return &posError{line: line, col: 1, msg: strings.TrimSpace(msg[strings.Index(msg, ":")+1:])}
+		}
+	}
+	return nil
+}
+
+// schema is the set of allowed keys at each mapping, for line:col errors on
+// unknown keys (yaml.v3's KnownFields reports no column).
+type schema map[string]schema
+
+var leaf schema = nil
+
+func sloSchema() schema {
+	return schema{"ttft": leaf, "tpot": leaf, "e2e": leaf, "max_itl": leaf, "quality": leaf}
+}
+
+// policySchema is read-only after construction.
+var policySchema = schema{
+	"name": leaf, "description": leaf, "confidence": leaf,
+	"slo": sloSchema(),
+	"classes": {"[]": {"name": leaf, "slo": sloSchema(), "when": {
+		"label":         leaf,
+		"prompt_tokens": {"min": leaf, "max": leaf},
+		"output_tokens": {"min": leaf, "max": leaf},
+	}}},
+	"window":    {"warmup": leaf, "bucket": leaf},
+	"normalize": {"mix": leaf, "cache": leaf, "load": leaf, "weights": {"*": leaf}},
+	"gates":     {"[]": {"metric": leaf, "margin": leaf, "guardrail": leaf}},
+	"cost":      {"accelerator_per_hour": leaf, "host_per_hour": leaf, "network_per_gb": leaf, "idle_reserve_per_hour": leaf},
+	"traffic":   {"canary_share": leaf},
+}
+
+func checkKeys(n *yaml.Node, s schema, at string) error {
+	switch n.Kind {
+	case yaml.MappingNode:
+		if s == nil {
+			return nodeErr(n, "%s: want a single value, not a mapping", at)
+		}
+		if _, ok := s["[]"]; ok {
+			return nodeErr(n, "%s: want a list", at)
+		}
+		seen := map[string]bool{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			key := at + "." + k.Value
+			if at == "" {
+				key = k.Value
+			}
+			if seen[k.Value] {
+				return nodeErr(k, "duplicate key %q", key)
+			}
+			seen[k.Value] = true
+			sub, ok := s[k.Value]
+			if !ok {
+				if wild, ok := s["*"]; ok {
+					sub = wild
+				} else {
+					return nodeErr(k, "unknown key %q (allowed here: %s)", key, strings.Join(keysOf(s), ", "))
+				}
+			}
+			if err := checkKeys(v, sub, key); err != nil {
+				return err
+			}
+		}
+	case yaml.SequenceNode:
+		item, ok := s["[]"]
+		if !ok {
+			if s == nil {
+				// a flow list as a leaf value (e.g. label: [a, b])
+				return nil
+			}
+			return nodeErr(n, "%s: want a mapping, not a list", at)
+		}
+		for i, c := range n.Content {
+			if err := checkKeys(c, item, fmt.Sprintf("%s[%d]", at, i)); err != nil {
+				return err
+			}
+		}
+	case yaml.AliasNode:
+		return nodeErr(n, "%s: YAML aliases are not allowed in policies", at)
+	default:
+		if s != nil && n.Tag != "!!null" {
+			return nodeErr(n, "%s: want a mapping", at)
+		}
+	}
+	return nil
+}
+
+func keysOf(s schema) []string {
+	var ks []string
+	for k := range s {
+		if k != "*" && k != "[]" {
+			ks = append(ks, k)
+		}
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+// find returns the value node at a dotted path ("gates[2].margin"), or the
+// document node when absent, for positioning validation errors.
+func find(doc *yaml.Node, keys ...any) *yaml.Node {
+	n := doc
+	for _, k := range keys {
+		switch k := k.(type) {
+		case string:
+			if n.Kind != yaml.MappingNode {
+				return n
+			}
+			found := false
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				if n.Content[i].Value == k {
+					n, found = n.Content[i+1], true
+					break
+				}
+			}
+			if !found {
+				return n
+			}
+		case int:
+			if n.Kind != yaml.SequenceNode || k >= len(n.Content) {
+				return n
+			}
+			n = n.Content[k]
+		}
+	}
+	return n
+}

@@ -1,0 +1,122 @@
+package policies
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestBuiltinsParse(t *testing.T) {
+	names := Names()
+	if len(names) < 2 {
+		t.Fatalf("built-ins = %v, want chat and batch", names)
+	}
+	for _, n := range names {
+		p, err := Builtin(n)
+		if err != nil {
+			t.Fatalf("%s: %v", n, err)
+		}
+		if p.Name != n || p.SHA256 == "" || p.Source != "builtin" {
+			t.Errorf("%s: name %q sha %q source %q", n, p.Name, p.SHA256, p.Source)
+		}
+	}
+	chat, _ := Builtin("chat")
+	if time.Duration(chat.SLO.TTFT) != time.Second || time.Duration(chat.SLO.TPOT) != 80*time.Millisecond {
+		t.Errorf("chat SLO = %+v", chat.SLO)
+	}
+	long := chat.ClassSLO("long")
+	if time.Duration(long.TTFT) != 4*time.Second || time.Duration(long.TPOT) != 80*time.Millisecond {
+		t.Errorf("long class must override ttft and inherit tpot: %+v", long)
+	}
+	if chat.Gates[0].Margin != (Margin{Kind: MarginPP, Value: 0.01, Text: "1pp"}) {
+		t.Errorf("gate 0 margin = %+v", chat.Gates[0].Margin)
+	}
+	if chat.Alpha() < 0.0499 || chat.Alpha() > 0.0501 {
+		t.Errorf("alpha = %v", chat.Alpha())
+	}
+}
+
+func TestParseMargin(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		kind MarginKind
+		v    float64
+		bad  bool
+	}{
+		{"1pp", MarginPP, 0.01, false},
+		{"0.5pp", MarginPP, 0.005, false},
+		{"2%", MarginPercent, 0.02, false},
+		{"50ms", MarginDuration, 0.05, false},
+		{"-1pp", "", 0, true},
+		{"abc", "", 0, true},
+		{"100%", "", 0, true},
+		{"NaN%", "", 0, true},
+	} {
+		m, err := ParseMargin(tc.in)
+		if tc.bad {
+			if err == nil {
+				t.Errorf("%q: want error, got %+v", tc.in, m)
+			}
+			continue
+		}
+		if err != nil || m.Kind != tc.kind || m.Value < tc.v-1e-12 || m.Value > tc.v+1e-12 {
+			t.Errorf("%q: got %+v, %v", tc.in, m, err)
+		}
+	}
+}
+
+// TestBadPolicies is the catalog of invalid policies: each must name the
+// position (line:col) and the key at fault.
+func TestBadPolicies(t *testing.T) {
+	const gates = "gates:\n  - {metric: slo_attainment, margin: 1pp}\n"
+	for _, tc := range []struct {
+		name, yaml string
+		want       []string
+	}{
+		{"unknown top key", "name: x\nslo: {ttft: 1s}\nslos: {}\n" + gates, []string{"x.yaml:3:1", `unknown key "slos"`}},
+		{"unknown nested key", "name: x\nslo: {ttft: 1s, tpto: 80ms}\n" + gates, []string{"x.yaml:2:17", `"slo.tpto"`}},
+		{"bad duration", "name: x\nslo: {ttft: 1 sec}\n" + gates, []string{"x.yaml:2:13", `bad duration "1 sec"`}},
+		{"negative duration", "name: x\nslo: {ttft: -1s}\n" + gates, []string{"x.yaml:2:13", "bad duration"}},
+		{"bad margin", "name: x\nslo: {ttft: 1s}\ngates:\n  - {metric: slo_attainment, margin: lots}\n", []string{"x.yaml:4:38", "bad margin"}},
+		{"margin wrong scale", "name: x\nslo: {ttft: 1s}\ngates:\n  - {metric: ttft_p99, margin: 1pp}\n", []string{"x.yaml:4:32", "percent"}},
+		{"unknown metric", "name: x\nslo: {ttft: 1s}\ngates:\n  - {metric: gpu_util, margin: 1%}\n", []string{"x.yaml:4:14", `unknown metric "gpu_util"`}},
+		{"no gates", "name: x\nslo: {ttft: 1s}\n", []string{"gates"}},
+		{"no name", "slo: {ttft: 1s}\n" + gates, []string{"needs a name"}},
+		{"empty slo", "name: x\nslo: {}\n" + gates, []string{"x.yaml:2:6", "slo"}},
+		{"bad warmup", "name: x\nslo: {ttft: 1s}\nwindow: {warmup: soon}\n" + gates, []string{"x.yaml:3:18", "window.warmup"}},
+		{"bucket too small", "name: x\nslo: {ttft: 1s}\nwindow: {bucket: 10ms}\n" + gates, []string{"x.yaml:3:18", "window.bucket"}},
+		{"bad mix", "name: x\nslo: {ttft: 1s}\nnormalize: {mix: random}\n" + gates, []string{"x.yaml:3:18", "normalize.mix"}},
+		{"bad confidence", "name: x\nslo: {ttft: 1s}\nconfidence: 95\n" + gates, []string{"x.yaml:3:13", "confidence"}},
+		{"duplicate gate", "name: x\nslo: {ttft: 1s}\ngates:\n  - {metric: slo_attainment, margin: 1pp}\n  - {metric: slo_attainment, margin: 2pp}\n", []string{"x.yaml:5:14", "gated twice"}},
+		{"duplicate key", "name: x\nname: y\nslo: {ttft: 1s}\n" + gates, []string{"x.yaml:2:1", "duplicate key"}},
+		{"not yaml", "name: [x\n", []string{"x.yaml", "YAML"}},
+		{"list not mapping", "- a\n- b\n", []string{"x.yaml:1:1", "mapping"}},
+		{"wrong type", "name: x\nslo: {ttft: 1s}\nconfidence: high\n" + gates, []string{"x.yaml:3"}},
+		{"bad quality", "name: x\nslo: {ttft: 1s, quality: maybe}\n" + gates, []string{"x.yaml:2:26", "quality"}},
+		{"class range", "name: x\nslo: {ttft: 1s}\nclasses:\n  - name: a\n    when: {prompt_tokens: {min: 10, max: 5}}\n" + gates, []string{"x.yaml:5:27", "max must be greater"}},
+		{"negative cost", "name: x\nslo: {ttft: 1s}\ncost: {accelerator_per_hour: -2}\n" + gates, []string{"x.yaml:3:30", "cost.accelerator_per_hour"}},
+		{"bad split", "name: x\nslo: {ttft: 1s}\ntraffic: {canary_share: 1.5}\n" + gates, []string{"x.yaml:3:25", "canary_share"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse("x.yaml", []byte(tc.yaml))
+			if err == nil {
+				t.Fatal("want an error")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestLoad(t *testing.T) {
+	if _, err := Load("nosuch"); err == nil || !strings.Contains(err.Error(), "built-ins: batch, chat") {
+		t.Errorf("Load(nosuch) = %v", err)
+	}
+	p, err := Load("")
+	if err != nil || p.Name != DefaultName {
+		t.Fatalf("default: %v %v", p, err)
+	}
+}

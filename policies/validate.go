@@ -1,0 +1,240 @@
+package policies
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// MetricInfo describes a gateable metric.
+type MetricInfo struct {
+	Name string
+	// Scale is "absolute" (difference canary − baseline, margin in pp or a
+	// duration) or "relative" (ratio canary/baseline − 1, margin in %).
+	Scale string
+	// HigherIsBetter is true for attainment and goodput, false for
+	// latency, error rate and cost.
+	HigherIsBetter bool
+	Unit           string // of the metric's values
+	Doc            string
+	// Quantile is the probability for latency quantile metrics (0.99 for
+	// ttft_p99); 0 otherwise. Latency names the latency ("ttft", "tpot", "e2e").
+	Quantile float64
+	Latency  string
+}
+
+// Metrics returns the catalog of gateable metrics, sorted by name.
+func Metrics() []MetricInfo {
+	ms := []MetricInfo{
+		{Name: "slo_attainment", Scale: "absolute", HigherIsBetter: true, Unit: "fraction", Doc: "good / offered requests"},
+		{Name: "error_rate", Scale: "absolute", Unit: "fraction", Doc: "failed (error or timeout) / offered requests; usually a guardrail"},
+		{Name: "rejected_share", Scale: "absolute", Unit: "fraction", Doc: "rejected / offered requests; usually a guardrail"},
+		{Name: "goodput", Scale: "relative", HigherIsBetter: true, Unit: "req/s", Doc: "good requests per second of window"},
+		{Name: "goodput_per_replica", Scale: "relative", HigherIsBetter: true, Unit: "req/s/replica", Doc: "good requests per replica-second"},
+		{Name: "token_goodput", Scale: "relative", HigherIsBetter: true, Unit: "tokens/s", Doc: "output tokens of good requests per second"},
+		{Name: "cost_per_good_request", Scale: "relative", Unit: "USD", Doc: "cost over the window / good requests"},
+	}
+	for _, lat := range []string{"ttft", "tpot", "e2e"} {
+		for _, q := range []int{50, 90, 95, 99} {
+			ms = append(ms, MetricInfo{Name: fmt.Sprintf("%s_p%d", lat, q), Scale: "relative", Unit: "s",
+				Doc: fmt.Sprintf("p%d of %s over completed requests", q, strings.ToUpper(lat)), Quantile: float64(q) / 100, Latency: lat})
+		}
+	}
+	sort.Slice(ms, func(i, j int) bool { return ms[i].Name < ms[j].Name })
+	return ms
+}
+
+// Metric looks up a gateable metric by name.
+func Metric(name string) (MetricInfo, bool) {
+	for _, m := range Metrics() {
+		if m.Name == name {
+			return m, true
+		}
+	}
+	return MetricInfo{}, false
+}
+
+func metricNames() string {
+	var ns []string
+	for _, m := range Metrics() {
+		ns = append(ns, m.Name)
+	}
+	return strings.Join(ns, ", ")
+}
+
+// Alpha is 1 − Confidence: the one-sided error rate of each gate decision.
+func (p *Policy) Alpha() float64 { return 1 - p.Confidence }
+
+// ClassSLO returns the SLO of a class name, "" for the default.
+func (p *Policy) ClassSLO(name string) SLO {
+	for _, c := range p.Classes {
+		if c.Name == name {
+			return c.SLO
+		}
+	}
+	return p.SLO
+}
+
+func (p *Policy) validate(doc *yaml.Node) error {
+	if strings.TrimSpace(p.Name) == "" {
+		return nodeErr(doc, "the policy needs a name")
+	}
+	if p.SLO == (SLO{}) {
+		return nodeErr(find(doc, "slo"), "slo: declare at least one criterion (ttft, tpot, e2e, max_itl or quality)")
+	}
+	if err := checkQuality(p.SLO.Quality, find(doc, "slo", "quality")); err != nil {
+		return err
+	}
+	names := map[string]bool{}
+	for i := range p.Classes {
+		c := &p.Classes[i]
+		if c.Name == "" {
+			return nodeErr(find(doc, "classes", i), "classes[%d]: a class needs a name", i)
+		}
+		if c.Name == "default" || names[c.Name] {
+			return nodeErr(find(doc, "classes", i, "name"), "classes[%d]: duplicate or reserved class name %q", i, c.Name)
+		}
+		names[c.Name] = true
+		if err := checkQuality(c.SLO.Quality, find(doc, "classes", i, "slo", "quality")); err != nil {
+			return err
+		}
+		for _, r := range []struct {
+			key string
+			r   *Range
+		}{{"prompt_tokens", c.When.PromptTokens}, {"output_tokens", c.When.OutputTokens}} {
+			if r.r != nil && r.r.Min != nil && r.r.Max != nil && *r.r.Max <= *r.r.Min {
+				return nodeErr(find(doc, "classes", i, "when", r.key), "classes[%d].when.%s: max must be greater than min", i, r.key)
+			}
+		}
+		// inherit unset SLO keys from the policy SLO
+		if c.SLO.TTFT == 0 {
+			c.SLO.TTFT = p.SLO.TTFT
+		}
+		if c.SLO.TPOT == 0 {
+			c.SLO.TPOT = p.SLO.TPOT
+		}
+		if c.SLO.E2E == 0 {
+			c.SLO.E2E = p.SLO.E2E
+		}
+		if c.SLO.MaxITL == 0 {
+			c.SLO.MaxITL = p.SLO.MaxITL
+		}
+		if c.SLO.Quality == "" {
+			c.SLO.Quality = p.SLO.Quality
+		}
+	}
+	switch w := p.Window.Warmup; {
+	case w == "":
+		p.Window.Warmup = "none"
+	case w == "auto" || w == "none":
+	default:
+		if _, err := time.ParseDuration(w); err != nil {
+			return nodeErr(find(doc, "window", "warmup"), "window.warmup: %q is not auto, none or a duration such as 2m", w)
+		}
+	}
+	if p.Window.Bucket == 0 {
+		p.Window.Bucket = Duration(10 * time.Second)
+	}
+	if b := time.Duration(p.Window.Bucket); b < time.Second || b > 10*time.Minute {
+		return nodeErr(find(doc, "window", "bucket"), "window.bucket: %v is outside 1s … 10m", b)
+	}
+	if err := oneOf(doc, p.Normalize.Mix, "none", []string{"none", "baseline", "canary", "pooled", "weights"}, "normalize", "mix"); err != nil {
+		return err
+	}
+	if p.Normalize.Mix == "" {
+		p.Normalize.Mix = "none"
+	}
+	if p.Normalize.Mix == "weights" && len(p.Normalize.Weights) == 0 {
+		return nodeErr(find(doc, "normalize", "mix"), "normalize.mix: weights needs normalize.weights (class: share)")
+	}
+	for k, v := range p.Normalize.Weights {
+		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+			return nodeErr(find(doc, "normalize", "weights", k), "normalize.weights.%s: want a share ≥ 0", k)
+		}
+	}
+	if err := oneOf(doc, p.Normalize.Cache, "none", []string{"none", "auto", "stratify", "adjust"}, "normalize", "cache"); err != nil {
+		return err
+	}
+	if p.Normalize.Cache == "" {
+		p.Normalize.Cache = "none"
+	}
+	if err := oneOf(doc, p.Normalize.Load, "none", []string{"none", "matched", "flag"}, "normalize", "load"); err != nil {
+		return err
+	}
+	if p.Normalize.Load == "" {
+		p.Normalize.Load = "none"
+	}
+	if len(p.Gates) == 0 {
+		return nodeErr(find(doc, "gates"), "gates: declare at least one gated metric (%s)", metricNames())
+	}
+	seen := map[string]bool{}
+	for i, g := range p.Gates {
+		m, ok := Metric(g.Metric)
+		if !ok {
+			return nodeErr(find(doc, "gates", i, "metric"), "gates[%d].metric: unknown metric %q (known: %s)", i, g.Metric, metricNames())
+		}
+		if seen[g.Metric] {
+			return nodeErr(find(doc, "gates", i, "metric"), "gates[%d].metric: %s is gated twice", i, g.Metric)
+		}
+		seen[g.Metric] = true
+		if g.Margin.Text == "" {
+			return nodeErr(find(doc, "gates", i), "gates[%d]: %s needs a margin", i, g.Metric)
+		}
+		want := "pp (e.g. 1pp)"
+		okKind := g.Margin.Kind == MarginPP
+		if m.Scale == "relative" {
+			want, okKind = "percent (e.g. 5%)", g.Margin.Kind == MarginPercent
+		}
+		if !okKind {
+			return nodeErr(find(doc, "gates", i, "margin"), "gates[%d].margin: %s is compared on the %s scale: state its margin in %s, not %q",
+				i, g.Metric, m.Scale, want, g.Margin.Text)
+		}
+	}
+	if p.Confidence == 0 {
+		p.Confidence = 0.95
+	}
+	if !(p.Confidence > 0.5 && p.Confidence < 1) {
+		return nodeErr(find(doc, "confidence"), "confidence: %v is outside (0.5, 1); e.g. 0.95", p.Confidence)
+	}
+	if c := p.Cost; c != nil {
+		for _, v := range []struct {
+			k string
+			v float64
+		}{{"accelerator_per_hour", c.AcceleratorPerHour}, {"host_per_hour", c.HostPerHour}, {"network_per_gb", c.NetworkPerGB}, {"idle_reserve_per_hour", c.IdleReservePerHour}} {
+			if v.v < 0 || math.IsNaN(v.v) || math.IsInf(v.v, 0) {
+				return nodeErr(find(doc, "cost", v.k), "cost.%s: want a rate ≥ 0 (USD)", v.k)
+			}
+		}
+	}
+	if t := p.Traffic; t != nil && !(t.CanaryShare > 0 && t.CanaryShare < 1) {
+		return nodeErr(find(doc, "traffic", "canary_share"), "traffic.canary_share: want a share strictly between 0 and 1, e.g. 0.5")
+	}
+	return nil
+}
+
+func checkQuality(q string, n *yaml.Node) error {
+	if q != "" && q != "required" {
+		return nodeErr(n, "quality: %q is not a setting; write quality: required, or leave it out", q)
+	}
+	return nil
+}
+
+func oneOf(doc *yaml.Node, v, _ string, allowed []string, path ...string) error {
+	if v == "" {
+		return nil
+	}
+	for _, a := range allowed {
+		if v == a {
+			return nil
+		}
+	}
+	keys := make([]any, len(path))
+	for i, p := range path {
+		keys[i] = p
+	}
+	return nodeErr(find(doc, keys...), "%s: %q is not one of %s", strings.Join(path, "."), v, strings.Join(allowed, ", "))
+}
