@@ -1,0 +1,190 @@
+package histo
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/goodput-dev/goodput/sources"
+)
+
+var inf = math.Inf(1)
+
+// h1: 100 observations; 10 ≤ 0.05, 40 ≤ 0.1, 70 ≤ 0.25, 90 ≤ 0.5, 98 ≤ 1.
+var h1 = sources.Histogram{
+	Edges:  []float64{0.05, 0.1, 0.25, 0.5, 1, inf},
+	Counts: []float64{10, 40, 70, 90, 98, 100},
+}
+
+func near(a, b float64) bool {
+	if math.IsNaN(a) || math.IsNaN(b) {
+		return math.IsNaN(a) && math.IsNaN(b)
+	}
+	if math.IsInf(a, 0) || math.IsInf(b, 0) {
+		return a == b
+	}
+	return math.Abs(a-b) <= 1e-12
+}
+
+func TestFraction(t *testing.T) {
+	tests := []struct {
+		name         string
+		h            sources.Histogram
+		t            float64
+		lo, hi       float64
+		exact        bool
+		below, above float64
+	}{
+		{"edge 1 s is exact", h1, 1.0, 0.98, 0.98, true, 1, 1},
+		{"edge parsed from a decimal string", h1, 0.1 + 1e-17, 0.4, 0.4, true, 0.1, 0.1},
+		{"0.08 between 0.05 and 0.1", h1, 0.08, 0.1, 0.4, false, 0.05, 0.1},
+		{"below the first edge", h1, 0.01, 0, 0.1, false, 0, 0.05},
+		{"inside the +Inf bucket", h1, 5, 0.98, 1, false, 1, inf},
+		{"empty histogram", sources.Histogram{Edges: []float64{1, inf}, Counts: []float64{0, 0}}, 1, math.NaN(), math.NaN(), false, math.NaN(), math.NaN()},
+		{"no histogram", sources.Histogram{}, 1, math.NaN(), math.NaN(), false, math.NaN(), math.NaN()},
+		{"non-monotone counts are repaired", sources.Histogram{Edges: []float64{0.1, 0.2, inf}, Counts: []float64{5, 4.9, 10}}, 0.2, 0.5, 0.5, true, 0.2, 0.2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := Fraction(tt.h, tt.t)
+			if !near(a.Lo, tt.lo) || !near(a.Hi, tt.hi) || a.Exact != tt.exact || !near(a.Below, tt.below) || !near(a.Above, tt.above) {
+				t.Errorf("Fraction(%g) = %+v, want [%g, %g] exact=%v edges (%g, %g)", tt.t, a, tt.lo, tt.hi, tt.exact, tt.below, tt.above)
+			}
+		})
+	}
+}
+
+func TestFrechet(t *testing.T) {
+	tests := []struct{ a, b, lo, hi float64 }{
+		{0.97, 0.95, 0.92, 0.95}, // statistics.md §3.14 frechet_joint_slo
+		{1, 0.9, 0.9, 0.9},       // a certain marginal makes the joint exact
+		{0.5, 0.4, 0, 0.4},
+		{0, 1, 0, 0},
+		{1.2, 0.5, math.NaN(), math.NaN()},
+		{math.NaN(), 0.5, math.NaN(), math.NaN()},
+	}
+	for _, tt := range tests {
+		lo, hi := Frechet(tt.a, tt.b)
+		if !near(lo, tt.lo) || !near(hi, tt.hi) {
+			t.Errorf("Frechet(%g, %g) = [%g, %g], want [%g, %g]", tt.a, tt.b, lo, hi, tt.lo, tt.hi)
+		}
+	}
+	lo, hi := FrechetInterval(0.98, 0.98, 0.9, 0.95)
+	if !near(lo, 0.88) || !near(hi, 0.95) {
+		t.Errorf("FrechetInterval = [%g, %g], want [0.88, 0.95]", lo, hi)
+	}
+}
+
+func TestQuantile(t *testing.T) {
+	// integration.md §1.6: every request at 0.08 s in buckets 0.01 … 10
+	flat := sources.Histogram{
+		Edges:  []float64{0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, inf},
+		Counts: []float64{0, 0, 0, 60, 60, 60, 60, 60, 60, 60, 60},
+	}
+	tests := []struct {
+		name string
+		q    float64
+		h    sources.Histogram
+		want float64
+	}{
+		{"median: rank 50 in (0.1, 0.25], 10 of 30", 0.5, h1, 0.1 + 0.15*10.0/30},
+		{"p05 in the first bucket, which starts at 0", 0.05, h1, 0.025},
+		{"p90 exactly at an edge", 0.9, h1, 0.5},
+		{"p99 in the +Inf bucket returns the last finite edge", 0.99, h1, 1},
+		{"p0", 0, h1, 0},
+		{"p100 in the +Inf bucket", 1, h1, 1},
+		{"p99 of 0.08 s in (0.05, 0.1]", 0.99, flat, 0.0995},
+		{"q < 0", -0.1, h1, math.Inf(-1)},
+		{"q > 1", 1.1, h1, inf},
+		{"q NaN", math.NaN(), h1, math.NaN()},
+		{"no +Inf edge", 0.5, sources.Histogram{Edges: []float64{1, 2}, Counts: []float64{1, 2}}, math.NaN()},
+		{"no observations", 0.5, sources.Histogram{Edges: []float64{1, inf}, Counts: []float64{0, 0}}, math.NaN()},
+		{"one bucket", 0.5, sources.Histogram{Edges: []float64{inf}, Counts: []float64{3}}, math.NaN()},
+		{"negative first edge", 0.1, sources.Histogram{Edges: []float64{-1, 0, inf}, Counts: []float64{5, 10, 10}}, -1},
+		{"unsorted edges are sorted", 0.5, sources.Histogram{Edges: []float64{inf, 1, 2}, Counts: []float64{4, 2, 4}}, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Quantile(tt.q, tt.h); !near(got, tt.want) && math.Abs(got-tt.want) > 1e-12 {
+				t.Errorf("Quantile(%g) = %v, want %v", tt.q, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestMerge(t *testing.T) {
+	a := sources.Histogram{Edges: []float64{0.1, 0.5, 1, inf}, Counts: []float64{1, 2, 3, 4}}
+	b := sources.Histogram{Edges: []float64{0.1, 1, inf}, Counts: []float64{10, 20, 30}}
+	m, dropped := Merge(a, b)
+	if !dropped || len(m.Edges) != 3 || m.Counts[0] != 11 || m.Counts[1] != 23 || m.Counts[2] != 34 {
+		t.Errorf("Merge = %+v dropped=%v", m, dropped)
+	}
+	m, dropped = Merge(a, a)
+	if dropped || m.Total() != 8 {
+		t.Errorf("Merge same = %+v dropped=%v", m, dropped)
+	}
+}
+
+func TestGoodBounds(t *testing.T) {
+	nan := math.NaN()
+	tpot := sources.Histogram{Edges: []float64{0.05, 0.075, 0.1, inf}, Counts: []float64{50, 90, 95, 100}}
+	agg := &sources.Aggregate{Buckets: []sources.AggBucket{
+		{Start: 0, End: 10, Completed: 100, Good: nan, TTFT: h1, TPOT: tpot},
+		{Start: 10, End: 20, Completed: 50, Good: 42, TTFT: h1, TPOT: tpot},
+		{Start: 20, End: 30, Completed: 0, Good: nan},
+		{Start: 30, End: 40, Completed: 10, Good: nan, TPOT: tpot},
+		{Start: 40, End: 50, Completed: nan, Good: nan},
+	}}
+	tests := []struct {
+		name      string
+		slo       SLO
+		lo, hi    []float64
+		tLo, tHi  float64
+		exact     bool
+		notesWith []string
+	}{
+		{"TTFT and TPOT: Fréchet of [0.98] and [0.90, 0.95]", SLO{TTFT: 1, TPOT: 0.08},
+			[]float64{88, 42, 0, 0, nan}, []float64{95, 42, 0, 9.5, nan}, 130, 137 + 9.5, false,
+			[]string{"TPOT threshold 0.08 s is not a bucket edge (between 0.075 and 0.1)", "Fréchet", "TTFT histogram missing"}},
+		{"TTFT only, on an edge", SLO{TTFT: 1, TPOT: nan},
+			[]float64{98, 42, 0, 0, nan}, []float64{98, 42, 0, 10, nan}, 140, 150, false,
+			[]string{"TTFT histogram missing"}},
+		{"TPOT only, on an edge", SLO{TTFT: nan, TPOT: 0.1},
+			[]float64{95, 42, 0, 9.5, nan}, []float64{95, 42, 0, 9.5, nan}, 146.5, 146.5, true, nil},
+		{"no latency criteria: good = completed", SLO{TTFT: nan, TPOT: nan},
+			[]float64{100, 42, 0, 10, nan}, []float64{100, 42, 0, 10, nan}, 152, 152, true, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := GoodBounds(agg, tt.slo)
+			for i, bb := range b.Buckets {
+				if !near(bb.Lo, tt.lo[i]) || !near(bb.Hi, tt.hi[i]) {
+					t.Errorf("bucket %d: [%g, %g], want [%g, %g]", i, bb.Lo, bb.Hi, tt.lo[i], tt.hi[i])
+				}
+			}
+			// the unknown bucket makes the totals NaN: the caller must see it
+			if !math.IsNaN(b.Lo) || !math.IsNaN(b.Hi) {
+				t.Errorf("totals with an unknown bucket = [%g, %g], want NaN", b.Lo, b.Hi)
+			}
+			known := &sources.Aggregate{Buckets: agg.Buckets[:4]}
+			k := GoodBounds(known, tt.slo)
+			if !near(k.Lo, tt.tLo) || !near(k.Hi, tt.tHi) || k.Exact != tt.exact {
+				t.Errorf("totals = [%g, %g] exact=%v, want [%g, %g]", k.Lo, k.Hi, k.Exact, tt.tLo, tt.tHi)
+			}
+			all := strings.Join(b.Notes, "\n")
+			for _, w := range tt.notesWith {
+				if !strings.Contains(all, w) {
+					t.Errorf("notes %q lack %q", b.Notes, w)
+				}
+			}
+		})
+	}
+}
+
+func TestEdgeNotes(t *testing.T) {
+	agg := &sources.Aggregate{Buckets: []sources.AggBucket{{TTFT: h1, TPOT: h1}, {TTFT: h1, TPOT: h1}}}
+	n := EdgeNotes(agg, SLO{TTFT: 1, TPOT: 0.08})
+	if len(n) != 1 || !strings.Contains(n[0], "TPOT threshold 0.08 s") {
+		t.Errorf("EdgeNotes = %q", n)
+	}
+}
