@@ -1,0 +1,95 @@
+package benchfile
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/goodput-dev/goodput/sources"
+)
+
+// vllmDoc builds a small multi-line vLLM result; lines are numbered from 1
+// as written, so each key below sits on a known line:
+//
+//	1 {
+//	2 "date": ..., "backend": ..., "model_id": ..., "num_prompts": 2,
+//	3 "duration": 2.0, "completed": 2,
+//	4 "input_lens": INPUT,
+//	5 "output_lens": OUTPUT,
+//	6 "ttfts": TTFTS,
+//	7 "itls": ITLS,
+//	8 "errors": ERRORS
+//	9 }
+func vllmDoc(repl ...string) string {
+	doc := "{\n" +
+		`"date": "20250101-000000", "backend": "vllm", "model_id": "m", "num_prompts": 2,` + "\n" +
+		`"duration": 2.0, "completed": 2,` + "\n" +
+		`"input_lens": [10, 20],` + "\n" +
+		`"output_lens": [3, 4],` + "\n" +
+		`"ttfts": [0.1, 0.2],` + "\n" +
+		`"itls": [[0.01, 0.02], [0.01, 0.02, 0.03]],` + "\n" +
+		`"errors": ["", ""]` + "\n" +
+		"}\n"
+	for i := 0; i+1 < len(repl); i += 2 {
+		if !strings.Contains(doc, repl[i]) {
+			panic("vllmDoc: no " + repl[i])
+		}
+		doc = strings.Replace(doc, repl[i], repl[i+1], 1)
+	}
+	return doc
+}
+
+// TestMalformed feeds broken inputs to Read and requires an error that names
+// the file and the line (and column, for syntax errors) plus a hint.
+func TestMalformed(t *testing.T) {
+	tests := []struct {
+		name   string
+		format string
+		input  string
+		where  string // "file:line:col" prefix the error must start with
+		msg    string // substring of the message
+	}{
+		{"empty file", FormatVLLM, "", "bad.json:1:1:", "the file is empty"},
+		{"only whitespace", FormatVLLM, "\n\n  \n", "bad.json:1:1:", "the file is empty"},
+		{"truncated inside an array", FormatVLLM, vllmDoc()[:strings.Index(vllmDoc(), "0.2]")], "bad.json:6:", "unexpected end of file"},
+		{"truncated after a key", FormatVLLM, `{"ttfts": `, "bad.json:1:11:", "truncated"},
+		{"ttfts is a string", FormatVLLM, vllmDoc(`"ttfts": [0.1, 0.2]`, `"ttfts": "0.1 0.2"`), "bad.json:6:10:", "ttfts: want an array of numbers, found a string"},
+		{"token count is a string", FormatVLLM, vllmDoc(`[3, 4]`, `[3, "4"]`), "bad.json:5:20:", "output_lens element: want a number, found a string"},
+		{"negative latency", FormatVLLM, vllmDoc(`[0.1, 0.2]`, `[0.1, -0.2]`), "bad.json:6:16:", "-0.2 is not a valid latency"},
+		{"NaN latency", FormatVLLM, vllmDoc(`[0.1, 0.2]`, `[NaN, 0.2]`), "bad.json:6:11:", "NaN is not a valid latency"},
+		{"infinite gap", FormatVLLM, vllmDoc(`[0.01, 0.02, 0.03]`, `[0.01, Infinity, 0.03]`), "bad.json:7:", "+Inf is not a valid latency"},
+		{"fractional token count", FormatVLLM, vllmDoc(`[3, 4]`, `[3, 4.5]`), "bad.json:5:", "4.5 is not a valid token count"},
+		{"arrays of different lengths", FormatVLLM, vllmDoc(`[3, 4]`, `[3]`), "bad.json:5:1:", "output_lens has 1 entries but ttfts (line 6) has 2"},
+		{"itls shorter than ttfts", FormatVLLM, vllmDoc(`[[0.01, 0.02], [0.01, 0.02, 0.03]]`, `[[0.01]]`), "bad.json:7:1:", "itls has 1 entries"},
+		{"itls element not a list", FormatVLLM, vllmDoc(`[[0.01, 0.02], [0.01`, `[0.5, [0.01`), "bad.json:7:10:", "itls element: want an array of numbers"},
+		{"summary only", FormatVLLM, `{"date": "x", "backend": "vllm", "duration": 3.5, "completed": 10, "mean_ttft_ms": 100}`, "bad.json:1:1:", "--save-detailed"},
+		{"ttfts without output_lens", FormatVLLM, vllmDoc(`"output_lens": [3, 4],`, ``), "bad.json:1:1:", "no output_lens"},
+		{"trailing garbage", FormatVLLM, vllmDoc() + "}", "bad.json:10:1:", "after the end of the JSON document"},
+		{"not Python's spelling of infinity", FormatVLLM, vllmDoc(`"duration": 2.0`, `"duration": Inf`), "bad.json:3:13:", "want a number"},
+		{"missing comma", FormatVLLM, vllmDoc(`"completed": 2,`, `"completed": 2`), "bad.json:4:1:", "want ',' or '}'"},
+		{"single-quoted string", FormatVLLM, vllmDoc(`["", ""]`, `['', '']`), "bad.json:8:12:", "invalid character '\\''"},
+		{"unterminated string", FormatVLLM, `{"errors": ["abc` + "\n" + `]}`, "bad.json:1:17:", "control character 0x0a inside a string"},
+		{"top-level array", FormatVLLM, `[1, 2]`, "bad.json:1:1:", "benchmark result: want an object, found an array"},
+		{"NaN start time", FormatVLLM, vllmDoc(`"errors": ["", ""]`, `"errors": ["", ""], "start_times": [1.0, NaN]`), "bad.json:8:42:", "not a valid clock reading"},
+		{"negative duration", FormatVLLM, vllmDoc(`"duration": 2.0`, `"duration": -2.0`), "bad.json:3:13:", "not a valid latency"},
+		{"number out of range", FormatVLLM, vllmDoc(`"duration": 2.0`, `"duration": 1e999`), "bad.json:3:13:", "out of range"},
+		{"malformed number", FormatVLLM, vllmDoc(`"duration": 2.0`, `"duration": 2.`), "bad.json:3:15:", "digits must follow the decimal point"},
+		{"no requests", FormatVLLM, vllmDoc(`[10, 20]`, `[]`, `[3, 4]`, `[]`, `[0.1, 0.2]`, `[]`, `[[0.01, 0.02], [0.01, 0.02, 0.03]]`, `[]`, `["", ""]`, `[]`), "bad.json:", "no requests"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ds, err := Read(context.Background(), tt.format, "bad.json", strings.NewReader(tt.input), sources.Baseline)
+			if err == nil {
+				t.Fatalf("no error; read %d requests", len(ds.Requests))
+			}
+			var pe *ParseError
+			if !errors.As(err, &pe) {
+				t.Fatalf("error %T %v is not a *ParseError", err, err)
+			}
+			if !strings.HasPrefix(err.Error(), tt.where) || !strings.Contains(err.Error(), tt.msg) {
+				t.Errorf("error\n  %v\nwant prefix %q and substring %q", err, tt.where, tt.msg)
+			}
+		})
+	}
+}
