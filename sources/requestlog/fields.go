@@ -1,0 +1,595 @@
+package requestlog
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/goodput-dev/goodput/sources"
+)
+
+// field identifies a column of the native request log (DESIGN.md §3).
+type field uint8
+
+const (
+	fUnknown field = iota
+	fTS
+	fStatus
+	fTTFT
+	fTPOT
+	fE2E
+	fMaxITL
+	fPromptTokens
+	fOutputTokens
+	fCachedTokens
+	fClass
+	fReplica
+	fAttempt
+	fQualityOK
+	nFields
+)
+
+// String returns the contract's spelling of f ("" for fUnknown).
+func (f field) String() string {
+	switch f {
+	case fTS:
+		return "ts"
+	case fStatus:
+		return "status"
+	case fTTFT:
+		return "ttft_s"
+	case fTPOT:
+		return "tpot_s"
+	case fE2E:
+		return "e2e_s"
+	case fMaxITL:
+		return "max_itl_s"
+	case fPromptTokens:
+		return "prompt_tokens"
+	case fOutputTokens:
+		return "output_tokens"
+	case fCachedTokens:
+		return "cached_tokens"
+	case fClass:
+		return "class"
+	case fReplica:
+		return "replica"
+	case fAttempt:
+		return "attempt"
+	case fQualityOK:
+		return "quality_ok"
+	}
+	return ""
+}
+
+// lookupField maps a key to its field; fUnknown for anything else. Keys are
+// case-sensitive, as in the contract.
+func lookupField(k []byte) field {
+	switch string(k) {
+	case "ts":
+		return fTS
+	case "status":
+		return fStatus
+	case "ttft_s":
+		return fTTFT
+	case "tpot_s":
+		return fTPOT
+	case "e2e_s":
+		return fE2E
+	case "max_itl_s":
+		return fMaxITL
+	case "prompt_tokens":
+		return fPromptTokens
+	case "output_tokens":
+		return fOutputTokens
+	case "cached_tokens":
+		return fCachedTokens
+	case "class":
+		return fClass
+	case "replica":
+		return fReplica
+	case "attempt":
+		return fAttempt
+	case "quality_ok":
+		return fQualityOK
+	}
+	return fUnknown
+}
+
+// want describes the values a field accepts, for error messages.
+func (f field) want() string {
+	switch f {
+	case fTS:
+		return "an RFC 3339 time such as \"2026-11-29T15:06:14.25Z\" or unix seconds such as 1795965974.25"
+	case fStatus:
+		return "one of \"ok\", \"error\", \"timeout\", \"canceled\", \"rejected\""
+	case fTTFT, fTPOT, fE2E, fMaxITL:
+		return "a number of seconds ≥ 0, e.g. 0.25"
+	case fPromptTokens, fOutputTokens, fCachedTokens:
+		return "a whole number of tokens ≥ 0"
+	case fAttempt:
+		return "a whole number ≥ 1 (1 = first try, 2 = first retry)"
+	case fClass, fReplica:
+		return "a string (quote it)"
+	case fQualityOK:
+		return "true or false"
+	}
+	return "a value"
+}
+
+// kind is the type of a value as it appears in the input.
+type kind uint8
+
+const (
+	kString kind = iota
+	kNumber
+	kTrue
+	kFalse
+	kNull
+	kObject
+	kArray
+	kNonFinite // Python's NaN, Infinity, -Infinity
+	kText      // a CSV cell: typed by the field
+)
+
+func (k kind) String() string {
+	return [...]string{"a string", "a number", "true", "false", "null", "an object", "an array",
+		"a non-finite number", "text"}[k]
+}
+
+// lineErr is a problem on one line; the line number and path are added by
+// the caller, which knows where the line sits in the file.
+type lineErr struct {
+	col   int   // 1-based byte column; 0 when the whole line or a field is meant
+	field field // fUnknown when not about one field
+	msg   string
+}
+
+func fieldErr(f field, format string, args ...any) *lineErr {
+	return &lineErr{field: f, msg: fmt.Sprintf(format, args...)}
+}
+
+// ParseError is a problem in a request log. Line is 1-based (0 for problems
+// with the whole file); Col is a 1-based byte column, 0 when the problem is
+// about a field's value or a whole line rather than a position.
+type ParseError struct {
+	Path  string // file path as given to Read
+	Line  int    // 1-based line; 0 when not tied to a line
+	Col   int    // 1-based byte column; 0 when not tied to a position
+	Field string // the field concerned, "" when none
+	Msg   string // what is wrong and what to do about it
+}
+
+// Error formats the problem as path:line[:col]: [field "f": ]msg.
+func (e *ParseError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.Path)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d", e.Line)
+		if e.Col > 0 {
+			fmt.Fprintf(&b, ":%d", e.Col)
+		}
+	}
+	b.WriteString(": ")
+	if e.Field != "" {
+		fmt.Fprintf(&b, "field %q: ", e.Field)
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// quoteVal renders untrusted input for an error message: quoted, escaped,
+// and cut to a readable length.
+func quoteVal(v []byte) string {
+	const max = 40
+	if len(v) > max {
+		return fmt.Sprintf("%q…", v[:max])
+	}
+	return fmt.Sprintf("%q", v)
+}
+
+// decoder turns field values into a Request. It holds the per-Read state
+// that makes decoding allocation-free: the string intern table, the
+// unknown-field tally and a scratch buffer. One decoder is used by one
+// goroutine at a time.
+type decoder struct {
+	intern  map[string]string
+	unknown map[string]*unknownField
+	// lineUnknown lists the unknown keys of the current line (interned), so
+	// that a missing-field error can point at a likely misspelling.
+	lineUnknown []string
+	scratch     []byte
+}
+
+// unknownField tallies one unrecognised field name.
+type unknownField struct {
+	name  string
+	lines int
+}
+
+func newDecoder() *decoder {
+	return &decoder{intern: make(map[string]string), unknown: make(map[string]*unknownField)}
+}
+
+// internStr returns a shared string equal to v.
+func (d *decoder) internStr(v []byte) string {
+	if s, ok := d.intern[string(v)]; ok {
+		return s
+	}
+	s := string(v)
+	d.intern[s] = s
+	return s
+}
+
+// noteUnknown counts one occurrence of an unknown field.
+func (d *decoder) noteUnknown(k []byte) {
+	u, ok := d.unknown[string(k)]
+	if !ok {
+		s := string(k)
+		u = &unknownField{name: s}
+		d.unknown[s] = u
+	}
+	u.lines++
+	d.lineUnknown = append(d.lineUnknown, u.name)
+}
+
+// set stores value v of kind k in field f of r.
+func (d *decoder) set(r *sources.Request, f field, k kind, v []byte) *lineErr {
+	if k == kNull || (k == kText && len(v) == 0) {
+		if f == fTS || f == fStatus {
+			return fieldErr(f, "required field is %s; want %s", emptyName(k), f.want())
+		}
+		return nil // unknown, as if absent
+	}
+	switch f {
+	case fTS:
+		return d.setTS(r, k, v)
+	case fStatus:
+		if k != kString && k != kText {
+			return wrongType(f, k)
+		}
+		s, ok := fastStatus(v)
+		if !ok {
+			return fieldErr(f, "unknown status %s; want %s", quoteVal(v), f.want())
+		}
+		r.Status = s
+	case fTTFT, fTPOT, fE2E, fMaxITL:
+		x, e := latency(f, k, v)
+		if e != nil {
+			return e
+		}
+		switch f {
+		case fTTFT:
+			r.TTFT = x
+		case fTPOT:
+			r.TPOT = x
+		case fE2E:
+			r.E2E = x
+		default:
+			r.MaxITL = x
+		}
+	case fPromptTokens, fOutputTokens, fCachedTokens:
+		n, e := count(f, k, v)
+		if e != nil {
+			return e
+		}
+		switch f {
+		case fPromptTokens:
+			r.PromptTokens = n
+		case fOutputTokens:
+			r.OutputTokens = n
+		default:
+			r.CachedTokens = n
+		}
+	case fAttempt:
+		n, e := count(f, k, v)
+		if e != nil {
+			return e
+		}
+		if n < 1 || n > math.MaxInt32 {
+			return fieldErr(f, "attempt %d is out of range; want %s", n, f.want())
+		}
+		r.Attempt = int32(n)
+	case fClass, fReplica:
+		if k != kString && k != kText {
+			return wrongType(f, k)
+		}
+		if f == fClass {
+			r.Class = d.internStr(v)
+		} else {
+			r.Replica = d.internStr(v)
+		}
+	case fQualityOK:
+		switch {
+		case k == kTrue:
+			r.Quality = sources.QualityOK
+		case k == kFalse:
+			r.Quality = sources.QualityBad
+		case k == kText:
+			switch string(v) {
+			case "true", "True", "TRUE", "1":
+				r.Quality = sources.QualityOK
+			case "false", "False", "FALSE", "0":
+				r.Quality = sources.QualityBad
+			default:
+				return fieldErr(f, "cannot read %s as a boolean; want true, false, 1 or 0 (or leave the cell empty when unknown)", quoteVal(v))
+			}
+		default:
+			return wrongType(f, k)
+		}
+	}
+	return nil
+}
+
+func emptyName(k kind) string {
+	if k == kNull {
+		return "null"
+	}
+	return "empty"
+}
+
+func wrongType(f field, k kind) *lineErr {
+	return fieldErr(f, "got %s, want %s", k, f.want())
+}
+
+// fastStatus matches the contract's status spellings without allocating,
+// falling back to sources.ParseStatus for the synonyms it accepts.
+func fastStatus(v []byte) (sources.Status, bool) {
+	switch string(v) {
+	case "ok":
+		return sources.StatusOK, true
+	case "error":
+		return sources.StatusError, true
+	case "timeout":
+		return sources.StatusTimeout, true
+	case "canceled":
+		return sources.StatusCanceled, true
+	case "rejected":
+		return sources.StatusRejected, true
+	}
+	s, err := sources.ParseStatus(string(v))
+	return s, err == nil
+}
+
+// numberText returns the number's bytes or an error for values that are
+// not numbers. CSV cells are trimmed and must follow the JSON grammar too.
+func numberText(f field, k kind, v []byte) ([]byte, *lineErr) {
+	switch k {
+	case kNumber:
+		return v, nil
+	case kNonFinite:
+		return nil, fieldErr(f, "%s is not a finite number; want %s (omit the field or write null when unknown)", v, f.want())
+	case kText:
+		t := trimSpace(v)
+		if isNumber(t) {
+			return t, nil
+		}
+		if isNonFinite(t) {
+			return nil, fieldErr(f, "%s is not a finite number; want %s (leave the cell empty when unknown)", quoteVal(t), f.want())
+		}
+		return nil, fieldErr(f, "cannot read %s as a number; want %s", quoteVal(v), f.want())
+	case kString:
+		return nil, fieldErr(f, "got the string %s, want %s (write it without quotes)", quoteVal(v), f.want())
+	}
+	return nil, wrongType(f, k)
+}
+
+// isNonFinite recognises the spellings of NaN and infinity that spreadsheet
+// and Python writers produce.
+func isNonFinite(t []byte) bool {
+	switch strings.ToLower(string(t)) {
+	case "nan", "-nan", "+nan", "inf", "-inf", "+inf", "infinity", "-infinity", "+infinity":
+		return true
+	}
+	return false
+}
+
+func trimSpace(v []byte) []byte {
+	for len(v) > 0 && (v[0] == ' ' || v[0] == '\t') {
+		v = v[1:]
+	}
+	for len(v) > 0 && (v[len(v)-1] == ' ' || v[len(v)-1] == '\t' || v[len(v)-1] == '\r') {
+		v = v[:len(v)-1]
+	}
+	return v
+}
+
+// latency reads a duration in seconds: finite and ≥ 0.
+func latency(f field, k kind, v []byte) (float64, *lineErr) {
+	t, e := numberText(f, k, v)
+	if e != nil {
+		return 0, e
+	}
+	x := parseFloat(t)
+	switch {
+	case math.IsInf(x, 0) || math.IsNaN(x):
+		return 0, fieldErr(f, "%s is out of range; want %s", t, f.want())
+	case x < 0:
+		return 0, fieldErr(f, "negative latency %s (latencies are seconds ≥ 0)", t)
+	}
+	return x + 0, nil // + 0 turns -0 into 0
+}
+
+// count reads a whole number ≥ 0.
+func count(f field, k kind, v []byte) (int64, *lineErr) {
+	t, e := numberText(f, k, v)
+	if e != nil {
+		return 0, e
+	}
+	n, ok := parseCount(t)
+	switch {
+	case !ok:
+		return 0, fieldErr(f, "%s is not a whole number; want %s", t, f.want())
+	case n < 0 && f == fAttempt:
+		return 0, fieldErr(f, "attempt %d is out of range; want %s", n, f.want())
+	case n < 0:
+		return 0, fieldErr(f, "negative token count %d; want %s", n, f.want())
+	}
+	return n, nil
+}
+
+// maxTS bounds numeric timestamps: 1e11 s is the year 5138, so anything
+// larger is almost surely milliseconds or microseconds.
+const maxTS = 1e11
+
+func (d *decoder) setTS(r *sources.Request, k kind, v []byte) *lineErr {
+	var x float64
+	switch {
+	case k == kString || (k == kText && !looksNumeric(trimSpace(v))):
+		t, err := parseRFC3339(v)
+		if err != nil {
+			return fieldErr(fTS, "cannot parse %s as an RFC 3339 time; want %s", quoteVal(v), fTS.want())
+		}
+		x = t
+	default:
+		t, e := numberText(fTS, k, v)
+		if e != nil {
+			return e
+		}
+		x = parseFloat(t)
+		if math.IsInf(x, 0) || math.IsNaN(x) || x >= maxTS {
+			return fieldErr(fTS, "%s is too large for unix seconds (after the year 5000); write seconds, not milliseconds, or an RFC 3339 time", t)
+		}
+	}
+	if x < 0 {
+		return fieldErr(fTS, "%s is before 1970; want %s", quoteVal(v), fTS.want())
+	}
+	r.Time = x + 0
+	return nil
+}
+
+// looksNumeric reports whether a CSV cell is meant as a number rather than
+// an RFC 3339 time (which always has a '-' after four digits).
+func looksNumeric(t []byte) bool {
+	if len(t) >= 5 && t[4] == '-' {
+		return false
+	}
+	return len(t) > 0 && (t[0] == '-' || t[0] == '+' || t[0] == '.' || (t[0] >= '0' && t[0] <= '9') ||
+		isNonFinite(t))
+}
+
+// finish checks a decoded line's required fields and cross-field rules and
+// derives TPOT. seen has bit f set for every field the line gave (non-null).
+func (d *decoder) finish(r *sources.Request, seen uint32) *lineErr {
+	for _, f := range [...]field{fTS, fStatus} {
+		if seen&(1<<f) == 0 {
+			return fieldErr(f, "missing required field%s (every request needs ts and status)", d.hint(f))
+		}
+	}
+	if r.Status == sources.StatusOK && !sources.Known(r.TTFT) {
+		return fieldErr(fTTFT, "missing for a request with status \"ok\"%s (completed requests must give the time to first token in seconds; use status error, timeout or canceled for requests that did not finish)", d.hint(fTTFT))
+	}
+	if sources.Known(r.TTFT) && sources.Known(r.E2E) && r.E2E < r.TTFT {
+		return fieldErr(fE2E, "end-to-end latency %g is smaller than ttft_s %g (e2e_s includes the time to first token; are the columns swapped?)", r.E2E, r.TTFT)
+	}
+	r.DeriveTPOT()
+	return nil
+}
+
+// alias maps names that other tools use to the contract's fields; it feeds
+// the "did you mean" hints.
+func alias(name string) field {
+	switch name {
+	case "timestamp", "time", "start_time", "arrival", "arrival_time":
+		return fTS
+	case "state", "outcome", "result":
+		return fStatus
+	case "ttft", "ttft_ms", "time_to_first_token":
+		return fTTFT
+	case "tpot", "tpot_ms":
+		return fTPOT
+	case "e2e", "e2e_ms", "latency", "latency_s":
+		return fE2E
+	case "max_itl", "max_itl_ms":
+		return fMaxITL
+	case "input_tokens", "prompt_len":
+		return fPromptTokens
+	case "completion_tokens", "output_len":
+		return fOutputTokens
+	case "cached":
+		return fCachedTokens
+	case "retry":
+		return fAttempt
+	case "pod":
+		return fReplica
+	case "quality":
+		return fQualityOK
+	}
+	return fUnknown
+}
+
+// suggest returns the contract field an unknown name probably means.
+func suggest(name string) field {
+	if f := lookupField([]byte(strings.ToLower(name))); f != fUnknown {
+		return f
+	}
+	if f := lookupField([]byte(name + "_s")); f != fUnknown {
+		return f
+	}
+	return alias(strings.ToLower(name))
+}
+
+// hint points at an unknown key on the current line that probably meant f.
+func (d *decoder) hint(f field) string {
+	for _, u := range d.lineUnknown {
+		if suggest(u) == f {
+			msg := fmt.Sprintf("; the line has the unknown field %q: rename it to %q", u, f.String())
+			if strings.HasSuffix(u, "_ms") {
+				msg += " and convert milliseconds to seconds"
+			}
+			return msg
+		}
+	}
+	return ""
+}
+
+// unknownWarning summarises the unknown fields of a file in one warning,
+// names sorted, or "" when there were none.
+func unknownWarning(path string, tallies map[string]*unknownField) string {
+	if len(tallies) == 0 {
+		return ""
+	}
+	names := make([]string, 0, len(tallies))
+	for n := range tallies {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	const maxList = 20
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: ignored %d unknown field", path, len(names))
+	if len(names) != 1 {
+		b.WriteString("s")
+	}
+	b.WriteString(" (not in the request-log contract):")
+	for i, n := range names {
+		if i == maxList {
+			fmt.Fprintf(&b, " and %d more", len(names)-maxList)
+			break
+		}
+		if i > 0 {
+			b.WriteString(",")
+		}
+		u := tallies[n]
+		fmt.Fprintf(&b, " %s (%d line", quoteVal([]byte(n)), u.lines)
+		if u.lines != 1 {
+			b.WriteString("s")
+		}
+		if f := suggest(n); f != fUnknown {
+			fmt.Fprintf(&b, "; did you mean %q?", f.String())
+		}
+		b.WriteString(")")
+	}
+	return b.String()
+}
+
+// mergeUnknown adds the tallies of src into dst.
+func mergeUnknown(dst, src map[string]*unknownField) {
+	for n, u := range src {
+		if v, ok := dst[n]; ok {
+			v.lines += u.lines
+		} else {
+			dst[n] = &unknownField{name: n, lines: u.lines}
+		}
+	}
+}

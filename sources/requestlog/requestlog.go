@@ -1,0 +1,264 @@
+// Package requestlog reads goodput's native request log (DESIGN.md §3): one
+// JSON object per line, or CSV with the same column names, either optionally
+// gzip-compressed. Every record becomes a sources.Request; a malformed record
+// is an error naming file:line, the field and the fix, and no dataset is
+// returned for a file with any error.
+//
+// Fields: ts (RFC 3339 time or unix seconds), status (ok, error, timeout,
+// canceled, rejected) — both required —, ttft_s (required when status is
+// ok), tpot_s, e2e_s, max_itl_s (seconds, finite, ≥ 0), prompt_tokens,
+// output_tokens, cached_tokens (whole numbers ≥ 0), class, replica
+// (strings), attempt (whole number ≥ 1) and quality_ok (boolean). JSON null
+// or an empty CSV cell means unknown. Unknown fields are ignored and listed
+// in one dataset warning. TPOT is derived from e2e_s, ttft_s and
+// output_tokens when tpot_s is absent.
+//
+// The reader is built for multi-gigabyte logs: the JSONL scanner decodes
+// fields in place without per-field allocation, and large files are parsed in
+// chunks on all available cores with results kept in file order, so the
+// output is the same whatever the chunking.
+package requestlog
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"os"
+
+	"github.com/goodput-dev/goodput/sources"
+)
+
+// Format names the native request log in JSON Lines form (gzip or not);
+// FormatCSV names its CSV form. They appear in sources.Input.Format.
+const (
+	Format    = "requestlog"
+	FormatCSV = "requestlog-csv"
+)
+
+// Location is the measurement location of a native log. The contract has no
+// field for it; request logs are written by clients or load generators.
+const Location = "client"
+
+// Detect reports whether head (the first bytes of a file, already
+// gunzipped) looks like a native request log: JSON Lines whose first object
+// has "ts" and "status" keys, or a CSV header naming ts and status columns.
+// head may end mid-line.
+func Detect(head []byte) bool {
+	head = bytes.TrimPrefix(head, utf8BOM)
+	i := skipWS(head, 0)
+	if i == len(head) {
+		return false
+	}
+	line := head[i:]
+	if nl := bytes.IndexByte(line, '\n'); nl >= 0 {
+		line = line[:nl]
+	}
+	if line[0] == '{' {
+		ts, st := topLevelKeys(line)
+		return ts && st
+	}
+	var ts, st bool
+	for _, col := range bytes.Split(line, []byte{','}) {
+		col = bytes.Trim(bytes.TrimSpace(col), `"`)
+		ts = ts || string(col) == "ts"
+		st = st || string(col) == "status"
+	}
+	return ts && st
+}
+
+// topLevelKeys scans as much of a JSON object as line holds and reports
+// whether "ts" and "status" occur among its keys.
+func topLevelKeys(line []byte) (ts, status bool) {
+	var scratch []byte
+	i := skipWS(line, 1)
+	for i < len(line) && line[i] == '"' {
+		key, j, e := scanString(line, i, &scratch)
+		if e != nil {
+			return
+		}
+		switch lookupField(key) {
+		case fTS:
+			ts = true
+		case fStatus:
+			status = true
+		}
+		i = skipWS(line, j)
+		if i >= len(line) || line[i] != ':' {
+			return
+		}
+		i = skipWS(line, i+1)
+		if i >= len(line) {
+			return
+		}
+		if line[i] == '{' || line[i] == '[' {
+			i, e = skipNested(line, i, &scratch)
+		} else {
+			i, _, e = scanScalar(line, i, &scratch)
+		}
+		if e != nil {
+			return
+		}
+		i = skipWS(line, i)
+		if i >= len(line) || line[i] != ',' {
+			return
+		}
+		i = skipWS(line, i+1)
+	}
+	return
+}
+
+var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
+
+// Open reads the request log at path for arm; see Read.
+func Open(ctx context.Context, path string, arm sources.Arm) (sources.Dataset, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return sources.Dataset{}, err
+	}
+	defer f.Close()
+	return Read(ctx, path, f, arm)
+}
+
+// Read parses one request log. path names the file in messages and in
+// Input.Path; r yields its raw bytes, gzip-compressed or not (detected by the
+// magic bytes 1f 8b, not the name). JSON Lines and CSV are told apart by the
+// first non-blank byte: '{' starts JSON Lines, anything else a CSV header.
+// The dataset has ClockEpoch, Location "client" and Duration 0 (the analysis
+// uses the span of arrival times); Input.SHA256 is over the raw bytes. On any
+// error the dataset is empty: a file is accepted whole or not at all. The
+// error is a *ParseError for problems with the content.
+func Read(ctx context.Context, path string, r io.Reader, arm sources.Arm) (sources.Dataset, error) {
+	return read(ctx, path, r, arm, defaultOptions())
+}
+
+// options tune the JSONL pipeline; tests shrink them to exercise chunk
+// boundaries and long lines.
+type options struct {
+	chunkSize int // bytes per chunk handed to a parser
+	workers   int // parallel parsers
+	maxLine   int // longest accepted line, bytes
+}
+
+func defaultOptions() options {
+	return options{chunkSize: 1 << 20, workers: parallelism(), maxLine: 64 << 20}
+}
+
+// hashingReader feeds every byte read through it to a hash.
+type hashingReader struct {
+	r io.Reader
+	h hash.Hash
+}
+
+func (h *hashingReader) Read(p []byte) (int, error) {
+	n, err := h.r.Read(p)
+	h.h.Write(p[:n])
+	return n, err
+}
+
+func read(ctx context.Context, path string, r io.Reader, arm sources.Arm, opt options) (sources.Dataset, error) {
+	if err := ctx.Err(); err != nil {
+		return sources.Dataset{}, fmt.Errorf("%s: %w", path, err)
+	}
+	hr := &hashingReader{r: r, h: sha256.New()}
+	raw := bufio.NewReaderSize(hr, 256<<10)
+	var src io.Reader = raw
+	gz := false
+	if magic, _ := raw.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(raw)
+		if err != nil {
+			return sources.Dataset{}, gzipError(path, 1, err)
+		}
+		defer zr.Close()
+		src, gz = zr, true
+	}
+	// skip a BOM and leading blank lines, counting them, to see the first byte
+	body := bufio.NewReaderSize(src, 256<<10)
+	skipped := 0
+	if b, err := body.Peek(3); err == nil && bytes.Equal(b, utf8BOM) {
+		body.Discard(3)
+	}
+	var first byte
+	for {
+		c, err := body.ReadByte()
+		if err == io.EOF {
+			return sources.Dataset{}, &ParseError{Path: path, Msg: "no requests: the file is empty or has only blank lines (write one JSON object or CSV row per request)"}
+		}
+		if err != nil {
+			return sources.Dataset{}, readError(path, skipped+1, gz, err)
+		}
+		if c == '\n' {
+			skipped++
+			continue
+		}
+		if isWS(c) {
+			continue
+		}
+		first = c
+		body.UnreadByte()
+		break
+	}
+	var (
+		reqs     []sources.Request
+		unknown  map[string]*unknownField
+		format   = Format
+		parseErr error
+	)
+	switch first {
+	case '{':
+		reqs, unknown, parseErr = readJSONL(ctx, path, body, skipped, gz, opt)
+	case '[':
+		return sources.Dataset{}, &ParseError{Path: path, Line: skipped + 1, Col: 1,
+			Msg: "the file is a JSON array, not JSON Lines (a request log has one JSON object per line; for benchmark result files use their own input format)"}
+	default:
+		format = FormatCSV
+		reqs, unknown, parseErr = readCSV(ctx, path, body, skipped, gz)
+	}
+	if parseErr != nil {
+		return sources.Dataset{}, parseErr
+	}
+	// hash any bytes the parser did not need (nothing, normally)
+	if _, err := io.Copy(io.Discard, raw); err != nil {
+		return sources.Dataset{}, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(reqs) == 0 {
+		return sources.Dataset{}, &ParseError{Path: path, Msg: "no requests: the file has no records (write one JSON object or CSV row per request)"}
+	}
+	in := sources.Input{Path: path, SHA256: hex.EncodeToString(hr.h.Sum(nil)), Format: format, Arm: arm, Count: len(reqs)}
+	if gz {
+		in.Note = "gzip-compressed"
+	}
+	ds := sources.Dataset{Arm: arm, Requests: reqs, Inputs: []sources.Input{in},
+		Clock: sources.ClockEpoch, Location: Location}
+	if w := unknownWarning(path, unknown); w != "" {
+		ds.Warnings = append(ds.Warnings, w)
+	}
+	return ds, nil
+}
+
+// readError turns an I/O failure at line into a message; gzip damage gets
+// advice of its own.
+func readError(path string, line int, gz bool, err error) error {
+	if gz && (errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, gzip.ErrChecksum) || errors.Is(err, gzip.ErrHeader) || isFlateError(err)) {
+		return gzipError(path, line, err)
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return &ParseError{Path: path, Line: line, Msg: fmt.Sprintf("read failed: %v", err)}
+}
+
+func gzipError(path string, line int, err error) error {
+	what := "corrupt"
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		what = "truncated"
+	}
+	return &ParseError{Path: path, Line: line,
+		Msg: fmt.Sprintf("gzip data is %s (%v); the file was cut short or damaged in transfer: copy it again and check it with gzip -t", what, err)}
+}
