@@ -1,0 +1,361 @@
+package stats
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+)
+
+// BlockBootstrap is a circular moving-block bootstrap (Künsch 1989; Politis &
+// Romano 1992) over the time buckets of one or more independent arms, for any
+// statistic of bucket series.
+//
+// buckets[a] is the number of buckets of arm a (in time order) and block[a]
+// its block length in buckets (clamped to [1, buckets[a]]; choose it with
+// BlockLength). Each of the B replicates draws, independently per arm,
+// ⌈n/ℓ⌉ blocks of ℓ consecutive bucket indices with uniformly random starts,
+// wrapping around the end (so every bucket is equally likely), truncated to n
+// indices; stat receives one index slice per arm (a bucket may appear several
+// times) and returns the statistic of that resample. The slices are reused
+// between calls: stat must not retain them.
+//
+// The draws come from one PCG stream seeded by seed, consumed in a fixed order,
+// so the result is deterministic. It returns the B statistic values in
+// replicate order (NaN values are kept; PercentileInterval skips them). B ≤ 0
+// or an arm with no buckets gives nil.
+func BlockBootstrap(buckets, block []int, B int, seed uint64, stat func(idx [][]int) float64) []float64 {
+	if B <= 0 || len(buckets) == 0 || len(block) != len(buckets) {
+		return nil
+	}
+	idx := make([][]int, len(buckets))
+	for a, n := range buckets {
+		if n <= 0 {
+			return nil
+		}
+		idx[a] = make([]int, n)
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x6a09e667f3bcc908))
+	out := make([]float64, B)
+	for r := range B {
+		for a, n := range buckets {
+			l := min(max(block[a], 1), n)
+			dst := idx[a]
+			for pos := 0; pos < n; {
+				s := rng.IntN(n)
+				for k := 0; k < l && pos < n; k++ {
+					j := s + k
+					if j >= n {
+						j -= n
+					}
+					dst[pos] = j
+					pos++
+				}
+			}
+		}
+		out[r] = stat(idx)
+	}
+	return out
+}
+
+// BlockLength chooses the block length (in buckets) of a circular block
+// bootstrap for the bucket series v by the automatic rule of Politis & White
+// (2004) with the correction of Patton, Politis & White (2009):
+// ℓ = (2Ĝ²/D̂)^{1/3}·n^{1/3}, Ĝ = Σ λ(k/M)|k|R̂(k), D̂ = (4/3)(Σ λ(k/M)R̂(k))²,
+// λ the flat-top (trapezoid) kernel and M = 2m̂, where m̂ is the first lag after
+// which K_n = max(5, ⌈√log10 n⌉) autocorrelations in a row are below
+// 2√(log10 n / n). The result is rounded up and clamped to
+// [1, ⌈min(3√n, n/3)⌉] (the range of the arch library's implementation).
+// Pass the series whose mean-like behaviour drives the statistic: e.g. the
+// per-bucket linearised residuals for a ratio, or per-bucket counts below the
+// quantile minus q·n_t for a quantile. Series shorter than 8 get 1.
+func BlockLength(v []float64) int {
+	n := len(v)
+	if n < 8 {
+		return 1
+	}
+	maxLen := int(math.Ceil(math.Min(3*math.Sqrt(float64(n)), float64(n)/3)))
+	var mean float64
+	for _, f := range v {
+		mean += f
+	}
+	mean /= float64(n)
+	acov := func(k int) float64 {
+		var s float64
+		for t := k; t < n; t++ {
+			s += (v[t] - mean) * (v[t-k] - mean)
+		}
+		return s / float64(n)
+	}
+	g0 := acov(0)
+	if g0 == 0 {
+		return 1
+	}
+	kn := max(5, int(math.Ceil(math.Sqrt(math.Log10(float64(n))))))
+	maxLag := min(n-1, int(math.Ceil(math.Sqrt(float64(n))))+kn)
+	thr := 2 * math.Sqrt(math.Log10(float64(n))/float64(n))
+	rho := make([]float64, maxLag+1)
+	for k := 1; k <= maxLag; k++ {
+		rho[k] = acov(k) / g0
+	}
+	mhat := -1
+	for m := 0; m+kn <= maxLag; m++ {
+		ok := true
+		for k := 1; k <= kn; k++ {
+			if math.Abs(rho[m+k]) >= thr {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			mhat = m
+			break
+		}
+	}
+	if mhat < 0 { // no cut-off found: the series is persistent throughout
+		mhat = maxLag - kn
+	}
+	M := min(2*mhat, maxLag)
+	var G, g float64 = 0, g0
+	for k := 1; k <= M; k++ {
+		t := float64(k) / float64(M)
+		lam := 1.0
+		if t > 0.5 {
+			lam = 2 * (1 - t)
+		}
+		r := acov(k)
+		G += 2 * lam * float64(k) * r
+		g += 2 * lam * r
+	}
+	D := 4.0 / 3.0 * g * g
+	if D <= 0 || G == 0 {
+		return 1
+	}
+	l := math.Cbrt(2*G*G/D) * math.Cbrt(float64(n))
+	return min(max(int(math.Ceil(l)), 1), maxLen)
+}
+
+// PercentileInterval returns the percentile interval of bootstrap replicates
+// at two-sided level conf: the (1−conf)/2 and (1+conf)/2 sample quantiles of
+// the finite replicates, linearly interpolated between order statistics
+// (Hyndman–Fan type 7). Fewer than two finite replicates give NaN bounds.
+func PercentileInterval(reps []float64, conf float64) Interval {
+	s := finiteSorted(reps)
+	if len(s) < 2 || !(conf > 0 && conf < 1) {
+		return Interval{math.NaN(), math.NaN()}
+	}
+	return Interval{quantile7(s, (1-conf)/2), quantile7(s, (1+conf)/2)}
+}
+
+func finiteSorted(v []float64) []float64 {
+	s := make([]float64, 0, len(v))
+	for _, f := range v {
+		if !math.IsNaN(f) && !math.IsInf(f, 0) {
+			s = append(s, f)
+		}
+	}
+	slices.Sort(s)
+	return s
+}
+
+// quantile7 is the type-7 quantile of ascending s.
+func quantile7(s []float64, p float64) float64 {
+	h := float64(len(s)-1) * p
+	i := int(math.Floor(h))
+	if i >= len(s)-1 {
+		return s[len(s)-1]
+	}
+	return s[i] + (h-float64(i))*(s[i+1]-s[i])
+}
+
+// sdFinite is the sample standard deviation of the finite values of v.
+func sdFinite(v []float64) float64 {
+	var n, mean, m2 float64
+	for _, f := range v {
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			continue
+		}
+		n++
+		d := f - mean
+		mean += d / n
+		m2 += d * (f - mean)
+	}
+	if n < 2 {
+		return math.NaN()
+	}
+	return math.Sqrt(m2 / (n - 1))
+}
+
+// pooled is one arm's samples sorted ascending, each tagged with its bucket.
+type pooled struct {
+	vals   []float64
+	bucket []int32
+	counts []int64 // samples per bucket
+	total  int64
+}
+
+func newPooled(buckets [][]float64) (*pooled, bool) {
+	p := &pooled{counts: make([]int64, len(buckets))}
+	type pair struct {
+		v float64
+		b int32
+	}
+	var all []pair
+	for b, s := range buckets {
+		for _, v := range s {
+			if math.IsNaN(v) {
+				return nil, false
+			}
+			all = append(all, pair{v, int32(b)})
+		}
+		p.counts[b] = int64(len(s))
+		p.total += int64(len(s))
+	}
+	slices.SortFunc(all, func(a, b pair) int {
+		switch {
+		case a.v < b.v:
+			return -1
+		case a.v > b.v:
+			return 1
+		}
+		return 0
+	})
+	p.vals = make([]float64, len(all))
+	p.bucket = make([]int32, len(all))
+	for i, pr := range all {
+		p.vals[i], p.bucket[i] = pr.v, pr.b
+	}
+	return p, true
+}
+
+// rankOf returns the type-1 rank ⌈q·W⌉ in [1, W], with a relative tolerance of
+// 1e-12 so that q·W landing on an integer is not pushed up by rounding (the
+// float pitfall of statistics.md §3.7).
+func rankOf(q float64, w int64) int64 {
+	r := int64(math.Ceil(q * float64(w) * (1 - 1e-12)))
+	return min(max(r, 1), w)
+}
+
+// quantile returns the type-1 (inverted empirical CDF) q-quantile of the arm
+// with bucket b's samples counted weight[b] times (nil = once each): the
+// smallest value whose cumulative weight reaches ⌈q·W⌉. It scans from the
+// nearer end, so a p99 touches about 1% of the samples. NaN if W = 0.
+func (p *pooled) quantile(q float64, weight []int64) float64 {
+	w := func(i int) int64 {
+		if weight == nil {
+			return 1
+		}
+		return weight[p.bucket[i]]
+	}
+	var W int64
+	if weight == nil {
+		W = p.total
+	} else {
+		for b, c := range p.counts {
+			W += weight[b] * c
+		}
+	}
+	if W == 0 {
+		return math.NaN()
+	}
+	r := rankOf(q, W)
+	if r <= W/2 {
+		var acc int64
+		for i := range p.vals {
+			if acc += w(i); acc >= r {
+				return p.vals[i]
+			}
+		}
+	} else {
+		need := W - r + 1
+		var acc int64
+		for i := len(p.vals) - 1; i >= 0; i-- {
+			if acc += w(i); acc >= need {
+				return p.vals[i]
+			}
+		}
+	}
+	return math.NaN() // unreachable: weights sum to W
+}
+
+// QuantileLogRatio estimates log(Q_q(x)/Q_q(y)), the log ratio of the
+// q-quantiles (0 < q < 1) of the pooled canary and baseline samples, e.g.
+// p99 TTFT, with a circular block bootstrap percentile interval at level conf
+// (Method "block-bootstrap").
+//
+// x and y hold the samples of each arm grouped by time bucket, buckets in time
+// order (empty buckets allowed). Quantiles are type 1 (inverted empirical CDF:
+// the smallest sample with at least ⌈q·n⌉ samples at or below it), with the
+// rank tolerance of rankOf. Each of the B replicates resamples each arm's
+// buckets by BlockBootstrap with seed, and recomputes both quantiles from the
+// resampled buckets' samples. The block length per arm is BlockLength of the
+// quantile's linearised bucket series 1{x ≤ Q̂}-counts − q·n_t (the influence
+// function of the quantile summed per bucket), floored at ⌈b^{1/3}⌉ because
+// the automatic rule under-estimates persistence masked by per-bucket noise.
+// Quantiles are not smooth, so the delta method would need density estimates;
+// the bootstrap needs none (statistics.md §3.15). Give B ≥ 2000 for a 90%
+// interval; SE is the standard deviation of the replicates.
+//
+// Non-positive quantiles (log undefined), empty arms, q outside (0, 1), NaN
+// samples or B < 1 give Point NaN and CI [−Inf, +Inf]; fewer than 8 buckets in
+// an arm gives the point and CI [−Inf, +Inf]. The tail needs data: with fewer
+// than ~10 samples beyond the quantile per arm the interval is unreliable.
+func QuantileLogRatio(x, y [][]float64, q float64, conf float64, B int, seed uint64) Estimate {
+	est := Estimate{Point: math.NaN(), SE: math.NaN(), CI: Interval{math.Inf(-1), math.Inf(1)}, Method: "block-bootstrap"}
+	if !(q > 0 && q < 1) || !(conf > 0 && conf < 1) || B < 1 {
+		return est
+	}
+	px, okx := newPooled(x)
+	py, oky := newPooled(y)
+	if !okx || !oky || px.total == 0 || py.total == 0 {
+		return est
+	}
+	qx, qy := px.quantile(q, nil), py.quantile(q, nil)
+	if !(qx > 0 && qy > 0) {
+		return est
+	}
+	est.Point = math.Log(qx / qy)
+	if len(x) < minBuckets || len(y) < minBuckets {
+		return est
+	}
+	lx := quantileBlock(x, qx, q)
+	ly := quantileBlock(y, qy, q)
+	wx, wy := make([]int64, len(x)), make([]int64, len(y))
+	reps := BlockBootstrap([]int{len(x), len(y)}, []int{lx, ly}, B, seed, func(idx [][]int) float64 {
+		clear(wx)
+		clear(wy)
+		for _, b := range idx[0] {
+			wx[b]++
+		}
+		for _, b := range idx[1] {
+			wy[b]++
+		}
+		a, c := px.quantile(q, wx), py.quantile(q, wy)
+		if !(a > 0 && c > 0) {
+			return math.NaN()
+		}
+		return math.Log(a / c)
+	})
+	est.CI = PercentileInterval(reps, conf)
+	est.SE = sdFinite(reps)
+	if math.IsNaN(est.CI.Lo) {
+		est.CI = Interval{math.Inf(-1), math.Inf(1)}
+	}
+	return est
+}
+
+// quantileBlock returns the block length for a quantile statistic of bucketed
+// samples: BlockLength of s_t = #{v ≤ Q̂ in bucket t} − q·n_t, floored at
+// ⌈b^{1/3}⌉.
+func quantileBlock(buckets [][]float64, qhat, q float64) int {
+	s := make([]float64, len(buckets))
+	for t, vs := range buckets {
+		var c float64
+		for _, v := range vs {
+			if v <= qhat {
+				c++
+			}
+		}
+		s[t] = c - q*float64(len(vs))
+	}
+	return max(BlockLength(s), int(math.Ceil(math.Cbrt(float64(len(buckets))))))
+}
