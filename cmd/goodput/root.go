@@ -66,7 +66,7 @@ type app struct {
 func run(ctx context.Context, args []string, streams *IOStreams, env Env) int {
 	a := &app{io: streams, env: env}
 	root := a.newRootCmd()
-	root.SetArgs(args)
+	root.SetArgs(expandMultiValueFlags(args, "--baseline", "--canary"))
 	root.SetIn(streams.In)
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)
@@ -121,4 +121,33 @@ Exit codes: 0 pass, 1 fail, 2 usage error, 3 inconclusive, 4 could not evaluate.
 		root.AddCommand(c)
 	}
 	return root
+}
+
+// expandMultiValueFlags rewrites "--baseline a b --canary c" as
+// "--baseline a --baseline b --canary c", so an arm can be given several
+// files after one flag as well as by repeating the flag. Arguments after
+// "--" are left alone.
+func expandMultiValueFlags(args []string, names ...string) []string {
+	out := make([]string, 0, len(args))
+	current := ""
+	for i, arg := range args {
+		if arg == "--" {
+			return append(out, args[i:]...)
+		}
+		if strings.HasPrefix(arg, "-") {
+			current = ""
+			for _, n := range names {
+				if arg == n {
+					current = n
+				}
+			}
+			out = append(out, arg)
+			continue
+		}
+		if current != "" && len(out) > 0 && out[len(out)-1] != current {
+			out = append(out, current)
+		}
+		out = append(out, arg)
+	}
+	return out
 }

@@ -1,0 +1,394 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/goodput-dev/goodput/analysis/stats"
+	"github.com/goodput-dev/goodput/policies"
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// gateEval is one gate before the Holm step.
+type gateEval struct {
+	m        Metric
+	decision stats.Decision
+	// harm space: positive = canary worse, on the estimate's scale (a
+	// fraction for absolute metrics, a log ratio for relative ones)
+	harmPoint, se  float64
+	passAt, failAt float64
+	decidable      bool
+}
+
+func (j *judgement) gates(r *Report) []Metric {
+	alpha := j.p.Alpha()
+	conf := 1 - 2*alpha
+	evals := make([]gateEval, len(j.p.Gates))
+	ps := make([]float64, len(evals))
+	for i, g := range j.p.Gates {
+		evals[i] = j.evalGate(i, g, conf, r)
+		ps[i] = math.NaN()
+		if evals[i].decidable {
+			ps[i] = stats.FailPValue(evals[i].harmPoint, evals[i].se, evals[i].failAt)
+		}
+	}
+	adj := stats.Holm(ps)
+	out := make([]Metric, len(evals))
+	z := distuv.UnitNormal.Quantile(1 - alpha)
+	for i := range evals {
+		e := &evals[i]
+		m := e.m
+		m.PFail = Num(adj[i])
+		if e.decidable {
+			m.Verdict = Verdict(e.decision)
+			if m.Verdict == Fail && !(adj[i] < alpha) {
+				m.Verdict = Inconclusive
+				m.Reason = fmt.Sprintf("%s; it fails alone but not after Holm's correction across %d gates (adjusted p = %.3g ≥ α = %g)",
+					m.Reason, len(evals), adj[i], alpha)
+			}
+			if m.Verdict == Inconclusive {
+				target := e.passAt
+				if e.harmPoint > e.passAt {
+					target = e.failAt
+				}
+				k := stats.MoreData(e.harmPoint, e.se, target, z)
+				if !math.IsNaN(k) && !math.IsInf(k, 0) {
+					n := float64(m.NBaseline + m.NCanary)
+					rate := j.offeredRate()
+					md := &MoreData{Factor: Num(k), Requests: Num(math.Ceil((k - 1) * n)), Minutes: Num(math.NaN())}
+					if rate > 0 {
+						md.Minutes = Num((k - 1) * n / rate / 60)
+					}
+					m.MoreData = md
+					m.Reason += "; " + moreDataText(md, m)
+				}
+			}
+		}
+		out[i] = m
+	}
+	return out
+}
+
+// offeredRate is both arms' offered requests per second together, or 0.
+func (j *judgement) offeredRate() float64 {
+	r := 0.0
+	for _, a := range []*armData{j.b, j.c} {
+		if math.IsNaN(a.windowSecs) || a.windowSecs <= 0 {
+			return 0
+		}
+		r += a.totals().offered / a.windowSecs
+	}
+	return r
+}
+
+func moreDataText(md *MoreData, m Metric) string {
+	s := fmt.Sprintf("about %s more requests (%.1f× the data)", fmtCount(float64(md.Requests)), float64(md.Factor))
+	if !math.IsNaN(float64(md.Minutes)) {
+		s += fmt.Sprintf(" ≈ %s more at the current rate", fmtMinutes(float64(md.Minutes)))
+	}
+	return s + fmt.Sprintf(" would decide the %s margin", fmtMargin(m))
+}
+
+func fmtCount(v float64) string {
+	switch {
+	case v >= 1e6:
+		return fmt.Sprintf("%.1fM", v/1e6)
+	case v >= 1e4:
+		return fmt.Sprintf("%.0fk", v/1e3)
+	}
+	return fmt.Sprintf("%.0f", v)
+}
+
+func fmtMinutes(m float64) string {
+	switch {
+	case m < 1:
+		return fmt.Sprintf("%.0f s", m*60)
+	case m < 120:
+		return fmt.Sprintf("%.0f min", m)
+	}
+	return fmt.Sprintf("%.1f h", m/60)
+}
+
+func fmtMargin(m Metric) string {
+	if m.Scale == "relative" {
+		return fmt.Sprintf("%g%%", round6(float64(m.Margin)*100))
+	}
+	return fmt.Sprintf("%g pp", round6(float64(m.Margin)*100))
+}
+
+func round6(v float64) float64 { return math.Round(v*1e6) / 1e6 }
+
+// fmtDelta renders a delta on its metric's scale: pp for absolute fractions,
+// % for relative changes.
+func fmtDelta(m Metric, v float64) string {
+	if math.IsNaN(v) {
+		return "n/a"
+	}
+	if m.Scale == "relative" {
+		return fmt.Sprintf("%+.1f%%", v*100)
+	}
+	return fmt.Sprintf("%+.2f pp", v*100)
+}
+
+func (j *judgement) evalGate(idx int, g policies.Gate, conf float64, r *Report) gateEval {
+	info, _ := policies.Metric(g.Metric)
+	dir := "lower_is_better"
+	if info.HigherIsBetter {
+		dir = "higher_is_better"
+	}
+	kb, kc := j.b.kept(), j.c.kept()
+	m := Metric{Name: g.Metric, Guardrail: g.Guardrail, Direction: dir, Scale: info.Scale, Unit: info.Unit,
+		Margin: Num(g.Margin.Value), Buckets: [2]int{len(kb), len(kc)}, Adjusted: j.adjustments(),
+		NBaseline: int64(j.b.totals().offered), NCanary: int64(j.c.totals().offered),
+		Baseline: Num(math.NaN()), Canary: Num(math.NaN()), Delta: Num(math.NaN()),
+		Interval: [2]Num{Num(math.NaN()), Num(math.NaN())}, PFail: Num(math.NaN())}
+	e := gateEval{m: m}
+	inconclusive := func(reason string) gateEval {
+		e.m.Verdict = Inconclusive
+		e.m.Reason = reason
+		return e
+	}
+
+	var est stats.Estimate
+	var vb, vc float64
+	switch {
+	case info.Latency != "":
+		xb, xc := bySamples(kb, info.Latency), bySamples(kc, info.Latency)
+		nb, nc := countSamples(xb), countSamples(xc)
+		e.m.NBaseline, e.m.NCanary = int64(nb), int64(nc)
+		pb, pc := j.b.pooled(info.Latency), j.c.pooled(info.Latency)
+		vb, vc = quantile(pb, info.Quantile), quantile(pc, info.Quantile)
+		e.m.Baseline, e.m.Canary = Num(vb), Num(vc)
+		if nb == 0 || nc == 0 {
+			return inconclusive(fmt.Sprintf("no %s values in %s", info.Latency, armsMissing(nb, nc)))
+		}
+		// a p99 needs enough samples beyond it to be estimated at all
+		if need := int(math.Ceil(10 / (1 - info.Quantile))); nb < need || nc < need {
+			e.m.Method = "block-bootstrap"
+			return inconclusive(fmt.Sprintf("too little data for a p%g: %d and %d values (need ≥ %d per arm, 10 beyond the quantile)",
+				info.Quantile*100, nb, nc, need))
+		}
+		est = stats.QuantileLogRatio(xc, xb, info.Quantile, conf, j.cfg.Resamples, j.cfg.Seed+uint64(idx)*7919)
+	case g.Metric == "cost_per_good_request":
+		cb, cc, ok := j.costRatios(kb, kc)
+		if !ok {
+			e.m.Unit = "USD"
+			return inconclusive("cost is unknown: give cost records (--cost) or cost rates in the policy's cost: block; a declared cost gate is never passed without cost data")
+		}
+		vb, vc = sum(cb.Num)/sum(cb.Den), sum(cc.Num)/sum(cc.Den)
+		est = poissonFloor(stats.LogRatioOfRatios(cc, cb, conf), sum(cb.Den), sum(cc.Den), conf)
+	default:
+		rb, rc, why := j.ratios(g.Metric, kb, kc)
+		if why != "" {
+			return inconclusive(why)
+		}
+		vb, vc = sum(rb.Num)/sum(rb.Den), sum(rc.Num)/sum(rc.Den)
+		if info.Scale == "absolute" {
+			est = binomialFloor(stats.DiffOfRatios(rc, rb, conf), sum(rc.Num), sum(rc.Den), sum(rb.Num), sum(rb.Den), conf)
+		} else {
+			gb, gc := j.b.totals().good, j.c.totals().good
+			est = poissonFloor(stats.LogRatioOfRatios(rc, rb, conf), gb, gc, conf)
+		}
+	}
+	e.m.Baseline, e.m.Canary = Num(vb), Num(vc)
+	e.m.Method = est.Method
+	if len(kb) < MinBuckets || len(kc) < MinBuckets {
+		return inconclusive(fmt.Sprintf("too little data: %d and %d buckets of %gs (need ≥ %d per arm)",
+			len(kb), len(kc), j.p.Window.Bucket.Seconds(), MinBuckets))
+	}
+	if math.IsNaN(est.Point) || math.IsNaN(est.CI.Lo) || math.IsNaN(est.CI.Hi) {
+		return inconclusive("the interval could not be computed (no variation or no data in an arm)")
+	}
+	// translate to the reported scale and to harm space
+	var lo, hi float64
+	if info.Scale == "relative" {
+		e.m.Delta = Num(math.Exp(est.Point) - 1)
+		lo, hi = math.Exp(est.CI.Lo)-1, math.Exp(est.CI.Hi)-1
+		if info.HigherIsBetter {
+			e.passAt = -math.Log1p(-g.Margin.Value)
+		} else {
+			e.passAt = math.Log1p(g.Margin.Value)
+		}
+	} else {
+		e.m.Delta = Num(est.Point)
+		lo, hi = est.CI.Lo, est.CI.Hi
+		e.passAt = g.Margin.Value
+	}
+	e.m.Interval = [2]Num{Num(lo), Num(hi)}
+	harm := stats.Interval{Lo: est.CI.Lo, Hi: est.CI.Hi}
+	e.harmPoint = est.Point
+	if info.HigherIsBetter {
+		harm = stats.Interval{Lo: -est.CI.Hi, Hi: -est.CI.Lo}
+		e.harmPoint = -est.Point
+	}
+	e.se = est.SE
+	e.failAt = e.passAt
+	if g.Guardrail {
+		e.failAt = 0
+		e.decision = stats.Guardrail(harm, e.passAt)
+	} else {
+		e.decision = stats.NonInferiority(harm, e.passAt)
+	}
+	e.decidable = true
+	e.m.Reason = gateReason(e.m, e.decision)
+	return e
+}
+
+func gateReason(m Metric, d stats.Decision) string {
+	iv := fmt.Sprintf("%s [%s, %s]", fmtDelta(m, float64(m.Delta)), fmtDelta(m, float64(m.Interval[0])), fmtDelta(m, float64(m.Interval[1])))
+	worse := "worse"
+	switch {
+	case d == stats.Pass:
+		return fmt.Sprintf("%s: harm stays within the %s margin", iv, fmtMargin(m))
+	case d == stats.Fail && m.Guardrail:
+		return fmt.Sprintf("%s: the canary is %s with confidence (guardrail)", iv, worse)
+	case d == stats.Fail:
+		return fmt.Sprintf("%s: the canary is %s by more than the %s margin", iv, worse, fmtMargin(m))
+	}
+	return fmt.Sprintf("%s: the interval straddles the %s margin", iv, fmtMargin(m))
+}
+
+func armsMissing(nb, nc int) string {
+	switch {
+	case nb == 0 && nc == 0:
+		return "either arm"
+	case nb == 0:
+		return "the baseline"
+	}
+	return "the canary"
+}
+
+func bySamples(bs []bucket, which string) [][]float64 {
+	out := make([][]float64, len(bs))
+	for i := range bs {
+		out[i] = samplesOf(&bs[i], which)
+	}
+	return out
+}
+
+func countSamples(x [][]float64) int {
+	n := 0
+	for _, v := range x {
+		n += len(v)
+	}
+	return n
+}
+
+func sum(xs []float64) float64 {
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	return s
+}
+
+// ratios builds the per-bucket numerator and denominator of a count metric.
+func (j *judgement) ratios(metric string, kb, kc []bucket) (rb, rc stats.Ratio, why string) {
+	var num, den func(b *bucket) float64
+	switch metric {
+	case "slo_attainment":
+		num, den = func(b *bucket) float64 { return b.good }, func(b *bucket) float64 { return b.offered }
+	case "error_rate":
+		num, den = func(b *bucket) float64 { return b.failed }, func(b *bucket) float64 { return b.offered }
+	case "rejected_share":
+		num, den = func(b *bucket) float64 { return b.rejected }, func(b *bucket) float64 { return b.offered }
+	case "goodput", "token_goodput", "goodput_per_replica":
+		if math.IsNaN(j.b.windowSecs) || math.IsNaN(j.c.windowSecs) {
+			return rb, rc, "goodput needs a run duration or arrival times, and an input has neither"
+		}
+		num = func(b *bucket) float64 { return b.good }
+		if metric == "token_goodput" {
+			num = func(b *bucket) float64 { return b.goodTokens }
+		}
+		den = func(b *bucket) float64 { return b.secs }
+		if metric == "goodput_per_replica" {
+			den = func(b *bucket) float64 { return b.replicaSecs }
+			for _, a := range []*armData{j.b, j.c} {
+				if !a.replicasKnown {
+					j.warnf("%s: no replica field in the data: goodput_per_replica counts the arm as one replica throughout", a.arm)
+				}
+			}
+		}
+	default:
+		return rb, rc, fmt.Sprintf("metric %s is not computable from per-request data", metric)
+	}
+	build := func(bs []bucket) stats.Ratio {
+		r := stats.Ratio{Num: make([]float64, len(bs)), Den: make([]float64, len(bs))}
+		for i := range bs {
+			r.Num[i], r.Den[i] = num(&bs[i]), den(&bs[i])
+		}
+		return r
+	}
+	return build(kb), build(kc), ""
+}
+
+// costRatios prices each bucket from the policy's cost rates: replica time
+// at accelerator + host rates, plus the idle reserve per arm. Network cost
+// needs bytes, which per-request data does not carry.
+func (j *judgement) costRatios(kb, kc []bucket) (cb, cc stats.Ratio, ok bool) {
+	c := j.p.Cost
+	if c == nil || (c.AcceleratorPerHour == 0 && c.HostPerHour == 0 && c.IdleReservePerHour == 0) {
+		return cb, cc, false
+	}
+	build := func(bs []bucket) stats.Ratio {
+		r := stats.Ratio{Num: make([]float64, len(bs)), Den: make([]float64, len(bs))}
+		for i := range bs {
+			r.Num[i] = bs[i].replicaSecs/3600*(c.AcceleratorPerHour+c.HostPerHour) + bs[i].secs/3600*c.IdleReservePerHour
+			r.Den[i] = bs[i].good
+		}
+		return r
+	}
+	return build(kb), build(kc), true
+}
+
+// adjustments lists what was applied to every gate (warm-up cut, mix…).
+func (j *judgement) adjustments() []string {
+	out := []string{}
+	if j.b.cutSecs > 0 || j.c.cutSecs > 0 {
+		out = append(out, fmt.Sprintf("warm-up cut %gs", math.Max(j.b.cutSecs, j.c.cutSecs)))
+	}
+	return out
+}
+
+// binomialFloor widens a cluster interval of a difference of proportions to
+// at least Newcombe's interval on the pooled counts. Positive correlation
+// within buckets can only widen the independent-requests interval, so a
+// narrower cluster interval (few buckets, no visible variation — e.g. 200 of
+// 200 good in both arms) reflects luck in the bucket variance, not
+// certainty; the hull keeps "too little data" from passing.
+func binomialFloor(est stats.Estimate, kx, nx, ky, ny, conf float64) stats.Estimate {
+	if math.IsNaN(est.Point) || nx <= 0 || ny <= 0 {
+		return est
+	}
+	nc := stats.NewcombeDiff(kx, nx, ky, ny, conf)
+	if nc.Lo < est.CI.Lo || nc.Hi > est.CI.Hi {
+		est.CI = stats.Interval{Lo: math.Min(nc.Lo, est.CI.Lo), Hi: math.Max(nc.Hi, est.CI.Hi)}
+		z := distuv.UnitNormal.Quantile(0.5 + conf/2)
+		est.SE = math.Max(nanTo0(est.SE), (est.CI.Hi-est.CI.Lo)/(2*z))
+		est.Method += "+newcombe-floor"
+	}
+	return est
+}
+
+// poissonFloor widens a log-ratio interval so its standard error is at least
+// that of two independent Poisson counts of good requests, √(1/g_b + 1/g_c):
+// the variation a repeat run would show even without correlation.
+func poissonFloor(est stats.Estimate, gb, gc, conf float64) stats.Estimate {
+	if math.IsNaN(est.Point) {
+		return est
+	}
+	if gb <= 0 || gc <= 0 {
+		est.CI = stats.Interval{Lo: math.Inf(-1), Hi: math.Inf(1)}
+		est.SE = math.NaN()
+		return est
+	}
+	floor := math.Sqrt(1/gb + 1/gc)
+	if math.IsNaN(est.SE) || est.SE >= floor {
+		return est
+	}
+	z := distuv.UnitNormal.Quantile(0.5 + conf/2)
+	est.SE = floor
+	est.CI = stats.Interval{Lo: math.Min(est.CI.Lo, est.Point-z*floor), Hi: math.Max(est.CI.Hi, est.Point+z*floor)}
+	est.Method += "+poisson-floor"
+	return est
+}

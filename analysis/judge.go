@@ -1,0 +1,253 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/goodput-dev/goodput/policies"
+	"github.com/goodput-dev/goodput/sources"
+)
+
+// DataError means the data cannot be judged at all (exit 4): an arm with no
+// requests, no completed requests, a window cut to nothing.
+type DataError struct {
+	Arm sources.Arm
+	Msg string
+}
+
+func (e *DataError) Error() string {
+	if e.Arm == "" {
+		return e.Msg
+	}
+	return fmt.Sprintf("%s: %s", e.Arm, e.Msg)
+}
+
+// Config sets how a comparison is run.
+type Config struct {
+	Policy *policies.Policy
+	// Seed seeds every resampling step (default 1): the same inputs and
+	// seed give a byte-identical report.
+	Seed uint64
+	// Resamples is the number of bootstrap resamples for quantile gates
+	// (default 2000, minimum 200).
+	Resamples   int
+	ToolVersion string
+}
+
+// MinBuckets is the fewest analysed buckets per arm a gate needs before it
+// may decide (two batches of four for the batch-means variance); with fewer
+// the gate is inconclusive.
+const MinBuckets = 8
+
+// Judge compares canary with baseline under cfg.Policy.
+func Judge(baseline, canary *sources.Dataset, cfg Config) (*Report, error) {
+	p := cfg.Policy
+	if p == nil {
+		return nil, fmt.Errorf("analysis: no policy")
+	}
+	if cfg.Seed == 0 {
+		cfg.Seed = 1
+	}
+	if cfg.Resamples < 200 {
+		cfg.Resamples = 2000
+	}
+	if baseline.Agg != nil || canary.Agg != nil {
+		return nil, &DataError{Msg: "metrics-based inputs (Prometheus, scrapes) are judged by the aggregate path; mixing them with per-request files is not supported"}
+	}
+	cls := newClassifier(p)
+	b, err := prepare(baseline, p, cls)
+	if err != nil {
+		return nil, err
+	}
+	c, err := prepare(canary, p, cls)
+	if err != nil {
+		return nil, err
+	}
+	j := &judgement{p: p, cfg: cfg, b: b, c: c, cls: cls}
+	return j.report(), nil
+}
+
+type judgement struct {
+	p     *policies.Policy
+	cfg   Config
+	b, c  *armData
+	cls   *classifier
+	warns []string
+}
+
+func (j *judgement) warnf(format string, a ...any) {
+	j.warns = append(j.warns, fmt.Sprintf(format, a...))
+}
+
+func (j *judgement) report() *Report {
+	p := j.p
+	r := &Report{
+		SchemaVersion: SchemaVersion,
+		Policy:        PolicyRef{Name: p.Name, SHA256: p.SHA256, Source: p.Source},
+		ToolVersion:   j.cfg.ToolVersion,
+		Judge:         "goodput",
+	}
+	for _, a := range []*armData{j.b, j.c} {
+		for _, w := range a.ds.Warnings {
+			j.warnf("%s: %s", a.arm, w)
+		}
+		r.Inputs = append(r.Inputs, a.ds.Inputs...)
+		if a.pseudo {
+			j.warnf("%s: without arrival times, buckets are runs of %d consecutive requests in file order, not time slices", a.arm, bucketSize(a))
+		}
+		for _, k := range sortedKeys(a.unverified) {
+			j.warnf("%s: %d completed requests lack the field needed to check the %s criterion and were counted as not good", a.arm, a.unverified[k], k)
+		}
+	}
+	if j.b.clock != j.c.clock {
+		j.warnf("the arms' clocks differ (baseline %s, canary %s): they are compared over their own windows", j.b.clock, j.c.clock)
+	}
+	r.Arms.Baseline = j.armSummary(j.b)
+	r.Arms.Canary = j.armSummary(j.c)
+	r.Measurement = j.measurement()
+	r.Normalization = j.normalization()
+	r.Metrics = j.gates(r)
+	r.Diagnostics = j.diagnostics()
+	r.Classes = j.classes()
+	r.Series = j.series()
+	r.Distributions = j.distributions()
+	r.Verdict, r.Reasons = overall(r.Metrics)
+	r.Warnings = j.warns
+	if r.Warnings == nil {
+		r.Warnings = []string{}
+	}
+	return r
+}
+
+func bucketSize(a *armData) int {
+	if len(a.buckets) == 0 {
+		return 0
+	}
+	return int(math.Ceil(float64(len(a.ds.Requests)) / float64(len(a.buckets))))
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+// overall combines gate verdicts (DESIGN.md §5): fail if any gate fails
+// (after Holm), pass if every gate passes, else inconclusive.
+func overall(ms []Metric) (Verdict, []string) {
+	var fails, incs, reasons []string
+	for _, m := range ms {
+		switch m.Verdict {
+		case Fail:
+			fails = append(fails, m.Name+": "+m.Reason)
+		case Inconclusive:
+			incs = append(incs, m.Name+": "+m.Reason)
+		}
+	}
+	switch {
+	case len(ms) == 0:
+		return Inconclusive, []string{"no gates were evaluated"}
+	case len(fails) > 0:
+		reasons = append(fails, incs...)
+		return Fail, reasons
+	case len(incs) > 0:
+		return Inconclusive, incs
+	}
+	return Pass, []string{fmt.Sprintf("all %d gates pass", len(ms))}
+}
+
+func (j *judgement) measurement() Measurement {
+	loc := j.b.ds.Location
+	if j.c.ds.Location != loc {
+		loc = "mixed (baseline " + j.b.ds.Location + ", canary " + j.c.ds.Location + ")"
+	}
+	if loc == "" {
+		loc = "unknown"
+	}
+	clock := string(j.b.clock)
+	if j.c.clock != j.b.clock {
+		clock = "baseline " + string(j.b.clock) + ", canary " + string(j.c.clock)
+	}
+	m := Measurement{
+		Population:          fmt.Sprintf("all offered requests of both arms (%d classes: %s)", len(j.cls.names), strings.Join(j.cls.names, ", ")),
+		Location:            loc,
+		CompletionCondition: "status ok (the response finished); good = completed and every SLO criterion of its class met",
+		BucketSeconds:       j.p.Window.Bucket.Seconds(),
+		Clock:               clock,
+		Confidence:          j.p.Confidence,
+	}
+	m.Window = unionWindow(j.b, j.c)
+	for i, name := range j.cls.names {
+		s := j.cls.slos[i]
+		m.SLO = append(m.SLO, ClassSLO{Class: name, TTFT: Num(s.TTFT.Seconds()), TPOT: Num(s.TPOT.Seconds()),
+			E2E: Num(s.E2E.Seconds()), MaxITL: Num(s.MaxITL.Seconds()), QualityNeeded: s.Quality == "required"})
+	}
+	return m
+}
+
+func unionWindow(b, c *armData) Window {
+	if b.clock != c.clock || b.pseudo || c.pseudo {
+		return Window{Start: "", End: "", Seconds: Num(math.Max(nanTo0(b.windowSecs), nanTo0(c.windowSecs)))}
+	}
+	lo := math.Min(b.windowStart, c.windowStart)
+	hi := math.Max(b.windowEnd, c.windowEnd)
+	return makeWindow(b.clock, lo, hi)
+}
+
+func nanTo0(v float64) float64 {
+	if math.IsNaN(v) {
+		return 0
+	}
+	return v
+}
+
+func makeWindow(clock sources.Clock, lo, hi float64) Window {
+	return Window{Start: fmtTime(clock, lo), End: fmtTime(clock, hi), Seconds: Num(hi - lo)}
+}
+
+func (j *judgement) normalization() Normalization {
+	p := j.p
+	var steps []NormalizationStep
+	w := NormalizationStep{Name: "warmup", Setting: p.Window.Warmup}
+	switch {
+	case p.Window.Warmup == "none":
+		w.Detail = "no warm-up cut requested"
+	case p.Window.Warmup == "auto":
+		w.Detail = "not applied: automatic warm-up detection is not implemented yet; no requests were cut"
+		j.warnf("window.warmup: auto was requested but not applied (not implemented yet); no warm-up was cut")
+	default:
+		w.Applied = !j.b.pseudo || !j.c.pseudo
+		w.Detail = fmt.Sprintf("cut the first %s of each arm: baseline %d requests, canary %d requests",
+			p.Window.Warmup, countCut(j.b), countCut(j.c))
+		if j.b.pseudo || j.c.pseudo {
+			w.Detail += " (an arm without arrival times cannot be cut)"
+		}
+	}
+	steps = append(steps, w)
+	for _, s := range []struct{ name, setting string }{{"mix", p.Normalize.Mix}, {"cache", p.Normalize.Cache}, {"load", p.Normalize.Load}} {
+		st := NormalizationStep{Name: s.name, Setting: s.setting}
+		if s.setting == "none" {
+			st.Detail = "not requested"
+		} else {
+			st.Detail = "not applied: this normalization is not implemented yet"
+			j.warnf("normalize.%s: %s was requested but not applied (not implemented yet); the comparison is unadjusted", s.name, s.setting)
+		}
+		steps = append(steps, st)
+	}
+	return Normalization{Steps: steps}
+}
+
+func countCut(a *armData) int {
+	n := 0
+	for _, k := range a.keep {
+		if !k {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,398 @@
+// Package analysis turns two arms' data and a policy into a Report: request
+// accounting, SLO attainment and goodput per arm and per class, tail
+// quantiles, the policy's gates with the non-inferiority rule of DESIGN.md §5,
+// and diagnostics. It is pure: no I/O, no clock, no flags.
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+
+	"github.com/goodput-dev/goodput/policies"
+	"github.com/goodput-dev/goodput/sources"
+)
+
+// armData is one arm prepared for comparison: requests classified and
+// judged good or not, grouped into time buckets.
+type armData struct {
+	arm   sources.Arm
+	ds    *sources.Dataset
+	clock sources.Clock
+
+	// per request, parallel to ds.Requests
+	class []int32 // index into classNames
+	good  []bool
+	keep  []bool // false when cut as warm-up
+
+	t0          float64 // first arrival (clock units), NaN when no clock
+	windowStart float64 // after the warm-up cut
+	windowEnd   float64
+	windowSecs  float64
+	cutSecs     float64
+	bucketSecs  float64
+	pseudo      bool // buckets are runs of consecutive requests, not time slices
+
+	buckets   []bucket // all buckets, including cut ones
+	firstKept int      // index of the first bucket after the warm-up cut
+
+	replicas      int
+	replicasKnown bool
+	unverified    map[string]int64 // SLO criterion → completed requests lacking the field
+}
+
+// bucket holds one time slice's totals for one arm.
+type bucket struct {
+	start, secs                float64
+	offered, good, completed   float64
+	failed, rejected, canceled float64
+	retries                    float64
+	goodTokens, outTokens      float64
+	replicaSecs                float64
+	ttft, tpot, e2e            []float64 // completed requests
+	cut                        bool
+}
+
+// classifier assigns policy classes to requests.
+type classifier struct {
+	p     *policies.Policy
+	names []string // index → class name; "default" last when used
+	slos  []policies.SLO
+	byKey map[string]int32
+}
+
+func newClassifier(p *policies.Policy) *classifier {
+	c := &classifier{p: p, byKey: map[string]int32{}}
+	for _, cl := range p.Classes {
+		c.add(cl.Name, cl.SLO)
+	}
+	return c
+}
+
+func (c *classifier) add(name string, slo policies.SLO) int32 {
+	if i, ok := c.byKey[name]; ok {
+		return i
+	}
+	i := int32(len(c.names))
+	c.names = append(c.names, name)
+	c.slos = append(c.slos, slo)
+	c.byKey[name] = i
+	return i
+}
+
+// classOf returns the class index of r: the first policy class whose
+// conditions hold; else, when the policy declares no classes, the input's
+// own class label (judged with the policy SLO); else "default".
+func (c *classifier) classOf(r *sources.Request) int32 {
+	for i, cl := range c.p.Classes {
+		w := cl.When
+		if len(w.Label) > 0 && !slices.Contains(w.Label, r.Class) {
+			continue
+		}
+		if w.PromptTokens != nil && (r.PromptTokens < 0 || !w.PromptTokens.Contains(r.PromptTokens)) {
+			continue
+		}
+		if w.OutputTokens != nil && (r.OutputTokens < 0 || !w.OutputTokens.Contains(r.OutputTokens)) {
+			continue
+		}
+		return int32(i)
+	}
+	if len(c.p.Classes) == 0 && r.Class != "" {
+		return c.add(r.Class, c.p.SLO)
+	}
+	return c.add("default", c.p.SLO)
+}
+
+// isGood applies an SLO to a request. A criterion the request cannot be
+// checked against (field unknown) counts as not met, and is tallied in
+// unverified so the report can say so: missing data is never good.
+func isGood(slo policies.SLO, r *sources.Request, unverified map[string]int64) bool {
+	if r.Status != sources.StatusOK {
+		return false
+	}
+	ok := true
+	check := func(name string, limit policies.Duration, v float64, undefinedOK bool) {
+		if limit == 0 {
+			return
+		}
+		if !sources.Known(v) {
+			if undefinedOK {
+				return
+			}
+			unverified[name]++
+			ok = false
+			return
+		}
+		if v > limit.Seconds() {
+			ok = false
+		}
+	}
+	check("ttft", slo.TTFT, r.TTFT, false)
+	// TPOT is undefined for a single output token: nothing to stream.
+	check("tpot", slo.TPOT, r.TPOT, r.OutputTokens >= 0 && r.OutputTokens <= 1)
+	check("e2e", slo.E2E, r.E2E, false)
+	check("max_itl", slo.MaxITL, r.MaxITL, r.OutputTokens >= 0 && r.OutputTokens <= 1)
+	if slo.Quality == "required" {
+		switch r.Quality {
+		case sources.QualityBad:
+			ok = false
+		case sources.QualityUnknown:
+			unverified["quality"]++
+			ok = false
+		}
+	}
+	return ok
+}
+
+// prepare classifies, judges and buckets one arm.
+func prepare(ds *sources.Dataset, p *policies.Policy, cls *classifier) (*armData, error) {
+	n := len(ds.Requests)
+	if n == 0 {
+		return nil, &DataError{Arm: ds.Arm, Msg: "no requests: the input holds no request records"}
+	}
+	a := &armData{arm: ds.Arm, ds: ds, clock: ds.Clock, class: make([]int32, n), good: make([]bool, n),
+		keep: make([]bool, n), bucketSecs: p.Window.Bucket.Seconds(), unverified: map[string]int64{}}
+	completed := 0
+	for i := range ds.Requests {
+		r := &ds.Requests[i]
+		ci := cls.classOf(r)
+		a.class[i] = ci
+		a.good[i] = isGood(cls.slos[ci], r, a.unverified)
+		if r.Status == sources.StatusOK {
+			completed++
+		}
+	}
+	if completed == 0 {
+		return nil, &DataError{Arm: ds.Arm, Msg: fmt.Sprintf("no completed requests among %d offered (%s); "+
+			"latency cannot be compared — check that the client reached the endpoint", n, statusCounts(ds.Requests))}
+	}
+	if a.clock == "" {
+		a.clock = sources.ClockNone
+	}
+	if a.clock != sources.ClockNone {
+		for i := range ds.Requests {
+			if !sources.Known(ds.Requests[i].Time) {
+				a.clock = sources.ClockNone
+				break
+			}
+		}
+	}
+	if a.clock == sources.ClockNone {
+		a.bucketPseudo(p)
+	} else if err := a.bucketTime(p); err != nil {
+		return nil, err
+	}
+	a.replicaTime()
+	return a, nil
+}
+
+func statusCounts(rs []sources.Request) string {
+	m := map[sources.Status]int{}
+	for i := range rs {
+		m[rs[i].Status]++
+	}
+	var keys []int
+	for s := range m {
+		keys = append(keys, int(s))
+	}
+	sort.Ints(keys)
+	out := ""
+	for _, k := range keys {
+		if out != "" {
+			out += ", "
+		}
+		out += fmt.Sprintf("%d %s", m[sources.Status(k)], sources.Status(k))
+	}
+	return out
+}
+
+// bucketTime groups requests by arrival time into buckets of the policy's
+// width starting at the arm's first arrival, and applies a fixed warm-up cut.
+func (a *armData) bucketTime(p *policies.Policy) error {
+	rs := a.ds.Requests
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for i := range rs {
+		lo = math.Min(lo, rs[i].Time)
+		hi = math.Max(hi, rs[i].Time)
+	}
+	a.t0 = lo
+	end := hi
+	if a.ds.Duration > 0 && lo+a.ds.Duration > end {
+		end = lo + a.ds.Duration
+	}
+	cut := 0.0
+	if d := p.Window.WarmupDuration(); d > 0 {
+		cut = d.Seconds()
+	}
+	if cut >= end-lo {
+		return &DataError{Arm: a.arm, Msg: fmt.Sprintf("the warm-up cut of %gs removes the whole run (%.1fs of arrivals); shorten window.warmup", cut, end-lo)}
+	}
+	w := a.bucketSecs
+	nb := int(math.Floor((end-lo)/w)) + 1
+	a.buckets = make([]bucket, nb)
+	for i := range a.buckets {
+		a.buckets[i].start = lo + float64(i)*w
+		a.buckets[i].secs = w
+	}
+	// the last bucket is partial: it runs to the end of the run
+	last := &a.buckets[nb-1]
+	last.secs = math.Max(end-last.start, 0)
+	if last.secs == 0 && nb > 1 {
+		// end fell exactly on a boundary: fold the empty bucket away
+		a.buckets = a.buckets[:nb-1]
+		nb--
+	}
+	a.cutSecs = cut
+	a.windowStart = lo + cut
+	a.windowEnd = end
+	a.windowSecs = end - a.windowStart
+	a.firstKept = nb
+	for i := range a.buckets {
+		b := &a.buckets[i]
+		if b.start+b.secs <= a.windowStart+1e-9 {
+			b.cut = true
+		} else if a.firstKept == nb {
+			a.firstKept = i
+			// a bucket straddling the cut keeps only its analysed part
+			if b.start < a.windowStart {
+				b.secs -= a.windowStart - b.start
+				b.start = a.windowStart
+			}
+		}
+	}
+	for i := range rs {
+		r := &rs[i]
+		bi := int((r.Time - lo) / w)
+		if bi >= len(a.buckets) {
+			bi = len(a.buckets) - 1
+		}
+		a.keep[i] = r.Time >= a.windowStart
+		if b := &a.buckets[bi]; a.keep[i] || b.cut {
+			// cut buckets are kept for charts; a bucket straddling the
+			// cut holds only its analysed requests
+			a.add(b, i)
+		}
+	}
+	return nil
+}
+
+// bucketPseudo groups requests without arrival times into runs of
+// consecutive records (files list requests in submission order), sized to
+// hold about one bucket's worth of requests at the run's mean rate.
+func (a *armData) bucketPseudo(p *policies.Policy) {
+	rs := a.ds.Requests
+	n := len(rs)
+	a.pseudo = true
+	a.t0 = math.NaN()
+	size := 10
+	if a.ds.Duration > 0 {
+		size = int(math.Round(float64(n) * a.bucketSecs / a.ds.Duration))
+	}
+	size = max(size, 1)
+	nb := (n + size - 1) / size
+	a.buckets = make([]bucket, nb)
+	secsPer := math.NaN()
+	if a.ds.Duration > 0 {
+		secsPer = a.ds.Duration / float64(nb)
+	}
+	for i := range a.buckets {
+		a.buckets[i].start = float64(i) * secsPer
+		a.buckets[i].secs = secsPer
+	}
+	for i := range rs {
+		a.keep[i] = true
+		a.add(&a.buckets[i/size], i)
+	}
+	a.windowSecs = a.ds.Duration
+	if a.ds.Duration <= 0 {
+		a.windowSecs = math.NaN()
+	}
+	a.windowStart, a.windowEnd = 0, a.windowSecs
+}
+
+func (a *armData) add(b *bucket, i int) {
+	r := &a.ds.Requests[i]
+	b.offered++
+	if r.Attempt > 1 {
+		b.retries++
+	}
+	switch {
+	case r.Status == sources.StatusOK:
+		b.completed++
+		if sources.Known(r.TTFT) {
+			b.ttft = append(b.ttft, r.TTFT)
+		}
+		if sources.Known(r.TPOT) {
+			b.tpot = append(b.tpot, r.TPOT)
+		}
+		if sources.Known(r.E2E) {
+			b.e2e = append(b.e2e, r.E2E)
+		}
+		if r.OutputTokens > 0 {
+			b.outTokens += float64(r.OutputTokens)
+		}
+	case r.Status.Failed():
+		b.failed++
+	case r.Status == sources.StatusRejected:
+		b.rejected++
+	case r.Status == sources.StatusCanceled:
+		b.canceled++
+	}
+	if a.good[i] {
+		b.good++
+		if r.OutputTokens > 0 {
+			b.goodTokens += float64(r.OutputTokens)
+		}
+	}
+}
+
+// replicaTime computes each bucket's replica-seconds from the replicas seen
+// in the data: a replica is present from its first to its last request.
+// Without replica labels the arm counts as one replica throughout.
+func (a *armData) replicaTime() {
+	rs := a.ds.Requests
+	type span struct{ lo, hi float64 }
+	spans := map[string]*span{}
+	for i := range rs {
+		if rs[i].Replica == "" {
+			continue
+		}
+		s, ok := spans[rs[i].Replica]
+		if !ok {
+			s = &span{lo: math.Inf(1), hi: math.Inf(-1)}
+			spans[rs[i].Replica] = s
+		}
+		if !a.pseudo {
+			s.lo = math.Min(s.lo, rs[i].Time)
+			s.hi = math.Max(s.hi, rs[i].Time)
+		}
+	}
+	a.replicas = len(spans)
+	a.replicasKnown = len(spans) > 0
+	for bi := range a.buckets {
+		b := &a.buckets[bi]
+		if !a.replicasKnown || a.pseudo {
+			b.replicaSecs = b.secs * float64(max(a.replicas, 1))
+			continue
+		}
+		bEnd := b.start + b.secs
+		for _, s := range spans {
+			hi := s.hi
+			if hi >= a.windowEnd-a.bucketSecs {
+				hi = a.windowEnd // still serving at the end
+			}
+			lo := s.lo
+			if lo <= a.t0+a.bucketSecs {
+				lo = a.t0
+			}
+			ov := math.Min(hi, bEnd) - math.Max(lo, b.start)
+			if ov > 0 {
+				b.replicaSecs += ov
+			}
+		}
+	}
+}
+
+// kept returns the analysed buckets (after the warm-up cut).
+func (a *armData) kept() []bucket { return a.buckets[a.firstKept:] }

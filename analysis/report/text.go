@@ -1,0 +1,354 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/goodput-dev/goodput/analysis"
+)
+
+// TextOptions configure the text renderer.
+type TextOptions struct {
+	Color bool // ANSI colour for verdicts (off under NO_COLOR or --no-color)
+}
+
+// Sanitize makes untrusted text (labels, class names, paths, messages) safe
+// for a terminal: control characters, including ESC, are shown as \xNN, and
+// invalid UTF-8 as U+FFFD.
+func Sanitize(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b.WriteRune('\uFFFD')
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == '\u2028' || r == '\u2029' || unicode.Is(unicode.Bidi_Control, r):
+			fmt.Fprintf(&b, "\\x%02x", r)
+		default:
+			b.WriteRune(r)
+		}
+		i += size
+	}
+	return b.String()
+}
+
+const (
+	ansiRed    = "\x1b[31m"
+	ansiGreen  = "\x1b[32m"
+	ansiYellow = "\x1b[33m"
+	ansiBold   = "\x1b[1m"
+	ansiReset  = "\x1b[0m"
+)
+
+func verdictWord(v analysis.Verdict, color bool) string {
+	w := strings.ToUpper(string(v))
+	if !color {
+		return w
+	}
+	switch v {
+	case analysis.Pass:
+		return ansiGreen + w + ansiReset
+	case analysis.Fail:
+		return ansiRed + w + ansiReset
+	}
+	return ansiYellow + w + ansiReset
+}
+
+// Text writes the human-readable report.
+func Text(w io.Writer, r *analysis.Report, opt TextOptions) error {
+	tw := &errWriter{w: w}
+	bold := func(s string) string {
+		if opt.Color {
+			return ansiBold + s + ansiReset
+		}
+		return s
+	}
+	tw.printf("%s %s  (policy %s, %d gates, confidence %g)\n", bold("goodput:"), verdictWord(r.Verdict, opt.Color),
+		Sanitize(r.Policy.Name), len(r.Metrics), r.Measurement.Confidence)
+	for _, reason := range r.Reasons {
+		tw.printf("  %s\n", Sanitize(reason))
+	}
+	tw.printf("\n")
+
+	b, c := r.Arms.Baseline, r.Arms.Canary
+	rows := [][]string{
+		{"", "baseline", "canary"},
+		{"offered", count(b.Accounting.Offered), count(c.Accounting.Offered)},
+		{"admitted", count(b.Accounting.Admitted), count(c.Accounting.Admitted)},
+		{"rejected", count(b.Accounting.Rejected), count(c.Accounting.Rejected)},
+		{"canceled", count(b.Accounting.Canceled), count(c.Accounting.Canceled)},
+		{"failed", count(b.Accounting.Failed), count(c.Accounting.Failed)},
+		{"completed", count(b.Accounting.Completed), count(c.Accounting.Completed)},
+		{"good", count(b.Accounting.Good), count(c.Accounting.Good)},
+		{"SLO attainment", pct(b.SLOAttainment), pct(c.SLOAttainment)},
+		{"goodput", rate(b.GoodputRPS, "req/s"), rate(c.GoodputRPS, "req/s")},
+		{"token goodput", rate(b.TokenGoodputTPS, "tok/s"), rate(c.TokenGoodputTPS, "tok/s")},
+		{"window", secs(b.WindowSeconds), secs(c.WindowSeconds)},
+	}
+	if b.Replicas > 0 || c.Replicas > 0 {
+		rows = append(rows, []string{"replicas", fmt.Sprint(b.Replicas), fmt.Sprint(c.Replicas)},
+			[]string{"goodput/replica", rate(b.GoodputPerReplica, "req/s"), rate(c.GoodputPerReplica, "req/s")})
+	}
+	if b.Accounting.Retries > 0 || c.Accounting.Retries > 0 {
+		rows = append(rows, []string{"retry amplification", fmt.Sprintf("%.3f", float64(b.RetryAmplification)), fmt.Sprintf("%.3f", float64(c.RetryAmplification))})
+	}
+	if b.CostPerGoodRequest != nil || c.CostPerGoodRequest != nil {
+		rows = append(rows, []string{"cost/good request", usd(b.CostPerGoodRequest), usd(c.CostPerGoodRequest)})
+	}
+	for _, l := range []struct {
+		name   string
+		qb, qc analysis.Quantiles
+	}{{"TTFT", b.Latency.TTFT, c.Latency.TTFT}, {"TPOT", b.Latency.TPOT, c.Latency.TPOT}, {"E2E", b.Latency.E2E, c.Latency.E2E}} {
+		if l.qb.N == 0 && l.qc.N == 0 {
+			continue
+		}
+		rows = append(rows, []string{l.name + " p50 / p99", dur(l.qb.P50) + " / " + dur(l.qb.P99), dur(l.qc.P50) + " / " + dur(l.qc.P99)})
+	}
+	table(tw, rows, []bool{false, true, true})
+	tw.printf("\n")
+
+	conf := 1 - 2*(1-r.Measurement.Confidence)
+	gates := [][]string{{"gate", "baseline", "canary", "delta", fmt.Sprintf("interval (%g%%)", math.Round(conf*1000)/10), "margin", "verdict", "n (b/c)"}}
+	var colors []analysis.Verdict
+	for _, m := range r.Metrics {
+		name := m.Name
+		if m.Guardrail {
+			name += " (guardrail)"
+		}
+		gates = append(gates, []string{name, value(m, m.Baseline), value(m, m.Canary), delta(m, m.Delta),
+			"[" + delta(m, m.Interval[0]) + ", " + delta(m, m.Interval[1]) + "]", margin(m),
+			strings.ToUpper(string(m.Verdict)), count(m.NBaseline) + "/" + count(m.NCanary)})
+		colors = append(colors, m.Verdict)
+	}
+	lines := tableLines(gates, []bool{false, true, true, true, true, true, false, true})
+	for i, l := range lines {
+		if i > 0 && opt.Color {
+			v := colors[i-1]
+			word := strings.ToUpper(string(v))
+			l = strings.Replace(l, word, verdictWord(v, true), 1)
+		}
+		tw.printf("%s\n", l)
+	}
+	for _, m := range r.Metrics {
+		if m.Naive != nil {
+			tw.printf("  %s: naive %s [%s, %s] → adjusted %s [%s, %s]\n", m.Name, delta(m, m.Naive.Delta),
+				delta(m, m.Naive.Interval[0]), delta(m, m.Naive.Interval[1]), delta(m, m.Delta), delta(m, m.Interval[0]), delta(m, m.Interval[1]))
+		}
+	}
+	if len(r.Metrics) > 0 {
+		tw.printf("  methods: %s\n", methods(r.Metrics))
+	}
+
+	if len(r.Classes) > 1 {
+		tw.printf("\n")
+		cl := [][]string{{"class", "share b/c", "attainment b/c", "TTFT p99 b/c", "TPOT p99 b/c"}}
+		for _, k := range r.Classes {
+			cl = append(cl, []string{Sanitize(k.Class), pct(k.Baseline.Share) + " / " + pct(k.Canary.Share),
+				pct(k.Baseline.SLOAttainment) + " / " + pct(k.Canary.SLOAttainment),
+				dur(k.Baseline.TTFTP99) + " / " + dur(k.Canary.TTFTP99), dur(k.Baseline.TPOTP99) + " / " + dur(k.Canary.TPOTP99)})
+		}
+		table(tw, cl, []bool{false, true, true, true, true})
+	}
+
+	if len(r.Diagnostics) > 0 {
+		tw.printf("\ndiagnostics (not gating):\n")
+		for _, d := range r.Diagnostics {
+			tw.printf("  %-5s Mann-Whitney U=%.6g p=%.3g q=%.3g; Hodges-Lehmann shift %s [%s, %s] (n %s/%s)\n", d.Metric, float64(d.Statistic),
+				float64(d.PValue), float64(d.QValue), sdur(d.Estimate), sdur(d.Interval[0]), sdur(d.Interval[1]), count(d.NBaseline), count(d.NCanary))
+		}
+	}
+	var applied []string
+	for _, s := range r.Normalization.Steps {
+		if s.Applied {
+			applied = append(applied, s.Name+": "+s.Detail)
+		}
+	}
+	if len(applied) > 0 {
+		tw.printf("\nadjusted:\n")
+		for _, a := range applied {
+			tw.printf("  %s\n", Sanitize(a))
+		}
+	}
+	if len(r.Warnings) > 0 {
+		tw.printf("\nwarnings:\n")
+		for _, w := range r.Warnings {
+			tw.printf("  - %s\n", Sanitize(w))
+		}
+	}
+	m := r.Measurement
+	tw.printf("\nmeasured at %s; window %s; buckets of %gs; clock %s\n", Sanitize(m.Location), window(m.Window), m.BucketSeconds, m.Clock)
+	return tw.err
+}
+
+func methods(ms []analysis.Metric) string {
+	seen := map[string]bool{}
+	var out []string
+	for _, m := range ms {
+		if m.Method != "" && !seen[m.Method] {
+			seen[m.Method] = true
+			out = append(out, m.Method)
+		}
+	}
+	if len(out) == 0 {
+		return "none"
+	}
+	return strings.Join(out, ", ")
+}
+
+func window(w analysis.Window) string {
+	if w.Start == "" {
+		return secs(w.Seconds)
+	}
+	return fmt.Sprintf("%s … %s (%s)", w.Start, w.End, secs(w.Seconds))
+}
+
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) printf(format string, a ...any) {
+	if e.err == nil {
+		_, e.err = fmt.Fprintf(e.w, format, a...)
+	}
+}
+
+func table(w *errWriter, rows [][]string, right []bool) {
+	for _, l := range tableLines(rows, right) {
+		w.printf("%s\n", l)
+	}
+}
+
+// tableLines aligns cells into columns two spaces apart; right[i]
+// right-aligns column i. Widths count runes.
+func tableLines(rows [][]string, right []bool) []string {
+	widths := make([]int, len(right))
+	for _, r := range rows {
+		for i, c := range r {
+			widths[i] = max(widths[i], utf8.RuneCountInString(c))
+		}
+	}
+	var out []string
+	for _, r := range rows {
+		var b strings.Builder
+		for i, c := range r {
+			pad := strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c))
+			if i > 0 {
+				b.WriteString("  ")
+			}
+			if right[i] {
+				b.WriteString(pad + c)
+			} else {
+				b.WriteString(c + pad)
+			}
+		}
+		out = append(out, strings.TrimRight(b.String(), " "))
+	}
+	return out
+}
+
+func isNaN(n analysis.Num) bool { return math.IsNaN(float64(n)) || math.IsInf(float64(n), 0) }
+
+func count(n int64) string {
+	s := fmt.Sprint(n)
+	if n < 0 {
+		return s
+	}
+	var b strings.Builder
+	for i, ch := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(ch)
+	}
+	return b.String()
+}
+
+func pct(n analysis.Num) string {
+	if isNaN(n) {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.2f%%", float64(n)*100)
+}
+
+func rate(n analysis.Num, unit string) string {
+	if isNaN(n) {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.4g %s", float64(n), unit)
+}
+
+func secs(n analysis.Num) string {
+	if isNaN(n) {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.1fs", float64(n))
+}
+
+func usd(n *analysis.Num) string {
+	if n == nil || isNaN(*n) {
+		return "n/a"
+	}
+	return fmt.Sprintf("$%.4g", float64(*n))
+}
+
+// dur renders seconds as ms below 1 s.
+func dur(n analysis.Num) string {
+	v := float64(n)
+	switch {
+	case isNaN(n):
+		return "n/a"
+	case math.Abs(v) < 1:
+		return fmt.Sprintf("%.1fms", v*1000)
+	}
+	return fmt.Sprintf("%.3fs", v)
+}
+
+func sdur(n analysis.Num) string {
+	if !isNaN(n) && float64(n) >= 0 {
+		return "+" + dur(n)
+	}
+	return dur(n)
+}
+
+// value renders a gate's per-arm value in its unit.
+func value(m analysis.Metric, n analysis.Num) string {
+	switch m.Unit {
+	case "fraction":
+		return pct(n)
+	case "s":
+		return dur(n)
+	case "USD":
+		if isNaN(n) {
+			return "n/a"
+		}
+		return fmt.Sprintf("$%.4g", float64(n))
+	}
+	if isNaN(n) {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.4g", float64(n))
+}
+
+// delta renders a difference on the gate's scale.
+func delta(m analysis.Metric, n analysis.Num) string {
+	if isNaN(n) {
+		return "n/a"
+	}
+	if m.Scale == "relative" {
+		return fmt.Sprintf("%+.1f%%", float64(n)*100)
+	}
+	return fmt.Sprintf("%+.2fpp", float64(n)*100)
+}
+
+func margin(m analysis.Metric) string {
+	v := math.Round(float64(m.Margin)*100*1e6) / 1e6
+	if m.Scale == "relative" {
+		return fmt.Sprintf("%g%%", v)
+	}
+	return fmt.Sprintf("%gpp", v)
+}

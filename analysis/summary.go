@@ -1,0 +1,247 @@
+package analysis
+
+import (
+	"math"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/goodput-dev/goodput/sources"
+)
+
+// fmtTime renders a window bound: RFC 3339 (UTC, ms) for epoch clocks,
+// decimal seconds on the input's own clock otherwise.
+func fmtTime(c sources.Clock, t float64) string {
+	if math.IsNaN(t) {
+		return ""
+	}
+	if c == sources.ClockEpoch {
+		sec, frac := math.Modf(t)
+		return time.Unix(int64(sec), int64(math.Round(frac*1e3))*1e6).UTC().Format("2006-01-02T15:04:05.000Z07:00")
+	}
+	return strconv.FormatFloat(t, 'f', 3, 64)
+}
+
+// quantile is the Hyndman-Fan type 7 quantile (linear interpolation between
+// order statistics, numpy's default) of sorted xs, 0 ≤ q ≤ 1; NaN if empty.
+func quantile(sorted []float64, q float64) float64 {
+	n := len(sorted)
+	if n == 0 {
+		return math.NaN()
+	}
+	h := q * float64(n-1)
+	lo := int(math.Floor(h))
+	if lo >= n-1 {
+		return sorted[n-1]
+	}
+	return sorted[lo] + (h-float64(lo))*(sorted[lo+1]-sorted[lo])
+}
+
+func mean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}
+
+func quantiles(sorted []float64) Quantiles {
+	return Quantiles{N: int64(len(sorted)), Mean: Num(mean(sorted)), P50: Num(quantile(sorted, 0.5)),
+		P90: Num(quantile(sorted, 0.9)), P95: Num(quantile(sorted, 0.95)), P99: Num(quantile(sorted, 0.99))}
+}
+
+// pooled returns the sorted latency samples of the analysed buckets.
+func (a *armData) pooled(which string) []float64 {
+	var out []float64
+	for _, b := range a.kept() {
+		out = append(out, samplesOf(&b, which)...)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func samplesOf(b *bucket, which string) []float64 {
+	switch which {
+	case "ttft":
+		return b.ttft
+	case "tpot":
+		return b.tpot
+	case "e2e":
+		return b.e2e
+	}
+	return nil
+}
+
+// totals sums the analysed buckets.
+func (a *armData) totals() bucket {
+	var t bucket
+	for _, b := range a.kept() {
+		t.offered += b.offered
+		t.good += b.good
+		t.completed += b.completed
+		t.failed += b.failed
+		t.rejected += b.rejected
+		t.canceled += b.canceled
+		t.retries += b.retries
+		t.goodTokens += b.goodTokens
+		t.outTokens += b.outTokens
+		t.replicaSecs += b.replicaSecs
+	}
+	return t
+}
+
+func (j *judgement) armSummary(a *armData) ArmSummary {
+	t := a.totals()
+	acc := Accounting{Offered: int64(t.offered), Rejected: int64(t.rejected), Canceled: int64(t.canceled),
+		Failed: int64(t.failed), Completed: int64(t.completed), Good: int64(t.good), Retries: int64(t.retries)}
+	acc.Admitted = acc.Offered - acc.Rejected
+	secs := a.windowSecs
+	s := ArmSummary{
+		Accounting:        acc,
+		SLOAttainment:     Num(t.good / t.offered),
+		GoodputRPS:        Num(t.good / secs),
+		TokenGoodputTPS:   Num(t.goodTokens / secs),
+		ThroughputRPS:     Num(t.completed / secs),
+		OutputTokensPS:    Num(t.outTokens / secs),
+		WindowSeconds:     Num(secs),
+		WarmupCutSeconds:  Num(a.cutSecs),
+		Replicas:          a.replicas,
+		ReplicaSeconds:    Num(math.NaN()),
+		GoodputPerReplica: Num(math.NaN()),
+		CacheHitRate:      Num(cacheHitRate(a)),
+		GPUUtilization:    Num(math.NaN()),
+	}
+	first := t.offered - t.retries
+	s.RetryAmplification = Num(t.offered / first)
+	if a.replicasKnown && !a.pseudo {
+		s.ReplicaSeconds = Num(t.replicaSecs)
+		s.GoodputPerReplica = Num(t.good / t.replicaSecs)
+	}
+	if a.pseudo {
+		s.Window = Window{Seconds: Num(secs)}
+	} else {
+		s.Window = makeWindow(a.clock, a.windowStart, a.windowEnd)
+	}
+	s.Latency = Latency{TTFT: quantiles(a.pooled("ttft")), TPOT: quantiles(a.pooled("tpot")), E2E: quantiles(a.pooled("e2e"))}
+	return s
+}
+
+func cacheHitRate(a *armData) float64 {
+	var cached, prompt float64
+	for i := range a.ds.Requests {
+		r := &a.ds.Requests[i]
+		if !a.keep[i] || r.CachedTokens < 0 || r.PromptTokens <= 0 {
+			continue
+		}
+		cached += float64(r.CachedTokens)
+		prompt += float64(r.PromptTokens)
+	}
+	if prompt == 0 {
+		return math.NaN()
+	}
+	return cached / prompt
+}
+
+func (j *judgement) classes() []ClassRow {
+	type acc struct {
+		offered, good int64
+		ttft, tpot    []float64
+	}
+	per := func(a *armData) []acc {
+		out := make([]acc, len(j.cls.names))
+		for i := range a.ds.Requests {
+			if !a.keep[i] {
+				continue
+			}
+			r := &a.ds.Requests[i]
+			c := &out[a.class[i]]
+			c.offered++
+			if a.good[i] {
+				c.good++
+			}
+			if r.Status == sources.StatusOK {
+				if sources.Known(r.TTFT) {
+					c.ttft = append(c.ttft, r.TTFT)
+				}
+				if sources.Known(r.TPOT) {
+					c.tpot = append(c.tpot, r.TPOT)
+				}
+			}
+		}
+		return out
+	}
+	bs, cs := per(j.b), per(j.c)
+	tb, tc := j.b.totals().offered, j.c.totals().offered
+	arm := func(x acc, total float64) ClassArm {
+		slices.Sort(x.ttft)
+		slices.Sort(x.tpot)
+		return ClassArm{Offered: x.offered, Good: x.good, Share: Num(float64(x.offered) / total),
+			SLOAttainment: Num(float64(x.good) / float64(x.offered)), TTFTP99: Num(quantile(x.ttft, 0.99)), TPOTP99: Num(quantile(x.tpot, 0.99))}
+	}
+	var rows []ClassRow
+	for i, name := range j.cls.names {
+		if bs[i].offered == 0 && cs[i].offered == 0 {
+			continue
+		}
+		rows = append(rows, ClassRow{Class: name, Baseline: arm(bs[i], tb), Canary: arm(cs[i], tc)})
+	}
+	slices.SortFunc(rows, func(x, y ClassRow) int {
+		switch {
+		case x.Class < y.Class:
+			return -1
+		case x.Class > y.Class:
+			return 1
+		}
+		return 0
+	})
+	return rows
+}
+
+func (j *judgement) series() Series {
+	s := Series{BucketSeconds: Num(j.p.Window.Bucket.Seconds())}
+	pts := func(a *armData) []Point {
+		out := []Point{}
+		if a.pseudo {
+			return out
+		}
+		for _, b := range a.buckets {
+			xs := slices.Clone(b.ttft)
+			slices.Sort(xs)
+			out = append(out, Point{T: Num(b.start - a.t0), Offered: int64(b.offered), Good: int64(b.good),
+				GoodputRPS: Num(b.good / b.secs), TTFTP50: Num(quantile(xs, 0.5)), TTFTP99: Num(quantile(xs, 0.99)), Cut: b.cut})
+		}
+		return out
+	}
+	s.Baseline, s.Canary = pts(j.b), pts(j.c)
+	return s
+}
+
+// distributionProbs are the probabilities of the CDF curves: 0, 0.01, …, 1.
+func distributionProbs() []float64 {
+	ps := make([]float64, 101)
+	for i := range ps {
+		ps[i] = float64(i) / 100
+	}
+	return ps
+}
+
+func (j *judgement) distributions() Distributions {
+	ps := distributionProbs()
+	curve := func(sorted []float64) []Num {
+		out := make([]Num, len(ps))
+		for i, q := range ps {
+			out[i] = Num(quantile(sorted, q))
+		}
+		return out
+	}
+	d := Distributions{Probs: make([]Num, len(ps))}
+	for i, q := range ps {
+		d.Probs[i] = Num(q)
+	}
+	d.TTFT = ArmQuantCurve{Baseline: curve(j.b.pooled("ttft")), Canary: curve(j.c.pooled("ttft"))}
+	d.TPOT = ArmQuantCurve{Baseline: curve(j.b.pooled("tpot")), Canary: curve(j.c.pooled("tpot"))}
+	return d
+}

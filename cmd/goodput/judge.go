@@ -1,0 +1,187 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/mattn/go-isatty"
+	"github.com/spf13/cobra"
+
+	"github.com/goodput-dev/goodput/analysis"
+	"github.com/goodput-dev/goodput/analysis/report"
+	"github.com/goodput-dev/goodput/policies"
+	"github.com/goodput-dev/goodput/sources"
+)
+
+// judgeOptions are the flags of `goodput judge`.
+type judgeOptions struct {
+	Baseline, Canary   []string
+	Policy             string
+	Format             string
+	Out                string
+	InputFormat        string
+	FailOnInconclusive bool
+	NoColor            bool
+	Seed               uint64
+	Resamples          int
+}
+
+func (a *app) newJudgeCmd() *cobra.Command {
+	o := &judgeOptions{}
+	cmd := &cobra.Command{
+		Use:   "judge --baseline FILE [FILE…] --canary FILE [FILE…] [flags]",
+		Short: "Compare a canary with its baseline and print pass, fail or inconclusive",
+		Long: `Judge a canary against its baseline under a policy (default: the built-in
+"chat" policy, TTFT ≤ 1 s and TPOT ≤ 80 ms).
+
+Each arm takes one or more files (e.g. one per replica). The input format is
+detected from content; --input-format overrides it. Formats:
+` + formatHelp() + `
+Exit codes: 0 pass, 1 fail, 2 usage error, 3 inconclusive
+(1 with --fail-on-inconclusive), 4 could not evaluate.`,
+		Example: `  goodput judge --baseline testdata/example/baseline.jsonl --canary testdata/example/canary.jsonl
+  goodput judge --baseline b1.jsonl b2.jsonl --canary c1.jsonl --policy batch --format json --out report.json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.runJudge(cmd.Context(), o)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringArrayVar(&o.Baseline, "baseline", nil, "baseline input file(s); repeat the flag or list several files after it")
+	fs.StringArrayVar(&o.Canary, "canary", nil, "canary input file(s); repeat the flag or list several files after it")
+	fs.StringVar(&o.Policy, "policy", policies.DefaultName, "built-in policy name ("+strings.Join(policies.Names(), ", ")+") or a policy YAML file")
+	fs.StringVar(&o.Format, "format", "text", "output format: text, markdown or json")
+	fs.StringVarP(&o.Out, "out", "o", "", "write the report to FILE instead of stdout (written atomically)")
+	fs.StringVar(&o.InputFormat, "input-format", "", "force the input format instead of detecting it ("+strings.Join(inputFormats(), ", ")+")")
+	fs.BoolVar(&o.FailOnInconclusive, "fail-on-inconclusive", false, "exit 1 instead of 3 when the verdict is inconclusive")
+	fs.BoolVar(&o.NoColor, "no-color", false, "no colour in text output (also when NO_COLOR is set)")
+	fs.Uint64Var(&o.Seed, "seed", 1, "seed for resampling; the same inputs and seed give the same report")
+	fs.IntVar(&o.Resamples, "resamples", 2000, "bootstrap resamples for quantile gates (≥ 200)")
+	return cmd
+}
+
+func formatHelp() string {
+	var b strings.Builder
+	for _, f := range inputFormats() {
+		fmt.Fprintf(&b, "  %s\n", f)
+	}
+	return b.String()
+}
+
+func (a *app) runJudge(ctx context.Context, o *judgeOptions) error {
+	switch o.Format {
+	case "text", "markdown", "json":
+	default:
+		return usageError("--format %q: want text, markdown or json", o.Format)
+	}
+	if len(o.Baseline) == 0 || len(o.Canary) == 0 {
+		return usageError("judge needs --baseline FILE and --canary FILE (see goodput judge --help)")
+	}
+	if o.Resamples < 200 {
+		return usageError("--resamples %d: want at least 200", o.Resamples)
+	}
+	pol, err := policies.Load(o.Policy)
+	if err != nil {
+		return inputError(err)
+	}
+	base, err := readArm(ctx, sources.Baseline, o.Baseline, o.InputFormat, a.io.ErrOut)
+	if err != nil {
+		return inputError(err)
+	}
+	can, err := readArm(ctx, sources.Canary, o.Canary, o.InputFormat, a.io.ErrOut)
+	if err != nil {
+		return inputError(err)
+	}
+	rep, err := analysis.Judge(&base, &can, analysis.Config{Policy: pol, Seed: o.Seed, Resamples: o.Resamples, ToolVersion: version})
+	if err != nil {
+		var de *analysis.DataError
+		if errors.As(err, &de) {
+			return inputError(fmt.Errorf("could not evaluate: %w", err))
+		}
+		return inputError(err)
+	}
+	if err := a.writeReport(rep, o); err != nil {
+		return inputError(err)
+	}
+	return verdictExit(rep.Verdict, o.FailOnInconclusive)
+}
+
+// verdictExit maps a verdict to its exit code (nil error for pass).
+func verdictExit(v analysis.Verdict, failOnInconclusive bool) error {
+	switch v {
+	case analysis.Pass:
+		return nil
+	case analysis.Fail:
+		return &exitError{Code: ExitFail}
+	}
+	if failOnInconclusive {
+		return &exitError{Code: ExitFail}
+	}
+	return &exitError{Code: ExitInconclusive}
+}
+
+// colorOK reports whether text output may use colour: a terminal, and
+// neither NO_COLOR nor --no-color.
+func (a *app) colorOK(w io.Writer, noColor bool) bool {
+	if noColor || a.env("NO_COLOR") != "" {
+		return false
+	}
+	f, ok := w.(*os.File)
+	return ok && isatty.IsTerminal(f.Fd())
+}
+
+func (a *app) writeReport(rep *analysis.Report, o *judgeOptions) error {
+	var buf bytes.Buffer
+	var err error
+	switch o.Format {
+	case "json":
+		err = report.JSON(&buf, rep)
+	case "markdown":
+		err = report.Markdown(&buf, rep, report.MarkdownOptions{})
+	default:
+		err = report.Text(&buf, rep, report.TextOptions{Color: o.Out == "" && a.colorOK(a.io.Out, o.NoColor)})
+	}
+	if err != nil {
+		return err
+	}
+	if o.Out == "" {
+		_, err = a.io.Out.Write(buf.Bytes())
+		return err
+	}
+	return writeFileAtomic(o.Out, buf.Bytes())
+}
+
+// writeFileAtomic writes data to a temporary file beside path and renames
+// it into place, so a reader never sees a half-written report.
+func writeFileAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := os.Chmod(tmp, 0o644); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
+}
