@@ -1,0 +1,241 @@
+package analysis
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/goodput-dev/goodput/policies"
+	"github.com/goodput-dev/goodput/sources"
+)
+
+// synth makes an arm of n requests arriving at rate per second from t0,
+// with lognormal TTFT around ttftMed and TPOT around tpotMed (seconds), a
+// share of errors, and optional replicas.
+type synth struct {
+	n                int
+	rate             float64
+	ttftMed, tpotMed float64
+	errShare         float64
+	replicas         int
+	seed             uint64
+	longShare        float64 // share of prompts ≥ 8192 tokens
+}
+
+func (s synth) dataset(arm sources.Arm) *sources.Dataset {
+	rng := rand.New(rand.NewPCG(s.seed, 7))
+	ds := &sources.Dataset{Arm: arm, Clock: sources.ClockEpoch, Location: "client"}
+	t := 1.7e9
+	for i := 0; i < s.n; i++ {
+		t += rng.ExpFloat64() / s.rate
+		r := sources.NewRequest()
+		r.Time = t
+		r.Status = sources.StatusOK
+		r.PromptTokens = 500
+		if rng.Float64() < s.longShare {
+			r.PromptTokens = 9000
+		}
+		r.OutputTokens = 50 + int64(rng.IntN(200))
+		if rng.Float64() < s.errShare {
+			r.Status = sources.StatusError
+		} else {
+			r.TTFT = s.ttftMed * math.Exp(0.4*rng.NormFloat64())
+			r.TPOT = s.tpotMed * math.Exp(0.15*rng.NormFloat64())
+			r.E2E = r.TTFT + r.TPOT*float64(r.OutputTokens-1)
+		}
+		if s.replicas > 0 {
+			r.Replica = string(rune('a' + i%s.replicas))
+		}
+		ds.Requests = append(ds.Requests, r)
+	}
+	return ds
+}
+
+func chat(t *testing.T) *policies.Policy {
+	t.Helper()
+	p, err := policies.Builtin("chat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func judge(t *testing.T, p *policies.Policy, b, c synth) *Report {
+	t.Helper()
+	r, err := Judge(b.dataset(sources.Baseline), c.dataset(sources.Canary), Config{Policy: p, Resamples: 400})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func metric(t *testing.T, r *Report, name string) Metric {
+	t.Helper()
+	for _, m := range r.Metrics {
+		if m.Name == name {
+			return m
+		}
+	}
+	t.Fatalf("no metric %s", name)
+	return Metric{}
+}
+
+func TestJudgeVerdicts(t *testing.T) {
+	base := synth{n: 60000, rate: 50, ttftMed: 0.3, tpotMed: 0.04, errShare: 0.001, replicas: 2, seed: 1}
+	same := base
+	same.seed = 2
+	slowTPOT := same
+	slowTPOT.tpotMed = 0.04 * 1.3
+	small := synth{n: 60, rate: 2, ttftMed: 0.3, tpotMed: 0.04, seed: 3}
+	errs := same
+	errs.errShare = 0.05
+
+	for _, tc := range []struct {
+		name     string
+		b, c     synth
+		want     Verdict
+		gate     string
+		gateWant Verdict
+	}{
+		{"identical arms pass", base, same, Pass, "slo_attainment", Pass},
+		{"TPOT 30% slower fails tpot_p99", base, slowTPOT, Fail, "tpot_p99", Fail},
+		{"60 requests are inconclusive, never pass", small, small, Inconclusive, "slo_attainment", Inconclusive},
+		{"5% errors fail the guardrail", base, errs, Fail, "error_rate", Fail},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := judge(t, chat(t), tc.b, tc.c)
+			if r.Verdict != tc.want {
+				t.Errorf("verdict %s, want %s; reasons %q", r.Verdict, tc.want, r.Reasons)
+			}
+			if m := metric(t, r, tc.gate); m.Verdict != tc.gateWant {
+				t.Errorf("%s: %s, want %s (%s)", tc.gate, m.Verdict, tc.gateWant, m.Reason)
+			}
+		})
+	}
+}
+
+func TestAccountingIdentities(t *testing.T) {
+	ds := synth{n: 2000, rate: 10, ttftMed: 0.5, tpotMed: 0.05, errShare: 0.02, seed: 4}.dataset(sources.Canary)
+	// add the other outcomes and retries
+	for i := range ds.Requests {
+		switch i % 50 {
+		case 1:
+			ds.Requests[i].Status = sources.StatusRejected
+		case 2:
+			ds.Requests[i].Status = sources.StatusCanceled
+		case 3:
+			ds.Requests[i].Status = sources.StatusTimeout
+		case 4:
+			ds.Requests[i].Attempt = 2
+		}
+	}
+	b := synth{n: 2000, rate: 10, ttftMed: 0.5, tpotMed: 0.05, seed: 5}.dataset(sources.Baseline)
+	r, err := Judge(b, ds, Config{Policy: chat(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := r.Arms.Canary.Accounting
+	if a.Offered != 2000 || a.Offered != a.Admitted+a.Rejected || a.Admitted != a.Canceled+a.Failed+a.Completed || a.Good > a.Completed {
+		t.Fatalf("accounting broken: %+v", a)
+	}
+	if a.Rejected != 40 || a.Canceled != 40 || a.Retries != 40 {
+		t.Errorf("rejected %d canceled %d retries %d, want 40 each", a.Rejected, a.Canceled, a.Retries)
+	}
+	if got, want := float64(r.Arms.Canary.RetryAmplification), 2000.0/1960; math.Abs(got-want) > 1e-12 {
+		t.Errorf("retry amplification %v, want %v", got, want)
+	}
+	if got, want := float64(r.Arms.Canary.SLOAttainment), float64(a.Good)/2000; got != want {
+		t.Errorf("attainment %v, want %v", got, want)
+	}
+}
+
+func TestGoodCriteria(t *testing.T) {
+	p := chat(t)
+	cls := newClassifier(p)
+	mk := func(f func(*sources.Request)) *sources.Request {
+		r := sources.NewRequest()
+		r.Status, r.TTFT, r.TPOT, r.PromptTokens, r.OutputTokens = sources.StatusOK, 0.5, 0.05, 100, 10
+		f(&r)
+		return &r
+	}
+	for _, tc := range []struct {
+		name string
+		r    *sources.Request
+		good bool
+	}{
+		{"within both", mk(func(*sources.Request) {}), true},
+		{"ttft exactly at the limit is good", mk(func(r *sources.Request) { r.TTFT = 1 }), true},
+		{"ttft over", mk(func(r *sources.Request) { r.TTFT = 1.0001 }), false},
+		{"tpot over", mk(func(r *sources.Request) { r.TPOT = 0.081 }), false},
+		{"long prompt gets 4s ttft", mk(func(r *sources.Request) { r.PromptTokens = 9000; r.TTFT = 3.5 }), true},
+		{"long prompt over 4s", mk(func(r *sources.Request) { r.PromptTokens = 9000; r.TTFT = 4.5 }), false},
+		{"failed is never good", mk(func(r *sources.Request) { r.Status = sources.StatusError }), false},
+		{"unknown ttft is not good", mk(func(r *sources.Request) { r.TTFT = math.NaN() }), false},
+		{"one output token needs no tpot", mk(func(r *sources.Request) { r.OutputTokens = 1; r.TPOT = math.NaN() }), true},
+		{"unknown tpot with many tokens is not good", mk(func(r *sources.Request) { r.TPOT = math.NaN() }), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			unv := map[string]int64{}
+			if got := isGood(cls.slos[cls.classOf(tc.r)], tc.r, unv); got != tc.good {
+				t.Errorf("good = %v, want %v", got, tc.good)
+			}
+		})
+	}
+}
+
+func TestDataErrors(t *testing.T) {
+	p := chat(t)
+	good := synth{n: 500, rate: 5, ttftMed: 0.3, tpotMed: 0.04, seed: 9}.dataset(sources.Baseline)
+	empty := &sources.Dataset{Arm: sources.Canary, Clock: sources.ClockEpoch}
+	allFail := synth{n: 100, rate: 5, errShare: 1, seed: 9}.dataset(sources.Canary)
+	for _, tc := range []struct {
+		name string
+		c    *sources.Dataset
+		want string
+	}{
+		{"no requests", empty, "canary: no requests"},
+		{"no completed", allFail, "canary: no completed requests among 100 offered (100 error)"},
+	} {
+		_, err := Judge(good, tc.c, Config{Policy: p})
+		var de *DataError
+		if !errors.As(err, &de) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want DataError containing %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+func TestDeterministicJSON(t *testing.T) {
+	b := synth{n: 3000, rate: 10, ttftMed: 0.3, tpotMed: 0.04, seed: 11}
+	c := synth{n: 3000, rate: 10, ttftMed: 0.32, tpotMed: 0.041, seed: 12}
+	var out [2][]byte
+	for i := range out {
+		r := judge(t, chat(t), b, c)
+		var err error
+		if out[i], err = json.Marshal(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !bytes.Equal(out[0], out[1]) {
+		t.Fatal("two runs on the same inputs gave different reports")
+	}
+}
+
+func TestFixedWarmupCut(t *testing.T) {
+	p := chat(t)
+	p.Window.Warmup = "60s"
+	b := synth{n: 3000, rate: 10, ttftMed: 0.3, tpotMed: 0.04, seed: 13}
+	r := judge(t, p, b, b)
+	if got := r.Arms.Baseline.Accounting.Offered; got >= 3000 || got < 3000-800 {
+		t.Errorf("offered after a 60 s cut = %d, want about 3000 − 600", got)
+	}
+	if float64(r.Arms.Baseline.WarmupCutSeconds) != 60 {
+		t.Errorf("warmup_cut_s = %v", r.Arms.Baseline.WarmupCutSeconds)
+	}
+	if !r.Normalization.Steps[0].Applied {
+		t.Errorf("warm-up step not marked applied: %+v", r.Normalization.Steps[0])
+	}
+}
