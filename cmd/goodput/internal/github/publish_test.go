@@ -23,7 +23,9 @@ type fakeClock struct {
 	slept []time.Duration
 }
 
-func newFakeClock() *fakeClock { return &fakeClock{now: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)} }
+func newFakeClock() *fakeClock {
+	return &fakeClock{now: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}
+}
 
 func (c *fakeClock) Now() time.Time {
 	c.mu.Lock()
