@@ -580,3 +580,11 @@ func hasPrefix(name string, prefixes []string) bool {
 	}
 	return false
 }
+
+// ClassLabel is the label that carries a request's class when metrics are
+// broken down by class; counts and histograms are then kept per class.
+const ClassLabel = "class"
+
+// ArmLabels are labels whose value "baseline" or "canary" names the arm of
+// a series in a file that holds both arms (the simulator's metrics.om).
+var ArmLabels = []string{"deployment", "arm"}
