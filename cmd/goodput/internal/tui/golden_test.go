@@ -1,0 +1,127 @@
+package tui
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/exp/teatest"
+
+	"github.com/goodput-dev/goodput/analysis"
+)
+
+// TestGoldenViews drives the program through teatest at 100×30 with colour
+// off and compares each view's final frame with testdata/TestGoldenViews/
+// <name>.golden (go test -run TestGoldenViews -update rewrites them).
+func TestGoldenViews(t *testing.T) {
+	cases := []struct {
+		name string
+		keys []string
+		wait string
+	}{
+		{"summary", nil, "Gates (7)"},
+		{"gate_fail", []string{"j", "j", "enter"}, "lower bound of harm"},
+		{"gate_inconclusive_naive", []string{"j", "enter"}, "More data"},
+		{"distributions_ttft", []string{"tab", "tab"}, "TTFT CDF"},
+		{"distributions_tpot", []string{"tab", "tab", "l"}, "TPOT CDF"},
+		{"time", []string{"tab", "tab", "tab"}, "TTFT p99 per"},
+		{"warnings_spec", []string{"shift+tab"}, "Measurement spec"},
+		{"help", []string{"?"}, "needs a note"},
+		{"filter", []string{"/", "r", "a", "t"}, "match"},
+		{"approve_override", append([]string{"j", "j", "a"}, typed("known cold cache")...), "cold cache"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rep := richReport()
+			m, err := New(Options{
+				Report: rep, ReportBytes: reportJSON(t, rep), ReportName: "runs/report.json",
+				RecordPath: "runs/report.review.json", Reviewer: "ada", Now: fixedNow, NoColor: true,
+				WriteFile: (&fakeWriter{}).write,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(100, 30))
+			for _, k := range tc.keys {
+				tm.Send(keyMsg(k))
+			}
+			teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte(tc.wait)) },
+				teatest.WithDuration(5*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
+			tm.Send(tea.KeyMsg{Type: tea.KeyCtrlC})
+			fm, ok := tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).(Model)
+			if !ok {
+				t.Fatal("final model is not a Model")
+			}
+			if fm.width != 100 || fm.height != 30 {
+				t.Fatalf("size %dx%d", fm.width, fm.height)
+			}
+			teatest.RequireEqualOutput(t, []byte(fm.View()))
+		})
+	}
+}
+
+// bigReport is richReport with n gates and distributions built from
+// samples requests per arm.
+func bigReport(n, samples int) *analysis.Report {
+	r := richReport()
+	base := r.Metrics
+	r.Metrics = make([]analysis.Metric, n)
+	for i := range r.Metrics {
+		g := base[i%len(base)]
+		g.Name = fmt.Sprintf("%s_%03d", g.Name, i)
+		r.Metrics[i] = g
+	}
+	p := r.Distributions.Probs
+	r.Distributions.TTFT = analysis.ArmQuantCurve{Baseline: lognormalCurve(3, samples, 0.18, 0.55, p), Canary: lognormalCurve(4, samples, 0.21, 0.6, p)}
+	r.Distributions.TPOT = analysis.ArmQuantCurve{Baseline: lognormalCurve(5, samples, 0.029, 0.3, p), Canary: lognormalCurve(6, samples, 0.029, 0.28, p)}
+	return r
+}
+
+// BenchmarkView renders every view of a report with 200 gates and
+// distributions from 1M-request samples per arm at 100×30 (ns/op is one
+// frame).
+func BenchmarkView(b *testing.B) {
+	rep := bigReport(200, 1_000_000)
+	views := []struct {
+		name string
+		keys []string
+	}{
+		{"summary", nil},
+		{"summary_scrolled", []string{"end"}},
+		{"gate", []string{"enter"}},
+		{"distributions", []string{"tab", "tab"}},
+		{"time", []string{"tab", "tab", "tab"}},
+		{"spec", []string{"shift+tab"}},
+		{"help", []string{"?"}},
+		{"filter", []string{"/", "r", "a", "t", "i", "o"}},
+	}
+	for _, v := range views {
+		b.Run(v.name, func(b *testing.B) {
+			m := newModel(b, rep, nil)
+			for _, k := range v.keys {
+				var next tea.Model
+				if k == "end" {
+					next, _ = m.Update(tea.KeyMsg{Type: tea.KeyEnd})
+				} else {
+					next, _ = m.Update(keyMsg(k))
+				}
+				m = next.(Model)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = m.View()
+			}
+		})
+	}
+	b.Run("keypress_filter_200", func(b *testing.B) {
+		m, _ := press(newModel(b, rep, nil), "/")
+		b.ReportAllocs()
+		for b.Loop() {
+			next, _ := m.Update(keyMsg("r"))
+			next, _ = next.(Model).Update(keyMsg("backspace"))
+			_ = next.(Model).View()
+		}
+	})
+}

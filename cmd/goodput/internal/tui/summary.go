@@ -1,0 +1,277 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/goodput-dev/goodput/analysis"
+)
+
+// maxReasons is how many of the report's reasons the summary shows.
+const maxReasons = 3
+
+// summaryModel is the verdict, the gates table and the request accounting.
+type summaryModel struct {
+	visible   []int // indices into Report.Metrics that match the filter
+	cursor    int   // position in visible
+	offset    int   // first visible row of the table
+	rows      int   // table rows that fit
+	filtering bool
+	filter    lineInput
+}
+
+func newSummary(c *common) summaryModel {
+	ti := newLineInput(c.st, "/", 100)
+	ti.Placeholder = "gate name or verdict"
+	s := summaryModel{filter: ti}
+	return s.refilter(c)
+}
+
+// matchGate reports whether a gate matches a filter (case-insensitive
+// substring of its name or verdict).
+func matchGate(g *analysis.Metric, f string) bool {
+	if f == "" {
+		return true
+	}
+	f = strings.ToLower(f)
+	return strings.Contains(strings.ToLower(g.Name), f) || strings.Contains(string(g.Verdict), f)
+}
+
+func (s summaryModel) refilter(c *common) summaryModel {
+	f := strings.TrimSpace(s.filter.Value())
+	keep := -1
+	if s.cursor < len(s.visible) {
+		keep = s.visible[s.cursor]
+	}
+	s.visible = s.visible[:0:0]
+	s.cursor = 0
+	for i := range c.rep.Metrics {
+		if matchGate(&c.rep.Metrics[i], f) {
+			if i == keep {
+				s.cursor = len(s.visible)
+			}
+			s.visible = append(s.visible, i)
+		}
+	}
+	return s.clampScroll()
+}
+
+func (s summaryModel) selected() (int, bool) {
+	if s.cursor < 0 || s.cursor >= len(s.visible) {
+		return 0, false
+	}
+	return s.visible[s.cursor], true
+}
+
+func (s summaryModel) startFilter() (summaryModel, tea.Cmd) {
+	s.filtering = true
+	s.filter.Focus()
+	return s, nil
+}
+
+func (s summaryModel) clearFilter(c *common) summaryModel {
+	s.filter.Reset()
+	return s.refilter(c)
+}
+
+// updateFilter handles a key while the filter input is open: enter keeps
+// the filter, esc clears it, anything else edits it (live).
+func (s summaryModel) updateFilter(msg tea.KeyMsg, c *common) (summaryModel, tea.Cmd) {
+	switch msg.Type {
+	case tea.KeyEnter:
+		s.filtering = false
+		s.filter.Blur()
+		return s, nil
+	case tea.KeyEsc:
+		s.filtering = false
+		s.filter.Blur()
+		return s.clearFilter(c), nil
+	}
+	s.filter = s.filter.Update(msg)
+	return s.refilter(c), nil
+}
+
+func (s summaryModel) update(msg tea.KeyMsg, c *common) summaryModel {
+	switch {
+	case key.Matches(msg, c.keys.Up):
+		s.cursor--
+	case key.Matches(msg, c.keys.Down):
+		s.cursor++
+	case msg.Type == tea.KeyPgUp:
+		s.cursor -= max(1, s.rows)
+	case msg.Type == tea.KeyPgDown:
+		s.cursor += max(1, s.rows)
+	case msg.Type == tea.KeyHome:
+		s.cursor = 0
+	case msg.Type == tea.KeyEnd:
+		s.cursor = len(s.visible) - 1
+	}
+	return s.clampScroll()
+}
+
+func (s summaryModel) clampScroll() summaryModel {
+	s.cursor = max(0, min(s.cursor, len(s.visible)-1))
+	rows := max(1, s.rows)
+	if s.cursor < s.offset {
+		s.offset = s.cursor
+	}
+	if s.cursor >= s.offset+rows {
+		s.offset = s.cursor - rows + 1
+	}
+	s.offset = max(0, min(s.offset, len(s.visible)-rows))
+	return s
+}
+
+// fixedLines is the summary's height without the table rows.
+func fixedLines(rep *analysis.Report) int {
+	return 1 + min(maxReasons, len(rep.Reasons)) + 1 + 2 + 1 + 3
+}
+
+func (s summaryModel) setRows(c *common, bodyH int) summaryModel {
+	s.rows = max(1, bodyH-fixedLines(c.rep))
+	return s.clampScroll()
+}
+
+// gateColumn is one column of the gates table.
+type gateColumn struct {
+	title string
+	width int
+	right bool
+	cell  func(st styles, g *analysis.Metric) string
+}
+
+func gateColumns() []gateColumn {
+	return []gateColumn{
+		{"verdict", 12, false, func(st styles, g *analysis.Metric) string {
+			return st.verdict(g.Verdict).Render(strings.ToUpper(string(g.Verdict)))
+		}},
+		{"baseline", 10, true, func(_ styles, g *analysis.Metric) string { return fmtCompact(g.Baseline, g.Unit) }},
+		{"canary", 10, true, func(_ styles, g *analysis.Metric) string { return fmtCompact(g.Canary, g.Unit) }},
+		{"delta", 10, true, func(_ styles, g *analysis.Metric) string { return fmtDelta(g, g.Delta) }},
+		{"interval", 21, true, func(_ styles, g *analysis.Metric) string { return fmtInterval(g, g.Interval) }},
+		{"margin", 9, true, func(_ styles, g *analysis.Metric) string { return fmtMargin(g) }},
+	}
+}
+
+// minNameWidth is the narrowest gate-name column before columns are
+// dropped from the right.
+const minNameWidth = 14
+
+func (s summaryModel) view(c *common, w, h int) []string {
+	st := c.st
+	rep := c.rep
+	var lines []string
+
+	counts := map[analysis.Verdict]int{}
+	for i := range rep.Metrics {
+		counts[rep.Metrics[i].Verdict]++
+	}
+	lines = append(lines, st.title.Render("Verdict ")+st.verdict(rep.Verdict).Render(strings.ToUpper(string(rep.Verdict)))+
+		st.dim.Render(fmt.Sprintf("   %d gates: %d pass, %d fail, %d inconclusive", len(rep.Metrics),
+			counts[analysis.Pass], counts[analysis.Fail], counts[analysis.Inconclusive])))
+	for i, r := range rep.Reasons {
+		if i == maxReasons {
+			break
+		}
+		lines = append(lines, "  • "+r)
+	}
+	lines = append(lines, "")
+
+	// gates table
+	cols := gateColumns()
+	nameW := w - 4
+	for _, col := range cols {
+		nameW -= col.width + 1
+	}
+	for nameW < minNameWidth && len(cols) > 1 {
+		nameW += cols[len(cols)-1].width + 1
+		cols = cols[:len(cols)-1]
+	}
+	title := fmt.Sprintf("Gates (%d)", len(rep.Metrics))
+	if f := strings.TrimSpace(s.filter.Value()); f != "" {
+		title = fmt.Sprintf("Gates (%d of %d match %q)", len(s.visible), len(rep.Metrics), f)
+	}
+	lines = append(lines, st.title.Render(title))
+	var hb strings.Builder
+	hb.WriteString("    " + pad("gate", nameW))
+	for _, col := range cols {
+		hb.WriteByte(' ')
+		if col.right {
+			hb.WriteString(padLeft(col.title, col.width))
+		} else {
+			hb.WriteString(pad(col.title, col.width))
+		}
+	}
+	lines = append(lines, st.dim.Render(hb.String()))
+	rows := max(1, h-fixedLines(rep))
+	shown := 0
+	if len(s.visible) == 0 {
+		lines = append(lines, st.dim.Render("    no gate matches the filter (esc clears it)"))
+		shown = 1
+	}
+	for i := s.offset; i < len(s.visible) && shown < rows; i++ {
+		g := &rep.Metrics[s.visible[i]]
+		var b strings.Builder
+		if i == s.cursor {
+			b.WriteString(st.bold.Render("> "))
+		} else {
+			b.WriteString("  ")
+		}
+		if g.Guardrail {
+			b.WriteString(st.dim.Render("g "))
+		} else {
+			b.WriteString("  ")
+		}
+		name := pad(g.Name, nameW)
+		if i == s.cursor {
+			name = st.bold.Render(name)
+		}
+		b.WriteString(name)
+		for _, col := range cols {
+			b.WriteByte(' ')
+			if col.right {
+				b.WriteString(padLeft(col.cell(st, g), col.width))
+			} else {
+				b.WriteString(pad(col.cell(st, g), col.width))
+			}
+		}
+		lines = append(lines, b.String())
+		shown++
+	}
+	if more := len(s.visible) - s.offset - rows; more > 0 || s.offset > 0 {
+		lines[len(lines)-1] = st.dim.Render(fmt.Sprintf("    … %d above, %d below", s.offset, max(0, more)))
+	}
+	lines = append(lines, "")
+	lines = append(lines, accountingLines(st, rep, w)...)
+	return lines
+}
+
+// accountingLines is the request funnel of both arms:
+// offered → admitted → completed → good, each with its share of offered.
+func accountingLines(st styles, rep *analysis.Report, w int) []string {
+	head := st.dim.Render(fmt.Sprintf("%-10s %12s   %-18s   %-18s   %-18s %11s", "accounting",
+		"offered", "→ admitted", "→ completed", "→ good", "goodput"))
+	row := func(name string, a analysis.ArmSummary, style func(...string) string) string {
+		acc := a.Accounting
+		stage := func(n int64) string {
+			if acc.Offered <= 0 {
+				return fmt.Sprintf("%-18s", fmtInt(n))
+			}
+			return fmt.Sprintf("%-18s", fmt.Sprintf("%s (%s)", fmtInt(n), fmtPct(float64(n)/float64(acc.Offered))))
+		}
+		gp := fmtG(float64(a.GoodputRPS), 4) + "/s"
+		if bad(float64(a.GoodputRPS)) {
+			gp = na
+		}
+		return style(fmt.Sprintf("%-10s", name)) + fmt.Sprintf(" %12s   %s   %s   %s %11s",
+			fmtInt(acc.Offered), stage(acc.Admitted), stage(acc.Completed), stage(acc.Good), gp)
+	}
+	return []string{
+		head,
+		row("baseline", rep.Arms.Baseline, st.baseline.Render),
+		row("canary", rep.Arms.Canary, st.canary.Render),
+	}
+}
