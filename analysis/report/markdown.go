@@ -1187,3 +1187,21 @@ func mdP(p float64) string {
 	}
 	return strconv.FormatFloat(p, 'f', max(2, 1-int(math.Floor(math.Log10(p)))), 64)
 }
+
+// GateSummary describes one gate in one line of plain text, with the
+// numbers formatted as in the Markdown gate table, e.g. "tpot_p99 fail:
+// +23.1% [+18.0%, +28.4%] against the 10% margin (n = 12,000 / 11,950)".
+// It does not escape anything: callers escape the gate name and reason for
+// their medium (workflow commands, terminals).
+func GateSummary(m *analysis.Metric) string {
+	kind := "margin"
+	if m.Guardrail {
+		kind = "guardrail margin"
+	}
+	s := fmt.Sprintf("%s %s: %s %s against the %s %s (n = %s / %s)", m.Name, m.Verdict,
+		mdDelta(m, float64(m.Delta)), mdInterval(m), mdMargin(m), kind, mdInt(m.NBaseline), mdInt(m.NCanary))
+	if m.Reason != "" {
+		s += ": " + m.Reason
+	}
+	return s
+}

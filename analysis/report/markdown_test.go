@@ -564,3 +564,17 @@ func TestMarkdown_numbers(t *testing.T) {
 		}
 	}
 }
+
+func TestGateSummary(t *testing.T) {
+	r := mdFixture(analysis.Fail)
+	want := []string{
+		"slo_attainment pass: -0.52 pp [-0.91 pp, -0.13 pp] against the 1 pp margin (n = 12,000 / 11,950): harm is below the 1 pp margin with confidence",
+		"tpot_p99 fail: +23.1% [+18.0%, +28.4%] against the 10% margin (n = 11,880 / 11,760): harm +23.1% is above the 10% margin with confidence",
+		"error_rate pass: +0.46 pp [-0.04 pp, +0.49 pp] against the 0.5 pp guardrail margin (n = 11,940 / 11,880): no confident harm",
+	}
+	for i, idx := range []int{0, 2, 4} {
+		if got := GateSummary(&r.Metrics[idx]); got != want[i] {
+			t.Errorf("GateSummary\n got %q\nwant %q", got, want[i])
+		}
+	}
+}
