@@ -20,6 +20,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"sort"
 	"strings"
@@ -147,7 +148,7 @@ func Read(ctx context.Context, format, path string, r io.Reader, arm sources.Arm
 		return sources.Dataset{}, err
 	}
 	h := sha256.New()
-	buf, err := io.ReadAll(io.TeeReader(r, h))
+	buf, err := readAll(r, h)
 	if err != nil {
 		return sources.Dataset{}, fmt.Errorf("%s: reading: %w", path, err)
 	}
@@ -177,6 +178,26 @@ func Read(ctx context.Context, format, path string, r io.Reader, arm sources.Arm
 	}}
 	f.ds.Warnings = f.warnings
 	return f.ds, nil
+}
+
+// readAll reads r to the end, hashing the bytes into h. When r knows its
+// size (a bytes or strings reader, a regular file) the buffer is allocated
+// once, which matters for files of hundreds of megabytes.
+func readAll(r io.Reader, h io.Writer) ([]byte, error) {
+	size := 0
+	switch v := r.(type) {
+	case interface{ Len() int }:
+		size = v.Len()
+	case interface{ Stat() (fs.FileInfo, error) }:
+		if fi, err := v.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() < 1<<40 {
+			size = int(fi.Size())
+		}
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, size+bytes.MinRead))
+	if _, err := buf.ReadFrom(io.TeeReader(r, h)); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 // checkLatency validates a latency in seconds: finite and not negative.

@@ -181,13 +181,31 @@ func (s *scanner) number() (float64, error) {
 		s.pos = start
 		return 0, s.unexpected("a number")
 	}
-	// Fast path: plain integers and decimals with few digits are parsed
-	// directly; everything else goes through strconv for exact rounding.
+	// Scan the syntax, accumulating up to 19 significant digits. When the
+	// digits fit in 53 bits and the decimal exponent is within ±22, the value
+	// is float64(mantissa) scaled by an exact power of ten, which is
+	// correctly rounded (Clinger's fast path); otherwise strconv decides.
+	var mant uint64
+	nd, exp10, trunc := 0, 0, false
+	digit := func(c byte) {
+		if nd < 19 {
+			mant = mant*10 + uint64(c-'0')
+			if mant != 0 {
+				nd++
+			}
+		} else {
+			trunc = true
+		}
+	}
 	digits := i
 	if i < len(b) && b[i] == '0' {
 		i++
 	} else {
 		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			if nd >= 19 {
+				exp10++
+			}
+			digit(b[i])
 			i++
 		}
 	}
@@ -199,6 +217,10 @@ func (s *scanner) number() (float64, error) {
 		i++
 		f := i
 		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			if nd < 19 {
+				exp10--
+			}
+			digit(b[i])
 			i++
 		}
 		if i == f {
@@ -207,16 +229,39 @@ func (s *scanner) number() (float64, error) {
 	}
 	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
 		i++
+		eneg := false
 		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			eneg = b[i] == '-'
 			i++
 		}
 		f := i
+		e := 0
 		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			if e < 100000 {
+				e = e*10 + int(b[i]-'0')
+			}
 			i++
 		}
 		if i == f {
 			return 0, s.errAt(i, "malformed number %q: digits must follow the exponent", b[start:i])
 		}
+		if eneg {
+			e = -e
+		}
+		exp10 += e
+	}
+	if !trunc && mant < 1<<53 && exp10 >= -22 && exp10 <= 22 {
+		s.pos = i
+		v := float64(mant)
+		if exp10 < 0 {
+			v /= math.Pow10(-exp10)
+		} else {
+			v *= math.Pow10(exp10)
+		}
+		if neg {
+			v = -v
+		}
+		return v, nil
 	}
 	s.pos = i
 	v, err := strconv.ParseFloat(string(b[start:i]), 64)
