@@ -34,12 +34,19 @@ const ctxEvery = 1 << 16
 type chunk struct {
 	idx  int
 	buf  []byte // the buffer, returned to the pool after parsing
-	data []byte // whole lines: buf[:n]
+	data []byte // whole lines: a prefix of buf
+	// dst is where the chunk's requests go: a zero-length window of the
+	// shared output with room for every line of the chunk, or nil when the
+	// output is full and the parser allocates its own.
+	dst   []sources.Request
+	base  int // index of dst in the shared output
+	lines int // lines in data
 }
 
 type chunkResult struct {
 	idx   int
 	reqs  []sources.Request
+	base  int      // as chunk.base; -1 when reqs is not in the shared output
 	lines int      // lines in the chunk (all of them when err is nil)
 	err   *lineErr // first problem; its line is errLine within the chunk
 	line  int
@@ -52,7 +59,10 @@ func isFlateError(err error) bool {
 }
 
 // readJSONL parses JSON Lines from src, whose first line is line skipped+1.
-func readJSONL(ctx context.Context, path string, src io.Reader, skipped int, gz bool, opt options) ([]sources.Request, map[string]*unknownField, error) {
+// sizeHint is the number of bytes src will yield, or 0 when unknown; with it
+// the output is allocated once, up front, and parsers write into it in
+// place, which saves a copy of the whole dataset at the end.
+func readJSONL(ctx context.Context, path string, src io.Reader, skipped int, sizeHint int64, gz bool, opt options) ([]sources.Request, map[string]*unknownField, error) {
 	workers := max(opt.workers, 1)
 	nbuf := workers + 2
 	free := make(chan []byte, nbuf)
@@ -63,6 +73,7 @@ func readJSONL(ctx context.Context, path string, src io.Reader, skipped int, gz 
 	results := make(chan chunkResult, nbuf)
 	stop := make(chan struct{})
 	var readErr error // set by the reader before it closes chunks
+	var out []sources.Request
 	var wg sync.WaitGroup
 
 	// reader
@@ -70,7 +81,9 @@ func readJSONL(ctx context.Context, path string, src io.Reader, skipped int, gz 
 	go func() {
 		defer wg.Done()
 		defer close(chunks)
-		readErr = produce(ctx, src, free, chunks, stop, opt)
+		p := producer{src: src, free: free, chunks: chunks, stop: stop, opt: opt, sizeHint: sizeHint}
+		readErr = p.run(ctx)
+		out = p.out
 	}()
 
 	// parsers
@@ -110,7 +123,6 @@ func readJSONL(ctx context.Context, path string, src io.Reader, skipped int, gz 
 
 	// the first problem in file order wins
 	line := skipped
-	total := 0
 	for _, res := range got {
 		if res.idx < 0 {
 			break // not parsed: an earlier chunk failed or reading stopped
@@ -122,7 +134,6 @@ func readJSONL(ctx context.Context, path string, src io.Reader, skipped int, gz 
 			return nil, nil, res.err.at(path, line+res.line)
 		}
 		line += res.lines
-		total += len(res.reqs)
 	}
 	if readErr != nil {
 		var pe *ParseError
@@ -132,16 +143,59 @@ func readJSONL(ctx context.Context, path string, src io.Reader, skipped int, gz 
 		}
 		return nil, nil, readError(path, line+1, gz, readErr)
 	}
-	reqs := make([]sources.Request, 0, total)
-	for i := range got {
-		reqs = append(reqs, got[i].reqs...)
-		got[i].reqs = nil
-	}
 	unknown := make(map[string]*unknownField)
 	for _, d := range decoders {
 		mergeUnknown(unknown, d.unknown)
 	}
-	return reqs, unknown, nil
+	return assemble(out, got), unknown, nil
+}
+
+// assemble joins the chunks' requests in order. Chunks parsed in place
+// are already in out; only blank lines (holes) or chunks that did not fit
+// cost a copy.
+func assemble(out []sources.Request, got []chunkResult) []sources.Request {
+	w := 0
+	for _, res := range got {
+		if res.base < 0 {
+			break
+		}
+		if res.base != w {
+			copyPreemptible(out[w:], res.reqs)
+		}
+		w += len(res.reqs)
+	}
+	inPlace := w
+	for _, res := range got {
+		if res.base < 0 {
+			w += len(res.reqs)
+		}
+	}
+	if w > cap(out) {
+		grown := make([]sources.Request, w)
+		copyPreemptible(grown, out[:inPlace])
+		out = grown
+	} else {
+		clear(out[w:cap(out)]) // drop references held by holes
+		out = out[:w]
+	}
+	w = inPlace
+	for _, res := range got {
+		if res.base < 0 {
+			copyPreemptible(out[w:], res.reqs)
+			w += len(res.reqs)
+		}
+	}
+	return out
+}
+
+// copyPreemptible copies src into dst in slices small enough that the
+// garbage collector can stop the goroutine between them.
+func copyPreemptible(dst, src []sources.Request) {
+	const step = 1 << 14
+	for len(src) > 0 {
+		n := copy(dst, src[:min(step, len(src))])
+		dst, src = dst[n:], src[n:]
+	}
 }
 
 // at places a line problem in the file.
@@ -149,9 +203,22 @@ func (e *lineErr) at(path string, line int) *ParseError {
 	return &ParseError{Path: path, Line: line, Col: e.col, Field: e.field.String(), Msg: e.msg}
 }
 
-// produce reads src into chunks of whole lines. It returns the read error,
-// if any, after sending every complete chunk before it.
-func produce(ctx context.Context, src io.Reader, free chan []byte, chunks chan<- chunk, stop <-chan struct{}, opt options) error {
+// producer reads the input into chunks of whole lines.
+type producer struct {
+	src      io.Reader
+	free     chan []byte
+	chunks   chan<- chunk
+	stop     <-chan struct{}
+	opt      options
+	sizeHint int64
+	out      []sources.Request // the shared output, sized from the first chunk
+	next     int               // first unassigned index of out
+	full     bool              // a chunk did not fit: later ones must not either
+}
+
+// run returns the read error, if any, after sending every complete chunk
+// before it.
+func (p *producer) run(ctx context.Context) error {
 	var carry []byte
 	for idx := 0; ; idx++ {
 		if err := ctx.Err(); err != nil {
@@ -159,21 +226,20 @@ func produce(ctx context.Context, src io.Reader, free chan []byte, chunks chan<-
 		}
 		var buf []byte
 		select {
-		case buf = <-free:
-		case <-stop:
+		case buf = <-p.free:
+		case <-p.stop:
 			return nil
 		}
 		buf = buf[:cap(buf)]
 		if len(carry) > len(buf)/2 {
-			nb := make([]byte, 2*len(carry)+len(buf))
-			buf = nb
+			buf = make([]byte, 2*len(carry)+len(buf))
 		}
 		n := copy(buf, carry)
 		carry = carry[:0]
 		eof := false
 		var rerr error
 		for {
-			m, err := io.ReadFull(src, buf[n:])
+			m, err := io.ReadFull(p.src, buf[n:])
 			n += m
 			if err == io.EOF || err == io.ErrUnexpectedEOF {
 				eof = true
@@ -187,32 +253,48 @@ func produce(ctx context.Context, src io.Reader, free chan []byte, chunks chan<-
 				break
 			}
 			// no line end in a full buffer: a long line
-			if len(buf) >= opt.maxLine {
-				rerr = &ParseError{Msg: fmt.Sprintf("line longer than %d MiB (is this a request log? each line must be one request)", opt.maxLine>>20)}
+			if len(buf) >= p.opt.maxLine {
+				rerr = &ParseError{Msg: fmt.Sprintf("line longer than %d MiB (is this a request log? each line must be one request)", p.opt.maxLine>>20)}
 				break
 			}
-			nb := make([]byte, 2*len(buf))
+			nb := make([]byte, min(2*len(buf), p.opt.maxLine))
 			copy(nb, buf[:n])
 			buf = nb
 		}
 		cut := n
-		if !eof && rerr == nil {
-			cut = bytes.LastIndexByte(buf[:n], '\n') + 1
-			carry = append(carry, buf[cut:n]...)
-		} else if rerr != nil {
-			// parse the complete lines before the failure: an earlier
+		if !eof || rerr != nil {
+			// keep the partial last line for the next chunk; after a read
+			// failure, parse the complete lines before it: an earlier
 			// syntax error is the better report
 			cut = bytes.LastIndexByte(buf[:n], '\n') + 1
+			if rerr == nil {
+				carry = append(carry, buf[cut:n]...)
+			}
 		}
-		if cut > 0 {
+		if cut == 0 {
+			p.free <- buf
+			idx--
+		} else {
+			c := chunk{idx: idx, buf: buf, data: buf[:cut], base: -1}
+			c.lines = bytes.Count(c.data, []byte{'\n'})
+			if c.data[cut-1] != '\n' {
+				c.lines++
+			}
+			if idx == 0 && p.sizeHint > 0 {
+				p.out = make([]sources.Request, estimateLines(p.sizeHint, cut, c.lines))
+			}
+			if !p.full && p.next+c.lines <= len(p.out) {
+				c.base = p.next
+				c.dst = p.out[p.next : p.next : p.next+c.lines]
+				p.next += c.lines
+			} else {
+				p.full = true
+			}
 			select {
-			case chunks <- chunk{idx: idx, buf: buf, data: buf[:cut]}:
-			case <-stop:
+			case p.chunks <- c:
+			case <-p.stop:
 				return nil
 			}
-		} else {
-			free <- buf
-			idx--
 		}
 		if rerr != nil {
 			return rerr
@@ -223,11 +305,22 @@ func produce(ctx context.Context, src io.Reader, free chan []byte, chunks chan<-
 	}
 }
 
+// estimateLines projects the line count of an input of size bytes from its
+// first chunk (n bytes, lines lines), with 5% to spare. A valid record needs
+// at least 20 bytes ({"ts":0,"status":""}), which bounds the guess.
+func estimateLines(size int64, n, lines int) int {
+	est := float64(size)/float64(n)*float64(lines)*1.05 + 64
+	return int(min(est, float64(size)/20+float64(lines)+1))
+}
+
 // parseChunk decodes the lines of one chunk.
 func (d *decoder) parseChunk(ctx context.Context, c chunk) chunkResult {
-	res := chunkResult{idx: c.idx}
+	res := chunkResult{idx: c.idx, base: c.base}
 	data := c.data
-	reqs := make([]sources.Request, 0, bytes.Count(data, []byte{'\n'})+1)
+	reqs := c.dst
+	if reqs == nil {
+		reqs = make([]sources.Request, 0, c.lines)
+	}
 	tmpl := sources.NewRequest()
 	line := 0
 	for len(data) > 0 {

@@ -25,11 +25,13 @@ import (
 	"compress/gzip"
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash"
 	"io"
+	"io/fs"
 	"os"
 
 	"github.com/goodput-dev/goodput/sources"
@@ -212,7 +214,7 @@ func read(ctx context.Context, path string, r io.Reader, arm sources.Arm, opt op
 	)
 	switch first {
 	case '{':
-		reqs, unknown, parseErr = readJSONL(ctx, path, body, skipped, gz, opt)
+		reqs, unknown, parseErr = readJSONL(ctx, path, body, skipped, sizeHint(r, gz), gz, opt)
 	case '[':
 		return sources.Dataset{}, &ParseError{Path: path, Line: skipped + 1, Col: 1,
 			Msg: "the file is a JSON array, not JSON Lines (a request log has one JSON object per line; for benchmark result files use their own input format)"}
@@ -240,6 +242,37 @@ func read(ctx context.Context, path string, r io.Reader, arm sources.Arm, opt op
 		ds.Warnings = append(ds.Warnings, w)
 	}
 	return ds, nil
+}
+
+// sizeHint guesses how many bytes of (decompressed) text r holds, from
+// the size of a file or buffer and, for gzip, the length its trailer records
+// (modulo 4 GiB, so it is used only when plausible); 0 when unknown.
+func sizeHint(r io.Reader, gz bool) int64 {
+	var size int64
+	switch v := r.(type) {
+	case interface{ Stat() (fs.FileInfo, error) }:
+		if fi, err := v.Stat(); err == nil && fi.Mode().IsRegular() {
+			size = fi.Size()
+		}
+	case interface{ Len() int }:
+		size = int64(v.Len())
+	}
+	if !gz || size < 18 {
+		return size
+	}
+	ra, ok := r.(io.ReaderAt)
+	if !ok {
+		return 0
+	}
+	var tail [4]byte
+	if _, err := ra.ReadAt(tail[:], size-4); err != nil {
+		return 0
+	}
+	isize := int64(binary.LittleEndian.Uint32(tail[:]))
+	if isize < size {
+		return 0 // wrapped past 4 GiB or several members: unknown
+	}
+	return isize
 }
 
 // readError turns an I/O failure at line into a message; gzip damage gets
