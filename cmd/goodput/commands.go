@@ -1,11 +1,17 @@
 package main
 
-import "github.com/spf13/cobra"
+import (
+	"time"
+
+	"github.com/spf13/cobra"
+)
 
 // commands lists the subcommands; each lives in its own file.
 func (a *app) commands() []*cobra.Command {
 	return []*cobra.Command{
 		a.newJudgeCmd(),
+		a.newReviewCmdWith(reviewOptions{now: time.Now, judge: a.reviewJudge}),
+		a.newCommentCmd(),
 		a.newPolicyCmd(),
 	}
 }

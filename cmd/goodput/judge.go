@@ -86,30 +86,58 @@ func (a *app) runJudge(ctx context.Context, o *judgeOptions) error {
 	if o.Resamples < 200 {
 		return usageError("--resamples %d: want at least 200", o.Resamples)
 	}
-	pol, err := policies.Load(o.Policy)
+	rep, err := a.judgeFiles(ctx, o, a.io.ErrOut)
 	if err != nil {
-		return inputError(err)
-	}
-	base, err := readArm(ctx, sources.Baseline, o.Baseline, o.InputFormat, a.io.ErrOut)
-	if err != nil {
-		return inputError(err)
-	}
-	can, err := readArm(ctx, sources.Canary, o.Canary, o.InputFormat, a.io.ErrOut)
-	if err != nil {
-		return inputError(err)
-	}
-	rep, err := analysis.Judge(&base, &can, analysis.Config{Policy: pol, Seed: o.Seed, Resamples: o.Resamples, ToolVersion: version})
-	if err != nil {
-		var de *analysis.DataError
-		if errors.As(err, &de) {
-			return inputError(fmt.Errorf("could not evaluate: %w", err))
-		}
-		return inputError(err)
+		return err
 	}
 	if err := a.writeReport(rep, o); err != nil {
 		return inputError(err)
 	}
 	return verdictExit(rep.Verdict, o.FailOnInconclusive)
+}
+
+// judgeFiles reads both arms and judges them; errors carry exit 4.
+func (a *app) judgeFiles(ctx context.Context, o *judgeOptions, progress io.Writer) (*analysis.Report, error) {
+	pol, err := policies.Load(o.Policy)
+	if err != nil {
+		return nil, inputError(err)
+	}
+	base, err := readArm(ctx, sources.Baseline, o.Baseline, o.InputFormat, progress)
+	if err != nil {
+		return nil, inputError(err)
+	}
+	can, err := readArm(ctx, sources.Canary, o.Canary, o.InputFormat, progress)
+	if err != nil {
+		return nil, inputError(err)
+	}
+	rep, err := analysis.Judge(&base, &can, analysis.Config{Policy: pol, Seed: o.Seed, Resamples: o.Resamples, ToolVersion: version})
+	if err != nil {
+		var de *analysis.DataError
+		if errors.As(err, &de) {
+			return nil, inputError(fmt.Errorf("could not evaluate: %w", err))
+		}
+		return nil, inputError(err)
+	}
+	return rep, nil
+}
+
+// reviewJudge serves `goodput review --baseline … --canary …`: the judge
+// with default options, and the report's JSON bytes for the review record.
+func (a *app) reviewJudge(ctx context.Context, baseline, canary []string, policy string, progress io.Writer) (*analysis.Report, []byte, error) {
+	o := &judgeOptions{Baseline: baseline, Canary: canary, Policy: policy, Seed: 1, Resamples: 2000}
+	if o.Policy == "" {
+		o.Policy = policies.DefaultName
+	}
+	fmt.Fprintf(progress, "judging %d baseline and %d canary files…\n", len(baseline), len(canary))
+	rep, err := a.judgeFiles(ctx, o, progress)
+	if err != nil {
+		return nil, nil, err
+	}
+	var buf bytes.Buffer
+	if err := report.JSON(&buf, rep); err != nil {
+		return nil, nil, err
+	}
+	return rep, buf.Bytes(), nil
 }
 
 // verdictExit maps a verdict to its exit code (nil error for pass).
