@@ -86,7 +86,6 @@ func BenchmarkReadVLLM(b *testing.B) {
 	}
 	data := genVLLM(n)
 	b.SetBytes(int64(len(data)))
-	b.ReportMetric(float64(len(data))/1e6, "file-MB")
 	b.ResetTimer()
 	for b.Loop() {
 		ds, err := Read(context.Background(), FormatVLLM, "gen.json", bytes.NewReader(data), sources.Baseline)
@@ -97,6 +96,7 @@ func BenchmarkReadVLLM(b *testing.B) {
 			b.Fatalf("read %d requests, want %d", len(ds.Requests), n)
 		}
 	}
+	b.ReportMetric(float64(len(data))/1e6, "file-MB")
 }
 
 // TestGeneratedVLLM runs the benchmark's generator at a small size so the

@@ -108,6 +108,8 @@ func readerFor(format string) readerFunc {
 	switch format {
 	case FormatVLLM:
 		return readVLLM
+	case FormatLLMPerf:
+		return readLLMPerf
 	}
 	return nil
 }
@@ -247,7 +249,7 @@ func shiftToZero(reqs []sources.Request) {
 
 // noTimesWarning is the Dataset warning for inputs without arrival times.
 func noTimesWarning(what string, duration float64) string {
-	dur := "the span the file states is unknown, so goodput per second cannot be computed from this file alone"
+	dur := "the run duration is unknown too, so goodput per second cannot be computed from this file alone (SLO attainment and latency quantiles can)"
 	if duration > 0 {
 		dur = fmt.Sprintf("goodput uses the file's duration (%.6g s)", duration)
 	}

@@ -229,6 +229,15 @@ func TestFixtures(t *testing.T) {
 				outputTokens: 11, promptTokens: 40, tpotKnown: 3, firstTime: 0, lastTime: 3},
 			warnings: []string{"2 runs at different request rates (1, 2)"},
 		},
+		{
+			// 4 ok (one with a single output token, one with none and a NaN
+			// inter_token_latency_s), a 429 and a timeout with NaN/Infinity.
+			file: "llmperf_individual.json", format: FormatLLMPerf,
+			want: figures{n: 6, completed: 4, errored: 1, timedOut: 1, clock: sources.ClockNone,
+				meanTTFT: 0.5, meanTPOT: (0.9/39 + 0.6/9) / 2, meanE2E: 0.875, maxStall: nan(),
+				outputTokens: 51, promptTokens: 480, tpotKnown: 2, firstTime: nan(), lastTime: nan()},
+			warnings: []string{"carry no timestamps and no run duration", "goodput per second cannot be computed from this file alone"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {

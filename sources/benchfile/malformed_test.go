@@ -77,6 +77,21 @@ func TestMalformed(t *testing.T) {
 		{"malformed number", FormatVLLM, vllmDoc(`"duration": 2.0`, `"duration": 2.`), "bad.json:3:15:", "digits must follow the decimal point"},
 		{"no requests", FormatVLLM, vllmDoc(`[10, 20]`, `[]`, `[3, 4]`, `[]`, `[0.1, 0.2]`, `[]`, `[[0.01, 0.02], [0.01, 0.02, 0.03]]`, `[]`, `["", ""]`, `[]`), "bad.json:", "no requests"},
 	}
+	tests = append(tests, []struct {
+		name   string
+		format string
+		input  string
+		where  string
+		msg    string
+	}{
+		{"LLMPerf summary file", FormatLLMPerf, "{\n  \"version\": \"2023-08-31\",\n  \"results_ttft_s_mean\": 0.2\n}", "bad.json:1:1:", "give the *_individual_responses.json file"},
+		{"LLMPerf e2e before ttft", FormatLLMPerf, "[\n{\"error_code\": null, \"ttft_s\": 0.5,\n \"end_to_end_latency_s\": 0.4, \"number_output_tokens\": 3}\n]", "bad.json:3:26:", "shorter than ttft_s"},
+		{"LLMPerf NaN ttft on success", FormatLLMPerf, "[{\"error_code\": null, \"ttft_s\": NaN, \"end_to_end_latency_s\": 0.4, \"number_output_tokens\": 3}]", "bad.json:1:33:", "NaN is not a valid latency"},
+		{"LLMPerf missing keys", FormatLLMPerf, "[\n{\"error_code\": null, \"ttft_s\": 0.5}\n]", "bad.json:2:1:", "lacks end_to_end_latency_s, number_output_tokens"},
+		{"LLMPerf error_code boolean", FormatLLMPerf, "[{\"error_code\": true}]", "bad.json:1:17:", "error_code: want null, a number or a string, found a boolean"},
+		{"LLMPerf object that is not a summary", FormatLLMPerf, "{\"a\": 1}", "bad.json:1:1:", "want an array of request objects"},
+		{"LLMPerf truncated", FormatLLMPerf, "[{\"error_code\": null, \"ttft_s\": 0.5", "bad.json:1:36:", "unexpected end of file"},
+	}...)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ds, err := Read(context.Background(), tt.format, "bad.json", strings.NewReader(tt.input), sources.Baseline)

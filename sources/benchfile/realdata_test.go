@@ -1,6 +1,8 @@
 package benchfile
 
 import (
+	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -84,10 +86,66 @@ func TestRealVLLM(t *testing.T) {
 	}
 }
 
+// TestRealLLMPerf reads both real LLMPerf individual-response files (150
+// requests each, no errors: checked with python3) and, for anyscale, checks
+// the mean TTFT and E2E against the matching summary file's own fields.
+func TestRealLLMPerf(t *testing.T) {
+	tests := []struct {
+		file              string
+		meanTTFT, meanE2E float64 // from the summary file, or python3 over the individual file
+		meanTPOT          float64 // python3: mean of (e2e − ttft)/(out − 1)
+		outputTokens      int64
+	}{
+		{"individual_anyscale_70b.json", 0, 0, 0.014829685800953145, 22042},
+		{"individual_fireworks_70b.json", 0.5115081730199972, 3.772853504139998, 0.021816075788256395, 0},
+	}
+	var sum struct {
+		TTFT      float64 `json:"results_ttft_s_mean"`
+		E2E       float64 `json:"results_end_to_end_latency_s_mean"`
+		Completed int     `json:"results_num_completed_requests"`
+		OutMean   float64 `json:"results_number_output_tokens_mean"`
+	}
+	b, err := os.ReadFile(realdata("llmperf", "summary_anyscale_70b.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &sum); err != nil {
+		t.Fatal(err)
+	}
+	tests[0].meanTTFT, tests[0].meanE2E = sum.TTFT, sum.E2E
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			ds, _ := readFile(t, "", realdata("llmperf", tt.file))
+			got := measure(ds)
+			if got.n != 150 || got.completed != 150 || got.tpotKnown != 150 || ds.Clock != sources.ClockNone || ds.Duration != 0 {
+				t.Errorf("figures %+v", got)
+			}
+			if !close(got.meanTTFT, tt.meanTTFT, 1e-9) || !close(got.meanE2E, tt.meanE2E, 1e-9) || !close(got.meanTPOT, tt.meanTPOT, 1e-9) {
+				t.Errorf("mean TTFT %.12g E2E %.12g TPOT %.12g, want %.12g %.12g %.12g", got.meanTTFT, got.meanE2E, got.meanTPOT, tt.meanTTFT, tt.meanE2E, tt.meanTPOT)
+			}
+			if tt.outputTokens != 0 && got.outputTokens != tt.outputTokens {
+				t.Errorf("output tokens %d, want %d", got.outputTokens, tt.outputTokens)
+			}
+			if tt.file == "individual_anyscale_70b.json" && (got.completed != sum.Completed || !close(float64(got.outputTokens)/150, sum.OutMean, 1e-12)) {
+				t.Errorf("completed %d, mean output %v; summary says %d, %v", got.completed, float64(got.outputTokens)/150, sum.Completed, sum.OutMean)
+			}
+		})
+	}
+	t.Run("summary refused", func(t *testing.T) {
+		if got := Detect(b); got != FormatLLMPerf {
+			t.Fatalf("Detect(summary) = %q", got)
+		}
+		_, err := Read(context.Background(), FormatLLMPerf, "summary_anyscale_70b.json", bytes.NewReader(b), sources.Baseline)
+		if err == nil || !strings.Contains(err.Error(), "summary_anyscale_70b.json:1:1: this is an LLMPerf summary file") {
+			t.Fatalf("err = %v", err)
+		}
+	})
+}
+
 // TestRealFilesPresent fails loudly rather than skipping when the shared
 // real files are missing, so conformance is never silently untested.
 func TestRealFilesPresent(t *testing.T) {
-	for _, dir := range []string{"vllm-bench-serve"} {
+	for _, dir := range []string{"vllm-bench-serve", "llmperf"} {
 		if _, err := os.Stat(realdata(dir)); err != nil {
 			t.Errorf("real data missing: %v", err)
 		}
