@@ -110,6 +110,8 @@ func readerFor(format string) readerFunc {
 		return readVLLM
 	case FormatLLMPerf:
 		return readLLMPerf
+	case FormatSGLang:
+		return readSGLang
 	}
 	return nil
 }

@@ -238,6 +238,15 @@ func TestFixtures(t *testing.T) {
 				outputTokens: 51, promptTokens: 480, tpotKnown: 2, firstTime: nan(), lastTime: nan()},
 			warnings: []string{"carry no timestamps and no run duration", "goodput per second cannot be computed from this file alone"},
 		},
+		{
+			// Two runs (bare Infinity and 4 req/s): a 1-token and a failed
+			// request in the first, with a NaN summary field.
+			file: "sglang_details.jsonl", format: FormatSGLang,
+			want: figures{n: 5, completed: 4, errored: 1, clock: sources.ClockNone, duration: 3,
+				meanTTFT: 0.1875, meanTPOT: (0.05 + 0.2 + 0.1) / 3, meanE2E: 0.5, maxStall: 0.4,
+				outputTokens: 17, promptTokens: 288, tpotKnown: 3, firstTime: nan(), lastTime: nan()},
+			warnings: []string{"SGLang bench_serving file has no start_times", "goodput uses the file's duration (3 s)", "2 runs at different request rates (inf, 4)"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {

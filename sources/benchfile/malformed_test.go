@@ -90,6 +90,9 @@ func TestMalformed(t *testing.T) {
 		{"LLMPerf missing keys", FormatLLMPerf, "[\n{\"error_code\": null, \"ttft_s\": 0.5}\n]", "bad.json:2:1:", "lacks end_to_end_latency_s, number_output_tokens"},
 		{"LLMPerf error_code boolean", FormatLLMPerf, "[{\"error_code\": true}]", "bad.json:1:17:", "error_code: want null, a number or a string, found a boolean"},
 		{"LLMPerf object that is not a summary", FormatLLMPerf, "{\"a\": 1}", "bad.json:1:1:", "want an array of request objects"},
+		{"SGLang summary row after a detailed one", FormatSGLang, "{\"backend\": \"sglang\", \"duration\": 1.0, \"ttfts\": [0.1], \"output_lens\": [2], \"itls\": [[0.1]]}\n{\"backend\": \"sglang\", \"request_rate\": 2.0, \"duration\": 1.0, \"completed\": 5}\n", "bad.json:2:1:", "line 2 is a summary-only SGLang bench_serving row (request rate 2)"},
+		{"SGLang line that is not an object", FormatSGLang, "{\"backend\": \"sglang\", \"duration\": 1.0, \"ttfts\": [0.1], \"output_lens\": [2]}\n[1]\n", "bad.json:2:1:", "SGLang run 2: want an object"},
+		{"SGLang two objects on one line without separator", FormatSGLang, "{\"ttfts\": [0.1], \"output_lens\": [2]}{\"ttfts\": [NaN]", "bad.json:1:48:", "NaN is not a valid latency"},
 		{"LLMPerf truncated", FormatLLMPerf, "[{\"error_code\": null, \"ttft_s\": 0.5", "bad.json:1:36:", "unexpected end of file"},
 	}...)
 	for _, tt := range tests {

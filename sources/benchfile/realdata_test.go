@@ -142,10 +142,61 @@ func TestRealLLMPerf(t *testing.T) {
 	})
 }
 
+// TestRealSGLang reads the three real SGLang files, which hold summary rows
+// only (1, 7 and 6 rows; one has a bare Infinity request rate): every row
+// must parse, and Read must refuse the file naming the first row's line and
+// the --output-details flag.
+func TestRealSGLang(t *testing.T) {
+	tests := []struct {
+		file string
+		rows int
+		rate string // of the first row
+	}{
+		{"deepseek_dp_mla_output.jsonl", 1, "inf"},
+		{"llama_3_3_70b_online_output.jsonl", 7, "1"},
+		{"llama_405b_online_output.jsonl", 6, "1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			path := realdata("sglang-bench-serving", tt.file)
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := Detect(b); got != FormatSGLang {
+				t.Fatalf("Detect = %q", got)
+			}
+			sc := &scanner{buf: b, path: path}
+			rows := 0
+			for !sc.atEOF() {
+				run, err := parseArrayRun(context.Background(), sc)
+				if err != nil {
+					t.Fatalf("row %d: %v", rows+1, err)
+				}
+				if _, ok := run.keys["ttfts"]; ok || math.IsNaN(run.duration) || math.IsNaN(run.completed) {
+					t.Errorf("row %d: %+v", rows+1, run)
+				}
+				if rows == 0 && run.requestRate != tt.rate {
+					t.Errorf("request rate %q, want %q", run.requestRate, tt.rate)
+				}
+				rows++
+			}
+			if rows != tt.rows {
+				t.Errorf("%d rows, want %d", rows, tt.rows)
+			}
+			_, err = Read(context.Background(), FormatSGLang, path, bytes.NewReader(b), sources.Baseline)
+			want := path + ":1:1: line 1 is a summary-only SGLang bench_serving row (request rate " + tt.rate + ")"
+			if err == nil || !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), "--output-details") {
+				t.Errorf("err = %v\nwant prefix %q", err, want)
+			}
+		})
+	}
+}
+
 // TestRealFilesPresent fails loudly rather than skipping when the shared
 // real files are missing, so conformance is never silently untested.
 func TestRealFilesPresent(t *testing.T) {
-	for _, dir := range []string{"vllm-bench-serve", "llmperf"} {
+	for _, dir := range []string{"vllm-bench-serve", "llmperf", "sglang-bench-serving"} {
 		if _, err := os.Stat(realdata(dir)); err != nil {
 			t.Errorf("real data missing: %v", err)
 		}
