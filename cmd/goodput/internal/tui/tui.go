@@ -281,6 +281,19 @@ func (m Model) quit() (tea.Model, tea.Cmd) {
 }
 
 func (m Model) updateKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
+	// Keys typed faster than the terminal is read arrive as one message
+	// ("jj"); handle them one by one so each acts as a key. Pastes stay
+	// whole (they are text for an input).
+	if msg.Type == tea.KeyRunes && len(msg.Runes) > 1 && !msg.Paste {
+		var cmds []tea.Cmd
+		var next tea.Model = m
+		for _, r := range msg.Runes {
+			var cmd tea.Cmd
+			next, cmd = next.(Model).updateKey(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}, Alt: msg.Alt})
+			cmds = append(cmds, cmd)
+		}
+		return next, tea.Batch(cmds...)
+	}
 	k := m.c.keys
 	if msg.Type == tea.KeyCtrlC {
 		return m.quit()

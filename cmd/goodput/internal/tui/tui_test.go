@@ -406,3 +406,21 @@ func TestNewRequiresOptions(t *testing.T) {
 		}
 	}
 }
+
+func TestCoalescedKeys(t *testing.T) {
+	m := newModel(t, richReport(), &fakeWriter{})
+	next, _ := m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("jj")})
+	m = next.(Model)
+	if g, _ := m.summary.selected(); m.c.rep.Metrics[g].Name != "ttft_p99_ratio" {
+		t.Fatalf("coalesced jj selected %s", m.c.rep.Metrics[g].Name)
+	}
+	next, cmd := m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("xok")})
+	m = next.(Model)
+	if !m.decision.active || m.decision.note() != "ok" || cmd != nil {
+		t.Fatalf("coalesced xok: active %v note %q", m.decision.active, m.decision.note())
+	}
+	next, _ = m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(" a q"), Paste: true})
+	if got := next.(Model).decision.note(); got != "ok a q" {
+		t.Fatalf("paste into note = %q", got)
+	}
+}

@@ -1,0 +1,270 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/mattn/go-isatty"
+	"github.com/spf13/cobra"
+
+	"github.com/goodput-dev/goodput/analysis"
+	"github.com/goodput-dev/goodput/cmd/goodput/internal/tui"
+)
+
+// reviewJudgeFunc runs the judge pipeline on input files and returns the
+// report and its JSON encoding (the bytes the review record's
+// report_sha256 is computed over). Progress goes to progress.
+type reviewJudgeFunc func(ctx context.Context, baseline, canary []string, policy string, progress io.Writer) (*analysis.Report, []byte, error)
+
+// reviewOptions are the dependencies of `goodput review` that tests and
+// the wiring replace.
+type reviewOptions struct {
+	// judge serves `review --baseline … --canary …`; nil makes that form
+	// an error that points to `goodput judge --format json`.
+	judge reviewJudgeFunc
+	// now is the clock for the review record's "at".
+	now func() time.Time
+	// interactive reports whether the streams are terminals; nil means
+	// isatty on the streams' file descriptors.
+	interactive func(in io.Reader, out io.Writer) bool
+	// teaOptions are extra bubbletea options (tests pass input
+	// pacing or renderer settings).
+	teaOptions []tea.ProgramOption
+}
+
+// defaultJudgedRecord is the review record written for the
+// --baseline/--canary form when --record is not given.
+const defaultJudgedRecord = "goodput.review.json"
+
+func (a *app) newReviewCmd() *cobra.Command {
+	return a.newReviewCmdWith(reviewOptions{now: time.Now})
+}
+
+func (a *app) newReviewCmdWith(ro reviewOptions) *cobra.Command {
+	var (
+		record           string
+		baseline, canary []string
+		policy           string
+		noColor          bool
+	)
+	cmd := &cobra.Command{
+		Use:   "review REPORT.json [--record FILE] | review --baseline FILE… --canary FILE… [--policy P]",
+		Short: "Review a report interactively in the terminal and record approve or reject",
+		Long: `Open a judge report (from goodput judge --format json) in an interactive
+terminal view: the verdict and gates, each gate's interval against its margin,
+per-class breakdowns, TTFT/TPOT distributions, per-bucket goodput and TTFT p99
+over time, warnings and the measurement spec.
+
+Press a to approve or x to reject, type a note and press enter: a review record
+(reviewer from $USER, time, the report's SHA-256, decision, note, and whether it
+overrides the verdict) is written atomically to REPORT.review.json beside the
+report, or to --record FILE. Approving over a fail or inconclusive verdict needs
+a note. Press ? for all keys.
+
+review needs a terminal; in scripts and pipes use goodput judge. NO_COLOR or
+--no-color turns colour off.`,
+		Example: `  goodput judge --baseline b.jsonl --canary c.jsonl --format json --out run.json
+  goodput review run.json                      # decision goes to run.review.json
+  goodput review run.json --record decisions/run-42.json`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.runReview(cmd.Context(), ro, args, record, baseline, canary, policy, noColor)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&record, "record", "", "write the review record to FILE (default: REPORT.review.json beside the report)")
+	fs.StringArrayVar(&baseline, "baseline", nil, "judge these baseline files first instead of reading a report")
+	fs.StringArrayVar(&canary, "canary", nil, "judge these canary files first instead of reading a report")
+	fs.StringVar(&policy, "policy", "", "policy for --baseline/--canary (built-in name or YAML file; default: the judge's)")
+	fs.BoolVar(&noColor, "no-color", false, "no colour (also when NO_COLOR is set)")
+	return cmd
+}
+
+func (a *app) runReview(ctx context.Context, ro reviewOptions, args []string, record string, baseline, canary []string, policy string, noColor bool) error {
+	judged := len(baseline) > 0 || len(canary) > 0
+	switch {
+	case judged && len(args) > 0:
+		return usageError("give either REPORT.json or --baseline/--canary, not both")
+	case !judged && len(args) == 0:
+		return usageError("review needs REPORT.json (from goodput judge --format json) or --baseline FILE --canary FILE")
+	case judged && (len(baseline) == 0 || len(canary) == 0):
+		return usageError("review needs both --baseline and --canary")
+	case !judged && policy != "":
+		return usageError("--policy applies only with --baseline/--canary; a report already names its policy")
+	}
+	interactive := ro.interactive
+	if interactive == nil {
+		interactive = streamsAreTerminals
+	}
+	if !interactive(a.io.In, a.io.Out) {
+		return usageError("review is interactive and needs a terminal on stdin and stdout; " +
+			"in scripts and pipes use `goodput judge --format text|markdown|json` instead")
+	}
+	if ro.now == nil {
+		return inputError(errors.New("review: no clock"))
+	}
+
+	var (
+		rep  *analysis.Report
+		raw  []byte
+		name string
+	)
+	if judged {
+		if ro.judge == nil {
+			return inputError(errors.New("review --baseline/--canary is not available in this build; run " +
+				"`goodput judge --baseline … --canary … --format json --out report.json` and then `goodput review report.json`"))
+		}
+		var err error
+		rep, raw, err = ro.judge(ctx, baseline, canary, policy, a.io.ErrOut)
+		if err != nil {
+			var ee *exitError
+			if errors.As(err, &ee) {
+				return err
+			}
+			return inputError(err)
+		}
+		if rep == nil {
+			return inputError(errors.New("review: the judge returned no report"))
+		}
+		name = fmt.Sprintf("judged %d baseline + %d canary inputs", len(baseline), len(canary))
+		if record == "" {
+			record = defaultJudgedRecord
+		}
+	} else {
+		path := args[0]
+		var err error
+		rep, raw, err = readReviewReport(ctx, path)
+		if err != nil {
+			return inputError(err)
+		}
+		name = path
+		if record == "" {
+			record = reviewRecordPath(path)
+		}
+	}
+
+	m, err := tui.New(tui.Options{
+		Report:      rep,
+		ReportBytes: raw,
+		ReportName:  name,
+		RecordPath:  record,
+		Reviewer:    a.env("USER"),
+		Now:         ro.now,
+		NoColor:     noColor || a.env("NO_COLOR") != "" || a.env("TERM") == "dumb",
+		Output:      a.io.Out,
+		Context:     ctx,
+	})
+	if err != nil {
+		return inputError(err)
+	}
+	opts := append([]tea.ProgramOption{
+		tea.WithContext(ctx), tea.WithInput(a.io.In), tea.WithOutput(a.io.Out), tea.WithAltScreen(),
+	}, ro.teaOptions...)
+	final, err := tea.NewProgram(m, opts...).Run()
+	if err != nil {
+		if ctx.Err() != nil {
+			return inputError(fmt.Errorf("review interrupted: %w", ctx.Err()))
+		}
+		return inputError(fmt.Errorf("review: %w", err))
+	}
+	fm, ok := final.(tui.Model)
+	if !ok {
+		return inputError(fmt.Errorf("review: unexpected final model %T", final))
+	}
+	if rec, ok := fm.Recorded(); ok {
+		msg := fmt.Sprintf("goodput: %s recorded in %s", rec.Decision, fm.RecordPath())
+		if rec.Overrides {
+			msg += fmt.Sprintf(" (overrides the %s verdict)", rec.ReportVerdict)
+		}
+		fmt.Fprintln(a.io.ErrOut, msg)
+		return nil
+	}
+	if err := fm.WriteErr(); err != nil {
+		return inputError(err)
+	}
+	fmt.Fprintln(a.io.ErrOut, "goodput: no decision recorded")
+	return nil
+}
+
+// streamsAreTerminals reports whether in and out are terminals.
+func streamsAreTerminals(in io.Reader, out io.Writer) bool {
+	fi, ok := in.(*os.File)
+	if !ok || !isatty.IsTerminal(fi.Fd()) {
+		return false
+	}
+	fo, ok := out.(*os.File)
+	return ok && isatty.IsTerminal(fo.Fd())
+}
+
+// reviewRecordPath is REPORT.review.json beside the report: run.json →
+// run.review.json, other names get .review.json appended.
+func reviewRecordPath(report string) string {
+	return strings.TrimSuffix(report, ".json") + ".review.json"
+}
+
+// readReviewReport reads and checks a JSON report; errors name the file
+// and, for malformed JSON, the line and column.
+func readReviewReport(ctx context.Context, path string) (*analysis.Report, []byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read report: %w", err)
+	}
+	var rep analysis.Report
+	if err := json.Unmarshal(raw, &rep); err != nil {
+		var se *json.SyntaxError
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &se):
+			line, col := lineCol(raw, se.Offset)
+			return nil, nil, fmt.Errorf("%s:%d:%d: not valid JSON: %v; review reads the output of `goodput judge --format json`", path, line, col, se)
+		case errors.As(err, &te):
+			line, col := lineCol(raw, te.Offset)
+			return nil, nil, fmt.Errorf("%s:%d:%d: field %q: %s where a %s belongs; is this a goodput report?", path, line, col, te.Field, te.Value, te.Type)
+		}
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	switch {
+	case rep.SchemaVersion == 0:
+		return nil, nil, fmt.Errorf("%s: no schema_version: not a goodput report (make one with `goodput judge --format json`)", path)
+	case rep.SchemaVersion > analysis.SchemaVersion:
+		return nil, nil, fmt.Errorf("%s: schema_version %d is newer than this goodput understands (%d); upgrade goodput", path, rep.SchemaVersion, analysis.SchemaVersion)
+	}
+	switch rep.Verdict {
+	case analysis.Pass, analysis.Fail, analysis.Inconclusive:
+	default:
+		return nil, nil, fmt.Errorf("%s: verdict %q: want pass, fail or inconclusive", path, clip(string(rep.Verdict)))
+	}
+	return &rep, raw, nil
+}
+
+// lineCol converts a byte offset (as json errors report it: the byte after
+// the problem) into a 1-based line and column.
+func lineCol(b []byte, off int64) (int, int) {
+	off = max(0, min(off, int64(len(b))))
+	if off > 0 {
+		off--
+	}
+	before := b[:off]
+	line := bytes.Count(before, []byte("\n")) + 1
+	col := int(off) - bytes.LastIndexByte(before, '\n')
+	return line, col
+}
+
+// clip quotes at most 40 bytes of untrusted text for an error message.
+func clip(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "…"
+	}
+	return s
+}
