@@ -84,7 +84,7 @@ func FailPValue(harmPoint, se, threshold float64) float64 {
 		}
 		return 1
 	}
-	return distuv.UnitNormal.Survival((harmPoint - threshold) / se)
+	return normSF((harmPoint - threshold) / se)
 }
 
 // order returns the indices of p sorted by ascending p, NaN treated as 1 and

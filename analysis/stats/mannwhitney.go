@@ -3,8 +3,6 @@ package stats
 import (
 	"math"
 	"slices"
-
-	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // ExactMaxN is the largest pooled sample size n1 + n2 for which MannWhitney
@@ -79,8 +77,8 @@ func MannWhitney(x, y []float64) MWResult {
 	} else if varU > 0 {
 		sd := math.Sqrt(varU)
 		// continuity correction: the tail at u includes the mass at u
-		res.PLess = distuv.UnitNormal.CDF((d + 0.5) / sd)
-		res.PGreater = distuv.UnitNormal.Survival((d - 0.5) / sd)
+		res.PLess = normCDF((d + 0.5) / sd)
+		res.PGreater = normSF((d - 0.5) / sd)
 	} else {
 		res.PLess, res.PGreater = 1, 1
 	}

@@ -2,8 +2,6 @@ package stats
 
 import (
 	"math"
-
-	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // Ratio holds the bucket totals of one arm: per time bucket (in time order) a
@@ -76,7 +74,7 @@ func combine(vx, dfx, vy, dfy, conf float64) (se, crit float64) {
 	if v == 0 || math.IsNaN(nu) {
 		return 0, zTwoSided(conf)
 	}
-	crit = distuv.StudentsT{Mu: 0, Sigma: 1, Nu: nu}.Quantile(0.5 + conf/2)
+	crit = tQuantile(0.5+conf/2, nu)
 	return math.Sqrt(v) * crit / zTwoSided(conf), crit
 }
 

@@ -56,7 +56,7 @@ func Welch(x, y []float64, conf float64) WelchResult {
 	res.T = res.Diff / se
 	td := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: res.DF}
 	res.P = math.Min(1, 2*td.Survival(math.Abs(res.T)))
-	q := td.Quantile(0.5 + conf/2)
+	q := tQuantile(0.5+conf/2, res.DF)
 	res.CI = Interval{res.Diff - q*se, res.Diff + q*se}
 	return res
 }
