@@ -18,6 +18,7 @@ type reqState uint8
 
 const (
 	stQueued reqState = iota + 1
+	stInput           // admitted, in frontend input processing before the engine queue
 	stRunning
 	stDone
 )
@@ -44,6 +45,10 @@ type simReq struct {
 	firstTok float64 // NaN before the first token
 	lastTok  float64
 	maxITL   float64
+	stallTok int32   // output token delayed by a request-scoped stall, 0 none
+	shift    float64 // client-visible delay added by request-scoped stalls, seconds
+	// firstShift is shift when the first token was produced.
+	firstShift float64
 }
 
 type evKind uint8
@@ -55,6 +60,7 @@ const (
 	evFail
 	evRestart
 	evSample
+	evInput
 )
 
 type event struct {
@@ -280,7 +286,8 @@ func newArmSim(sc *Scenario, arm sources.Arm, seed uint64, dur float64, arrs []a
 		r := &replica{idx: int32(i), name: string(arm) + "-" + itoa(i), up: true, provisioned: true,
 			lostAt: math.Inf(1), startedAt: math.Inf(-1), kvFree: spec.KV.Blocks,
 			cache: newPrefixLRU(spec.PrefixCache.CapacityTokens), bytesByInterval: make([]float64, nCost)}
-		r.series = ReplicaSeries{Arm: arm, Pod: r.name, Model: sc.Model}
+		r.series = ReplicaSeries{Arm: arm, Pod: r.name, Model: sc.Model, KVBlocks: spec.KV.Blocks,
+			BlockSize: spec.KV.BlockSize, PrefixCaching: spec.PrefixCache.CapacityTokens > 0}
 		r.c = newCounters()
 		if spec.ColdStart {
 			r.startedAt = 0
@@ -393,6 +400,8 @@ func (s *armSim) run(ctx context.Context) error {
 			s.restart(s.reps[e.rep], e.t)
 		case evSample:
 			s.sample(e.t)
+		case evInput:
+			s.inputDone(e.req, e.t)
 		}
 	}
 }
@@ -430,12 +439,8 @@ func (s *armSim) offer(q *simReq, t float64) {
 			s.end1(q, t, sources.StatusRejected, false)
 			return
 		}
-		s.enqueue(q, s.shared, t)
-		for _, x := range s.reps {
-			if x.up && !x.busy {
-				s.startStep(x, t)
-				break
-			}
+		if s.enqueue(q, s.shared, t) {
+			s.kickIdle(t)
 		}
 		return
 	}
@@ -446,17 +451,65 @@ func (s *armSim) offer(q *simReq, t float64) {
 	}
 	q.replica = r.idx
 	r.outstanding++
-	s.enqueue(q, r.queue, t)
+	if s.enqueue(q, r.queue, t) && !r.busy {
+		s.startStep(r, t)
+	}
+}
+
+// enqueue admits q: after its frontend input processing it joins queue.
+// It reports whether q is on the queue now.
+func (s *armSim) enqueue(q *simReq, queue *reqQueue, t float64) bool {
+	q.doomed = s.spec.ErrorRate > 0 && s.svc.Float64() < s.spec.ErrorRate
+	if st := s.spec.Stalls; st.Scope == "request" && st.Probability > 0 && s.svc.Float64() < st.Probability {
+		if st.Token > 0 {
+			q.stallTok = min(int32(st.Token), q.output)
+		} else {
+			q.stallTok = 1 + s.svc.Int32N(q.output)
+		}
+	}
+	s.scheduleDeadline(q, t)
+	if d := s.spec.InputPerToken.Seconds() * float64(q.prompt); d > 0 {
+		q.state = stInput
+		s.push(event{t: t + d, kind: evInput, req: q})
+		return false
+	}
+	q.state = stQueued
+	queue.pushBack(q)
+	return true
+}
+
+// inputDone moves q from input processing onto its engine queue.
+func (s *armSim) inputDone(q *simReq, t float64) {
+	if q.state != stInput {
+		return
+	}
+	q.state = stQueued
+	if s.shared != nil {
+		s.shared.pushBack(q)
+		s.kickIdle(t)
+		return
+	}
+	r := s.reps[q.replica]
+	if !r.up { // the replica died while the request was being processed
+		q.state = stQueued
+		r.queue.pushBack(q)
+		s.end1(q, t, sources.StatusError, false)
+		return
+	}
+	r.queue.pushBack(q)
 	if !r.busy {
 		s.startStep(r, t)
 	}
 }
 
-func (s *armSim) enqueue(q *simReq, queue *reqQueue, t float64) {
-	q.state = stQueued
-	q.doomed = s.spec.ErrorRate > 0 && s.svc.Float64() < s.spec.ErrorRate
-	queue.pushBack(q)
-	s.scheduleDeadline(q, t)
+// kickIdle starts the first idle live replica (shared queue).
+func (s *armSim) kickIdle(t float64) {
+	for _, x := range s.reps {
+		if x.up && !x.busy {
+			s.startStep(x, t)
+			return
+		}
+	}
 }
 
 func (s *armSim) upCount() int {
@@ -540,7 +593,7 @@ func (s *armSim) end1(q *simReq, t float64, st sources.Status, countAbort bool) 
 		r.kvFree += int(q.blocks)
 		q.blocks = 0
 	}
-	if q.replica >= 0 && (q.state == stQueued || q.state == stRunning) {
+	if q.replica >= 0 && (q.state == stQueued || q.state == stRunning || q.state == stInput) {
 		r := s.reps[q.replica]
 		r.outstanding--
 		if countAbort && r.up {
@@ -585,7 +638,7 @@ func (s *armSim) record(q *simReq, t float64, st sources.Status) {
 			rec.CachedTokens = int64(q.cached)
 		}
 		if !math.IsNaN(q.firstTok) {
-			rec.TTFT = q.firstTok - q.arrival
+			rec.TTFT = q.firstTok + q.firstShift - q.arrival
 		}
 		if q.gen > 1 {
 			rec.MaxITL = q.maxITL
@@ -794,7 +847,7 @@ func (s *armSim) startStep(r *replica, t float64) {
 	dec := st.Base.Seconds() + st.DecodePerSeq.Seconds()*nDec + st.PerContextToken.Seconds()*ctxTok
 	dt := dec/spec.DecodeSpeed + st.PrefillPerToken.Seconds()*pre/spec.PrefillSpeed
 	dt *= s.warm(r, t)
-	if spec.Stalls.Probability > 0 && s.svc.Float64() < spec.Stalls.Probability {
+	if spec.Stalls.Probability > 0 && spec.Stalls.Scope != "request" && s.svc.Float64() < spec.Stalls.Probability {
 		dt += spec.Stalls.Duration.Seconds()
 	}
 	if dt <= 0 {
@@ -822,15 +875,20 @@ func (s *armSim) stepEnd(r *replica, t float64) {
 			if q.computed < q.target {
 				continue
 			}
-			if q.gen == 0 {
-				q.firstTok = t
-				r.c.ttft.observe(s.ttftE, t-q.arrival)
-				r.c.prompt += float64(q.prompt)
-			} else {
-				q.maxITL = max(q.maxITL, t-q.lastTok)
-			}
+		}
+		stall := 0.0
+		if q.gen+1 == q.stallTok {
+			stall = s.spec.Stalls.Duration.Seconds()
+		}
+		if q.gen == 0 {
+			q.firstTok = t
+			q.shift += stall
+			q.firstShift = q.shift
+			r.c.ttft.observe(s.ttftE, t+q.shift-q.arrival)
+			r.c.prompt += float64(q.prompt)
 		} else {
-			q.maxITL = max(q.maxITL, t-q.lastTok)
+			q.maxITL = max(q.maxITL, t-q.lastTok+stall)
+			q.shift += stall
 		}
 		q.gen++
 		q.lastTok = t
@@ -872,18 +930,18 @@ func (s *armSim) finish(r *replica, q *simReq, t float64) {
 	}
 	r.c.finished[reason]++
 	if st == sources.StatusOK {
-		e2e := t - q.arrival
+		e2e := t + q.shift - q.arrival
 		r.c.e2e.observe(s.e2eE, e2e)
 		r.c.queueTime.observe(s.e2eE, q.sched-q.arrival)
 		tpot := 0.0
 		if q.gen > 1 {
-			tpot = (t - q.firstTok) / float64(q.gen-1)
+			tpot = (t + q.shift - q.firstTok - q.firstShift) / float64(q.gen-1)
 		}
 		r.c.tpot.observe(s.tpotE, tpot)
 	}
 	s.addBytes(r, q, t)
-	s.record(q, t, st)
-	s.maybeRetry(q, st, t)
+	s.record(q, t+q.shift, st)
+	s.maybeRetry(q, st, t+q.shift)
 }
 
 // maybeRetry schedules the next attempt of q after a backoff when its

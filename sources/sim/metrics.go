@@ -90,10 +90,13 @@ type ReplicaSample struct {
 // ReplicaSeries is one replica's scrapes, in time order. A replica that is
 // down is not scraped; its counters restart from 0 after a restart.
 type ReplicaSeries struct {
-	Arm     sources.Arm
-	Pod     string
-	Model   string
-	Samples []ReplicaSample
+	Arm           sources.Arm
+	Pod           string
+	Model         string
+	KVBlocks      int  // KV blocks per replica (vllm:cache_config_info num_gpu_blocks)
+	BlockSize     int  // tokens per KV block
+	PrefixCaching bool // prefix cache enabled
+	Samples       []ReplicaSample
 }
 
 func newCounters() counters {

@@ -229,9 +229,13 @@ type ArmSpec struct {
 	// PrefillSpeed and DecodeSpeed divide the prefill and decode parts of
 	// the step time (a faster kernel: > 1). Default 1.
 	PrefillSpeed float64 `yaml:"prefill_speed"`
-	DecodeSpeed  float64 `yaml:"decode_speed"`
-	Stalls       Stalls  `yaml:"stalls"`
-	Warmup       Warmup  `yaml:"warmup"`
+	// InputPerToken is frontend input processing (tokenization,
+	// preprocessing) per prompt token before a request joins the engine
+	// queue; it adds to TTFT without using the GPU. Default 0.
+	InputPerToken time.Duration `yaml:"input_per_token"`
+	DecodeSpeed   float64       `yaml:"decode_speed"`
+	Stalls        Stalls        `yaml:"stalls"`
+	Warmup        Warmup        `yaml:"warmup"`
 	// ColdStart: the arm's replicas start at the window start (warm-up
 	// slowdown and an empty prefix cache) instead of being already warm.
 	ColdStart bool `yaml:"cold_start"`
@@ -282,11 +286,20 @@ type StepModel struct {
 	PrefillPerToken time.Duration `yaml:"prefill_per_token"` // default 12µs
 }
 
-// Stalls are rare long steps (a tail-latency regression): each step takes
-// Duration longer with probability Probability.
+// Stalls are rare long pauses (a tail-latency regression). With Scope
+// "step" (the default) each engine step takes Duration longer with
+// probability Probability, delaying every request in the batch; with scope
+// "request" each request, with probability Probability, has one of its
+// output tokens delayed by Duration (only that request sees it: a tail-only
+// TPOT and stall regression).
 type Stalls struct {
 	Probability float64       `yaml:"probability"`
 	Duration    time.Duration `yaml:"duration"`
+	Scope       string        `yaml:"scope"`
+	// Token, for scope request, is the output token that is delayed: 1 =
+	// the first (a TTFT stall), k = the k-th (or the last when the output is
+	// shorter); 0 (the default) = a uniformly random one.
+	Token int `yaml:"token"`
 }
 
 // Warmup is the slow period after a replica starts: step times are
@@ -562,6 +575,9 @@ func validateArm(v *validator, p string, a *ArmSpec, classes map[string]bool, ma
 	v.check(finite(a.DecodeSpeed) && a.DecodeSpeed > 0, p+".decode_speed", "must be > 0 (1 = unchanged)")
 	v.check(a.Stalls.Probability >= 0 && a.Stalls.Probability < 1, p+".stalls.probability", "must be in [0, 1)")
 	v.check(a.Stalls.Duration >= 0, p+".stalls.duration", "must be ≥ 0")
+	v.check(a.Stalls.Scope == "" || a.Stalls.Scope == "step" || a.Stalls.Scope == "request", p+".stalls.scope", "must be step or request")
+	v.check(a.Stalls.Token >= 0, p+".stalls.token", "must be ≥ 0 (0 = a random output token)")
+	v.check(a.InputPerToken >= 0, p+".input_per_token", "must be ≥ 0")
 	v.check(a.Warmup.Slowdown >= 1 && finite(a.Warmup.Slowdown), p+".warmup.slowdown", "must be ≥ 1 (1 = no warm-up)")
 	v.check(a.Warmup.Duration >= 0, p+".warmup.duration", "must be ≥ 0")
 	keys := make([]string, 0, len(a.ClassWeights))
