@@ -1,0 +1,309 @@
+package prometheus
+
+import (
+	"errors"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/goodput-dev/goodput/sources"
+	"github.com/goodput-dev/goodput/sources/engines"
+)
+
+// builder turns query results into aggregate buckets: one per step and
+// class.
+type builder struct {
+	first time.Time // evaluation time of step 0 (window start + step)
+	step  time.Duration
+	steps int
+	res   engines.Resolved
+	keep  map[engines.Quantity]map[float64]bool
+	note  func(string, ...any)
+
+	cells       map[cellKey]*cell
+	outcomeSeen []bool
+	// classesSeen records, per query tag, the class label values seen.
+	classesSeen map[string]map[string]bool
+	gauges      []map[string]float64
+}
+
+type cellKey struct {
+	k     int
+	class string
+}
+
+type cell struct {
+	outcomes map[engines.Outcome]float64
+	counters map[engines.Quantity]float64
+	hist     map[engines.Quantity]map[float64]float64
+}
+
+func newBuilder(q Query, steps int, res engines.Resolved, keep map[engines.Quantity]map[float64]bool, note func(string, ...any)) *builder {
+	b := &builder{first: q.Start.Add(q.Step), step: q.Step, steps: steps, res: res, keep: keep, note: note,
+		cells: map[cellKey]*cell{}, outcomeSeen: make([]bool, steps), classesSeen: map[string]map[string]bool{},
+		gauges: make([]map[string]float64, steps)}
+	return b
+}
+
+// index maps an evaluation timestamp to its step, or -1 when it is off the grid.
+func (b *builder) index(ts model.Time) int {
+	d := ts.Time().Sub(b.first)
+	k := int(math.Round(float64(d) / float64(b.step)))
+	if k < 0 || k >= b.steps {
+		return -1
+	}
+	return k
+}
+
+func (b *builder) cell(k int, class string) *cell {
+	ck := cellKey{k, class}
+	c := b.cells[ck]
+	if c == nil {
+		c = &cell{outcomes: map[engines.Outcome]float64{}, counters: map[engines.Quantity]float64{},
+			hist: map[engines.Quantity]map[float64]float64{}}
+		b.cells[ck] = c
+	}
+	return c
+}
+
+func (b *builder) addIncreases(m model.Matrix) {
+	for _, ss := range m {
+		tagv := string(ss.Metric[queryLabel])
+		class := string(ss.Metric[model.LabelName(engines.ClassLabel)])
+		if b.classesSeen[tagv] == nil {
+			b.classesSeen[tagv] = map[string]bool{}
+		}
+		b.classesSeen[tagv][class] = true
+		switch {
+		case strings.HasPrefix(tagv, "outcome"):
+			i, err := strconv.Atoi(strings.TrimPrefix(tagv, "outcome"))
+			if err != nil || i < 0 || i >= len(b.res.Outcomes) {
+				continue
+			}
+			oc := b.res.Outcomes[i]
+			o := oc.Default
+			if oc.Label != "" {
+				o = oc.Classify(string(ss.Metric[model.LabelName(oc.Label)]))
+			}
+			for _, v := range ss.Values {
+				k := b.index(v.Timestamp)
+				if k < 0 || math.IsNaN(float64(v.Value)) {
+					continue
+				}
+				b.outcomeSeen[k] = true
+				c := b.cell(k, class)
+				c.outcomes[o] += float64(v.Value)
+				if oc.Minus != 0 {
+					c.outcomes[oc.Minus] -= float64(v.Value)
+				}
+			}
+		case engines.KindOf(engines.Quantity(tagv)) == engines.KindCounter:
+			q := engines.Quantity(tagv)
+			f := b.res.Metrics[q].Factor()
+			for _, v := range ss.Values {
+				if k := b.index(v.Timestamp); k >= 0 {
+					b.cell(k, class).counters[q] += float64(v.Value) * f
+				}
+			}
+		case engines.KindOf(engines.Quantity(tagv)) == engines.KindHistogram:
+			q := engines.Quantity(tagv)
+			le, err := strconv.ParseFloat(string(ss.Metric["le"]), 64)
+			if err != nil {
+				continue
+			}
+			if keep := b.keep[q]; keep != nil && !keep[le] {
+				continue
+			}
+			if !math.IsInf(le, 1) {
+				le *= b.res.Metrics[q].Factor()
+			}
+			for _, v := range ss.Values {
+				if k := b.index(v.Timestamp); k >= 0 {
+					c := b.cell(k, class)
+					if c.hist[q] == nil {
+						c.hist[q] = map[float64]float64{}
+					}
+					c.hist[q][le] += float64(v.Value)
+				}
+			}
+		}
+	}
+}
+
+func (b *builder) addGauges(m model.Matrix) {
+	for _, ss := range m {
+		tagv := string(ss.Metric[queryLabel])
+		for _, v := range ss.Values {
+			k := b.index(v.Timestamp)
+			if k < 0 {
+				continue
+			}
+			if b.gauges[k] == nil {
+				b.gauges[k] = map[string]float64{}
+			}
+			if strings.HasPrefix(tagv, "replicas") { // several request counters: the most series
+				b.gauges[k]["replicas"] = math.Max(b.gauges[k]["replicas"], float64(v.Value))
+				continue
+			}
+			b.gauges[k][tagv] = float64(v.Value)
+		}
+	}
+}
+
+// errNoRequests means no request counter returned data in the window.
+var errNoRequests = errors.New("the request counters returned no data in the window (increase() needs two samples per step: is the step at least twice the scrape interval?)")
+
+func (b *builder) finish(agg *sources.Aggregate) error {
+	anySeen := false
+	for _, s := range b.outcomeSeen {
+		anySeen = anySeen || s
+	}
+	if !anySeen {
+		return errNoRequests
+	}
+	// classes come from the request counters
+	classSet := map[string]bool{}
+	for i := range b.res.Outcomes {
+		for c := range b.classesSeen["outcome"+strconv.Itoa(i)] {
+			classSet[c] = true
+		}
+	}
+	classes := make([]string, 0, len(classSet))
+	for c := range classSet {
+		classes = append(classes, c)
+	}
+	sort.Strings(classes)
+	classed := len(classes) > 1 || (len(classes) == 1 && classes[0] != "")
+	splitOK := func(tagv string) bool {
+		seen := b.classesSeen[tagv]
+		if !classed {
+			return true
+		}
+		for c := range seen {
+			if c != "" {
+				return true
+			}
+		}
+		return false
+	}
+	gaps := 0
+	nan := math.NaN()
+	for k := 0; k < b.steps; k++ {
+		end := b.first.Add(time.Duration(k) * b.step)
+		start := end.Add(-b.step)
+		g := b.gauges[k]
+		gauge := func(tagv string) float64 {
+			if v, ok := g[tagv]; ok {
+				return v
+			}
+			return nan
+		}
+		if !b.outcomeSeen[k] {
+			gaps++
+		}
+		for _, class := range classes {
+			bk := sources.AggBucket{Start: float64(start.UnixMilli()) / 1000, End: float64(end.UnixMilli()) / 1000, Class: class,
+				Completed: nan, Failed: nan, Canceled: nan, Rejected: nan, Good: nan,
+				PromptTokens: nan, OutputTokens: nan, PrefixHits: nan, PrefixQueries: nan,
+				Replicas: gauge("replicas"), Running: gauge(string(engines.Running)), Waiting: gauge(string(engines.Waiting)),
+				KVUsage: gauge(string(engines.KVUsage)), GPUUtil: gauge(string(engines.GPUUtil)),
+				GPUPowerW: gauge(string(engines.GPUPowerW)), GPUMemBytes: gauge(string(engines.GPUMemBytes)),
+				CostPerHour: gauge("cost")}
+			c := b.cells[cellKey{k, class}]
+			if c == nil {
+				c = &cell{}
+			}
+			if b.outcomeSeen[k] {
+				for _, o := range engines.Outcomes {
+					if !b.res.Known(o) {
+						continue
+					}
+					v := c.outcomes[o]
+					switch o {
+					case engines.Completed:
+						bk.Completed = v
+					case engines.Failed:
+						bk.Failed = v
+					case engines.Canceled:
+						bk.Canceled = v
+					case engines.Rejected:
+						bk.Rejected = v
+					}
+				}
+				for _, q := range engines.Counters {
+					if _, ok := b.res.Metrics[q]; !ok {
+						continue
+					}
+					if _, seen := b.classesSeen[string(q)]; !seen {
+						continue
+					}
+					if !splitOK(string(q)) {
+						b.note("%s has no %s label: not split by class (unknown per class)", b.res.Metrics[q].Name, engines.ClassLabel)
+						continue
+					}
+					v := c.counters[q]
+					switch q {
+					case engines.PromptTokens:
+						bk.PromptTokens = v
+					case engines.OutputTokens:
+						bk.OutputTokens = v
+					case engines.PrefixHits:
+						bk.PrefixHits = v
+					case engines.PrefixQueries:
+						bk.PrefixQueries = v
+					case engines.Good:
+						bk.Good = v
+					}
+				}
+				for _, q := range engines.Histograms {
+					if _, ok := b.res.Metrics[q]; !ok {
+						continue
+					}
+					if _, seen := b.classesSeen[string(q)]; seen && !splitOK(string(q)) {
+						b.note("%s has no %s label: not split by class (unknown per class)", b.res.Metrics[q].Name, engines.ClassLabel)
+						continue
+					}
+					h := toHistogram(c.hist[q])
+					switch q {
+					case engines.TTFT:
+						bk.TTFT = h
+					case engines.TPOT:
+						bk.TPOT = h
+					case engines.E2E:
+						bk.E2E = h
+					case engines.Queue:
+						bk.Queue = h
+					}
+				}
+			}
+			agg.Buckets = append(agg.Buckets, bk)
+		}
+	}
+	if gaps > 0 {
+		b.note("%d of %d steps have no request-counter data (counts are unknown there)", gaps, b.steps)
+	}
+	return nil
+}
+
+func toHistogram(m map[float64]float64) sources.Histogram {
+	if len(m) == 0 {
+		return sources.Histogram{}
+	}
+	edges := make([]float64, 0, len(m))
+	for e := range m {
+		edges = append(edges, e)
+	}
+	sort.Float64s(edges)
+	if !math.IsInf(edges[len(edges)-1], 1) {
+		return sources.Histogram{}
+	}
+	h := sources.Histogram{Edges: edges, Counts: make([]float64, len(edges))}
+	for i, e := range edges {
+		h.Counts[i] = m[e]
+	}
+	return h
+}
