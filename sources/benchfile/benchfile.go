@@ -112,6 +112,10 @@ func readerFor(format string) readerFunc {
 		return readLLMPerf
 	case FormatSGLang:
 		return readSGLang
+	case FormatGenAIPerf:
+		return readGenAIPerf
+	case FormatAIPerf:
+		return readAIPerf
 	}
 	return nil
 }

@@ -165,7 +165,7 @@ func dump(ds sources.Dataset) string {
 	for _, w := range ds.Warnings {
 		fmt.Fprintf(&b, "warning %s\n", w)
 	}
-	g := func(v float64) string { return fmt.Sprintf("%.9g", v) }
+	g := func(v float64) string { return fmt.Sprintf("%.12g", v) }
 	for i, r := range ds.Requests {
 		fmt.Fprintf(&b, "%d status=%s time=%s ttft=%s tpot=%s e2e=%s max_itl=%s in=%d out=%d cached=%d\n",
 			i, r.Status, g(r.Time), g(r.TTFT), g(r.TPOT), g(r.E2E), g(r.MaxITL), r.PromptTokens, r.OutputTokens, r.CachedTokens)
@@ -246,6 +246,25 @@ func TestFixtures(t *testing.T) {
 				meanTTFT: 0.1875, meanTPOT: (0.05 + 0.2 + 0.1) / 3, meanE2E: 0.5, maxStall: 0.4,
 				outputTokens: 17, promptTokens: 288, tpotKnown: 3, firstTime: nan(), lastTime: nan()},
 			warnings: []string{"SGLang bench_serving file has no start_times", "goodput uses the file's duration (3 s)", "2 runs at different request rates (inf, 4)"},
+		},
+		{
+			// Role-only first chunk (counts for TTFT, as in genai-perf),
+			// trailing empty and [DONE] chunks (dropped for e2e), a usage
+			// chunk, a one-token request, a server error body and a
+			// request that got no response at all.
+			file: "genaiperf_profile_export.json", format: FormatGenAIPerf,
+			want: figures{n: 5, completed: 3, errored: 2, clock: sources.ClockRelative, duration: 2.5,
+				meanTTFT: 0.2, meanTPOT: (0.15 + 0.025) / 2, meanE2E: 1.0 / 3, maxStall: 0.2,
+				outputTokens: 9, promptTokens: 12, tpotKnown: 2, firstTime: 0, lastTime: 2},
+			warnings: []string{"counted as responses with content"},
+		},
+		{
+			// A warm-up record (skipped), units ms, s, ns and us, a NaN
+			// metric, an error with error_isl, a cancellation and a timeout.
+			file: "aiperf_profile_export.jsonl", format: FormatAIPerf,
+			want: figures{n: 5, completed: 2, errored: 1, timedOut: 1, clock: sources.ClockEpoch,
+				meanTTFT: 0.175, meanTPOT: 0.25, meanE2E: 0.55, maxStall: 0.25,
+				outputTokens: 8, promptTokens: 250, tpotKnown: 1, firstTime: 1732000001, lastTime: 1732000004},
 		},
 	}
 	for _, tt := range tests {
