@@ -82,7 +82,7 @@ the report cannot be read or the comment cannot be written.`,
 	fs.StringVar(&o.Repo, "repo", "", "repository as OWNER/NAME (default: $GITHUB_REPOSITORY)")
 	fs.IntVar(&o.PR, "pr", 0, "pull request number (default: from $GITHUB_EVENT_PATH)")
 	fs.StringVar(&o.Key, "key", ghpub.DefaultKey, "name of this comment, so several policies can keep one comment each")
-	fs.BoolVar(&o.DryRun, "dry-run", false, "print the comment body to stdout and post nothing")
+	fs.BoolVar(&o.DryRun, "dry-run", false, "print the comment body to stdout; post nothing and write no step summary")
 	fs.StringVar(&o.Review, "review", "", "reviewer decision to include (default: REPORT.review.json beside the report, when present)")
 	fs.BoolVar(&o.Debug, "debug", false, "log each GitHub API request and retry to stderr (the token is redacted)")
 	return cmd
@@ -122,7 +122,7 @@ func (a *app) runComment(ctx context.Context, o *commentOptions) error {
 	}
 
 	inActions := a.env("GITHUB_ACTIONS") == "true"
-	if path := a.env("GITHUB_STEP_SUMMARY"); path != "" {
+	if path := a.env("GITHUB_STEP_SUMMARY"); path != "" && !o.DryRun {
 		if err := commentAppendSummary(path, rep, review); err != nil {
 			fmt.Fprintf(a.io.ErrOut, "goodput: warning: %v\n", err)
 		}

@@ -351,6 +351,45 @@ func TestComment_dryRun(t *testing.T) {
 	if n := len(srv.Requests()); n != 0 {
 		t.Errorf("dry run sent %d requests", n)
 	}
+	if _, err := os.Stat(env["GITHUB_STEP_SUMMARY"]); err == nil {
+		t.Error("dry run wrote the step summary")
+	}
+}
+
+// A report too big for one comment is trimmed to fit, never rejected.
+func TestComment_trimmedToLimit(t *testing.T) {
+	srv := githubtest.New("/api/v3", commentTestToken)
+	defer srv.Close()
+	dir := t.TempDir()
+	env := actionsEnv(t, dir, srv)
+	rep := commentTestReport()
+	for i := 0; i < 4000; i++ {
+		rep.Classes = append(rep.Classes, analysis.ClassRow{Class: fmt.Sprintf("tenant-%04d-é-with-a-long-class-name", i)})
+	}
+	path := writeCommentReport(t, dir, rep)
+	res := runCommentCmd(t, env, nil, "--report", path, "--key", "a-rather-long-key-name-for-the-marker")
+	if res.code != 0 {
+		t.Fatalf("exit %d: %v", res.code, res.err)
+	}
+	cs := goodputComments(srv, "a-rather-long-key-name-for-the-marker")
+	if len(cs) != 1 {
+		t.Fatalf("%d comments, want 1", len(cs))
+	}
+	body := cs[0].Body
+	if n := len([]rune(body)); n > 65536 {
+		t.Errorf("comment is %d characters", n)
+	}
+	if !strings.Contains(body, "Trimmed to fit GitHub's 65,536-character comment limit; left out: per-class breakdown") {
+		t.Errorf("no trim note in the comment's end: %q", body[max(0, len(body)-300):])
+	}
+	// the step summary has room for everything
+	summary, err := os.ReadFile(env["GITHUB_STEP_SUMMARY"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(summary), "tenant-3999-é") || strings.Contains(string(summary), "Trimmed") {
+		t.Error("the step summary was trimmed although it fits in 1 MiB")
+	}
 }
 
 func TestComment_review(t *testing.T) {
