@@ -54,7 +54,7 @@ func Judge(baseline, canary *sources.Dataset, cfg Config) (*Report, error) {
 		cfg.Resamples = 2000
 	}
 	if baseline.Agg != nil || canary.Agg != nil {
-		return nil, &DataError{Msg: "metrics-based inputs (Prometheus, scrapes) are judged by the aggregate path; mixing them with per-request files is not supported"}
+		return judgeAggregate(baseline, canary, cfg)
 	}
 	cls := newClassifier(p)
 	b, err := prepare(baseline, p, cls)

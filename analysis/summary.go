@@ -22,19 +22,19 @@ func fmtTime(c sources.Clock, t float64) string {
 	return strconv.FormatFloat(t, 'f', 3, 64)
 }
 
-// quantile is the Hyndman-Fan type 7 quantile (linear interpolation between
-// order statistics, numpy's default) of sorted xs, 0 ≤ q ≤ 1; NaN if empty.
+// quantile is the Hyndman-Fan type 1 quantile (the inverted empirical CDF:
+// the smallest sample with at least ⌈q·n⌉ samples at or below it) of sorted
+// xs, 0 ≤ q ≤ 1; NaN if empty. It is the definition the bootstrap of the
+// quantile gates uses, so a gate's values and its delta agree. A rank
+// tolerance of 1e-9 keeps q·n = 57.000000000000007 at rank 57.
 func quantile(sorted []float64, q float64) float64 {
 	n := len(sorted)
 	if n == 0 {
 		return math.NaN()
 	}
-	h := q * float64(n-1)
-	lo := int(math.Floor(h))
-	if lo >= n-1 {
-		return sorted[n-1]
-	}
-	return sorted[lo] + (h-float64(lo))*(sorted[lo+1]-sorted[lo])
+	k := int(math.Ceil(q*float64(n) - 1e-9))
+	k = min(max(k, 1), n)
+	return sorted[k-1]
 }
 
 func mean(xs []float64) float64 {

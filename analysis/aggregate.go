@@ -1,0 +1,544 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/goodput-dev/goodput/analysis/histo"
+	"github.com/goodput-dev/goodput/analysis/stats"
+	"github.com/goodput-dev/goodput/policies"
+	"github.com/goodput-dev/goodput/sources"
+)
+
+// aggArm is one arm of metrics-based data, merged per time slice over
+// classes.
+type aggArm struct {
+	arm    sources.Arm
+	ds     *sources.Dataset
+	slices []aggSlice
+	bounds histo.Bounds
+	secs   float64
+	// rejectedKnown is false when the engine does not count rejections.
+	rejectedKnown bool
+}
+
+type aggSlice struct {
+	start, end                  float64
+	completed, failed, canceled float64
+	rejected                    float64
+	goodLo, goodHi              float64
+	replicas                    float64
+	costPerHour                 float64
+	gpuUtil                     float64
+	outTokens                   float64
+	ttft, tpot, e2e             sources.Histogram
+}
+
+func (s *aggSlice) offered() float64 { return s.completed + s.failed + s.canceled + s.rejected }
+
+// judgeAggregate judges two metrics-based arms. Joint SLO attainment is
+// only bounded by histograms (thresholds between bucket edges, Fréchet
+// bounds for TTFT ∧ TPOT), so every count gate is computed at both ends of
+// the bounds and decides on the conservative end: it passes only if the
+// canary passes with its good counts at their lower bound and the
+// baseline's at their upper bound, and fails only if it fails the other way
+// round.
+func judgeAggregate(baseline, canary *sources.Dataset, cfg Config) (*Report, error) {
+	p := cfg.Policy
+	if baseline.Agg == nil || canary.Agg == nil {
+		return nil, &DataError{Msg: "one arm is metrics-based (Prometheus or scrapes) and the other per-request files: give both arms the same kind of input"}
+	}
+	if p.SLO.E2E > 0 || p.SLO.MaxITL > 0 || p.SLO.Quality != "" {
+		return nil, &DataError{Msg: fmt.Sprintf("policy %s needs per-request e2e, max_itl or quality criteria, which metrics histograms cannot check jointly; use per-request files or a policy with ttft/tpot only", p.Name)}
+	}
+	slo := histo.SLO{TTFT: math.NaN(), TPOT: math.NaN()}
+	if p.SLO.TTFT > 0 {
+		slo.TTFT = p.SLO.TTFT.Seconds()
+	}
+	if p.SLO.TPOT > 0 {
+		slo.TPOT = p.SLO.TPOT.Seconds()
+	}
+	b, err := newAggArm(baseline, slo)
+	if err != nil {
+		return nil, err
+	}
+	c, err := newAggArm(canary, slo)
+	if err != nil {
+		return nil, err
+	}
+	j := &aggJudgement{p: p, cfg: cfg, b: b, c: c}
+	if len(p.Classes) > 0 {
+		j.warnf("per-class SLOs are not applied to metrics data: every request is judged with the policy's default SLO")
+	}
+	return j.report(), nil
+}
+
+func newAggArm(ds *sources.Dataset, slo histo.SLO) (*aggArm, error) {
+	agg := ds.Agg
+	if len(agg.Buckets) == 0 {
+		return nil, &DataError{Arm: ds.Arm, Msg: "no metrics in the window: no series matched (check the selector and the time range)"}
+	}
+	a := &aggArm{arm: ds.Arm, ds: ds, rejectedKnown: true}
+	a.bounds = histo.GoodBounds(agg, slo)
+	byStart := map[float64]int{}
+	for i, bk := range agg.Buckets {
+		bb := a.bounds.Buckets[i]
+		k, ok := byStart[bk.Start]
+		if !ok {
+			k = len(a.slices)
+			byStart[bk.Start] = k
+			a.slices = append(a.slices, aggSlice{start: bk.Start, end: bk.End, replicas: bk.Replicas, costPerHour: bk.CostPerHour, gpuUtil: bk.GPUUtil})
+		}
+		s := &a.slices[k]
+		s.completed += nan0(bk.Completed)
+		s.failed += nan0(bk.Failed)
+		s.canceled += nan0(bk.Canceled)
+		if math.IsNaN(bk.Rejected) {
+			a.rejectedKnown = false
+		} else {
+			s.rejected += bk.Rejected
+		}
+		s.goodLo += nan0(bb.Lo)
+		s.goodHi += nan0(bb.Hi)
+		s.outTokens += nan0(bk.OutputTokens)
+		s.ttft = addHist(s.ttft, bk.TTFT)
+		s.tpot = addHist(s.tpot, bk.TPOT)
+		s.e2e = addHist(s.e2e, bk.E2E)
+	}
+	slices.SortFunc(a.slices, func(x, y aggSlice) int {
+		switch {
+		case x.start < y.start:
+			return -1
+		case x.start > y.start:
+			return 1
+		}
+		return 0
+	})
+	var completed float64
+	for _, s := range a.slices {
+		a.secs += s.end - s.start
+		completed += s.completed
+	}
+	if completed == 0 {
+		return nil, &DataError{Arm: ds.Arm, Msg: "no completed requests in the window's metrics: check the selector, the time range and that the arm served traffic"}
+	}
+	return a, nil
+}
+
+func nan0(v float64) float64 {
+	if math.IsNaN(v) {
+		return 0
+	}
+	return v
+}
+
+func addHist(a, b sources.Histogram) sources.Histogram {
+	if len(b.Edges) == 0 {
+		return a
+	}
+	if len(a.Edges) == 0 {
+		return sources.Histogram{Edges: slices.Clone(b.Edges), Counts: slices.Clone(b.Counts)}
+	}
+	m, _ := histo.Merge(a, b)
+	return m
+}
+
+type aggJudgement struct {
+	p     *policies.Policy
+	cfg   Config
+	b, c  *aggArm
+	warns []string
+}
+
+func (j *aggJudgement) warnf(format string, a ...any) {
+	j.warns = append(j.warns, fmt.Sprintf(format, a...))
+}
+
+func (j *aggJudgement) report() *Report {
+	p := j.p
+	r := &Report{SchemaVersion: SchemaVersion, Policy: PolicyRef{Name: p.Name, SHA256: p.SHA256, Source: p.Source},
+		ToolVersion: j.cfg.ToolVersion, Judge: "goodput", Diagnostics: []Diagnostic{}, Classes: []ClassRow{}}
+	for _, a := range []*aggArm{j.b, j.c} {
+		for _, w := range a.ds.Warnings {
+			j.warnf("%s: %s", a.arm, w)
+		}
+		for _, n := range a.ds.Agg.Notes {
+			j.warnf("%s: %s", a.arm, n)
+		}
+		for _, n := range a.bounds.Notes {
+			j.warnf("%s: %s", a.arm, n)
+		}
+		if !a.rejectedKnown {
+			j.warnf("%s: the engine does not count rejected requests: offered = completed + failed + canceled", a.arm)
+		}
+		r.Inputs = append(r.Inputs, a.ds.Inputs...)
+	}
+	j.warnf("diagnostics (Mann-Whitney, Hodges-Lehmann) need per-request data and are not computed from metrics")
+	r.Arms.Baseline, r.Arms.Canary = j.armSummary(j.b), j.armSummary(j.c)
+	lo := math.Min(j.b.slices[0].start, j.c.slices[0].start)
+	hi := math.Max(j.b.slices[len(j.b.slices)-1].end, j.c.slices[len(j.c.slices)-1].end)
+	r.Measurement = Measurement{
+		Population:          "all requests the engines counted in the window, both arms, summed over replicas",
+		Location:            "server",
+		CompletionCondition: "finished with reason stop or length; good = completed and within the SLO, bounded from histograms",
+		Window:              makeWindow(sources.ClockEpoch, lo, hi),
+		BucketSeconds:       j.b.ds.Agg.Step,
+		Clock:               string(sources.ClockEpoch),
+		Confidence:          p.Confidence,
+		SLO:                 []ClassSLO{{Class: "default", TTFT: Num(p.SLO.TTFT.Seconds()), TPOT: Num(p.SLO.TPOT.Seconds())}},
+	}
+	r.Normalization = Normalization{Steps: []NormalizationStep{{Name: "histogram-bounds", Setting: "conservative", Applied: true,
+		Detail: fmt.Sprintf("good requests bounded from histograms: baseline [%.0f, %.0f], canary [%.0f, %.0f]; gates decide on the conservative end",
+			j.b.bounds.Lo, j.b.bounds.Hi, j.c.bounds.Lo, j.c.bounds.Hi)}}}
+	if p.Window.Warmup != "none" || p.Normalize.Mix != "none" || p.Normalize.Cache != "none" || p.Normalize.Load != "none" {
+		j.warnf("warm-up cuts and normalization are not applied to metrics data; the comparison is unadjusted")
+	}
+	r.Metrics = j.gates()
+	r.Series = j.series()
+	r.Distributions = j.distributions()
+	r.Verdict, r.Reasons = overall(r.Metrics)
+	r.Warnings = j.warns
+	return r
+}
+
+func (j *aggJudgement) armSummary(a *aggArm) ArmSummary {
+	var t aggSlice
+	var repSecs, util, utilN, cost float64
+	costKnown := true
+	for _, s := range a.slices {
+		t.completed += s.completed
+		t.failed += s.failed
+		t.canceled += s.canceled
+		t.rejected += s.rejected
+		t.goodLo += s.goodLo
+		t.outTokens += s.outTokens
+		repSecs += s.replicas * (s.end - s.start)
+		if !math.IsNaN(s.gpuUtil) {
+			util += s.gpuUtil
+			utilN++
+		}
+		if math.IsNaN(s.costPerHour) {
+			costKnown = false
+		} else {
+			cost += s.costPerHour * (s.end - s.start) / 3600
+		}
+	}
+	off := t.offered()
+	acc := Accounting{Offered: int64(math.Round(off)), Rejected: int64(math.Round(t.rejected)), Canceled: int64(math.Round(t.canceled)),
+		Failed: int64(math.Round(t.failed)), Completed: int64(math.Round(t.completed)), Good: int64(math.Round(t.goodLo))}
+	acc.Admitted = acc.Offered - acc.Rejected
+	s := ArmSummary{Accounting: acc, SLOAttainment: Num(t.goodLo / off), GoodputRPS: Num(t.goodLo / a.secs),
+		TokenGoodputTPS: Num(math.NaN()), ThroughputRPS: Num(t.completed / a.secs), OutputTokensPS: Num(t.outTokens / a.secs),
+		RetryAmplification: Num(math.NaN()), WindowSeconds: Num(a.secs), WarmupCutSeconds: 0,
+		Window:         makeWindow(sources.ClockEpoch, a.slices[0].start, a.slices[len(a.slices)-1].end),
+		ReplicaSeconds: Num(repSecs), GoodputPerReplica: Num(t.goodLo / repSecs), CacheHitRate: Num(math.NaN()),
+		GPUUtilization: Num(math.NaN())}
+	s.Replicas = int(math.Round(maxReplicas(a)))
+	if utilN > 0 {
+		s.GPUUtilization = Num(util / utilN)
+	}
+	if costKnown && cost > 0 {
+		per := Num(cost / t.goodLo)
+		s.CostPerGoodRequest = &per
+		s.Cost = &ArmCost{Source: "opencost", AcceleratorUSD: Num(math.NaN()), HostUSD: Num(math.NaN()), NetworkUSD: Num(math.NaN()),
+			IdleReserveUSD: Num(math.NaN()), TotalUSD: Num(cost), PerGoodRequest: per, PerMillionGoodTokens: Num(math.NaN()),
+			GoodRequestsPerDollar: Num(t.goodLo / cost), MissingComponents: []string{"breakdown by component (OpenCost gives the total)"}}
+	}
+	var ttft, tpot, e2e sources.Histogram
+	for _, sl := range a.slices {
+		ttft, tpot, e2e = addHist(ttft, sl.ttft), addHist(tpot, sl.tpot), addHist(e2e, sl.e2e)
+	}
+	s.Latency = Latency{TTFT: histQuantiles(ttft), TPOT: histQuantiles(tpot), E2E: histQuantiles(e2e)}
+	return s
+}
+
+func maxReplicas(a *aggArm) float64 {
+	m := 0.0
+	for _, s := range a.slices {
+		m = math.Max(m, s.replicas)
+	}
+	return m
+}
+
+func histQuantiles(h sources.Histogram) Quantiles {
+	return Quantiles{N: int64(math.Round(h.Total())), Mean: Num(math.NaN()), P50: Num(histo.Quantile(0.5, h)),
+		P90: Num(histo.Quantile(0.9, h)), P95: Num(histo.Quantile(0.95, h)), P99: Num(histo.Quantile(0.99, h))}
+}
+
+// ratioAt builds an arm's bucket series for a count gate; useHi picks the
+// upper bound of good counts.
+func (a *aggArm) ratioAt(metric string, useHi bool) (stats.Ratio, bool) {
+	r := stats.Ratio{Num: make([]float64, len(a.slices)), Den: make([]float64, len(a.slices))}
+	for i := range a.slices {
+		s := &a.slices[i]
+		good := s.goodLo
+		if useHi {
+			good = s.goodHi
+		}
+		secs := s.end - s.start
+		switch metric {
+		case "slo_attainment":
+			r.Num[i], r.Den[i] = good, s.offered()
+		case "error_rate":
+			r.Num[i], r.Den[i] = s.failed, s.offered()
+		case "rejected_share":
+			if !a.rejectedKnown {
+				return r, false
+			}
+			r.Num[i], r.Den[i] = s.rejected, s.offered()
+		case "goodput":
+			r.Num[i], r.Den[i] = good, secs
+		case "goodput_per_replica":
+			r.Num[i], r.Den[i] = good, s.replicas*secs
+		case "cost_per_good_request":
+			if math.IsNaN(s.costPerHour) {
+				return r, false
+			}
+			r.Num[i], r.Den[i] = s.costPerHour*secs/3600, good
+		default:
+			return r, false
+		}
+	}
+	return r, true
+}
+
+func (j *aggJudgement) gates() []Metric {
+	alpha := j.p.Alpha()
+	conf := 1 - 2*alpha
+	out := make([]Metric, len(j.p.Gates))
+	evals := make([]gateEval, len(j.p.Gates))
+	ps := make([]float64, len(evals))
+	for i, g := range j.p.Gates {
+		evals[i] = j.evalGate(i, g, conf)
+		ps[i] = math.NaN()
+		if evals[i].decidable {
+			ps[i] = stats.FailPValue(evals[i].harmPoint, evals[i].se, evals[i].failAt)
+		}
+	}
+	adj := stats.Holm(ps)
+	for i := range evals {
+		m := evals[i].m
+		m.PFail = Num(adj[i])
+		if evals[i].decidable {
+			m.Verdict = Verdict(evals[i].decision)
+			if m.Verdict == Fail && !(adj[i] < alpha) {
+				m.Verdict = Inconclusive
+				m.Reason += fmt.Sprintf("; fails alone but not after Holm's correction across %d gates", len(evals))
+			}
+		}
+		out[i] = m
+	}
+	return out
+}
+
+func (j *aggJudgement) evalGate(idx int, g policies.Gate, conf float64) gateEval {
+	info, _ := policies.Metric(g.Metric)
+	dir := "lower_is_better"
+	if info.HigherIsBetter {
+		dir = "higher_is_better"
+	}
+	nan := Num(math.NaN())
+	e := gateEval{m: Metric{Name: g.Metric, Guardrail: g.Guardrail, Direction: dir, Scale: info.Scale, Unit: info.Unit,
+		Margin: Num(g.Margin.Value), Buckets: [2]int{len(j.b.slices), len(j.c.slices)}, Adjusted: []string{"histogram bounds (conservative end)"},
+		NBaseline: int64(math.Round(sumOffered(j.b))), NCanary: int64(math.Round(sumOffered(j.c))),
+		Baseline: nan, Canary: nan, Delta: nan, Interval: [2]Num{nan, nan}, PFail: nan, Verdict: Inconclusive}}
+	inconclusive := func(why string) gateEval { e.m.Reason = why; return e }
+	if info.Latency != "" {
+		return j.latencyGate(e, idx, info, g, conf)
+	}
+	// pessimistic: canary at its worst end (fewest good requests, which is
+	// worse for attainment, goodput and cost per good request alike),
+	// baseline at its best
+	cWorst, okc := j.c.ratioAt(g.Metric, false)
+	bBest, okb := j.b.ratioAt(g.Metric, true)
+	cBest, _ := j.c.ratioAt(g.Metric, true)
+	bWorst, _ := j.b.ratioAt(g.Metric, false)
+	if !okc || !okb {
+		if g.Metric == "cost_per_good_request" {
+			return inconclusive("cost is unknown: no OpenCost series for an arm; a declared cost gate is never passed without cost data")
+		}
+		return inconclusive(fmt.Sprintf("%s cannot be computed from these metrics", g.Metric))
+	}
+	est := func(x, y stats.Ratio) stats.Estimate {
+		if info.Scale == "absolute" {
+			return stats.DiffOfRatios(x, y, conf)
+		}
+		return stats.LogRatioOfRatios(x, y, conf)
+	}
+	pess, opt := est(cWorst, bBest), est(cBest, bWorst)
+	e.m.Baseline = Num(sum(bBest.Num) / sum(bBest.Den))
+	e.m.Canary = Num(sum(cWorst.Num) / sum(cWorst.Den))
+	e.m.Method = pess.Method + ", conservative end of histogram bounds"
+	if len(j.b.slices) < MinBuckets || len(j.c.slices) < MinBuckets {
+		return inconclusive(fmt.Sprintf("too little data: %d and %d buckets (need ≥ %d per arm)", len(j.b.slices), len(j.c.slices), MinBuckets))
+	}
+	if math.IsNaN(pess.Point) || math.IsNaN(opt.Point) || math.IsInf(pess.CI.Lo, 0) || math.IsInf(opt.CI.Hi, 0) {
+		return inconclusive("the interval could not be computed (no variation or no data in an arm)")
+	}
+	// hull of the two intervals, in the metric's direction
+	lo, hi := math.Min(pess.CI.Lo, opt.CI.Lo), math.Max(pess.CI.Hi, opt.CI.Hi)
+	point := pess.Point
+	return j.decide(e, g, info, stats.Estimate{Point: point, CI: stats.Interval{Lo: lo, Hi: hi}, SE: math.Max(pess.SE, opt.SE), Method: pess.Method})
+}
+
+func sumOffered(a *aggArm) float64 {
+	t := 0.0
+	for i := range a.slices {
+		t += a.slices[i].offered()
+	}
+	return t
+}
+
+// latencyGate compares a quantile of merged histograms, with a block
+// bootstrap over time slices for the interval. Quantiles interpolate within
+// a histogram bucket, so the figures are only as fine as the bucket edges.
+func (j *aggJudgement) latencyGate(e gateEval, idx int, info policies.MetricInfo, g policies.Gate, conf float64) gateEval {
+	pick := func(s *aggSlice) sources.Histogram {
+		switch info.Latency {
+		case "ttft":
+			return s.ttft
+		case "tpot":
+			return s.tpot
+		}
+		return s.e2e
+	}
+	merged := func(a *aggArm, idx []int) sources.Histogram {
+		var h sources.Histogram
+		for _, i := range idx {
+			h = addHist(h, pick(&a.slices[i]))
+		}
+		return h
+	}
+	all := func(a *aggArm) []int {
+		ix := make([]int, len(a.slices))
+		for i := range ix {
+			ix[i] = i
+		}
+		return ix
+	}
+	hb, hc := merged(j.b, all(j.b)), merged(j.c, all(j.c))
+	qb, qc := histo.Quantile(info.Quantile, hb), histo.Quantile(info.Quantile, hc)
+	e.m.Baseline, e.m.Canary = Num(qb), Num(qc)
+	e.m.NBaseline, e.m.NCanary = int64(math.Round(hb.Total())), int64(math.Round(hc.Total()))
+	e.m.Method = "block-bootstrap of histogram quantiles (interpolated within buckets)"
+	e.m.Adjusted = []string{}
+	if !(qb > 0 && qc > 0) || math.IsInf(qb, 0) || math.IsInf(qc, 0) {
+		e.m.Reason = fmt.Sprintf("no %s histogram quantile for an arm (missing histogram, or the quantile lies in the +Inf bucket)", info.Latency)
+		return e
+	}
+	if len(j.b.slices) < MinBuckets || len(j.c.slices) < MinBuckets {
+		e.m.Reason = fmt.Sprintf("too little data: %d and %d buckets (need ≥ %d per arm)", len(j.b.slices), len(j.c.slices), MinBuckets)
+		return e
+	}
+	nb, nc := len(j.b.slices), len(j.c.slices)
+	block := []int{max(1, int(math.Ceil(math.Sqrt(float64(nb))))), max(1, int(math.Ceil(math.Sqrt(float64(nc)))))}
+	reps := stats.BlockBootstrap([]int{nb, nc}, block, j.cfg.Resamples, j.cfg.Seed+uint64(idx)*7919, func(ix [][]int) float64 {
+		b := histo.Quantile(info.Quantile, merged(j.b, ix[0]))
+		c := histo.Quantile(info.Quantile, merged(j.c, ix[1]))
+		return math.Log(c / b)
+	})
+	ci := stats.PercentileInterval(reps, conf)
+	est := stats.Estimate{Point: math.Log(qc / qb), CI: ci, SE: sdOf(reps), Method: e.m.Method}
+	return j.decide(e, g, info, est)
+}
+
+func sdOf(xs []float64) float64 {
+	var m, n float64
+	for _, x := range xs {
+		if !math.IsNaN(x) && !math.IsInf(x, 0) {
+			m += x
+			n++
+		}
+	}
+	if n < 2 {
+		return math.NaN()
+	}
+	m /= n
+	var ss float64
+	for _, x := range xs {
+		if !math.IsNaN(x) && !math.IsInf(x, 0) {
+			ss += (x - m) * (x - m)
+		}
+	}
+	return math.Sqrt(ss / (n - 1))
+}
+
+// decide applies the verdict rule to an estimate on the metric's native
+// scale (difference, or log ratio for relative metrics).
+func (j *aggJudgement) decide(e gateEval, g policies.Gate, info policies.MetricInfo, est stats.Estimate) gateEval {
+	if math.IsNaN(est.CI.Lo) || math.IsNaN(est.CI.Hi) || math.IsInf(est.CI.Lo, 0) || math.IsInf(est.CI.Hi, 0) {
+		e.m.Reason = "the interval could not be computed"
+		return e
+	}
+	if info.Scale == "relative" {
+		e.m.Delta = Num(math.Exp(est.Point) - 1)
+		e.m.Interval = [2]Num{Num(math.Exp(est.CI.Lo) - 1), Num(math.Exp(est.CI.Hi) - 1)}
+		e.passAt = math.Log1p(g.Margin.Value)
+		if info.HigherIsBetter {
+			e.passAt = -math.Log1p(-g.Margin.Value)
+		}
+	} else {
+		e.m.Delta = Num(est.Point)
+		e.m.Interval = [2]Num{Num(est.CI.Lo), Num(est.CI.Hi)}
+		e.passAt = g.Margin.Value
+	}
+	harm := est.CI
+	e.harmPoint = est.Point
+	if info.HigherIsBetter {
+		harm = stats.Interval{Lo: -est.CI.Hi, Hi: -est.CI.Lo}
+		e.harmPoint = -est.Point
+	}
+	e.se = est.SE
+	e.failAt = e.passAt
+	if g.Guardrail {
+		e.failAt = 0
+		e.decision = stats.Guardrail(harm, e.passAt)
+	} else {
+		e.decision = stats.NonInferiority(harm, e.passAt)
+	}
+	e.decidable = true
+	e.m.Reason = gateReason(e.m, e.decision)
+	return e
+}
+
+func (j *aggJudgement) series() Series {
+	s := Series{BucketSeconds: Num(j.b.ds.Agg.Step)}
+	pts := func(a *aggArm) []Point {
+		out := []Point{}
+		t0 := a.slices[0].start
+		for _, sl := range a.slices {
+			out = append(out, Point{T: Num(sl.start - t0), Offered: int64(math.Round(sl.offered())), Good: int64(math.Round(sl.goodLo)),
+				GoodputRPS: Num(sl.goodLo / (sl.end - sl.start)), TTFTP50: Num(histo.Quantile(0.5, sl.ttft)), TTFTP99: Num(histo.Quantile(0.99, sl.ttft))})
+		}
+		return out
+	}
+	s.Baseline, s.Canary = pts(j.b), pts(j.c)
+	return s
+}
+
+func (j *aggJudgement) distributions() Distributions {
+	ps := distributionProbs()
+	d := Distributions{Probs: make([]Num, len(ps))}
+	for i, q := range ps {
+		d.Probs[i] = Num(q)
+	}
+	curve := func(a *aggArm, tpot bool) []Num {
+		var h sources.Histogram
+		for i := range a.slices {
+			if tpot {
+				h = addHist(h, a.slices[i].tpot)
+			} else {
+				h = addHist(h, a.slices[i].ttft)
+			}
+		}
+		out := make([]Num, len(ps))
+		for i, q := range ps {
+			out[i] = Num(histo.Quantile(q, h))
+		}
+		return out
+	}
+	d.TTFT = ArmQuantCurve{Baseline: curve(j.b, false), Canary: curve(j.c, false)}
+	d.TPOT = ArmQuantCurve{Baseline: curve(j.b, true), Canary: curve(j.c, true)}
+	return d
+}

@@ -1,0 +1,100 @@
+package analysis
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/goodput-dev/goodput/sources"
+)
+
+// aggArmData builds a metrics-based arm: per 15 s slice, completions and
+// failures, with TTFT and TPOT histograms from lognormal draws. Edges put
+// 1 s and 0.08 s on bucket boundaries when onEdge, else between them.
+func aggArmData(arm sources.Arm, seed uint64, slices int, tpotMed float64, onEdge bool) *sources.Dataset {
+	rng := rand.New(rand.NewPCG(seed, 3))
+	ttftEdges := []float64{0.1, 0.25, 0.5, 1, 2, 5, math.Inf(1)}
+	tpotEdges := []float64{0.01, 0.025, 0.05, 0.08, 0.1, 0.2, math.Inf(1)}
+	if !onEdge {
+		ttftEdges = []float64{0.1, 0.25, 0.5, 0.75, 1.5, 5, math.Inf(1)}
+		tpotEdges = []float64{0.01, 0.025, 0.05, 0.075, 0.1, 0.2, math.Inf(1)}
+	}
+	hist := func(edges []float64, draw func() float64, n int) sources.Histogram {
+		h := sources.Histogram{Edges: edges, Counts: make([]float64, len(edges))}
+		for k := 0; k < n; k++ {
+			v := draw()
+			for i, e := range edges {
+				if v <= e {
+					h.Counts[i]++
+				}
+			}
+		}
+		return h
+	}
+	agg := &sources.Aggregate{Profile: "test", Step: 15}
+	for i := 0; i < slices; i++ {
+		n := 150 + rng.IntN(20)
+		b := sources.AggBucket{Start: 1.7e9 + float64(i)*15, End: 1.7e9 + float64(i+1)*15,
+			Completed: float64(n), Failed: 1, Canceled: 0, Rejected: math.NaN(), Good: math.NaN(),
+			Replicas: 2, PrefixHits: math.NaN(), PrefixQueries: math.NaN(), CostPerHour: math.NaN(), GPUUtil: 0.8,
+			Running: math.NaN(), Waiting: math.NaN(), KVUsage: math.NaN(), GPUPowerW: math.NaN(), GPUMemBytes: math.NaN()}
+		b.TTFT = hist(ttftEdges, func() float64 { return 0.3 * math.Exp(0.5*rng.NormFloat64()) }, n)
+		b.TPOT = hist(tpotEdges, func() float64 { return tpotMed * math.Exp(0.2*rng.NormFloat64()) }, n)
+		agg.Buckets = append(agg.Buckets, b)
+	}
+	return &sources.Dataset{Arm: arm, Agg: agg, Clock: sources.ClockEpoch, Location: "server"}
+}
+
+func TestJudgeAggregate(t *testing.T) {
+	p := chat(t)
+	for _, tc := range []struct {
+		name        string
+		cTPOT       float64
+		onEdge      bool
+		want        Verdict
+		gate        string
+		gateVerdict Verdict
+	}{
+		{"same service, thresholds on edges", 0.04, true, Pass, "slo_attainment", Pass},
+		{"TPOT 60% slower fails tpot_p99", 0.064, true, Fail, "tpot_p99", Fail},
+		{"thresholds between edges never pass attainment", 0.04, false, Inconclusive, "slo_attainment", Inconclusive},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := aggArmData(sources.Baseline, 1, 240, 0.04, tc.onEdge)
+			c := aggArmData(sources.Canary, 2, 240, tc.cTPOT, tc.onEdge)
+			r, err := Judge(b, c, Config{Policy: p, Resamples: 300})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var m Metric
+			for _, x := range r.Metrics {
+				if x.Name == tc.gate {
+					m = x
+				}
+			}
+			if m.Verdict != tc.gateVerdict {
+				t.Errorf("%s: %s, want %s (%s)", tc.gate, m.Verdict, tc.gateVerdict, m.Reason)
+			}
+			if tc.want == Pass && r.Verdict == Fail || tc.want == Fail && r.Verdict != Fail {
+				t.Errorf("verdict %s, want %s: %q", r.Verdict, tc.want, r.Reasons)
+			}
+			if !tc.onEdge && !strings.Contains(strings.Join(r.Warnings, "\n"), "not a bucket edge") {
+				t.Errorf("no warning about thresholds between edges: %q", r.Warnings)
+			}
+		})
+	}
+}
+
+func TestJudgeAggregateErrors(t *testing.T) {
+	p := chat(t)
+	b := aggArmData(sources.Baseline, 1, 20, 0.04, true)
+	perReq := synth{n: 100, rate: 5, ttftMed: 0.3, tpotMed: 0.04, seed: 1}.dataset(sources.Canary)
+	if _, err := Judge(b, perReq, Config{Policy: p}); err == nil || !strings.Contains(err.Error(), "same kind of input") {
+		t.Errorf("mixed inputs: %v", err)
+	}
+	empty := &sources.Dataset{Arm: sources.Canary, Agg: &sources.Aggregate{Step: 15}}
+	if _, err := Judge(b, empty, Config{Policy: p}); err == nil || !strings.Contains(err.Error(), "canary: no metrics") {
+		t.Errorf("empty arm: %v", err)
+	}
+}
