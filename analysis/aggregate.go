@@ -169,9 +169,6 @@ func (j *aggJudgement) report() *Report {
 		for _, n := range a.bounds.Notes {
 			j.warnf("%s: %s", a.arm, n)
 		}
-		if !a.rejectedKnown {
-			j.warnf("%s: the engine does not count rejected requests: offered = completed + failed + canceled", a.arm)
-		}
 		r.Inputs = append(r.Inputs, a.ds.Inputs...)
 	}
 	j.warnf("diagnostics (Mann-Whitney, Hodges-Lehmann) need per-request data and are not computed from metrics")

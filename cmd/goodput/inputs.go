@@ -13,18 +13,23 @@ import (
 
 	"github.com/goodput-dev/goodput/sources"
 	"github.com/goodput-dev/goodput/sources/benchfile"
+	"github.com/goodput-dev/goodput/sources/exposition"
 	"github.com/goodput-dev/goodput/sources/requestlog"
 )
 
 // inputFormats lists the per-request file formats --input-format accepts.
 func inputFormats() []string {
-	names := []string{requestlog.Format}
+	names := []string{requestlog.Format, formatScrape}
 	for _, f := range benchfile.Formats() {
 		names = append(names, f.Name)
 	}
 	sort.Strings(names)
 	return names
 }
+
+// formatScrape names Prometheus text / OpenMetrics scrape files: an arm's
+// files are read in order as consecutive snapshots (before, after).
+const formatScrape = "scrape"
 
 // sniffSize is how much of a file is read to detect its format.
 const sniffSize = 64 << 10
@@ -61,6 +66,9 @@ func detectFormat(path string) (string, error) {
 	if f := benchfile.Detect(head); f != "" {
 		return f, nil
 	}
+	if exposition.Detect(head) {
+		return formatScrape, nil
+	}
 	return "", fmt.Errorf("%s: unrecognised input format; give --input-format (one of %s)", path, strings.Join(inputFormats(), ", "))
 }
 
@@ -68,17 +76,31 @@ func detectFormat(path string) (string, error) {
 func readArm(ctx context.Context, arm sources.Arm, paths []string, format string, progress io.Writer) (sources.Dataset, error) {
 	var ds sources.Dataset
 	ds.Arm = arm
-	for _, p := range paths {
-		if err := ctx.Err(); err != nil {
-			return ds, err
-		}
-		fmtName := format
-		if fmtName == "" {
+	formats := make([]string, len(paths))
+	scrapes := 0
+	for i, p := range paths {
+		formats[i] = format
+		if format == "" || format == "auto" {
 			var err error
-			if fmtName, err = detectFormat(p); err != nil {
+			if formats[i], err = detectFormat(p); err != nil {
 				return ds, err
 			}
 		}
+		if formats[i] == formatScrape || formats[i] == exposition.FormatText || formats[i] == exposition.FormatOpenMetrics {
+			scrapes++
+		}
+	}
+	if scrapes > 0 {
+		if scrapes != len(paths) {
+			return ds, fmt.Errorf("%s: scrape files and per-request files cannot be mixed in one arm", arm)
+		}
+		return readScrapes(ctx, arm, paths)
+	}
+	for i, p := range paths {
+		if err := ctx.Err(); err != nil {
+			return ds, err
+		}
+		fmtName := formats[i]
 		if st, err := os.Stat(p); err == nil && st.Size() > 64<<20 && progress != nil {
 			fmt.Fprintf(progress, "reading %s (%s, %d MB)…\n", p, fmtName, st.Size()>>20)
 		}
@@ -135,4 +157,18 @@ func readFile(ctx context.Context, arm sources.Arm, path, format string) (source
 		r = zr
 	}
 	return benchfile.Read(ctx, format, path, r, arm)
+}
+
+// readScrapes reads an arm's scrape files in order as snapshots.
+func readScrapes(ctx context.Context, arm sources.Arm, paths []string) (sources.Dataset, error) {
+	var files []exposition.File
+	for _, p := range paths {
+		f, err := os.Open(p)
+		if err != nil {
+			return sources.Dataset{}, err
+		}
+		defer f.Close()
+		files = append(files, exposition.File{Path: p, R: f})
+	}
+	return exposition.ReadWith(ctx, files, arm, exposition.Options{})
 }
