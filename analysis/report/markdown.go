@@ -326,7 +326,11 @@ func mdDecisive(r *analysis.Report) *analysis.Metric {
 		case analysis.Inconclusive:
 			return m
 		default:
-			key = float64(m.Margin) - mdWorstHarm(m) // room left before the margin
+			// share of the margin left unused; scales differ across gates
+			key = float64(m.Margin) - mdWorstHarm(m)
+			if float64(m.Margin) > 0 {
+				key /= float64(m.Margin)
+			}
 		}
 		if math.IsNaN(key) {
 			key = math.Inf(1)
