@@ -57,7 +57,7 @@ const zwj = "\u200d"
 // separators become spaces, other control and bidi-override characters are
 // dropped), @-mentions and #123 / GH-123 references are defused with a zero
 // width joiner, and Markdown punctuation (* _ ` [ ] ~ $ \ #, and a leading
-// - + = or "1. " list marker) is backslash-escaped; an underscore inside a
+// "- ", "+ " or "1. " list marker) is backslash-escaped; an underscore inside a
 // word (snake_case) is left alone, as GFM never reads it as emphasis. With
 // [ and ] escaped, ( ) and ! cannot form links or images and stay as they
 // are. Invalid UTF-8 becomes U+FFFD.
@@ -72,7 +72,8 @@ func EscapeMarkdown(s string) string {
 		if start {
 			start = false
 			switch {
-			case r == '-' || r == '+' || r == '=':
+			case (r == '-' || r == '+') && (next == "" || next[0] == ' ' || next[0] == '\t'):
+				// "- x" or "+ x" would start a list item; "-0.2%" would not
 				b.WriteByte('\\')
 				b.WriteRune(r)
 				continue
@@ -419,14 +420,14 @@ func mdGates(r *analysis.Report) string {
 	var notes []string
 	for i := range r.Metrics {
 		m := &r.Metrics[i]
-		if m.Verdict == analysis.Pass {
-			continue
+		if m.Verdict == analysis.Pass || mdListed(r.Reasons, m.Reason) {
+			continue // the reasons above already say it
 		}
 		note := fmt.Sprintf("- **%s** (%s)", EscapeMarkdown(m.Name), mdVerdict(m.Verdict))
 		if m.Reason != "" {
 			note += ": " + EscapeMarkdown(m.Reason)
 		}
-		if md := m.MoreData; md != nil && mdFinite(float64(md.Factor)) {
+		if md := m.MoreData; md != nil && mdFinite(float64(md.Factor)) && !strings.Contains(m.Reason, "× the data") {
 			note += fmt.Sprintf(" — about %s× the data would decide it", mdSig(float64(md.Factor)))
 			var parts []string
 			if mdFinite(float64(md.Requests)) {
@@ -445,6 +446,20 @@ func mdGates(r *analysis.Report) string {
 		b.WriteString(strings.Join(notes, "\n") + "\n\n")
 	}
 	return b.String()
+}
+
+// mdListed reports whether a gate's reason already appears in the
+// report's reasons.
+func mdListed(reasons []string, reason string) bool {
+	if reason == "" {
+		return false
+	}
+	for _, r := range reasons {
+		if strings.Contains(r, reason) {
+			return true
+		}
+	}
+	return false
 }
 
 func mdReview(rv *analysis.ReviewRecord, verdict analysis.Verdict) string {

@@ -303,6 +303,10 @@ func TestEscapeMarkdown(t *testing.T) {
 		{`back\slash`, `back\\slash`},
 		{"- item", "\\- item"},
 		{"+ item", "\\+ item"},
+		{"-0.2% [-15.4%, +17.6%]", "-0.2% \\[-15.4%, +17.6%\\]"},
+		{"+0.00 pp", "+0.00 pp"},
+		{"-", "\\-"},
+		{"=== x", "=== x"},
 		{"12. item", "12\\. item"},
 		{"3) item", "3\\) item"},
 		{"1.5 s", "1.5 s"},
@@ -576,5 +580,28 @@ func TestGateSummary(t *testing.T) {
 		if got := GateSummary(&r.Metrics[idx]); got != want[i] {
 			t.Errorf("GateSummary\n got %q\nwant %q", got, want[i])
 		}
+	}
+}
+
+// A gate's reason already listed among the report's reasons is not
+// repeated under the gate table; more-data estimates are added only when
+// the reason does not give them.
+func TestMarkdown_notesNotRepeated(t *testing.T) {
+	r := mdFixture(analysis.Inconclusive)
+	var buf bytes.Buffer
+	if err := Markdown(&buf, r, MarkdownOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	want := "- **tpot_p99** (inconclusive): the interval \\[+1.2%, +11.8%\\] contains the 10% margin — about 2.40× the data would decide it (16,615 more requests, ~21.0 min at the current rate)\n"
+	if !strings.Contains(buf.String(), want) {
+		t.Errorf("lacks the gate note %q", want)
+	}
+	r.Reasons = []string{"tpot_p99: " + r.Metrics[2].Reason}
+	buf.Reset()
+	if err := Markdown(&buf, r, MarkdownOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(buf.String(), "- **tpot_p99** (inconclusive)") {
+		t.Error("the gate note repeats a listed reason")
 	}
 }
