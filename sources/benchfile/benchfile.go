@@ -116,6 +116,8 @@ func readerFor(format string) readerFunc {
 		return readGenAIPerf
 	case FormatAIPerf:
 		return readAIPerf
+	case FormatInferencePerf:
+		return readInferencePerf
 	}
 	return nil
 }

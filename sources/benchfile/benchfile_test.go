@@ -266,6 +266,15 @@ func TestFixtures(t *testing.T) {
 				meanTTFT: 0.175, meanTPOT: 0.25, meanE2E: 0.55, maxStall: 0.25,
 				outputTokens: 8, promptTokens: 250, tpotKnown: 1, firstTime: 1732000001, lastTime: 1732000004},
 		},
+		{
+			// Current and older info layouts, a one-token request, a 503,
+			// a timeout and a non-streaming request without token times.
+			file: "inferenceperf_per_request.json", format: FormatInferencePerf,
+			want: figures{n: 5, completed: 3, errored: 1, timedOut: 1, clock: sources.ClockRelative,
+				meanTTFT: 0.25, meanTPOT: 0.2, meanE2E: 2.3 / 3, maxStall: 0.3,
+				outputTokens: 15, promptTokens: 115, tpotKnown: 1, firstTime: 0, lastTime: 2},
+			warnings: []string{"1 completed requests have no output_token_times"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
@@ -334,5 +343,97 @@ func TestReadHonoursContext(t *testing.T) {
 	_, err := Read(ctx, FormatVLLM, "x.json", strings.NewReader("{}"), sources.Baseline)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+}
+
+// TestDetect covers every format, the summary files of each tool (detected
+// so that Read can explain them), heads cut mid-value, and inputs that are
+// none of these formats.
+func TestDetect(t *testing.T) {
+	file := func(name string) string {
+		b, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	tests := []struct {
+		name, head, want string
+	}{
+		{"vllm detailed", file("vllm_detailed.json"), FormatVLLM},
+		{"vllm old", file("vllm_old_latencies.json"), FormatVLLM},
+		{"vllm summary only", file("vllm_summary_only.json"), FormatVLLM},
+		{"vllm cut after 80 bytes", file("vllm_detailed.json")[:80], FormatVLLM},
+		{"sglang", file("sglang_details.jsonl"), FormatSGLang},
+		{"llmperf individual", file("llmperf_individual.json"), FormatLLMPerf},
+		{"llmperf cut in first record", file("llmperf_individual.json")[:120], FormatLLMPerf},
+		{"llmperf summary", file("llmperf_summary.json"), FormatLLMPerf},
+		{"genai-perf", file("genaiperf_profile_export.json"), FormatGenAIPerf},
+		{"genai-perf cut", file("genaiperf_profile_export.json")[:200], FormatGenAIPerf},
+		{"genai-perf summary", `{"request_latency": {"unit": "ms", "avg": 1}, "time_to_first_token": {"unit": "ms", "avg": 1}}`, FormatGenAIPerf},
+		{"aiperf", file("aiperf_profile_export.jsonl"), FormatAIPerf},
+		{"aiperf summary", `{"benchmark_duration": 10, "request_count": {"avg": 5}}`, FormatAIPerf},
+		{"inference-perf", file("inferenceperf_per_request.json"), FormatInferencePerf},
+		{"inference-perf summary", file("inferenceperf_summary.json"), FormatInferencePerf},
+		{"byte-order mark", "\xef\xbb\xbf" + file("vllm_old_latencies.json"), FormatVLLM},
+		{"native request log", `{"ts": 1732000000, "status": "ok", "ttft_s": 0.2}` + "\n", ""},
+		{"csv", "ts,status,ttft_s\n1,ok,0.2\n", ""},
+		{"empty", "", ""},
+		{"number", "42", ""},
+		{"empty array", "[]", ""},
+		{"array of numbers", "[1, 2]", ""},
+		{"unrelated object", `{"hello": "world"}`, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Detect([]byte(tt.head)); got != tt.want {
+				t.Errorf("Detect = %q, want %q", got, tt.want)
+			}
+		})
+	}
+	big := append([]byte(`{"date": "x", "backend": "vllm", "model_id": "m", "generated_texts": ["`), bytes.Repeat([]byte("a"), 2*DetectBytes)...)
+	if got := Detect(big); got != FormatVLLM {
+		t.Errorf("Detect(head longer than DetectBytes) = %q", got)
+	}
+}
+
+// TestSummaryFilesRefused checks that each tool's summary file is refused
+// with a message pointing at the per-request file.
+func TestSummaryFilesRefused(t *testing.T) {
+	tests := []struct{ file, format, msg string }{
+		{"vllm_summary_only.json", FormatVLLM, "--save-detailed"},
+		{"llmperf_summary.json", FormatLLMPerf, "*_individual_responses.json"},
+		{"inferenceperf_summary.json", FormatInferencePerf, "report.request_lifecycle.per_request: true"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			path := filepath.Join("testdata", tt.file)
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := Detect(b); got != tt.format {
+				t.Errorf("Detect = %q, want %q", got, tt.format)
+			}
+			_, err = Read(context.Background(), tt.format, path, bytes.NewReader(b), sources.Baseline)
+			if err == nil || !strings.HasPrefix(err.Error(), path+":1:1: ") || !strings.Contains(err.Error(), tt.msg) {
+				t.Errorf("err = %v, want %s:1:1: … %s", err, path, tt.msg)
+			}
+		})
+	}
+}
+
+// TestFormats checks the documentation table: every format is listed once,
+// readable, and described.
+func TestFormats(t *testing.T) {
+	want := []string{FormatVLLM, FormatSGLang, FormatLLMPerf, FormatGenAIPerf, FormatAIPerf, FormatInferencePerf}
+	got := Formats()
+	if len(got) != len(want) {
+		t.Fatalf("Formats() has %d entries, want %d", len(got), len(want))
+	}
+	for i, fi := range got {
+		if fi.Name != want[i] || fi.Summary == "" || fi.Produce == "" || fi.Reads == "" || readerFor(fi.Name) == nil {
+			t.Errorf("Formats()[%d] = %+v", i, fi)
+		}
 	}
 }

@@ -30,7 +30,8 @@ func detect(head []byte) string {
 		}
 		k := objectKeys(sc)
 		switch {
-		case k["ttft_s"] && (k["end_to_end_latency_s"] || k["number_output_tokens"]):
+		case k["ttft_s"] && (k["end_to_end_latency_s"] || k["number_output_tokens"]),
+			k["error_code"] && k["error_msg"] && (k["inter_token_latency_s"] || k["ttft_s"] || k["end_to_end_latency_s"]):
 			return FormatLLMPerf
 		case k["start_time"] && k["end_time"] && (k["info"] || k["stage_id"] || k["request_data"] || k["scheduled_time"]):
 			return FormatInferencePerf
