@@ -1,0 +1,93 @@
+package prometheus
+
+import (
+	"bufio"
+	"context"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"testing"
+	"time"
+)
+
+// requirePrometheus is set in CI (REQUIRE_PROMETHEUS=1): a missing
+// prometheus or promtool binary then fails the tests instead of skipping.
+func requirePrometheus() bool { return os.Getenv("REQUIRE_PROMETHEUS") == "1" }
+
+// startPrometheus backfills the OpenMetrics file om with promtool into a
+// fresh TSDB, starts prometheus on 127.0.0.1 with a kernel-chosen port and
+// returns its base URL. The process is killed in Cleanup. Skips when the
+// binaries are missing (install: apt-get install -y --no-install-recommends
+// prometheus), unless REQUIRE_PROMETHEUS=1.
+func startPrometheus(tb testing.TB, om string) string {
+	tb.Helper()
+	for _, bin := range []string{"prometheus", "promtool"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			if requirePrometheus() {
+				tb.Fatalf("%s not installed but REQUIRE_PROMETHEUS=1 (apt-get install -y --no-install-recommends prometheus)", bin)
+			}
+			tb.Skipf("%s not installed (apt-get install -y --no-install-recommends prometheus)", bin)
+		}
+	}
+	dir := tb.TempDir()
+	data := filepath.Join(dir, "data")
+	if out, err := exec.Command("promtool", "tsdb", "create-blocks-from", "openmetrics", om, data).CombinedOutput(); err != nil {
+		tb.Fatalf("promtool: %v\n%s", err, out)
+	}
+	cfg := filepath.Join(dir, "prometheus.yml")
+	if err := os.WriteFile(cfg, []byte("global:\n  scrape_interval: 1h\n  evaluation_interval: 1h\nscrape_configs: []\n"), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	cmd := exec.Command("prometheus", "--config.file="+cfg, "--storage.tsdb.path="+data,
+		"--storage.tsdb.retention.time=100y", "--web.listen-address=127.0.0.1:0")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	pid := cmd.Process.Pid
+	tb.Cleanup(func() {
+		if cmd.Process != nil && cmd.Process.Pid == pid {
+			_ = cmd.Process.Kill()
+		}
+		_ = cmd.Wait()
+	})
+	re := regexp.MustCompile(`msg="Listening on" address=([0-9.:\[\]]+)`)
+	addrCh := make(chan string, 1)
+	go func() { // keep draining stderr for the life of the process
+		sc, sent := bufio.NewScanner(stderr), false
+		for sc.Scan() {
+			if m := re.FindStringSubmatch(sc.Text()); m != nil && !sent {
+				addrCh <- m[1]
+				sent = true
+			}
+		}
+	}()
+	var addr string
+	select {
+	case addr = <-addrCh:
+	case <-time.After(20 * time.Second):
+		tb.Fatal("prometheus did not report its address")
+	}
+	base := "http://" + addr
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/-/ready", nil)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return base
+			}
+		}
+		select {
+		case <-ctx.Done():
+			tb.Fatal("prometheus not ready")
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
