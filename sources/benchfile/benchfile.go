@@ -135,9 +135,13 @@ func (f *file) warnf(format string, args ...any) {
 	f.warnings = append(f.warnings, f.sc.path+": "+fmt.Sprintf(format, args...))
 }
 
-// errf builds a file-level error (no position).
-func (f *file) errf(format string, args ...any) error {
-	return &ParseError{Path: f.sc.path, Msg: fmt.Sprintf(format, args...)}
+// errStart builds an error located at the start of the document.
+func (f *file) errStart(format string, args ...any) error {
+	off := 0
+	for off < len(f.sc.buf) && (f.sc.buf[off] == ' ' || f.sc.buf[off] == '\t' || f.sc.buf[off] == '\n' || f.sc.buf[off] == '\r') {
+		off++
+	}
+	return f.sc.errAt(off, format, args...)
 }
 
 // Read parses one file of the given format into a Dataset for arm. path is
@@ -166,7 +170,7 @@ func Read(ctx context.Context, format, path string, r io.Reader, arm sources.Arm
 		return sources.Dataset{}, err
 	}
 	buf = bytes.TrimPrefix(buf, []byte("\xef\xbb\xbf")) // UTF-8 byte-order mark
-	f := &file{sc: scanner{buf: buf, path: path}, format: format}
+	f := &file{sc: scanner{buf: buf, path: path, hint: formatHint(format)}, format: format}
 	f.ds.Arm = arm
 	f.ds.Location = "client"
 	if len(bytes.TrimSpace(buf)) == 0 {
@@ -176,7 +180,7 @@ func Read(ctx context.Context, format, path string, r io.Reader, arm sources.Arm
 		return sources.Dataset{}, err
 	}
 	if len(f.ds.Requests) == 0 {
-		return sources.Dataset{}, f.errf("no requests in the file (the benchmark recorded none)")
+		return sources.Dataset{}, f.errStart("no requests in the file (the benchmark recorded none; check that the run completed)")
 	}
 	f.ds.Inputs = []sources.Input{{
 		Path:   path,
@@ -188,6 +192,17 @@ func Read(ctx context.Context, format, path string, r io.Reader, arm sources.Arm
 	}}
 	f.ds.Warnings = f.warnings
 	return f.ds, nil
+}
+
+// formatHint is appended to type errors, which usually mean the file was
+// written by another tool or version than the reader expects.
+func formatHint(format string) string {
+	for _, fi := range allFormats() {
+		if fi.Name == format {
+			return fmt.Sprintf(" (reading it as %s: %s; if it is another kind of file, --input-format selects the reader)", fi.Name, fi.Summary)
+		}
+	}
+	return ""
 }
 
 // readAll reads r to the end, hashing the bytes into h. When r knows its

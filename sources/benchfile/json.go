@@ -73,6 +73,9 @@ type scanner struct {
 	buf  []byte
 	pos  int
 	path string
+	// hint is appended to type errors: which layout was expected and how
+	// to choose another reader.
+	hint string
 }
 
 // errAt builds a ParseError at byte offset off.
@@ -458,7 +461,7 @@ func (s *scanner) typeErr(key string, want string) error {
 	if k == kindInvalid {
 		return s.unexpected("a value")
 	}
-	return s.errAt(s.pos, "%s: want %s, found %s", key, want, k)
+	return s.errAt(s.pos, "%s: want %s, found %s%s", key, want, k, s.hint)
 }
 
 // numOrNull reads a number, returning NaN for null (ok=false).

@@ -64,6 +64,7 @@ func TestMalformed(t *testing.T) {
 		{"itls shorter than ttfts", FormatVLLM, vllmDoc(`[[0.01, 0.02], [0.01, 0.02, 0.03]]`, `[[0.01]]`), "bad.json:7:1:", "itls has 1 entries"},
 		{"itls element not a list", FormatVLLM, vllmDoc(`[[0.01, 0.02], [0.01`, `[0.5, [0.01`), "bad.json:7:10:", "itls element: want an array of numbers"},
 		{"summary only", FormatVLLM, `{"date": "x", "backend": "vllm", "duration": 3.5, "completed": 10, "mean_ttft_ms": 100}`, "bad.json:1:1:", "--save-detailed"},
+		{"latency shorter than TTFT", FormatVLLM, vllmDoc(`"errors": ["", ""]`, `"errors": ["", ""], "latencies": [0.5, 0.1]`), "bad.json:8:21:", "request 2 (0-based index 1) has latency 0.1 s, shorter than its TTFT 0.2 s"},
 		{"ttfts without output_lens", FormatVLLM, vllmDoc(`"output_lens": [3, 4],`, ``), "bad.json:1:1:", "no output_lens"},
 		{"trailing garbage", FormatVLLM, vllmDoc() + "}", "bad.json:10:1:", "after the end of the JSON document"},
 		{"not Python's spelling of infinity", FormatVLLM, vllmDoc(`"duration": 2.0`, `"duration": Inf`), "bad.json:3:13:", "want a number"},
@@ -75,7 +76,7 @@ func TestMalformed(t *testing.T) {
 		{"negative duration", FormatVLLM, vllmDoc(`"duration": 2.0`, `"duration": -2.0`), "bad.json:3:13:", "not a valid latency"},
 		{"number out of range", FormatVLLM, vllmDoc(`"duration": 2.0`, `"duration": 1e999`), "bad.json:3:13:", "out of range"},
 		{"malformed number", FormatVLLM, vllmDoc(`"duration": 2.0`, `"duration": 2.`), "bad.json:3:15:", "digits must follow the decimal point"},
-		{"no requests", FormatVLLM, vllmDoc(`[10, 20]`, `[]`, `[3, 4]`, `[]`, `[0.1, 0.2]`, `[]`, `[[0.01, 0.02], [0.01, 0.02, 0.03]]`, `[]`, `["", ""]`, `[]`), "bad.json:", "no requests"},
+		{"no requests", FormatVLLM, vllmDoc(`[10, 20]`, `[]`, `[3, 4]`, `[]`, `[0.1, 0.2]`, `[]`, `[[0.01, 0.02], [0.01, 0.02, 0.03]]`, `[]`, `["", ""]`, `[]`), "bad.json:1:1:", "no requests"},
 	}
 	tests = append(tests, []struct {
 		name   string
@@ -122,5 +123,21 @@ func TestMalformed(t *testing.T) {
 				t.Errorf("error\n  %v\nwant prefix %q and substring %q", err, tt.where, tt.msg)
 			}
 		})
+	}
+}
+
+// TestVLLMOneChunkWarning: multi-token answers without gaps (non-streaming
+// backends) are read, with a warning that their TPOT is 0.
+func TestVLLMOneChunkWarning(t *testing.T) {
+	in := vllmDoc(`[[0.01, 0.02], [0.01, 0.02, 0.03]]`, `[[], [0.01, 0.02, 0.03]]`)
+	ds, err := Read(context.Background(), FormatVLLM, "one.json", strings.NewReader(in), sources.Baseline)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ds.Requests[0].TPOT != 0 || ds.Requests[0].E2E != ds.Requests[0].TTFT {
+		t.Errorf("request 0 = %+v", ds.Requests[0])
+	}
+	if len(ds.Warnings) != 2 || !strings.Contains(ds.Warnings[0], "one.json: 1 completed requests have more than one output token but no inter-token gaps") {
+		t.Errorf("warnings = %q", ds.Warnings)
 	}
 }

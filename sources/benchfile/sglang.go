@@ -31,6 +31,9 @@ func readSGLang(ctx context.Context, f *file) error {
 		if err := run.checkLengths(sc); err != nil {
 			return err
 		}
+		if err := run.checkLatencies(sc); err != nil {
+			return err
+		}
 		if _, ok := run.keys["output_lens"]; !ok {
 			return sc.errAt(run.off, "line %d has ttfts but no output_lens, so TPOT cannot be derived: rerun with --output-details", line)
 		}

@@ -107,7 +107,7 @@ func parseArrayRun(ctx context.Context, sc *scanner) (*arrayRun, error) {
 			run.startTimes, err = sc.times(key)
 		case "itls":
 			run.keys[key] = off
-			err = run.parseITLs(sc)
+			err = run.parseITLs(ctx, sc)
 		case "errors":
 			run.keys[key] = off
 			run.errors, err = sc.strs(key)
@@ -126,14 +126,19 @@ func parseArrayRun(ctx context.Context, sc *scanner) (*arrayRun, error) {
 }
 
 // parseITLs reads itls, a list (per request) of lists of gaps in seconds.
-func (run *arrayRun) parseITLs(sc *scanner) error {
+func (run *arrayRun) parseITLs(ctx context.Context, sc *scanner) error {
 	const key = "itls"
 	if sc.peek() != kindArray {
 		return sc.typeErr(key, "an array of arrays of numbers")
 	}
-	return sc.array(func(int) error {
+	return sc.array(func(i int) error {
 		if sc.peek() != kindArray {
 			return sc.typeErr(key+" element", "an array of numbers (one request's gaps)")
+		}
+		if i%4096 == 4095 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
 		}
 		sum, mx, n := 0.0, math.NaN(), int32(0)
 		err := sc.array(func(int) error {
@@ -239,6 +244,23 @@ func (run *arrayRun) checkLengths(sc *scanner) error {
 	return nil
 }
 
+// checkLatencies rejects completed requests whose end-to-end latency is
+// shorter than their TTFT.
+func (run *arrayRun) checkLatencies(sc *scanner) error {
+	if _, ok := run.lengthOf("latencies"); !ok {
+		return nil
+	}
+	for i, lat := range run.latencies {
+		if len(run.errors) == len(run.ttfts) && run.errors[i] != "" {
+			continue
+		}
+		if lat < run.ttfts[i] {
+			return sc.errAt(run.keys["latencies"], "latencies: request %d (0-based index %d) has latency %v s, shorter than its TTFT %v s: a request cannot end before its first token", i+1, i, lat, run.ttfts[i])
+		}
+	}
+	return nil
+}
+
 // errorStatus classifies a non-empty client error string.
 func errorStatus(msg string) sources.Status {
 	m := strings.ToLower(msg)
@@ -312,6 +334,17 @@ func (run *arrayRun) crossCheck(label string) []string {
 	}
 	if !math.IsNaN(run.failed) && int(run.failed) != failed {
 		w = append(w, fmt.Sprintf("%s: the summary says failed=%v but the per-request arrays hold %d requests with an error; using the arrays", label, run.failed, failed))
+	}
+	if _, hasLat := run.lengthOf("latencies"); !hasLat && len(run.itlN) == len(run.ttfts) {
+		oneChunk := 0
+		for i := range run.ttfts {
+			if (len(run.errors) != len(run.ttfts) || run.errors[i] == "") && run.outputLens[i] > 1 && run.itlN[i] == 0 {
+				oneChunk++
+			}
+		}
+		if oneChunk > 0 {
+			w = append(w, fmt.Sprintf("%s: %d completed requests have more than one output token but no inter-token gaps (the whole answer came in one chunk: a non-streaming backend?); without latencies their e2e is taken as TTFT, so their TPOT is 0", label, oneChunk))
+		}
 	}
 	if ok > 0 && !math.IsNaN(run.meanTTFTms) && !math.IsInf(run.meanTTFTms, 0) {
 		mean := sum / float64(ok) * 1000
@@ -411,6 +444,9 @@ func readVLLM(ctx context.Context, f *file) error {
 			return sc.errAt(run.off, "this vLLM result has no per-request arrays (ttfts, itls, output_lens), only summary figures: rerun `vllm bench serve` with --save-result --save-detailed so that per-request data is written")
 		}
 		if err := run.checkLengths(sc); err != nil {
+			return err
+		}
+		if err := run.checkLatencies(sc); err != nil {
 			return err
 		}
 		if _, ok := run.keys["output_lens"]; !ok {
