@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"regexp"
 	"strconv"
 	"strings"
 	"unicode"
@@ -964,9 +963,20 @@ func mdOrDash(s string) string {
 	return s
 }
 
-var mdHexRE = regexp.MustCompile(`^[0-9a-fA-F]{7,128}$`)
-
-func mdIsHex(s string) bool { return mdHexRE.MatchString(s) }
+// mdIsHex reports whether s looks like a digest: 7–128 hex digits. Only
+// such strings are shown verbatim in code spans.
+func mdIsHex(s string) bool {
+	if len(s) < 7 || len(s) > 128 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
 
 // mdInt prints an integer with thousands separators: 12,000.
 func mdInt(n int64) string {

@@ -605,3 +605,31 @@ func TestMarkdown_notesNotRepeated(t *testing.T) {
 		t.Error("the gate note repeats a listed reason")
 	}
 }
+
+// BenchmarkMarkdown renders the fail fixture, and a report that must be
+// trimmed (3,000 classes) to the PR comment limit.
+func BenchmarkMarkdown(b *testing.B) {
+	big := mdFixture(analysis.Fail)
+	for i := 0; i < 3000; i++ {
+		big.Classes = append(big.Classes, analysis.ClassRow{Class: "tenant-" + itoa(i)})
+	}
+	for _, bc := range []struct {
+		name string
+		r    *analysis.Report
+		opt  MarkdownOptions
+	}{
+		{"fixture", mdFixture(analysis.Fail), MarkdownOptions{}},
+		{"trimmed", big, MarkdownOptions{MaxBytes: 65536 - 25}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			var buf bytes.Buffer
+			for b.Loop() {
+				buf.Reset()
+				if err := Markdown(&buf, bc.r, bc.opt); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.SetBytes(int64(buf.Len()))
+		})
+	}
+}

@@ -12,7 +12,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"regexp"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -30,7 +29,21 @@ const DefaultKey = "default"
 // DefaultAPIURL is the REST API root of github.com.
 const DefaultAPIURL = "https://api.github.com"
 
-var keyRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+// validKey reports whether key is 1–64 of [A-Za-z0-9._-], starting with a
+// letter or digit.
+func validKey(key string) bool {
+	if len(key) == 0 || len(key) > 64 {
+		return false
+	}
+	for i := 0; i < len(key); i++ {
+		c := key[i]
+		alnum := '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+		if !alnum && (i == 0 || (c != '.' && c != '_' && c != '-')) {
+			return false
+		}
+	}
+	return true
+}
 
 // Marker returns the hidden first line that identifies the comment of one
 // key: `<!-- goodput:KEY -->`. A key is 1–64 characters of letters, digits,
@@ -39,7 +52,7 @@ func Marker(key string) (string, error) {
 	if key == "" {
 		key = DefaultKey
 	}
-	if !keyRE.MatchString(key) {
+	if !validKey(key) {
 		return "", fmt.Errorf("comment key %q: use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit", key)
 	}
 	return "<!-- goodput:" + key + " -->", nil
