@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"container/heap"
 	"context"
 	"math"
 	"math/rand/v2"
@@ -72,22 +71,56 @@ type event struct {
 	req  *simReq
 }
 
+// eventHeap is a binary min-heap of events ordered by time, then by push
+// order (so simultaneous events run in a deterministic order).
 type eventHeap []event
 
-func (h eventHeap) Len() int { return len(h) }
-func (h eventHeap) Less(i, j int) bool {
+func (h eventHeap) less(i, j int) bool {
 	if h[i].t != h[j].t {
 		return h[i].t < h[j].t
 	}
 	return h[i].seq < h[j].seq
 }
-func (h eventHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *eventHeap) Push(x any)   { *h = append(*h, x.(event)) }
-func (h *eventHeap) Pop() any {
-	old := *h
-	e := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return e
+
+func (h *eventHeap) push(e event) {
+	*h = append(*h, e)
+	a := *h
+	i := len(a) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if !a.less(i, p) {
+			break
+		}
+		a[i], a[p] = a[p], a[i]
+		i = p
+	}
+}
+
+func (h *eventHeap) pop() event {
+	a := *h
+	top := a[0]
+	n := len(a) - 1
+	a[0] = a[n]
+	a[n] = event{}
+	a = a[:n]
+	i := 0
+	for {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		m := l
+		if r := l + 1; r < n && a.less(r, l) {
+			m = r
+		}
+		if !a.less(m, i) {
+			break
+		}
+		a[i], a[m] = a[m], a[i]
+		i = m
+	}
+	*h = a
+	return top
 }
 
 // reqQueue is a FIFO of waiting requests; canceled entries are skipped
@@ -354,13 +387,12 @@ func (s *armSim) cacheable(tokens int) int {
 func (s *armSim) push(e event) {
 	s.seq++
 	e.seq = s.seq
-	heap.Push(&s.events, e)
+	s.events.push(e)
 }
 
 // run executes the event loop until every request offered in the window
 // has ended.
 func (s *armSim) run(ctx context.Context) error {
-	heap.Init(&s.events)
 	for n := 0; ; n++ {
 		if n&0xffff == 0 {
 			if err := ctx.Err(); err != nil {
@@ -379,7 +411,7 @@ func (s *armSim) run(ctx context.Context) error {
 			s.offer(r, a.t)
 			continue
 		}
-		e := heap.Pop(&s.events).(event)
+		e := s.events.pop()
 		if e.t > s.end+drainLimit && s.live > 0 {
 			s.abandon(s.end + drainLimit)
 			continue
