@@ -24,8 +24,8 @@ func newKeyMap() keyMap {
 	return keyMap{
 		Up:       key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
 		Down:     key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
-		Left:     key.NewBinding(key.WithKeys("left", "h"), key.WithHelp("←/h", "prev chart")),
-		Right:    key.NewBinding(key.WithKeys("right", "l"), key.WithHelp("→/l", "next chart")),
+		Left:     key.NewBinding(key.WithKeys("left", "h"), key.WithHelp("←/h", "prev gate/chart")),
+		Right:    key.NewBinding(key.WithKeys("right", "l"), key.WithHelp("→/l", "next gate/chart")),
 		Enter:    key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "open gate")),
 		Back:     key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
 		NextView: key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next view")),

@@ -1,6 +1,8 @@
 package tui
 
 import (
+	"cmp"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -127,6 +129,12 @@ func sanitizeReport(r *analysis.Report) *analysis.Report {
 		s.Detail = clean(s.Detail)
 		c.Normalization.Steps[i] = s
 	}
+	// charts look points up by time
+	byT := func(a, b analysis.Point) int { return cmp.Compare(float64(a.T), float64(b.T)) }
+	c.Series.Baseline = slices.Clone(r.Series.Baseline)
+	c.Series.Canary = slices.Clone(r.Series.Canary)
+	slices.SortStableFunc(c.Series.Baseline, byT)
+	slices.SortStableFunc(c.Series.Canary, byT)
 	c.Inputs = make([]sources.Input, len(r.Inputs))
 	for i, in := range r.Inputs {
 		in.Path = clean(in.Path)

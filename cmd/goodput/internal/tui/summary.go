@@ -208,7 +208,11 @@ func (s summaryModel) view(c *common, w, h int) []string {
 	lines = append(lines, st.dim.Render(hb.String()))
 	rows := max(1, h-fixedLines(rep))
 	shown := 0
-	if len(s.visible) == 0 {
+	switch {
+	case len(rep.Metrics) == 0:
+		lines = append(lines, st.dim.Render("    the report has no gates"))
+		shown = 1
+	case len(s.visible) == 0:
 		lines = append(lines, st.dim.Render("    no gate matches the filter (esc clears it)"))
 		shown = 1
 	}

@@ -498,7 +498,7 @@ func (m Model) helpView(w, h int) []string {
 	lines = append(lines, "",
 		st.title.Render("Views"),
 		"  Summary: verdict, gates (enter opens one), request accounting of both arms.",
-		"  Gate: both arms, the interval against the margin, naive vs normalized, per class.",
+		"  Gate: both arms, the interval against the margin, naive vs normalized, per class; ←/→ steps.",
 		"  Distributions: TTFT and TPOT CDFs of completed requests (←/→ switches).",
 		"  Time: goodput and TTFT p99 per bucket; dots mark the warm-up cut.",
 		"  Warnings & spec: warnings, measurement spec, normalization, inputs, policy.",

@@ -14,6 +14,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/muesli/termenv"
 
 	"github.com/goodput-dev/goodput/analysis"
 )
@@ -383,7 +384,7 @@ func TestColourOnlyWhenAllowed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.c.st.r.SetColorProfile(1) // termenv.ANSI256
+	m.c.st.r.SetColorProfile(termenv.ANSI256)
 	m.c.st = newStylesFrom(m.c.st.r)
 	if !strings.Contains(m.View(), "\x1b[") {
 		t.Fatal("a colour profile produced no colour")
