@@ -188,6 +188,14 @@ func (j *judgement) evalGate(idx int, g policies.Gate, conf float64, r *Report) 
 		} else {
 			gb, gc := j.b.totals().good, j.c.totals().good
 			est = poissonFloor(stats.LogRatioOfRatios(rc, rb, conf), gb, gc, conf)
+			if j.p.Normalize.Load == "matched" {
+				naive := est
+				var f float64
+				est, f = j.matchedLoad(rb, rc, kb, kc, conf)
+				vc *= f
+				e.m.Naive = naiveOf(naive, vb, vc/f)
+				e.m.Adjusted = append(e.m.Adjusted, fmt.Sprintf("matched offered load: canary scaled ×%.4f to the baseline's offered load per unit of %s", f, denName(g.Metric)))
+			}
 		}
 	}
 	e.m.Baseline, e.m.Canary = Num(vb), Num(vc)
@@ -391,4 +399,51 @@ func poissonFloor(est stats.Estimate, gb, gc, conf float64) stats.Estimate {
 	est.CI = stats.Interval{Lo: math.Min(est.CI.Lo, est.Point-z*floor), Hi: math.Max(est.CI.Hi, est.Point+z*floor)}
 	est.Method += "+poisson-floor"
 	return est
+}
+
+func denName(metric string) string {
+	if metric == "goodput_per_replica" {
+		return "replica-second"
+	}
+	return "second"
+}
+
+func naiveOf(est stats.Estimate, vb, vc float64) *NaiveComparison {
+	return &NaiveComparison{Baseline: Num(vb), Canary: Num(vc), Delta: Num(math.Exp(est.Point) - 1),
+		Interval: [2]Num{Num(math.Exp(est.CI.Lo) - 1), Num(math.Exp(est.CI.Hi) - 1)}}
+}
+
+// matchedLoad compares a goodput-like ratio (numerator per unit of time or
+// replica time) at matched offered load: how much the arms are offered is
+// set by routing, not by the change under test, so the exogenous ratio of
+// offered load is divided out and what remains is the ratio of good output
+// per offered request. Rejections, failures and retries the canary causes
+// stay in it (they are offered requests that were not good). f is the
+// factor that scales the canary's figure to the baseline's offered load.
+func (j *judgement) matchedLoad(rb, rc stats.Ratio, kb, kc []bucket, conf float64) (stats.Estimate, float64) {
+	perOffered := func(r stats.Ratio, bs []bucket) stats.Ratio {
+		out := stats.Ratio{Num: r.Num, Den: make([]float64, len(bs))}
+		for i := range bs {
+			out.Den[i] = bs[i].offered
+		}
+		return out
+	}
+	loadB := sum(perOffered(rb, kb).Den) / sum(rb.Den)
+	loadC := sum(perOffered(rc, kc).Den) / sum(rc.Den)
+	est := stats.LogRatioOfRatios(perOffered(rc, kc), perOffered(rb, kb), conf)
+	est.Method += "-matched-load"
+	// floor: the independent-requests interval of the attainment ratio
+	tb, tc := j.b.totals(), j.c.totals()
+	if tb.offered > 0 && tc.offered > 0 && tb.good > 0 && !math.IsNaN(est.Point) {
+		pb := tb.good / tb.offered
+		nc := stats.NewcombeDiff(tc.good, tc.offered, tb.good, tb.offered, conf)
+		lo, hi := math.Log1p(math.Max(nc.Lo/pb, -0.999999)), math.Log1p(nc.Hi/pb)
+		if lo < est.CI.Lo || hi > est.CI.Hi {
+			est.CI = stats.Interval{Lo: math.Min(lo, est.CI.Lo), Hi: math.Max(hi, est.CI.Hi)}
+			z := distuv.UnitNormal.Quantile(0.5 + conf/2)
+			est.SE = math.Max(nanTo0(est.SE), (est.CI.Hi-est.CI.Lo)/(2*z))
+			est.Method += "+newcombe-floor"
+		}
+	}
+	return est, loadB / loadC
 }

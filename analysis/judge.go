@@ -229,7 +229,16 @@ func (j *judgement) normalization() Normalization {
 		}
 	}
 	steps = append(steps, w)
+	if p.Normalize.Load == "matched" {
+		lb, lc := offeredLoad(j.b), offeredLoad(j.c)
+		steps = append(steps, NormalizationStep{Name: "load", Setting: "matched", Applied: true,
+			Detail: fmt.Sprintf("offered load per replica-second: baseline %.4g, canary %.4g (%+.1f%%); goodput gates compare good output per offered request, i.e. at the baseline's load",
+				lb, lc, (lc/lb-1)*100)})
+	}
 	for _, s := range []struct{ name, setting string }{{"mix", p.Normalize.Mix}, {"cache", p.Normalize.Cache}, {"load", p.Normalize.Load}} {
+		if s.name == "load" && s.setting == "matched" {
+			continue
+		}
 		st := NormalizationStep{Name: s.name, Setting: s.setting}
 		if s.setting == "none" {
 			st.Detail = "not requested"
@@ -250,4 +259,10 @@ func countCut(a *armData) int {
 		}
 	}
 	return n
+}
+
+// offeredLoad is offered requests per replica-second over the window.
+func offeredLoad(a *armData) float64 {
+	t := a.totals()
+	return t.offered / t.replicaSecs
 }

@@ -434,12 +434,23 @@ func count(f field, k kind, v []byte) (int64, *lineErr) {
 const maxTS = 1e11
 
 func (d *decoder) setTS(r *sources.Request, k kind, v []byte) *lineErr {
+	if k == kText {
+		// a CSV cell holds either form
+		if t := trimSpace(v); isNumber(t) || isNonFinite(t) {
+			k, v = kNumber, t
+			if isNonFinite(t) {
+				k = kNonFinite
+			}
+		} else {
+			k, v = kString, t
+		}
+	}
 	var x float64
-	switch {
-	case k == kString || (k == kText && !looksNumeric(trimSpace(v))):
+	switch k {
+	case kString:
 		t, err := parseRFC3339(v)
 		if err != nil {
-			return fieldErr(fTS, "cannot parse %s as an RFC 3339 time; want %s", quoteVal(v), fTS.want())
+			return fieldErr(fTS, "cannot parse %s as an RFC 3339 time or unix seconds; want %s", quoteVal(v), fTS.want())
 		}
 		x = t
 	default:
@@ -457,16 +468,6 @@ func (d *decoder) setTS(r *sources.Request, k kind, v []byte) *lineErr {
 	}
 	r.Time = x + 0
 	return nil
-}
-
-// looksNumeric reports whether a CSV cell is meant as a number rather than
-// an RFC 3339 time (which always has a '-' after four digits).
-func looksNumeric(t []byte) bool {
-	if len(t) >= 5 && t[4] == '-' {
-		return false
-	}
-	return len(t) > 0 && (t[0] == '-' || t[0] == '+' || t[0] == '.' || (t[0] >= '0' && t[0] <= '9') ||
-		isNonFinite(t))
 }
 
 // finish checks a decoded line's required fields and cross-field rules and

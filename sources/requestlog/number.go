@@ -192,9 +192,9 @@ func slowFloat(s []byte) float64 {
 const maxExactInt = 1 << 53
 
 // parseCount converts a valid JSON number to a whole number. Plain digit
-// strings are converted directly; forms such as 12.0 or 1e3 are accepted when
-// their value is a whole number up to 2^53. integral is false for 12.5,
-// NaN-producing or out-of-range input.
+// strings of up to 18 digits are converted exactly; forms such as 12.0 or
+// 1e3 are accepted when their value is a whole number below 2^53, where
+// float64 is exact. integral is false for 12.5 and for anything larger.
 func parseCount(s []byte) (n int64, integral bool) {
 	i := 0
 	neg := false
@@ -202,7 +202,7 @@ func parseCount(s []byte) (n int64, integral bool) {
 		neg = true
 		i = 1
 	}
-	if len(s)-i > 0 && len(s)-i <= 15 {
+	if len(s)-i > 0 && len(s)-i <= 18 {
 		var v int64
 		j := i
 		for ; j < len(s) && s[j] >= '0' && s[j] <= '9'; j++ {
@@ -216,7 +216,7 @@ func parseCount(s []byte) (n int64, integral bool) {
 		}
 	}
 	f := parseFloat(s)
-	if math.IsNaN(f) || math.IsInf(f, 0) || f != math.Trunc(f) || math.Abs(f) > maxExactInt {
+	if math.IsNaN(f) || math.IsInf(f, 0) || f != math.Trunc(f) || math.Abs(f) >= maxExactInt {
 		return 0, false
 	}
 	return int64(f), true

@@ -239,9 +239,9 @@ func (p *producer) run(ctx context.Context) error {
 		eof := false
 		var rerr error
 		for {
-			m, err := io.ReadFull(p.src, buf[n:])
+			m, err := readFull(p.src, buf[n:])
 			n += m
-			if err == io.EOF || err == io.ErrUnexpectedEOF {
+			if err == io.EOF {
 				eof = true
 				break
 			}
@@ -280,8 +280,12 @@ func (p *producer) run(ctx context.Context) error {
 			if c.data[cut-1] != '\n' {
 				c.lines++
 			}
-			if idx == 0 && p.sizeHint > 0 {
-				p.out = make([]sources.Request, estimateLines(p.sizeHint, cut, c.lines))
+			if idx == 0 && (p.sizeHint > 0 || eof) {
+				est := c.lines // the whole input is in this chunk
+				if !eof {
+					est = estimateLines(p.sizeHint, cut, c.lines)
+				}
+				p.out = make([]sources.Request, est)
 			}
 			if !p.full && p.next+c.lines <= len(p.out) {
 				c.base = p.next
@@ -303,6 +307,22 @@ func (p *producer) run(ctx context.Context) error {
 			return nil
 		}
 	}
+}
+
+// readFull fills p from r. Unlike io.ReadFull it returns io.EOF for a clean
+// end after a partial fill and passes every other error through unchanged,
+// so that a gzip stream's own io.ErrUnexpectedEOF (truncation) is not
+// mistaken for the end of the input.
+func readFull(r io.Reader, p []byte) (int, error) {
+	n := 0
+	for n < len(p) {
+		m, err := r.Read(p[n:])
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
 }
 
 // estimateLines projects the line count of an input of size bytes from its

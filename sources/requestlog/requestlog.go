@@ -269,11 +269,14 @@ func sizeHint(r io.Reader, gz bool) int64 {
 		return 0
 	}
 	isize := int64(binary.LittleEndian.Uint32(tail[:]))
-	if isize < size {
-		return 0 // wrapped past 4 GiB or several members: unknown
+	if isize < size || isize/maxDeflateRatio > size {
+		return 0 // wrapped past 4 GiB, several members or damaged: unknown
 	}
 	return isize
 }
+
+// maxDeflateRatio bounds how much deflate can expand its input.
+const maxDeflateRatio = 1032
 
 // readError turns an I/O failure at line into a message; gzip damage gets
 // advice of its own.
