@@ -117,55 +117,68 @@ func mwNullCDF(n1, n2 int) []float64 {
 // diffSelector finds order statistics of the multiset {fl(x_i − y_j)} for
 // ascending xs, ys. fl(x − y) is non-decreasing in x and non-increasing in y,
 // so for every threshold t the pairs with x_i − y_j ≤ t form, per row i, a
-// suffix of ys whose start moves right as i grows: one merge-like pass counts
-// them.
+// suffix j ≥ J_t(i) of ys, and J_t(i) is non-decreasing in i: one merge-like
+// pass finds all J_t(i) and the count.
+//
+// kth keeps a bracket lo < answer ≤ hi with the per-row candidate ranges
+// [J_hi(i), J_lo(i)), draws a uniform sample of candidate pairs, takes two
+// sample quantiles around the target's expected position as pivots (a
+// Floyd–Rivest step), and counts both pivots in one pass; each pass shrinks
+// the candidates about twentyfold, and once they are fewer than n1 + n2 they
+// are listed and quick-selected.
 type diffSelector struct {
 	xs, ys []float64
 	rng    *rand.Rand
-	// scratch per row
-	from, to []int32
-	cum      []int64
+	// per-row boundaries: from = J_hi, to = J_lo; a, b scratch for pivots
+	from, to, a, b []int32
+	cum            []int64
+	sample         []float64
 }
 
+const selectorSample = 16384
+
 func newDiffSelector(xs, ys []float64) *diffSelector {
+	n := len(xs)
 	return &diffSelector{
 		xs: xs, ys: ys,
 		rng:  rand.New(rand.NewPCG(0x9e3779b97f4a7c15, uint64(len(xs))<<32|uint64(len(ys)))),
-		from: make([]int32, len(xs)), to: make([]int32, len(xs)), cum: make([]int64, len(xs)+1),
+		from: make([]int32, n), to: make([]int32, n), a: make([]int32, n), b: make([]int32, n),
+		cum:    make([]int64, n+1),
+		sample: make([]float64, 0, selectorSample),
 	}
 }
 
-// countLE returns #{(i, j): x_i − y_j ≤ t}.
-func (s *diffSelector) countLE(t float64) int64 {
+// split fills ja (and jb) with J_pa(i) (J_pb(i)), searching only inside the
+// current candidate ranges, and returns the counts of pairs ≤ pa and ≤ pb.
+func (s *diffSelector) split(pa, pb float64) (ca, cb int64) {
 	xs, ys := s.xs, s.ys
-	m := len(ys)
-	var c int64
-	j := 0
-	for _, xv := range xs {
-		for j < m && xv-ys[j] > t {
+	m := int32(len(ys))
+	from, to, ja, jb := s.from, s.to, s.a, s.b
+	var pA, pB int32
+	for i, xv := range xs {
+		f, t := from[i], to[i]
+		j := max(pA, f)
+		for j < t && xv-ys[j] > pa {
 			j++
 		}
-		c += int64(m - j)
+		pA = j
+		ja[i] = j
+		ca += int64(m - j)
+		j = max(pB, f)
+		for j < t && xv-ys[j] > pb {
+			j++
+		}
+		pB = j
+		jb[i] = j
+		cb += int64(m - j)
 	}
-	return c
+	return ca, cb
 }
 
-// rows fills from/to so that row i's candidates lo < x_i − y_j ≤ hi are
-// j ∈ [from[i], to[i]), and cum with the running candidate counts.
-func (s *diffSelector) rows(lo, hi float64) int64 {
-	xs, ys := s.xs, s.ys
-	m := len(ys)
-	jh, jl := 0, 0
+func (s *diffSelector) prefix() int64 {
 	var c int64
-	for i, xv := range xs {
-		for jh < m && xv-ys[jh] > hi {
-			jh++
-		}
-		for jl < m && xv-ys[jl] > lo {
-			jl++
-		}
-		s.from[i], s.to[i] = int32(jh), int32(jl)
-		c += int64(jl - jh)
+	for i := range s.from {
+		c += int64(s.to[i] - s.from[i])
 		s.cum[i+1] = c
 	}
 	return c
@@ -175,58 +188,62 @@ func (s *diffSelector) rows(lo, hi float64) int64 {
 func (s *diffSelector) kth(k int64) float64 {
 	xs, ys := s.xs, s.ys
 	n, m := len(xs), len(ys)
-	// invariant: countLE(lo) < k ≤ countLE(hi)
-	lo := math.Nextafter(xs[0]-ys[m-1], math.Inf(-1))
+	// invariant: cLo = count(≤ lo) < k ≤ cHi = count(≤ hi) for a lower
+	// bound lo that only the boundaries s.to remember (initially below every
+	// difference)
 	hi := xs[n-1] - ys[0]
 	cLo, cHi := int64(0), int64(n)*int64(m)
-	const sample = 2048
+	for i := range s.from {
+		s.from[i], s.to[i] = 0, int32(m)
+	}
 	enumLimit := int64(n+m) + 1024
-	buf := make([]float64, 0, sample)
 	for {
-		cand := cHi - cLo
+		cand := s.prefix()
 		if cand <= enumLimit {
 			vals := make([]float64, 0, cand)
-			s.rows(lo, hi)
 			for i, xv := range xs {
-				for j := s.from[i]; j < s.to[i]; j++ {
-					vals = append(vals, xv-ys[j])
+				for _, yv := range ys[s.from[i]:s.to[i]] {
+					vals = append(vals, xv-yv)
 				}
 			}
 			return selectKth(vals, int(k-cLo-1))
 		}
-		s.rows(lo, hi)
-		buf = buf[:0]
-		for range sample {
+		buf := s.sample[:0]
+		for range selectorSample {
 			r := s.rng.Int64N(cand)
 			i, _ := slices.BinarySearch(s.cum[1:], r+1) // first row with cum[i+1] > r
 			j := s.from[i] + int32(r-s.cum[i])
 			buf = append(buf, xs[i]-ys[j])
 		}
 		slices.Sort(buf)
-		f := float64(k-cLo) / float64(cand) * sample
-		d := 3 * math.Sqrt(sample)
-		a := min(max(int(f-d), 0), sample-1)
-		b := min(max(int(math.Ceil(f+d)), 0), sample-1)
-		before := cand
-		for _, p := range [2]float64{buf[a], buf[b]} {
-			if !(p > lo && p < hi) {
-				continue
-			}
-			if c := s.countLE(p); c >= k {
-				hi, cHi = p, c
-			} else {
-				lo, cLo = p, c
-			}
+		f := float64(k-cLo) / float64(cand) * selectorSample
+		d := 3 * math.Sqrt(selectorSample)
+		pa := buf[min(max(int(f-d), 0), selectorSample-1)]
+		pb := buf[min(max(int(math.Ceil(f+d)), 0), selectorSample-1)]
+		ca, cb := s.split(pa, pb)
+		switch {
+		case ca >= k:
+			hi, cHi = pa, ca
+			s.from, s.a = s.a, s.from
+		case cb >= k:
+			cLo = ca
+			hi, cHi = pb, cb
+			s.to, s.a = s.a, s.to
+			s.from, s.b = s.b, s.from
+		default:
+			cLo = cb
+			s.to, s.b = s.b, s.to
 		}
-		if cHi-cLo == before {
-			// The sample saw only hi: either the answer is hi, or a block of
-			// pairs tied at hi can be dropped from the candidates.
+		if cHi-cLo == cand {
+			// The sample saw only hi: either the answer is hi, or the block
+			// of pairs tied at hi can be dropped from the candidates.
 			below := math.Nextafter(hi, math.Inf(-1))
-			c := s.countLE(below)
+			c, _ := s.split(below, below)
 			if c < k {
 				return hi
 			}
 			hi, cHi = below, c
+			s.from, s.a = s.a, s.from
 		}
 	}
 }

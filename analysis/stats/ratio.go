@@ -16,7 +16,10 @@ type Ratio struct{ Num, Den []float64 }
 // linearised residuals e_t = Num_t − R·Den_t summed per batch into E_g,
 // Var(R̂) ≈ q/(q−1)·ΣE_g² / (ΣDen)² (ΣE_g = 0 exactly). ok is false when the
 // ratio or its variance is undefined.
-func ratioVar(r Ratio) (ratio, variance, df float64, ok bool) {
+//
+// batches > 0 overrides q (batches = b treats buckets as independent, which the
+// calibration test uses to show why that is wrong).
+func ratioVar(r Ratio, batches int) (ratio, variance, df float64, ok bool) {
 	b := len(r.Num)
 	if b != len(r.Den) || b == 0 {
 		return math.NaN(), math.NaN(), math.NaN(), false
@@ -37,6 +40,9 @@ func ratioVar(r Ratio) (ratio, variance, df float64, ok bool) {
 		return ratio, math.NaN(), math.NaN(), false
 	}
 	q := min(maxBatches, b/4)
+	if batches > 0 {
+		q = min(batches, b)
+	}
 	var ss float64
 	for g := range q {
 		lo, hi := g*b/q, (g+1)*b/q
@@ -109,8 +115,13 @@ func combine(vx, dfx, vy, dfy, conf float64) (se, crit float64) {
 // lengths or non-finite values gives Point NaN; fewer than 8 buckets in an arm
 // gives SE NaN and CI [−Inf, +Inf].
 func DiffOfRatios(x, y Ratio, conf float64) Estimate {
-	rx, vx, dfx, okx := ratioVar(x)
-	ry, vy, dfy, oky := ratioVar(y)
+	return diffOfRatios(x, y, conf, 0)
+}
+
+// diffOfRatios is DiffOfRatios with a batch count override (0 = default).
+func diffOfRatios(x, y Ratio, conf float64, batches int) Estimate {
+	rx, vx, dfx, okx := ratioVar(x, batches)
+	ry, vy, dfy, oky := ratioVar(y, batches)
 	est := Estimate{Point: rx - ry, SE: math.NaN(), CI: Interval{math.Inf(-1), math.Inf(1)}, Method: "delta-batchmeans"}
 	z := zTwoSided(conf)
 	if !okx || !oky || math.IsNaN(z) {
@@ -130,8 +141,8 @@ func DiffOfRatios(x, y Ratio, conf float64) Estimate {
 // (log(1.03) for "+3%"). Method "delta-batchmeans-log". A ratio ≤ 0 gives
 // Point NaN; otherwise as DiffOfRatios.
 func LogRatioOfRatios(x, y Ratio, conf float64) Estimate {
-	rx, vx, dfx, okx := ratioVar(x)
-	ry, vy, dfy, oky := ratioVar(y)
+	rx, vx, dfx, okx := ratioVar(x, 0)
+	ry, vy, dfy, oky := ratioVar(y, 0)
 	est := Estimate{Point: math.NaN(), SE: math.NaN(), CI: Interval{math.Inf(-1), math.Inf(1)}, Method: "delta-batchmeans-log"}
 	if rx > 0 && ry > 0 {
 		est.Point = math.Log(rx / ry)

@@ -1,0 +1,153 @@
+package stats
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// aaScenario generates one arm of an unchanged (A/A) canary: b consecutive
+// 10 s buckets whose SLO attainment follows an AR(1) with coefficient phi
+// around p0 (marginal standard deviation sd), e.g. load waves that slow every
+// request in a bucket, with Poisson(lambda) requests per bucket and
+// Binomial(requests, attainment) good requests.
+type aaScenario struct {
+	buckets        int
+	phi, sd, p0    float64
+	requestsPerBkt float64
+}
+
+func (s aaScenario) arm(rng *rand.Rand) Ratio {
+	r := Ratio{Num: make([]float64, s.buckets), Den: make([]float64, s.buckets)}
+	a := rng.NormFloat64() // stationary start
+	for t := range s.buckets {
+		if t > 0 {
+			a = s.phi*a + math.Sqrt(1-s.phi*s.phi)*rng.NormFloat64()
+		}
+		p := math.Min(1, math.Max(0, s.p0+s.sd*a))
+		n := distuv.Poisson{Lambda: s.requestsPerBkt, Src: rng}.Rand()
+		var k float64
+		if n > 0 {
+			k = distuv.Binomial{N: n, P: p, Src: rng}.Rand()
+		}
+		r.Num[t], r.Den[t] = k, n
+	}
+	return r
+}
+
+// TestCalibrationAttainmentAA is the false-fail rate of the attainment
+// non-inferiority gate (margin 0, one-sided α = 0.05 from the 90% interval) on
+// simulated A/A runs with AR(1) φ = 0.8 between 10 s buckets: the default
+// method must stay within α plus two Monte Carlo standard errors, while the
+// per-request binomial variance (what an iid per-request bootstrap estimates)
+// and bucket-level iid variance must both inflate it well beyond, so a
+// regression to either would be caught.
+func TestCalibrationAttainmentAA(t *testing.T) {
+	const (
+		alpha = 0.05
+		reps  = 600
+	)
+	sc := aaScenario{buckets: 360, phi: 0.8, sd: 0.02, p0: 0.95, requestsPerBkt: 50}
+	rng := rand.New(rand.NewPCG(20261129, 1))
+	var robust, binomial, bucketIID int
+	for range reps {
+		x, y := sc.arm(rng), sc.arm(rng) // canary, baseline
+		// harm of attainment = baseline − canary
+		harmOf := func(ci Interval) Interval { return Interval{-ci.Hi, -ci.Lo} }
+		if NonInferiority(harmOf(DiffOfRatios(x, y, 1-2*alpha).CI), 0) == Fail {
+			robust++
+		}
+		if NonInferiority(harmOf(diffOfRatios(x, y, 1-2*alpha, sc.buckets).CI), 0) == Fail {
+			bucketIID++
+		}
+		kx, nx := sum(x.Num), sum(x.Den)
+		ky, ny := sum(y.Num), sum(y.Den)
+		if NonInferiority(harmOf(NewcombeDiff(kx, nx, ky, ny, 1-2*alpha)), 0) == Fail {
+			binomial++
+		}
+	}
+	mcse := math.Sqrt(alpha * (1 - alpha) / reps)
+	bound := alpha + 2*mcse
+	rate := func(n int) float64 { return float64(n) / reps }
+	t.Logf("A/A false-fail rate over %d runs (bound %.4f): batch-means delta %.4f, bucket-iid delta %.4f, per-request binomial %.4f",
+		reps, bound, rate(robust), rate(bucketIID), rate(binomial))
+	if rate(robust) > bound {
+		t.Errorf("default method fails %.4f of A/A runs, above α + 2·MCSE = %.4f", rate(robust), bound)
+	}
+	for name, n := range map[string]int{"per-request binomial": binomial, "bucket-iid": bucketIID} {
+		if rate(n) < 2*alpha {
+			t.Errorf("%s variance fails only %.4f of A/A runs; the scenario no longer shows the inflation (want ≥ %.2f)", name, rate(n), 2*alpha)
+		}
+	}
+}
+
+func sum(v []float64) float64 {
+	var s float64
+	for _, f := range v {
+		s += f
+	}
+	return s
+}
+
+// TestCalibrationQuantileAA checks the p95 latency gate (log ratio, margin 0,
+// 90% block-bootstrap interval) on A/A runs whose bucket latency level follows
+// an AR(1) φ = 0.8. The block bootstrap is somewhat liberal here (about 6–7%
+// false fails at nominal 5% in 1000-run simulations; the percentile interval
+// has no small-sample correction), so the bound is 2α; resampling buckets as
+// independent (block length 1) is far above it.
+func TestCalibrationQuantileAA(t *testing.T) {
+	reps, B := 300, 400
+	if testing.Short() {
+		reps = 100
+	}
+	const alpha = 0.05
+	rng := rand.New(rand.NewPCG(7, 2026))
+	arm := func() [][]float64 {
+		out := make([][]float64, 240)
+		a := rng.NormFloat64()
+		for t := range out {
+			if t > 0 {
+				a = 0.8*a + 0.6*rng.NormFloat64()
+			}
+			n := int(distuv.Poisson{Lambda: 40, Src: rng}.Rand())
+			for range n {
+				out[t] = append(out[t], math.Exp(-1+0.2*a+0.5*rng.NormFloat64()))
+			}
+		}
+		return out
+	}
+	var blocked, iid int
+	for r := range reps {
+		x, y := arm(), arm()
+		if NonInferiority(QuantileLogRatio(x, y, 0.95, 1-2*alpha, B, uint64(r)).CI, 0) == Fail {
+			blocked++
+		}
+		px, _ := newPooled(x)
+		py, _ := newPooled(y)
+		wx, wy := make([]int64, len(x)), make([]int64, len(y))
+		reps := BlockBootstrap([]int{len(x), len(y)}, []int{1, 1}, B, uint64(r), func(idx [][]int) float64 {
+			clear(wx)
+			clear(wy)
+			for _, b := range idx[0] {
+				wx[b]++
+			}
+			for _, b := range idx[1] {
+				wy[b]++
+			}
+			return math.Log(px.quantile(0.95, wx) / py.quantile(0.95, wy))
+		})
+		if NonInferiority(PercentileInterval(reps, 1-2*alpha), 0) == Fail {
+			iid++
+		}
+	}
+	rb, ri := float64(blocked)/float64(reps), float64(iid)/float64(reps)
+	t.Logf("p95 A/A false-fail rate over %d runs: block bootstrap %.4f, bucket-iid bootstrap %.4f", reps, rb, ri)
+	if rb > 2*alpha {
+		t.Errorf("block bootstrap fails %.4f of A/A runs, want ≤ %.2f", rb, 2*alpha)
+	}
+	if ri < 2*alpha {
+		t.Errorf("bucket-iid bootstrap fails only %.4f of A/A runs; the scenario no longer shows the inflation", ri)
+	}
+}
