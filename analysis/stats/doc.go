@@ -21,12 +21,12 @@
 //
 //   - Differences of proportions and ratios of sums (SLO attainment, error rate,
 //     goodput per replica-second, cost per good request): DiffOfRatios and
-//     LogRatioOfRatios, the delta method on per-bucket totals with an
-//     AR(1)-prewhitened Newey–West long-run variance. Time buckets are the
-//     clusters, so within-bucket correlation (shared batches, KV cache, load) is
-//     absorbed; the long-run variance absorbs correlation between buckets.
-//     Per-request (binomial) variance understates the error several-fold on
-//     canary data; the calibration test in this package shows it.
+//     LogRatioOfRatios, the delta method on per-bucket totals with a
+//     batch-means variance (8 contiguous batches per arm) and a Student t
+//     interval. Time buckets are the clusters, so within-bucket correlation
+//     (shared batches, KV cache, load) is absorbed; long batches absorb the
+//     correlation between buckets. Per-request (binomial) variance understates
+//     the error several-fold on canary data; the calibration test shows it.
 //   - Tail-latency quantiles (p95/p99 of TTFT, TPOT): QuantileLogRatio, a
 //     circular block bootstrap of buckets with a data-driven block length,
 //     because quantiles are not smooth enough for the delta method.
