@@ -146,6 +146,9 @@ func fmtDelta(g *analysis.Metric, d analysis.Num) string {
 // fmtInterval prints a gate's interval on the Delta scale.
 func fmtInterval(g *analysis.Metric, iv [2]analysis.Num) string {
 	k, u := deltaUnit(g)
+	if bad(float64(iv[0])) && bad(float64(iv[1])) {
+		return na
+	}
 	return strings.TrimSpace("[" + signed(float64(iv[0])*k, 3) + ", " + signed(float64(iv[1])*k, 3) + "] " + u)
 }
 

@@ -71,6 +71,8 @@ func TestFormat(t *testing.T) {
 		{fmtDelta(rel, nan), "n/a"},
 		{fmtInterval(absFrac, [2]analysis.Num{-0.0071, 0.0025}), "[-0.71, +0.25] pp"},
 		{fmtMargin(absFrac), "1 pp"},
+		{fmtInterval(rel, [2]analysis.Num{nan, nan}), "n/a"},
+		{fmtInterval(rel, [2]analysis.Num{nan, 0.1}), "[n/a, +10] %"},
 		{fmtMargin(absSec), "50 ms"},
 	}
 	for i, tt := range tests {
