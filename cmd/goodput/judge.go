@@ -17,6 +17,8 @@ import (
 	"github.com/goodput-dev/goodput/analysis/report"
 	"github.com/goodput-dev/goodput/policies"
 	"github.com/goodput-dev/goodput/sources"
+	"github.com/goodput-dev/goodput/sources/benchfile"
+	"github.com/goodput-dev/goodput/sources/requestlog"
 )
 
 // judgeOptions are the flags of `goodput judge`.
@@ -68,9 +70,11 @@ Exit codes: 0 pass, 1 fail, 2 usage error, 3 inconclusive
 
 func formatHelp() string {
 	var b strings.Builder
-	for _, f := range inputFormats() {
-		fmt.Fprintf(&b, "  %s\n", f)
+	fmt.Fprintf(&b, "  %-15s %s\n", requestlog.Format, "goodput's native request log: JSONL (optionally gzip) or CSV, one request per line")
+	for _, f := range benchfile.Formats() {
+		fmt.Fprintf(&b, "  %-15s %s\n", f.Name, strings.ReplaceAll(f.Summary, "`", ""))
 	}
+	fmt.Fprintf(&b, "  %-15s %s\n", formatScrape, "Prometheus text / OpenMetrics /metrics scrapes: an arm's files in order (before, after)")
 	return b.String()
 }
 
