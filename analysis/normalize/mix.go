@@ -1,0 +1,467 @@
+package normalize
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/goodput-dev/goodput/analysis/stats"
+)
+
+// Strata holds one arm's per-stratum, per-bucket totals of a ratio metric:
+// for SLO attainment Num = good and Den = offered requests. Num[s][t] and
+// Den[s][t] are stratum s (named Names[s]) in bucket t; every stratum has the
+// same number of buckets, in time order (a bucket without requests of that
+// stratum holds 0 and 0). Both arms of a comparison must list the same Names
+// in the same order.
+type Strata struct {
+	Names    []string
+	Num, Den [][]float64
+}
+
+// buckets returns the number of buckets, or an error naming the problem.
+func (s Strata) buckets(arm string) (int, error) {
+	if len(s.Num) != len(s.Names) || len(s.Den) != len(s.Names) {
+		return 0, fmt.Errorf("%s strata: %d names but %d numerator and %d denominator rows", arm, len(s.Names), len(s.Num), len(s.Den))
+	}
+	if len(s.Names) == 0 {
+		return 0, fmt.Errorf("%s strata: no strata", arm)
+	}
+	b := len(s.Num[0])
+	for i := range s.Names {
+		if len(s.Num[i]) != b || len(s.Den[i]) != b {
+			return 0, fmt.Errorf("%s strata: stratum %q has %d/%d buckets, stratum %q has %d", arm, s.Names[i], len(s.Num[i]), len(s.Den[i]), s.Names[0], b)
+		}
+		for t := range b {
+			n, d := s.Num[i][t], s.Den[i][t]
+			if math.IsNaN(n) || math.IsInf(n, 0) || math.IsNaN(d) || math.IsInf(d, 0) || d < 0 {
+				return 0, fmt.Errorf("%s strata: stratum %q bucket %d has numerator %g, denominator %g (want finite, denominator ≥ 0)", arm, s.Names[i], t, n, d)
+			}
+		}
+	}
+	return b, nil
+}
+
+// Totals returns each stratum's ΣNum and ΣDen over all buckets.
+func (s Strata) Totals() (num, den []float64) {
+	num, den = make([]float64, len(s.Names)), make([]float64, len(s.Names))
+	for i := range s.Names {
+		for t := range s.Num[i] {
+			num[i] += s.Num[i][t]
+			den[i] += s.Den[i][t]
+		}
+	}
+	return num, den
+}
+
+// Shares returns each stratum's share of ΣDen (the arm's traffic mix), NaN
+// when the arm has no traffic.
+func (s Strata) Shares() []float64 {
+	_, den := s.Totals()
+	total := 0.0
+	for _, d := range den {
+		total += d
+	}
+	out := make([]float64, len(den))
+	for i, d := range den {
+		out[i] = d / total
+	}
+	return out
+}
+
+// Pooled sums the strata per bucket: the arm's unstratified ratio.
+func (s Strata) Pooled() stats.Ratio {
+	if len(s.Num) == 0 {
+		return stats.Ratio{}
+	}
+	b := len(s.Num[0])
+	r := stats.Ratio{Num: make([]float64, b), Den: make([]float64, b)}
+	for i := range s.Num {
+		for t := 0; t < b && t < len(s.Num[i]) && t < len(s.Den[i]); t++ {
+			r.Num[t] += s.Num[i][t]
+			r.Den[t] += s.Den[i][t]
+		}
+	}
+	return r
+}
+
+// The reference mixes of Weights (policy key normalize.mix).
+const (
+	MixNone     = "none"     // no re-weighting
+	MixBaseline = "baseline" // the baseline's mix (default reference in §3.7)
+	MixCanary   = "canary"   // the canary's mix
+	MixPooled   = "pooled"   // both arms' traffic together
+	MixWeights  = "weights"  // explicit weights from the policy
+)
+
+// Weights returns the reference weights, one per stratum in x.Names order,
+// summing to 1, for mode:
+//
+//   - "baseline": the baseline's (y) share of ΣDen per stratum;
+//   - "canary": the canary's (x) share;
+//   - "pooled": the share of both arms' ΣDen together;
+//   - "weights": explicit (class name → weight ≥ 0, normalised to sum 1);
+//     every stratum must be named (give 0 to exclude one deliberately) and
+//     every name must be a stratum;
+//   - "none": nil weights, nil error (no re-weighting).
+//
+// x is the canary and y the baseline; their Names must match. Whether every
+// weighted stratum has data in both arms is checked by Standardize.
+func Weights(mode string, x, y Strata, explicit map[string]float64) ([]float64, error) {
+	if !slices.Equal(x.Names, y.Names) {
+		return nil, fmt.Errorf("the arms' strata differ: canary %q, baseline %q", x.Names, y.Names)
+	}
+	_, dx := x.Totals()
+	_, dy := y.Totals()
+	w := make([]float64, len(x.Names))
+	switch mode {
+	case MixNone:
+		return nil, nil
+	case MixBaseline:
+		copy(w, dy)
+	case MixCanary:
+		copy(w, dx)
+	case MixPooled:
+		for i := range w {
+			w[i] = dx[i] + dy[i]
+		}
+	case MixWeights:
+		known := map[string]bool{}
+		var missing []string
+		for i, n := range x.Names {
+			known[n] = true
+			v, ok := explicit[n]
+			if !ok {
+				missing = append(missing, n)
+				continue
+			}
+			if !(v >= 0) || math.IsInf(v, 0) {
+				return nil, fmt.Errorf("normalize.weights: weight %g for class %q: want a finite number ≥ 0", v, n)
+			}
+			w[i] = v
+		}
+		if len(missing) > 0 {
+			return nil, fmt.Errorf("normalize.weights: no weight for class(es) %s present in the data: add them (0 excludes a class deliberately)", quoteList(missing))
+		}
+		var extra []string
+		for n := range explicit {
+			if !known[n] {
+				extra = append(extra, n)
+			}
+		}
+		if len(extra) > 0 {
+			sort.Strings(extra)
+			return nil, fmt.Errorf("normalize.weights: class(es) %s do not occur in either arm: remove them or fix the class names (the data has %s)",
+				quoteList(extra), quoteList(x.Names))
+		}
+	default:
+		return nil, fmt.Errorf("normalize.mix: unknown reference mix %q: want baseline, canary, pooled, weights or none", mode)
+	}
+	total := 0.0
+	for _, v := range w {
+		total += v
+	}
+	if !(total > 0) {
+		return nil, fmt.Errorf("normalize.mix %s: the reference weights sum to 0 (no traffic or all weights 0)", mode)
+	}
+	for i := range w {
+		w[i] /= total
+	}
+	return w, nil
+}
+
+func quoteList(v []string) string {
+	q := make([]string, len(v))
+	for i, s := range v {
+		q[i] = fmt.Sprintf("%q", s)
+	}
+	return strings.Join(q, ", ")
+}
+
+// MissingStrataError reports strata with a positive reference weight that an
+// arm has no traffic in: their ratio is undefined there, so that arm cannot
+// be standardised to the reference mix. Dropping them would silently change
+// the mix, so the caller must report the comparison as not standardisable
+// (or collapse strata, or choose a mix that gives them weight 0).
+type MissingStrataError struct {
+	// Canary and Baseline list, per arm, the strata with weight > 0 and no
+	// traffic (ΣDen = 0), with their weights, in stratum order.
+	Canary, Baseline []WeightedStratum
+}
+
+// WeightedStratum is a stratum name with its reference weight.
+type WeightedStratum struct {
+	Name   string
+	Weight float64
+}
+
+func (e *MissingStrataError) Error() string {
+	var parts []string
+	for _, a := range []struct {
+		arm string
+		s   []WeightedStratum
+	}{{"canary", e.Canary}, {"baseline", e.Baseline}} {
+		if len(a.s) == 0 {
+			continue
+		}
+		var names []string
+		for _, s := range a.s {
+			names = append(names, fmt.Sprintf("%q (weight %.3g)", s.Name, s.Weight))
+		}
+		parts = append(parts, fmt.Sprintf("the %s has no requests in %s", a.arm, strings.Join(names, ", ")))
+	}
+	return "cannot standardise to the reference mix: " + strings.Join(parts, "; ") +
+		": collapse these classes, or choose a reference mix that gives them weight 0"
+}
+
+// MinStratumRequests is the per-arm stratum size (ΣDen) below which a
+// stratum is listed in MixResult.Small: its ratio is unstable and
+// post-stratification may add variance (statistics.md §3.7).
+const MinStratumRequests = 10
+
+// MixResult is a standardised comparison with its naive counterpart.
+type MixResult struct {
+	// Naive is the unstratified comparison of the pooled buckets
+	// (stats.DiffOfRatios or stats.LogRatioOfRatios); Adjusted is the same
+	// comparison standardised to Weights.
+	Naive, Adjusted stats.Estimate
+	// Canary and Baseline are each arm's standardised ratio
+	// Σ_s w_s·ΣNum_s/ΣDen_s; NaiveCanary and NaiveBaseline the pooled
+	// ratios ΣNum/ΣDen.
+	Canary, Baseline           float64
+	NaiveCanary, NaiveBaseline float64
+	// Names, Weights and each arm's mix (share of ΣDen per stratum), in
+	// stratum order.
+	Names                      []string
+	Weights                    []float64
+	CanaryMix, BaselineMix     []float64
+	CanaryRatio, BaselineRatio []float64 // per-stratum ΣNum/ΣDen (NaN when empty)
+	// Dropped lists strata with weight 0 that hold traffic in an arm (their
+	// requests do not count); Small lists weighted strata with fewer than
+	// MinStratumRequests in an arm.
+	Dropped, Small []string
+}
+
+// Standardize compares the canary x with the baseline y after direct
+// standardisation of both arms to the reference weights w (one per stratum,
+// from Weights): each arm's standardised ratio is
+//
+//	θ = Σ_s w_s · (Σ_t Num_{s,t} / Σ_t Den_{s,t})
+//
+// (for attainment: the arm's SLO attainment had it received the reference
+// mix of classes), and Adjusted estimates θ_x − θ_y, in the ratio's units
+// (a fraction for attainment: 0.01 = 1 pp), with an interval at two-sided
+// level conf (e.g. 0.90 for a gate at α = 0.05).
+//
+// Variance: the delta method on bucket totals with batch means, exactly as
+// stats.DiffOfRatios. The linearised influence of bucket t is
+// u_t = Σ_s w_s (Num_{s,t} − R_s Den_{s,t}) / ΣDen_s with R_s the stratum's
+// ratio; its batch sums over up to 8 contiguous batches give the arm's
+// variance, the arms' variances add, and the interval uses Student t with
+// Welch–Satterthwaite degrees of freedom. (Internally the arm is passed to
+// stats.DiffOfRatios as the ratio Σ(u_t + θ/b)/Σ(1/b), whose residuals are
+// u_t, so the two can never drift apart.) With one stratum it reduces to
+// stats.DiffOfRatios. Fewer than 8 buckets in an arm give an [−Inf, +Inf]
+// interval. Method "standardized-delta-batchmeans".
+//
+// Errors: mismatched strata or bucket counts, non-finite or negative input,
+// weights that are not one per stratum or not ≥ 0 summing to 1 (within
+// 1e-9), and *MissingStrataError when a weighted stratum has no traffic in
+// an arm.
+func Standardize(x, y Strata, w []float64, conf float64) (MixResult, error) {
+	return standardize(x, y, w, conf, false)
+}
+
+// StandardizeLog is Standardize on the log-ratio scale, for metrics with a
+// relative margin whose per-stratum value is a ratio of sums (e.g. good
+// tokens per offered token, or cost per good request per class): Adjusted
+// estimates log(θ_x/θ_y) with the variance of Standardize carried to the log
+// scale (Var(θ̂)/θ² per arm), as stats.LogRatioOfRatios does; Naive is
+// stats.LogRatioOfRatios on the pooled buckets. Method
+// "standardized-delta-batchmeans-log".
+func StandardizeLog(x, y Strata, w []float64, conf float64) (MixResult, error) {
+	return standardize(x, y, w, conf, true)
+}
+
+func standardize(x, y Strata, w []float64, conf float64, logScale bool) (MixResult, error) {
+	var res MixResult
+	if _, err := x.buckets("canary"); err != nil {
+		return res, err
+	}
+	if _, err := y.buckets("baseline"); err != nil {
+		return res, err
+	}
+	if !slices.Equal(x.Names, y.Names) {
+		return res, fmt.Errorf("the arms' strata differ: canary %q, baseline %q", x.Names, y.Names)
+	}
+	if len(w) != len(x.Names) {
+		return res, fmt.Errorf("%d weights for %d strata", len(w), len(x.Names))
+	}
+	sum := 0.0
+	for i, v := range w {
+		if !(v >= 0) || math.IsInf(v, 0) {
+			return res, fmt.Errorf("weight %g of stratum %q: want a finite number ≥ 0", v, x.Names[i])
+		}
+		sum += v
+	}
+	if math.Abs(sum-1) > 1e-9 {
+		return res, fmt.Errorf("weights sum to %.12g, want 1", sum)
+	}
+	nx, dx := x.Totals()
+	ny, dy := y.Totals()
+	res.Names = slices.Clone(x.Names)
+	res.Weights = slices.Clone(w)
+	res.CanaryMix, res.BaselineMix = x.Shares(), y.Shares()
+	res.CanaryRatio, res.BaselineRatio = make([]float64, len(w)), make([]float64, len(w))
+	var miss MissingStrataError
+	for i, name := range x.Names {
+		res.CanaryRatio[i], res.BaselineRatio[i] = nx[i]/dx[i], ny[i]/dy[i]
+		if dx[i] == 0 {
+			res.CanaryRatio[i] = math.NaN()
+		}
+		if dy[i] == 0 {
+			res.BaselineRatio[i] = math.NaN()
+		}
+		if w[i] > 0 {
+			if dx[i] == 0 {
+				miss.Canary = append(miss.Canary, WeightedStratum{name, w[i]})
+			}
+			if dy[i] == 0 {
+				miss.Baseline = append(miss.Baseline, WeightedStratum{name, w[i]})
+			}
+			if (dx[i] > 0 && dx[i] < MinStratumRequests) || (dy[i] > 0 && dy[i] < MinStratumRequests) {
+				res.Small = append(res.Small, name)
+			}
+		} else if dx[i] > 0 || dy[i] > 0 {
+			res.Dropped = append(res.Dropped, name)
+		}
+	}
+	px, py := x.Pooled(), y.Pooled()
+	res.NaiveCanary, res.NaiveBaseline = sumOf(px.Num)/sumOf(px.Den), sumOf(py.Num)/sumOf(py.Den)
+	if logScale {
+		res.Naive = stats.LogRatioOfRatios(px, py, conf)
+	} else {
+		res.Naive = stats.DiffOfRatios(px, py, conf)
+	}
+	if len(miss.Canary) > 0 || len(miss.Baseline) > 0 {
+		res.Canary, res.Baseline = math.NaN(), math.NaN()
+		res.Adjusted = stats.Estimate{Point: math.NaN(), SE: math.NaN(), CI: stats.Interval{Lo: math.NaN(), Hi: math.NaN()}, Method: "standardized-delta-batchmeans"}
+		return res, &miss
+	}
+	ix, tx := influence(x, w, nx, dx)
+	iy, ty := influence(y, w, ny, dy)
+	res.Canary, res.Baseline = tx, ty
+	if logScale {
+		res.Adjusted = stats.LogRatioOfRatios(ix, iy, conf)
+		res.Adjusted.Method = "standardized-delta-batchmeans-log"
+		// θ is carried exactly, not through Σ(u_t + θ/b)
+		if tx > 0 && ty > 0 {
+			shift := math.Log(tx/ty) - res.Adjusted.Point
+			res.Adjusted.Point += shift
+			res.Adjusted.CI.Lo += shift
+			res.Adjusted.CI.Hi += shift
+		}
+	} else {
+		res.Adjusted = stats.DiffOfRatios(ix, iy, conf)
+		res.Adjusted.Method = "standardized-delta-batchmeans"
+		shift := (tx - ty) - res.Adjusted.Point
+		res.Adjusted.Point += shift
+		res.Adjusted.CI.Lo += shift
+		res.Adjusted.CI.Hi += shift
+	}
+	return res, nil
+}
+
+// influence returns the arm as a stats.Ratio whose ratio is the standardised
+// θ and whose linearised residuals are the per-bucket influences u_t (see
+// Standardize), and θ itself.
+func influence(s Strata, w, num, den []float64) (stats.Ratio, float64) {
+	b := len(s.Num[0])
+	theta := 0.0
+	for i := range w {
+		if w[i] > 0 {
+			theta += w[i] * num[i] / den[i]
+		}
+	}
+	r := stats.Ratio{Num: make([]float64, b), Den: make([]float64, b)}
+	for t := range b {
+		u := 0.0
+		for i := range w {
+			if w[i] == 0 {
+				continue
+			}
+			u += w[i] * (s.Num[i][t] - num[i]/den[i]*s.Den[i][t]) / den[i]
+		}
+		r.Num[t] = u + theta/float64(b)
+		r.Den[t] = 1 / float64(b)
+	}
+	return r, theta
+}
+
+func sumOf(v []float64) float64 {
+	s := 0.0
+	for _, x := range v {
+		s += x
+	}
+	return s
+}
+
+// Token-length band edges of Band (tokens; a band includes its lower edge).
+const (
+	PromptEdge1k  = 1024  // prompt <1k | 1k-4k
+	PromptEdge4k  = 4096  // prompt 1k-4k | 4k-16k
+	PromptEdge16k = 16384 // prompt 4k-16k | >=16k
+	OutputEdge128 = 128   // output <128 | 128-512
+	OutputEdge512 = 512   // output 128-512 | >=512
+)
+
+// Band returns the token-length stratum of a request, used when the policy
+// declares no classes: prompt length in tokens banded at 1024, 4096 and
+// 16384 (PromptEdge1k, PromptEdge4k, PromptEdge16k) crossed with output length
+// banded at 128 and 512 (OutputEdge128, OutputEdge512), e.g. "prompt 1k-4k, output <128". A negative (unknown)
+// length gives "unknown" for that part, e.g. "prompt <1k, output unknown".
+// Names sort in no particular order; the 12 known bands are listed by
+// Bands in increasing length.
+func Band(promptTokens, outputTokens int64) string {
+	return "prompt " + promptBand(promptTokens) + ", output " + outputBand(outputTokens)
+}
+
+func promptBand(n int64) string {
+	switch {
+	case n < 0:
+		return "unknown"
+	case n < PromptEdge1k:
+		return "<1k"
+	case n < PromptEdge4k:
+		return "1k-4k"
+	case n < PromptEdge16k:
+		return "4k-16k"
+	}
+	return ">=16k"
+}
+
+func outputBand(n int64) string {
+	switch {
+	case n < 0:
+		return "unknown"
+	case n < OutputEdge128:
+		return "<128"
+	case n < OutputEdge512:
+		return "128-512"
+	}
+	return ">=512"
+}
+
+// Bands lists the 12 token-length bands of Band with known lengths, prompt
+// band major, in increasing length.
+func Bands() []string {
+	var out []string
+	for _, p := range []int64{0, PromptEdge1k, PromptEdge4k, PromptEdge16k} {
+		for _, o := range []int64{0, OutputEdge128, OutputEdge512} {
+			out = append(out, Band(p, o))
+		}
+	}
+	return out
+}
