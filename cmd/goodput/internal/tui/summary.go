@@ -125,13 +125,32 @@ func (s summaryModel) clampScroll() summaryModel {
 	return s
 }
 
-// fixedLines is the summary's height without the table rows.
-func fixedLines(rep *analysis.Report) int {
-	return 1 + min(maxReasons, len(rep.Reasons)) + 1 + 2 + 1 + 3
+// minTableRows is the fewest gate rows kept on screen; reasons give way
+// to them on short terminals.
+const minTableRows = 5
+
+// shownReasons is how many reasons fit above a table of minTableRows.
+func shownReasons(rep *analysis.Report, bodyH int) int {
+	n := min(maxReasons, len(rep.Reasons))
+	for n > 0 && bodyH-fixedLines(n) < minTableRows {
+		n--
+	}
+	return n
+}
+
+// fixedLines is the summary's height without the table rows, with n
+// reasons shown.
+func fixedLines(n int) int {
+	return 1 + n + 1 + 2 + 1 + 3
+}
+
+// tableRows is how many gate rows fit in a body of height bodyH.
+func tableRows(rep *analysis.Report, bodyH int) int {
+	return max(1, bodyH-fixedLines(shownReasons(rep, bodyH)))
 }
 
 func (s summaryModel) setRows(c *common, bodyH int) summaryModel {
-	s.rows = max(1, bodyH-fixedLines(c.rep))
+	s.rows = tableRows(c.rep, bodyH)
 	return s.clampScroll()
 }
 
@@ -172,10 +191,7 @@ func (s summaryModel) view(c *common, w, h int) []string {
 	lines = append(lines, st.title.Render("Verdict ")+st.verdict(rep.Verdict).Render(strings.ToUpper(string(rep.Verdict)))+
 		st.dim.Render(fmt.Sprintf("   %d gates: %d pass, %d fail, %d inconclusive", len(rep.Metrics),
 			counts[analysis.Pass], counts[analysis.Fail], counts[analysis.Inconclusive])))
-	for i, r := range rep.Reasons {
-		if i == maxReasons {
-			break
-		}
+	for _, r := range rep.Reasons[:shownReasons(rep, h)] {
 		lines = append(lines, "  • "+r)
 	}
 	lines = append(lines, "")
@@ -206,7 +222,7 @@ func (s summaryModel) view(c *common, w, h int) []string {
 		}
 	}
 	lines = append(lines, st.dim.Render(hb.String()))
-	rows := max(1, h-fixedLines(rep))
+	rows := tableRows(rep, h)
 	shown := 0
 	switch {
 	case len(rep.Metrics) == 0:
@@ -245,7 +261,7 @@ func (s summaryModel) view(c *common, w, h int) []string {
 		lines = append(lines, b.String())
 		shown++
 	}
-	if more := len(s.visible) - s.offset - rows; more > 0 || s.offset > 0 {
+	if more := len(s.visible) - s.offset - rows; rows >= 3 && (more > 0 || s.offset > 0) {
 		lines[len(lines)-1] = st.dim.Render(fmt.Sprintf("    … %d above, %d below", s.offset, max(0, more)))
 	}
 	lines = append(lines, "")

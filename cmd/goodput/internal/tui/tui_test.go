@@ -425,3 +425,26 @@ func TestCoalescedKeys(t *testing.T) {
 		t.Fatalf("paste into note = %q", got)
 	}
 }
+
+// TestCursorVisibleAfterResize: on every size the selected gate's row is
+// on screen.
+func TestCursorVisibleAfterResize(t *testing.T) {
+	rep := bigReport(200, 1000)
+	for _, sz := range [][2]int{{100, 30}, {60, 16}, {50, 12}, {120, 13}} {
+		m := newModel(t, rep, nil)
+		for range 40 {
+			next, _ := m.Update(keyMsg("j"))
+			m = next.(Model)
+		}
+		next, _ := m.Update(tea.WindowSizeMsg{Width: sz[0], Height: sz[1]})
+		m = next.(Model)
+		g, _ := m.summary.selected()
+		found := false
+		for _, l := range strings.Split(m.View(), "\n") {
+			found = found || strings.HasPrefix(l, "> ") && strings.Contains(l, rep.Metrics[g].Name[:8])
+		}
+		if !found {
+			t.Errorf("%v: selected gate %s not on screen:\n%s", sz, rep.Metrics[g].Name, m.View())
+		}
+	}
+}
