@@ -112,9 +112,18 @@ func (s summaryModel) update(msg tea.KeyMsg, c *common) summaryModel {
 	return s.clampScroll()
 }
 
+// listRows is how many gates are listed in a table of rows lines: one
+// line goes to the "… above, below" note when the list overflows.
+func listRows(rows, n int) int {
+	if n > rows && rows >= 3 {
+		return rows - 1
+	}
+	return max(1, rows)
+}
+
 func (s summaryModel) clampScroll() summaryModel {
 	s.cursor = max(0, min(s.cursor, len(s.visible)-1))
-	rows := max(1, s.rows)
+	rows := listRows(s.rows, len(s.visible))
 	if s.cursor < s.offset {
 		s.offset = s.cursor
 	}
@@ -222,7 +231,8 @@ func (s summaryModel) view(c *common, w, h int) []string {
 		}
 	}
 	lines = append(lines, st.dim.Render(hb.String()))
-	rows := tableRows(rep, h)
+	all := tableRows(rep, h)
+	rows := listRows(all, len(s.visible))
 	shown := 0
 	switch {
 	case len(rep.Metrics) == 0:
@@ -261,8 +271,9 @@ func (s summaryModel) view(c *common, w, h int) []string {
 		lines = append(lines, b.String())
 		shown++
 	}
-	if more := len(s.visible) - s.offset - rows; rows >= 3 && (more > 0 || s.offset > 0) {
-		lines[len(lines)-1] = st.dim.Render(fmt.Sprintf("    … %d above, %d below", s.offset, max(0, more)))
+	if rows < all {
+		more := len(s.visible) - s.offset - rows
+		lines = append(lines, st.dim.Render(fmt.Sprintf("    … %d above, %d below", s.offset, max(0, more))))
 	}
 	lines = append(lines, "")
 	lines = append(lines, accountingLines(st, rep, w)...)
