@@ -200,7 +200,15 @@ type decoder struct {
 	// that a missing-field error can point at a likely misspelling.
 	lineUnknown []string
 	scratch     []byte
+	// next[f] is the field whose key followed field f's on the last line
+	// that had f (next[objectStart]: the first key); fUnknown when it was
+	// an unknown key. names are the fields' spellings.
+	next  [nFields + 1]field
+	names [nFields]string
 }
+
+// objectStart indexes decoder.next for the first key of an object.
+const objectStart = nFields
 
 // unknownField tallies one unrecognised field name.
 type unknownField struct {
@@ -209,7 +217,11 @@ type unknownField struct {
 }
 
 func newDecoder() *decoder {
-	return &decoder{intern: make(map[string]string), unknown: make(map[string]*unknownField)}
+	d := &decoder{intern: make(map[string]string), unknown: make(map[string]*unknownField)}
+	for f := range nFields {
+		d.names[f] = f.String()
+	}
+	return d
 }
 
 // internStr returns a shared string equal to v.

@@ -1,7 +1,9 @@
 package requestlog
 
 import (
+	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"unicode/utf16"
 	"unicode/utf8"
 
@@ -46,7 +48,15 @@ func unexpected(b []byte, i int, want string) *lineErr {
 // otherwise of *scratch) and the offset after the closing quote.
 func scanString(b []byte, i int, scratch *[]byte) ([]byte, int, *lineErr) {
 	start := i + 1
-	for j := start; j < len(b); j++ {
+	j := start
+	// eight bytes at a time while none of them needs a closer look
+	for ; j+8 <= len(b); j += 8 {
+		if m := specialBytes(binary.LittleEndian.Uint64(b[j:])); m != 0 {
+			j += bits.TrailingZeros64(m) / 8
+			break
+		}
+	}
+	for ; j < len(b); j++ {
 		c := b[j]
 		if c == '"' {
 			return b[start:j], j + 1, nil
@@ -56,6 +66,23 @@ func scanString(b []byte, i int, scratch *[]byte) ([]byte, int, *lineErr) {
 		}
 	}
 	return nil, len(b), syntaxErr(i, "malformed JSON: unterminated string (the line ends before the closing quote)")
+}
+
+// specialBytes flags, in the high bit of each byte, the bytes of x (eight
+// string bytes, little-endian) that end the plain part of a JSON string: a
+// quote, a backslash, a control character or a non-ASCII byte. Bytes above
+// the lowest flagged one may be flagged spuriously (borrows propagate), so
+// only the lowest flag is meaningful.
+func specialBytes(x uint64) uint64 {
+	const (
+		ones  = 0x0101010101010101
+		highs = 0x8080808080808080
+	)
+	zeroIn := func(v uint64) uint64 { return (v - ones) & ^v & highs }
+	quote := zeroIn(x ^ ('"' * ones))
+	bslash := zeroIn(x ^ ('\\' * ones))
+	ctrl := (x - 0x20*ones) & ^x & highs
+	return quote | bslash | ctrl | x&highs
 }
 
 // slowString decodes a string with escapes or non-ASCII bytes; b[start:j] is
@@ -291,6 +318,7 @@ func (d *decoder) parseLine(b []byte, r *sources.Request) (blank bool, err *line
 	}
 	d.lineUnknown = d.lineUnknown[:0]
 	var seen uint32
+	prev := objectStart
 	i = skipWS(b, i+1)
 	if i < len(b) && b[i] == '}' {
 		i++
@@ -299,14 +327,30 @@ func (d *decoder) parseLine(b []byte, r *sources.Request) (blank bool, err *line
 			if i >= len(b) || b[i] != '"' {
 				return false, unexpected(b, i, "a quoted field name")
 			}
-			key, j, e := scanString(b, i, &d.scratch)
-			if e != nil {
-				return false, e
+			// Writers emit keys in a fixed order, so the key that followed
+			// the previous one last time is tried first, by a plain
+			// comparison; a key without escapes that matches is that key.
+			f, j := fUnknown, 0
+			if pf := d.next[prev]; pf != fUnknown {
+				name := d.names[pf]
+				if end := i + 1 + len(name); end < len(b) && b[end] == '"' && string(b[i+1:end]) == name {
+					f, j = pf, end+1
+				}
 			}
-			f := lookupField(key)
-			if f == fUnknown {
-				d.noteUnknown(key)
-			} else if seen&(1<<f) != 0 {
+			if j == 0 {
+				key, jj, e := scanString(b, i, &d.scratch)
+				if e != nil {
+					return false, e
+				}
+				j = jj
+				f = lookupField(key)
+				d.next[prev] = f
+				if f == fUnknown {
+					d.noteUnknown(key)
+				}
+			}
+			prev = f
+			if f != fUnknown && seen&(1<<f) != 0 {
 				return false, &lineErr{col: i + 1, field: f, msg: "given twice in one object (keep one)"}
 			}
 			i = skipWS(b, j)
@@ -320,6 +364,7 @@ func (d *decoder) parseLine(b []byte, r *sources.Request) (blank bool, err *line
 			vstart := i
 			var k kind
 			var v []byte
+			var e *lineErr
 			switch c := b[i]; c {
 			case '"':
 				if f == fUnknown {
