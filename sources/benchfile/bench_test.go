@@ -3,6 +3,7 @@ package benchfile
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"math/rand/v2"
 	"strconv"
 	"testing"
@@ -113,5 +114,34 @@ func TestGeneratedVLLM(t *testing.T) {
 	f := measure(ds)
 	if f.n != 500 || f.completed+f.errored != 500 || f.errored == 0 || f.clock != sources.ClockRelative || f.firstTime != 0 {
 		t.Errorf("figures %+v", f)
+	}
+}
+
+// BenchmarkDecodeStdlibVLLM decodes the same generated file with
+// encoding/json into typed arrays (NaN replaced by null, which the standard
+// library requires): the reference point for BenchmarkReadVLLM's speed.
+func BenchmarkDecodeStdlibVLLM(b *testing.B) {
+	n := 200_000
+	if testing.Short() {
+		n = 20_000
+	}
+	data := bytes.Replace(genVLLM(n), []byte(`"mean_ttft_ms": NaN`), []byte(`"mean_ttft_ms": null`), 1)
+	b.SetBytes(int64(len(data)))
+	b.ResetTimer()
+	for b.Loop() {
+		var v struct {
+			InputLens  []int64     `json:"input_lens"`
+			OutputLens []int64     `json:"output_lens"`
+			TTFTs      []float64   `json:"ttfts"`
+			ITLs       [][]float64 `json:"itls"`
+			StartTimes []float64   `json:"start_times"`
+			Errors     []string    `json:"errors"`
+		}
+		if err := json.Unmarshal(data, &v); err != nil {
+			b.Fatal(err)
+		}
+		if len(v.TTFTs) != n {
+			b.Fatalf("decoded %d requests", len(v.TTFTs))
+		}
 	}
 }
