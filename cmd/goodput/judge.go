@@ -191,7 +191,24 @@ func (a *app) writeReport(rep *analysis.Report, o *judgeOptions) error {
 
 // writeFileAtomic writes data to a temporary file beside path and renames
 // it into place, so a reader never sees a half-written report.
+//
+// A path that exists and is not a regular file (/dev/stdout, a named pipe)
+// is written in place: renaming over a device would replace it.
 func writeFileAtomic(path string, data []byte) error {
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		if st.IsDir() {
+			return fmt.Errorf("--out %s is a directory", path)
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return err
+		}
+		if _, err := f.Write(data); err != nil {
+			f.Close()
+			return err
+		}
+		return f.Close()
+	}
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
 	if err != nil {

@@ -272,3 +272,17 @@ func TestExpandMultiValueFlags(t *testing.T) {
 		t.Errorf("got %q", got)
 	}
 }
+
+// TestOutToDevice writes the report to a non-regular file in place: an
+// atomic rename over a device would replace the device.
+func TestOutToDevice(t *testing.T) {
+	b, c := vllmPair(t)
+	code, _, errs := runCLI(t, nil, "judge", "--baseline", b, "--canary", c, "--format", "json", "--out", os.DevNull)
+	if code != ExitInconclusive {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	st, err := os.Stat(os.DevNull)
+	if err != nil || st.Mode().IsRegular() {
+		t.Fatalf("%s is no longer a device: %v %v", os.DevNull, st.Mode(), err)
+	}
+}
