@@ -215,13 +215,13 @@ func mdAssemble(secs []mdSection, maxBytes int) string {
 				total -= len(s.text)
 			}
 		}
-		if total+len(mdTrimNote(secs, dropped, false)) <= maxBytes {
-			return mdJoin(secs, dropped) + mdTrimNote(secs, dropped, false)
+		if total+len(mdTrimNote(secs, dropped, false, maxBytes)) <= maxBytes {
+			return mdJoin(secs, dropped) + mdTrimNote(secs, dropped, false, maxBytes)
 		}
 	}
 	// Only the summary is left and it is still too long: cut it at a line
 	// boundary.
-	note := mdTrimNote(secs, dropped, true)
+	note := mdTrimNote(secs, dropped, true, maxBytes)
 	var head strings.Builder
 	for i, s := range secs {
 		if !dropped[i] {
@@ -255,7 +255,7 @@ func mdJoin(secs []mdSection, dropped []bool) string {
 }
 
 // mdTrimNote says which sections were left out to fit the size limit.
-func mdTrimNote(secs []mdSection, dropped []bool, summaryCut bool) string {
+func mdTrimNote(secs []mdSection, dropped []bool, summaryCut bool, maxBytes int) string {
 	var names []string
 	for i, s := range secs {
 		if dropped[i] {
@@ -265,8 +265,12 @@ func mdTrimNote(secs []mdSection, dropped []bool, summaryCut bool) string {
 	if summaryCut {
 		names = append(names, "the end of the summary")
 	}
-	return "\n---\n\n_✂️ Trimmed to fit GitHub's 65,536-character comment limit; left out: " +
-		strings.Join(names, ", ") + ". The full report is in the job summary and in the JSON report._\n"
+	limit := "GitHub's 65,536-character comment limit"
+	if maxBytes > 65536 {
+		limit = "the " + mdInt(int64(maxBytes)) + "-byte limit"
+	}
+	return "\n---\n\n_✂️ Trimmed to fit " + limit + "; left out: " +
+		strings.Join(names, ", ") + ". The full report is in the JSON report._\n"
 }
 
 // mdCutRunes cuts s to at most n bytes without splitting a character.

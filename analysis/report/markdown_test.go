@@ -633,3 +633,17 @@ func BenchmarkMarkdown(b *testing.B) {
 		})
 	}
 }
+
+func TestMarkdown_trimNoteNamesTheLimit(t *testing.T) {
+	big := mdFixture(analysis.Fail)
+	for i := 0; i < 40000; i++ {
+		big.Classes = append(big.Classes, analysis.ClassRow{Class: "tenant-" + itoa(i)})
+	}
+	var buf bytes.Buffer
+	if err := Markdown(&buf, big, MarkdownOptions{MaxBytes: 1 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "Trimmed to fit the 1,048,576-byte limit; left out: per-class breakdown.") || buf.Len() > 1<<20 {
+		t.Errorf("%d bytes; trim note: %q", buf.Len(), buf.String()[max(0, buf.Len()-200):])
+	}
+}
