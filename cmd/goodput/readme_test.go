@@ -99,7 +99,11 @@ func TestReadmeExamples(t *testing.T) {
 		if code != c.exit {
 			t.Errorf("README.md:%d: goodput %s: exit %d, README says %d\nstderr: %s", c.line, strings.Join(c.args, " "), code, c.exit, errs)
 		}
-		got := strings.Split(strings.TrimRight(out, "\n"), "\n")
+		if strings.Contains(errs, root) {
+			t.Errorf("README.md:%d: output holds the checkout path %s; examples must be reproducible anywhere", c.line, root)
+		}
+		// a terminal shows both streams: results, then errors
+		got := strings.Split(strings.TrimRight(out+errs, "\n"), "\n")
 		want := lines[c.outStart:c.outEnd]
 		if *updateReadme {
 			lines = append(lines[:c.outStart], append(got, lines[c.outEnd:]...)...)
