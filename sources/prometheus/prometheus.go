@@ -280,8 +280,19 @@ func (r *runner) record(query string, body string) {
 
 func (r *runner) warnings(query string, ws Warnings) {
 	for _, w := range ws {
-		r.note("Prometheus warning for %s: %s", shorten(query, 120), sanitize(w, 300))
+		r.note("Prometheus warning for %s: %s", shorten(query, 120), r.redact(sanitize(w, 300)))
 	}
+}
+
+// redact removes the configured secrets from text a server sent back
+// (a proxy may echo request headers in an error page).
+func (r *runner) redact(s string) string {
+	for _, secret := range []string{r.s.cfg.BearerToken, r.s.cfg.BasicPassword} {
+		if len(secret) >= 4 {
+			s = strings.ReplaceAll(s, secret, "[redacted]")
+		}
+	}
+	return s
 }
 
 // retry runs call until it succeeds, fails permanently, or the retry
@@ -300,7 +311,7 @@ func (r *runner) retry(ctx context.Context, what string, call func(ctx context.C
 		if ctx.Err() != nil {
 			return fmt.Errorf("%s: %v (after %d attempt(s))", what, ctx.Err(), attempt)
 		}
-		transient, msg := classify(err, cfg.Timeout)
+		transient, msg := classify(err, cfg.Timeout, r.redact)
 		if !transient {
 			return fmt.Errorf("%s: %s", what, msg)
 		}
@@ -316,13 +327,13 @@ func (r *runner) retry(ctx context.Context, what string, call func(ctx context.C
 
 // classify says whether err is worth retrying and describes it without
 // echoing response bodies verbatim.
-func classify(err error, timeout time.Duration) (bool, string) {
+func classify(err error, timeout time.Duration, redact func(string) string) (bool, string) {
 	var apiErr *Error
 	if errors.As(err, &apiErr) {
-		msg := fmt.Sprintf("%s: %s", apiErr.Type, sanitize(apiErr.Msg, 300))
+		msg := fmt.Sprintf("%s: %s", apiErr.Type, sanitize(redact(apiErr.Msg), 300))
 		switch apiErr.Type {
 		case ErrServer:
-			if d := sanitize(apiErr.Detail, 200); d != "" {
+			if d := sanitize(redact(apiErr.Detail), 200); d != "" {
 				msg += " (" + d + ")"
 			}
 			return true, msg
@@ -337,13 +348,13 @@ func classify(err error, timeout time.Duration) (bool, string) {
 		return true, fmt.Sprintf("no answer within %v", timeout)
 	}
 	if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) {
-		return true, "cannot connect: " + sanitize(err.Error(), 300)
+		return true, "cannot connect: " + sanitize(redact(err.Error()), 300)
 	}
 	var netErr net.Error
 	if errors.As(err, &netErr) && netErr.Timeout() {
 		return true, fmt.Sprintf("no answer within %v", timeout)
 	}
-	return false, sanitize(err.Error(), 300)
+	return false, sanitize(redact(err.Error()), 300)
 }
 
 // sanitize drops control characters from untrusted text and truncates it.
