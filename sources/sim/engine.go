@@ -294,13 +294,16 @@ type armSim struct {
 	busyPerMinute   []float64
 
 	ttftE, tpotE, e2eE []float64 // histogram bucket bounds
+	waitKV             bool      // KV on_exhaustion is "wait"
+	blockSize          int32
 }
 
 func newArmSim(sc *Scenario, arm sources.Arm, seed uint64, dur float64, arrs []arrival) *armSim {
 	spec := sc.Arm(arm)
 	s := &armSim{sc: sc, arm: arm, spec: spec, end: dur, arrs: arrs,
 		svc: newRand(seed, streamService+armIndex(arm)), cli: newRand(seed, streamClient+armIndex(arm)),
-		ttftE: ttftBuckets(), tpotE: tpotBuckets(), e2eE: e2eBuckets()}
+		ttftE: ttftBuckets(), tpotE: tpotBuckets(), e2eE: e2eBuckets(),
+		waitKV: spec.KV.OnExhaustion == "wait", blockSize: int32(spec.KV.BlockSize)}
 	for _, o := range sc.Client.Retry.On {
 		st, _ := sources.ParseStatus(o)
 		s.retryOn[st] = true
@@ -692,8 +695,7 @@ func (s *armSim) record(q *simReq, t float64, st sources.Status) {
 }
 
 func (s *armSim) blocksFor(tokens int32) int {
-	bs := int32(s.spec.KV.BlockSize)
-	return int((tokens + bs - 1) / bs)
+	return int((tokens + s.blockSize - 1) / s.blockSize)
 }
 
 // warm returns the warm-up step-time multiplier of r at time t.
@@ -732,7 +734,7 @@ func (s *armSim) preempt(r *replica, q *simReq) {
 // kvNeed is the number of extra blocks q needs to hold its tokens after a
 // step that processes chunk prefill tokens (or one decode token).
 func (s *armSim) kvNeed(q *simReq, chunk int32) int {
-	if s.spec.KV.OnExhaustion == "wait" {
+	if s.waitKV {
 		return 0
 	}
 	var tokens int32
@@ -741,7 +743,10 @@ func (s *armSim) kvNeed(q *simReq, chunk int32) int {
 	} else {
 		tokens = q.computed + chunk + 1
 	}
-	return max(0, s.blocksFor(tokens)-int(q.blocks))
+	if tokens <= q.blocks*s.blockSize {
+		return 0
+	}
+	return s.blocksFor(tokens) - int(q.blocks)
 }
 
 // admitBlocks is the number of blocks a waiting request needs to be admitted.
@@ -791,7 +796,9 @@ func (s *armSim) startStep(r *replica, t float64) {
 	budget := int32(spec.MaxBatchedTokens)
 	// make room for this step's decode tokens, preempting the newest
 	// running requests when blocks run out
-	for {
+	// (a decode needs at most one new block, so with as many free blocks as
+	// running requests there is nothing to check)
+	for r.kvFree < len(r.running) && spec.KV.OnExhaustion == "preempt" {
 		need := 0
 		for _, q := range r.running {
 			if q.computed == q.target {
