@@ -3,7 +3,9 @@ package tui
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -125,6 +127,33 @@ func writeRecordCmd(ctx context.Context, write func(context.Context, string, []b
 		}
 		return recordWrittenMsg{path: path, rec: rec}
 	}
+}
+
+// readRecordCmd reads an earlier review record; a missing file is no
+// message at all.
+func readRecordCmd(ctx context.Context, read func(context.Context, string) ([]byte, error), path string) tea.Cmd {
+	return func() tea.Msg {
+		data, err := read(ctx, path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return previousRecordMsg{err: err}
+		}
+		var rec analysis.ReviewRecord
+		if err := json.Unmarshal(data, &rec); err != nil {
+			return previousRecordMsg{err: fmt.Errorf("%s: %w", path, err)}
+		}
+		return previousRecordMsg{rec: rec}
+	}
+}
+
+// readFile is os.ReadFile that honours ctx.
+func readFile(ctx context.Context, path string) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return os.ReadFile(path)
 }
 
 // writeFileAtomic writes data to a temporary file beside path and renames

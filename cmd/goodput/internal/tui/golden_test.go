@@ -2,7 +2,9 @@ package tui
 
 import (
 	"bytes"
+	"context"
 	"fmt"
+	"os"
 	"testing"
 	"time"
 
@@ -39,6 +41,7 @@ func TestGoldenViews(t *testing.T) {
 				Report: rep, ReportBytes: reportJSON(t, rep), ReportName: "runs/report.json",
 				RecordPath: "runs/report.review.json", Reviewer: "ada", Now: fixedNow, NoColor: true,
 				WriteFile: (&fakeWriter{}).write,
+				ReadFile:  func(context.Context, string) ([]byte, error) { return nil, os.ErrNotExist },
 			})
 			if err != nil {
 				t.Fatal(err)

@@ -60,6 +60,9 @@ type Options struct {
 	// WriteFile replaces the atomic file write (tests inject failures);
 	// nil means write to a temporary file in the same directory and rename.
 	WriteFile func(ctx context.Context, path string, data []byte) error
+	// ReadFile reads an earlier review record at RecordPath when the
+	// program starts (tests inject it); nil means os.ReadFile.
+	ReadFile func(ctx context.Context, path string) ([]byte, error)
 }
 
 type viewID int
@@ -107,6 +110,7 @@ type recorder struct {
 	verdict   analysis.Verdict // the report's verdict as written
 	path      string
 	write     func(ctx context.Context, path string, data []byte) error
+	read      func(ctx context.Context, path string) ([]byte, error)
 }
 
 // Model is the review program's top-level model.
@@ -156,6 +160,10 @@ func New(o Options) (Model, error) {
 	if write == nil {
 		write = writeFileAtomic
 	}
+	read := o.ReadFile
+	if read == nil {
+		read = readFile
+	}
 	reviewer := o.Reviewer
 	if reviewer == "" {
 		reviewer = "unknown"
@@ -185,7 +193,7 @@ func New(o Options) (Model, error) {
 		c: c,
 		rec: recorder{
 			ctx: ctx, now: o.Now, reviewer: reviewer, reportSHA: hex.EncodeToString(sum[:]),
-			verdict: o.Report.Verdict, path: o.RecordPath, write: write,
+			verdict: o.Report.Verdict, path: o.RecordPath, write: write, read: read,
 		},
 		help:     hm,
 		summary:  newSummary(c),
@@ -195,8 +203,9 @@ func New(o Options) (Model, error) {
 	return m, nil
 }
 
-// Init implements tea.Model; the review needs no start-up command.
-func (m Model) Init() tea.Cmd { return nil }
+// Init implements tea.Model: it looks for an earlier review record at the
+// record path, so the reviewer knows a decision would replace it.
+func (m Model) Init() tea.Cmd { return readRecordCmd(m.rec.ctx, m.rec.read, m.rec.path) }
 
 // Recorded returns the review record written during the session, if any.
 func (m Model) Recorded() (analysis.ReviewRecord, bool) {
@@ -220,6 +229,12 @@ type (
 		rec  analysis.ReviewRecord
 	}
 	recordFailedMsg struct{ err error }
+	// previousRecordMsg carries the record found at the record path when
+	// the review started.
+	previousRecordMsg struct {
+		rec analysis.ReviewRecord
+		err error
+	}
 )
 
 func (m Model) resize(w, h int) Model {
@@ -256,6 +271,23 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.status = "review record not written: " + clean(msg.err.Error())
 		m.statusErr = true
 		return m.finishQuit()
+	case previousRecordMsg:
+		if m.status != "" || m.writing || m.recorded != nil {
+			return m, nil // the reviewer has moved on; do not cover their status
+		}
+		if msg.err != nil {
+			m.status = "the existing review record is unreadable (a decision replaces it): " + clean(msg.err.Error())
+			m.statusErr = true
+			return m, nil
+		}
+		r := msg.rec
+		m.status = fmt.Sprintf("earlier decision in %s: %s by %s at %s; a new decision replaces it",
+			m.c.recordPath, clean(r.Decision), clean(r.Reviewer), clean(r.At))
+		if r.ReportSHA256 != m.rec.reportSHA {
+			m.status = fmt.Sprintf("%s holds a decision on a different report (sha256 differs); a new decision replaces it", m.c.recordPath)
+			m.statusErr = true
+		}
+		return m, nil
 	case tea.KeyMsg:
 		return m.updateKey(msg)
 	}
@@ -452,9 +484,19 @@ func (m Model) header(w int) string {
 		s += st.dim.Render("  policy " + p)
 	}
 	if m.recorded != nil {
-		s += "  " + st.bold.Render("["+m.recorded.Decision+"d]")
+		s += "  " + st.bold.Render("["+pastTense(m.recorded.Decision)+"]")
 	}
 	return s
+}
+
+func pastTense(decision string) string {
+	switch decision {
+	case decisionApprove:
+		return "approved"
+	case decisionReject:
+		return "rejected"
+	}
+	return clean(decision)
 }
 
 func (m Model) tabs(w int) string {

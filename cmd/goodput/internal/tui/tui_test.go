@@ -55,6 +55,7 @@ func newModel(t testing.TB, rep *analysis.Report, fw *fakeWriter) Model {
 	if fw != nil {
 		o.WriteFile = fw.write
 	}
+	o.ReadFile = func(context.Context, string) ([]byte, error) { return nil, os.ErrNotExist }
 	m, err := New(o)
 	if err != nil {
 		t.Fatal(err)
@@ -446,5 +447,54 @@ func TestCursorVisibleAfterResize(t *testing.T) {
 		if !found {
 			t.Errorf("%v: selected gate %s not on screen:\n%s", sz, rep.Metrics[g].Name, m.View())
 		}
+	}
+}
+
+func TestInitReadsEarlierRecord(t *testing.T) {
+	rep := richReport()
+	mine := analysis.ReviewRecord{Reviewer: "bob\x1b[31m", At: "2026-11-28T09:00:00Z", ReportSHA256: sha("report bytes"), Decision: "reject"}
+	other := mine
+	other.ReportSHA256 = "00"
+	enc := func(r analysis.ReviewRecord) []byte { b, _ := json.Marshal(r); return b }
+	tests := []struct {
+		name string
+		data []byte
+		err  error
+		want string // "" = no message
+	}{
+		{"none", nil, os.ErrNotExist, ""},
+		{"same report", enc(mine), nil, "earlier decision in runs/report.review.json: reject by bob at 2026-11-28T09:00:00Z"},
+		{"other report", enc(other), nil, "decision on a different report"},
+		{"garbage", []byte("{"), nil, "existing review record is unreadable"},
+		{"unreadable", nil, errors.New("permission denied"), "unreadable (a decision replaces it): permission denied"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := newModel(t, rep, nil)
+			var path string
+			m.rec.read = func(_ context.Context, p string) ([]byte, error) { path = p; return tt.data, tt.err }
+			cmd := m.Init()
+			if cmd == nil {
+				t.Fatal("Init returned no command")
+			}
+			if path != "" {
+				t.Fatal("Init read the file itself")
+			}
+			msg := cmd()
+			if path != "runs/report.review.json" {
+				t.Fatalf("read %q", path)
+			}
+			if tt.want == "" {
+				if msg != nil {
+					t.Fatalf("got %#v, want no message", msg)
+				}
+				return
+			}
+			next, _ := m.Update(msg)
+			v := next.(Model).View()
+			if !strings.Contains(v, tt.want) || strings.Contains(v, "\x1b") {
+				t.Fatalf("want %q in\n%s", tt.want, v)
+			}
+		})
 	}
 }
