@@ -6,16 +6,21 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/goodput-dev/goodput/sources"
 )
 
+// estimateAfter is the number of CSV rows read before the output is sized
+// from the input's size.
+const estimateAfter = 1000
+
 // readCSV parses the CSV form: a header row naming the columns (the same
 // names as the JSON fields, any order), then one row per request. Quoted
 // cells may contain commas and line breaks (RFC 4180). src starts at line
-// skipped+1.
-func readCSV(ctx context.Context, path string, src io.Reader, skipped int, gz bool) ([]sources.Request, map[string]*unknownField, error) {
+// skipped+1. sizeHint is as for readJSONL.
+func readCSV(ctx context.Context, path string, src io.Reader, skipped int, sizeHint int64, gz bool) ([]sources.Request, map[string]*unknownField, error) {
 	cr := csv.NewReader(src)
 	cr.ReuseRecord = true
 	cr.TrimLeadingSpace = true
@@ -71,6 +76,11 @@ func readCSV(ctx context.Context, path string, src io.Reader, skipped int, gz bo
 			if err := ctx.Err(); err != nil {
 				return nil, nil, fmt.Errorf("%s: %w", path, err)
 			}
+		}
+		if rows == estimateAfter && sizeHint > 0 {
+			// size the output from the bytes the first rows took
+			est := estimateLines(sizeHint, int(cr.InputOffset()), rows)
+			reqs = slices.Grow(reqs, est-len(reqs))
 		}
 		reqs = append(reqs, tmpl)
 		r := &reqs[len(reqs)-1]

@@ -390,6 +390,9 @@ func numberText(f field, k kind, v []byte) ([]byte, *lineErr) {
 // isNonFinite recognises the spellings of NaN and infinity that spreadsheet
 // and Python writers produce.
 func isNonFinite(t []byte) bool {
+	if len(t) < 3 || len(t) > 9 || !strings.ContainsRune("nNiI+-", rune(t[0])) {
+		return false
+	}
 	switch strings.ToLower(string(t)) {
 	case "nan", "-nan", "+nan", "inf", "-inf", "+inf", "infinity", "-infinity", "+infinity":
 		return true

@@ -220,7 +220,7 @@ func read(ctx context.Context, path string, r io.Reader, arm sources.Arm, opt op
 			Msg: "the file is a JSON array, not JSON Lines (a request log has one JSON object per line; for benchmark result files use their own input format)"}
 	default:
 		format = FormatCSV
-		reqs, unknown, parseErr = readCSV(ctx, path, body, skipped, gz)
+		reqs, unknown, parseErr = readCSV(ctx, path, body, skipped, sizeHint(r, gz), gz)
 	}
 	if parseErr != nil {
 		return sources.Dataset{}, parseErr
