@@ -287,15 +287,24 @@ func (p *pooled) quantile(q float64, weight []int64) float64 {
 // the smallest sample with at least ⌈q·n⌉ samples at or below it), with the
 // rank tolerance of rankOf. Each of the B replicates resamples each arm's
 // buckets by BlockBootstrap with seed, and recomputes both quantiles from the
-// resampled buckets' samples. The block length per arm is BlockLength of the
-// quantile's linearised bucket series 1{x ≤ Q̂}-counts − q·n_t (the influence
-// function of the quantile summed per bucket), floored at ⌈√b⌉ because the
-// automatic rule under-estimates persistence that per-bucket sampling noise
-// masks (it picks 8–16 buckets on AR(1) φ = 0.8 load, where ~9 buckets is one
-// correlation time).
-// Quantiles are not smooth, so the delta method would need density estimates;
-// the bootstrap needs none (statistics.md §3.15). Give B ≥ 2000 for a 90%
-// interval; SE is the standard deviation of the replicates.
+// resampled buckets' samples.
+//
+// Block length per arm: BlockLength (Politis–White) of the quantile's
+// linearised bucket series 1{x ≤ Q̂}-counts − q·n_t (its influence function
+// summed per bucket), floored at ⌈b/8⌉ buckets. The floor matters: when
+// per-bucket sampling noise masks a persistent load signal the automatic rule
+// picks 8–16 buckets on AR(1) φ = 0.8 data, and short blocks drop the
+// correlation beyond them (A/A false fails 7–7.5% at nominal 5%).
+//
+// Interval: the percentile interval, expanded for the few blocks resampled
+// (expandedLevel: percentiles at ±t_ν instead of ±z, ν from the per-arm
+// bootstrap variances and block counts, about 14 with 8 blocks per arm).
+// Measured A/A false-fail rates at nominal 5% (p95, 360 buckets of ~50
+// lognormal latencies, 1000 runs, MC error ±0.7%): 4.6–5.6% for independent
+// buckets, 5.2–6.2% for AR(1) φ = 0.8 bucket levels. Quantiles are not smooth,
+// so the delta method would need density estimates; the bootstrap needs none
+// (statistics.md §3.15). Give B ≥ 2000 for a 90% interval; SE is the standard
+// deviation of the replicates.
 //
 // Non-positive quantiles (log undefined), empty arms, q outside (0, 1), NaN
 // samples or B < 1 give Point NaN and CI [−Inf, +Inf]; fewer than 8 buckets in
@@ -322,6 +331,7 @@ func QuantileLogRatio(x, y [][]float64, q float64, conf float64, B int, seed uin
 	lx := quantileBlock(x, qx, q)
 	ly := quantileBlock(y, qy, q)
 	wx, wy := make([]int64, len(x)), make([]int64, len(y))
+	lqx, lqy := make([]float64, 0, B), make([]float64, 0, B)
 	reps := BlockBootstrap([]int{len(x), len(y)}, []int{lx, ly}, B, seed, func(idx [][]int) float64 {
 		clear(wx)
 		clear(wy)
@@ -335,9 +345,10 @@ func QuantileLogRatio(x, y [][]float64, q float64, conf float64, B int, seed uin
 		if !(a > 0 && c > 0) {
 			return math.NaN()
 		}
+		lqx, lqy = append(lqx, math.Log(a)), append(lqy, math.Log(c))
 		return math.Log(a / c)
 	})
-	est.CI = PercentileInterval(reps, conf)
+	est.CI = PercentileInterval(reps, expandedLevel(conf, lqx, lqy, float64(len(x))/float64(lx), float64(len(y))/float64(ly)))
 	est.SE = sdFinite(reps)
 	if math.IsNaN(est.CI.Lo) {
 		est.CI = Interval{math.Inf(-1), math.Inf(1)}
@@ -345,9 +356,25 @@ func QuantileLogRatio(x, y [][]float64, q float64, conf float64, B int, seed uin
 	return est
 }
 
+// expandedLevel returns the percentile level that widens a bootstrap
+// percentile interval for the few independent units the block bootstrap
+// really resamples: the percentiles are taken at ±t_ν instead of ±z
+// (Hesterberg's 2015 expanded percentile interval), with ν the
+// Welch–Satterthwaite degrees of freedom from each arm's bootstrap variance and
+// its number of blocks minus one.
+func expandedLevel(conf float64, ax, ay []float64, blocksX, blocksY float64) float64 {
+	vx, vy := sq(sdFinite(ax)), sq(sdFinite(ay))
+	nu := sq(vx+vy) / (sq(vx)/math.Max(blocksX-1, 1) + sq(vy)/math.Max(blocksY-1, 1))
+	if !(nu > 0) || math.IsInf(nu, 0) {
+		return conf
+	}
+	t := tQuantile(0.5+conf/2, nu)
+	return 1 - 2*normSF(t)
+}
+
 // quantileBlock returns the block length for a quantile statistic of bucketed
 // samples: BlockLength of s_t = #{v ≤ Q̂ in bucket t} − q·n_t, floored at
-// ⌈√b⌉.
+// ⌈b/8⌉.
 func quantileBlock(buckets [][]float64, qhat, q float64) int {
 	s := make([]float64, len(buckets))
 	for t, vs := range buckets {
@@ -359,5 +386,5 @@ func quantileBlock(buckets [][]float64, qhat, q float64) int {
 		}
 		s[t] = c - q*float64(len(vs))
 	}
-	return max(BlockLength(s), int(math.Ceil(math.Sqrt(float64(len(buckets))))))
+	return max(BlockLength(s), (len(buckets)+7)/8)
 }
