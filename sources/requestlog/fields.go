@@ -1,6 +1,7 @@
 package requestlog
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"sort"
@@ -263,6 +264,9 @@ func (d *decoder) set(r *sources.Request, f field, k kind, v []byte) *lineErr {
 		}
 		s, ok := fastStatus(v)
 		if !ok {
+			if _, lower := fastStatus(bytes.ToLower(trimSpace(v))); lower {
+				return fieldErr(f, "unknown status %s; statuses are lower case: want %s", quoteVal(v), f.want())
+			}
 			return fieldErr(f, "unknown status %s; want %s", quoteVal(v), f.want())
 		}
 		r.Status = s
