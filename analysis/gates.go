@@ -330,19 +330,16 @@ func (j *judgement) ratios(metric string, kb, kc []bucket) (rb, rc stats.Ratio, 
 	return build(kb), build(kc), ""
 }
 
-// costRatios prices each bucket from the policy's cost rates: replica time
-// at accelerator + host rates, plus the idle reserve per arm. Network cost
-// needs bytes, which per-request data does not carry.
+// costRatios gives each bucket's cost (from records or the policy's rates,
+// see costs) and good requests.
 func (j *judgement) costRatios(kb, kc []bucket) (cb, cc stats.Ratio, ok bool) {
-	c := j.p.Cost
-	if c == nil || (c.AcceleratorPerHour == 0 && c.HostPerHour == 0 && c.IdleReservePerHour == 0) {
+	if j.b.cost == nil || j.c.cost == nil {
 		return cb, cc, false
 	}
 	build := func(bs []bucket) stats.Ratio {
 		r := stats.Ratio{Num: make([]float64, len(bs)), Den: make([]float64, len(bs))}
 		for i := range bs {
-			r.Num[i] = bs[i].replicaSecs/3600*(c.AcceleratorPerHour+c.HostPerHour) + bs[i].secs/3600*c.IdleReservePerHour
-			r.Den[i] = bs[i].good
+			r.Num[i], r.Den[i] = bs[i].cost, bs[i].good
 		}
 		return r
 	}

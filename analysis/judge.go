@@ -34,6 +34,10 @@ type Config struct {
 	// (default 2000, minimum 200).
 	Resamples   int
 	ToolVersion string
+	// Cost holds cost records for both arms (nil: use the policy's
+	// rates, if any); CostMissing names components the file lacked.
+	Cost        []sources.CostRecord
+	CostMissing []string
 }
 
 // MinBuckets is the fewest analysed buckets per arm a gate needs before it
@@ -66,6 +70,9 @@ func Judge(baseline, canary *sources.Dataset, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	j := &judgement{p: p, cfg: cfg, b: b, c: c, cls: cls}
+	if _, err := j.costs(); err != nil {
+		return nil, err
+	}
 	return j.report(), nil
 }
 

@@ -39,6 +39,7 @@ type armData struct {
 
 	replicas      int
 	replicasKnown bool
+	cost          *armCost         // nil when cost is unknown
 	unverified    map[string]int64 // SLO criterion → completed requests lacking the field
 }
 
@@ -50,6 +51,7 @@ type bucket struct {
 	retries                    float64
 	goodTokens, outTokens      float64
 	replicaSecs                float64
+	cost                       float64   // USD prorated onto the bucket
 	ttft, tpot, e2e            []float64 // completed requests
 	cut                        bool
 }

@@ -120,6 +120,7 @@ func (j *judgement) armSummary(a *armData) ArmSummary {
 		s.ReplicaSeconds = Num(t.replicaSecs)
 		s.GoodputPerReplica = Num(t.good / t.replicaSecs)
 	}
+	s.Cost, s.CostPerGoodRequest = costSummary(a, t.good, t.goodTokens)
 	if a.pseudo {
 		s.Window = Window{Seconds: Num(secs)}
 	} else {

@@ -272,3 +272,20 @@ type Aggregate struct {
 	// Prometheus warnings, bucket edges that do not fall on an SLO threshold).
 	Notes []string
 }
+
+// CostRecord is the expense of one arm (optionally one replica) over a time
+// interval, in USD. Analyses prorate it uniformly over [Start, End).
+type CostRecord struct {
+	Start, End  float64 // unix seconds, Start < End
+	Arm         Arm
+	Replica     string // "" when the record covers the whole arm
+	Accelerator float64
+	Host        float64
+	Network     float64
+	IdleReserve float64
+	Line        int    // line in its file, for messages
+	Path        string // file it came from
+}
+
+// Total is the sum of the components.
+func (c CostRecord) Total() float64 { return c.Accelerator + c.Host + c.Network + c.IdleReserve }

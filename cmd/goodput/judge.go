@@ -18,6 +18,7 @@ import (
 	"github.com/goodput-dev/goodput/policies"
 	"github.com/goodput-dev/goodput/sources"
 	"github.com/goodput-dev/goodput/sources/benchfile"
+	"github.com/goodput-dev/goodput/sources/costfile"
 	"github.com/goodput-dev/goodput/sources/requestlog"
 )
 
@@ -32,6 +33,7 @@ type judgeOptions struct {
 	NoColor            bool
 	Seed               uint64
 	Resamples          int
+	Cost               string
 }
 
 func (a *app) newJudgeCmd() *cobra.Command {
@@ -63,6 +65,7 @@ Exit codes: 0 pass, 1 fail, 2 usage error, 3 inconclusive
 	fs.StringVar(&o.InputFormat, "input-format", "", "force the input format instead of detecting it ("+strings.Join(inputFormats(), ", ")+")")
 	fs.BoolVar(&o.FailOnInconclusive, "fail-on-inconclusive", false, "exit 1 instead of 3 when the verdict is inconclusive")
 	fs.BoolVar(&o.NoColor, "no-color", false, "no colour in text output (also when NO_COLOR is set)")
+	fs.StringVar(&o.Cost, "cost", "", "cost records (CSV or JSONL: start,end,arm[,replica],accelerator_usd,host_usd,network_usd,idle_reserve_usd)")
 	fs.Uint64Var(&o.Seed, "seed", 1, "seed for resampling; the same inputs and seed give the same report")
 	fs.IntVar(&o.Resamples, "resamples", 2000, "bootstrap resamples for quantile gates (≥ 200)")
 	return cmd
@@ -101,7 +104,7 @@ func (a *app) runJudge(ctx context.Context, o *judgeOptions) error {
 }
 
 // judgeFiles reads both arms and judges them; errors carry exit 4.
-func (a *app) judgeFiles(ctx context.Context, o *judgeOptions, progress io.Writer) (*analysis.Report, error) {
+func (a *app) judgeFiles(ctx context.Context, o *judgeOptions, progress io.Writer) (rep *analysis.Report, err error) {
 	pol, err := policies.Load(o.Policy)
 	if err != nil {
 		return nil, inputError(err)
@@ -114,7 +117,25 @@ func (a *app) judgeFiles(ctx context.Context, o *judgeOptions, progress io.Write
 	if err != nil {
 		return nil, inputError(err)
 	}
-	rep, err := analysis.Judge(&base, &can, analysis.Config{Policy: pol, Seed: o.Seed, Resamples: o.Resamples, ToolVersion: version})
+	cfg := analysis.Config{Policy: pol, Seed: o.Seed, Resamples: o.Resamples, ToolVersion: version}
+	if o.Cost != "" {
+		f, err := os.Open(o.Cost)
+		if err != nil {
+			return nil, inputError(err)
+		}
+		res, err := costfile.Read(ctx, o.Cost, f)
+		f.Close()
+		if err != nil {
+			return nil, inputError(err)
+		}
+		cfg.Cost, cfg.CostMissing = res.Records, res.Missing
+		defer func() {
+			if rep != nil {
+				rep.Inputs = append(rep.Inputs, res.Input)
+			}
+		}()
+	}
+	rep, err = analysis.Judge(&base, &can, cfg)
 	if err != nil {
 		var de *analysis.DataError
 		if errors.As(err, &de) {

@@ -286,3 +286,23 @@ func TestOutToDevice(t *testing.T) {
 		t.Fatalf("%s is no longer a device: %v %v", os.DevNull, st.Mode(), err)
 	}
 }
+
+func TestJudgeCostFlag(t *testing.T) {
+	d := t.TempDir()
+	b := writeFile(t, d, "b.jsonl", goodLog(300))
+	c := writeFile(t, d, "c.jsonl", goodLog(300))
+	bad := writeFile(t, d, "cost.csv", "start,end,arm,accelerator_usd\n1700000000,1700000060,baseline,-3\n")
+	code, out, errs := runCLI(t, nil, "judge", "--baseline", b, "--canary", c, "--cost", bad)
+	if code != ExitError || out != "" || !strings.Contains(errs, "cost.csv:2") {
+		t.Errorf("bad cost file: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	good := writeFile(t, d, "cost2.csv", "start,end,arm,accelerator_usd,host_usd,network_usd,idle_reserve_usd\n"+
+		"1700000000,1700000060,baseline,1,0,0,0\n1700000000,1700000060,canary,1,0,0,0\n")
+	code, out, errs = runCLI(t, nil, "judge", "--baseline", b, "--canary", c, "--cost", good, "--format", "json")
+	if code == ExitError || code == ExitUsage {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if !strings.Contains(out, `"per_good_request_usd"`) || !strings.Contains(out, `"format": "cost"`) {
+		t.Errorf("report lacks the cost breakdown or the cost input")
+	}
+}

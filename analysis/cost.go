@@ -1,0 +1,147 @@
+package analysis
+
+import (
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/goodput-dev/goodput/sources"
+)
+
+// armCost is an arm's cost over its analysed window, by component, USD.
+type armCost struct {
+	source                                    string // records | policy-rates
+	accelerator, host, network, idle, covered float64
+}
+
+func (c armCost) total() float64 { return c.accelerator + c.host + c.network + c.idle }
+
+// prorate spreads an arm's cost records uniformly over their intervals onto
+// the arm's buckets (bucket.cost) and sums the components over the analysed
+// window. Records need wall-clock arrival times to be placed.
+func (a *armData) prorate(recs []sources.CostRecord) (armCost, error) {
+	c := armCost{source: "records"}
+	var mine []sources.CostRecord
+	for _, r := range recs {
+		if r.Arm == a.arm {
+			mine = append(mine, r)
+		}
+	}
+	if len(mine) == 0 {
+		return c, &DataError{Arm: a.arm, Msg: "the cost file has no records for this arm"}
+	}
+	if a.clock != sources.ClockEpoch {
+		return c, &DataError{Arm: a.arm, Msg: "cost records are placed by wall-clock time, and this arm's data has no unix-time arrivals"}
+	}
+	overlap := func(lo1, hi1, lo2, hi2 float64) float64 { return math.Max(0, math.Min(hi1, hi2)-math.Max(lo1, lo2)) }
+	for _, r := range mine {
+		d := r.End - r.Start
+		for i := range a.buckets {
+			b := &a.buckets[i]
+			if ov := overlap(r.Start, r.End, b.start, b.start+b.secs); ov > 0 {
+				b.cost += r.Total() * ov / d
+			}
+		}
+		f := overlap(r.Start, r.End, a.windowStart, a.windowEnd) / d
+		c.accelerator += r.Accelerator * f
+		c.host += r.Host * f
+		c.network += r.Network * f
+		c.idle += r.IdleReserve * f
+	}
+	c.covered = coverage(mine, a.windowStart, a.windowEnd)
+	return c, nil
+}
+
+// coverage is the share of [lo, hi) covered by at least one record.
+func coverage(recs []sources.CostRecord, lo, hi float64) float64 {
+	if hi <= lo {
+		return 0
+	}
+	iv := make([][2]float64, 0, len(recs))
+	for _, r := range recs {
+		s, e := math.Max(r.Start, lo), math.Min(r.End, hi)
+		if e > s {
+			iv = append(iv, [2]float64{s, e})
+		}
+	}
+	sort.Slice(iv, func(i, j int) bool { return iv[i][0] < iv[j][0] })
+	covered, end := 0.0, lo
+	for _, x := range iv {
+		if x[1] <= end {
+			continue
+		}
+		covered += x[1] - math.Max(x[0], end)
+		end = x[1]
+	}
+	return covered / (hi - lo)
+}
+
+// rateCost prices the arm's analysed window from the policy's rates: replica
+// time at accelerator + host rates, the idle reserve per arm-hour.
+func (j *judgement) rateCost(a *armData) (armCost, bool) {
+	c := j.p.Cost
+	if c == nil || (c.AcceleratorPerHour == 0 && c.HostPerHour == 0 && c.IdleReservePerHour == 0) {
+		return armCost{}, false
+	}
+	var rs, secs float64
+	for i := range a.buckets {
+		b := &a.buckets[i]
+		b.cost = b.replicaSecs/3600*(c.AcceleratorPerHour+c.HostPerHour) + b.secs/3600*c.IdleReservePerHour
+		if !b.cut {
+			rs += b.replicaSecs
+			secs += b.secs
+		}
+	}
+	return armCost{source: "policy-rates", accelerator: rs / 3600 * c.AcceleratorPerHour, host: rs / 3600 * c.HostPerHour,
+		idle: secs / 3600 * c.IdleReservePerHour, network: math.NaN(), covered: 1}, true
+}
+
+// costs fills the per-bucket cost of both arms from records or rates; ok
+// is false when cost is unknown.
+func (j *judgement) costs() (ok bool, err error) {
+	if len(j.cfg.Cost) > 0 {
+		for _, a := range []*armData{j.b, j.c} {
+			c, err := a.prorate(j.cfg.Cost)
+			if err != nil {
+				return false, err
+			}
+			if c.covered < 0.99 {
+				j.warnf("%s: cost records cover %.1f%% of the analysed window: uncovered time is counted as free", a.arm, c.covered*100)
+			}
+			a.cost = &c
+		}
+		if len(j.cfg.CostMissing) > 0 {
+			j.warnf("cost file has no %s column: counted as 0", strings.Join(j.cfg.CostMissing, ", "))
+		}
+		return true, nil
+	}
+	for _, a := range []*armData{j.b, j.c} {
+		c, ok := j.rateCost(a)
+		if !ok {
+			return false, nil
+		}
+		a.cost = &c
+	}
+	j.warnf("cost from the policy's rates (replica time × accelerator and host rates, plus idle reserve); network cost needs bytes and is not priced")
+	return true, nil
+}
+
+// costSummary renders an arm's cost for the report.
+func costSummary(a *armData, good, goodTokens float64) (*ArmCost, *Num) {
+	if a.cost == nil {
+		return nil, nil
+	}
+	c := a.cost
+	tot := c.total()
+	if math.IsNaN(c.network) {
+		tot = c.accelerator + c.host + c.idle
+	}
+	per := Num(tot / good)
+	out := &ArmCost{Source: c.source, AcceleratorUSD: Num(c.accelerator), HostUSD: Num(c.host), NetworkUSD: Num(c.network),
+		IdleReserveUSD: Num(c.idle), TotalUSD: Num(tot), PerGoodRequest: per, PerMillionGoodTokens: Num(tot / goodTokens * 1e6),
+		GoodRequestsPerDollar: Num(good / tot)}
+	if math.IsNaN(c.network) {
+		out.MissingComponents = []string{"network_usd"}
+	}
+	return out, &per
+}
