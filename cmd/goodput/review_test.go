@@ -22,7 +22,7 @@ import (
 
 // reviewFixture is the rich test report kept by the tui package
 // (regenerated there with -update).
-var reviewFixture = filepath.Join("internal", "tui", "testdata", "report.json")
+const reviewFixture = "internal/tui/testdata/report.json"
 
 func reviewNow() time.Time { return time.Date(2026, 11, 29, 16, 0, 0, 0, time.UTC) }
 

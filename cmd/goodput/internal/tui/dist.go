@@ -16,7 +16,13 @@ type distModel struct {
 	which int // 0 TTFT, 1 TPOT
 }
 
-var distNames = [2]string{"TTFT", "TPOT"}
+// distName names the latency shown by distModel.which.
+func distName(which int) string {
+	if which == 1 {
+		return "TPOT"
+	}
+	return "TTFT"
+}
 
 func (d distModel) update(msg tea.KeyMsg, c *common) distModel {
 	if key.Matches(msg, c.keys.Left, c.keys.Right, c.keys.Up, c.keys.Down) {
@@ -89,8 +95,8 @@ func (d distModel) view(c *common, w, h int) []string {
 	if d.which == 1 {
 		curve = dist.TPOT
 	}
-	name := distNames[d.which]
-	other := distNames[1-d.which]
+	name := distName(d.which)
+	other := distName(1 - d.which)
 	lines := []string{st.title.Render(name+" CDF") + st.dim.Render(" of completed requests, both arms   ←/→ "+other)}
 	bOK, cOK := usable(curve.Baseline) && len(dist.Probs) == len(curve.Baseline), usable(curve.Canary) && len(dist.Probs) == len(curve.Canary)
 	if !bOK && !cOK {
