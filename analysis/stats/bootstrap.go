@@ -303,8 +303,9 @@ func (p *pooled) quantile(q float64, weight []int64) float64 {
 // lognormal latencies, 1000 runs, MC error ±0.7%): 4.6–5.6% for independent
 // buckets, 5.2–6.2% for AR(1) φ = 0.8 bucket levels. Quantiles are not smooth,
 // so the delta method would need density estimates; the bootstrap needs none
-// (statistics.md §3.15). Give B ≥ 2000 for a 90% interval; SE is the standard
-// deviation of the replicates.
+// (statistics.md §3.15). Give B ≥ 2000 for a 90% interval. SE is the
+// normal-equivalent standard error (Hi − Lo)/(2z), so that FailPValue and
+// MoreData agree with the interval (as for DiffOfRatios).
 //
 // Non-positive quantiles (log undefined), empty arms, q outside (0, 1), NaN
 // samples or B < 1 give Point NaN and CI [−Inf, +Inf]; fewer than 8 buckets in
@@ -349,10 +350,11 @@ func QuantileLogRatio(x, y [][]float64, q float64, conf float64, B int, seed uin
 		return math.Log(a / c)
 	})
 	est.CI = PercentileInterval(reps, expandedLevel(conf, lqx, lqy, float64(len(x))/float64(lx), float64(len(y))/float64(ly)))
-	est.SE = sdFinite(reps)
 	if math.IsNaN(est.CI.Lo) {
 		est.CI = Interval{math.Inf(-1), math.Inf(1)}
+		return est
 	}
+	est.SE = (est.CI.Hi - est.CI.Lo) / (2 * zTwoSided(conf))
 	return est
 }
 
