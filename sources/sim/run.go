@@ -157,12 +157,22 @@ func (s *armSim) sorted() []sources.Request {
 }
 
 // Good reports whether a record is a good request under slo: completed,
-// TTFT ≤ slo.TTFT, TPOT ≤ slo.TPOT (when defined) and quality not bad.
+// TTFT and TPOT (when defined) within the limits of its class, and quality
+// not bad.
 func (slo SLO) Good(r *sources.Request) bool {
-	if r.Status != sources.StatusOK || !sources.Known(r.TTFT) || r.TTFT > slo.TTFT.Seconds() {
+	ttft, tpot := slo.TTFT, slo.TPOT
+	if c, ok := slo.Classes[r.Class]; ok {
+		if c.TTFT > 0 {
+			ttft = c.TTFT
+		}
+		if c.TPOT > 0 {
+			tpot = c.TPOT
+		}
+	}
+	if r.Status != sources.StatusOK || !sources.Known(r.TTFT) || r.TTFT > ttft.Seconds() {
 		return false
 	}
-	if sources.Known(r.TPOT) && r.TPOT > slo.TPOT.Seconds() {
+	if sources.Known(r.TPOT) && r.TPOT > tpot.Seconds() {
 		return false
 	}
 	return r.Quality != sources.QualityBad

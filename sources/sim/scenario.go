@@ -70,6 +70,15 @@ type Scenario struct {
 type SLO struct {
 	TTFT time.Duration `yaml:"ttft"` // time to first token limit; default 1 s
 	TPOT time.Duration `yaml:"tpot"` // time per output token limit; default 80 ms
+	// Classes overrides the limits for requests of the named traffic
+	// classes (a zero limit keeps the default).
+	Classes map[string]ClassSLO `yaml:"classes"`
+}
+
+// ClassSLO is a per-class override of the summary SLO.
+type ClassSLO struct {
+	TTFT time.Duration `yaml:"ttft"`
+	TPOT time.Duration `yaml:"tpot"`
 }
 
 // Traffic is the arrival process offered to the whole service (both arms).
@@ -482,6 +491,11 @@ func (sc *Scenario) validate() []*fieldError {
 	v.check(t.Split == "independent" || t.Split == "mirrored", "traffic.split", "must be independent or mirrored")
 	v.check(t.Split != "mirrored" || t.CanaryShare == 0.5, "traffic.split", "mirrored needs canary_share 0.5")
 	v.check(len(t.Classes) > 0, "traffic.classes", "at least one class is needed")
+	for _, k := range sortedKeys(sc.SLO.Classes) {
+		c := sc.SLO.Classes[k]
+		v.check(slices.ContainsFunc(t.Classes, func(x Class) bool { return x.Name == k }), "slo.classes."+k, "no traffic class named %q", k)
+		v.check(c.TTFT >= 0 && c.TPOT >= 0, "slo.classes."+k, "limits must be ≥ 0")
+	}
 	names := map[string]bool{}
 	maxLen := 0
 	for i, c := range t.Classes {
@@ -580,12 +594,7 @@ func validateArm(v *validator, p string, a *ArmSpec, classes map[string]bool, ma
 	v.check(a.InputPerToken >= 0, p+".input_per_token", "must be ≥ 0")
 	v.check(a.Warmup.Slowdown >= 1 && finite(a.Warmup.Slowdown), p+".warmup.slowdown", "must be ≥ 1 (1 = no warm-up)")
 	v.check(a.Warmup.Duration >= 0, p+".warmup.duration", "must be ≥ 0")
-	keys := make([]string, 0, len(a.ClassWeights))
-	for k := range a.ClassWeights {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range sortedKeys(a.ClassWeights) {
 		w := a.ClassWeights[k]
 		v.check(classes[k], p+".class_weights."+k, "no traffic class named %q", k)
 		v.check(finite(w) && w >= 0, p+".class_weights."+k, "must be ≥ 0")
@@ -598,4 +607,13 @@ func validateArm(v *validator, p string, a *ArmSpec, classes map[string]bool, ma
 	c := a.Cost
 	v.check(c.AcceleratorPerHour >= 0 && c.HostPerHour >= 0 && c.IdleReservePerHour >= 0 &&
 		c.NetworkPerGB >= 0 && c.BytesPerToken >= 0 && c.BytesPerRequest >= 0, p+".cost", "rates must be ≥ 0")
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
