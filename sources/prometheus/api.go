@@ -2,6 +2,8 @@ package prometheus
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -76,8 +78,9 @@ func formatTime(t time.Time) string {
 
 // do posts a form to endpoint (or GETs it when post is false) and falls
 // back to GET on 405/501, as client_golang does; it returns the decoded
-// data field.
-func (h *httpAPI) do(ctx context.Context, endpoint string, args url.Values, post bool) (json.RawMessage, Warnings, error) {
+// data field. digest, when not nil, receives the hex SHA-256 of a
+// successful response body.
+func (h *httpAPI) do(ctx context.Context, endpoint string, args url.Values, post bool, digest *string) (json.RawMessage, Warnings, error) {
 	u := h.client.URL(endpoint, nil)
 	method, body := http.MethodPost, strings.NewReader(args.Encode())
 	if !post {
@@ -125,6 +128,10 @@ func (h *httpAPI) do(ctx context.Context, endpoint string, args url.Values, post
 	if apiErr || r.Status != "success" {
 		return nil, ws, &Error{Type: ErrBadResponse, Msg: fmt.Sprintf("status %q with HTTP %d", r.Status, code), Status: code}
 	}
+	if digest != nil {
+		sum := sha256.Sum256(respBody)
+		*digest = hex.EncodeToString(sum[:])
+	}
 	return r.Data, ws, nil
 }
 
@@ -140,11 +147,12 @@ func (h *httpAPI) addTimeout(args url.Values) {
 }
 
 // QueryRange evaluates query over r and returns a matrix.
-func (h *httpAPI) QueryRange(ctx context.Context, query string, r Range) (model.Matrix, Warnings, error) {
+// digest, when not nil, receives the SHA-256 of the response body.
+func (h *httpAPI) QueryRange(ctx context.Context, query string, r Range, digest *string) (model.Matrix, Warnings, error) {
 	args := url.Values{"query": {query}, "start": {formatTime(r.Start)}, "end": {formatTime(r.End)},
 		"step": {strconv.FormatFloat(r.Step.Seconds(), 'f', -1, 64)}}
 	h.addTimeout(args)
-	data, ws, err := h.do(ctx, "/api/v1/query_range", args, true)
+	data, ws, err := h.do(ctx, "/api/v1/query_range", args, true, digest)
 	if err != nil {
 		return nil, ws, err
 	}
@@ -163,10 +171,11 @@ func (h *httpAPI) QueryRange(ctx context.Context, query string, r Range) (model.
 }
 
 // Query evaluates query at ts and returns a vector.
-func (h *httpAPI) Query(ctx context.Context, query string, ts time.Time) (model.Vector, Warnings, error) {
+// digest, when not nil, receives the SHA-256 of the response body.
+func (h *httpAPI) Query(ctx context.Context, query string, ts time.Time, digest *string) (model.Vector, Warnings, error) {
 	args := url.Values{"query": {query}, "time": {formatTime(ts)}}
 	h.addTimeout(args)
-	data, ws, err := h.do(ctx, "/api/v1/query", args, true)
+	data, ws, err := h.do(ctx, "/api/v1/query", args, true, digest)
 	if err != nil {
 		return nil, ws, err
 	}
@@ -186,7 +195,8 @@ func (h *httpAPI) Query(ctx context.Context, query string, ts time.Time) (model.
 
 // LabelValues lists the values of label on series matching any of matches
 // between start and end.
-func (h *httpAPI) LabelValues(ctx context.Context, label string, matches []string, start, end time.Time) ([]string, Warnings, error) {
+// digest, when not nil, receives the SHA-256 of the response body.
+func (h *httpAPI) LabelValues(ctx context.Context, label string, matches []string, start, end time.Time, digest *string) ([]string, Warnings, error) {
 	args := url.Values{"match[]": matches, "start": {formatTime(start)}, "end": {formatTime(end)}}
 	// the label name goes into the path: only plain label names are valid
 	for _, c := range label {
@@ -194,7 +204,7 @@ func (h *httpAPI) LabelValues(ctx context.Context, label string, matches []strin
 			return nil, nil, fmt.Errorf("label name %q is not a plain label name", label)
 		}
 	}
-	data, ws, err := h.do(ctx, "/api/v1/label/"+label+"/values", args, false)
+	data, ws, err := h.do(ctx, "/api/v1/label/"+label+"/values", args, false, digest)
 	if err != nil {
 		return nil, ws, err
 	}

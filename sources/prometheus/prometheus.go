@@ -19,8 +19,6 @@ package prometheus
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
@@ -272,10 +270,10 @@ type runner struct {
 	note func(string, ...any)
 }
 
-func (r *runner) record(query string, body string) {
-	sum := sha256.Sum256([]byte(body))
-	r.ds.Inputs = append(r.ds.Inputs, sources.Input{Path: query, SHA256: hex.EncodeToString(sum[:]),
-		Format: "prometheus", Arm: r.ds.Arm})
+// record lists a query among the dataset's inputs with the SHA-256 of its
+// response body.
+func (r *runner) record(query string, digest string) {
+	r.ds.Inputs = append(r.ds.Inputs, sources.Input{Path: query, SHA256: digest, Format: "prometheus", Arm: r.ds.Arm})
 }
 
 func (r *runner) warnings(query string, ws Warnings) {
@@ -387,8 +385,9 @@ func (r *runner) names(ctx context.Context, q Query) ([]string, error) {
 	match := fmt.Sprintf(`{__name__=~%s,%s}`, strconv.Quote(strings.Join(alts, "|")), q.Selector)
 	what := fmt.Sprintf("query label values of __name__ for %s", shorten(match, 160))
 	var vals []string
+	var digest string
 	err := r.retry(ctx, what, func(ctx context.Context) error {
-		v, ws, err := r.s.api.LabelValues(ctx, "__name__", []string{match}, q.Start, q.End)
+		v, ws, err := r.s.api.LabelValues(ctx, "__name__", []string{match}, q.Start, q.End, &digest)
 		if err == nil {
 			vals = v
 			r.warnings("name discovery", ws)
@@ -400,7 +399,7 @@ func (r *runner) names(ctx context.Context, q Query) ([]string, error) {
 	}
 	out := append([]string(nil), vals...)
 	sort.Strings(out)
-	r.record("label_values(__name__, "+match+")", strings.Join(out, "\n"))
+	r.record("label_values(__name__, "+match+")", digest)
 	return out, nil
 }
 
@@ -408,8 +407,9 @@ func (r *runner) rangeQuery(ctx context.Context, query string, rg Range) (model.
 	what := fmt.Sprintf("query %s (%s … %s, step %v)", query, rg.Start.UTC().Format(time.RFC3339),
 		rg.End.UTC().Format(time.RFC3339), rg.Step)
 	var m model.Matrix
+	var digest string
 	err := r.retry(ctx, what, func(ctx context.Context) error {
-		mat, ws, err := r.s.api.QueryRange(ctx, query, rg)
+		mat, ws, err := r.s.api.QueryRange(ctx, query, rg, &digest)
 		if err != nil {
 			return err
 		}
@@ -420,15 +420,16 @@ func (r *runner) rangeQuery(ctx context.Context, query string, rg Range) (model.
 	if err != nil {
 		return nil, err
 	}
-	r.record(query, m.String())
+	r.record(query, digest)
 	return m, nil
 }
 
 func (r *runner) instantQuery(ctx context.Context, query string, at time.Time) (model.Vector, error) {
 	what := fmt.Sprintf("query %s (at %s)", query, at.UTC().Format(time.RFC3339))
 	var vec model.Vector
+	var digest string
 	err := r.retry(ctx, what, func(ctx context.Context) error {
-		vv, ws, err := r.s.api.Query(ctx, query, at)
+		vv, ws, err := r.s.api.Query(ctx, query, at, &digest)
 		if err != nil {
 			return err
 		}
@@ -439,7 +440,7 @@ func (r *runner) instantQuery(ctx context.Context, query string, at time.Time) (
 	if err != nil {
 		return nil, err
 	}
-	r.record(query, vec.String())
+	r.record(query, digest)
 	return vec, nil
 }
 

@@ -173,7 +173,7 @@ func TestQuantileMirrorsPromQL(t *testing.T) {
 		at := time.Unix(smallRecipe.Start+int64(k+1)*15, 0)
 		for _, phi := range []float64{0.1, 0.5, 0.6, 0.9, 0.99, 1} {
 			query := fmt.Sprintf(`histogram_quantile(%g, sum by (le) (increase(vllm:time_to_first_token_seconds_bucket{deployment="canary"}[15s])))`, phi)
-			vec, _, err := src.api.Query(context.Background(), query, at)
+			vec, _, err := src.api.Query(context.Background(), query, at, nil)
 			if err != nil || len(vec) != 1 {
 				t.Fatalf("%s: %v %v", query, vec, err)
 			}
