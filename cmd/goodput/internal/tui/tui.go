@@ -18,7 +18,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
@@ -121,7 +120,7 @@ type Model struct {
 	width, height int
 	active        viewID
 	showHelp      bool
-	help          help.Model
+	help          helpModel
 
 	summary  summaryModel
 	detail   detailModel
@@ -181,21 +180,13 @@ func New(o Options) (Model, error) {
 	if o.Width > 0 && o.Height > 0 {
 		w, h = o.Width, o.Height
 	}
-	hm := help.New()
-	hm.Styles.ShortKey = st.bold
-	hm.Styles.ShortDesc = st.dim
-	hm.Styles.ShortSeparator = st.dim
-	hm.Styles.FullKey = st.bold
-	hm.Styles.FullDesc = st.dim
-	hm.Styles.FullSeparator = st.dim
-	hm.Styles.Ellipsis = st.dim
 	m := Model{
 		c: c,
 		rec: recorder{
 			ctx: ctx, now: o.Now, reviewer: reviewer, reportSHA: hex.EncodeToString(sum[:]),
 			verdict: o.Report.Verdict, path: o.RecordPath, write: write, read: read,
 		},
-		help:     hm,
+		help:     newHelp(st),
 		summary:  newSummary(c),
 		decision: newDecision(st),
 	}
@@ -239,7 +230,7 @@ type (
 
 func (m Model) resize(w, h int) Model {
 	m.width, m.height = w, h
-	m.help.Width = w
+	m.help.bar.Width = w
 	m.decision.input.Width = max(10, w-30)
 	m.summary.filter.Width = max(10, w-30)
 	m.summary = m.summary.setRows(m.c, m.bodyHeight())
@@ -455,7 +446,7 @@ func (m Model) View() string {
 	bh := m.bodyHeight()
 	var body []string
 	if m.showHelp {
-		body = m.helpView(w, bh)
+		body = m.help.view(m.c, w, bh)
 	} else {
 		switch m.active {
 		case viewSummary:
@@ -471,7 +462,7 @@ func (m Model) View() string {
 		}
 	}
 	lines = append(lines, fit(body, w, bh)...)
-	lines = append(lines, m.statusLine(w), m.help.ShortHelpView(m.c.keys.ShortHelp()))
+	lines = append(lines, m.statusLine(w), m.help.footer(m.c))
 	return strings.Join(fit(lines, w, h), "\n")
 }
 
@@ -529,28 +520,6 @@ func (m Model) statusLine(w int) string {
 		return m.c.st.bold.Render(m.status)
 	}
 	return ""
-}
-
-func (m Model) helpView(w, h int) []string {
-	st := m.c.st
-	hm := m.help
-	hm.ShowAll = true
-	lines := []string{st.title.Render("Keys"), ""}
-	lines = append(lines, strings.Split(hm.FullHelpView(m.c.keys.FullHelp()), "\n")...)
-	lines = append(lines, "",
-		st.title.Render("Views"),
-		"  Summary: verdict, gates (enter opens one), request accounting of both arms.",
-		"  Gate: both arms, the interval against the margin, naive vs normalized, per class; ←/→ steps.",
-		"  Distributions: TTFT and TPOT CDFs of completed requests (←/→ switches).",
-		"  Time: goodput and TTFT p99 per bucket; dots mark the warm-up cut.",
-		"  Warnings & spec: warnings, measurement spec, normalization, inputs, policy.",
-		"",
-		st.title.Render("Decision"),
-		"  a approves, x rejects; type a note and press enter to write the review record to",
-		"  "+m.c.recordPath+".",
-		"  Approving over a FAIL or INCONCLUSIVE verdict is an override and needs a note.",
-	)
-	return lines
 }
 
 // fit pads or cuts lines to exactly h lines of at most w cells.
