@@ -210,3 +210,16 @@ func SRM(observed []float64, expectedShare []float64) (chi2, p float64) {
 	}
 	return chi2, distuv.ChiSquared{K: float64(k - 1)}.Survival(chi2)
 }
+
+// MinDetectableEffect returns the smallest true harm (in the units of se)
+// that a one-sided level-alpha test with standard error se detects with
+// probability power: (z_{1−α} + z_{power})·se. For a non-inferiority gate it
+// is how far below the margin the true harm must lie for the gate to pass
+// with that probability. Multiply se by √(n/N) to plan for N instead of the
+// current n. alpha and power must lie in (0, 1); otherwise NaN.
+func MinDetectableEffect(se, alpha, power float64) float64 {
+	if !(alpha > 0 && alpha < 1) || !(power > 0 && power < 1) || !(se >= 0) {
+		return math.NaN()
+	}
+	return (distuv.UnitNormal.Quantile(1-alpha) + distuv.UnitNormal.Quantile(power)) * se
+}

@@ -503,3 +503,15 @@ func TestQuantileLogRatio(t *testing.T) {
 		t.Errorf("5 buckets: %+v, want a point and an unbounded interval", few)
 	}
 }
+
+func TestMinDetectableEffect(t *testing.T) {
+	// statistics.md §3.13: p = 0.99, 2000 requests per arm, α = 0.05,
+	// power 0.8 → MDE ≈ 0.78 pp.
+	se := math.Sqrt(2 * 0.99 * 0.01 / 2000)
+	if got := MinDetectableEffect(se, 0.05, 0.8); math.Abs(got-0.0078) > 0.00005 {
+		t.Errorf("MDE = %.5f, want ≈ 0.0078", got)
+	}
+	if !math.IsNaN(MinDetectableEffect(se, 0, 0.8)) {
+		t.Error("alpha = 0 must give NaN")
+	}
+}
