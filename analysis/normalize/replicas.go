@@ -41,7 +41,7 @@ type ReplicaEvent struct {
 	// FromSec and ToSec are the same bounds in seconds from the arm's
 	// first bucket (index × bucket width).
 	FromSec, ToSec float64
-	// Others is how many other replicas served during the silence.
+	// Others is how many other replicas had arrivals during the silence.
 	Others int
 	Reason string
 }
@@ -65,15 +65,14 @@ type LossOptions struct {
 //     bucket between its first and last arrival, exp(−λL) < 0.001/b over b
 //     buckets (so a replica with little traffic is not declared lost for a
 //     quiet stretch), and
-//   - at least one other replica served in more than half of the run's
-//     buckets (when every replica is silent the load stopped, not a
-//     replica).
+//   - the other replicas together kept receiving at least half their
+//     average arrivals per bucket during the run (when every replica is
+//     silent the load stopped, not a replica).
 //
 // A silence running to the end of the window is "lost"; one followed by
-// arrivals is a "gap". A replica whose first arrival comes more than
-// GapBuckets buckets after the arm's first bucket, while others served, has
-// "joined" late (scale-up or restart; give it its own warm-up with
-// ReplicaStarts). Events are sorted by From, then replica name.
+// arrivals is a "gap". A replica whose first arrival comes after such a
+// silence from the arm's first bucket has "joined" late (scale-up or
+// restart; give it its own warm-up with ReplicaStarts). Events are sorted by From, then replica name.
 func ReplicaLoss(reps []ReplicaActivity, opt LossOptions) []ReplicaEvent {
 	if opt.GapBuckets <= 0 {
 		opt.GapBuckets = DefaultGapBuckets
@@ -86,21 +85,36 @@ func ReplicaLoss(reps []ReplicaActivity, opt LossOptions) []ReplicaEvent {
 		b = max(b, len(r.Requests))
 	}
 	served := func(i, t int) bool { return t < len(reps[i].Requests) && reps[i].Requests[t] > 0 }
+	// othersTotal[i] is the other replicas' arrivals over the whole window
+	all := 0.0
+	own := make([]float64, len(reps))
+	for i, r := range reps {
+		for _, n := range r.Requests {
+			own[i] += n
+		}
+		all += own[i]
+	}
+	// othersServing returns how many other replicas had arrivals in
+	// [from, to), or 0 when the others together received less than half
+	// their average rate there (the load stopped, not the replica).
 	othersServing := func(i, from, to int) int {
+		var inRun float64
 		n := 0
 		for j := range reps {
 			if j == i {
 				continue
 			}
-			busy := 0
-			for t := from; t < to; t++ {
-				if served(j, t) {
-					busy++
-				}
+			got := 0.0
+			for t := from; t < min(to, len(reps[j].Requests)); t++ {
+				got += reps[j].Requests[t]
 			}
-			if 2*busy > to-from {
+			if got > 0 {
 				n++
 			}
+			inRun += got
+		}
+		if others := all - own[i]; !(inRun > 0) || inRun/float64(to-from) < 0.5*others/float64(b) {
+			return 0
 		}
 		return n
 	}
@@ -124,17 +138,17 @@ func ReplicaLoss(reps []ReplicaActivity, opt LossOptions) []ReplicaEvent {
 		if first < 0 {
 			continue // never served: nothing to lose
 		}
-		if first > opt.GapBuckets {
-			if o := othersServing(i, 0, first); o > 0 {
-				ev(i, "joined", 0, first, o, fmt.Sprintf("replica %q first served at %gs, %d buckets after the arm's start, while %d other replica(s) served",
-					r.Name, float64(first)*opt.BucketSecs, first, o))
-			}
-		}
 		lambda := total / float64(last-first+1)
 		minRun := opt.GapBuckets + 1
 		if lambda > 0 {
 			// exp(−λL) < α/b  ⇔  L > ln(b/α)/λ
 			minRun = max(minRun, int(math.Floor(math.Log(float64(b)/silenceAlpha)/lambda))+1)
+		}
+		if first >= minRun {
+			if o := othersServing(i, 0, first); o > 0 {
+				ev(i, "joined", 0, first, o, fmt.Sprintf("replica %q first served at %gs, %d buckets after the arm's start, while %d other replica(s) served",
+					r.Name, float64(first)*opt.BucketSecs, first, o))
+			}
 		}
 		for t := first + 1; t < b; {
 			if served(i, t) {
@@ -269,13 +283,15 @@ type LoadResult struct {
 // DefaultLoadTolerance). When |RelDiff| ≤ tol every bucket with replica time
 // is kept. Otherwise buckets are binned by their own load per replica-second
 // on a log scale with bins of ratio 1 + tol (bin ⌊ln(load)/ln(1+tol)⌋; load 0
-// is its own bin), and each arm keeps the buckets whose bin the other arm
-// also occupies; when both keep at least MinCovariateBuckets buckets and the
-// kept buckets agree within tol, the arms are compared on them (Matched),
-// else the comparison is flagged as not like-for-like. Matching selects
-// buckets on an exogenous covariate (offered load), so it does not bias the
-// comparison; it does leave gaps between buckets, which the batch-means
-// variance tolerates.
+// is its own bin), and in every bin both arms occupy each arm keeps the same
+// number of buckets, min(n_canary, n_baseline), spread evenly over its run
+// (coarsened exact matching: the kept buckets have the same load
+// distribution at bin resolution). When both keep at least
+// MinCovariateBuckets buckets and the kept buckets agree within tol, the
+// arms are compared on them (Matched), else the comparison is flagged as not
+// like-for-like. Matching selects buckets on an exogenous covariate
+// (offered load), so it does not bias the comparison; it leaves gaps
+// between buckets, which the batch-means variance tolerates.
 func CompareLoad(canary, baseline Load, tol float64) (LoadResult, error) {
 	if !(tol > 0) {
 		tol = DefaultLoadTolerance
@@ -337,29 +353,35 @@ func CompareLoad(canary, baseline Load, tol float64) (LoadResult, error) {
 		}
 		return int(math.Floor(math.Log(r) / width)), true
 	}
-	occupied := func(l Load) map[int]bool {
-		m := map[int]bool{}
+	members := func(l Load) map[int][]int {
+		m := map[int][]int{}
 		for t := range l.Offered {
 			if k, ok := bin(l, t); ok {
-				m[k] = true
+				m[k] = append(m[k], t)
 			}
 		}
 		return m
 	}
-	ox, oy := occupied(canary), occupied(baseline)
-	keep := func(l Load, other map[int]bool) ([]bool, int) {
-		k := make([]bool, len(l.Offered))
-		n := 0
-		for t := range k {
-			if b, ok := bin(l, t); ok && other[b] {
-				k[t] = true
-				n++
-			}
+	mx, my := members(canary), members(baseline)
+	kx, ky := make([]bool, len(canary.Offered)), make([]bool, len(baseline.Offered))
+	nx, ny := 0, 0
+	pick := func(keep []bool, idx []int, m int) {
+		// m of len(idx) buckets, evenly spread over the arm's run
+		for i := range m {
+			keep[idx[(2*i+1)*len(idx)/(2*m)]] = true
 		}
-		return k, n
 	}
-	kx, nx := keep(canary, oy)
-	ky, ny := keep(baseline, ox)
+	for k, ix := range mx {
+		iy := my[k]
+		m := min(len(ix), len(iy))
+		if m == 0 {
+			continue
+		}
+		pick(kx, ix, m)
+		pick(ky, iy, m)
+		nx += m
+		ny += m
+	}
 	res.MatchedCanary, res.MatchedBaseline = rate(canary, kx), rate(baseline, ky)
 	res.MatchedRelDiff = res.MatchedCanary/res.MatchedBaseline - 1
 	head := fmt.Sprintf("offered load per replica-second differs: %.4g vs %.4g (%+.1f%%, tolerance ±%.0f%%)",
