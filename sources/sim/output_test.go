@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"flag"
 	"os"
 	"os/exec"
@@ -283,5 +285,24 @@ func TestPromtoolBackfill(t *testing.T) {
 	}
 	if got != samples {
 		t.Errorf("promtool stored %d samples, the file has %d:\n%s", got, samples, out)
+	}
+}
+
+func TestDataset(t *testing.T) {
+	res, err := Run(context.Background(), loadTiny(t), 42, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := res.Dataset(sources.Canary)
+	if d.Arm != sources.Canary || len(d.Requests) != len(res.Canary) || d.Clock != sources.ClockEpoch ||
+		d.Duration != 120 || len(d.Inputs) != 1 || d.Inputs[0].Count != len(res.Canary) {
+		t.Fatalf("dataset %+v", d.Inputs)
+	}
+	want, err := os.ReadFile(filepath.Join("testdata", "golden", "tiny-canary.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum := sha256.Sum256(want); d.Inputs[0].SHA256 != hex.EncodeToString(sum[:]) {
+		t.Errorf("SHA-256 %s is not that of the rendered log", d.Inputs[0].SHA256)
 	}
 }

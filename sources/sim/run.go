@@ -3,6 +3,8 @@ package sim
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"math"
 	"slices"
@@ -24,6 +26,31 @@ type Result struct {
 	// Cost holds one record per replica and cost interval, in time order.
 	Cost    []CostRecord
 	Summary Summary
+}
+
+// Dataset returns one arm's records as a dataset for the analysis:
+// client-side measurements on the epoch clock over the simulated window.
+// The input's SHA-256 is that of the arm's native request log as
+// WriteRequestLog renders it.
+func (r *Result) Dataset(a sources.Arm) sources.Dataset {
+	reqs := r.Requests(a)
+	h := sha256.New()
+	_ = WriteRequestLog(h, reqs) // a hash never fails to write
+	return sources.Dataset{
+		Arm:      a,
+		Requests: reqs,
+		Clock:    sources.ClockEpoch,
+		Location: "client",
+		Duration: r.Scenario.Duration.Seconds(),
+		Inputs: []sources.Input{{
+			Path:   fmt.Sprintf("sim:%s?seed=%d&duration=%s", r.Scenario.Name, r.Seed, r.Scenario.Duration),
+			SHA256: hex.EncodeToString(h.Sum(nil)),
+			Format: "sim",
+			Arm:    a,
+			Count:  len(reqs),
+			Note:   "simulated by goodput's fleet simulator",
+		}},
+	}
 }
 
 // Requests returns the records of one arm.

@@ -26,8 +26,8 @@ import (
 	"github.com/goodput-dev/goodput/sources"
 )
 
-// DefaultStart is the window start used when a scenario does not set one:
-// 2026-01-01T00:00:00Z. Timestamps in every output are unix seconds from it.
+// defaultStart is the window start used when a scenario does not set one.
+// Timestamps in every output are unix seconds counted on from it.
 var defaultStart = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // DefaultStart returns the window start used when a scenario sets none
