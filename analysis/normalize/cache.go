@@ -250,7 +250,7 @@ func AutoCache(canary, baseline map[string]float64, covBuckets [2]int) CacheChoi
 	var thin []string
 	var counts []string
 	for _, b := range names {
-		counts = append(counts, fmt.Sprintf("%s: canary %.0f, baseline %.0f", b, canary[b], baseline[b]))
+		counts = append(counts, fmt.Sprintf("%q: canary %.0f, baseline %.0f", b, canary[b], baseline[b]))
 		if canary[b] < MinBandRequests || baseline[b] < MinBandRequests {
 			thin = append(thin, b)
 		}

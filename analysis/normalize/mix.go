@@ -242,6 +242,40 @@ type MixResult struct {
 	// requests do not count); Small lists weighted strata with fewer than
 	// MinStratumRequests in an arm.
 	Dropped, Small []string
+	// LogScale is true for StandardizeLog (estimates are log ratios).
+	LogScale bool
+}
+
+// Summary renders the naive and adjusted comparison side by side with each
+// arm's mix, in one line of plain text (stratum names are printed with %q,
+// so untrusted class labels cannot inject control characters). Differences
+// are shown in percentage points, log ratios as percent changes.
+func (r MixResult) Summary() string {
+	f := func(e stats.Estimate) string {
+		conv := func(v float64) float64 { return 100 * v }
+		unit := " pp"
+		if r.LogScale {
+			conv = func(v float64) float64 { return 100 * math.Expm1(v) }
+			unit = "%"
+		}
+		return fmt.Sprintf("%+.2f%s [%+.2f, %+.2f]", conv(e.Point), unit, conv(e.CI.Lo), conv(e.CI.Hi))
+	}
+	mix := func(shares []float64) string {
+		parts := make([]string, len(r.Names))
+		for i, n := range r.Names {
+			parts[i] = fmt.Sprintf("%q %.1f%%", n, 100*shares[i])
+		}
+		return strings.Join(parts, ", ")
+	}
+	s := fmt.Sprintf("naive %s, standardized %s; reference mix %s; canary mix %s; baseline mix %s",
+		f(r.Naive), f(r.Adjusted), mix(r.Weights), mix(r.CanaryMix), mix(r.BaselineMix))
+	if len(r.Dropped) > 0 {
+		s += "; weight 0 (not compared): " + quoteList(r.Dropped)
+	}
+	if len(r.Small) > 0 {
+		s += fmt.Sprintf("; fewer than %d requests in an arm (unstable): %s", MinStratumRequests, quoteList(r.Small))
+	}
+	return s
 }
 
 // Standardize compares the canary x with the baseline y after direct
@@ -286,7 +320,7 @@ func StandardizeLog(x, y Strata, w []float64, conf float64) (MixResult, error) {
 }
 
 func standardize(x, y Strata, w []float64, conf float64, logScale bool) (MixResult, error) {
-	var res MixResult
+	res := MixResult{LogScale: logScale}
 	if _, err := x.buckets("canary"); err != nil {
 		return res, err
 	}

@@ -196,7 +196,7 @@ func Warmup(series []float64, opt WarmupOptions) WarmupResult {
 	if steps > 0 {
 		ext = fmt.Sprintf(", extended by %d further shift(s) in the first part", steps)
 	}
-	res.Reason = fmt.Sprintf("cut the first %d buckets: mean %.4g before, %.4g after (%s; %s%s)",
+	res.Reason = fmt.Sprintf("cut the first %d buckets: mean %.4g before, %.4g after (%s; %s; cut at the earlier of the two%s)",
 		res.Cut, res.MeanBefore, res.MeanAfter, mserTxt, cusumTxt, ext)
 	res.driftCheck(z, c, bucketOf, o)
 	return res
