@@ -129,9 +129,12 @@ def mw_case(name, x, y, note=None):
         exact = False
         src = "scipy asymptotic (tie-corrected, continuity-corrected)"
     assert abs(u - u_of_x(x, y)) < 1e-9 or N > 2000
-    add(name, "mannwhitney", {"x": x, "y": y},
-        {"u": u, "p": p, "p_less": pl, "p_greater": pg, "exact": exact},
-        note=(note + "; " if note else "") + src)
+    want = {"u": u, "p": p, "p_less": pl, "p_greater": pg, "exact": exact}
+    if exact and ties and len(set(x + y)) > 1:
+        # informational, not checked: what scipy's method="exact" says (no-ties distribution)
+        want["scipy_exact_ignoring_ties_p"] = float(
+            stats.mannwhitneyu(xa, ya, alternative="two-sided", method="exact").pvalue)
+    add(name, "mannwhitney", {"x": x, "y": y}, want, note=(note + "; " if note else "") + src)
 
 
 rng = np.random.default_rng(20261129)
