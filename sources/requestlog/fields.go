@@ -420,7 +420,11 @@ func latency(f field, k kind, v []byte) (float64, *lineErr) {
 	if e != nil {
 		return 0, e
 	}
-	x := parseFloat(t)
+	return checkLatency(f, parseFloat(t), t)
+}
+
+// checkLatency accepts x, the value of number text t, as a latency.
+func checkLatency(f field, x float64, t []byte) (float64, *lineErr) {
 	switch {
 	case math.IsInf(x, 0) || math.IsNaN(x):
 		return 0, fieldErr(f, "%s is out of range; want %s", t, f.want())
@@ -428,6 +432,28 @@ func latency(f field, k kind, v []byte) (float64, *lineErr) {
 		return 0, fieldErr(f, "negative latency %s (latencies are seconds ≥ 0)", t)
 	}
 	return x + 0, nil // + 0 turns -0 into 0
+}
+
+// setFloat stores x, the value of the JSON number t, in the latency or ts
+// field f; it is set's fast path for numbers scanned with scanFloat.
+func (d *decoder) setFloat(r *sources.Request, f field, x float64, t []byte) *lineErr {
+	if f == fTS {
+		ts, e := checkTS(x, t)
+		r.Time = ts
+		return e
+	}
+	x, e := checkLatency(f, x, t)
+	switch f {
+	case fTTFT:
+		r.TTFT = x
+	case fTPOT:
+		r.TPOT = x
+	case fE2E:
+		r.E2E = x
+	default:
+		r.MaxITL = x
+	}
+	return e
 }
 
 // count reads a whole number ≥ 0.
@@ -477,16 +503,28 @@ func (d *decoder) setTS(r *sources.Request, k kind, v []byte) *lineErr {
 		if e != nil {
 			return e
 		}
-		x = parseFloat(t)
-		if math.IsInf(x, 0) || math.IsNaN(x) || x >= maxTS {
-			return fieldErr(fTS, "%s is too large for unix seconds (after the year 5000); write seconds, not milliseconds, or an RFC 3339 time", t)
+		ts, e := checkTS(parseFloat(t), t)
+		if e != nil {
+			return e
 		}
+		x = ts
 	}
 	if x < 0 {
 		return fieldErr(fTS, "%s is before 1970; want %s", quoteVal(v), fTS.want())
 	}
 	r.Time = x + 0
 	return nil
+}
+
+// checkTS accepts x, the value of number text t, as unix seconds.
+func checkTS(x float64, t []byte) (float64, *lineErr) {
+	switch {
+	case math.IsInf(x, 0) || math.IsNaN(x) || x >= maxTS:
+		return 0, fieldErr(fTS, "%s is too large for unix seconds (after the year 5000); write seconds, not milliseconds, or an RFC 3339 time", t)
+	case x < 0:
+		return 0, fieldErr(fTS, "%s is before 1970; want %s", quoteVal(t), fTS.want())
+	}
+	return x + 0, nil
 }
 
 // finish checks a decoded line's required fields and cross-field rules and

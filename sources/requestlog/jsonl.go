@@ -380,6 +380,18 @@ func (d *decoder) parseLine(b []byte, r *sources.Request) (blank bool, err *line
 					k = kArray
 				}
 			default:
+				if f >= fTS && f <= fMaxITL && f != fStatus {
+					// the common case of a number for a float field: scan
+					// and convert in one pass
+					if end, x, ok := scanFloat(b, i); ok {
+						seen |= 1 << f
+						if e := d.setFloat(r, f, x, b[i:end]); e != nil {
+							return false, e
+						}
+						i = end
+						goto next
+					}
+				}
 				i, k, e = scanScalar(b, i, &d.scratch)
 				v = b[vstart:i]
 			}
@@ -394,6 +406,7 @@ func (d *decoder) parseLine(b []byte, r *sources.Request) (blank bool, err *line
 					return false, e
 				}
 			}
+		next:
 			i = skipWS(b, i)
 			if i < len(b) && b[i] == ',' {
 				i = skipWS(b, i+1)

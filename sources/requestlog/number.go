@@ -174,6 +174,81 @@ func parseFloat(s []byte) float64 {
 	return f
 }
 
+// scanFloat scans the JSON number at b[i] and converts it in the same pass,
+// with the result of scanNumber followed by parseFloat. ok is false when
+// b[i:] does not start with a valid number; callers then rescan with
+// scanScalar, which also knows the non-finite tokens, to report it.
+func scanFloat(b []byte, i int) (end int, x float64, ok bool) {
+	start := i
+	neg := false
+	if i < len(b) && b[i] == '-' {
+		neg = true
+		i++
+	}
+	if i >= len(b) {
+		return i, 0, false
+	}
+	var mant uint64
+	digits, exp := 0, 0
+	slow := false
+	switch c := b[i]; {
+	case c == '0':
+		i++
+	case c >= '1' && c <= '9':
+		for ; i < len(b) && b[i]-'0' <= 9; i++ {
+			if digits < 19 {
+				mant = mant*10 + uint64(b[i]-'0')
+				digits++
+			} else {
+				slow = true
+			}
+		}
+	default:
+		return i, 0, false
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		if i >= len(b) || b[i]-'0' > 9 {
+			return i, 0, false
+		}
+		for ; i < len(b) && b[i]-'0' <= 9; i++ {
+			if digits < 19 {
+				mant = mant*10 + uint64(b[i]-'0')
+				if mant != 0 {
+					digits++
+				}
+				exp--
+			} else {
+				slow = true
+			}
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if i >= len(b) || b[i]-'0' > 9 {
+			return i, 0, false
+		}
+		for i < len(b) && b[i]-'0' <= 9 {
+			i++
+		}
+		slow = true
+	}
+	if slow || mant>>53 != 0 || exp < -22 {
+		return i, slowFloat(b[start:i]), true
+	}
+	x = float64(mant)
+	if exp < 0 {
+		x /= exactPow10(-exp)
+	}
+	if neg {
+		x = -x
+	}
+	return i, x, true
+}
+
 // slowFloat is the exact fallback. A range error yields ±Inf or 0 as
 // strconv specifies, which the callers' range checks handle.
 func slowFloat(s []byte) float64 {

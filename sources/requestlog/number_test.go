@@ -28,9 +28,13 @@ func TestParseFloatMatchesStrconv(t *testing.T) {
 		if got := parseFloat([]byte(s)); math.Float64bits(got) != math.Float64bits(want) {
 			t.Errorf("parseFloat(%q) = %v, strconv gives %v", s, got, want)
 		}
+		checkScanFloat(t, []byte(s+","))
 	}
 	for _, s := range floatCorpus {
 		check(s)
+	}
+	for _, s := range []string{"", "-", "01", "1.", "1.e5", ".5", "1e", "1e+", "-x", "--1", "1.5e+3}", "0x10", "1_0"} {
+		checkScanFloat(t, []byte(s))
 	}
 	// random decimals in the shapes logs use: latencies, timestamps, long
 	// fractions from float formatting
@@ -56,6 +60,7 @@ func FuzzParseFloat(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
+		checkScanFloat(t, []byte(s))
 		if !isNumber([]byte(s)) {
 			return
 		}
@@ -64,6 +69,24 @@ func FuzzParseFloat(f *testing.F) {
 			t.Errorf("parseFloat(%q) = %v, strconv gives %v", s, got, want)
 		}
 	})
+}
+
+// checkScanFloat compares the one-pass scanFloat with scanNumber followed
+// by strconv.ParseFloat on the bytes at the start of b.
+func checkScanFloat(t *testing.T, b []byte) {
+	t.Helper()
+	end, x, ok := scanFloat(b, 0)
+	wantEnd, wantOK := scanNumber(b, 0)
+	if ok != wantOK || (ok && end != wantEnd) {
+		t.Fatalf("scanFloat(%q) = %d, %v; scanNumber gives %d, %v", b, end, ok, wantEnd, wantOK)
+	}
+	if !ok {
+		return
+	}
+	want, _ := strconv.ParseFloat(string(b[:end]), 64)
+	if math.Float64bits(x) != math.Float64bits(want) {
+		t.Errorf("scanFloat(%q) = %v, strconv gives %v", b, x, want)
+	}
 }
 
 func TestParseCount(t *testing.T) {
