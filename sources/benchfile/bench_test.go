@@ -79,7 +79,7 @@ func genVLLM(n int) []byte {
 }
 
 // BenchmarkReadVLLM reads a generated detailed file of 200k requests
-// (≈ 330 MB, the size of a long detailed run). Reports MB/s via SetBytes.
+// (≈ 307 MB, the size of a long detailed run). Reports MB/s via SetBytes.
 func BenchmarkReadVLLM(b *testing.B) {
 	n := 200_000
 	if testing.Short() {
