@@ -265,7 +265,14 @@ func parseSegment(path string, lines []rawLine) ([]snapshot, error) {
 		}
 		items = append(items, item{l, cur})
 	}
-	sort.SliceStable(items, func(i, j int) bool { return items[i].ts < items[j].ts })
+	// order by time, file order within a time (an index tiebreak instead of
+	// a stable sort: the latter is O(n log² n))
+	sort.Slice(items, func(i, j int) bool {
+		if items[i].ts != items[j].ts {
+			return items[i].ts < items[j].ts
+		}
+		return items[i].no < items[j].no
+	})
 	var out []snapshot
 	var group []rawLine
 	inGroup := map[string]bool{}

@@ -149,7 +149,11 @@ func (b *builder) addGauges(m model.Matrix) {
 				b.gauges[k]["replicas"] = math.Max(b.gauges[k]["replicas"], float64(v.Value))
 				continue
 			}
-			b.gauges[k][tagv] = float64(v.Value)
+			f := 1.0
+			if c, ok := b.res.Metrics[engines.Quantity(tagv)]; ok {
+				f = c.Factor()
+			}
+			b.gauges[k][tagv] = float64(v.Value) * f
 		}
 	}
 }
