@@ -27,10 +27,20 @@
 //     when every band is populated in both arms, else a CUPED regression
 //     adjustment, else none. Cache hit rate is a mediator when the change can
 //     alter caching: the unadjusted comparison is then the one to gate on.
-//   - Load and replicas (ReplicaLoss, FullSetBuckets, Matched, CompareLoad,
-//     SRM): a replica silent for more than DefaultGapBuckets buckets while
-//     others serve is lost (or paused); comparisons can be restricted to
-//     buckets where each arm had its full replica set and to buckets of
+//   - Load and replicas (ReplicaLoss, InService, MatchedPeriods,
+//     CompareLoad, SRM): a replica silent for more than DefaultGapBuckets
+//     buckets (and longer than its own traffic explains) while the others
+//     keep serving is lost or paused; comparisons can be restricted to
+//     buckets where both arms had their full replica set and to buckets of
 //     matched offered load per replica; a sample-ratio mismatch at
 //     p < SRMThreshold means the experiment is broken.
+//
+// Typical use by the judge, per arm then across arms:
+//
+//	w := Warmup(ttftMedians, WarmupOptions{})          // cut w.Cut buckets
+//	ws, err := Weights(policyMix, canary, baseline, explicitWeights)
+//	res, err := Standardize(canary, baseline, ws, 1-2*alpha) // res.Adjusted gates
+//	ev := ReplicaLoss(replicas, LossOptions{BucketSecs: 10})
+//	keep := MatchedPeriods(InService(cReps, cEv), InService(bReps, bEv))
+//	srm := SRM(canaryOffered, baselineOffered, declaredShare)
 package normalize

@@ -28,12 +28,17 @@ type ReplicaActivity struct {
 	Requests []float64 // requests arriving in each bucket, ≥ 0
 }
 
+// Kinds of ReplicaEvent.
+const (
+	EventLost   = "lost"   // silent from From to the end of the window
+	EventGap    = "gap"    // silent from From to To, then served again
+	EventJoined = "joined" // first arrival at To, after the others served
+)
+
 // ReplicaEvent is a change in an arm's replica set.
 type ReplicaEvent struct {
 	Replica string
-	// Kind is "lost" (silent from From to the end of the window), "gap"
-	// (silent from From to To, then served again) or "joined" (first
-	// arrival at To, after the others had served since the start).
+	// Kind is EventLost, EventGap or EventJoined.
 	Kind string
 	// From and To are bucket indices on the arm grid, To exclusive: the
 	// replica was out of service in buckets [From, To).
@@ -146,7 +151,7 @@ func ReplicaLoss(reps []ReplicaActivity, opt LossOptions) []ReplicaEvent {
 		}
 		if first >= minRun {
 			if o := othersServing(i, 0, first); o > 0 {
-				ev(i, "joined", 0, first, o, fmt.Sprintf("replica %q first served at %gs, %d buckets after the arm's start, while %d other replica(s) served",
+				ev(i, EventJoined, 0, first, o, fmt.Sprintf("replica %q first served at %gs, %d buckets after the arm's start, while %d other replica(s) served",
 					r.Name, float64(first)*opt.BucketSecs, first, o))
 			}
 		}
@@ -167,10 +172,10 @@ func ReplicaLoss(reps []ReplicaActivity, opt LossOptions) []ReplicaEvent {
 			if o == 0 {
 				continue
 			}
-			kind := "gap"
+			kind := EventGap
 			what := fmt.Sprintf("served nothing from %gs to %gs (%d buckets) and then resumed", float64(from)*opt.BucketSecs, float64(to)*opt.BucketSecs, to-from)
 			if to == b {
-				kind = "lost"
+				kind = EventLost
 				what = fmt.Sprintf("served nothing from %gs to the end of the window at %gs (%d buckets)", float64(from)*opt.BucketSecs, float64(to)*opt.BucketSecs, to-from)
 			}
 			ev(i, kind, from, to, o, fmt.Sprintf("replica %q %s while %d other replica(s) served; it averaged %.3g requests per bucket before",
@@ -212,7 +217,7 @@ func InService(reps []ReplicaActivity, events []ReplicaEvent) []int {
 		// at the end of the window (its last arrival may simply be early)
 		lost := false
 		for _, e := range events {
-			if e.Replica == r.Name && e.Kind == "lost" {
+			if e.Replica == r.Name && e.Kind == EventLost {
 				lost = true
 			}
 		}
@@ -222,7 +227,7 @@ func InService(reps []ReplicaActivity, events []ReplicaEvent) []int {
 			}
 		}
 		for _, e := range events {
-			if e.Replica != r.Name || e.Kind != "gap" {
+			if e.Replica != r.Name || e.Kind != EventGap {
 				continue
 			}
 			for t := max(e.From, first); t < min(e.To, last+1); t++ {
