@@ -40,8 +40,8 @@ func HodgesLehmann(x, y []float64, conf float64) (est float64, ci Interval) {
 	if total%2 == 1 {
 		est = sel.kth((total + 1) / 2)
 	} else {
-		a, b := sel.kth(total/2), sel.kth(total/2+1)
-		est = a/2 + b/2
+		a := sel.kth(total / 2)
+		est = a/2 + sel.after(a, total/2)/2
 	}
 	k := hlRank(n1, n2, conf, z)
 	if k < 1 {
@@ -246,6 +246,27 @@ func (s *diffSelector) kth(k int64) float64 {
 			s.from, s.a = s.a, s.from
 		}
 	}
+}
+
+// after returns the (k+1)-th smallest difference given v, the k-th: v itself
+// if more than k pairs are ≤ v, else the smallest difference above v, which in
+// row i sits just left of the first index with x_i − y_j ≤ v. One pass.
+func (s *diffSelector) after(v float64, k int64) float64 {
+	m := int32(len(s.ys))
+	for i := range s.from {
+		s.from[i], s.to[i] = 0, m
+	}
+	c, _ := s.split(v, v)
+	if c > k {
+		return v
+	}
+	next := math.Inf(1)
+	for i, xv := range s.xs {
+		if j := s.a[i]; j > 0 {
+			next = math.Min(next, xv-s.ys[j-1])
+		}
+	}
+	return next
 }
 
 // selectKth returns the k-th smallest (0-based) element of v, reordering v.

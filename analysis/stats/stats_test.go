@@ -515,3 +515,29 @@ func TestMinDetectableEffect(t *testing.T) {
 		t.Error("alpha = 0 must give NaN")
 	}
 }
+
+func TestHodgesLehmannAfter(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 32))
+	for trial := range 100 {
+		x, y := make([]float64, 1+rng.IntN(40)), make([]float64, 1+rng.IntN(40))
+		for i := range x {
+			x[i] = math.Floor(rng.NormFloat64() * float64(1+trial%4))
+		}
+		for i := range y {
+			y[i] = math.Floor(rng.NormFloat64() * 2)
+		}
+		var d []float64
+		for _, a := range x {
+			for _, b := range y {
+				d = append(d, a-b)
+			}
+		}
+		slices.Sort(d)
+		sel := newDiffSelector(sortedCopy(x), sortedCopy(y))
+		for k := int64(1); k < int64(len(d)); k++ {
+			if got := sel.after(d[k-1], k); got != d[k] {
+				t.Fatalf("trial %d: after(%g, %d) = %g, want %g", trial, d[k-1], k, got, d[k])
+			}
+		}
+	}
+}
