@@ -196,6 +196,9 @@ func (r recipe) write(w io.Writer) error {
 	}{
 		{"vllm:num_requests_running", func(a sources.Arm) float64 { return shapes[a].running }},
 		{"vllm:kv_cache_usage_perc", func(a sources.Arm) float64 { return shapes[a].kv }},
+		// DCGM exporter units: percent and MiB
+		{"DCGM_FI_DEV_GPU_UTIL", func(a sources.Arm) float64 { return 100 * shapes[a].kv }},
+		{"DCGM_FI_DEV_FB_USED", func(a sources.Arm) float64 { return 1000 * shapes[a].running }},
 	}
 	for _, g := range gauges {
 		fmt.Fprintf(bw, "# TYPE %s gauge\n", g.name)
@@ -231,6 +234,7 @@ type expect struct {
 	prompt, output, hits, qs    float64
 	ttft, tpot                  []float64 // cumulative counts at the edges
 	running, kv, replicas       float64
+	gpuUtil, gpuMem             float64 // fraction, bytes
 }
 
 func (r recipe) expected(arm sources.Arm, k int) expect {
@@ -240,7 +244,8 @@ func (r recipe) expected(arm sources.Arm, k int) expect {
 	pods := float64(len(a.pods))
 	e := expect{completed: pods * (stop + length), failed: pods * errs, canceled: pods * abort,
 		prompt: pods * 1000, output: pods * 500, hits: pods * a.hits, qs: pods * 1000,
-		running: pods * a.running, kv: a.kv, replicas: pods}
+		running: pods * a.running, kv: a.kv, replicas: pods,
+		gpuUtil: a.kv, gpuMem: pods * 1000 * a.running * (1 << 20)}
 	cum := func(edges, obs []float64) []float64 {
 		out := make([]float64, len(edges))
 		for j, ed := range edges {
