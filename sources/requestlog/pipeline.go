@@ -48,7 +48,7 @@ type chunkResult struct {
 	reqs  []sources.Request
 	base  int      // as chunk.base; -1 when reqs is not in the shared output
 	lines int      // lines in the chunk (all of them when err is nil)
-	err   *lineErr // first problem; its line is errLine within the chunk
+	err   *lineErr // first problem, on line line of the chunk (1-based)
 	line  int
 	ctx   error // the context ended while parsing
 }
