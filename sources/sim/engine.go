@@ -311,6 +311,9 @@ func newArmSim(sc *Scenario, arm sources.Arm, seed uint64, dur float64, arrs []a
 	for _, c := range sc.Traffic.Classes {
 		s.lenCaps = append(s.lenCaps, int32(c.OutputTokens.Max))
 	}
+	// records: every arrival plus some room for retries
+	s.out = make([]sources.Request, 0, len(arrs)+len(arrs)/8+16)
+	s.ids = make([]int32, 0, cap(s.out))
 	minutes := int(math.Ceil(dur / 60))
 	s.tokensPerMinute = make([]float64, minutes)
 	s.busyPerMinute = make([]float64, minutes)
