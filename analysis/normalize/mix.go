@@ -456,8 +456,7 @@ const (
 // 16384 (PromptEdge1k, PromptEdge4k, PromptEdge16k) crossed with output length
 // banded at 128 and 512 (OutputEdge128, OutputEdge512), e.g. "prompt 1k-4k, output <128". A negative (unknown)
 // length gives "unknown" for that part, e.g. "prompt <1k, output unknown".
-// Names sort in no particular order; the 12 known bands are listed by
-// Bands in increasing length.
+// Bands lists the 12 bands of known lengths in increasing length.
 func Band(promptTokens, outputTokens int64) string {
 	return "prompt " + promptBand(promptTokens) + ", output " + outputBand(outputTokens)
 }
