@@ -41,6 +41,8 @@ type armData struct {
 	replicasKnown bool
 	cost          *armCost         // nil when cost is unknown
 	unverified    map[string]int64 // SLO criterion → completed requests lacking the field
+	// sorted caches pooled latency samples by latency name
+	sorted map[string][]float64
 }
 
 // bucket holds one time slice's totals for one arm.

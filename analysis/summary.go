@@ -53,13 +53,26 @@ func quantiles(sorted []float64) Quantiles {
 		P90: Num(quantile(sorted, 0.9)), P95: Num(quantile(sorted, 0.95)), P99: Num(quantile(sorted, 0.99))}
 }
 
-// pooled returns the sorted latency samples of the analysed buckets.
+// pooled returns the sorted latency samples of the analysed buckets,
+// computed once per latency. Callers must not modify the slice.
 func (a *armData) pooled(which string) []float64 {
-	var out []float64
-	for _, b := range a.kept() {
-		out = append(out, samplesOf(&b, which)...)
+	if out, ok := a.sorted[which]; ok {
+		return out
+	}
+	n := 0
+	kept := a.kept()
+	for i := range kept {
+		n += len(samplesOf(&kept[i], which))
+	}
+	out := make([]float64, 0, n)
+	for i := range kept {
+		out = append(out, samplesOf(&kept[i], which)...)
 	}
 	slices.Sort(out)
+	if a.sorted == nil {
+		a.sorted = map[string][]float64{}
+	}
+	a.sorted[which] = out
 	return out
 }
 
