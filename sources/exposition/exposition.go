@@ -178,9 +178,11 @@ func ReadWith(ctx context.Context, files []File, arm sources.Arm, opt Options) (
 	if err != nil {
 		return ds, err
 	}
+	// node prices carry no arm label: they are kept and joined on node
+	price := engines.DefaultOpenCost().GPUPrice
 	for i := range snaps {
 		for k, s := range snaps[i].samples {
-			if !filter(s.labels) {
+			if !filter(s.labels) && s.name != price {
 				delete(snaps[i].samples, k)
 			}
 		}

@@ -45,16 +45,17 @@ type armShape struct {
 	e2e           float64
 	hits          float64 // prefix-cache hit tokens per step (of 1000 queried)
 	running, kv   float64
+	price         float64 // USD per GPU-hour on the arm's nodes
 	abort, errors bool
 }
 
 var shapes = map[sources.Arm]armShape{
 	sources.Baseline: {pods: []string{"b-0", "b-1", "b-2"},
 		ttft: []float64{0.08, 0.08, 0.08, 0.08, 0.3}, tpot: []float64{0.06, 0.06, 0.06, 0.06, 0.06},
-		e2e: 2, hits: 400, running: 3, kv: 0.5},
+		e2e: 2, hits: 400, running: 3, kv: 0.5, price: 2.5},
 	sources.Canary: {pods: []string{"c-0", "c-1"},
 		ttft: []float64{0.08, 0.08, 0.08, 0.8, 0.8}, tpot: []float64{0.06, 0.06, 0.06, 0.06, 0.09},
-		e2e: 3, hits: 500, running: 4, kv: 0.6, abort: true, errors: true},
+		e2e: 3, hits: 500, running: 4, kv: 0.6, price: 3, abort: true, errors: true},
 }
 
 // increments at sample i (i ≥ 1) for one pod and class
@@ -210,6 +211,24 @@ func (r recipe) write(w io.Writer) error {
 			}
 		}
 	}
+	// OpenCost: one GPU per pod, each pod on its own node; node prices carry
+	// no arm label (they are joined on node)
+	fmt.Fprintln(bw, "# TYPE container_gpu_allocation gauge")
+	for _, arm := range arms {
+		for _, pod := range shapes[arm].pods {
+			for i := 0; i < r.Samples; i++ {
+				fmt.Fprintf(bw, "container_gpu_allocation{container=\"vllm\",deployment=%q,node=%q,pod=%q} 1 %s\n", arm, "n-"+pod, pod, ts(i))
+			}
+		}
+	}
+	fmt.Fprintln(bw, "# TYPE node_gpu_hourly_cost gauge")
+	for _, arm := range arms {
+		for _, pod := range shapes[arm].pods {
+			for i := 0; i < r.Samples; i++ {
+				fmt.Fprintf(bw, "node_gpu_hourly_cost{instance_type=\"g6.xlarge\",node=%q} %s %s\n", "n-"+pod, num(shapes[arm].price), ts(i))
+			}
+		}
+	}
 	fmt.Fprintln(bw, "# EOF")
 	return bw.Flush()
 }
@@ -235,6 +254,7 @@ type expect struct {
 	ttft, tpot                  []float64 // cumulative counts at the edges
 	running, kv, replicas       float64
 	gpuUtil, gpuMem             float64 // fraction, bytes
+	cost                        float64 // USD per hour
 }
 
 func (r recipe) expected(arm sources.Arm, k int) expect {
@@ -245,7 +265,7 @@ func (r recipe) expected(arm sources.Arm, k int) expect {
 	e := expect{completed: pods * (stop + length), failed: pods * errs, canceled: pods * abort,
 		prompt: pods * 1000, output: pods * 500, hits: pods * a.hits, qs: pods * 1000,
 		running: pods * a.running, kv: a.kv, replicas: pods,
-		gpuUtil: a.kv, gpuMem: pods * 1000 * a.running * (1 << 20)}
+		gpuUtil: a.kv, gpuMem: pods * 1000 * a.running * (1 << 20), cost: pods * a.price}
 	cum := func(edges, obs []float64) []float64 {
 		out := make([]float64, len(edges))
 		for j, ed := range edges {

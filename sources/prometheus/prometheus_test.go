@@ -95,7 +95,7 @@ func TestReadAgainstPrometheus(t *testing.T) {
 					{"hits", b.PrefixHits, e.hits}, {"queries", b.PrefixQueries, e.qs},
 					{"running", b.Running, e.running}, {"kv", b.KVUsage, e.kv}, {"replicas", b.Replicas, e.replicas},
 					{"gpu util", b.GPUUtil, e.gpuUtil}, {"gpu memory", b.GPUMemBytes, e.gpuMem},
-					{"gpu power", b.GPUPowerW, math.NaN()}, {"cost", b.CostPerHour, math.NaN()},
+					{"gpu power", b.GPUPowerW, math.NaN()}, {"cost", b.CostPerHour, e.cost},
 				}
 				for _, c := range checks {
 					if !near(c.got, c.want) {
@@ -145,7 +145,7 @@ func TestPrometheusAgreesWithScrapeFile(t *testing.T) {
 			if x.Start != y.Start || x.Class != y.Class || !near(x.Completed, y.Completed) || !near(x.Failed, y.Failed) ||
 				!near(x.Canceled, y.Canceled) || !near(x.OutputTokens, y.OutputTokens) || !near(x.PrefixHits, y.PrefixHits) ||
 				!near(x.Running, y.Running) || !near(x.KVUsage, y.KVUsage) || !near(x.Replicas, y.Replicas) ||
-				!near(x.GPUUtil, y.GPUUtil) || !near(x.GPUMemBytes, y.GPUMemBytes) ||
+				!near(x.GPUUtil, y.GPUUtil) || !near(x.GPUMemBytes, y.GPUMemBytes) || !near(x.CostPerHour, y.CostPerHour) ||
 				fmt.Sprint(x.TTFT) != fmt.Sprint(y.TTFT) || fmt.Sprint(x.TPOT) != fmt.Sprint(y.TPOT) || fmt.Sprint(x.E2E) != fmt.Sprint(y.E2E) {
 				t.Fatalf("%s bucket %d differs:\nprometheus %+v\nfile       %+v", arm, i, x, y)
 			}
