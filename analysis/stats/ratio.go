@@ -72,16 +72,16 @@ const minBuckets = 8
 const maxBatches = 8
 
 // combine turns two independent arms' variances and degrees of freedom into a
-// normal-equivalent standard error and the t quantile of the interval, with
-// Welch–Satterthwaite degrees of freedom ν = (v_x+v_y)²/(v_x²/ν_x + v_y²/ν_y).
-func combine(vx, dfx, vy, dfy, conf float64) (se, crit float64) {
+// normal-equivalent standard error: the t quantile with Welch–Satterthwaite
+// degrees of freedom ν = (v_x+v_y)²/(v_x²/ν_x + v_y²/ν_y), divided by z, times
+// √(v_x+v_y). An infinite ν (variances not estimated from batches) uses z.
+func combine(vx, dfx, vy, dfy, conf float64) float64 {
 	v := vx + vy
 	nu := v * v / (vx*vx/dfx + vy*vy/dfy)
-	if v == 0 || math.IsNaN(nu) {
-		return 0, zTwoSided(conf)
+	if v == 0 || math.IsNaN(nu) || nu > 1e7 {
+		return math.Sqrt(v)
 	}
-	crit = tQuantile(0.5+conf/2, nu)
-	return math.Sqrt(v) * crit / zTwoSided(conf), crit
+	return math.Sqrt(v) * tQuantile(0.5+conf/2, nu) / zTwoSided(conf)
 }
 
 // DiffOfRatios estimates ΣNum_x/ΣDen_x − ΣNum_y/ΣDen_y (e.g. SLO attainment
@@ -102,8 +102,9 @@ func combine(vx, dfx, vy, dfy, conf float64) (se, crit float64) {
 // long batches absorb the correlation between consecutive buckets. Kernel
 // (Newey–West) variances with a data-driven lag were tried and rejected: when
 // per-bucket binomial noise masks a persistent load signal (AR(1) φ = 0.8 plus
-// noise, the normal shape of canary data) every lag rule picks too short a lag
-// and the A/A false-fail rate more than doubled (13% at nominal 5%). The
+// noise, the normal shape of canary data) Andrews' plug-in lag, with or
+// without AR(1) prewhitening, picks too short a lag and the A/A false-fail
+// rate more than doubled (13% at nominal 5%). The
 // calibration test holds this method at α on such data, where the
 // per-request binomial variance fails several times too often. It is analytic
 // (deterministic) and needs only bucket sums, so it works on Prometheus
@@ -113,7 +114,9 @@ func combine(vx, dfx, vy, dfy, conf float64) (se, crit float64) {
 // error times t_ν/z, so that FailPValue and MoreData, which assume a normal
 // statistic, agree with the interval. An arm with ΣDen = 0, mismatched
 // lengths or non-finite values gives Point NaN; fewer than 8 buckets in an arm
-// gives SE NaN and CI [−Inf, +Inf].
+// gives SE NaN and CI [−Inf, +Inf]. If no batch varies (e.g. every request
+// good in both arms) the interval has zero width: for proportions use
+// DiffOfProportions, which cannot collapse.
 func DiffOfRatios(x, y Ratio, conf float64) Estimate {
 	return diffOfRatios(x, y, conf, 0)
 }
@@ -127,10 +130,53 @@ func diffOfRatios(x, y Ratio, conf float64, batches int) Estimate {
 	if !okx || !oky || math.IsNaN(z) {
 		return est
 	}
-	se, _ := combine(vx, dfx, vy, dfy, conf)
+	se := combine(vx, dfx, vy, dfy, conf)
 	est.SE = se
 	est.CI = Interval{est.Point - z*se, est.Point + z*se}
 	return est
+}
+
+// DiffOfProportions is DiffOfRatios for proportions (Num = successes ≤ Den =
+// trials per bucket: SLO attainment, error rate, rejected share), with each
+// arm's variance floored at the Wilson score variance ((u − l)/(2z))² of its
+// pooled counts. Bucket clustering only adds variance to a proportion in
+// practice, and the floor keeps perfect or near-perfect arms with few requests
+// from getting a zero-width interval (all 16 of 16 requests good must not pass
+// a 1 pp margin). A floored arm counts with infinite degrees of freedom.
+// Method "delta-batchmeans" (or "delta-batchmeans-wilsonfloor" when a floor
+// was applied).
+func DiffOfProportions(x, y Ratio, conf float64) Estimate {
+	rx, vx, dfx, okx := ratioVar(x, 0)
+	ry, vy, dfy, oky := ratioVar(y, 0)
+	est := Estimate{Point: rx - ry, SE: math.NaN(), CI: Interval{math.Inf(-1), math.Inf(1)}, Method: "delta-batchmeans"}
+	z := zTwoSided(conf)
+	if !okx || !oky || math.IsNaN(z) {
+		return est
+	}
+	floor := func(r Ratio, v, df float64) (float64, float64, bool) {
+		w := Wilson(sum(r.Num), sum(r.Den), conf)
+		f := sq((w.Hi - w.Lo) / (2 * z))
+		if math.IsNaN(f) || v >= f {
+			return v, df, false
+		}
+		return f, math.Inf(1), true
+	}
+	vx, dfx, fx := floor(x, vx, dfx)
+	vy, dfy, fy := floor(y, vy, dfy)
+	if fx || fy {
+		est.Method = "delta-batchmeans-wilsonfloor"
+	}
+	est.SE = combine(vx, dfx, vy, dfy, conf)
+	est.CI = Interval{est.Point - z*est.SE, est.Point + z*est.SE}
+	return est
+}
+
+func sum(v []float64) float64 {
+	var s float64
+	for _, f := range v {
+		s += f
+	}
+	return s
 }
 
 // LogRatioOfRatios estimates log((ΣNum_x/ΣDen_x)/(ΣNum_y/ΣDen_y)), e.g. the log
@@ -151,7 +197,7 @@ func LogRatioOfRatios(x, y Ratio, conf float64) Estimate {
 	if !okx || !oky || math.IsNaN(est.Point) || math.IsNaN(z) {
 		return est
 	}
-	se, _ := combine(vx/(rx*rx), dfx, vy/(ry*ry), dfy, conf)
+	se := combine(vx/(rx*rx), dfx, vy/(ry*ry), dfy, conf)
 	est.SE = se
 	est.CI = Interval{est.Point - z*se, est.Point + z*se}
 	return est

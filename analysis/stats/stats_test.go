@@ -541,3 +541,25 @@ func TestHodgesLehmannAfter(t *testing.T) {
 		}
 	}
 }
+
+func TestDiffOfProportionsFloor(t *testing.T) {
+	perfect := Ratio{Num: make([]float64, 8), Den: make([]float64, 8)}
+	for i := range perfect.Num {
+		perfect.Num[i], perfect.Den[i] = 2, 2
+	}
+	if d := DiffOfRatios(perfect, perfect, 0.9); d.CI.Lo != 0 || d.CI.Hi != 0 {
+		t.Fatalf("ratio of constant buckets: %+v, want a zero-width interval", d)
+	}
+	d := DiffOfProportions(perfect, perfect, 0.9)
+	if NonInferiority(Interval{-d.CI.Hi, -d.CI.Lo}, 0.01) != Inconclusive || d.Method != "delta-batchmeans-wilsonfloor" {
+		t.Errorf("16/16 vs 16/16 good: %+v, want an inconclusive 1 pp gate", d)
+	}
+	// with plenty of clustered variation the floor is inactive and the result
+	// equals DiffOfRatios
+	rng := rand.New(rand.NewPCG(1, 1))
+	sc := aaScenario{buckets: 120, phi: 0.8, sd: 0.03, p0: 0.9, requestsPerBkt: 40}
+	x, y := sc.arm(rng), sc.arm(rng)
+	if a, b := DiffOfProportions(x, y, 0.9), DiffOfRatios(x, y, 0.9); a != b {
+		t.Errorf("floor applied to clustered data: %+v vs %+v", a, b)
+	}
+}
