@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -135,5 +136,43 @@ func TestEngineMechanisms(t *testing.T) {
 			}
 			tc.check(t, res)
 		})
+	}
+}
+
+func TestMirroredSplit(t *testing.T) {
+	sc, err := Builtin("steady")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc.Traffic.Split = "mirrored"
+	sc.Canary.DecodeSpeed = 1.5
+	res, err := Run(context.Background(), sc, 4, 2*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Baseline) != len(res.Canary) {
+		t.Fatalf("mirrored arms got %d and %d requests", len(res.Baseline), len(res.Canary))
+	}
+	for i := range res.Baseline {
+		b, c := res.Baseline[i], res.Canary[i]
+		if b.Time != c.Time || b.PromptTokens != c.PromptTokens || b.Class != c.Class {
+			t.Fatalf("request %d differs: %+v vs %+v", i, b, c)
+		}
+	}
+}
+
+func TestRunCanceled(t *testing.T) {
+	sc, err := Builtin("steady")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Run(ctx, sc, 1, 0); err == nil {
+		t.Error("a canceled context must stop the run with an error")
+	}
+	sc.Traffic.CanaryShare = 0
+	if _, err := Run(context.Background(), sc, 1, 0); err == nil || !strings.Contains(err.Error(), "canary_share") {
+		t.Errorf("an invalid scenario must be refused naming the key, got %v", err)
 	}
 }
