@@ -19,8 +19,9 @@
 //
 // Default method per gate metric, and why:
 //
-//   - Differences of proportions and ratios of sums (SLO attainment, error rate,
-//     goodput per replica-second, cost per good request): DiffOfRatios and
+//   - Differences of proportions and ratios of sums (SLO attainment, error
+//     rate, goodput per replica-second, cost per good request):
+//     DiffOfProportions (attainment, error rate), DiffOfRatios and
 //     LogRatioOfRatios, the delta method on per-bucket totals with a
 //     batch-means variance (8 contiguous batches per arm) and a Student t
 //     interval. Time buckets are the clusters, so within-bucket correlation
@@ -28,8 +29,9 @@
 //     correlation between buckets. Per-request (binomial) variance understates
 //     the error several-fold on canary data; the calibration test shows it.
 //   - Tail-latency quantiles (p95/p99 of TTFT, TPOT): QuantileLogRatio, a
-//     circular block bootstrap of buckets with a data-driven block length,
-//     because quantiles are not smooth enough for the delta method.
+//     circular block bootstrap of buckets (blocks of at least an eighth of the
+//     run) with an expanded percentile interval, because quantiles are not
+//     smooth enough for the delta method.
 //   - Small counts (rare failures): Wilson, NewcombeDiff and FisherExact.
 //   - Diagnostics: MannWhitney and HodgesLehmann (location shift), Welch (means).
 package stats
