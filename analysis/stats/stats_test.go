@@ -563,3 +563,19 @@ func TestDiffOfProportionsFloor(t *testing.T) {
 		t.Errorf("floor applied to clustered data: %+v vs %+v", a, b)
 	}
 }
+
+// TestMannWhitneyCompleteSeparation reproduces benchstat's table of the
+// smallest attainable two-sided p for n vs n (judges.md §2.2): 2/C(2n, n).
+func TestMannWhitneyCompleteSeparation(t *testing.T) {
+	want := map[int]float64{2: 0.3333, 3: 0.1, 4: 0.028571, 5: 0.0079365, 6: 0.0021645, 7: 0.00058275, 8: 0.0001554, 9: 4.1135e-5}
+	for n, p := range want {
+		x, y := make([]float64, n), make([]float64, n)
+		for i := range n {
+			x[i], y[i] = float64(100+i), float64(i)
+		}
+		r := MannWhitney(x, y)
+		if math.Abs(r.P-p) > 2e-4*p || r.U != float64(n*n) { // table rounded to 4–5 digits
+			t.Errorf("n = %d: U = %g, p = %.7g, want U = %d, p = %.7g", n, r.U, r.P, n*n, p)
+		}
+	}
+}
