@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/goodput-dev/goodput/sources"
 )
 
 var benchOut = flag.String("benchfile", "", "also write the generated 1M-line JSONL benchmark input to this path (to compare with wc -l)")
@@ -76,4 +78,27 @@ func gz(tb testing.TB, data []byte) []byte {
 		tb.Fatal(err)
 	}
 	return buf.Bytes()
+}
+
+var logFile = flag.String("logfile", "", "request log for BenchmarkReadFile (e.g. a real log, or one written with -benchfile)")
+
+// BenchmarkReadFile reads an existing request log named by -logfile, to
+// time the reader on real files or against other tools on the same file.
+func BenchmarkReadFile(b *testing.B) {
+	if *logFile == "" {
+		b.Skip("no -logfile given")
+	}
+	fi, err := os.Stat(*logFile)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(fi.Size())
+	b.ReportAllocs()
+	for b.Loop() {
+		ds, err := Open(context.Background(), *logFile, sources.Canary)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(len(ds.Requests)), "requests")
+	}
 }
