@@ -258,8 +258,11 @@ type BucketBound struct {
 type Bounds struct {
 	Buckets   []BucketBound
 	Completed float64 // Σ completed over buckets with a known count
-	Lo, Hi    float64 // Σ of bucket bounds: the totals' bounds; NaN when any bucket's completed count is unknown
-	// Exact is true when every bucket's figure is exact.
+	Lo, Hi    float64 // Σ of the known buckets' bounds: the totals' bounds
+	// Unknown counts buckets whose completed count is unknown (NaN); they
+	// are left out of the totals and a note says so.
+	Unknown int
+	// Exact is true when every known bucket's figure is exact.
 	Exact bool
 	// Notes say why figures are intervals (thresholds between edges,
 	// joint attainment from marginals, missing histograms), once each.
@@ -320,13 +323,20 @@ func GoodBounds(agg *sources.Aggregate, slo SLO) Bounds {
 			bb.Lo, bb.Hi = b.Completed*lo, b.Completed*hi
 			bb.Exact = lo == hi
 		}
+		out.Buckets = append(out.Buckets, bb)
+		if math.IsNaN(bb.Lo) || math.IsNaN(bb.Hi) {
+			out.Unknown++
+			continue
+		}
 		if !math.IsNaN(bb.Completed) {
 			out.Completed += bb.Completed
 		}
 		out.Lo += bb.Lo
 		out.Hi += bb.Hi
 		out.Exact = out.Exact && bb.Exact
-		out.Buckets = append(out.Buckets, bb)
+	}
+	if out.Unknown > 0 {
+		note("%d of %d buckets have no request counts (no data in those slices): left out of the totals", out.Unknown, len(out.Buckets))
 	}
 	return out
 }

@@ -162,16 +162,19 @@ func TestGoodBounds(t *testing.T) {
 					t.Errorf("bucket %d: [%g, %g], want [%g, %g]", i, bb.Lo, bb.Hi, tt.lo[i], tt.hi[i])
 				}
 			}
-			// the unknown bucket makes the totals NaN: the caller must see it
-			if !math.IsNaN(b.Lo) || !math.IsNaN(b.Hi) {
-				t.Errorf("totals with an unknown bucket = [%g, %g], want NaN", b.Lo, b.Hi)
+			// the unknown bucket is left out of the totals, counted and noted
+			if !near(b.Lo, tt.tLo) || !near(b.Hi, tt.tHi) || b.Exact != tt.exact || b.Unknown != 1 || b.Completed != 160 {
+				t.Errorf("totals = [%g, %g] exact=%v unknown=%d completed=%g, want [%g, %g] exact=%v unknown=1 completed=160",
+					b.Lo, b.Hi, b.Exact, b.Unknown, b.Completed, tt.tLo, tt.tHi, tt.exact)
 			}
-			known := &sources.Aggregate{Buckets: agg.Buckets[:4]}
-			k := GoodBounds(known, tt.slo)
-			if !near(k.Lo, tt.tLo) || !near(k.Hi, tt.tHi) || k.Exact != tt.exact {
-				t.Errorf("totals = [%g, %g] exact=%v, want [%g, %g]", k.Lo, k.Hi, k.Exact, tt.tLo, tt.tHi)
+			known := GoodBounds(&sources.Aggregate{Buckets: agg.Buckets[:4]}, tt.slo)
+			if !near(known.Lo, tt.tLo) || !near(known.Hi, tt.tHi) || known.Unknown != 0 {
+				t.Errorf("known-only totals = [%g, %g] unknown=%d", known.Lo, known.Hi, known.Unknown)
 			}
-			all := strings.Join(b.Notes, "\n")
+			all := strings.Join(append(b.Notes, ""), "\n")
+			if !strings.Contains(all, "1 of 5 buckets have no request counts") {
+				t.Errorf("unknown bucket not noted: %q", b.Notes)
+			}
 			for _, w := range tt.notesWith {
 				if !strings.Contains(all, w) {
 					t.Errorf("notes %q lack %q", b.Notes, w)
