@@ -302,7 +302,7 @@ func newArmSim(sc *Scenario, arm sources.Arm, seed uint64, dur float64, arrs []a
 	spec := sc.Arm(arm)
 	s := &armSim{sc: sc, arm: arm, spec: spec, end: dur, arrs: arrs,
 		svc: newRand(seed, streamService+armIndex(arm)), cli: newRand(seed, streamClient+armIndex(arm)),
-		ttftE: ttftBuckets(), tpotE: tpotBuckets(), e2eE: e2eBuckets(),
+		ttftE: TTFTBuckets(), tpotE: TPOTBuckets(), e2eE: E2EBuckets(),
 		waitKV: spec.KV.OnExhaustion == "wait", blockSize: int32(spec.KV.BlockSize)}
 	for _, o := range sc.Client.Retry.On {
 		st, _ := sources.ParseStatus(o)

@@ -7,18 +7,23 @@ import (
 	"github.com/goodput-dev/goodput/sources"
 )
 
-// Default vLLM V1 histogram bucket upper bounds (seconds), without +Inf.
-func ttftBuckets() []float64 {
+// TTFTBuckets returns the upper bounds (seconds, without +Inf) of the
+// time-to-first-token histogram: vLLM V1's defaults.
+func TTFTBuckets() []float64 {
 	return []float64{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0,
 		2.5, 5.0, 7.5, 10, 20, 40, 80, 160, 640, 2560}
 }
 
-func tpotBuckets() []float64 {
+// TPOTBuckets returns the upper bounds (seconds per token, without +Inf) of
+// the request time-per-output-token histogram: vLLM V1's defaults.
+func TPOTBuckets() []float64 {
 	return []float64{0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0,
 		2.5, 5.0, 7.5, 10, 20, 40, 80}
 }
 
-func e2eBuckets() []float64 {
+// E2EBuckets returns the upper bounds (seconds, without +Inf) of the
+// end-to-end latency and queue-time histograms: vLLM V1's defaults.
+func E2EBuckets() []float64 {
 	return []float64{0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10, 15, 20, 30, 40, 50, 60,
 		120, 240, 480, 960, 1920, 7680}
 }
@@ -26,7 +31,7 @@ func e2eBuckets() []float64 {
 // HistCounts is a histogram snapshot: Counts[i] is the number of
 // observations in bucket i (not cumulative), the last entry being the +Inf
 // bucket; Sum is the sum of the observations. Bucket bounds are those of the
-// family (vLLM V1 defaults).
+// family: TTFTBuckets, TPOTBuckets or E2EBuckets.
 type HistCounts struct {
 	Counts []float64
 	Sum    float64
@@ -100,8 +105,8 @@ type ReplicaSeries struct {
 }
 
 func newCounters() counters {
-	return counters{ttft: newHist(ttftBuckets()), tpot: newHist(tpotBuckets()),
-		e2e: newHist(e2eBuckets()), queueTime: newHist(e2eBuckets())}
+	return counters{ttft: newHist(TTFTBuckets()), tpot: newHist(TPOTBuckets()),
+		e2e: newHist(E2EBuckets()), queueTime: newHist(E2EBuckets())}
 }
 
 // sample scrapes every live replica at window offset t.

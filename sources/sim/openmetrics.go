@@ -80,10 +80,10 @@ func WriteOpenMetrics(w io.Writer, series []ReplicaSeries) error {
 		get        func(*EngineCounters) HistCounts
 	}
 	hists := []histFam{
-		{"vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", ttftBuckets(), func(c *EngineCounters) HistCounts { return c.TTFT }},
-		{"vllm:request_time_per_output_token_seconds", "Histogram of time_per_output_token_seconds per request.", tpotBuckets(), func(c *EngineCounters) HistCounts { return c.TPOT }},
-		{"vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.", e2eBuckets(), func(c *EngineCounters) HistCounts { return c.E2E }},
-		{"vllm:request_queue_time_seconds", "Histogram of time spent in WAITING phase for request.", e2eBuckets(), func(c *EngineCounters) HistCounts { return c.QueueTime }},
+		{"vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", TTFTBuckets(), func(c *EngineCounters) HistCounts { return c.TTFT }},
+		{"vllm:request_time_per_output_token_seconds", "Histogram of time_per_output_token_seconds per request.", TPOTBuckets(), func(c *EngineCounters) HistCounts { return c.TPOT }},
+		{"vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.", E2EBuckets(), func(c *EngineCounters) HistCounts { return c.E2E }},
+		{"vllm:request_queue_time_seconds", "Histogram of time spent in WAITING phase for request.", E2EBuckets(), func(c *EngineCounters) HistCounts { return c.QueueTime }},
 	}
 	for _, h := range hists {
 		ow.header(h.name, "histogram", h.help)

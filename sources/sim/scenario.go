@@ -360,7 +360,7 @@ type Failure struct {
 	RestartAfter time.Duration `yaml:"restart_after"`
 }
 
-// Arms returns the arms a failure applies to.
+// arms returns the arms a failure applies to.
 func (f Failure) arms() []sources.Arm {
 	switch f.Arm {
 	case "both":
