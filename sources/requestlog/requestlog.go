@@ -1,22 +1,35 @@
 // Package requestlog reads goodput's native request log (DESIGN.md §3): one
-// JSON object per line, or CSV with the same column names, either optionally
-// gzip-compressed. Every record becomes a sources.Request; a malformed record
-// is an error naming file:line, the field and the fix, and no dataset is
-// returned for a file with any error.
+// JSON object per line, or CSV with the same column names and a header row,
+// either optionally gzip-compressed. Every record becomes a sources.Request;
+// a malformed record is an error naming file:line, the field and the fix,
+// and no dataset is returned for a file with any error.
 //
-// Fields: ts (RFC 3339 time or unix seconds), status (ok, error, timeout,
-// canceled, rejected) — both required —, ttft_s (required when status is
-// ok), tpot_s, e2e_s, max_itl_s (seconds, finite, ≥ 0), prompt_tokens,
-// output_tokens, cached_tokens (whole numbers ≥ 0), class, replica
-// (strings), attempt (whole number ≥ 1) and quality_ok (boolean). JSON null
-// or an empty CSV cell means unknown. Unknown fields are ignored and listed
-// in one dataset warning. TPOT is derived from e2e_s, ttft_s and
-// output_tokens when tpot_s is absent.
+// Fields and the values accepted:
+//
+//   - ts (required): an RFC 3339 time ("2026-11-29T15:06:14.25+01:00") or
+//     unix seconds as a number, from 1970 up to 1e11 s (larger values are
+//     taken for milliseconds and rejected).
+//   - status (required): ok, error, timeout, canceled (or cancelled),
+//     rejected — lower case.
+//   - ttft_s (required when status is ok), tpot_s, e2e_s, max_itl_s: seconds,
+//     finite and ≥ 0; e2e_s may not be smaller than ttft_s.
+//   - prompt_tokens, output_tokens, cached_tokens: whole numbers ≥ 0 (12.0
+//     and 1e3 are whole numbers too).
+//   - class, replica: strings.
+//   - attempt: a whole number ≥ 1 (1 = first try).
+//   - quality_ok: true or false (CSV also True/False/1/0).
+//
+// JSON null or an empty CSV cell means unknown (NaN latency, -1 token count,
+// 0 attempt, unknown quality). A field given twice in one object is an
+// error. Unknown fields are ignored and listed, with counts and "did you
+// mean" hints, in one dataset warning. TPOT is derived from e2e_s, ttft_s and
+// output_tokens when tpot_s is absent (sources.Request.DeriveTPOT).
 //
 // The reader is built for multi-gigabyte logs: the JSONL scanner decodes
-// fields in place without per-field allocation, and large files are parsed in
+// fields in place without per-field allocation, and JSONL files are parsed in
 // chunks on all available cores with results kept in file order, so the
-// output is the same whatever the chunking.
+// output and the error reported are the same whatever the chunking. CSV is
+// parsed on one core.
 package requestlog
 
 import (
