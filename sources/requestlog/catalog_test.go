@@ -40,6 +40,7 @@ func TestBadInputs(t *testing.T) {
 		{"null ts", "a.jsonl", `{"ts":null,"status":"ok","ttft_s":0.2}`, "a.jsonl:1:", "ts", "required field is null"},
 		{"missing status", "a.jsonl", good + good + good + `{"ts":1}`, "a.jsonl:4:", "status", "every request needs ts and status"},
 		{"unknown status", "canary.jsonl", good + `{"ts":1,"status":"okay"}`, "canary.jsonl:2:", "status", `want one of "ok"`},
+		{"another tool's file", "result.json", `{"backend":"vllm","request_rate":Infinity,"completed":10}`, "result.json:1:", "", `none of its fields ("backend", "request_rate", "completed")`},
 		{"status in capitals", "a.jsonl", `{"ts":1,"status":"OK","ttft_s":0.1}`, "a.jsonl:1:", "status", "statuses are lower case"},
 		{"NaN latency", "a.jsonl", `{"ts":1,"status":"ok","ttft_s":NaN}`, "a.jsonl:1:", "ttft_s", "not a finite number"},
 		{"Infinity latency", "a.jsonl", `{"ts":1,"status":"ok","ttft_s":0.1,"e2e_s":Infinity}`, "a.jsonl:1:", "e2e_s", "not a finite number"},

@@ -530,6 +530,18 @@ func checkTS(x float64, t []byte) (float64, *lineErr) {
 // finish checks a decoded line's required fields and cross-field rules and
 // derives TPOT. seen has bit f set for every field the line gave (non-null).
 func (d *decoder) finish(r *sources.Request, seen uint32) *lineErr {
+	if seen == 0 && len(d.lineUnknown) > 0 {
+		names := make([]string, 0, 3)
+		for _, u := range d.lineUnknown[:min(3, len(d.lineUnknown))] {
+			names = append(names, quoteVal([]byte(u)))
+		}
+		more := ""
+		if len(d.lineUnknown) > 3 {
+			more = ", …"
+		}
+		return &lineErr{msg: fmt.Sprintf("not a request-log record: none of its fields (%s%s) is in the request-log contract, which needs ts and status on every line (is this another tool's result file? give its input format)",
+			strings.Join(names, ", "), more)}
+	}
 	for _, f := range [...]field{fTS, fStatus} {
 		if seen&(1<<f) == 0 {
 			return fieldErr(f, "missing required field%s (every request needs ts and status)", d.hint(f))
