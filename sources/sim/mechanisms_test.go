@@ -171,6 +171,11 @@ func TestRunCanceled(t *testing.T) {
 	if _, err := Run(ctx, sc, 1, 0); err == nil {
 		t.Error("a canceled context must stop the run with an error")
 	}
+	huge := sc
+	huge.Traffic.Rate = 1e6
+	if _, err := Run(context.Background(), huge, 1, 0); err == nil || !strings.Contains(err.Error(), "would offer") {
+		t.Errorf("a run of about 9e8 requests must be refused up front, got %v", err)
+	}
 	sc.Traffic.CanaryShare = 0
 	if _, err := Run(context.Background(), sc, 1, 0); err == nil || !strings.Contains(err.Error(), "canary_share") {
 		t.Errorf("an invalid scenario must be refused naming the key, got %v", err)

@@ -95,3 +95,25 @@ canary:
 		t.Errorf("defaults not applied: %v %v %v", sc.Duration, sc.Start, sc.Baseline.Step.Base)
 	}
 }
+
+// FuzzParseScenario: no input makes the parser panic, and whatever it
+// accepts passes validation.
+func FuzzParseScenario(f *testing.F) {
+	for _, n := range BuiltinNames() {
+		data, err := builtinFS.ReadFile("scenarios/" + n + ".yaml")
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Add([]byte("fleet: [1, 2]\ncanary: {kv: {blocks: -1}}\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		sc, err := ParseScenario("f.yaml", data)
+		if err != nil {
+			return
+		}
+		if err := sc.Validate(); err != nil {
+			t.Fatalf("accepted an invalid scenario: %v", err)
+		}
+	})
+}

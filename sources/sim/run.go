@@ -107,6 +107,10 @@ type MinuteSummary struct {
 	GPUUtil    float64 // mean GPU utilisation of live replicas, 0..1
 }
 
+// maxRequests bounds the first attempts of one run (both arms), so that a
+// mistyped rate fails fast instead of exhausting memory.
+const maxRequests = 5e7
+
 // Run simulates sc with the given seed over duration (0 = the scenario's
 // default window). The same scenario, seed and duration give identical
 // results. It returns an error for an invalid scenario or when ctx ends.
@@ -126,6 +130,14 @@ func Run(ctx context.Context, sc Scenario, seed uint64, duration time.Duration) 
 	sc.Failures = slices.Clone(sc.Failures)
 	dur := sc.Duration.Seconds()
 	grid := rateGrid(&sc, seed, dur)
+	expected := 0.0
+	for _, g := range grid {
+		expected += g
+	}
+	if expected > maxRequests {
+		return nil, fmt.Errorf("scenario %q would offer about %.3g requests; the simulator allows %.0g per run (lower traffic.rate or the duration)",
+			sc.Name, expected, float64(maxRequests))
+	}
 	arms := []sources.Arm{sources.Baseline, sources.Canary}
 	sims := make([]*armSim, len(arms))
 	errs := make([]error, len(arms))
