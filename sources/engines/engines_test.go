@@ -157,3 +157,58 @@ func TestOutcomeClassify(t *testing.T) {
 		}
 	}
 }
+
+// Profiles follow the naming rules the sources rely on: histograms by
+// family name, counters by exposed sample name, no duplicates.
+func TestProfileNames(t *testing.T) {
+	seen := map[string]bool{}
+	for _, p := range All() {
+		if seen[p.Name] {
+			t.Errorf("duplicate profile %s", p.Name)
+		}
+		seen[p.Name] = true
+		if !contains(EngineNames(), p.Engine) {
+			t.Errorf("%s: engine %q not selectable with --profile", p.Name, p.Engine)
+		}
+		if len(p.Outcomes) == 0 {
+			t.Errorf("%s: no request counters", p.Name)
+		}
+		for q, cs := range p.Metrics {
+			for _, c := range cs {
+				switch KindOf(q) {
+				case KindHistogram:
+					if strings.HasSuffix(c.Name, "_bucket") || strings.HasSuffix(c.Name, "_count") {
+						t.Errorf("%s %s: histogram %s must be a family name", p.Name, q, c.Name)
+					}
+				case KindCounter:
+					if c.Combine != 0 {
+						t.Errorf("%s %s: Combine set on a counter", p.Name, q)
+					}
+				}
+				if c.Factor() <= 0 {
+					t.Errorf("%s %s: bad scale %v", p.Name, q, c.Scale)
+				}
+			}
+		}
+	}
+	names := AllNames()
+	for i := 1; i < len(names); i++ {
+		if names[i] <= names[i-1] {
+			t.Fatalf("AllNames not sorted and unique at %q", names[i])
+		}
+	}
+	for _, want := range []string{"vllm:request_success_total", "DCGM_FI_DEV_GPU_UTIL", "node_gpu_hourly_cost", "tgi_request_failure"} {
+		if !contains(names, want) {
+			t.Errorf("AllNames lacks %s", want)
+		}
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
