@@ -83,7 +83,7 @@ type EngineCounters struct {
 type ReplicaSample struct {
 	Time         float64 // unix seconds
 	Running      int     // requests in the batch
-	Waiting      int     // requests queued at the replica (0 with a shared queue)
+	Waiting      int     // requests queued at the replica (a shared gateway queue is spread over the live replicas)
 	KVUsage      float64 // fraction of KV blocks in use, 0..1
 	KVBlocksFree int
 	GPUUtil      float64 // fraction of the preceding interval the GPU was busy, 0..1
@@ -112,6 +112,7 @@ func newCounters() counters {
 // sample scrapes every live replica at window offset t.
 func (s *armSim) sample(t float64) {
 	iv := s.sc.SampleInterval.Seconds()
+	rank := 0 // among live replicas
 	for _, r := range s.reps {
 		busy, active := r.busyAcc, r.activeAcc
 		if r.busy {
@@ -125,10 +126,17 @@ func (s *armSim) sample(t float64) {
 			continue
 		}
 		g := s.spec.GPU
-		waiting := 0
-		if s.shared == nil {
-			waiting = r.queue.live
+		waiting := r.queue.live
+		if s.shared != nil {
+			// the gateway queue, shared out over the live replicas so that
+			// the gauges sum to its length
+			n := s.upCount()
+			waiting = s.shared.live / n
+			if rank < s.shared.live%n {
+				waiting++
+			}
 		}
+		rank++
 		smp := ReplicaSample{
 			Time:         float64(s.sc.Start.Unix()) + t,
 			Running:      len(r.running),

@@ -105,6 +105,13 @@ type MinuteSummary struct {
 	GoodputRPS float64 // good requests per second (by arrival)
 	TokensPS   float64 // output tokens per second
 	GPUUtil    float64 // mean GPU utilisation of live replicas, 0..1
+	// TTFTP50 is the median TTFT (seconds) of the minute's completed
+	// requests (by arrival); NaN when none completed.
+	TTFTP50 float64
+	// Waiting is the mean number of requests queued per live replica at
+	// the minute's scrapes (the gateway queue per replica with a shared
+	// queue).
+	Waiting float64
 }
 
 // maxRequests bounds the first attempts of one run (both arms), so that a
@@ -224,6 +231,7 @@ func (s *armSim) summarize(reqs []sources.Request) ArmSummary {
 	as := ArmSummary{Replicas: s.spec.Replicas, Minutes: make([]MinuteSummary, minutes)}
 	good := make([]float64, minutes)
 	offered := make([]float64, minutes)
+	ttfts := make([][]float64, minutes)
 	for i := range reqs {
 		r := &reqs[i]
 		as.Offered++
@@ -241,6 +249,7 @@ func (s *armSim) summarize(reqs []sources.Request) ArmSummary {
 			as.Failed++
 		case r.Status.Completed():
 			as.Completed++
+			ttfts[m] = append(ttfts[m], r.TTFT)
 		}
 		if slo.Good(r) {
 			as.Good++
@@ -252,6 +261,7 @@ func (s *armSim) summarize(reqs []sources.Request) ArmSummary {
 		as.RetryAmplification = float64(as.Offered) / float64(as.FirstAttempts)
 	}
 	utilSum, utilN := make([]float64, minutes), make([]float64, minutes)
+	waitSum := make([]float64, minutes)
 	total, n := 0.0, 0.0
 	for _, r := range s.reps {
 		for _, smp := range r.series.Samples {
@@ -263,6 +273,7 @@ func (s *armSim) summarize(reqs []sources.Request) ArmSummary {
 			n++
 			m := min(int(math.Ceil(off/60))-1, minutes-1)
 			utilSum[m] += smp.GPUUtil
+			waitSum[m] += float64(smp.Waiting)
 			utilN[m]++
 		}
 	}
@@ -279,6 +290,15 @@ func (s *armSim) summarize(reqs []sources.Request) ArmSummary {
 		ms.TokensPS = s.tokensPerMinute[m] / w
 		if utilN[m] > 0 {
 			ms.GPUUtil = utilSum[m] / utilN[m]
+			ms.Waiting = waitSum[m] / utilN[m]
+		}
+		ms.TTFTP50 = math.NaN()
+		if n := len(ttfts[m]); n > 0 {
+			slices.Sort(ttfts[m])
+			ms.TTFTP50 = ttfts[m][n/2]
+			if n%2 == 0 {
+				ms.TTFTP50 = (ttfts[m][n/2-1] + ttfts[m][n/2]) / 2
+			}
 		}
 		tokens += s.tokensPerMinute[m]
 	}

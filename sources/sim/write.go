@@ -145,15 +145,20 @@ func WriteSummary(w io.Writer, s Summary) error {
 		}
 		return strconv.FormatFloat(100*float64(a.Good)/float64(a.Offered), 'f', 1, 64) + "%"
 	})
-	fmt.Fprintf(bw, "\nper minute: offered req/s, goodput req/s, tokens/s, GPU utilisation\n")
-	fmt.Fprintf(bw, "%6s  %8s %8s %7s %5s   %8s %8s %7s %5s\n", "minute", "b.offer", "b.good", "b.tok/s", "b.gpu", "c.offer", "c.good", "c.tok/s", "c.gpu")
+	fmt.Fprintf(bw, "\nper minute: offered and good req/s, median TTFT (s), mean queue per replica, tokens/s, GPU utilisation\n")
+	fmt.Fprintf(bw, "%6s  %7s %7s %6s %6s %6s %5s   %7s %7s %6s %6s %6s %5s\n", "minute",
+		"b.offer", "b.good", "b.ttft", "b.queue", "b.tok/s", "b.gpu", "c.offer", "c.good", "c.ttft", "c.queue", "c.tok/s", "c.gpu")
 	for m := range max(len(b.Minutes), len(c.Minutes)) {
 		cell := func(a ArmSummary) string {
 			if m >= len(a.Minutes) {
-				return fmt.Sprintf("%8s %8s %7s %5s", "", "", "", "")
+				return fmt.Sprintf("%7s %7s %6s %6s %6s %5s", "", "", "", "", "", "")
 			}
 			x := a.Minutes[m]
-			return fmt.Sprintf("%8.2f %8.2f %7.0f %4.0f%%", x.OfferedRPS, x.GoodputRPS, x.TokensPS, 100*x.GPUUtil)
+			ttft := "-"
+			if !math.IsNaN(x.TTFTP50) {
+				ttft = strconv.FormatFloat(x.TTFTP50, 'f', 2, 64)
+			}
+			return fmt.Sprintf("%7.2f %7.2f %6s %6.1f %6.0f %4.0f%%", x.OfferedRPS, x.GoodputRPS, ttft, x.Waiting, x.TokensPS, 100*x.GPUUtil)
 		}
 		fmt.Fprintf(bw, "%6d  %s   %s\n", m, cell(b), cell(c))
 	}
