@@ -144,6 +144,13 @@ func TestSeedOverload(t *testing.T) {
 		if util < 0.9 || s.MeanGPUUtil < 0.9 {
 			t.Errorf("mean GPU utilisation %.2f during overload (%.2f overall), want ≥ 0.9", util, s.MeanGPUUtil)
 		}
+		ttftDuring := mean(s.Minutes[7:12], func(m MinuteSummary) float64 { return m.TTFTP50 })
+		queueDuring := mean(s.Minutes[7:12], func(m MinuteSummary) float64 { return m.Waiting })
+		queueBefore := mean(s.Minutes[1:6], func(m MinuteSummary) float64 { return m.Waiting })
+		if !(ttftDuring > res.Scenario.SLO.TTFT.Seconds()) || queueDuring < 10*max(queueBefore, 1) {
+			t.Errorf("median TTFT %.2f s (want past the %v limit), queue %.1f → %.1f per replica (want it to grow)",
+				ttftDuring, res.Scenario.SLO.TTFT, queueBefore, queueDuring)
+		}
 		if tok < preTok {
 			t.Errorf("tokens/s fell from %.0f to %.0f; the story needs them to stay high", preTok, tok)
 		}
