@@ -91,13 +91,11 @@ func (a *app) runSimulate(ctx context.Context, o *simulateOptions) error {
 	}
 	fmt.Fprintf(a.io.ErrOut, "simulating %s (seed %d, %s window from %s)…\n",
 		displayName(sc.Name), o.Seed, window, sc.Start.UTC().Format(time.RFC3339))
-	started := time.Now()
 	res, err := sim.Run(ctx, sc, o.Seed, o.Duration)
 	if err != nil {
 		return inputError(err)
 	}
-	fmt.Fprintf(a.io.ErrOut, "simulated %d baseline and %d canary requests in %.1fs\n",
-		len(res.Baseline), len(res.Canary), time.Since(started).Seconds())
+	fmt.Fprintf(a.io.ErrOut, "simulated %d baseline and %d canary requests\n", len(res.Baseline), len(res.Canary))
 	files := []struct {
 		name  string
 		write func(io.Writer) error

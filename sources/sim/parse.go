@@ -155,12 +155,6 @@ func decodeError(name string, err error) error {
 	return fmt.Errorf("%s: %v", name, err)
 }
 
-var (
-	durationType = reflect.TypeOf(time.Duration(0))
-	timeType     = reflect.TypeOf(time.Time{})
-	nodeType     = reflect.TypeOf(yaml.Node{})
-)
-
 // checkKeys walks a YAML node against the Go type it will be decoded into,
 // rejecting unknown and duplicate keys with line:col, and records the
 // position of every key path for later validation messages. overrides maps
@@ -173,7 +167,7 @@ func checkKeys(file string, n *yaml.Node, t reflect.Type, p string, pos map[stri
 		return fmt.Errorf("%s:%d:%d: %s: YAML aliases are not supported in scenarios", file, n.Line, n.Column, orRoot(p))
 	}
 	switch {
-	case t == durationType || t == timeType:
+	case t == reflect.TypeFor[time.Duration]() || t == reflect.TypeFor[time.Time]():
 		if n.Kind != yaml.ScalarNode {
 			return fmt.Errorf("%s:%d:%d: %s: want a single value", file, n.Line, n.Column, orRoot(p))
 		}
@@ -209,7 +203,7 @@ func checkKeys(file string, n *yaml.Node, t reflect.Type, p string, pos map[stri
 			}
 			seen[k.Value] = k.Line
 			pos[kp] = [2]int{k.Line, k.Column}
-			if ot, ok := overrides[kp]; ok && ft == nodeType {
+			if ot, ok := overrides[kp]; ok && ft == reflect.TypeFor[yaml.Node]() {
 				ft = ot
 			}
 			if err := checkKeys(file, val, ft, kp, pos, overrides); err != nil {

@@ -26,13 +26,10 @@ import (
 	"github.com/goodput-dev/goodput/sources"
 )
 
-// defaultStart is the window start used when a scenario does not set one.
-// Timestamps in every output are unix seconds counted on from it.
-var defaultStart = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-
-// DefaultStart returns the window start used when a scenario sets none
-// (2026-01-01T00:00:00Z).
-func DefaultStart() time.Time { return defaultStart }
+// DefaultStart returns the window start used when a scenario sets none:
+// 2026-01-01T00:00:00Z. Timestamps in every output are unix seconds counted
+// on from the window start.
+func DefaultStart() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) }
 
 // Scenario is a complete simulation setup. Scenarios are usually parsed from
 // YAML (ParseScenario, Builtin): the `fleet:` block describes the baseline
@@ -421,7 +418,7 @@ func defaultClasses() []Class {
 // applied.
 func defaultScenario() Scenario {
 	return Scenario{
-		Start:          defaultStart,
+		Start:          DefaultStart(),
 		Duration:       15 * time.Minute,
 		SampleInterval: 15 * time.Second,
 		CostInterval:   time.Minute,
