@@ -1,0 +1,453 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"math"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/goodput-dev/goodput/analysis"
+	"github.com/goodput-dev/goodput/analysis/comparators"
+	"github.com/goodput-dev/goodput/policies"
+	"github.com/goodput-dev/goodput/sources"
+	"github.com/goodput-dev/goodput/sources/sim"
+)
+
+// calibrateOptions are the flags of `goodput calibrate`.
+type calibrateOptions struct {
+	Scenarios  []string
+	Replicates int
+	Seed       uint64
+	Duration   time.Duration
+	Out        string
+	Jobs       int
+	Policy     string
+	Resamples  int
+}
+
+// calibrationJudges are the judges compared, in table order.
+func calibrationJudges() []string { return []string{"goodput", "kayenta", "threshold"} }
+
+// defaultCalibrationScenarios are the scenarios run when --scenarios is not
+// given: every A/A, confounder and regression case of the simulator.
+func defaultCalibrationScenarios() []string {
+	return []string{"steady", "aa-autocorrelated", "mix-shift", "cold-start", "cache-cold", "replica-loss",
+		"seed-overload", "kernel-faster", "cost-up-5", "regress-5", "regress-10", "tail-regression", "low-traffic"}
+}
+
+// expectation is what a correct judge answers on a scenario and the target
+// the error rates are held to.
+type expectation struct {
+	kind    string           // A/A, confounder, improvement, regression, low traffic, unknown
+	verdict analysis.Verdict // the right answer ("" when unknown)
+	note    string
+}
+
+// expectedFor returns the expectation of a built-in scenario under the chat
+// policy; scenario files outside the built-ins have none.
+func expectedFor(name string) expectation {
+	switch name {
+	case "steady", "aa-autocorrelated":
+		return expectation{"A/A", analysis.Pass, "identical arms"}
+	case "seed-overload":
+		return expectation{"A/A", analysis.Pass, "identical overloaded arms, both lose a replica"}
+	case "mix-shift":
+		return expectation{"confounder", analysis.Pass, "only the traffic mix differs"}
+	case "cold-start":
+		return expectation{"confounder", analysis.Pass, "canary warms up for 4 min, then identical"}
+	case "cache-cold":
+		return expectation{"confounder", analysis.Pass, "canary prefix cache starts empty"}
+	case "replica-loss":
+		return expectation{"confounder", analysis.Pass, "the baseline loses a replica"}
+	case "cost-up-5":
+		return expectation{"confounder", analysis.Pass, "cost +5%, latency unchanged; the chat policy gates no cost"}
+	case "kernel-faster":
+		return expectation{"improvement", analysis.Pass, "canary decode 15% faster"}
+	case "regress-5", "regress-10", "tail-regression":
+		return expectation{"regression", analysis.Fail, "canary worse beyond the margins"}
+	case "low-traffic":
+		return expectation{"low traffic", analysis.Inconclusive, "~60 requests per arm"}
+	}
+	return expectation{kind: "unknown"}
+}
+
+func (a *app) newCalibrateCmd() *cobra.Command {
+	o := &calibrateOptions{}
+	cmd := &cobra.Command{
+		Use:   "calibrate [--scenarios a,b,…] [--replicates N] [--seed S] [--duration D] [--out FILE.md]",
+		Short: "Measure the error rates of goodput's judge and of Kayenta-style and threshold judges on simulated scenarios",
+		Long: `Run simulator scenarios many times and judge every replicate with three judges:
+goodput's judge (the policy's non-inferiority gates), a Kayenta-style judge
+(Mann-Whitney 98% interval with the ±25% Hodges-Lehmann band on per-minute
+series, scored 0-100 with pass 95 / marginal 75) and an Argo/Flagger-style
+threshold judge (canary p99 TTFT ≤ the TTFT SLO and success rate ≥ 99% per
+minute, failing after 2 failed minutes). It prints one Markdown table:
+scenario × judge → fail, pass and inconclusive rates with Monte Carlo
+standard errors, the expected verdict and whether the judge meets its target
+(A/A and confounders: fail ≤ 5%; regressions: fail ≥ 90%; low traffic:
+pass ≤ 5%; all within 2 standard errors).
+
+Replicate i of scenario s uses a seed derived from --seed, s and i, so the
+table is identical for the same flags whatever --jobs is. Progress goes to
+stderr.`,
+		Example: `  goodput calibrate --replicates 200 --out calibration.md
+  goodput calibrate --scenarios steady,regress-10 --replicates 20 --duration 10m`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.runCalibrate(cmd.Context(), o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringSliceVar(&o.Scenarios, "scenarios", defaultCalibrationScenarios(), "built-in scenario names or scenario YAML files, comma-separated")
+	f.IntVar(&o.Replicates, "replicates", 100, "simulated runs per scenario (Monte Carlo standard error ≈ 50/√N pp at worst)")
+	f.Uint64Var(&o.Seed, "seed", 1, "base seed; replicate seeds are derived from it")
+	f.DurationVar(&o.Duration, "duration", 0, "simulated window per run, e.g. 10m (default: each scenario's own)")
+	f.StringVarP(&o.Out, "out", "o", "", "also write the Markdown table to FILE (written atomically)")
+	f.IntVar(&o.Jobs, "jobs", 2, "replicates simulated and judged at once")
+	f.StringVar(&o.Policy, "policy", policies.DefaultName, "policy for goodput's judge and the SLOs of all judges")
+	f.IntVar(&o.Resamples, "resamples", 2000, "bootstrap resamples of goodput's quantile gates (≥ 200)")
+	return cmd
+}
+
+// calibCell counts one judge's verdicts on one scenario.
+type calibCell struct {
+	fail, pass, inconclusive, errors int
+	firstErr                         string
+}
+
+func (c *calibCell) add(v analysis.Verdict, err error) {
+	switch {
+	case err != nil:
+		c.errors++
+		if c.firstErr == "" {
+			c.firstErr = err.Error()
+		}
+	case v == analysis.Fail:
+		c.fail++
+	case v == analysis.Pass:
+		c.pass++
+	default:
+		c.inconclusive++
+	}
+}
+
+// calibScenario is one scenario's row group.
+type calibScenario struct {
+	name   string
+	sc     sim.Scenario
+	expect expectation
+	cells  map[string]*calibCell
+}
+
+func (a *app) runCalibrate(ctx context.Context, o *calibrateOptions) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if o.Replicates < 1 {
+		return usageError("--replicates %d: want at least 1", o.Replicates)
+	}
+	if o.Jobs < 1 {
+		return usageError("--jobs %d: want at least 1", o.Jobs)
+	}
+	if o.Resamples < 200 {
+		return usageError("--resamples %d: want at least 200", o.Resamples)
+	}
+	if o.Duration < 0 {
+		return usageError("--duration %s: want a positive duration", o.Duration)
+	}
+	if len(o.Scenarios) == 0 {
+		return usageError("--scenarios is empty (built-in: %s)", strings.Join(sim.BuiltinNames(), ", "))
+	}
+	pol, err := policies.Load(o.Policy)
+	if err != nil {
+		return inputError(err)
+	}
+	scs := make([]*calibScenario, len(o.Scenarios))
+	for i, name := range o.Scenarios {
+		sc, err := loadScenario(name)
+		if err != nil {
+			return err
+		}
+		cs := &calibScenario{name: name, sc: sc, expect: expectedFor(name), cells: map[string]*calibCell{}}
+		for _, j := range calibrationJudges() {
+			cs.cells[j] = &calibCell{}
+		}
+		scs[i] = cs
+	}
+	start := time.Now()
+	for _, cs := range scs {
+		if err := a.calibrateScenario(ctx, cs, pol, o); err != nil {
+			return err
+		}
+		fmt.Fprintf(a.io.ErrOut, "calibrate: %s done (%d replicates, %.0fs elapsed)\n", cs.name, o.Replicates, time.Since(start).Seconds())
+	}
+	var buf bytes.Buffer
+	writeCalibrationTable(&buf, scs, o)
+	if _, err := a.io.Out.Write(buf.Bytes()); err != nil {
+		return err
+	}
+	if o.Out != "" {
+		if err := writeFileAtomic(o.Out, buf.Bytes()); err != nil {
+			return inputError(err)
+		}
+	}
+	return nil
+}
+
+// replicateSeed derives replicate i's seed from the base seed and the
+// scenario name with SplitMix64, so seeds differ across scenarios and
+// replicates and do not depend on scheduling.
+func replicateSeed(base uint64, scenario string, i int) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(scenario))
+	z := base ^ h.Sum64() + uint64(i+1)*0x9e3779b97f4a7c15
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	z ^= z >> 31
+	if z == 0 {
+		z = 1
+	}
+	return z
+}
+
+// replicateVerdicts is one replicate's verdict per judge.
+type replicateVerdicts struct {
+	v    [3]analysis.Verdict
+	errs [3]error
+	err  error // the simulation itself failed
+}
+
+func (a *app) calibrateScenario(ctx context.Context, cs *calibScenario, pol *policies.Policy, o *calibrateOptions) error {
+	results := make([]replicateVerdicts, o.Replicates)
+	work := make(chan int)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	done := 0
+	step := max(o.Replicates/10, 1)
+	for w := 0; w < o.Jobs; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				results[i] = judgeReplicate(ctx, cs.sc, replicateSeed(o.Seed, cs.name, i), pol, o)
+				mu.Lock()
+				done++
+				if done%step == 0 && done < o.Replicates {
+					fmt.Fprintf(a.io.ErrOut, "calibrate: %s %d/%d\n", cs.name, done, o.Replicates)
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for i := 0; i < o.Replicates; i++ {
+		if ctx.Err() != nil {
+			break
+		}
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return inputError(err)
+	}
+	for i, r := range results {
+		if r.err != nil {
+			return inputError(fmt.Errorf("scenario %s replicate %d: %w", cs.name, i+1, r.err))
+		}
+		for k, j := range calibrationJudges() {
+			cs.cells[j].add(r.v[k], r.errs[k])
+		}
+	}
+	return nil
+}
+
+// judgeReplicate simulates one replicate and judges it with every judge.
+func judgeReplicate(ctx context.Context, sc sim.Scenario, seed uint64, pol *policies.Policy, o *calibrateOptions) replicateVerdicts {
+	var out replicateVerdicts
+	res, err := sim.Run(ctx, sc, seed, o.Duration)
+	if err != nil {
+		out.err = err
+		return out
+	}
+	dur := res.Scenario.Duration.Seconds()
+	ds := func(arm sources.Arm, reqs []sources.Request) *sources.Dataset {
+		return &sources.Dataset{Arm: arm, Requests: reqs, Clock: sources.ClockEpoch, Location: "client", Duration: dur,
+			Inputs: []sources.Input{{Path: fmt.Sprintf("sim:%s/seed=%d", sc.Name, seed), Format: "simulator", Arm: arm, Count: len(reqs)}}}
+	}
+	b, c := ds(sources.Baseline, res.Baseline), ds(sources.Canary, res.Canary)
+	cost := make([]sources.CostRecord, len(res.Cost))
+	for i, r := range res.Cost {
+		cost[i] = sources.CostRecord{Start: r.Start, End: r.End, Arm: r.Arm, Replica: r.Replica, Accelerator: r.AcceleratorUSD,
+			Host: r.HostUSD, Network: r.NetworkUSD, IdleReserve: r.IdleReserveUSD}
+	}
+	set := func(k int, rep *analysis.Report, err error) {
+		if err != nil {
+			out.errs[k] = err
+			return
+		}
+		out.v[k] = rep.Verdict
+	}
+	rep, err := analysis.Judge(b, c, analysis.Config{Policy: pol, Seed: seed, Resamples: o.Resamples, ToolVersion: version, Cost: cost})
+	set(0, rep, err)
+	rep, err = comparators.Kayenta(b, c, pol, comparators.KayentaOptions{})
+	set(1, rep, err)
+	rep, err = comparators.Threshold(b, c, pol, comparators.ThresholdOptions{})
+	set(2, rep, err)
+	return out
+}
+
+// rateSE is a Monte Carlo proportion k/n and its standard error, in percent.
+func rateSE(k, n int) (float64, float64) {
+	if n == 0 {
+		return math.NaN(), math.NaN()
+	}
+	p := float64(k) / float64(n)
+	return 100 * p, 100 * math.Sqrt(p*(1-p)/float64(n))
+}
+
+// meetsTarget says whether a judge's rates meet the scenario's target within
+// two Monte Carlo standard errors (the standard error of a 5% rate is used
+// when none were observed, so 0 of N is not judged on a zero error).
+func meetsTarget(e expectation, c *calibCell) string {
+	n := c.fail + c.pass + c.inconclusive + c.errors
+	if n == 0 || e.verdict == "" {
+		return "—"
+	}
+	within := func(k int, bound float64, atMost bool) bool {
+		p := float64(k) / float64(n)
+		se := math.Sqrt(math.Max(p*(1-p), bound*(1-bound)) / float64(n))
+		if atMost {
+			return p-2*se <= bound
+		}
+		return p+2*se >= bound
+	}
+	var ok bool
+	var what string
+	switch e.verdict {
+	case analysis.Pass:
+		ok, what = within(c.fail, 0.05, true), "fail ≤ 5%"
+	case analysis.Fail:
+		ok, what = within(c.fail, 0.90, false), "fail ≥ 90%"
+	case analysis.Inconclusive:
+		ok, what = within(c.pass, 0.05, true), "pass ≤ 5%"
+	}
+	if ok {
+		return "yes (" + what + ")"
+	}
+	return "**no** (" + what + ")"
+}
+
+func writeCalibrationTable(w io.Writer, scs []*calibScenario, o *calibrateOptions) {
+	bw := bufio.NewWriter(w)
+	defer bw.Flush()
+	fmt.Fprintf(bw, "## Calibration\n\n")
+	fmt.Fprintf(bw, "Command: `%s`\n\n", calibrateCommandLine(o))
+	fmt.Fprintf(bw, "Each cell: rate in %% ± its Monte Carlo standard error (pp) over %d replicates per scenario. ", o.Replicates)
+	fmt.Fprintf(bw, "Judges: **goodput** = goodput's judge with the `%s` policy; **kayenta** = Kayenta-style comparator "+
+		"(per-minute series of SLO attainment, goodput, p99 TTFT, p99 TPOT and error rate; Mann-Whitney 98%% interval, ±25%% "+
+		"Hodges-Lehmann band, mean-ratio gate 1.0; score pass ≥ 95, marginal ≥ 75 → inconclusive); **threshold** = Argo/Flagger-style "+
+		"comparator (per minute: canary p99 TTFT ≤ the TTFT SLO, success rate ≥ 99%%; fails after 2 failed minutes). "+
+		"Target met = the rate is on the right side of the target within 2 standard errors.\n\n", o.Policy)
+	fmt.Fprintf(bw, "| scenario | kind | expected | judge | fail %% | pass %% | inconclusive %% | errors | target met |\n")
+	fmt.Fprintf(bw, "|---|---|---|---|---:|---:|---:|---:|---|\n")
+	var errNotes []string
+	for _, cs := range scs {
+		exp := string(cs.expect.verdict)
+		if exp == "" {
+			exp = "?"
+		}
+		for k, j := range calibrationJudges() {
+			c := cs.cells[j]
+			n := c.fail + c.pass + c.inconclusive + c.errors
+			cell := func(x int) string {
+				p, se := rateSE(x, n)
+				return fmt.Sprintf("%.1f ± %.1f", p, se)
+			}
+			name, kind, e := "", "", ""
+			if k == 0 {
+				name, kind, e = "`"+markdownCell(cs.name)+"`", cs.expect.kind, exp
+			}
+			fmt.Fprintf(bw, "| %s | %s | %s | %s | %s | %s | %s | %d | %s |\n", name, kind, e, j,
+				cell(c.fail), cell(c.pass), cell(c.inconclusive), c.errors, meetsTarget(cs.expect, c))
+			if c.firstErr != "" {
+				errNotes = append(errNotes, fmt.Sprintf("- `%s` / %s: %d errors, first: %s", markdownCell(cs.name), j, c.errors, markdownCell(c.firstErr)))
+			}
+		}
+	}
+	fmt.Fprintln(bw)
+	fmt.Fprintln(bw, "Scenarios:")
+	fmt.Fprintln(bw)
+	for _, cs := range scs {
+		note := cs.expect.note
+		if note == "" {
+			note = "no expectation (not a built-in scenario)"
+		}
+		fmt.Fprintf(bw, "- `%s` (%s): %s. %s\n", markdownCell(cs.name), cs.expect.kind, markdownCell(note), markdownCell(cs.sc.Description))
+	}
+	if len(errNotes) > 0 {
+		fmt.Fprintln(bw)
+		fmt.Fprintln(bw, "Errors (a judge that could not evaluate a replicate):")
+		fmt.Fprintln(bw)
+		for _, e := range errNotes {
+			fmt.Fprintln(bw, e)
+		}
+	}
+	fmt.Fprintln(bw)
+}
+
+// markdownCell escapes text for a Markdown table cell or list item.
+func markdownCell(s string) string {
+	r := strings.NewReplacer("|", "\\|", "\n", " ", "\r", " ", "`", "'", "<", "&lt;", ">", "&gt;", "*", "\\*", "_", "\\_")
+	return r.Replace(s)
+}
+
+func calibrateCommandLine(o *calibrateOptions) string {
+	s := fmt.Sprintf("goodput calibrate --scenarios %s --replicates %d --seed %d", strings.Join(o.Scenarios, ","), o.Replicates, o.Seed)
+	if o.Duration > 0 {
+		s += " --duration " + o.Duration.String()
+	}
+	if o.Policy != policies.DefaultName {
+		s += " --policy " + o.Policy
+	}
+	if o.Resamples != 2000 {
+		s += fmt.Sprintf(" --resamples %d", o.Resamples)
+	}
+	return s
+}
+
+// machineInfo describes the machine a measurement ran on: CPUs, memory, CPU
+// model and the Go version, from /proc where available.
+func machineInfo() string {
+	model := "unknown CPU"
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "model name" {
+				model = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	mem := "unknown memory"
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(l, ":"); ok && k == "MemTotal" {
+				var kb float64
+				if _, err := fmt.Sscanf(strings.TrimSpace(v), "%f", &kb); err == nil {
+					mem = fmt.Sprintf("%.1f GiB RAM", kb/(1<<20))
+				}
+				break
+			}
+		}
+	}
+	return fmt.Sprintf("%d CPUs (nproc), %s, %s, %s %s/%s", runtime.NumCPU(), mem, markdownCell(model), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+}

@@ -1,0 +1,186 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/goodput-dev/goodput/analysis"
+)
+
+func runCalibrateCmd(t *testing.T, args ...string) (string, string, error) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	a := &app{io: &IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errb}, env: func(string) string { return "" }}
+	cmd := a.newCalibrateCmd()
+	cmd.SetArgs(args)
+	cmd.SetOut(&out)
+	cmd.SetErr(&errb)
+	cmd.SilenceUsage, cmd.SilenceErrors = true, true
+	err := cmd.ExecuteContext(context.Background())
+	return out.String(), errb.String(), err
+}
+
+// tableRows returns the table's rows as cells, with the scenario carried
+// down to the judge rows that leave it blank.
+func tableRows(t *testing.T, md string) [][]string {
+	t.Helper()
+	var rows [][]string
+	scenario := ""
+	for _, l := range strings.Split(md, "\n") {
+		if !strings.HasPrefix(l, "| ") || strings.HasPrefix(l, "| scenario") {
+			continue
+		}
+		cells := strings.Split(strings.TrimSuffix(strings.TrimPrefix(l, "| "), " |"), " | ")
+		for i := range cells {
+			cells[i] = strings.TrimSpace(cells[i])
+		}
+		if cells[0] != "" {
+			scenario = cells[0]
+		}
+		cells[0] = scenario
+		rows = append(rows, cells)
+	}
+	return rows
+}
+
+func TestCalibrateTable(t *testing.T) {
+	dir := t.TempDir()
+	outFile := filepath.Join(dir, "cal.md")
+	args := []string{"--scenarios", "steady,tail-regression", "--replicates", "2", "--duration", "10m", "--seed", "3"}
+	out, stderr, err := runCalibrateCmd(t, append(args, "--out", outFile)...)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	if !strings.Contains(stderr, "calibrate: steady done") || !strings.Contains(stderr, "calibrate: tail-regression done") {
+		t.Errorf("no progress on stderr: %q", stderr)
+	}
+	if strings.Contains(out, "calibrate:") {
+		t.Errorf("progress leaked into the table")
+	}
+	if !strings.Contains(out, "Command: `goodput calibrate --scenarios steady,tail-regression --replicates 2 --seed 3 --duration 10m0s`") {
+		t.Errorf("command line missing:\n%s", out)
+	}
+	file, err := os.ReadFile(outFile)
+	if err != nil || string(file) != out {
+		t.Fatalf("--out file differs from stdout (%v)", err)
+	}
+	rows := tableRows(t, out)
+	if len(rows) != 6 {
+		t.Fatalf("%d rows, want 2 scenarios × 3 judges:\n%s", len(rows), out)
+	}
+	want := map[string]struct{ judge, col, value string }{
+		"steady":          {"goodput", "pass", "100.0 ± 0.0"},
+		"tail-regression": {"goodput", "fail", "100.0 ± 0.0"},
+	}
+	cols := map[string]int{"fail": 4, "pass": 5, "inconclusive": 6}
+	for i, r := range rows {
+		if len(r) != 9 {
+			t.Fatalf("row %d has %d cells: %v", i, len(r), r)
+		}
+		if r[3] != calibrationJudges()[i%3] {
+			t.Errorf("row %d judge %q", i, r[3])
+		}
+		name := strings.Trim(r[0], "`")
+		if w := want[name]; r[3] == w.judge && r[cols[w.col]] != w.value {
+			t.Errorf("%s / %s: %s = %q, want %q", name, r[3], w.col, r[cols[w.col]], w.value)
+		}
+		if r[3] == "goodput" && !strings.HasPrefix(r[8], "yes") {
+			t.Errorf("%s: goodput's judge misses its target: %v", name, r)
+		}
+	}
+	// the same flags give the same table whatever the parallelism
+	short := []string{"--scenarios", "steady,low-traffic", "--replicates", "3", "--duration", "2m"}
+	out1, _, err := runCalibrateCmd(t, append(short, "--jobs", "1")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out2, _, err := runCalibrateCmd(t, append(short, "--jobs", "2")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out1 != out2 {
+		t.Errorf("--jobs 1 and --jobs 2 differ:\n%s\n---\n%s", out1, out2)
+	}
+}
+
+func TestCalibrateUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"--replicates", "0"},
+		{"--jobs", "0"},
+		{"--resamples", "10"},
+		{"--scenarios", "no-such-scenario"},
+	} {
+		_, _, err := runCalibrateCmd(t, args...)
+		var ee *exitError
+		if err == nil || !asExit(err, &ee) || (ee.Code != ExitUsage && ee.Code != ExitError) {
+			t.Errorf("%v: error %v", args, err)
+		}
+	}
+}
+
+func asExit(err error, target **exitError) bool {
+	e, ok := err.(*exitError)
+	if ok {
+		*target = e
+	}
+	return ok
+}
+
+func TestReplicateSeed(t *testing.T) {
+	seen := map[uint64]string{}
+	for _, sc := range []string{"steady", "regress-10"} {
+		for i := 0; i < 500; i++ {
+			s := replicateSeed(1, sc, i)
+			if s == 0 {
+				t.Fatal("zero seed")
+			}
+			if prev, dup := seen[s]; dup {
+				t.Fatalf("seed %d repeats (%s and %s/%d)", s, prev, sc, i)
+			}
+			seen[s] = sc
+			if replicateSeed(1, sc, i) != s {
+				t.Fatal("not deterministic")
+			}
+		}
+	}
+	if replicateSeed(1, "steady", 0) == replicateSeed(2, "steady", 0) {
+		t.Error("base seed ignored")
+	}
+}
+
+func TestMeetsTarget(t *testing.T) {
+	pass, fail, inc := expectedFor("steady"), expectedFor("regress-10"), expectedFor("low-traffic")
+	tests := []struct {
+		name string
+		e    expectation
+		c    calibCell
+		ok   bool
+	}{
+		{"A/A 0 of 100 fails", pass, calibCell{pass: 100}, true},
+		{"A/A 8 of 100 is within 2 SE of 5%", pass, calibCell{fail: 8, pass: 92}, true},
+		{"A/A 15 of 100 is not", pass, calibCell{fail: 15, pass: 85}, false},
+		{"regression 95 of 100", fail, calibCell{fail: 95, inconclusive: 5}, true},
+		{"regression 70 of 100", fail, calibCell{fail: 70, pass: 30}, false},
+		{"low traffic all inconclusive", inc, calibCell{inconclusive: 100}, true},
+		{"low traffic passing", inc, calibCell{pass: 60, inconclusive: 40}, false},
+	}
+	for _, tc := range tests {
+		got := meetsTarget(tc.e, &tc.c)
+		if strings.HasPrefix(got, "yes") != tc.ok {
+			t.Errorf("%s: %q", tc.name, got)
+		}
+	}
+	if expectedFor("custom.yaml").verdict != "" || meetsTarget(expectedFor("custom.yaml"), &calibCell{pass: 1}) != "—" {
+		t.Error("a scenario file has no expectation")
+	}
+	if p, se := rateSE(5, 100); p != 5 || se < 2.17 || se > 2.18 {
+		t.Errorf("rateSE(5, 100) = %g ± %g", p, se)
+	}
+	if expectedFor("regress-5").verdict != analysis.Fail {
+		t.Error("regress-5 should fail")
+	}
+}
