@@ -44,6 +44,8 @@ func TestParseScenarioErrors(t *testing.T) {
 		{"not a mapping", "- a\n- b\n",
 			[]string{"s.yaml:1:1:", "mapping"}},
 		{"empty", "", []string{"s.yaml: empty scenario file"}},
+		{"control characters in the name", "name: \"a\\x1b[31mred\"\n",
+			[]string{"s.yaml:1:1:", "control characters"}},
 		{"bad retry outcome", "client:\n  retry: {max_attempts: 2, on: [rejected, oops]}\n",
 			[]string{"client.retry.on[1]", `unknown outcome "oops"`}},
 	} {

@@ -22,6 +22,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/goodput-dev/goodput/sources"
 )
@@ -461,6 +462,7 @@ func (sc *Scenario) Validate() error {
 
 func (sc *Scenario) validate() []*fieldError {
 	v := &validator{}
+	v.check(!strings.ContainsFunc(sc.Name+sc.Model, unicode.IsControl), "name", "name and model must not contain control characters")
 	v.check(sc.Duration > 0, "duration", "must be > 0 (e.g. 15m)")
 	v.check(sc.SampleInterval >= time.Second, "sample_interval", "must be ≥ 1s")
 	v.check(sc.CostInterval >= time.Second, "cost_interval", "must be ≥ 1s")
