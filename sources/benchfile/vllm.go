@@ -355,7 +355,7 @@ func (run *arrayRun) crossCheck(label string) []string {
 	return w
 }
 
-// runs collects consecutive result objects (vLLM --append-result writes one
+// runSet collects consecutive result objects (vLLM --append-result writes one
 // per line; SGLang always appends lines) and lays them end to end.
 type runSet struct {
 	reqs      []sources.Request
