@@ -181,10 +181,15 @@ func ReadWith(ctx context.Context, files []File, arm sources.Arm, opt Options) (
 	// node prices carry no arm label: they are kept and joined on node
 	price := engines.DefaultOpenCost().GPUPrice
 	for i := range snaps {
+		deleted := false
 		for k, s := range snaps[i].samples {
 			if !filter(s.labels) && s.name != price {
 				delete(snaps[i].samples, k)
+				deleted = true
 			}
+		}
+		if deleted {
+			snaps[i].index()
 		}
 	}
 	if filterNote != "" {
@@ -563,15 +568,11 @@ func createdKey(s sample) string {
 // keep, its increase since prev (reset-aware).
 func increases(prev, cur *snapshot, name string, keep func(map[string]string) bool, note func(string, ...any)) []increase {
 	var out []increase
-	keys := make([]string, 0)
-	for k, s := range cur.samples {
-		if s.name == name && keep(s.labels) {
-			keys = append(keys, k)
-		}
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range cur.byName[name] {
 		s := cur.samples[k]
+		if !keep(s.labels) {
+			continue
+		}
 		v := s.value
 		if prev != nil {
 			if p, ok := prev.samples[k]; ok {
@@ -657,8 +658,8 @@ func gaugeAt(s *snapshot, c engines.Candidate) float64 {
 		return math.NaN()
 	}
 	sum, n := 0.0, 0
-	for _, smp := range s.samples {
-		if smp.name == c.Name && matchFixed(smp.labels, c.Match) && !math.IsNaN(smp.value) {
+	for _, smp := range s.named(c.Name) {
+		if matchFixed(smp.labels, c.Match) && !math.IsNaN(smp.value) {
 			sum += smp.value * c.Factor()
 			n++
 		}
@@ -694,10 +695,7 @@ func replicasAt(s *snapshot, ocs []engines.OutcomeCounter) float64 {
 	}
 	set := map[string]bool{}
 	for _, oc := range ocs {
-		for _, smp := range s.samples {
-			if smp.name != oc.Name {
-				continue
-			}
+		for _, smp := range s.named(oc.Name) {
 			l := map[string]string{}
 			for k, v := range smp.labels {
 				if k != oc.Label && k != engines.ClassLabel {
@@ -722,16 +720,11 @@ func costAt(s *snapshot) float64 {
 	}
 	oc := engines.DefaultOpenCost()
 	price := map[string]float64{}
-	for _, smp := range s.samples {
-		if smp.name == oc.GPUPrice {
-			price[smp.labels[oc.Join]] = smp.value
-		}
+	for _, smp := range s.named(oc.GPUPrice) {
+		price[smp.labels[oc.Join]] = smp.value
 	}
 	total, n := 0.0, 0
-	for _, smp := range s.samples {
-		if smp.name != oc.Allocation {
-			continue
-		}
+	for _, smp := range s.named(oc.Allocation) {
 		p, ok := price[smp.labels[oc.Join]]
 		if !ok {
 			continue

@@ -28,6 +28,28 @@ type snapshot struct {
 	time    float64 // unix seconds; NaN when the scrape carries no timestamps
 	line    int     // first line of the scrape in the file (1-based)
 	samples map[string]sample
+	byName  map[string][]string // sample name → sorted keys; built by index
+}
+
+// index (re)builds byName from samples.
+func (s *snapshot) index() {
+	s.byName = map[string][]string{}
+	for k, smp := range s.samples {
+		s.byName[smp.name] = append(s.byName[smp.name], k)
+	}
+	for _, ks := range s.byName {
+		sort.Strings(ks)
+	}
+}
+
+// named returns the samples with a given name, in key order.
+func (s *snapshot) named(name string) []sample {
+	ks := s.byName[name]
+	out := make([]sample, len(ks))
+	for i, k := range ks {
+		out[i] = s.samples[k]
+	}
+	return out
 }
 
 // rawLine is one line of a scrape segment after lexing.
@@ -336,6 +358,7 @@ func parseGroup(path string, lines []rawLine, ts float64) (snapshot, error) {
 	for _, n := range names {
 		flatten(fams[n], s.samples)
 	}
+	s.index()
 	return s, nil
 }
 
