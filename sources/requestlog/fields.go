@@ -285,28 +285,13 @@ func (d *decoder) set(r *sources.Request, f field, k kind, v []byte) *lineErr {
 		default:
 			r.MaxITL = x
 		}
-	case fPromptTokens, fOutputTokens, fCachedTokens:
-		n, e := count(f, k, v)
+	case fPromptTokens, fOutputTokens, fCachedTokens, fAttempt:
+		t, e := numberText(f, k, v)
 		if e != nil {
 			return e
 		}
-		switch f {
-		case fPromptTokens:
-			r.PromptTokens = n
-		case fOutputTokens:
-			r.OutputTokens = n
-		default:
-			r.CachedTokens = n
-		}
-	case fAttempt:
-		n, e := count(f, k, v)
-		if e != nil {
-			return e
-		}
-		if n < 1 || n > math.MaxInt32 {
-			return fieldErr(f, "attempt %d is out of range; want %s", n, f.want())
-		}
-		r.Attempt = int32(n)
+		n, whole := parseCount(t)
+		return storeCount(r, f, n, whole, t)
 	case fClass, fReplica:
 		if k != kString && k != kText {
 			return wrongType(f, k)
@@ -456,22 +441,28 @@ func (d *decoder) setFloat(r *sources.Request, f field, x float64, t []byte) *li
 	return e
 }
 
-// count reads a whole number ≥ 0.
-func count(f field, k kind, v []byte) (int64, *lineErr) {
-	t, e := numberText(f, k, v)
-	if e != nil {
-		return 0, e
-	}
-	n, ok := parseCount(t)
+// storeCount checks n, the value of number text t (whole reports whether
+// it is a whole number), and stores it in the token or attempt field f.
+func storeCount(r *sources.Request, f field, n int64, whole bool, t []byte) *lineErr {
 	switch {
-	case !ok:
-		return 0, fieldErr(f, "%s is not a whole number; want %s", t, f.want())
-	case n < 0 && f == fAttempt:
-		return 0, fieldErr(f, "attempt %d is out of range; want %s", n, f.want())
+	case !whole:
+		return fieldErr(f, "%s is not a whole number; want %s", t, f.want())
+	case f == fAttempt && (n < 1 || n > math.MaxInt32):
+		return fieldErr(f, "attempt %d is out of range; want %s", n, f.want())
 	case n < 0:
-		return 0, fieldErr(f, "negative token count %d; want %s", n, f.want())
+		return fieldErr(f, "negative token count %d; want %s", n, f.want())
 	}
-	return n, nil
+	switch f {
+	case fPromptTokens:
+		r.PromptTokens = n
+	case fOutputTokens:
+		r.OutputTokens = n
+	case fCachedTokens:
+		r.CachedTokens = n
+	default:
+		r.Attempt = int32(n)
+	}
+	return nil
 }
 
 // maxTS bounds numeric timestamps: 1e11 s is the year 5138, so anything

@@ -3,6 +3,7 @@ package requestlog
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"math/bits"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -380,12 +381,23 @@ func (d *decoder) parseLine(b []byte, r *sources.Request) (blank bool, err *line
 					k = kArray
 				}
 			default:
-				if f >= fTS && f <= fMaxITL && f != fStatus {
+				switch f {
+				case fTS, fTTFT, fTPOT, fE2E, fMaxITL:
 					// the common case of a number for a float field: scan
 					// and convert in one pass
 					if end, x, ok := scanFloat(b, i); ok {
 						seen |= 1 << f
 						if e := d.setFloat(r, f, x, b[i:end]); e != nil {
+							return false, e
+						}
+						i = end
+						goto next
+					}
+				case fPromptTokens, fOutputTokens, fCachedTokens, fAttempt:
+					// likewise for counts, while float64 holds them exactly
+					if end, x, ok := scanFloat(b, i); ok && x > -maxExactInt && x < maxExactInt {
+						seen |= 1 << f
+						if e := storeCount(r, f, int64(x), x == math.Trunc(x), b[i:end]); e != nil {
 							return false, e
 						}
 						i = end
