@@ -3,7 +3,9 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"slices"
 
+	"github.com/goodput-dev/goodput/analysis/normalize"
 	"github.com/goodput-dev/goodput/analysis/stats"
 	"github.com/goodput-dev/goodput/policies"
 	"gonum.org/v1/gonum/stat/distuv"
@@ -32,13 +34,34 @@ func (j *judgement) gates(r *Report) []Metric {
 			ps[i] = stats.FailPValue(evals[i].harmPoint, evals[i].se, evals[i].failAt)
 		}
 	}
+	if t := j.p.Traffic; t != nil {
+		// the declared traffic split is a guardrail: a mismatch means
+		// routing, retries or shedding differ and the comparison is biased
+		srm := normalize.SRM(j.c.totals().offered, j.b.totals().offered, t.CanaryShare)
+		j.srm = srm
+		e := gateEval{m: Metric{Name: "traffic_split", Guardrail: true, Direction: "lower_is_better", Scale: "absolute", Unit: "fraction",
+			Baseline: Num(1 - t.CanaryShare), Canary: Num(srm.ObservedShare), Delta: Num(srm.ObservedShare - t.CanaryShare),
+			Interval: [2]Num{Num(math.NaN()), Num(math.NaN())}, Margin: 0, NBaseline: int64(srm.Baseline), NCanary: int64(srm.Canary),
+			Method: "srm-chi-square", Reason: srm.Reason, Adjusted: []string{}, PFail: Num(srm.P)}}
+		e.m.Baseline = Num(t.CanaryShare)
+		e.m.Verdict = Pass
+		if srm.Mismatch {
+			e.m.Verdict = Fail
+		} else if math.IsNaN(srm.P) {
+			e.m.Verdict = Inconclusive
+		}
+		evals = append(evals, e)
+		ps = append(ps, math.NaN())
+	}
 	adj := stats.Holm(ps)
 	out := make([]Metric, len(evals))
 	z := distuv.UnitNormal.Quantile(1 - alpha)
 	for i := range evals {
 		e := &evals[i]
 		m := e.m
-		m.PFail = Num(adj[i])
+		if e.m.Name != "traffic_split" {
+			m.PFail = Num(adj[i])
+		}
 		if e.decidable {
 			m.Verdict = Verdict(e.decision)
 			if m.Verdict == Fail && !(adj[i] < alpha) {
@@ -163,10 +186,25 @@ func (j *judgement) evalGate(idx int, g policies.Gate, conf float64, r *Report) 
 			return inconclusive(fmt.Sprintf("no %s values in %s", info.Latency, armsMissing(nb, nc)))
 		}
 		// a p99 needs enough samples beyond it to be estimated at all
-		if need := int(math.Ceil(10 / (1 - info.Quantile))); nb < need || nc < need {
+		if need := need(info.Quantile); nb < need || nc < need {
 			e.m.Method = "block-bootstrap"
 			return inconclusive(fmt.Sprintf("too little data for a p%g: %d and %d values (need ≥ %d per arm, 10 beyond the quantile)",
 				info.Quantile*100, nb, nc, need))
+		}
+		if j.mix != nil {
+			naive := stats.QuantileLogRatio(xc, xb, info.Quantile, conf, j.cfg.Resamples, j.cfg.Seed+uint64(idx)*7919)
+			tb, tc, keptB, keptC := j.mix.thinned(j, info.Latency)
+			if countSamples(tb) >= need(info.Quantile) && countSamples(tc) >= need(info.Quantile) {
+				e.m.Naive = &NaiveComparison{Baseline: Num(vb), Canary: Num(vc), Delta: Num(math.Exp(naive.Point) - 1),
+					Interval: [2]Num{Num(math.Exp(naive.CI.Lo) - 1), Num(math.Exp(naive.CI.Hi) - 1)}}
+				xb, xc = tb, tc
+				vb, vc = quantile(sortedPool(tb), info.Quantile), quantile(sortedPool(tc), info.Quantile)
+				e.m.NBaseline, e.m.NCanary = int64(countSamples(tb)), int64(countSamples(tc))
+				e.m.Adjusted = append(e.m.Adjusted, fmt.Sprintf("compared on subsamples thinned to the %s mix (kept %d of %d baseline, %d of %d canary values)",
+					j.mix.mode, keptB, nb, keptC, nc))
+			} else {
+				e.m.Adjusted = append(e.m.Adjusted, "not mix-standardized: too few values per stratum to thin to the reference mix")
+			}
 		}
 		est = stats.QuantileLogRatio(xc, xb, info.Quantile, conf, j.cfg.Resamples, j.cfg.Seed+uint64(idx)*7919)
 	case g.Metric == "cost_per_good_request":
@@ -185,6 +223,16 @@ func (j *judgement) evalGate(idx int, g policies.Gate, conf float64, r *Report) 
 		vb, vc = sum(rb.Num)/sum(rb.Den), sum(rc.Num)/sum(rc.Den)
 		if info.Scale == "absolute" {
 			est = binomialFloor(stats.DiffOfRatios(rc, rb, conf), sum(rc.Num), sum(rc.Den), sum(rb.Num), sum(rb.Den), conf)
+			if num := perRequestNum(g.Metric); j.mix != nil && num != nil {
+				adj, _, sb, sc, err := j.standardized(g.Metric, num, requestOne, false, conf)
+				if err != nil {
+					return inconclusive(err.Error())
+				}
+				e.m.Naive = &NaiveComparison{Baseline: Num(vb), Canary: Num(vc), Delta: Num(est.Point), Interval: [2]Num{Num(est.CI.Lo), Num(est.CI.Hi)}}
+				est = binomialFloor(adj, sum(rc.Num), sum(rc.Den), sum(rb.Num), sum(rb.Den), conf)
+				vb, vc = sb, sc
+				e.m.Adjusted = append(e.m.Adjusted, "standardized to the "+j.mix.mode+" mix ("+j.mix.by+")")
+			}
 		} else {
 			gb, gc := j.b.totals().good, j.c.totals().good
 			est = poissonFloor(stats.LogRatioOfRatios(rc, rb, conf), gb, gc, conf)
@@ -195,6 +243,24 @@ func (j *judgement) evalGate(idx int, g policies.Gate, conf float64, r *Report) 
 				vc *= f
 				e.m.Naive = naiveOf(naive, vb, vc/f)
 				e.m.Adjusted = append(e.m.Adjusted, fmt.Sprintf("matched offered load: canary scaled ×%.4f to the baseline's offered load per unit of %s", f, denName(g.Metric)))
+				if j.mix != nil {
+					num := requestGood
+					if g.Metric == "token_goodput" {
+						num = requestGoodTokens
+					}
+					adj, _, sb, sc, err := j.standardized(g.Metric, num, requestOne, true, conf)
+					if err != nil {
+						return inconclusive(err.Error())
+					}
+					// keep the matched-load floor's width around the standardized point
+					half := math.Max((est.CI.Hi-est.CI.Lo)/2, (adj.CI.Hi-adj.CI.Lo)/2)
+					est = stats.Estimate{Point: adj.Point, CI: stats.Interval{Lo: adj.Point - half, Hi: adj.Point + half},
+						SE: math.Max(nanTo0(est.SE), nanTo0(adj.SE)), Method: adj.Method + "-matched-load"}
+					vc = vb * sc / sb
+					e.m.Adjusted = append(e.m.Adjusted, "standardized to the "+j.mix.mode+" mix ("+j.mix.by+")")
+				}
+			} else if j.mix != nil {
+				e.m.Adjusted = append(e.m.Adjusted, "not mix-standardized: raw goodput depends on offered load; set normalize.load: matched")
 			}
 		}
 	}
@@ -366,6 +432,10 @@ func binomialFloor(est stats.Estimate, kx, nx, ky, ny, conf float64) stats.Estim
 		return est
 	}
 	nc := stats.NewcombeDiff(kx, nx, ky, ny, conf)
+	// the floor's widths, around est's own point (which may be a
+	// standardised difference rather than the pooled one)
+	pooled := kx/nx - ky/ny
+	nc = stats.Interval{Lo: est.Point - (pooled - nc.Lo), Hi: est.Point + (nc.Hi - pooled)}
 	if nc.Lo < est.CI.Lo || nc.Hi > est.CI.Hi {
 		est.CI = stats.Interval{Lo: math.Min(nc.Lo, est.CI.Lo), Hi: math.Max(nc.Hi, est.CI.Hi)}
 		z := distuv.UnitNormal.Quantile(0.5 + conf/2)
@@ -443,4 +513,30 @@ func (j *judgement) matchedLoad(rb, rc stats.Ratio, kb, kc []bucket, conf float6
 		}
 	}
 	return est, loadB / loadC
+}
+
+// perRequestNum gives the per-request numerator of a count gate, for
+// standardisation; nil for other gates.
+func perRequestNum(metric string) func(*armData, int) float64 {
+	switch metric {
+	case "slo_attainment":
+		return requestGood
+	case "error_rate":
+		return requestFailed
+	case "rejected_share":
+		return requestRejected
+	}
+	return nil
+}
+
+// need is the fewest values per arm for a q-quantile gate: 10 beyond it.
+func need(q float64) int { return int(math.Ceil(10 / (1 - q))) }
+
+func sortedPool(x [][]float64) []float64 {
+	var out []float64
+	for _, v := range x {
+		out = append(out, v...)
+	}
+	slices.Sort(out)
+	return out
 }

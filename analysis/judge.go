@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/goodput-dev/goodput/analysis/normalize"
 	"github.com/goodput-dev/goodput/policies"
 	"github.com/goodput-dev/goodput/sources"
 )
@@ -77,6 +78,8 @@ func Judge(baseline, canary *sources.Dataset, cfg Config) (*Report, error) {
 }
 
 type judgement struct {
+	mix   *mixPlan // nil when no mix standardisation applies
+	srm   normalize.SRMResult
 	p     *policies.Policy
 	cfg   Config
 	b, c  *armData
@@ -114,8 +117,9 @@ func (j *judgement) report() *Report {
 	r.Arms.Baseline = j.armSummary(j.b)
 	r.Arms.Canary = j.armSummary(j.c)
 	r.Measurement = j.measurement()
-	r.Normalization = j.normalization()
+	j.mix = j.planMix()
 	r.Metrics = j.gates(r)
+	r.Normalization = j.normalization()
 	r.Diagnostics = j.diagnostics()
 	r.Classes = j.classes()
 	r.Series = j.series()
@@ -225,8 +229,20 @@ func (j *judgement) normalization() Normalization {
 	case p.Window.Warmup == "none":
 		w.Detail = "no warm-up cut requested"
 	case p.Window.Warmup == "auto":
-		w.Detail = "not applied: automatic warm-up detection is not implemented yet; no requests were cut"
-		j.warnf("window.warmup: auto was requested but not applied (not implemented yet); no warm-up was cut")
+		var parts []string
+		for _, a := range []*armData{j.b, j.c} {
+			switch {
+			case a.pseudo:
+				parts = append(parts, fmt.Sprintf("%s: no arrival times, nothing cut", a.arm))
+			case a.warmup != nil:
+				w.Applied = w.Applied || a.warmup.Cut > 0
+				parts = append(parts, fmt.Sprintf("%s: cut %gs (%d requests): %s", a.arm, a.cutSecs, countCut(a), a.warmup.Reason))
+				if a.warmup.Drift {
+					j.warnf("%s: TTFT still shifts after the warm-up cut (at bucket %d): the run is not stationary; extend it or treat the verdict with care", a.arm, a.warmup.DriftAt)
+				}
+			}
+		}
+		w.Detail = strings.Join(parts, "; ")
 	default:
 		w.Applied = !j.b.pseudo || !j.c.pseudo
 		w.Detail = fmt.Sprintf("cut the first %s of each arm: baseline %d requests, canary %d requests",
@@ -242,8 +258,22 @@ func (j *judgement) normalization() Normalization {
 			Detail: fmt.Sprintf("offered load per replica-second: baseline %.4g, canary %.4g (%+.1f%%); goodput gates compare good output per offered request, i.e. at the baseline's load",
 				lb, lc, (lc/lb-1)*100)})
 	}
+	if m := j.mix; m != nil {
+		detail := fmt.Sprintf("standardized to the %s mix over %d strata (%s); quantile gates compare subsamples thinned to that mix", m.mode, len(m.names), m.by)
+		if m.mixes != "" {
+			detail += "; " + m.mixes
+		}
+		for _, n := range m.notes {
+			detail += "; " + n
+		}
+		steps = append(steps, NormalizationStep{Name: "mix", Setting: p.Normalize.Mix, Applied: len(m.notes) > 0, Detail: detail})
+		if p.Normalize.Cache != "none" {
+			steps = append(steps, NormalizationStep{Name: "cache", Setting: p.Normalize.Cache, Applied: m.cache == "stratify",
+				Detail: fmt.Sprintf("%s: %s; hit rate baseline %s, canary %s", m.cache, m.cacheReason, pctOrNA(cacheHitRate(j.b)), pctOrNA(cacheHitRate(j.c)))})
+		}
+	}
 	for _, s := range []struct{ name, setting string }{{"mix", p.Normalize.Mix}, {"cache", p.Normalize.Cache}, {"load", p.Normalize.Load}} {
-		if s.name == "load" && s.setting == "matched" {
+		if s.name == "load" && s.setting == "matched" || j.mix != nil && (s.name == "mix" || s.name == "cache") {
 			continue
 		}
 		st := NormalizationStep{Name: s.name, Setting: s.setting}
@@ -255,7 +285,50 @@ func (j *judgement) normalization() Normalization {
 		}
 		steps = append(steps, st)
 	}
+	if rs := j.replicaEvents(); rs != "" {
+		steps = append(steps, NormalizationStep{Name: "replicas", Setting: "detect", Applied: true, Detail: rs})
+	}
+	if t := p.Traffic; t != nil {
+		st := NormalizationStep{Name: "srm", Setting: fmt.Sprintf("canary_share %g", t.CanaryShare), Applied: true}
+		st.Detail = j.srm.Reason
+		steps = append(steps, st)
+	}
 	return Normalization{Steps: steps}
+}
+
+// replicaEvents finds replicas lost or silent mid-window in each arm, so a
+// failure is reported rather than blamed on the change (goodput gates are
+// per replica-second and at matched offered load, so a lost replica's
+// missing traffic does not count against either arm).
+func (j *judgement) replicaEvents() string {
+	var parts []string
+	for _, a := range []*armData{j.b, j.c} {
+		if !a.replicasKnown || a.pseudo {
+			continue
+		}
+		idx := map[string]int{}
+		var acts []normalize.ReplicaActivity
+		for i := range a.ds.Requests {
+			if a.bidx[i] < 0 {
+				continue
+			}
+			name := a.ds.Requests[i].Replica
+			k, ok := idx[name]
+			if !ok {
+				k = len(acts)
+				idx[name] = k
+				acts = append(acts, normalize.ReplicaActivity{Name: name, Requests: make([]float64, len(a.buckets))})
+			}
+			acts[k].Requests[a.bidx[i]]++
+		}
+		sort.Slice(acts, func(x, y int) bool { return acts[x].Name < acts[y].Name })
+		for _, ev := range normalize.ReplicaLoss(acts, normalize.LossOptions{BucketSecs: a.bucketSecs}) {
+			msg := fmt.Sprintf("%s: replica %s %s: %s", a.arm, ev.Replica, ev.Kind, ev.Reason)
+			parts = append(parts, msg)
+			j.warnf("%s (not blamed on the change: goodput is compared per replica-second)", msg)
+		}
+	}
+	return strings.Join(parts, "; ")
 }
 
 func countCut(a *armData) int {
@@ -272,4 +345,11 @@ func countCut(a *armData) int {
 func offeredLoad(a *armData) float64 {
 	t := a.totals()
 	return t.offered / t.replicaSecs
+}
+
+func pctOrNA(v float64) string {
+	if math.IsNaN(v) {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.1f%%", v*100)
 }

@@ -24,6 +24,8 @@ type synth struct {
 	replicas         int
 	seed             uint64
 	longShare        float64 // share of prompts ≥ 8192 tokens
+	// long-prompt medians (0 = same as the short ones)
+	longTTFTMed, longTPOTMed float64
 }
 
 func (s synth) dataset(arm sources.Arm) *sources.Dataset {
@@ -40,11 +42,15 @@ func (s synth) dataset(arm sources.Arm) *sources.Dataset {
 			r.PromptTokens = 9000
 		}
 		r.OutputTokens = 50 + int64(rng.IntN(200))
+		ttftMed, tpotMed := s.ttftMed, s.tpotMed
+		if r.PromptTokens >= 8192 && s.longTTFTMed > 0 {
+			ttftMed, tpotMed = s.longTTFTMed, s.longTPOTMed
+		}
 		if rng.Float64() < s.errShare {
 			r.Status = sources.StatusError
 		} else {
-			r.TTFT = s.ttftMed * math.Exp(0.4*rng.NormFloat64())
-			r.TPOT = s.tpotMed * math.Exp(0.15*rng.NormFloat64())
+			r.TTFT = ttftMed * math.Exp(0.4*rng.NormFloat64())
+			r.TPOT = tpotMed * math.Exp(0.15*rng.NormFloat64())
 			r.E2E = r.TTFT + r.TPOT*float64(r.OutputTokens-1)
 		}
 		if s.replicas > 0 {

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/goodput-dev/goodput/analysis/normalize"
 	"github.com/goodput-dev/goodput/policies"
 	"github.com/goodput-dev/goodput/sources"
 )
@@ -24,7 +25,8 @@ type armData struct {
 	// per request, parallel to ds.Requests
 	class []int32 // index into classNames
 	good  []bool
-	keep  []bool // false when cut as warm-up
+	keep  []bool  // false when cut as warm-up
+	bidx  []int32 // bucket of each request, −1 when in no analysed bucket
 
 	t0          float64 // first arrival (clock units), NaN when no clock
 	windowStart float64 // after the warm-up cut
@@ -43,6 +45,8 @@ type armData struct {
 	unverified    map[string]int64 // SLO criterion → completed requests lacking the field
 	// sorted caches pooled latency samples by latency name
 	sorted map[string][]float64
+	// warmup is the automatic warm-up decision (window.warmup: auto)
+	warmup *normalize.WarmupResult
 }
 
 // bucket holds one time slice's totals for one arm.
@@ -184,8 +188,19 @@ func prepare(ds *sources.Dataset, p *policies.Policy, cls *classifier) (*armData
 	}
 	if a.clock == sources.ClockNone {
 		a.bucketPseudo(p)
-	} else if err := a.bucketTime(p); err != nil {
-		return nil, err
+	} else {
+		cut := 0.0
+		if d := p.Window.WarmupDuration(); d > 0 {
+			cut = d.Seconds()
+		}
+		if err := a.bucketTime(cut); err != nil {
+			return nil, err
+		}
+		if p.Window.Warmup == "auto" {
+			if err := a.autoWarmup(); err != nil {
+				return nil, err
+			}
+		}
 	}
 	a.replicaTime()
 	return a, nil
@@ -212,8 +227,9 @@ func statusCounts(rs []sources.Request) string {
 }
 
 // bucketTime groups requests by arrival time into buckets of the policy's
-// width starting at the arm's first arrival, and applies a fixed warm-up cut.
-func (a *armData) bucketTime(p *policies.Policy) error {
+// width starting at the arm's first arrival, and cuts the first cut seconds
+// as warm-up.
+func (a *armData) bucketTime(cut float64) error {
 	rs := a.ds.Requests
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for i := range rs {
@@ -224,10 +240,6 @@ func (a *armData) bucketTime(p *policies.Policy) error {
 	end := hi
 	if a.ds.Duration > 0 && lo+a.ds.Duration > end {
 		end = lo + a.ds.Duration
-	}
-	cut := 0.0
-	if d := p.Window.WarmupDuration(); d > 0 {
-		cut = d.Seconds()
 	}
 	if cut >= end-lo {
 		return &DataError{Arm: a.arm, Msg: fmt.Sprintf("the warm-up cut of %gs removes the whole run (%.1fs of arrivals); shorten window.warmup", cut, end-lo)}
@@ -265,7 +277,9 @@ func (a *armData) bucketTime(p *policies.Policy) error {
 			}
 		}
 	}
+	a.bidx = make([]int32, len(rs))
 	for i := range rs {
+		a.bidx[i] = -1
 		r := &rs[i]
 		bi := int((r.Time - lo) / w)
 		if bi >= len(a.buckets) {
@@ -276,6 +290,7 @@ func (a *armData) bucketTime(p *policies.Policy) error {
 			// cut buckets are kept for charts; a bucket straddling the
 			// cut holds only its analysed requests
 			a.add(b, i)
+			a.bidx[i] = int32(bi)
 		}
 	}
 	return nil
@@ -304,9 +319,11 @@ func (a *armData) bucketPseudo(p *policies.Policy) {
 		a.buckets[i].start = float64(i) * secsPer
 		a.buckets[i].secs = secsPer
 	}
+	a.bidx = make([]int32, len(rs))
 	for i := range rs {
 		a.keep[i] = true
 		a.add(&a.buckets[i/size], i)
+		a.bidx[i] = int32(i / size)
 	}
 	a.windowSecs = a.ds.Duration
 	if a.ds.Duration <= 0 {
@@ -400,3 +417,33 @@ func (a *armData) replicaTime() {
 
 // kept returns the analysed buckets (after the warm-up cut).
 func (a *armData) kept() []bucket { return a.buckets[a.firstKept:] }
+
+// autoWarmup applies the pre-declared warm-up rule (MSER-5 on per-bucket
+// TTFT medians, confirmed by a CUSUM changepoint; see normalize.Warmup) and
+// re-buckets the arm with the detected cut.
+func (a *armData) autoWarmup() error {
+	series := make([]float64, len(a.buckets))
+	for i := range a.buckets {
+		xs := slices.Clone(a.buckets[i].ttft)
+		slices.Sort(xs)
+		series[i] = math.NaN()
+		if len(xs) > 0 {
+			series[i] = quantile(xs, 0.5)
+		}
+	}
+	res := normalize.Warmup(series, normalize.WarmupOptions{})
+	if res.Cut > 0 && !(res.MeanBefore > res.MeanAfter) {
+		// a warm-up is a slow start; a start faster than what follows is a
+		// later slowdown (load, a lost replica), which must stay in the
+		// window to be judged
+		res.Reason = fmt.Sprintf("no cut: the level shifts at bucket %d but the start is faster (median TTFT %.4gs before, %.4gs after), so it is not a warm-up",
+			res.Cut, res.MeanBefore, res.MeanAfter)
+		res.Cut, res.Confirmed = 0, false
+	}
+	a.warmup = &res
+	if res.Cut == 0 {
+		return nil
+	}
+	a.keep = make([]bool, len(a.ds.Requests))
+	return a.bucketTime(float64(res.Cut) * a.bucketSecs)
+}

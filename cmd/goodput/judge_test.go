@@ -306,3 +306,18 @@ func TestJudgeCostFlag(t *testing.T) {
 		t.Errorf("report lacks the cost breakdown or the cost input")
 	}
 }
+
+// TestTextShowsNaiveAndAdjusted: the text report prints, for a gate that
+// normalization changed, the naive and the adjusted comparison side by side.
+func TestTextShowsNaiveAndAdjusted(t *testing.T) {
+	code, out, errs := runCLI(t, nil, "judge", "--baseline", filepath.Join("..", "..", "testdata", "example", "baseline.jsonl"),
+		"--canary", filepath.Join("..", "..", "testdata", "example", "canary.jsonl"))
+	if code != ExitPass {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"goodput_per_replica: naive +3.7%", "→ adjusted +0.0%", "mix: standardized to the baseline mix", "load: offered load per replica-second"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text report lacks %q", want)
+		}
+	}
+}
