@@ -12,6 +12,9 @@ func (a *app) commands() []*cobra.Command {
 		a.newJudgeCmd(),
 		a.newReviewCmdWith(reviewOptions{now: time.Now, judge: a.reviewJudge}),
 		a.newCommentCmd(),
+		a.newSimulateCmd(),
+		a.newCalibrateCmd(),
+		a.newBenchCmd(),
 		a.newPolicyCmd(),
 	}
 }

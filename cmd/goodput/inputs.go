@@ -147,10 +147,12 @@ func readFile(ctx context.Context, arm sources.Arm, path, format string) (source
 	if !known {
 		return sources.Dataset{}, fmt.Errorf("unknown --input-format %q (one of %s)", format, strings.Join(inputFormats(), ", "))
 	}
-	br := bufio.NewReaderSize(f, 1<<20)
-	var r io.Reader = br
-	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-		zr, err := gzip.NewReader(br)
+	// an uncompressed file goes to the reader as is, so it can size its
+	// buffer from the file
+	var r io.Reader = f
+	magic := make([]byte, 2)
+	if n, _ := f.ReadAt(magic, 0); n == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(bufio.NewReaderSize(f, 1<<20))
 		if err != nil {
 			return sources.Dataset{}, fmt.Errorf("%s: gzip header: %v", path, err)
 		}

@@ -34,6 +34,8 @@ type judgeOptions struct {
 	Seed               uint64
 	Resamples          int
 	Cost               string
+	Judge              string
+	prom               promOptions
 }
 
 func (a *app) newJudgeCmd() *cobra.Command {
@@ -66,6 +68,7 @@ Exit codes: 0 pass, 1 fail, 2 usage error, 3 inconclusive
 	fs.BoolVar(&o.FailOnInconclusive, "fail-on-inconclusive", false, "exit 1 instead of 3 when the verdict is inconclusive")
 	fs.BoolVar(&o.NoColor, "no-color", false, "no colour in text output (also when NO_COLOR is set)")
 	fs.StringVar(&o.Cost, "cost", "", "cost records (CSV or JSONL: start,end,arm[,replica],accelerator_usd,host_usd,network_usd,idle_reserve_usd)")
+	o.prom.addFlags(fs)
 	fs.Uint64Var(&o.Seed, "seed", 1, "seed for resampling; the same inputs and seed give the same report")
 	fs.IntVar(&o.Resamples, "resamples", 2000, "bootstrap resamples for quantile gates (≥ 200)")
 	return cmd
@@ -87,8 +90,12 @@ func (a *app) runJudge(ctx context.Context, o *judgeOptions) error {
 	default:
 		return usageError("--format %q: want text, markdown or json", o.Format)
 	}
-	if len(o.Baseline) == 0 || len(o.Canary) == 0 {
-		return usageError("judge needs --baseline FILE and --canary FILE (see goodput judge --help)")
+	if o.prom.enabled() {
+		if len(o.Baseline) > 0 || len(o.Canary) > 0 {
+			return usageError("give either --prometheus with --baseline-selector/--canary-selector, or --baseline/--canary files, not both")
+		}
+	} else if len(o.Baseline) == 0 || len(o.Canary) == 0 {
+		return usageError("judge needs --baseline FILE and --canary FILE, or --prometheus URL with selectors (see goodput judge --help)")
 	}
 	if o.Resamples < 200 {
 		return usageError("--resamples %d: want at least 200", o.Resamples)
@@ -109,13 +116,18 @@ func (a *app) judgeFiles(ctx context.Context, o *judgeOptions, progress io.Write
 	if err != nil {
 		return nil, inputError(err)
 	}
-	base, err := readArm(ctx, sources.Baseline, o.Baseline, o.InputFormat, progress)
-	if err != nil {
-		return nil, inputError(err)
-	}
-	can, err := readArm(ctx, sources.Canary, o.Canary, o.InputFormat, progress)
-	if err != nil {
-		return nil, inputError(err)
+	var base, can sources.Dataset
+	if o.prom.enabled() {
+		if base, can, err = o.prom.load(ctx, a.env, a.now); err != nil {
+			return nil, err
+		}
+	} else {
+		if base, err = readArm(ctx, sources.Baseline, o.Baseline, o.InputFormat, progress); err != nil {
+			return nil, inputError(err)
+		}
+		if can, err = readArm(ctx, sources.Canary, o.Canary, o.InputFormat, progress); err != nil {
+			return nil, inputError(err)
+		}
 	}
 	cfg := analysis.Config{Policy: pol, Seed: o.Seed, Resamples: o.Resamples, ToolVersion: version}
 	if o.Cost != "" {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime/pprof"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 )
@@ -58,10 +59,20 @@ func usageError(format string, a ...any) error {
 	return &exitError{Code: ExitUsage, Err: fmt.Errorf(format, a...)}
 }
 
-// app holds what every command needs: streams, environment.
+// app holds what every command needs: streams, environment, clock.
 type app struct {
 	io  *IOStreams
 	env Env
+	// clock is the wall clock (time.Now in main); nil means time.Now.
+	clock func() time.Time
+}
+
+// now reads the injected clock.
+func (a *app) now() time.Time {
+	if a.clock == nil {
+		return time.Now()
+	}
+	return a.clock()
 }
 
 // run executes the CLI with args and returns the process exit code.
