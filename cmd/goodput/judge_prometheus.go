@@ -129,7 +129,9 @@ func (o *promOptions) plan(env Env, now func() time.Time) (promPlan, error) {
 	case o.Last < 0:
 		return p, usageError("--last %v: want a positive duration", o.Last)
 	case o.Last > 0:
-		p.end = now()
+		// "now" is rounded down to a whole step, so runs within one step
+		// read the same slices (and range caches such as Mimir's hit)
+		p.end = now().Truncate(o.Step)
 		if o.End != "" {
 			if p.end, err = parse("end", o.End); err != nil {
 				return p, err

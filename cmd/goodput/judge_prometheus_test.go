@@ -48,7 +48,7 @@ func TestPromFlagsDefaults(t *testing.T) {
 	if !o.enabled() || len(o.Headers) != 2 || o.Last != 30*time.Minute || o.Step != 15*time.Second || o.PathPrefix != "/prometheus" {
 		t.Errorf("parsed = %+v", o)
 	}
-	p, err := o.plan(func(string) string { return "" }, promNow)
+	p, err := o.plan(func(string) string { return "" }, func() time.Time { return promNow().Add(7 * time.Second) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,9 +110,10 @@ func TestPromPlanErrors(t *testing.T) {
 // for both arms (5 completed requests per step); fail makes every request
 // a 503 whose body echoes the Authorization header.
 type fakePromServer struct {
-	mu      sync.Mutex
-	fail    bool
-	headers []http.Header
+	mu       sync.Mutex
+	fail     bool
+	emptyFor string // a selector value whose arm has no series
+	headers  []http.Header
 }
 
 func (f *fakePromServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -131,6 +132,10 @@ func (f *fakePromServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case strings.HasSuffix(r.URL.Path, "/api/v1/label/__name__/values"):
+		if f.emptyFor != "" && strings.Contains(r.Form.Get("match[]"), f.emptyFor) {
+			reply([]string{})
+			return
+		}
 		reply([]string{"vllm:request_success_total"})
 	case strings.HasSuffix(r.URL.Path, "/api/v1/query"):
 		reply(map[string]any{"resultType": "vector", "result": []any{}})
@@ -178,6 +183,16 @@ func TestPromLoad(t *testing.T) {
 			t.Errorf("request headers %v", h)
 		}
 	}
+
+	// an arm without series: exit 4, naming the arm and its selector
+	o.CanarySelector = `deployment="canary-typo"`
+	fake.emptyFor = "canary-typo"
+	_, _, err = o.load(context.Background(), func(k string) string { return env[k] }, promNow)
+	if err == nil || exitCode(err) != ExitError || !strings.Contains(err.Error(), "arm canary") || !strings.Contains(err.Error(), "canary-typo") {
+		t.Errorf("arm without series: err %v code %d", err, exitCode(err))
+	}
+	fake.emptyFor = ""
+	o.CanarySelector = `deployment="canary"`
 
 	// a failing server: exit 4, the secret echoed by the server is redacted
 	fake.fail = true
