@@ -813,6 +813,7 @@ func (s *armSim) startStep(r *replica, t float64) {
 		}
 		s.preempt(r, r.running[len(r.running)-1])
 	}
+	var nDec, ctxTok, pre float64
 	prefillStep := false
 	if spec.Scheduler == "fcfs" {
 		if h := r.queue.peek(); h != nil && len(r.running) < spec.MaxBatch && s.admitBlocks(h) <= r.kvFree {
@@ -824,24 +825,30 @@ func (s *armSim) startStep(r *replica, t float64) {
 				}
 				s.admit(r, h, t)
 				used += h.target - h.computed
+				pre += float64(h.target - h.computed)
 				r.batch = append(r.batch, stepItem{r: h, chunk: h.target - h.computed})
 			}
 		}
 	}
 	if !prefillStep {
+		partial := false
 		for _, q := range r.running {
-			if q.computed == q.target {
-				if n := s.kvNeed(q, 0); n > 0 {
-					r.kvFree -= n
-					q.blocks += int32(n)
-				}
-				r.batch = append(r.batch, stepItem{r: q})
-				budget--
+			if q.computed != q.target {
+				partial = true
+				continue
 			}
+			if n := s.kvNeed(q, 0); n > 0 {
+				r.kvFree -= n
+				q.blocks += int32(n)
+			}
+			r.batch = append(r.batch, stepItem{r: q})
+			nDec++
+			ctxTok += float64(q.prompt + q.gen)
 		}
+		budget -= int32(nDec)
 		if spec.Scheduler == "chunked" {
 			for _, q := range r.running {
-				if budget <= 0 {
+				if budget <= 0 || !partial {
 					break
 				}
 				if q.computed < q.target {
@@ -853,6 +860,7 @@ func (s *armSim) startStep(r *replica, t float64) {
 					r.kvFree -= n
 					q.blocks += int32(n)
 					r.batch = append(r.batch, stepItem{r: q, chunk: chunk})
+					pre += float64(chunk)
 					budget -= chunk
 				}
 			}
@@ -868,6 +876,7 @@ func (s *armSim) startStep(r *replica, t float64) {
 					h.blocks += int32(n)
 				}
 				r.batch = append(r.batch, stepItem{r: h, chunk: chunk})
+				pre += float64(chunk)
 				budget -= chunk
 			}
 		}
@@ -875,15 +884,6 @@ func (s *armSim) startStep(r *replica, t float64) {
 	if len(r.batch) == 0 {
 		r.busy = false
 		return
-	}
-	var nDec, ctxTok, pre float64
-	for _, it := range r.batch {
-		if it.chunk == 0 {
-			nDec++
-			ctxTok += float64(it.r.prompt + it.r.gen)
-		} else {
-			pre += float64(it.chunk)
-		}
 	}
 	st := spec.Step
 	dec := st.Base.Seconds() + st.DecodePerSeq.Seconds()*nDec + st.PerContextToken.Seconds()*ctxTok
@@ -907,6 +907,7 @@ func (s *armSim) stepEnd(r *replica, t float64) {
 	s.accountBusy(r, r.stepStart, t)
 	r.busy = false
 	finished := false
+	tokens := 0.0
 	for _, it := range r.batch {
 		q := it.r
 		if q.state != stRunning || q.replica != r.idx {
@@ -934,14 +935,15 @@ func (s *armSim) stepEnd(r *replica, t float64) {
 		}
 		q.gen++
 		q.lastTok = t
-		r.c.gen++
-		if t < s.end {
-			s.tokensPerMinute[int(t/60)]++
-		}
+		tokens++
 		if q.gen >= q.output {
 			s.finish(r, q, t)
 			finished = true
 		}
+	}
+	r.c.gen += tokens
+	if t < s.end {
+		s.tokensPerMinute[int(t/60)] += tokens
 	}
 	if finished {
 		r.running = slices.DeleteFunc(r.running, func(q *simReq) bool { return q.state == stDone })
