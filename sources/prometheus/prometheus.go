@@ -160,8 +160,11 @@ func (t *authTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 type Query struct {
 	Arm      sources.Arm
 	Selector engines.Selector // the arm's label matchers (validated)
-	Start    time.Time        // window start (inclusive)
-	End      time.Time        // window end
+	// Start and End bound the window. Buckets are (Start + k·Step,
+	// Start + (k+1)·Step] for k < ⌊(End − Start)/Step⌋; a remainder
+	// shorter than a step at the end is not read.
+	Start time.Time
+	End   time.Time
 	// Step is the bucket width (> 0). Use at least twice the scrape
 	// interval: increase() needs two samples per step.
 	Step time.Duration
@@ -208,7 +211,8 @@ func (s *Source) Read(ctx context.Context, q Query) (sources.Dataset, error) {
 	}
 	prof, err := engines.Detect(names, q.Engine)
 	if err != nil {
-		return ds, fmt.Errorf("arm %s (selector {%s}): %v; metric names found: %s", q.Arm, q.Selector, err, strings.Join(first(names, 12), ", "))
+		return ds, fmt.Errorf("arm %s (selector {%s}): %v; metric names found: %s", q.Arm, q.Selector, err,
+			sanitize(strings.Join(first(names, 12), ", "), 600))
 	}
 	have := map[string]bool{}
 	for _, n := range names {
