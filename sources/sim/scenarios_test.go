@@ -300,6 +300,25 @@ func TestScenarioEffects(t *testing.T) {
 			t.Errorf("canary/baseline median TPOT: first minute %.2f (want slow), after warm-up %.3f (want ≈ 1)", first, late)
 		}
 	})
+	t.Run("cache-cold", func(t *testing.T) {
+		res := runBuiltin(t, "cache-cold", 1, 0)
+		start := float64(res.Scenario.Start.Unix())
+		hit := func(reqs []sources.Request, from, to float64) float64 {
+			var h, n float64
+			for _, r := range reqs {
+				if r.Class == "rag" && r.CachedTokens >= 0 && r.Time-start >= from && r.Time-start < to {
+					h += float64(r.CachedTokens)
+					n += float64(r.PromptTokens)
+				}
+			}
+			return h / n
+		}
+		eb, ec := hit(res.Baseline, 0, 90), hit(res.Canary, 0, 90)
+		lb, lc := hit(res.Baseline, 600, 900), hit(res.Canary, 600, 900)
+		if ec > eb-0.2 || math.Abs(lc-lb) > 0.05 {
+			t.Errorf("prefix hit rate: first 90 s %.2f vs %.2f (want the canary well below), last 5 min %.2f vs %.2f (want equal)", eb, ec, lb, lc)
+		}
+	})
 	t.Run("low-traffic", func(t *testing.T) {
 		res := runBuiltin(t, "low-traffic", 1, 0)
 		if n := len(res.Canary); n < 20 || n > 120 {
