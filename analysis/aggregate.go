@@ -347,10 +347,18 @@ func (j *aggJudgement) evalGate(idx int, g policies.Gate, conf float64) gateEval
 	// pessimistic: canary at its worst end (fewest good requests, which is
 	// worse for attainment, goodput and cost per good request alike),
 	// baseline at its best
-	cWorst, okc := j.c.ratioAt(g.Metric, false)
-	bBest, okb := j.b.ratioAt(g.Metric, true)
-	cBest, _ := j.c.ratioAt(g.Metric, true)
-	bWorst, _ := j.b.ratioAt(g.Metric, false)
+	metric := g.Metric
+	matched := j.p.Normalize.Load == "matched" && (metric == "goodput" || metric == "goodput_per_replica")
+	if matched {
+		// at matched offered load a goodput ratio is the ratio of good
+		// requests per offered request (see judgement.matchedLoad)
+		metric = "slo_attainment"
+		e.m.Adjusted = append(e.m.Adjusted, "matched offered load: good requests per offered request")
+	}
+	cWorst, okc := j.c.ratioAt(metric, false)
+	bBest, okb := j.b.ratioAt(metric, true)
+	cBest, _ := j.c.ratioAt(metric, true)
+	bWorst, _ := j.b.ratioAt(metric, false)
 	if !okc || !okb {
 		if g.Metric == "cost_per_good_request" {
 			return inconclusive("cost is unknown: no OpenCost series for an arm; a declared cost gate is never passed without cost data")
@@ -364,8 +372,27 @@ func (j *aggJudgement) evalGate(idx int, g policies.Gate, conf float64) gateEval
 		return stats.LogRatioOfRatios(x, y, conf)
 	}
 	pess, opt := est(cWorst, bBest), est(cBest, bWorst)
+	if info.Scale == "absolute" {
+		// never narrower than the independent-requests interval
+		pess = binomialFloor(pess, sum(cWorst.Num), sum(cWorst.Den), sum(bBest.Num), sum(bBest.Den), conf)
+		opt = binomialFloor(opt, sum(cBest.Num), sum(cBest.Den), sum(bWorst.Num), sum(bWorst.Den), conf)
+	} else if matched {
+		pess = ratioFloor(pess, sum(cWorst.Num), sum(cWorst.Den), sum(bBest.Num), sum(bBest.Den), conf)
+		opt = ratioFloor(opt, sum(cBest.Num), sum(cBest.Den), sum(bWorst.Num), sum(bWorst.Den), conf)
+	} else {
+		pess = poissonFloor(pess, sum(bBest.Num), sum(cWorst.Num), conf)
+		opt = poissonFloor(opt, sum(bWorst.Num), sum(cBest.Num), conf)
+	}
 	e.m.Baseline = Num(sum(bBest.Num) / sum(bBest.Den))
 	e.m.Canary = Num(sum(cWorst.Num) / sum(cWorst.Den))
+	if matched {
+		// show goodput figures: the baseline's, and the canary's at the
+		// baseline's offered load
+		gb, _ := j.b.ratioAt(g.Metric, true)
+		vb := sum(gb.Num) / sum(gb.Den)
+		e.m.Canary = Num(vb * float64(e.m.Canary) / float64(e.m.Baseline))
+		e.m.Baseline = Num(vb)
+	}
 	e.m.Method = pess.Method + ", conservative end of histogram bounds"
 	if len(j.b.slices) < MinBuckets || len(j.c.slices) < MinBuckets {
 		return inconclusive(fmt.Sprintf("too little data: %d and %d buckets (need ≥ %d per arm)", len(j.b.slices), len(j.c.slices), MinBuckets))

@@ -499,19 +499,8 @@ func (j *judgement) matchedLoad(rb, rc stats.Ratio, kb, kc []bucket, conf float6
 	loadC := sum(perOffered(rc, kc).Den) / sum(rc.Den)
 	est := stats.LogRatioOfRatios(perOffered(rc, kc), perOffered(rb, kb), conf)
 	est.Method += "-matched-load"
-	// floor: the independent-requests interval of the attainment ratio
 	tb, tc := j.b.totals(), j.c.totals()
-	if tb.offered > 0 && tc.offered > 0 && tb.good > 0 && !math.IsNaN(est.Point) {
-		pb := tb.good / tb.offered
-		nc := stats.NewcombeDiff(tc.good, tc.offered, tb.good, tb.offered, conf)
-		lo, hi := math.Log1p(math.Max(nc.Lo/pb, -0.999999)), math.Log1p(nc.Hi/pb)
-		if lo < est.CI.Lo || hi > est.CI.Hi {
-			est.CI = stats.Interval{Lo: math.Min(lo, est.CI.Lo), Hi: math.Max(hi, est.CI.Hi)}
-			z := distuv.UnitNormal.Quantile(0.5 + conf/2)
-			est.SE = math.Max(nanTo0(est.SE), (est.CI.Hi-est.CI.Lo)/(2*z))
-			est.Method += "+newcombe-floor"
-		}
-	}
+	est = ratioFloor(est, tc.good, tc.offered, tb.good, tb.offered, conf)
 	return est, loadB / loadC
 }
 
@@ -539,4 +528,23 @@ func sortedPool(x [][]float64) []float64 {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// ratioFloor widens a log-ratio interval of two proportions (kx/nx over
+// ky/ny) to at least the independent-requests interval: Newcombe's interval
+// of the difference, relative to the baseline proportion, on the log scale.
+func ratioFloor(est stats.Estimate, kx, nx, ky, ny, conf float64) stats.Estimate {
+	if nx <= 0 || ny <= 0 || ky <= 0 || math.IsNaN(est.Point) {
+		return est
+	}
+	py := ky / ny
+	nc := stats.NewcombeDiff(kx, nx, ky, ny, conf)
+	lo, hi := math.Log1p(math.Max(nc.Lo/py, -0.999999)), math.Log1p(nc.Hi/py)
+	if lo < est.CI.Lo || hi > est.CI.Hi {
+		est.CI = stats.Interval{Lo: math.Min(lo, est.CI.Lo), Hi: math.Max(hi, est.CI.Hi)}
+		z := distuv.UnitNormal.Quantile(0.5 + conf/2)
+		est.SE = math.Max(nanTo0(est.SE), (est.CI.Hi-est.CI.Lo)/(2*z))
+		est.Method += "+newcombe-floor"
+	}
+	return est
 }
