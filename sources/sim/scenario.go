@@ -89,7 +89,7 @@ type ClassSLO struct {
 // linear ramps at both ends.
 type Traffic struct {
 	// Rate is the total offered first-attempt rate, requests/s, summed over
-	// both arms. Ignored when Schedule is set.
+	// both arms. Ignored when Schedule is set. Default 20.
 	Rate float64 `yaml:"rate"`
 	// Schedule is a piecewise-linear base rate (ramps, steps): before the
 	// first point the first rate holds, after the last the last.
@@ -104,7 +104,9 @@ type Traffic struct {
 	// from the same rate function) or "mirrored" (both arms receive the
 	// same first-attempt sequence; needs canary_share 0.5).
 	Split string `yaml:"split"`
-	// Classes are the request classes; weights need not sum to 1.
+	// Classes are the request classes; weights need not sum to 1. Default:
+	// "chat" (85%, ~600-token prompts, ~180-token outputs, 16 shared
+	// system prompts) and "long" (15%, ~6000-token prompts).
 	Classes []Class `yaml:"classes"`
 }
 
@@ -210,6 +212,7 @@ type Retry struct {
 // ArmSpec is one arm's fleet: replicas, scheduler, step-time model and
 // budgets, the knobs of a change under test, GPU and cost rates.
 type ArmSpec struct {
+	// Replicas is the number of replicas of the arm, 1–1000. Default 4.
 	Replicas int `yaml:"replicas"`
 	// Router: "least-loaded" (default; each replica has its own queue and a
 	// request joins the replica with the fewest waiting+running) or
@@ -250,7 +253,7 @@ type ArmSpec struct {
 	// this arm (a traffic-mix shift), by class name.
 	ClassWeights map[string]float64 `yaml:"class_weights"`
 	// ErrorRate is the probability that an admitted request ends with a
-	// server error instead of completing, in [0, 1).
+	// server error instead of completing, in [0, 1). Default 0.
 	ErrorRate float64 `yaml:"error_rate"`
 	Quality   Quality `yaml:"quality"`
 	GPU       GPU     `yaml:"gpu"`
@@ -271,7 +274,7 @@ type KV struct {
 // PrefixCache is the replica's prefix cache (automatic prefix caching).
 type PrefixCache struct {
 	// CapacityTokens is the most prefix tokens kept (LRU over groups); 0
-	// disables the cache.
+	// disables the cache. Default 32768.
 	CapacityTokens int `yaml:"capacity_tokens"`
 	// StartCold: the cache is empty at the window start (otherwise it holds
 	// the most popular groups). Restarted replicas always start cold.
