@@ -320,6 +320,19 @@ func aggregate(snaps []snapshot, engine string) (*sources.Aggregate, []string, e
 				widths = append(widths, end-start)
 			}
 		}
+		if p.prev != nil {
+			for _, oc := range res.Outcomes {
+				gone := 0
+				for _, k := range p.prev.byName[oc.Name] {
+					if _, ok := p.cur.samples[k]; !ok {
+						gone++
+					}
+				}
+				if gone > 0 {
+					note("%s: series present in one scrape are missing from the next (a replica went away, or a scrape failed): their counts stop there", oc.Name)
+				}
+			}
+		}
 		for _, class := range classes {
 			b := newBucket(start, end, class)
 			inClass := func(l map[string]string) bool { return class == "" || l[engines.ClassLabel] == class }

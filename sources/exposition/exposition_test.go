@@ -110,6 +110,28 @@ func TestReadPair(t *testing.T) {
 	if !strings.Contains(notes, "counter reset") {
 		t.Errorf("notes lack the counter reset: %q", ds.Agg.Notes)
 	}
+	if strings.Contains(notes, "went away") {
+		t.Errorf("no series disappeared, yet: %q", ds.Agg.Notes)
+	}
+	// pod b-1 gone from the after scrape: its counts stop, and a note says so
+	after, _ := os.ReadFile("testdata/vllm_after.prom")
+	var kept []string
+	for _, l := range strings.Split(string(after), "\n") {
+		if !strings.Contains(l, `pod="b-1"`) {
+			kept = append(kept, l)
+		}
+	}
+	ds, err = ReadPair(ctx, "testdata/vllm_before.prom", open(t, "testdata/vllm_before.prom"),
+		"after-without-b-1.prom", strings.NewReader(strings.Join(kept, "\n")), sources.Baseline)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := ds.Agg.Buckets[0]; b.Completed != 65 || b.Replicas != 1.5 {
+		t.Errorf("without b-1: completed %v replicas %v, want 65 and 1.5", b.Completed, b.Replicas)
+	}
+	if !strings.Contains(strings.Join(ds.Agg.Notes, "\n"), "went away") {
+		t.Errorf("vanished replica not noted: %q", ds.Agg.Notes)
+	}
 }
 
 // Both scrapes in one file, separated by "# EOF", give the same figures;
