@@ -403,7 +403,7 @@ func (j *aggJudgement) evalGate(idx int, g policies.Gate, conf float64) gateEval
 	// hull of the two intervals, in the metric's direction
 	lo, hi := math.Min(pess.CI.Lo, opt.CI.Lo), math.Max(pess.CI.Hi, opt.CI.Hi)
 	point := pess.Point
-	return j.decide(e, g, info, stats.Estimate{Point: point, CI: stats.Interval{Lo: lo, Hi: hi}, SE: math.Max(pess.SE, opt.SE), Method: pess.Method})
+	return decide(e, g, info, stats.Estimate{Point: point, CI: stats.Interval{Lo: lo, Hi: hi}, SE: math.Max(pess.SE, opt.SE), Method: pess.Method})
 }
 
 func sumOffered(a *aggArm) float64 {
@@ -464,7 +464,7 @@ func (j *aggJudgement) latencyGate(e gateEval, idx int, info policies.MetricInfo
 	})
 	ci := stats.PercentileInterval(reps, conf)
 	est := stats.Estimate{Point: math.Log(qc / qb), CI: ci, SE: sdOf(reps), Method: e.m.Method}
-	return j.decide(e, g, info, est)
+	return decide(e, g, info, est)
 }
 
 func sdOf(xs []float64) float64 {
@@ -486,44 +486,6 @@ func sdOf(xs []float64) float64 {
 		}
 	}
 	return math.Sqrt(ss / (n - 1))
-}
-
-// decide applies the verdict rule to an estimate on the metric's native
-// scale (difference, or log ratio for relative metrics).
-func (j *aggJudgement) decide(e gateEval, g policies.Gate, info policies.MetricInfo, est stats.Estimate) gateEval {
-	if math.IsNaN(est.CI.Lo) || math.IsNaN(est.CI.Hi) || math.IsInf(est.CI.Lo, 0) || math.IsInf(est.CI.Hi, 0) {
-		e.m.Reason = "the interval could not be computed"
-		return e
-	}
-	if info.Scale == "relative" {
-		e.m.Delta = Num(math.Exp(est.Point) - 1)
-		e.m.Interval = [2]Num{Num(math.Exp(est.CI.Lo) - 1), Num(math.Exp(est.CI.Hi) - 1)}
-		e.passAt = math.Log1p(g.Margin.Value)
-		if info.HigherIsBetter {
-			e.passAt = -math.Log1p(-g.Margin.Value)
-		}
-	} else {
-		e.m.Delta = Num(est.Point)
-		e.m.Interval = [2]Num{Num(est.CI.Lo), Num(est.CI.Hi)}
-		e.passAt = g.Margin.Value
-	}
-	harm := est.CI
-	e.harmPoint = est.Point
-	if info.HigherIsBetter {
-		harm = stats.Interval{Lo: -est.CI.Hi, Hi: -est.CI.Lo}
-		e.harmPoint = -est.Point
-	}
-	e.se = est.SE
-	e.failAt = e.passAt
-	if g.Guardrail {
-		e.failAt = 0
-		e.decision = stats.Guardrail(harm, e.passAt)
-	} else {
-		e.decision = stats.NonInferiority(harm, e.passAt)
-	}
-	e.decidable = true
-	e.m.Reason = gateReason(e.m, e.decision)
-	return e
 }
 
 func (j *aggJudgement) series() Series {

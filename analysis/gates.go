@@ -273,7 +273,19 @@ func (j *judgement) evalGate(idx int, g policies.Gate, conf float64, r *Report) 
 	if math.IsNaN(est.Point) || math.IsNaN(est.CI.Lo) || math.IsNaN(est.CI.Hi) {
 		return inconclusive("the interval could not be computed (no variation or no data in an arm)")
 	}
-	// translate to the reported scale and to harm space
+	return decide(e, g, info, est)
+}
+
+// decide applies the verdict rule of DESIGN.md §5 to an estimate on the
+// metric's native scale (a difference, or a log ratio for relative
+// metrics): it fills the reported delta and interval, the harm-space
+// thresholds for Holm and MoreData, the decision and its reason.
+func decide(e gateEval, g policies.Gate, info policies.MetricInfo, est stats.Estimate) gateEval {
+	if math.IsNaN(est.CI.Lo) || math.IsNaN(est.CI.Hi) {
+		e.m.Verdict = Inconclusive
+		e.m.Reason = "the interval could not be computed"
+		return e
+	}
 	var lo, hi float64
 	if info.Scale == "relative" {
 		e.m.Delta = Num(math.Exp(est.Point) - 1)

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"flag"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -32,23 +30,7 @@ func mdUpdating() bool {
 
 func mdGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", "markdown", name)
-	if mdUpdating() {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("reading golden file (run `go test ./analysis/report -update` to create it): %v", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the rendering (rerun with -update if the change is intended):\n%s", path, mdLineDiff(string(want), string(got)))
-	}
+	checkGolden(t, "markdown", name, got)
 }
 
 // mdLineDiff lists the first differing lines of two texts.
