@@ -1,7 +1,7 @@
 package main
 
 import (
-	"bytes"
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -96,28 +96,18 @@ func (a *app) runSimulate(ctx context.Context, o *simulateOptions) error {
 		return inputError(err)
 	}
 	fmt.Fprintf(a.io.ErrOut, "simulated %d baseline and %d canary requests\n", len(res.Baseline), len(res.Canary))
-	files := []struct {
-		name  string
-		write func(io.Writer) error
-	}{
+	outs := []simOutput{
 		{"baseline.jsonl", func(w io.Writer) error { return sim.WriteRequestLog(w, res.Baseline) }},
 		{"canary.jsonl", func(w io.Writer) error { return sim.WriteRequestLog(w, res.Canary) }},
 		{"metrics.om", func(w io.Writer) error { return sim.WriteOpenMetrics(w, res.Metrics) }},
 		{"cost.csv", func(w io.Writer) error { return sim.WriteCostCSV(w, res.Cost) }},
 	}
-	outs := make([]simOutput, 0, len(files))
-	for _, f := range files {
-		var b bytes.Buffer
-		if err := f.write(&b); err != nil {
-			return inputError(fmt.Errorf("rendering %s: %w", f.name, err))
-		}
-		outs = append(outs, simOutput{name: f.name, data: b.Bytes()})
-	}
-	if err := writeOutputsAtomic(o.Out, outs); err != nil {
+	sizes, err := writeOutputsAtomic(ctx, o.Out, outs)
+	if err != nil {
 		return inputError(err)
 	}
-	for _, f := range outs {
-		fmt.Fprintf(a.io.ErrOut, "wrote %s (%d bytes)\n", filepath.Join(o.Out, f.name), len(f.data))
+	for i, f := range outs {
+		fmt.Fprintf(a.io.ErrOut, "wrote %s (%d bytes)\n", filepath.Join(o.Out, f.name), sizes[i])
 	}
 	if err := sim.WriteSummary(a.io.Out, res.Summary); err != nil {
 		return inputError(err)
@@ -186,48 +176,70 @@ func loadScenario(arg string) (sim.Scenario, error) {
 	return sc, nil
 }
 
+// simOutput is one output file and the function that renders it.
 type simOutput struct {
-	name string
-	data []byte
+	name  string
+	write func(io.Writer) error
 }
 
-// writeOutputsAtomic writes every file to a temporary name in dir and
-// renames them into place only when all were written, so an error leaves
-// no half-written file (earlier versions of the files stay intact).
-func writeOutputsAtomic(dir string, outs []simOutput) error {
+// countingWriter counts the bytes written through it.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// writeOutputsAtomic renders every file into a temporary file in dir and
+// renames them into place only when all were written, so an error (or a
+// canceled ctx) leaves no half-written file and earlier versions intact.
+// It returns the size of each file.
+func writeOutputsAtomic(ctx context.Context, dir string, outs []simOutput) ([]int64, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("creating the output directory: %w", err)
+		return nil, fmt.Errorf("creating the output directory: %w", err)
 	}
 	temps := make([]string, 0, len(outs))
+	sizes := make([]int64, 0, len(outs))
 	cleanup := func() {
 		for _, t := range temps {
 			os.Remove(t)
 		}
 	}
+	fail := func(name string, err error) ([]int64, error) {
+		cleanup()
+		return nil, fmt.Errorf("writing %s: %w", filepath.Join(dir, name), err)
+	}
 	for _, o := range outs {
+		if err := ctx.Err(); err != nil {
+			return fail(o.name, err)
+		}
 		f, err := os.CreateTemp(dir, "."+o.name+".tmp*")
 		if err != nil {
-			cleanup()
-			return fmt.Errorf("writing %s: %w", filepath.Join(dir, o.name), err)
+			return fail(o.name, err)
 		}
 		temps = append(temps, f.Name())
-		_, werr := f.Write(o.data)
+		bw := bufio.NewWriterSize(f, 1<<20)
+		cw := &countingWriter{w: bw}
+		werr := o.write(cw)
+		ferr := bw.Flush()
 		serr := f.Sync()
 		cerr := f.Close()
-		if err := errors.Join(werr, serr, cerr); err != nil {
-			cleanup()
-			return fmt.Errorf("writing %s: %w", filepath.Join(dir, o.name), err)
+		if err := errors.Join(werr, ferr, serr, cerr); err != nil {
+			return fail(o.name, err)
 		}
 		if err := os.Chmod(f.Name(), 0o644); err != nil {
-			cleanup()
-			return fmt.Errorf("writing %s: %w", filepath.Join(dir, o.name), err)
+			return fail(o.name, err)
 		}
+		sizes = append(sizes, cw.n)
 	}
 	for i, o := range outs {
 		if err := os.Rename(temps[i], filepath.Join(dir, o.name)); err != nil {
-			cleanup()
-			return fmt.Errorf("writing %s: %w", filepath.Join(dir, o.name), err)
+			return fail(o.name, err)
 		}
 	}
-	return nil
+	return sizes, nil
 }

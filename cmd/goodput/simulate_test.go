@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -124,5 +125,31 @@ func TestSimulateErrors(t *testing.T) {
 				t.Errorf("exit %d (want %d), stderr %q (want %q)", code, tc.code, errOut, tc.want)
 			}
 		})
+	}
+}
+
+// A failure while rendering any file leaves the directory as it was.
+func TestSimulateWritesAtomically(t *testing.T) {
+	dir := t.TempDir()
+	old := filepath.Join(dir, "baseline.jsonl")
+	if err := os.WriteFile(old, []byte("previous run\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	outs := []simOutput{
+		{"baseline.jsonl", func(w io.Writer) error { _, err := io.WriteString(w, "new\n"); return err }},
+		{"metrics.om", func(w io.Writer) error {
+			io.WriteString(w, "# TYPE x gauge\n")
+			return errors.New("disk full")
+		}},
+	}
+	if _, err := writeOutputsAtomic(context.Background(), dir, outs); err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Fatalf("error %v", err)
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 1 {
+		t.Errorf("left %d entries, want only the previous file", len(ents))
+	}
+	if b, _ := os.ReadFile(old); string(b) != "previous run\n" {
+		t.Errorf("previous file changed to %q", b)
 	}
 }
