@@ -463,6 +463,17 @@ func (j *aggJudgement) latencyGate(e gateEval, idx int, info policies.MetricInfo
 		return math.Log(c / b)
 	})
 	ci := stats.PercentileInterval(reps, conf)
+	// a histogram only places a quantile within its bucket: the interval
+	// covers every ratio the two buckets allow, whatever the interpolation
+	lb, ub := histo.QuantileBounds(info.Quantile, hb)
+	lc, uc := histo.QuantileBounds(info.Quantile, hc)
+	res := stats.Interval{Lo: math.Log(lc / ub), Hi: math.Log(uc / lb)}
+	if res.Lo < ci.Lo || res.Hi > ci.Hi {
+		ci = stats.Interval{Lo: math.Min(ci.Lo, res.Lo), Hi: math.Max(ci.Hi, res.Hi)}
+		e.m.Method += "; widened to the histogram buckets' resolution"
+		e.m.Adjusted = append(e.m.Adjusted, fmt.Sprintf("p%g within bucket (%g, %g] s in the baseline and (%g, %g] s in the canary",
+			info.Quantile*100, lb, ub, lc, uc))
+	}
 	est := stats.Estimate{Point: math.Log(qc / qb), CI: ci, SE: sdOf(reps), Method: e.m.Method}
 	return decide(e, g, info, est)
 }

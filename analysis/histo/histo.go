@@ -392,3 +392,33 @@ func ones(n int) []float64 {
 	}
 	return o
 }
+
+// QuantileBounds returns the edges of the bucket that holds the q-quantile
+// rank (0 < q < 1): the true quantile of the observations lies in
+// [lo, hi], whatever the interpolation says. The lowest bucket starts at 0;
+// a rank in the +Inf bucket gives hi = +Inf. NaN bounds as for Quantile.
+func QuantileBounds(q float64, h sources.Histogram) (lo, hi float64) {
+	nan := math.NaN()
+	if !(q > 0 && q < 1) || len(h.Edges) < 2 || len(h.Counts) != len(h.Edges) {
+		return nan, nan
+	}
+	edges := append([]float64(nil), h.Edges...)
+	counts := monotone(h.Counts)
+	if !sort.Float64sAreSorted(edges) || !math.IsInf(edges[len(edges)-1], 1) {
+		return nan, nan
+	}
+	total := counts[len(counts)-1]
+	if total == 0 {
+		return nan, nan
+	}
+	rank := q * total
+	b := sort.Search(len(edges), func(i int) bool { return counts[i] >= rank })
+	if b >= len(edges) {
+		b = len(edges) - 1
+	}
+	lo = 0
+	if b > 0 {
+		lo = edges[b-1]
+	}
+	return lo, edges[b]
+}

@@ -191,3 +191,27 @@ func TestEdgeNotes(t *testing.T) {
 		t.Errorf("EdgeNotes = %q", n)
 	}
 }
+
+func TestQuantileBounds(t *testing.T) {
+	h := sources.Histogram{Edges: []float64{0.01, 0.025, 0.05, math.Inf(1)}, Counts: []float64{10, 90, 99, 100}}
+	for _, tc := range []struct {
+		q, lo, hi float64
+	}{
+		{0.05, 0, 0.01},     // rank 5 in the first bucket
+		{0.5, 0.01, 0.025},  // rank 50
+		{0.9, 0.01, 0.025},  // rank 90: exactly the edge count
+		{0.95, 0.025, 0.05}, // rank 95
+		{0.995, 0.05, math.Inf(1)},
+	} {
+		lo, hi := QuantileBounds(tc.q, h)
+		if lo != tc.lo || hi != tc.hi {
+			t.Errorf("q=%v: [%v, %v], want [%v, %v]", tc.q, lo, hi, tc.lo, tc.hi)
+		}
+		if v := Quantile(tc.q, h); !(v >= lo && v <= hi) {
+			t.Errorf("q=%v: Quantile %v outside its bounds [%v, %v]", tc.q, v, lo, hi)
+		}
+	}
+	if lo, hi := QuantileBounds(0.5, sources.Histogram{}); !math.IsNaN(lo) || !math.IsNaN(hi) {
+		t.Error("empty histogram should give NaN bounds")
+	}
+}

@@ -2,6 +2,7 @@ package prometheus
 
 import (
 	"context"
+	"github.com/goodput-dev/goodput/sources/prometheus/promtest"
 	"os"
 	"path/filepath"
 	"testing"
@@ -35,7 +36,7 @@ func writeHour(b *testing.B) string {
 // with 8 classes per arm from a local Prometheus, and reports the HTTP
 // requests issued per judge (both arms).
 func BenchmarkReadHour8Classes(b *testing.B) {
-	base := startPrometheus(b, writeHour(b))
+	base := promtest.Start(b, writeHour(b))
 	start := time.Unix(hourRecipe.Start, 0)
 	queries, buckets := 0, 0
 	b.ResetTimer()

@@ -3,6 +3,7 @@ package prometheus
 import (
 	"context"
 	"fmt"
+	"github.com/goodput-dev/goodput/sources/prometheus/promtest"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -45,7 +46,7 @@ func smallQuery(arm sources.Arm, t testing.TB) Query {
 // smallProm starts a Prometheus on the committed fixture for one test.
 func smallProm(t *testing.T) string {
 	t.Helper()
-	return startPrometheus(t, filepath.Join("testdata", "small.om"))
+	return promtest.Start(t, filepath.Join("testdata", "small.om"))
 }
 
 func TestReadAgainstPrometheus(t *testing.T) {

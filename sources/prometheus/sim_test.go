@@ -2,6 +2,7 @@ package prometheus
 
 import (
 	"context"
+	"github.com/goodput-dev/goodput/sources/prometheus/promtest"
 	"math"
 	"os"
 	"path/filepath"
@@ -41,7 +42,7 @@ func TestSimulatedAttainmentAgreesWithRequestLogs(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	base := startPrometheus(t, om)
+	base := promtest.Start(t, om)
 	start := sim.DefaultStart()
 	slos := []histo.SLO{
 		{TTFT: 1, TPOT: math.NaN()},     // TTFT edge: exact

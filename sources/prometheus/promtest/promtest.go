@@ -1,4 +1,9 @@
-package prometheus
+// Package promtest runs a real Prometheus server for tests: it backfills an
+// OpenMetrics file with promtool into a fresh TSDB and serves it on a
+// loopback port. Tests that use it skip when the prometheus and promtool
+// binaries are missing (Debian: apt-get install -y --no-install-recommends
+// prometheus), and fail instead when REQUIRE_PROMETHEUS=1, as CI sets.
+package promtest
 
 import (
 	"bufio"
@@ -12,20 +17,20 @@ import (
 	"time"
 )
 
-// requirePrometheus is set in CI (REQUIRE_PROMETHEUS=1): a missing
+// Required reports whether REQUIRE_PROMETHEUS=1 is set in CI (REQUIRE_PROMETHEUS=1): a missing
 // prometheus or promtool binary then fails the tests instead of skipping.
-func requirePrometheus() bool { return os.Getenv("REQUIRE_PROMETHEUS") == "1" }
+func Required() bool { return os.Getenv("REQUIRE_PROMETHEUS") == "1" }
 
-// startPrometheus backfills the OpenMetrics file om with promtool into a
+// Start backfills the OpenMetrics file om with promtool into a
 // fresh TSDB, starts prometheus on 127.0.0.1 with a kernel-chosen port and
 // returns its base URL. The process is killed in Cleanup. Skips when the
 // binaries are missing (install: apt-get install -y --no-install-recommends
 // prometheus), unless REQUIRE_PROMETHEUS=1.
-func startPrometheus(tb testing.TB, om string) string {
+func Start(tb testing.TB, om string) string {
 	tb.Helper()
 	for _, bin := range []string{"prometheus", "promtool"} {
 		if _, err := exec.LookPath(bin); err != nil {
-			if requirePrometheus() {
+			if Required() {
 				tb.Fatalf("%s not installed but REQUIRE_PROMETHEUS=1 (apt-get install -y --no-install-recommends prometheus)", bin)
 			}
 			tb.Skipf("%s not installed (apt-get install -y --no-install-recommends prometheus)", bin)
