@@ -98,3 +98,27 @@ func TestPrometheusAgreesWithRequestLogs(t *testing.T) {
 		})
 	}
 }
+
+// TestSimulatedScenarioVerdicts: the simulator's steady A/A run passes the
+// default policy and its tail regression fails it (exit codes 0 and 1).
+func TestSimulatedScenarioVerdicts(t *testing.T) {
+	for _, tc := range []struct {
+		scenario string
+		code     int
+	}{
+		{"steady", ExitPass},
+		{"tail-regression", ExitFail},
+	} {
+		t.Run(tc.scenario, func(t *testing.T) {
+			dir := t.TempDir()
+			if code, _, errs := runCLI(t, nil, "simulate", "--scenario", tc.scenario, "--seed", "11", "--out", dir); code != 0 {
+				t.Fatalf("simulate: exit %d: %s", code, errs)
+			}
+			code, out, errs := runCLI(t, nil, "judge", "--baseline", filepath.Join(dir, "baseline.jsonl"), "--canary", filepath.Join(dir, "canary.jsonl"),
+				"--cost", filepath.Join(dir, "cost.csv"))
+			if code != tc.code {
+				t.Errorf("exit %d, want %d\n%s%s", code, tc.code, out, errs)
+			}
+		})
+	}
+}
