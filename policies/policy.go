@@ -337,7 +337,7 @@ func Parse(source string, data []byte) (*Policy, error) {
 		return nil, &Error{Source: source, Line: 1, Col: 1, Msg: "a policy is a YAML mapping (name:, slo:, gates: …)"}
 	}
 	doc := root.Content[0]
-	if err := checkKeys(doc, policySchema, ""); err != nil {
+	if err := checkKeys(doc, policySchema(), ""); err != nil {
 		return nil, wrap(err)
 	}
 	var p Policy
@@ -376,26 +376,27 @@ func firstPosError(err error) *posError {
 // unknown keys (yaml.v3's KnownFields reports no column).
 type schema map[string]schema
 
-var leaf schema = nil
-
 func sloSchema() schema {
-	return schema{"ttft": leaf, "tpot": leaf, "e2e": leaf, "max_itl": leaf, "quality": leaf}
+	return schema{"ttft": nil, "tpot": nil, "e2e": nil, "max_itl": nil, "quality": nil}
 }
 
-// policySchema is read-only after construction.
-var policySchema = schema{
-	"name": leaf, "description": leaf, "confidence": leaf,
-	"slo": sloSchema(),
-	"classes": {"[]": {"name": leaf, "slo": sloSchema(), "when": {
-		"label":         leaf,
-		"prompt_tokens": {"min": leaf, "max": leaf},
-		"output_tokens": {"min": leaf, "max": leaf},
-	}}},
-	"window":    {"warmup": leaf, "bucket": leaf},
-	"normalize": {"mix": leaf, "cache": leaf, "load": leaf, "weights": {"*": leaf}},
-	"gates":     {"[]": {"metric": leaf, "margin": leaf, "guardrail": leaf}},
-	"cost":      {"accelerator_per_hour": leaf, "host_per_hour": leaf, "network_per_gb": leaf, "idle_reserve_per_hour": leaf},
-	"traffic":   {"canary_share": leaf},
+// policySchema is the key tree of a policy; nil marks a leaf.
+func policySchema() schema {
+	var leaf schema
+	return schema{
+		"name": leaf, "description": leaf, "confidence": leaf,
+		"slo": sloSchema(),
+		"classes": {"[]": {"name": leaf, "slo": sloSchema(), "when": {
+			"label":         leaf,
+			"prompt_tokens": {"min": leaf, "max": leaf},
+			"output_tokens": {"min": leaf, "max": leaf},
+		}}},
+		"window":    {"warmup": leaf, "bucket": leaf},
+		"normalize": {"mix": leaf, "cache": leaf, "load": leaf, "weights": {"*": leaf}},
+		"gates":     {"[]": {"metric": leaf, "margin": leaf, "guardrail": leaf}},
+		"cost":      {"accelerator_per_hour": leaf, "host_per_hour": leaf, "network_per_gb": leaf, "idle_reserve_per_hour": leaf},
+		"traffic":   {"canary_share": leaf},
+	}
 }
 
 func checkKeys(n *yaml.Node, s schema, at string) error {

@@ -46,12 +46,19 @@ const (
 	StatusRejected                   // never admitted (queue full, 429, shed)
 )
 
-var statusNames = [...]string{"", "ok", "error", "timeout", "canceled", "rejected"}
-
 // String returns the native-log spelling of s ("ok", "error", …).
 func (s Status) String() string {
-	if int(s) < len(statusNames) && s != 0 {
-		return statusNames[s]
+	switch s {
+	case StatusOK:
+		return "ok"
+	case StatusError:
+		return "error"
+	case StatusTimeout:
+		return "timeout"
+	case StatusCanceled:
+		return "canceled"
+	case StatusRejected:
+		return "rejected"
 	}
 	return fmt.Sprintf("status(%d)", uint8(s))
 }

@@ -31,8 +31,10 @@ import (
 	"github.com/goodput-dev/goodput/sources"
 )
 
-// Components are the cost columns, in report order.
-var componentNames = [...]string{"accelerator_usd", "host_usd", "network_usd", "idle_reserve_usd"}
+// componentNames are the cost columns, in report order.
+func componentNames() []string {
+	return []string{"accelerator_usd", "host_usd", "network_usd", "idle_reserve_usd"}
+}
 
 // Result is a parsed cost file.
 type Result struct {
@@ -95,7 +97,7 @@ func readCSV(ctx context.Context, path string, data []byte, res *Result) error {
 		}
 	}
 	res.Missing = missing(func(k string) bool { _, ok := idx[k]; return ok })
-	if len(res.Missing) == len(componentNames) {
+	if len(res.Missing) == len(componentNames()) {
 		return fmt.Errorf("%s:1: the header names no cost column (accelerator_usd, host_usd, network_usd, idle_reserve_usd)", path)
 	}
 	for n := 0; ; n++ {
@@ -174,7 +176,7 @@ func readJSONL(ctx context.Context, path string, data []byte, res *Result) error
 
 func missing(has func(string) bool) []string {
 	var out []string
-	for _, c := range componentNames {
+	for _, c := range componentNames() {
 		if !has(c) {
 			out = append(out, c)
 		}
@@ -201,7 +203,7 @@ func parse(path string, raw rawRecord) (sources.CostRecord, error) {
 		return rec, errf("field \"arm\": %v", err)
 	}
 	dst := []*float64{&rec.Accelerator, &rec.Host, &rec.Network, &rec.IdleReserve}
-	for i, name := range componentNames {
+	for i, name := range componentNames() {
 		v, ok := raw.fields[name]
 		if !ok || v == "" {
 			continue

@@ -76,11 +76,17 @@ func KindOf(q Quantity) Kind {
 
 // Histograms, Counters and Gauges list the canonical quantities of each kind
 // in a fixed order (used for deterministic query building and output).
-var (
-	Histograms = []Quantity{TTFT, TPOT, E2E, Queue}
-	Counters   = []Quantity{PromptTokens, OutputTokens, PrefixHits, PrefixQueries, Good}
-	Gauges     = []Quantity{Running, Waiting, KVUsage, GPUUtil, GPUPowerW, GPUMemBytes}
-)
+func Histograms() []Quantity { return []Quantity{TTFT, TPOT, E2E, Queue} }
+
+// Counters lists the canonical counter quantities in a fixed order.
+func Counters() []Quantity {
+	return []Quantity{PromptTokens, OutputTokens, PrefixHits, PrefixQueries, Good}
+}
+
+// Gauges lists the canonical gauge quantities in a fixed order.
+func Gauges() []Quantity {
+	return []Quantity{Running, Waiting, KVUsage, GPUUtil, GPUPowerW, GPUMemBytes}
+}
 
 // Combine says how per-replica gauge values are combined into one arm value.
 type Combine uint8
@@ -134,7 +140,7 @@ const (
 )
 
 // Outcomes lists the outcomes in report order.
-var Outcomes = []Outcome{Completed, Failed, Canceled, Rejected}
+func Outcomes() []Outcome { return []Outcome{Completed, Failed, Canceled, Rejected} }
 
 // String returns the outcome's report name.
 func (o Outcome) String() string {
@@ -171,7 +177,7 @@ func (oc OutcomeCounter) Outcomes() []Outcome {
 		set[o] = true
 	}
 	var out []Outcome
-	for _, o := range Outcomes {
+	for _, o := range Outcomes() {
 		if set[o] {
 			out = append(out, o)
 		}
@@ -236,16 +242,18 @@ func DefaultOpenCost() OpenCost {
 	return OpenCost{Allocation: "container_gpu_allocation", GPUPrice: "node_gpu_hourly_cost", Join: "node"}
 }
 
-var vllmReasons = map[string]Outcome{
-	"stop": Completed, "length": Completed, "repetition": Completed,
-	"abort": Canceled, "error": Failed,
+func vllmReasons() map[string]Outcome {
+	return map[string]Outcome{
+		"stop": Completed, "length": Completed, "repetition": Completed,
+		"abort": Canceled, "error": Failed,
+	}
 }
 
 func vllmV1() Profile {
 	return Profile{
 		Name: "vllm-v1", Engine: "vllm", Prefixes: []string{"vllm:"},
 		Outcomes: []OutcomeCounter{{Name: "vllm:request_success_total", Label: "finished_reason",
-			Reasons: vllmReasons, Default: Failed}},
+			Reasons: vllmReasons(), Default: Failed}},
 		Metrics: map[Quantity][]Candidate{
 			TTFT: {{Name: "vllm:time_to_first_token_seconds"}},
 			TPOT: {{Name: "vllm:request_time_per_output_token_seconds"}},
@@ -274,7 +282,7 @@ func vllmV0() Profile {
 	return Profile{
 		Name: "vllm-v0", Engine: "vllm", Prefixes: []string{"vllm:"},
 		Outcomes: []OutcomeCounter{{Name: "vllm:request_success_total", Label: "finished_reason",
-			Reasons: vllmReasons, Default: Failed}},
+			Reasons: vllmReasons(), Default: Failed}},
 		Metrics: map[Quantity][]Candidate{
 			TTFT: {{Name: "vllm:time_to_first_token_seconds"}},
 			E2E:  {{Name: "vllm:e2e_request_latency_seconds"}},
@@ -375,7 +383,7 @@ func trtllmServe() Profile {
 	return Profile{
 		Name: "trtllm-serve", Engine: "triton", Prefixes: []string{"trtllm_"},
 		Outcomes: []OutcomeCounter{
-			{Name: "trtllm_request_success_total", Label: "finished_reason", Reasons: vllmReasons, Default: Failed},
+			{Name: "trtllm_request_success_total", Label: "finished_reason", Reasons: vllmReasons(), Default: Failed},
 			{Name: "trtllm_request_error_total", Default: Failed},
 		},
 		Metrics: map[Quantity][]Candidate{
@@ -587,4 +595,4 @@ const ClassLabel = "class"
 
 // ArmLabels are labels whose value "baseline" or "canary" names the arm of
 // a series in a file that holds both arms (the simulator's metrics.om).
-var ArmLabels = []string{"deployment", "arm"}
+func ArmLabels() []string { return []string{"deployment", "arm"} }

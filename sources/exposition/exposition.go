@@ -236,7 +236,7 @@ func armFilter(snaps []snapshot, arm sources.Arm, sel engines.Selector) (func(ma
 	if len(sel) > 0 {
 		return sel.Matches, "series selected by " + sel.String(), nil
 	}
-	for _, lbl := range engines.ArmLabels {
+	for _, lbl := range engines.ArmLabels() {
 		values := map[string]bool{}
 		for _, s := range snaps {
 			for _, smp := range s.samples {
@@ -337,7 +337,7 @@ func aggregate(snaps []snapshot, engine string) (*sources.Aggregate, []string, e
 			b := newBucket(start, end, class)
 			inClass := func(l map[string]string) bool { return class == "" || l[engines.ClassLabel] == class }
 			// outcomes
-			for _, o := range engines.Outcomes {
+			for _, o := range engines.Outcomes() {
 				if res.Known(o) {
 					setOutcome(&b, o, 0)
 				}
@@ -355,7 +355,7 @@ func aggregate(snaps []snapshot, engine string) (*sources.Aggregate, []string, e
 				}
 			}
 			// counters
-			for _, q := range engines.Counters {
+			for _, q := range engines.Counters() {
 				c, ok := res.Metrics[q]
 				if !ok {
 					continue
@@ -373,7 +373,7 @@ func aggregate(snaps []snapshot, engine string) (*sources.Aggregate, []string, e
 				setCounter(&b, q, total)
 			}
 			// histograms
-			for _, q := range engines.Histograms {
+			for _, q := range engines.Histograms() {
 				c, ok := res.Metrics[q]
 				if !ok {
 					continue
@@ -389,7 +389,7 @@ func aggregate(snaps []snapshot, engine string) (*sources.Aggregate, []string, e
 				setHistogram(&b, q, h)
 			}
 			// gauges and replicas: mean of the two ends
-			for _, q := range engines.Gauges {
+			for _, q := range engines.Gauges() {
 				c, ok := res.Metrics[q]
 				if !ok {
 					continue

@@ -149,9 +149,17 @@ func hasSamples(lines []string) bool {
 	return false
 }
 
-// omTypes maps OpenMetrics-only family types to what the text parser
+// omType maps OpenMetrics-only family types to what the text parser
 // accepts.
-var omTypes = map[string]string{"unknown": "untyped", "info": "gauge", "stateset": "gauge", "gaugehistogram": "untyped"}
+func omType(typ string) (string, bool) {
+	switch typ {
+	case "unknown", "gaugehistogram":
+		return "untyped", true
+	case "info", "stateset":
+		return "gauge", true
+	}
+	return "", false
+}
 
 // lexSegment lexes a segment's lines: # TYPE lines are kept (OpenMetrics
 // types mapped), # HELP, # UNIT and other comments dropped, sample lines
@@ -168,7 +176,7 @@ func lexSegment(path string, seg segment) ([]rawLine, error) {
 			f := strings.Fields(t)
 			if len(f) >= 4 && f[1] == "TYPE" {
 				typ := strings.ToLower(f[3])
-				if m, ok := omTypes[typ]; ok {
+				if m, ok := omType(typ); ok {
 					typ = m
 				}
 				out = append(out, rawLine{no: no, typ: f[2], text: "# TYPE " + f[2] + " " + typ})

@@ -222,7 +222,7 @@ func (b *builder) finish(agg *sources.Aggregate) error {
 				c = &cell{}
 			}
 			if b.outcomeSeen[k] {
-				for _, o := range engines.Outcomes {
+				for _, o := range engines.Outcomes() {
 					if !b.res.Known(o) {
 						continue
 					}
@@ -238,7 +238,7 @@ func (b *builder) finish(agg *sources.Aggregate) error {
 						bk.Rejected = v
 					}
 				}
-				for _, q := range engines.Counters {
+				for _, q := range engines.Counters() {
 					if _, ok := b.res.Metrics[q]; !ok {
 						continue
 					}
@@ -263,7 +263,7 @@ func (b *builder) finish(agg *sources.Aggregate) error {
 						bk.Good = v
 					}
 				}
-				for _, q := range engines.Histograms {
+				for _, q := range engines.Histograms() {
 					if _, ok := b.res.Metrics[q]; !ok {
 						continue
 					}

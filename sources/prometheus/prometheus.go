@@ -469,7 +469,7 @@ func tag(expr, value string) string {
 func (r *runner) layouts(ctx context.Context, q Query, res engines.Resolved) (map[engines.Quantity]map[float64]bool, error) {
 	var parts []string
 	window := promDuration(q.End.Sub(q.Start).Truncate(time.Millisecond))
-	for _, hq := range engines.Histograms {
+	for _, hq := range engines.Histograms() {
 		c, ok := res.Metrics[hq]
 		if !ok {
 			continue
@@ -527,7 +527,7 @@ func increaseQuery(q Query, res engines.Resolved) string {
 		parts = append(parts, tag(fmt.Sprintf("sum by (%s) (increase(%s[%s]))", by, q.Selector.With(oc.Name, nil), step),
 			"outcome"+strconv.Itoa(i)))
 	}
-	for _, cq := range engines.Counters {
+	for _, cq := range engines.Counters() {
 		c, ok := res.Metrics[cq]
 		if !ok {
 			continue
@@ -535,7 +535,7 @@ func increaseQuery(q Query, res engines.Resolved) string {
 		parts = append(parts, tag(fmt.Sprintf("sum by (%s) (increase(%s[%s]))", engines.ClassLabel,
 			q.Selector.With(c.Name, c.Match), step), string(cq)))
 	}
-	for _, hq := range engines.Histograms {
+	for _, hq := range engines.Histograms() {
 		c, ok := res.Metrics[hq]
 		if !ok {
 			continue
@@ -550,7 +550,7 @@ func increaseQuery(q Query, res engines.Resolved) string {
 func gaugeQuery(q Query, res engines.Resolved, cost bool) string {
 	step := promDuration(q.Step)
 	var parts []string
-	for _, gq := range engines.Gauges {
+	for _, gq := range engines.Gauges() {
 		c, ok := res.Metrics[gq]
 		if !ok {
 			continue
