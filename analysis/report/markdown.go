@@ -543,6 +543,13 @@ func mdAccounting(r *analysis.Report) string {
 		{"prefix-cache hit rate", "fraction", float64(bs.CacheHitRate), float64(cs.CacheHitRate)},
 		{"GPU utilization", "fraction", float64(bs.GPUUtilization), float64(cs.GPUUtilization)},
 		{"cost per good request", "USD", cost(bs.CostPerGoodRequest), cost(cs.CostPerGoodRequest)},
+		{"cost, accelerator", "USD", costPart(bs.Cost, func(c *analysis.ArmCost) analysis.Num { return c.AcceleratorUSD }), costPart(cs.Cost, func(c *analysis.ArmCost) analysis.Num { return c.AcceleratorUSD })},
+		{"cost, host", "USD", costPart(bs.Cost, func(c *analysis.ArmCost) analysis.Num { return c.HostUSD }), costPart(cs.Cost, func(c *analysis.ArmCost) analysis.Num { return c.HostUSD })},
+		{"cost, network", "USD", costPart(bs.Cost, func(c *analysis.ArmCost) analysis.Num { return c.NetworkUSD }), costPart(cs.Cost, func(c *analysis.ArmCost) analysis.Num { return c.NetworkUSD })},
+		{"cost, idle reserve", "USD", costPart(bs.Cost, func(c *analysis.ArmCost) analysis.Num { return c.IdleReserveUSD }), costPart(cs.Cost, func(c *analysis.ArmCost) analysis.Num { return c.IdleReserveUSD })},
+		{"cost, total", "USD", costPart(bs.Cost, func(c *analysis.ArmCost) analysis.Num { return c.TotalUSD }), costPart(cs.Cost, func(c *analysis.ArmCost) analysis.Num { return c.TotalUSD })},
+		{"cost per million good tokens", "USD", costPart(bs.Cost, func(c *analysis.ArmCost) analysis.Num { return c.PerMillionGoodTokens }), costPart(cs.Cost, func(c *analysis.ArmCost) analysis.Num { return c.PerMillionGoodTokens })},
+		{"good requests per dollar", "count", costPart(bs.Cost, func(c *analysis.ArmCost) analysis.Num { return c.GoodRequestsPerDollar }), costPart(cs.Cost, func(c *analysis.ArmCost) analysis.Num { return c.GoodRequestsPerDollar })},
 		{"window", "s setting", float64(bs.WindowSeconds), float64(cs.WindowSeconds)},
 		{"warm-up cut", "s setting", float64(bs.WarmupCutSeconds), float64(cs.WarmupCutSeconds)},
 	}
@@ -564,6 +571,15 @@ func mdAccounting(r *analysis.Report) string {
 		b.WriteString(strings.Join(lines, "\n") + "\n\n")
 	}
 	return b.String()
+}
+
+// costPart reads one figure of an arm's cost breakdown; NaN when cost is
+// unknown.
+func costPart(c *analysis.ArmCost, f func(*analysis.ArmCost) analysis.Num) float64 {
+	if c == nil {
+		return math.NaN()
+	}
+	return float64(f(c))
 }
 
 // ---- chart -----------------------------------------------------------------

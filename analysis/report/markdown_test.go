@@ -86,6 +86,9 @@ func mdFixture(verdict analysis.Verdict) *analysis.Report {
 			Window:           analysis.Window{Start: "2026-11-28T10:01:00Z", End: "2026-11-28T10:16:00Z", Seconds: num(900)},
 			WarmupCutSeconds: num(60), Replicas: 4, ReplicaSeconds: num(3600), GoodputPerReplica: num(rps / 4),
 			CacheHitRate: num(0.412), Latency: lat, CostPerGoodRequest: numPtr(cost), GPUUtilization: nan,
+			Cost: &analysis.ArmCost{Source: "records", AcceleratorUSD: num(cost * float64(good) * 0.8), HostUSD: num(cost * float64(good) * 0.15),
+				NetworkUSD: num(cost * float64(good) * 0.01), IdleReserveUSD: num(cost * float64(good) * 0.04), TotalUSD: num(cost * float64(good)),
+				PerGoodRequest: num(cost), PerMillionGoodTokens: num(cost / 212 * 1e6), GoodRequestsPerDollar: num(1 / cost)},
 		}
 	}
 	q := func(n int64, mean, p50, p90, p95, p99 float64) analysis.Quantiles {

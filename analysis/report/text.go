@@ -99,6 +99,25 @@ func Text(w io.Writer, r *analysis.Report, opt TextOptions) error {
 	if b.CostPerGoodRequest != nil || c.CostPerGoodRequest != nil {
 		rows = append(rows, []string{"cost/good request", usd(b.CostPerGoodRequest), usd(c.CostPerGoodRequest)})
 	}
+	if b.Cost != nil && c.Cost != nil {
+		part := func(f func(*analysis.ArmCost) analysis.Num) []string {
+			x, y := f(b.Cost), f(c.Cost)
+			return []string{usd(&x), usd(&y)}
+		}
+		for _, p := range []struct {
+			name string
+			f    func(*analysis.ArmCost) analysis.Num
+		}{
+			{"  accelerator", func(c *analysis.ArmCost) analysis.Num { return c.AcceleratorUSD }},
+			{"  host", func(c *analysis.ArmCost) analysis.Num { return c.HostUSD }},
+			{"  network", func(c *analysis.ArmCost) analysis.Num { return c.NetworkUSD }},
+			{"  idle reserve", func(c *analysis.ArmCost) analysis.Num { return c.IdleReserveUSD }},
+			{"  total cost", func(c *analysis.ArmCost) analysis.Num { return c.TotalUSD }},
+			{"good req per $", func(c *analysis.ArmCost) analysis.Num { return c.GoodRequestsPerDollar }},
+		} {
+			rows = append(rows, append([]string{p.name}, part(p.f)...))
+		}
+	}
 	for _, l := range []struct {
 		name   string
 		qb, qc analysis.Quantiles
