@@ -104,7 +104,9 @@ func arm(offered, rejected, canceled, failed, good int64, window float64, p99 fl
 			E2E:  analysis.Quantiles{N: completed, Mean: 5.9, P50: 5.1, P90: 9.8, P95: 11.2, P99: 15.3},
 		},
 		CostPerGoodRequest: &cost,
-		GPUUtilization:     analysis.Num(math.NaN()),
+		Cost: &analysis.ArmCost{Source: "records", AcceleratorUSD: cost * 8000, HostUSD: cost * 1500, NetworkUSD: cost * 100,
+			IdleReserveUSD: cost * 400, TotalUSD: cost * 10000, PerGoodRequest: cost, PerMillionGoodTokens: cost * 4000, GoodRequestsPerDollar: 1 / cost},
+		GPUUtilization: analysis.Num(math.NaN()),
 	}
 }
 

@@ -300,9 +300,33 @@ func accountingLines(st styles, rep *analysis.Report, w int) []string {
 		return style(fmt.Sprintf("%-10s", name)) + fmt.Sprintf(" %12s   %s   %s   %s %11s",
 			fmtInt(acc.Offered), stage(acc.Admitted), stage(acc.Completed), stage(acc.Good), gp)
 	}
-	return []string{
+	lines := []string{
 		head,
 		row("baseline", rep.Arms.Baseline, st.baseline.Render),
 		row("canary", rep.Arms.Canary, st.canary.Render),
+	}
+	return append(lines, costLines(st, rep)...)
+}
+
+// costLines shows each arm's cost beside its goodput when cost is known.
+func costLines(st styles, rep *analysis.Report) []string {
+	b, c := rep.Arms.Baseline.Cost, rep.Arms.Canary.Cost
+	if b == nil || c == nil {
+		return nil
+	}
+	usd := func(v analysis.Num) string {
+		if bad(float64(v)) {
+			return na
+		}
+		return "$" + fmtG(float64(v), 4)
+	}
+	row := func(name string, a *analysis.ArmCost, style func(...string) string) string {
+		return style(fmt.Sprintf("%-10s", name)) + fmt.Sprintf(" %12s   accel %s · host %s · net %s · idle %s · per good req %s",
+			usd(a.TotalUSD), usd(a.AcceleratorUSD), usd(a.HostUSD), usd(a.NetworkUSD), usd(a.IdleReserveUSD), usd(a.PerGoodRequest))
+	}
+	return []string{
+		st.dim.Render(fmt.Sprintf("%-10s %12s", "cost", "total")),
+		row("baseline", b, st.baseline.Render),
+		row("canary", c, st.canary.Render),
 	}
 }
