@@ -233,6 +233,20 @@ func (j *judgement) evalGate(idx int, g policies.Gate, conf float64, r *Report) 
 				vb, vc = sb, sc
 				e.m.Adjusted = append(e.m.Adjusted, "standardized to the "+j.mix.mode+" mix ("+j.mix.by+")")
 			}
+			if g.Metric == "slo_attainment" && j.cache == "adjust" {
+				res, err := j.cuped(conf)
+				if err != nil {
+					e.m.Adjusted = append(e.m.Adjusted, "not CUPED-adjusted: "+err.Error())
+				} else {
+					if e.m.Naive == nil {
+						e.m.Naive = &NaiveComparison{Baseline: Num(vb), Canary: Num(vc), Delta: Num(est.Point), Interval: [2]Num{Num(est.CI.Lo), Num(est.CI.Hi)}}
+					}
+					est = binomialFloor(res.Adjusted, sum(rc.Num), sum(rc.Den), sum(rb.Num), sum(rb.Den), conf)
+					vb, vc = res.Baseline.AdjustedMean, res.Canary.AdjustedMean
+					e.m.Adjusted = append(e.m.Adjusted, fmt.Sprintf("CUPED on the per-bucket prefix-cache hit rate: θ = %.3g, variance reduction %.0f%%, mean bucket attainment compared",
+						res.Theta, 100*res.VarianceReduction))
+				}
+			}
 		} else {
 			gb, gc := j.b.totals().good, j.c.totals().good
 			est = poissonFloor(stats.LogRatioOfRatios(rc, rb, conf), gb, gc, conf)

@@ -78,13 +78,15 @@ func Judge(baseline, canary *sources.Dataset, cfg Config) (*Report, error) {
 }
 
 type judgement struct {
-	mix   *mixPlan // nil when no mix standardisation applies
-	srm   normalize.SRMResult
-	p     *policies.Policy
-	cfg   Config
-	b, c  *armData
-	cls   *classifier
-	warns []string
+	mix *mixPlan // nil when no mix standardisation applies
+	// cache is the cache handling chosen (stratify | adjust | none) and why
+	cache, cacheReason string
+	srm                normalize.SRMResult
+	p                  *policies.Policy
+	cfg                Config
+	b, c               *armData
+	cls                *classifier
+	warns              []string
 }
 
 func (j *judgement) warnf(format string, a ...any) {
@@ -268,12 +270,17 @@ func (j *judgement) normalization() Normalization {
 		}
 		steps = append(steps, NormalizationStep{Name: "mix", Setting: p.Normalize.Mix, Applied: len(m.notes) > 0, Detail: detail})
 		if p.Normalize.Cache != "none" {
-			steps = append(steps, NormalizationStep{Name: "cache", Setting: p.Normalize.Cache, Applied: m.cache == "stratify",
+			steps = append(steps, NormalizationStep{Name: "cache", Setting: p.Normalize.Cache, Applied: m.cache != "none",
 				Detail: fmt.Sprintf("%s: %s; hit rate baseline %s, canary %s", m.cache, m.cacheReason, pctOrNA(cacheHitRate(j.b)), pctOrNA(cacheHitRate(j.c)))})
 		}
 	}
 	for _, s := range []struct{ name, setting string }{{"mix", p.Normalize.Mix}, {"cache", p.Normalize.Cache}, {"load", p.Normalize.Load}} {
 		if s.name == "load" && s.setting == "matched" || j.mix != nil && (s.name == "mix" || s.name == "cache") {
+			continue
+		}
+		if s.name == "cache" && s.setting != "none" {
+			steps = append(steps, NormalizationStep{Name: "cache", Setting: s.setting, Applied: j.cache == "adjust",
+				Detail: fmt.Sprintf("%s: %s; hit rate baseline %s, canary %s", j.cache, j.cacheReason, pctOrNA(cacheHitRate(j.b)), pctOrNA(cacheHitRate(j.c)))})
 			continue
 		}
 		st := NormalizationStep{Name: s.name, Setting: s.setting}

@@ -46,8 +46,7 @@ func (j *judgement) planMix() *mixPlan {
 		case "stratify":
 			plan.cache, plan.cacheReason = "stratify", "requested"
 		case "adjust":
-			plan.cacheReason = "adjust (CUPED) is not wired into the gates yet: not applied"
-			j.warnf("normalize.cache: adjust was requested but not applied (not implemented in the gates yet)")
+			plan.cache, plan.cacheReason = "adjust", "requested"
 		case "auto":
 			ch := normalize.AutoCache(bandsC, bandsB, [2]int{len(j.c.kept()), len(j.b.kept())})
 			plan.cacheReason = ch.Reason
@@ -55,12 +54,16 @@ func (j *judgement) planMix() *mixPlan {
 			case normalize.CacheModeStratify:
 				plan.cache = "stratify"
 			case normalize.CacheModeAdjust:
-				plan.cacheReason += "; adjustment (CUPED) is not wired into the gates yet, so the cache state is not adjusted"
+				plan.cache = "adjust"
 			}
 		}
-		if plan.cache == "stratify" {
+		switch plan.cache {
+		case "stratify":
 			j.warnf("prefix-cache bands are strata: %s", normalize.MediatorCaveat)
+		case "adjust":
+			j.warnf("slo_attainment is CUPED-adjusted for the per-bucket prefix-cache hit rate: %s", normalize.MediatorCaveat)
 		}
+		j.cache, j.cacheReason = plan.cache, plan.cacheReason
 	}
 	if mode == "none" {
 		if plan.cache != "stratify" {
@@ -325,4 +328,32 @@ func mixText(r normalize.MixResult) string {
 		parts[i] = fmt.Sprintf("%q %.1f%% / %.1f%% / %.1f%%", n, 100*r.Weights[i], 100*r.BaselineMix[i], 100*r.CanaryMix[i])
 	}
 	return strings.Join(parts, ", ")
+}
+
+// cuped adjusts the attainment difference for the per-bucket prefix-cache
+// hit rate (normalize.CUPED on bucket attainment; normalize.cache: adjust,
+// or auto when bands are too thin to stratify). The comparison becomes one
+// of mean bucket attainment, adjusted; the caller keeps the unadjusted one
+// as the naive figure.
+func (j *judgement) cuped(conf float64) (normalize.CUPEDResult, error) {
+	cov := func(a *armData) normalize.Covariate {
+		kept := a.kept()
+		c := normalize.Covariate{Outcome: make([]float64, len(kept)), Covariate: make([]float64, len(kept))}
+		cached, prompt := make([]float64, len(kept)), make([]float64, len(kept))
+		for i := range a.ds.Requests {
+			t := int(a.bidx[i]) - a.firstKept
+			r := &a.ds.Requests[i]
+			if t < 0 || r.CachedTokens < 0 || r.PromptTokens <= 0 {
+				continue
+			}
+			cached[t] += float64(r.CachedTokens)
+			prompt[t] += float64(r.PromptTokens)
+		}
+		for t := range kept {
+			c.Outcome[t] = kept[t].good / kept[t].offered
+			c.Covariate[t] = cached[t] / prompt[t]
+		}
+		return c
+	}
+	return normalize.CUPED(cov(j.c), cov(j.b), conf)
 }

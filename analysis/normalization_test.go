@@ -132,3 +132,29 @@ func TestSRMGuardrail(t *testing.T) {
 }
 
 type policiesTraffic = policies.TrafficSpec
+
+// TestCacheAdjust: normalize.cache: adjust applies CUPED on the per-bucket
+// hit rate to the attainment gate and reports it.
+func TestCacheAdjust(t *testing.T) {
+	b, c := simArms(t, "cache-cold", 1)
+	p := chat(t)
+	p.Normalize.Cache = "adjust"
+	r, err := Judge(b, c, Config{Policy: p, Resamples: 300})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := metric(t, r, "slo_attainment")
+	found := false
+	for _, a := range m.Adjusted {
+		found = found || strings.Contains(a, "CUPED on the per-bucket prefix-cache hit rate")
+	}
+	if !found || m.Naive == nil {
+		t.Errorf("attainment not CUPED-adjusted: %q naive %+v", m.Adjusted, m.Naive)
+	}
+	if s := step(r, "cache"); !s.Applied || !strings.Contains(s.Detail, "hit rate baseline") {
+		t.Errorf("cache step: %+v", s)
+	}
+	if !strings.Contains(strings.Join(r.Warnings, "\n"), "mediator") {
+		t.Error("the mediator caveat is not shown")
+	}
+}
