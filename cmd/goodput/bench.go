@@ -437,11 +437,16 @@ func (a *app) profileJudge(ctx context.Context, exe, b, c, dir string) string {
 	if err != nil {
 		return fmt.Sprintf("CPU profile written to %s; 'go' is not on PATH, run: go tool pprof -top %s %s", profPath, exe, profPath)
 	}
-	out, err := exec.CommandContext(ctx, goTool, "tool", "pprof", "-top", "-nodecount=25", exe, profPath).Output()
-	if err != nil {
-		return "go tool pprof failed: " + err.Error()
+	var sb strings.Builder
+	for _, view := range [][]string{{"-top", "-cum", "-nodecount=45"}, {"-top", "-nodecount=20"}} {
+		args := append(append([]string{"tool", "pprof"}, view...), exe, profPath)
+		out, err := exec.CommandContext(ctx, goTool, args...).Output()
+		if err != nil {
+			return "go tool pprof failed: " + err.Error()
+		}
+		fmt.Fprintf(&sb, "$ go tool pprof %s\n%s\n", strings.Join(view, " "), strings.TrimSpace(string(out)))
 	}
-	return string(out)
+	return sb.String()
 }
 
 func writeBenchTable(w io.Writer, o *benchOptions, size int64, tools []*benchTool, agree, prof string) {
@@ -485,7 +490,7 @@ func writeBenchTable(w io.Writer, o *benchOptions, size int64, tools []*benchToo
 		jc/medianDuration(wc.cpu).Seconds(), metWord(r <= 3))
 	fmt.Fprintf(bw, "- the script's goodput and attainment vs the judge's report: %s\n", agree)
 	if prof != "" {
-		fmt.Fprintf(bw, "\nCPU profile of the judge on the same files (in-process, `go tool pprof -top`):\n\n```\n%s\n```\n", strings.TrimSpace(prof))
+		fmt.Fprintf(bw, "\nCPU profile of the judge on the same files (in-process; by cumulative time, then by own time):\n\n```\n%s\n```\n", strings.TrimSpace(prof))
 	}
 	fmt.Fprintln(bw)
 }
