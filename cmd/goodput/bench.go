@@ -455,6 +455,9 @@ func writeBenchTable(w io.Writer, o *benchOptions, size int64, tools []*benchToo
 	judge, wc, py := tools[0], tools[1], tools[2]
 	fmt.Fprintf(bw, "## Speed\n\n")
 	cmdline := fmt.Sprintf("goodput bench --records %d --runs %d", o.Records, o.Runs)
+	if o.Script != filepath.Join("scripts", "reference_judge.py") {
+		cmdline += " --script " + strings.ReplaceAll(o.Script, "`", "'")
+	}
 	fmt.Fprintf(bw, "Command: `%s`\n\n", cmdline)
 	fmt.Fprintf(bw, "Machine: %s; load average at the end: %s.\n\n", machineInfo(), loadAvg())
 	fmt.Fprintf(bw, "Input: %d records per arm of the native JSONL request log, %d MB in all (both files in the page cache). "+
@@ -483,12 +486,12 @@ func writeBenchTable(w io.Writer, o *benchOptions, size int64, tools []*benchToo
 		fmt.Fprintf(bw, "- judge ≥ 10× faster than pandas + scipy: %.1f× by wall time (%.1f× by CPU time) — %s\n", r,
 			medianDuration(py.cpu).Seconds()/jc, metWord(r >= 10))
 	} else {
-		fmt.Fprintf(bw, "- judge ≥ 10× faster than pandas + scipy: not measured (%s)\n", py.skipped)
+		fmt.Fprintf(bw, "- judge ≥ 10× faster than pandas + scipy: not measured (%s)\n", markdownCell(py.skipped))
 	}
 	r := jm / wc.median().Seconds()
 	fmt.Fprintf(bw, "- judge within 3× of `wc -l`: %.1f× by wall time (%.1f× by CPU time) — %s\n", r,
 		jc/medianDuration(wc.cpu).Seconds(), metWord(r <= 3))
-	fmt.Fprintf(bw, "- the script's goodput and attainment vs the judge's report: %s\n", agree)
+	fmt.Fprintf(bw, "- the script's goodput and attainment vs the judge's report: %s\n", strings.ReplaceAll(agree, "\n", " "))
 	if prof != "" {
 		fmt.Fprintf(bw, "\nCPU profile of the judge on the same files (in-process; by cumulative time, then by own time):\n\n```\n%s\n```\n", strings.TrimSpace(prof))
 	}
