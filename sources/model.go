@@ -188,7 +188,12 @@ type Dataset struct {
 // time, so each file is shifted to start at 0 before merging and the
 // dataset's duration is the longest file's.
 func (d *Dataset) Append(o Dataset) {
-	d.Requests = append(d.Requests, o.Requests...)
+	if d.Requests == nil {
+		// the first file: take its records without copying them
+		d.Requests = o.Requests
+	} else {
+		d.Requests = append(d.Requests, o.Requests...)
+	}
 	d.Inputs = append(d.Inputs, o.Inputs...)
 	d.Warnings = append(d.Warnings, o.Warnings...)
 	switch {
