@@ -48,6 +48,10 @@ func (j *judgement) planMix() *mixPlan {
 		case "adjust":
 			plan.cache, plan.cacheReason = "adjust", "requested"
 		case "auto":
+			if ok, why := baselineBandsCovered(bandsB, bandsC, mode); ok {
+				plan.cache, plan.cacheReason = "stratify", why
+				break
+			}
 			ch := normalize.AutoCache(bandsC, bandsB, [2]int{len(j.c.kept()), len(j.b.kept())})
 			plan.cacheReason = ch.Reason
 			switch ch.Mode {
@@ -356,4 +360,46 @@ func (j *judgement) cuped(conf float64) (normalize.CUPEDResult, error) {
 		return c
 	}
 	return normalize.CUPED(cov(j.c), cov(j.b), conf)
+}
+
+// baselineBandsCovered is the stratify rule when the reference mix is the
+// baseline's (normalize.mix baseline or none): only bands the baseline
+// serves carry weight, so each of them needs normalize.MinBandRequests
+// requests in both arms; a band only the canary has (a cold cache's
+// zero-hit requests) gets weight 0 and is left out of the comparison,
+// which is the point of stratifying.
+func baselineBandsCovered(bandsB, bandsC map[string]float64, mode string) (bool, string) {
+	if mode != "baseline" && mode != "none" {
+		return false, ""
+	}
+	var names []string
+	for b := range bandsB {
+		names = append(names, b)
+	}
+	sort.Strings(names)
+	var parts, canaryOnly []string
+	for _, b := range names {
+		if bandsB[b] == 0 {
+			continue
+		}
+		if b == normalize.CacheUnknown || bandsB[b] < normalize.MinBandRequests || bandsC[b] < normalize.MinBandRequests {
+			return false, ""
+		}
+		parts = append(parts, fmt.Sprintf("%q: baseline %.0f, canary %.0f", b, bandsB[b], bandsC[b]))
+	}
+	if len(parts) == 0 {
+		return false, ""
+	}
+	for b, n := range bandsC {
+		if n > 0 && bandsB[b] == 0 {
+			canaryOnly = append(canaryOnly, fmt.Sprintf("%q (%.0f canary requests)", b, n))
+		}
+	}
+	sort.Strings(canaryOnly)
+	why := "stratify by prefix-cache hit band: every band of the baseline's mix has ≥ " + fmt.Sprint(normalize.MinBandRequests) +
+		" requests in both arms (" + strings.Join(parts, "; ") + ")"
+	if len(canaryOnly) > 0 {
+		why += "; bands only the canary has get weight 0: " + strings.Join(canaryOnly, ", ")
+	}
+	return true, why
 }
