@@ -67,8 +67,12 @@ func Text(w io.Writer, r *analysis.Report, opt TextOptions) error {
 		}
 		return s
 	}
-	tw.printf("%s %s  (policy %s, %d gates, confidence %g)\n", bold("goodput:"), verdictWord(r.Verdict, opt.Color),
-		Sanitize(r.Policy.Name), len(r.Metrics), r.Measurement.Confidence)
+	judge := ""
+	if r.Judge != "" && r.Judge != "goodput" {
+		judge = fmt.Sprintf(", %s-style comparator judge", Sanitize(r.Judge))
+	}
+	tw.printf("%s %s  (policy %s, %d gates, confidence %g%s)\n", bold("goodput:"), verdictWord(r.Verdict, opt.Color),
+		Sanitize(r.Policy.Name), len(r.Metrics), r.Measurement.Confidence, judge)
 	for _, reason := range r.Reasons {
 		tw.printf("  %s\n", Sanitize(reason))
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/goodput-dev/goodput/analysis"
+	"github.com/goodput-dev/goodput/analysis/comparators"
 	"github.com/goodput-dev/goodput/analysis/report"
 	"github.com/goodput-dev/goodput/policies"
 	"github.com/goodput-dev/goodput/sources"
@@ -68,6 +69,7 @@ Exit codes: 0 pass, 1 fail, 2 usage error, 3 inconclusive
 	fs.BoolVar(&o.FailOnInconclusive, "fail-on-inconclusive", false, "exit 1 instead of 3 when the verdict is inconclusive")
 	fs.BoolVar(&o.NoColor, "no-color", false, "no colour in text output (also when NO_COLOR is set)")
 	fs.StringVar(&o.Cost, "cost", "", "cost records (CSV or JSONL: start,end,arm[,replica],accelerator_usd,host_usd,network_usd,idle_reserve_usd)")
+	fs.StringVar(&o.Judge, "judge", "goodput", "which judge decides: goodput (this tool's), or the comparators kayenta (Kayenta-style Mann-Whitney with a ±25% band on per-minute series) and threshold (Argo/Flagger-style per-minute limits), for comparing on your own data")
 	o.prom.addFlags(fs)
 	fs.Uint64Var(&o.Seed, "seed", 1, "seed for resampling; the same inputs and seed give the same report")
 	fs.IntVar(&o.Resamples, "resamples", 2000, "bootstrap resamples for quantile gates (≥ 200)")
@@ -89,6 +91,11 @@ func (a *app) runJudge(ctx context.Context, o *judgeOptions) error {
 	case "text", "markdown", "json":
 	default:
 		return usageError("--format %q: want text, markdown or json", o.Format)
+	}
+	switch o.Judge {
+	case "goodput", "kayenta", "threshold":
+	default:
+		return usageError("--judge %q: want goodput, kayenta or threshold", o.Judge)
 	}
 	if o.prom.enabled() {
 		if len(o.Baseline) > 0 || len(o.Canary) > 0 {
@@ -147,7 +154,23 @@ func (a *app) judgeFiles(ctx context.Context, o *judgeOptions, progress io.Write
 			}
 		}()
 	}
-	rep, err = analysis.Judge(&base, &can, cfg)
+	switch o.Judge {
+	case "kayenta":
+		if base.Agg != nil || can.Agg != nil {
+			return nil, usageError("--judge kayenta needs per-request inputs")
+		}
+		rep, err = comparators.Kayenta(&base, &can, pol, comparators.KayentaOptions{})
+	case "threshold":
+		if base.Agg != nil || can.Agg != nil {
+			return nil, usageError("--judge threshold needs per-request inputs")
+		}
+		rep, err = comparators.Threshold(&base, &can, pol, comparators.ThresholdOptions{})
+	default:
+		rep, err = analysis.Judge(&base, &can, cfg)
+	}
+	if rep != nil {
+		rep.ToolVersion = version
+	}
 	if err != nil {
 		var de *analysis.DataError
 		if errors.As(err, &de) {

@@ -321,3 +321,26 @@ func TestTextShowsNaiveAndAdjusted(t *testing.T) {
 		}
 	}
 }
+
+// TestComparatorJudges: --judge kayenta|threshold run the comparator
+// judges on the same inputs and say so in the report.
+func TestComparatorJudges(t *testing.T) {
+	b := filepath.Join("..", "..", "testdata", "example", "baseline.jsonl")
+	c := filepath.Join("..", "..", "testdata", "example", "canary.jsonl")
+	for _, j := range []string{"kayenta", "threshold"} {
+		code, out, errs := runCLI(t, nil, "judge", "--judge", j, "--baseline", b, "--canary", c, "--format", "json")
+		if code == ExitError || code == ExitUsage {
+			t.Fatalf("%s: exit %d: %s", j, code, errs)
+		}
+		if !strings.Contains(out, `"judge": "`+j+`"`) {
+			t.Errorf("%s: the report does not name its judge", j)
+		}
+		_, text, _ := runCLI(t, nil, "judge", "--judge", j, "--baseline", b, "--canary", c)
+		if !strings.Contains(strings.SplitN(text, "\n", 2)[0], j+"-style comparator judge") {
+			t.Errorf("%s: the verdict line does not say which judge: %q", j, strings.SplitN(text, "\n", 2)[0])
+		}
+	}
+	if code, _, _ := runCLI(t, nil, "judge", "--judge", "vibes", "--baseline", b, "--canary", c); code != ExitUsage {
+		t.Errorf("unknown judge: exit %d, want 2", code)
+	}
+}
