@@ -195,36 +195,88 @@ type pooled struct {
 
 func newPooled(buckets [][]float64) (*pooled, bool) {
 	p := &pooled{counts: make([]int64, len(buckets))}
-	type pair struct {
-		v float64
-		b int32
-	}
-	var all []pair
 	for b, s := range buckets {
 		for _, v := range s {
 			if math.IsNaN(v) {
 				return nil, false
 			}
-			all = append(all, pair{v, int32(b)})
 		}
 		p.counts[b] = int64(len(s))
 		p.total += int64(len(s))
 	}
-	slices.SortFunc(all, func(a, b pair) int {
-		switch {
-		case a.v < b.v:
-			return -1
-		case a.v > b.v:
-			return 1
+	keys := make([]uint64, 0, p.total)
+	ids := make([]int32, 0, p.total)
+	for b, s := range buckets {
+		for _, v := range s {
+			keys = append(keys, orderedBits(v))
+			ids = append(ids, int32(b))
 		}
-		return 0
-	})
-	p.vals = make([]float64, len(all))
-	p.bucket = make([]int32, len(all))
-	for i, pr := range all {
-		p.vals[i], p.bucket[i] = pr.v, pr.b
+	}
+	radixSort(keys, ids)
+	p.vals = make([]float64, len(keys))
+	p.bucket = ids
+	for i, k := range keys {
+		p.vals[i] = fromOrderedBits(k)
 	}
 	return p, true
+}
+
+// orderedBits maps a float64 to a uint64 whose unsigned order is the
+// float's numeric order (negative values flipped, positive ones with the
+// sign bit set), so values can be radix-sorted.
+func orderedBits(v float64) uint64 {
+	b := math.Float64bits(v)
+	if b>>63 == 1 {
+		return ^b
+	}
+	return b | 1<<63
+}
+
+func fromOrderedBits(k uint64) float64 {
+	if k>>63 == 1 {
+		return math.Float64frombits(k &^ (1 << 63))
+	}
+	return math.Float64frombits(^k)
+}
+
+// radixSort sorts keys ascending, carrying ids along: a stable LSD radix
+// sort on bytes, skipping the byte positions where every key agrees. It is
+// linear in the number of samples, where a comparison sort of the 10M
+// (value, bucket) pairs of a 5M-request arm pair took seconds.
+func radixSort(keys []uint64, ids []int32) {
+	n := len(keys)
+	if n < 2 {
+		return
+	}
+	outK, outI := keys, ids
+	tk, ti := make([]uint64, n), make([]int32, n)
+	for shift := uint(0); shift < 64; shift += 8 {
+		var count [256]int
+		for _, k := range keys {
+			count[(k>>shift)&0xff]++
+		}
+		if count[(keys[0]>>shift)&0xff] == n {
+			continue // every key has this byte
+		}
+		pos := 0
+		for d := range count {
+			c := count[d]
+			count[d] = pos
+			pos += c
+		}
+		for i, k := range keys {
+			d := (k >> shift) & 0xff
+			tk[count[d]], ti[count[d]] = k, ids[i]
+			count[d]++
+		}
+		keys, tk = tk, keys
+		ids, ti = ti, ids
+	}
+	if &keys[0] != &outK[0] {
+		// the sorted data ended in the scratch slices
+		copy(outK, keys)
+		copy(outI, ids)
+	}
 }
 
 // rankOf returns the type-1 rank ⌈q·W⌉ in [1, W], with a relative tolerance of
