@@ -3,7 +3,6 @@ package analysis
 import (
 	"fmt"
 	"math"
-	"slices"
 
 	"github.com/goodput-dev/goodput/analysis/normalize"
 	"github.com/goodput-dev/goodput/analysis/stats"
@@ -552,7 +551,7 @@ func sortedPool(x [][]float64) []float64 {
 	for _, v := range x {
 		out = append(out, v...)
 	}
-	slices.Sort(out)
+	stats.SortFloat64s(out)
 	return out
 }
 

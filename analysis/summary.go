@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/goodput-dev/goodput/analysis/stats"
 	"github.com/goodput-dev/goodput/sources"
 )
 
@@ -68,7 +69,7 @@ func (a *armData) pooled(which string) []float64 {
 	for i := range kept {
 		out = append(out, samplesOf(&kept[i], which)...)
 	}
-	slices.Sort(out)
+	stats.SortFloat64s(out)
 	if a.sorted == nil {
 		a.sorted = map[string][]float64{}
 	}

@@ -249,7 +249,11 @@ func radixSort(keys []uint64, ids []int32) {
 		return
 	}
 	outK, outI := keys, ids
-	tk, ti := make([]uint64, n), make([]int32, n)
+	tk := make([]uint64, n)
+	var ti []int32
+	if ids != nil {
+		ti = make([]int32, n)
+	}
 	for shift := uint(0); shift < 64; shift += 8 {
 		var count [256]int
 		for _, k := range keys {
@@ -264,10 +268,18 @@ func radixSort(keys []uint64, ids []int32) {
 			count[d] = pos
 			pos += c
 		}
-		for i, k := range keys {
-			d := (k >> shift) & 0xff
-			tk[count[d]], ti[count[d]] = k, ids[i]
-			count[d]++
+		if ids == nil {
+			for _, k := range keys {
+				d := (k >> shift) & 0xff
+				tk[count[d]] = k
+				count[d]++
+			}
+		} else {
+			for i, k := range keys {
+				d := (k >> shift) & 0xff
+				tk[count[d]], ti[count[d]] = k, ids[i]
+				count[d]++
+			}
 		}
 		keys, tk = tk, keys
 		ids, ti = ti, ids
@@ -276,6 +288,20 @@ func radixSort(keys []uint64, ids []int32) {
 		// the sorted data ended in the scratch slices
 		copy(outK, keys)
 		copy(outI, ids)
+	}
+}
+
+// SortFloat64s sorts v ascending in linear time (a radix sort on the
+// values' ordered bit patterns). v must hold no NaN. The order of values
+// is the same as sort.Float64s's.
+func SortFloat64s(v []float64) {
+	keys := make([]uint64, len(v))
+	for i, x := range v {
+		keys[i] = orderedBits(x)
+	}
+	radixSort(keys, nil)
+	for i, k := range keys {
+		v[i] = fromOrderedBits(k)
 	}
 }
 

@@ -47,3 +47,22 @@ func TestRadixSortMatchesSort(t *testing.T) {
 		}
 	}
 }
+
+func TestSortFloat64s(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, n := range []int{0, 1, 2, 3, 100, 10000} {
+		v := make([]float64, n)
+		for i := range v {
+			v[i] = rng.NormFloat64() * math.Pow(10, float64(rng.IntN(8)-4))
+		}
+		if n > 3 {
+			v[0], v[1], v[2] = math.Inf(1), math.Inf(-1), 0
+		}
+		want := slices.Clone(v)
+		slices.Sort(want)
+		SortFloat64s(v)
+		if !slices.Equal(v, want) {
+			t.Fatalf("n=%d: not sorted like slices.Sort", n)
+		}
+	}
+}
