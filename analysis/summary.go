@@ -191,8 +191,8 @@ func (j *judgement) classes() []ClassRow {
 	bs, cs := per(j.b), per(j.c)
 	tb, tc := j.b.totals().offered, j.c.totals().offered
 	arm := func(x acc, total float64) ClassArm {
-		slices.Sort(x.ttft)
-		slices.Sort(x.tpot)
+		stats.SortFloat64s(x.ttft)
+		stats.SortFloat64s(x.tpot)
 		return ClassArm{Offered: x.offered, Good: x.good, Share: Num(float64(x.offered) / total),
 			SLOAttainment: Num(float64(x.good) / float64(x.offered)), TTFTP99: Num(quantile(x.ttft, 0.99)), TPOTP99: Num(quantile(x.tpot, 0.99))}
 	}
