@@ -25,61 +25,11 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
-	"time"
 
 	"github.com/goodput-dev/goodput/analysis"
 	"github.com/goodput-dev/goodput/policies"
 	"github.com/goodput-dev/goodput/sources"
 )
-
-// classSLO returns the SLO of r's class under p: the first policy class
-// whose conditions hold (its SLO overrides the policy SLO), else the policy
-// SLO. It follows the rule of goodput's judge, so "good" means the same in
-// every judge.
-func classSLO(p *policies.Policy, r *sources.Request) policies.SLO {
-	for _, cl := range p.Classes {
-		w := cl.When
-		if len(w.Label) > 0 && !slices.Contains(w.Label, r.Class) {
-			continue
-		}
-		if w.PromptTokens != nil && (r.PromptTokens < 0 || !w.PromptTokens.Contains(r.PromptTokens)) {
-			continue
-		}
-		if w.OutputTokens != nil && (r.OutputTokens < 0 || !w.OutputTokens.Contains(r.OutputTokens)) {
-			continue
-		}
-		return p.ClassSLO(cl.Name)
-	}
-	return p.SLO
-}
-
-// good reports whether r completed and met every criterion of its SLO; a
-// criterion whose field is unknown is not met (TPOT and the largest gap are
-// undefined, and so met, for a single output token).
-func good(slo policies.SLO, r *sources.Request) bool {
-	if r.Status != sources.StatusOK {
-		return false
-	}
-	single := r.OutputTokens >= 0 && r.OutputTokens <= 1
-	check := func(limit policies.Duration, v float64, undefinedOK bool) bool {
-		if limit == 0 {
-			return true
-		}
-		if !sources.Known(v) {
-			return undefinedOK
-		}
-		return v <= limit.Seconds()
-	}
-	if !check(slo.TTFT, r.TTFT, false) || !check(slo.TPOT, r.TPOT, single) ||
-		!check(slo.E2E, r.E2E, false) || !check(slo.MaxITL, r.MaxITL, single) {
-		return false
-	}
-	if slo.Quality == "required" && r.Quality != sources.QualityOK {
-		return false
-	}
-	return true
-}
 
 // step is one time slice of one arm.
 type step struct {
@@ -109,6 +59,7 @@ func slice(ds *sources.Dataset, p *policies.Policy, w float64, judge string) (*a
 	if len(rs) == 0 {
 		return nil, &analysis.DataError{Arm: ds.Arm, Msg: "no requests: the input holds no request records"}
 	}
+	isGood := analysis.GoodFunc(p)
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for i := range rs {
 		t := rs[i].Time
@@ -152,7 +103,7 @@ func slice(ds *sources.Dataset, p *policies.Policy, w float64, judge string) (*a
 		case r.Status == sources.StatusRejected:
 			s.rejected++
 		}
-		if good(classSLO(p, r), r) {
+		if isGood(r) {
 			s.good++
 		}
 		if r.Replica != "" {
@@ -182,15 +133,6 @@ func slice(ds *sources.Dataset, p *policies.Policy, w float64, judge string) (*a
 // quantile is the inverted empirical CDF of sorted xs (Hyndman-Fan type 1,
 // as goodput's judge uses): the smallest value with at least ⌈q·n⌉ values at
 // or below it; NaN when empty.
-func quantile(sorted []float64, q float64) float64 {
-	n := len(sorted)
-	if n == 0 {
-		return math.NaN()
-	}
-	k := min(max(int(math.Ceil(q*float64(n)-1e-9)), 1), n)
-	return sorted[k-1]
-}
-
 func meanOf(xs []float64) float64 {
 	if len(xs) == 0 {
 		return math.NaN()
@@ -207,22 +149,6 @@ func ratio(a, b int) float64 {
 		return math.NaN()
 	}
 	return float64(a) / float64(b)
-}
-
-func quantiles(sorted []float64) analysis.Quantiles {
-	return analysis.Quantiles{N: int64(len(sorted)), Mean: analysis.Num(meanOf(sorted)),
-		P50: analysis.Num(quantile(sorted, 0.5)), P90: analysis.Num(quantile(sorted, 0.9)),
-		P95: analysis.Num(quantile(sorted, 0.95)), P99: analysis.Num(quantile(sorted, 0.99))}
-}
-
-// fmtTime renders a window bound as goodput's judge does: RFC 3339 (UTC,
-// ms) for epoch clocks, decimal seconds on the input's own clock otherwise.
-func fmtTime(c sources.Clock, t float64) string {
-	if c == sources.ClockEpoch {
-		sec, frac := math.Modf(t)
-		return time.Unix(int64(sec), int64(math.Round(frac*1e3))*1e6).UTC().Format("2006-01-02T15:04:05.000Z07:00")
-	}
-	return strconv.FormatFloat(t, 'f', 3, 64)
 }
 
 // armSummary fills the figures every renderer shows for an arm.
@@ -245,13 +171,13 @@ func armSummary(ds *sources.Dataset, a *armSteps) analysis.ArmSummary {
 		OutputTokensPS:     nan,
 		RetryAmplification: analysis.Num(ratio(t.offered, t.offered-t.retries)),
 		WindowSeconds:      analysis.Num(secs),
-		Window:             analysis.Window{Start: fmtTime(ds.Clock, a.start), End: fmtTime(ds.Clock, a.end), Seconds: analysis.Num(secs)},
+		Window:             analysis.Window{Start: analysis.FormatTime(ds.Clock, a.start), End: analysis.FormatTime(ds.Clock, a.end), Seconds: analysis.Num(secs)},
 		Replicas:           a.replicas,
 		ReplicaSeconds:     nan,
 		GoodputPerReplica:  nan,
 		CacheHitRate:       nan,
 		GPUUtilization:     nan,
-		Latency:            analysis.Latency{TTFT: quantiles(t.ttft), TPOT: quantiles(t.tpot)},
+		Latency:            analysis.Latency{TTFT: analysis.QuantilesOf(t.ttft), TPOT: analysis.QuantilesOf(t.tpot)},
 	}
 	return s
 }
@@ -289,8 +215,8 @@ func baseReport(judge string, baseline, canary *sources.Dataset, b, c *armSteps,
 		Population:          population,
 		Location:            loc,
 		CompletionCondition: "status ok (the response finished); good = completed and every SLO criterion of its class met",
-		Window: analysis.Window{Start: fmtTime(baseline.Clock, math.Min(b.start, c.start)),
-			End: fmtTime(baseline.Clock, math.Max(b.end, c.end)), Seconds: analysis.Num(math.Max(b.end, c.end) - math.Min(b.start, c.start))},
+		Window: analysis.Window{Start: analysis.FormatTime(baseline.Clock, math.Min(b.start, c.start)),
+			End: analysis.FormatTime(baseline.Clock, math.Max(b.end, c.end)), Seconds: analysis.Num(math.Max(b.end, c.end) - math.Min(b.start, c.start))},
 		BucketSeconds: stepSecs,
 		Clock:         string(baseline.Clock),
 		Confidence:    p.Confidence,
@@ -308,7 +234,7 @@ func baseReport(judge string, baseline, canary *sources.Dataset, b, c *armSteps,
 		out := make([]analysis.Point, len(a.steps))
 		for i, s := range a.steps {
 			out[i] = analysis.Point{T: analysis.Num(float64(i) * stepSecs), Offered: int64(s.offered), Good: int64(s.good),
-				GoodputRPS: analysis.Num(float64(s.good) / s.secs), TTFTP50: analysis.Num(quantile(s.ttft, 0.5)), TTFTP99: analysis.Num(quantile(s.ttft, 0.99))}
+				GoodputRPS: analysis.Num(float64(s.good) / s.secs), TTFTP50: analysis.Num(analysis.Quantile(s.ttft, 0.5)), TTFTP99: analysis.Num(analysis.Quantile(s.ttft, 0.99))}
 		}
 		return out
 	}

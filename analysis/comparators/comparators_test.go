@@ -303,7 +303,7 @@ func TestComparatorInputErrors(t *testing.T) {
 	}
 }
 
-// good follows goodput's judge: the long class of the chat policy gets 4 s
+// The comparators count good requests with goodput's own rule: the long class of the chat policy gets 4 s
 // for its first token, TPOT is not required of single-token answers, and an
 // unknown latency is never good.
 func TestGoodUsesClassSLO(t *testing.T) {
@@ -325,8 +325,9 @@ func TestGoodUsesClassSLO(t *testing.T) {
 		{"single token needs no TPOT", mk(500, 1, 0.5, math.NaN()), true},
 		{"unknown TTFT", mk(500, 100, math.NaN(), 0.05), false},
 	}
+	good := analysis.GoodFunc(p)
 	for _, tc := range tests {
-		if got := good(classSLO(p, tc.r), tc.r); got != tc.want {
+		if got := good(tc.r); got != tc.want {
 			t.Errorf("%s: good = %v", tc.name, got)
 		}
 	}

@@ -304,13 +304,13 @@ func series(a *armSteps, name string) ([]float64, error) {
 		case "error_rate":
 			out[i] = ratio(s.failed, s.offered)
 		case "ttft_p50":
-			out[i] = quantile(s.ttft, 0.5)
+			out[i] = analysis.Quantile(s.ttft, 0.5)
 		case "ttft_p99":
-			out[i] = quantile(s.ttft, 0.99)
+			out[i] = analysis.Quantile(s.ttft, 0.99)
 		case "tpot_p50":
-			out[i] = quantile(s.tpot, 0.5)
+			out[i] = analysis.Quantile(s.tpot, 0.5)
 		case "tpot_p99":
-			out[i] = quantile(s.tpot, 0.99)
+			out[i] = analysis.Quantile(s.tpot, 0.99)
 		default:
 			return nil, fmt.Errorf("kayenta metric %q: want one of %s", name, strings.Join(kayentaMetricNames(), ", "))
 		}

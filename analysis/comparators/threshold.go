@@ -113,7 +113,7 @@ func Threshold(baseline, canary *sources.Dataset, p *policies.Policy, opt Thresh
 	}
 	checks := []check{
 		{name: "ttft_p99", unit: "s", scale: "relative", dir: "lower_is_better",
-			value: func(s *step) float64 { return quantile(s.ttft, 0.99) },
+			value: func(s *step) float64 { return analysis.Quantile(s.ttft, 0.99) },
 			ok:    func(v float64) bool { return v <= limit }, limit: fmt.Sprintf("≤ %s", o.TTFTP99Limit),
 			worst: math.Max},
 		{name: "success_rate", unit: "fraction", scale: "absolute", dir: "higher_is_better",
