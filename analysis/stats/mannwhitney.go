@@ -104,8 +104,21 @@ func sortedCopy(v []float64) []float64 {
 // rankStats merges sorted samples and returns U of x and Σ(t³ − t) over tie
 // groups of the pooled sample.
 func rankStats(xs, ys []float64) (u, tieSum float64) {
-	i, j := 0, 0
 	var below float64 // y values strictly below the current group
+	tieGroups(xs, ys, func(cx, cy int) {
+		u += float64(cx) * (below + float64(cy)/2)
+		below += float64(cy)
+		t := float64(cx + cy)
+		tieSum += t*t*t - t
+	})
+	return u, tieSum
+}
+
+// tieGroups walks the merged order of sorted samples xs and ys and calls
+// visit once per group of equal values, in ascending order, with how many
+// of the group come from each sample.
+func tieGroups(xs, ys []float64, visit func(cx, cy int)) {
+	i, j := 0, 0
 	for i < len(xs) || j < len(ys) {
 		var v float64
 		switch {
@@ -125,12 +138,8 @@ func rankStats(xs, ys []float64) (u, tieSum float64) {
 			j++
 			cy++
 		}
-		u += float64(cx) * (below + float64(cy)/2)
-		below += float64(cy)
-		t := float64(cx + cy)
-		tieSum += t*t*t - t
+		visit(cx, cy)
 	}
-	return u, tieSum
 }
 
 // exactConditionalTails returns P(W ≤ w) and P(W ≥ w) for the rank sum W of x
@@ -144,26 +153,8 @@ func exactConditionalTails(xs, ys []float64) (pLess, pGreater float64) {
 		inX bool
 	}
 	items := make([]item, 0, len(xs)+len(ys))
-	i, j, pos := 0, 0, 0
-	for i < len(xs) || j < len(ys) {
-		var v float64
-		switch {
-		case i == len(xs):
-			v = ys[j]
-		case j == len(ys):
-			v = xs[i]
-		default:
-			v = math.Min(xs[i], ys[j])
-		}
-		cx, cy := 0, 0
-		for i < len(xs) && xs[i] == v {
-			i++
-			cx++
-		}
-		for j < len(ys) && ys[j] == v {
-			j++
-			cy++
-		}
+	pos := 0
+	tieGroups(xs, ys, func(cx, cy int) {
 		t := cx + cy
 		r2 := 2*pos + t + 1 // 2 × mid-rank of positions pos+1 … pos+t
 		for k := 0; k < cx; k++ {
@@ -173,7 +164,7 @@ func exactConditionalTails(xs, ys []float64) (pLess, pGreater float64) {
 			items = append(items, item{r2, false})
 		}
 		pos += t
-	}
+	})
 	// enumerate subsets of size m of the smaller arm
 	useX := len(xs) <= len(ys)
 	m := len(ys)
