@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -106,15 +107,7 @@ func newAggArm(ds *sources.Dataset, slo histo.SLO) (*aggArm, error) {
 		s.tpot = addHist(s.tpot, bk.TPOT)
 		s.e2e = addHist(s.e2e, bk.E2E)
 	}
-	slices.SortFunc(a.slices, func(x, y aggSlice) int {
-		switch {
-		case x.start < y.start:
-			return -1
-		case x.start > y.start:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(a.slices, func(x, y aggSlice) int { return cmp.Compare(x.start, y.start) })
 	var completed float64
 	for _, s := range a.slices {
 		a.secs += s.end - s.start

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"strconv"
@@ -203,15 +204,7 @@ func (j *judgement) classes() []ClassRow {
 		}
 		rows = append(rows, ClassRow{Class: name, Baseline: arm(bs[i], tb), Canary: arm(cs[i], tc)})
 	}
-	slices.SortFunc(rows, func(x, y ClassRow) int {
-		switch {
-		case x.Class < y.Class:
-			return -1
-		case x.Class > y.Class:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(rows, func(x, y ClassRow) int { return cmp.Compare(x.Class, y.Class) })
 	return rows
 }
 
