@@ -258,7 +258,11 @@ func (j *judgement) normalization() Normalization {
 		lb, lc := offeredLoad(j.b), offeredLoad(j.c)
 		steps = append(steps, NormalizationStep{Name: "load", Setting: "matched", Applied: true,
 			Detail: fmt.Sprintf("offered load per replica-second: baseline %.4g, canary %.4g (%+.1f%%); goodput gates compare good output per offered request, i.e. at the baseline's load",
-				lb, lc, (lc/lb-1)*100)})
+				lb, lc, (lc/lb-1)*100) + j.likeForLike()})
+	}
+	if p.Normalize.Load == "flag" {
+		steps = append(steps, NormalizationStep{Name: "load", Setting: "flag", Applied: false,
+			Detail: strings.TrimPrefix(j.likeForLike(), "; ")})
 	}
 	if m := j.mix; m != nil {
 		detail := fmt.Sprintf("standardized to the %s mix over %d strata (%s); quantile gates compare subsamples thinned to that mix", m.mode, len(m.names), m.by)
@@ -359,4 +363,31 @@ func pctOrNA(v float64) string {
 		return "n/a"
 	}
 	return fmt.Sprintf("%.1f%%", v*100)
+}
+
+// likeForLike checks that the arms ran at comparable offered load per
+// replica-second (within normalize.DefaultLoadTolerance). Attainment and
+// latency depend on load through queueing, which dividing out the load
+// ratio does not undo, so an arm pair outside the tolerance is flagged as
+// not like-for-like in the warnings; the returned text is for the load step.
+func (j *judgement) likeForLike() string {
+	if j.b.pseudo || j.c.pseudo {
+		return "; load per bucket unknown (no arrival times): like-for-like not checked"
+	}
+	load := func(a *armData) normalize.Load {
+		kept := a.kept()
+		l := normalize.Load{Offered: make([]float64, len(kept)), ReplicaSecs: make([]float64, len(kept))}
+		for i := range kept {
+			l.Offered[i], l.ReplicaSecs[i] = kept[i].offered, kept[i].replicaSecs
+		}
+		return l
+	}
+	res, err := normalize.CompareLoad(load(j.c), load(j.b), 0)
+	if err != nil {
+		return "; like-for-like not checked: " + err.Error()
+	}
+	if !res.LikeForLike || res.Matched {
+		j.warnf("offered load: %s", res.Reason)
+	}
+	return "; " + res.Reason
 }
