@@ -239,6 +239,10 @@ func (j *judgement) normalization() Normalization {
 			case a.warmup != nil:
 				w.Applied = w.Applied || a.warmup.Cut > 0
 				parts = append(parts, fmt.Sprintf("%s: cut %gs (%d requests): %s", a.arm, a.cutSecs, countCut(a), a.warmup.Reason))
+				for _, c := range a.replicaCuts {
+					w.Applied = true
+					parts = append(parts, fmt.Sprintf("%s: %s", a.arm, c))
+				}
 				if a.warmup.Drift {
 					j.warnf("%s: TTFT still shifts after the warm-up cut (at bucket %d): the run is not stationary; extend it or treat the verdict with care", a.arm, a.warmup.DriftAt)
 				}
@@ -320,17 +324,20 @@ func (j *judgement) replicaEvents() string {
 		idx := map[string]int{}
 		var acts []normalize.ReplicaActivity
 		for i := range a.ds.Requests {
-			if a.bidx[i] < 0 {
+			// every arrival counts here, a replica's own warm-up included:
+			// it was serving
+			r := &a.ds.Requests[i]
+			bi := min(int((r.Time-a.t0)/a.bucketSecs), len(a.buckets)-1)
+			if r.Replica == "" || bi < 0 {
 				continue
 			}
-			name := a.ds.Requests[i].Replica
-			k, ok := idx[name]
+			k, ok := idx[r.Replica]
 			if !ok {
 				k = len(acts)
-				idx[name] = k
-				acts = append(acts, normalize.ReplicaActivity{Name: name, Requests: make([]float64, len(a.buckets))})
+				idx[r.Replica] = k
+				acts = append(acts, normalize.ReplicaActivity{Name: r.Replica, Requests: make([]float64, len(a.buckets))})
 			}
-			acts[k].Requests[a.bidx[i]]++
+			acts[k].Requests[bi]++
 		}
 		sort.Slice(acts, func(x, y int) bool { return acts[x].Name < acts[y].Name })
 		for _, ev := range normalize.ReplicaLoss(acts, normalize.LossOptions{BucketSecs: a.bucketSecs}) {

@@ -158,3 +158,43 @@ func TestCacheAdjust(t *testing.T) {
 		t.Error("the mediator caveat is not shown")
 	}
 }
+
+// TestReplicaRestartWarmup: a canary replica fails at 5 min and comes back
+// cold a minute later; its own slow restart is cut from the window (by the
+// arm-level rule, from its re-entry) and reported.
+func TestReplicaRestartWarmup(t *testing.T) {
+	sc, err := sim.ParseScenario("restart", []byte(`name: restart
+description: a canary replica fails at 5m and restarts cold 1m later
+duration: 15m
+traffic:
+  rate: 60
+fleet:
+  replicas: 4
+  warmup: {duration: 2m, slowdown: 3}
+failures:
+  - {arm: canary, replica: 1, at: 5m, restart_after: 1m}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := sim.Run(context.Background(), sc, 2, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &sources.Dataset{Arm: sources.Baseline, Requests: res.Baseline, Clock: sources.ClockEpoch}
+	c := &sources.Dataset{Arm: sources.Canary, Requests: res.Canary, Clock: sources.ClockEpoch}
+	r, err := Judge(b, c, Config{Policy: chat(t), Resamples: 300})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := step(r, "warmup")
+	if !s.Applied || !strings.Contains(s.Detail, `replica "canary-1" entered at`) {
+		t.Errorf("the restarted replica's warm-up is not cut: %s", s.Detail)
+	}
+	if !strings.Contains(step(r, "replicas").Detail, "canary-1 gap") {
+		t.Errorf("the restart gap is not reported: %+v", step(r, "replicas"))
+	}
+	if r.Verdict == Fail {
+		t.Errorf("a replica restart failed the canary: %q", r.Reasons)
+	}
+}

@@ -47,6 +47,10 @@ type armData struct {
 	sorted map[string][]float64
 	// warmup is the automatic warm-up decision (window.warmup: auto)
 	warmup *normalize.WarmupResult
+	// exclude marks requests in a late-entering replica's own warm-up;
+	// replicaCuts says what was cut, for the report
+	exclude     []bool
+	replicaCuts []string
 }
 
 // bucket holds one time slice's totals for one arm.
@@ -285,7 +289,10 @@ func (a *armData) bucketTime(cut float64) error {
 		if bi >= len(a.buckets) {
 			bi = len(a.buckets) - 1
 		}
-		a.keep[i] = r.Time >= a.windowStart
+		a.keep[i] = r.Time >= a.windowStart && (a.exclude == nil || !a.exclude[i])
+		if a.exclude != nil && a.exclude[i] {
+			continue // a replica's own warm-up
+		}
 		if b := &a.buckets[bi]; a.keep[i] || b.cut {
 			// cut buckets are kept for charts; a bucket straddling the
 			// cut holds only its analysed requests
@@ -441,9 +448,106 @@ func (a *armData) autoWarmup() error {
 		res.Cut, res.Confirmed = 0, false
 	}
 	a.warmup = &res
-	if res.Cut == 0 {
+	if res.Cut > 0 {
+		a.keep = make([]bool, len(a.ds.Requests))
+		if err := a.bucketTime(float64(res.Cut) * a.bucketSecs); err != nil {
+			return err
+		}
+	}
+	return a.replicaWarmups()
+}
+
+// replicaWarmups gives each replica that enters service after the arm's
+// window starts — joining late, or coming back after a gap (a restart) —
+// its own warm-up, by the same rule as the arm's, from its own entry: its
+// requests in that warm-up are left out of the analysed window, and the
+// report says which. Replicas that start with the run are covered by the
+// arm's cut.
+func (a *armData) replicaWarmups() error {
+	if a.pseudo {
 		return nil
 	}
+	nb := len(a.buckets)
+	type rep struct {
+		first   int
+		arrives []float64
+		ttft    [][]float64
+	}
+	reps := map[string]*rep{}
+	var names []string
+	for i := range a.ds.Requests {
+		r := &a.ds.Requests[i]
+		bi := int(a.bidx[i])
+		if r.Replica == "" || bi < 0 {
+			continue
+		}
+		x, ok := reps[r.Replica]
+		if !ok {
+			x = &rep{first: bi, arrives: make([]float64, nb), ttft: make([][]float64, nb)}
+			reps[r.Replica] = x
+			names = append(names, r.Replica)
+		}
+		x.first = min(x.first, bi)
+		x.arrives[bi]++
+		if r.Status == sources.StatusOK && sources.Known(r.TTFT) {
+			x.ttft[bi] = append(x.ttft[bi], r.TTFT)
+		}
+	}
+	if len(names) < 2 {
+		return nil
+	}
+	slices.Sort(names)
+	acts := make([]normalize.ReplicaActivity, len(names))
+	for k, n := range names {
+		acts[k] = normalize.ReplicaActivity{Name: n, Requests: reps[n].arrives}
+	}
+	entries := map[string][]int{}
+	for _, n := range names {
+		if f := reps[n].first; f > a.firstKept {
+			entries[n] = append(entries[n], f)
+		}
+	}
+	for _, ev := range normalize.ReplicaLoss(acts, normalize.LossOptions{BucketSecs: a.bucketSecs}) {
+		if ev.Kind == normalize.EventGap && ev.To < nb {
+			entries[ev.Replica] = append(entries[ev.Replica], ev.To)
+		}
+	}
+	var series []normalize.ReplicaSeries
+	for _, n := range names {
+		med := make([]float64, nb)
+		for b := range med {
+			xs := slices.Clone(reps[n].ttft[b])
+			slices.Sort(xs)
+			med[b] = quantile(xs, 0.5)
+		}
+		for _, f := range entries[n] {
+			series = append(series, normalize.ReplicaSeries{Name: n, First: f, Medians: med})
+		}
+	}
+	if len(series) == 0 {
+		return nil
+	}
+	cutUntil := map[string][][2]int{}
+	for _, w := range normalize.ReplicaStarts(series, normalize.WarmupOptions{}) {
+		if w.Result.Cut == 0 || !(w.Result.MeanBefore > w.Result.MeanAfter) {
+			continue
+		}
+		cutUntil[w.Name] = append(cutUntil[w.Name], [2]int{w.First, w.Until})
+		a.replicaCuts = append(a.replicaCuts, fmt.Sprintf("replica %q entered at %gs: cut its first %gs (median TTFT %.4gs, then %.4gs)",
+			w.Name, float64(w.First)*a.bucketSecs, float64(w.Until-w.First)*a.bucketSecs, w.Result.MeanBefore, w.Result.MeanAfter))
+	}
+	if len(cutUntil) == 0 {
+		return nil
+	}
+	a.exclude = make([]bool, len(a.ds.Requests))
+	for i := range a.ds.Requests {
+		bi := int(a.bidx[i])
+		for _, iv := range cutUntil[a.ds.Requests[i].Replica] {
+			if bi >= iv[0] && bi < iv[1] {
+				a.exclude[i] = true
+			}
+		}
+	}
 	a.keep = make([]bool, len(a.ds.Requests))
-	return a.bucketTime(float64(res.Cut) * a.bucketSecs)
+	return a.bucketTime(a.cutSecs)
 }
