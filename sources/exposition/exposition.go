@@ -370,7 +370,7 @@ func aggregate(snaps []snapshot, engine string) (*sources.Aggregate, []string, e
 						total += inc.v * c.Factor()
 					}
 				}
-				setCounter(&b, q, total)
+				engines.SetCounter(&b, q, total)
 			}
 			// histograms
 			for _, q := range engines.Histograms() {
@@ -386,7 +386,7 @@ func aggregate(snaps []snapshot, engine string) (*sources.Aggregate, []string, e
 				if dropped {
 					note("%s: replicas export different bucket edges; only the edges all share are kept", c.Name)
 				}
-				setHistogram(&b, q, h)
+				engines.SetHistogram(&b, q, h)
 			}
 			// gauges and replicas: mean of the two ends
 			for _, q := range engines.Gauges() {
@@ -394,7 +394,7 @@ func aggregate(snaps []snapshot, engine string) (*sources.Aggregate, []string, e
 				if !ok {
 					continue
 				}
-				setGauge(&b, q, gaugeMean(p.prev, p.cur, c))
+				engines.SetGauge(&b, q, gaugeMean(p.prev, p.cur, c))
 			}
 			b.Replicas = replicaMean(p.prev, p.cur, res.Outcomes)
 			b.CostPerHour = costMean(p.prev, p.cur)
@@ -425,77 +425,18 @@ func newBucket(start, end float64, class string) sources.AggBucket {
 		GPUMemBytes: nan, CostPerHour: nan}
 }
 
-func outcomeField(b *sources.AggBucket, o engines.Outcome) *float64 {
-	switch o {
-	case engines.Completed:
-		return &b.Completed
-	case engines.Failed:
-		return &b.Failed
-	case engines.Canceled:
-		return &b.Canceled
-	case engines.Rejected:
-		return &b.Rejected
-	}
-	return nil
-}
-
 func setOutcome(b *sources.AggBucket, o engines.Outcome, v float64) {
-	if p := outcomeField(b, o); p != nil {
+	if p := engines.OutcomeField(b, o); p != nil {
 		*p = v
 	}
 }
 
 func addOutcome(b *sources.AggBucket, o engines.Outcome, v float64) {
-	if p := outcomeField(b, o); p != nil {
+	if p := engines.OutcomeField(b, o); p != nil {
 		if math.IsNaN(*p) {
 			*p = 0
 		}
 		*p += v
-	}
-}
-
-func setCounter(b *sources.AggBucket, q engines.Quantity, v float64) {
-	switch q {
-	case engines.PromptTokens:
-		b.PromptTokens = v
-	case engines.OutputTokens:
-		b.OutputTokens = v
-	case engines.PrefixHits:
-		b.PrefixHits = v
-	case engines.PrefixQueries:
-		b.PrefixQueries = v
-	case engines.Good:
-		b.Good = v
-	}
-}
-
-func setHistogram(b *sources.AggBucket, q engines.Quantity, h sources.Histogram) {
-	switch q {
-	case engines.TTFT:
-		b.TTFT = h
-	case engines.TPOT:
-		b.TPOT = h
-	case engines.E2E:
-		b.E2E = h
-	case engines.Queue:
-		b.Queue = h
-	}
-}
-
-func setGauge(b *sources.AggBucket, q engines.Quantity, v float64) {
-	switch q {
-	case engines.Running:
-		b.Running = v
-	case engines.Waiting:
-		b.Waiting = v
-	case engines.KVUsage:
-		b.KVUsage = v
-	case engines.GPUUtil:
-		b.GPUUtil = v
-	case engines.GPUPowerW:
-		b.GPUPowerW = v
-	case engines.GPUMemBytes:
-		b.GPUMemBytes = v
 	}
 }
 

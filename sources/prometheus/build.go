@@ -226,16 +226,8 @@ func (b *builder) finish(agg *sources.Aggregate) error {
 					if !b.res.Known(o) {
 						continue
 					}
-					v := c.outcomes[o]
-					switch o {
-					case engines.Completed:
-						bk.Completed = v
-					case engines.Failed:
-						bk.Failed = v
-					case engines.Canceled:
-						bk.Canceled = v
-					case engines.Rejected:
-						bk.Rejected = v
+					if f := engines.OutcomeField(&bk, o); f != nil {
+						*f = c.outcomes[o]
 					}
 				}
 				for _, q := range engines.Counters() {
@@ -249,19 +241,7 @@ func (b *builder) finish(agg *sources.Aggregate) error {
 						b.note("%s has no %s label: not split by class (unknown per class)", b.res.Metrics[q].Name, engines.ClassLabel)
 						continue
 					}
-					v := c.counters[q]
-					switch q {
-					case engines.PromptTokens:
-						bk.PromptTokens = v
-					case engines.OutputTokens:
-						bk.OutputTokens = v
-					case engines.PrefixHits:
-						bk.PrefixHits = v
-					case engines.PrefixQueries:
-						bk.PrefixQueries = v
-					case engines.Good:
-						bk.Good = v
-					}
+					engines.SetCounter(&bk, q, c.counters[q])
 				}
 				for _, q := range engines.Histograms() {
 					if _, ok := b.res.Metrics[q]; !ok {
@@ -271,17 +251,7 @@ func (b *builder) finish(agg *sources.Aggregate) error {
 						b.note("%s has no %s label: not split by class (unknown per class)", b.res.Metrics[q].Name, engines.ClassLabel)
 						continue
 					}
-					h := toHistogram(c.hist[q])
-					switch q {
-					case engines.TTFT:
-						bk.TTFT = h
-					case engines.TPOT:
-						bk.TPOT = h
-					case engines.E2E:
-						bk.E2E = h
-					case engines.Queue:
-						bk.Queue = h
-					}
+					engines.SetHistogram(&bk, q, toHistogram(c.hist[q]))
 				}
 			}
 			agg.Buckets = append(agg.Buckets, bk)
