@@ -467,29 +467,8 @@ func (j *aggJudgement) latencyGate(e gateEval, idx int, info policies.MetricInfo
 		e.m.Adjusted = append(e.m.Adjusted, fmt.Sprintf("p%g within bucket (%g, %g] s in the baseline and (%g, %g] s in the canary",
 			info.Quantile*100, lb, ub, lc, uc))
 	}
-	est := stats.Estimate{Point: math.Log(qc / qb), CI: ci, SE: sdOf(reps), Method: e.m.Method}
+	est := stats.Estimate{Point: math.Log(qc / qb), CI: ci, SE: stats.SDFinite(reps), Method: e.m.Method}
 	return decide(e, g, info, est)
-}
-
-func sdOf(xs []float64) float64 {
-	var m, n float64
-	for _, x := range xs {
-		if !math.IsNaN(x) && !math.IsInf(x, 0) {
-			m += x
-			n++
-		}
-	}
-	if n < 2 {
-		return math.NaN()
-	}
-	m /= n
-	var ss float64
-	for _, x := range xs {
-		if !math.IsNaN(x) && !math.IsInf(x, 0) {
-			ss += (x - m) * (x - m)
-		}
-	}
-	return math.Sqrt(ss / (n - 1))
 }
 
 func (j *aggJudgement) series() Series {

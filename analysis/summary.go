@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"cmp"
+	"gonum.org/v1/gonum/stat"
 	"math"
 	"slices"
 	"strconv"
@@ -39,19 +40,8 @@ func quantile(sorted []float64, q float64) float64 {
 	return sorted[k-1]
 }
 
-func mean(xs []float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
-	}
-	s := 0.0
-	for _, x := range xs {
-		s += x
-	}
-	return s / float64(len(xs))
-}
-
 func quantiles(sorted []float64) Quantiles {
-	return Quantiles{N: int64(len(sorted)), Mean: Num(mean(sorted)), P50: Num(quantile(sorted, 0.5)),
+	return Quantiles{N: int64(len(sorted)), Mean: Num(stat.Mean(sorted, nil)), P50: Num(quantile(sorted, 0.5)),
 		P90: Num(quantile(sorted, 0.9)), P95: Num(quantile(sorted, 0.95)), P99: Num(quantile(sorted, 0.99))}
 }
 

@@ -130,20 +130,6 @@ func slice(ds *sources.Dataset, p *policies.Policy, w float64, judge string) (*a
 	return a, nil
 }
 
-// quantile is the inverted empirical CDF of sorted xs (Hyndman-Fan type 1,
-// as goodput's judge uses): the smallest value with at least ⌈q·n⌉ values at
-// or below it; NaN when empty.
-func meanOf(xs []float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
-	}
-	s := 0.0
-	for _, x := range xs {
-		s += x
-	}
-	return s / float64(len(xs))
-}
-
 func ratio(a, b int) float64 {
 	if b == 0 {
 		return math.NaN()

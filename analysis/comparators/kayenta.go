@@ -2,6 +2,7 @@ package comparators
 
 import (
 	"fmt"
+	"gonum.org/v1/gonum/stat"
 	"math"
 	"slices"
 	"strings"
@@ -139,7 +140,7 @@ func Classify(x, y []float64, direction string, o KayentaOptions) MetricResult {
 		return res
 	}
 	xs, ys := slices.Sorted(slices.Values(x)), slices.Sorted(slices.Values(y))
-	mx, my := meanOf(xs), meanOf(ys)
+	mx, my := stat.Mean(xs, nil), stat.Mean(ys, nil)
 	if mx != 0 && my != 0 {
 		res.EffectSize = mx / my
 	}
@@ -332,7 +333,7 @@ func kayentaMetric(km KayentaMetric, res MetricResult, xb, xc []float64, o Kayen
 		dir = "higher_is_better"
 	}
 	yb, yc := dropNaN(xb), dropNaN(xc)
-	mb, mc := meanOf(yb), meanOf(yc)
+	mb, mc := stat.Mean(yb, nil), stat.Mean(yc, nil)
 	rel := func(v float64) analysis.Num {
 		if mb == 0 || math.IsNaN(mb) {
 			return analysis.Num(math.NaN())

@@ -167,8 +167,10 @@ func quantile7(s []float64, p float64) float64 {
 	return s[i] + (h-float64(i))*(s[i+1]-s[i])
 }
 
-// sdFinite is the sample standard deviation of the finite values of v.
-func sdFinite(v []float64) float64 {
+// SDFinite is the sample standard deviation (n − 1) of the finite values
+// of v, NaN with fewer than two; e.g. the standard error of bootstrap
+// replicates.
+func SDFinite(v []float64) float64 {
 	var n, mean, m2 float64
 	for _, f := range v {
 		if math.IsNaN(f) || math.IsInf(f, 0) {
@@ -443,7 +445,7 @@ func QuantileLogRatio(x, y [][]float64, q float64, conf float64, B int, seed uin
 // Welch–Satterthwaite degrees of freedom from each arm's bootstrap variance and
 // its number of blocks minus one.
 func expandedLevel(conf float64, ax, ay []float64, blocksX, blocksY float64) float64 {
-	vx, vy := sq(sdFinite(ax)), sq(sdFinite(ay))
+	vx, vy := sq(SDFinite(ax)), sq(SDFinite(ay))
 	nu := sq(vx+vy) / (sq(vx)/math.Max(blocksX-1, 1) + sq(vy)/math.Max(blocksY-1, 1))
 	if !(nu > 0) || math.IsInf(nu, 0) {
 		return conf

@@ -197,7 +197,7 @@ func TestDeltaMatchesBootstrapOnIndependentBuckets(t *testing.T) {
 	reps := BlockBootstrap([]int{sc.buckets, sc.buckets}, []int{1, 1}, 2000, 17, func(idx [][]int) float64 {
 		return ratio(x, idx[0]) - ratio(y, idx[1])
 	})
-	boot := sdFinite(reps)
+	boot := SDFinite(reps)
 	if math.Abs(boot/delta-1) > 0.06 {
 		t.Errorf("delta SE %.5f vs bootstrap SE %.5f differ by more than 6%%", delta, boot)
 	}
