@@ -349,10 +349,12 @@ func (j *judgement) replicaEvents() string {
 	return strings.Join(parts, "; ")
 }
 
+// countCut counts the requests cut by the arm's warm-up (a replica's own
+// warm-up is reported separately).
 func countCut(a *armData) int {
 	n := 0
-	for _, k := range a.keep {
-		if !k {
+	for i, k := range a.keep {
+		if !k && (a.exclude == nil || !a.exclude[i]) {
 			n++
 		}
 	}

@@ -449,7 +449,6 @@ func (a *armData) autoWarmup() error {
 	}
 	a.warmup = &res
 	if res.Cut > 0 {
-		a.keep = make([]bool, len(a.ds.Requests))
 		if err := a.bucketTime(float64(res.Cut) * a.bucketSecs); err != nil {
 			return err
 		}
@@ -548,6 +547,5 @@ func (a *armData) replicaWarmups() error {
 			}
 		}
 	}
-	a.keep = make([]bool, len(a.ds.Requests))
 	return a.bucketTime(a.cutSecs)
 }
