@@ -12,8 +12,9 @@ import (
 	"testing"
 )
 
-// realdata is the shared directory of real captured files, beside the repository.
-var realdata = filepath.Join("..", "..", "..", "shared", "realdata")
+// realdata is the repository's directory of real captured files
+// (testdata/realdata, provenance in its SOURCES.md).
+var realdata = filepath.Join("..", "..", "testdata", "realdata")
 
 // runCLI runs the CLI in-process and returns its exit code and output.
 func runCLI(t *testing.T, env map[string]string, args ...string) (int, string, string) {
@@ -31,7 +32,7 @@ func vllmPair(t *testing.T) (string, string) {
 	c := filepath.Join(d, "IB_serving_meta-llama-Llama-3.3-70B-Instruct_tp4_pp2_sharegpt_qps_04.json")
 	for _, p := range []string{b, c} {
 		if _, err := os.Stat(p); err != nil {
-			t.Fatalf("real data missing (the shared directory must sit beside the repository): %v", err)
+			t.Fatalf("real data missing (testdata/realdata is part of the repository): %v", err)
 		}
 	}
 	return b, c
