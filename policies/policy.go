@@ -418,7 +418,7 @@ func policySchema() schema {
 		}}},
 		"window":    {"warmup": leaf, "bucket": leaf},
 		"normalize": {"mix": leaf, "cache": leaf, "load": leaf, "weights": {"*": leaf}},
-		"gates":     {"[]": {"metric": leaf, "margin": leaf, "guardrail": leaf}},
+		"gates":     {"[]": {"metric": leaf, "margin": leaf, "guardrail": leaf, "target": leaf}},
 		"cost":      {"accelerator_per_hour": leaf, "host_per_hour": leaf, "network_per_gb": leaf, "idle_reserve_per_hour": leaf},
 		"traffic":   {"canary_share": leaf},
 	}

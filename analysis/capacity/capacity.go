@@ -304,6 +304,20 @@ const lengthTolerance = 0.25
 // different stated workloads, or mean prompt or output lengths more than
 // lengthTolerance apart.
 func checkWorkloads(name string, pts []sources.RatePoint) error {
+	first := -1
+	for i, p := range pts {
+		if p.Workload == "" {
+			continue
+		}
+		if first < 0 {
+			first = i
+			continue
+		}
+		if p.Workload != pts[first].Workload {
+			return &DataError{fmt.Sprintf("the %s mixes workloads: %s ran %q but %s ran %q; a capacity curve needs one workload at every rate (give each workload its own comparison)",
+				name, pointName(pts[first]), pts[first].Workload, pointName(p), p.Workload)}
+		}
+	}
 	for _, f := range []struct {
 		what string
 		get  func(p *sources.RatePoint) float64
@@ -324,20 +338,6 @@ func checkWorkloads(name string, pts []sources.RatePoint) error {
 		if lo >= 0 && f.get(&pts[hi]) > f.get(&pts[lo])*(1+lengthTolerance) {
 			return &DataError{fmt.Sprintf("the %s mixes workloads: mean %s length %.0f tokens in %s but %.0f in %s (more than %.0f%% apart); a capacity curve needs one workload at every rate",
 				name, f.what, f.get(&pts[lo]), pointName(pts[lo]), f.get(&pts[hi]), pointName(pts[hi]), 100*lengthTolerance)}
-		}
-	}
-	first := -1
-	for i, p := range pts {
-		if p.Workload == "" {
-			continue
-		}
-		if first < 0 {
-			first = i
-			continue
-		}
-		if p.Workload != pts[first].Workload {
-			return &DataError{fmt.Sprintf("the %s mixes workloads: %s ran %q but %s ran %q; a capacity curve needs one workload at every rate (give each workload its own comparison)",
-				name, pointName(pts[first]), pts[first].Workload, pointName(p), p.Workload)}
 		}
 	}
 	return nil
@@ -506,6 +506,9 @@ func crossing(pts []Point, f Fit, target float64) Capacity {
 		c.Identify = fmt.Sprintf("add rates below %s req/s (e.g. %s … %s req/s)", num(rmin), num(rmin/8), num(rmin/2))
 	case c.Lo == 0:
 		c.Reason = fmt.Sprintf("no rate is confidently at or above the %s target", pct(target))
+		if n == 1 {
+			c.Reason = fmt.Sprintf("one rate only (%s req/s): a capacity needs a rate confidently at or above the %s target and one below it; here none is confidently at or above it", num(rmin), pct(target))
+		}
 		if f.Lower[0] < target {
 			c.Reason += fmt.Sprintf(" (the best lower limit, at %s req/s, is %s", num(rmin), pct(f.Lower[0]))
 			if pts[0].Exact {
@@ -521,7 +524,11 @@ func crossing(pts []Point, f Fit, target float64) Capacity {
 			c.Identify = fmt.Sprintf("run more requests at rates below %s req/s (to show %s needs ≳ %d requests with none bad)", num(c.Hi), pct(target), minRequests(target))
 		}
 	default: // Lo > 0, Hi = +Inf
-		c.Reason = fmt.Sprintf("no rate is confidently below the %s target: attainment holds at every rate swept, up to %s req/s, so capacity is at least %s req/s", pct(target), num(rmax), num(c.Lo))
+		c.Reason = ""
+		if n == 1 {
+			c.Reason = fmt.Sprintf("one rate only (%s req/s); ", num(rmin))
+		}
+		c.Reason += fmt.Sprintf("no rate is confidently below the %s target: attainment holds at every rate swept, up to %s req/s, so capacity is at least %s req/s", pct(target), num(rmax), num(c.Lo))
 		c.Identify = fmt.Sprintf("add rates above %s req/s until attainment falls below the target (e.g. %s … %s req/s)", num(rmax), num(1.25*rmax), num(2*rmax))
 		if math.IsNaN(c.Estimate) {
 			c.Estimate = math.NaN()

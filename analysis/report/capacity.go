@@ -287,7 +287,7 @@ func CapacityText(w io.Writer, d *CapacityDoc) error {
 		name string
 		arm  *capacity.Arm
 	}{{"baseline", &r.Baseline}, {"canary", &r.Canary}} {
-		if !a.arm.Capacity.Identifiable {
+		if !a.arm.Capacity.Identifiable && r.Verdict != analysis.Inconclusive { // inconclusive reasons already say it
 			fmt.Fprintf(w, "  %s not identifiable: %s\n    to identify it: %s\n", a.name, safeText(a.arm.Capacity.Reason), safeText(a.arm.Capacity.Identify))
 		}
 	}
