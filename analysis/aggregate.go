@@ -42,10 +42,10 @@ func (s *aggSlice) offered() float64 { return s.completed + s.failed + s.cancele
 // judgeAggregate judges two metrics-based arms. Joint SLO attainment is
 // only bounded by histograms (thresholds between bucket edges, Fréchet
 // bounds for TTFT ∧ TPOT), so every count gate is computed at both ends of
-// the bounds and decides on the conservative end: it passes only if the
-// canary passes with its good counts at their lower bound and the
-// baseline's at their upper bound, and fails only if it fails the other way
-// round.
+// the bounds: it passes only if the canary passes with its good counts at
+// their lower bound and the baseline's at their upper bound (the
+// canary-unfavourable end), and fails only if it fails the other way round
+// (the canary-favourable end).
 func judgeAggregate(baseline, canary *sources.Dataset, cfg Config) (*Report, error) {
 	p := cfg.Policy
 	if baseline.Agg == nil || canary.Agg == nil {
@@ -182,8 +182,8 @@ func (j *aggJudgement) report() *Report {
 		Confidence:          p.Confidence,
 		SLO:                 []ClassSLO{{Class: "default", TTFT: Num(p.SLO.TTFT.Seconds()), TPOT: Num(p.SLO.TPOT.Seconds())}},
 	}
-	r.Normalization = Normalization{Steps: []NormalizationStep{{Name: "histogram-bounds", Setting: "conservative", Applied: true,
-		Detail: fmt.Sprintf("good requests bounded from histograms: baseline [%.0f, %.0f], canary [%.0f, %.0f]; gates decide on the conservative end",
+	r.Normalization = Normalization{Steps: []NormalizationStep{{Name: "histogram-bounds", Setting: "both ends", Applied: true,
+		Detail: fmt.Sprintf("good requests bounded from histograms: baseline [%.0f, %.0f], canary [%.0f, %.0f]; a gate passes only at the canary-unfavourable end and fails only at the canary-favourable end",
 			j.b.bounds.Lo, j.b.bounds.Hi, j.c.bounds.Lo, j.c.bounds.Hi)}}}
 	if p.Window.Warmup != "none" || p.Normalize.Mix != "none" || p.Normalize.Cache != "none" || p.Normalize.Load != "none" {
 		j.warnf("warm-up cuts and normalization are not applied to metrics data; the comparison is unadjusted")
@@ -344,7 +344,7 @@ func (j *aggJudgement) evalGate(idx int, g policies.Gate, conf float64) gateEval
 	}
 	nan := Num(math.NaN())
 	e := gateEval{m: Metric{Name: g.Metric, Guardrail: g.Guardrail, Direction: dir, Scale: info.Scale, Unit: info.Unit,
-		Margin: Num(g.Margin.Value), Buckets: [2]int{len(j.b.slices), len(j.c.slices)}, Adjusted: []string{"histogram bounds (conservative end)"},
+		Margin: Num(g.Margin.Value), Buckets: [2]int{len(j.b.slices), len(j.c.slices)}, Adjusted: []string{"histogram bounds: pass decided at the canary-unfavourable end, fail at the favourable end"},
 		NBaseline: int64(math.Round(sumOffered(j.b))), NCanary: int64(math.Round(sumOffered(j.c))),
 		Baseline: nan, Canary: nan, Delta: nan, Interval: [2]Num{nan, nan}, PFail: nan, Verdict: Inconclusive}}
 	inconclusive := func(why string) gateEval { e.m.Reason = why; return e }
@@ -390,27 +390,83 @@ func (j *aggJudgement) evalGate(idx int, g policies.Gate, conf float64) gateEval
 		pess = poissonFloor(pess, sum(bBest.Num), sum(cWorst.Num), conf)
 		opt = poissonFloor(opt, sum(bWorst.Num), sum(cBest.Num), conf)
 	}
-	e.m.Baseline = Num(sum(bBest.Num) / sum(bBest.Den))
-	e.m.Canary = Num(sum(cWorst.Num) / sum(cWorst.Den))
-	if matched {
-		// show goodput figures: the baseline's, and the canary's at the
-		// baseline's offered load
-		gb, _ := j.b.ratioAt(g.Metric, true)
-		vb := sum(gb.Num) / sum(gb.Den)
-		e.m.Canary = Num(vb * float64(e.m.Canary) / float64(e.m.Baseline))
-		e.m.Baseline = Num(vb)
+	// the figures shown at each end: (baseline, canary)
+	vals := func(b, c stats.Ratio, baseHi bool) [2]float64 {
+		vb, vc := sum(b.Num)/sum(b.Den), sum(c.Num)/sum(c.Den)
+		if matched {
+			// goodput figures: the baseline's, and the canary's at the
+			// baseline's offered load
+			gb, _ := j.b.ratioAt(g.Metric, baseHi)
+			g0 := sum(gb.Num) / sum(gb.Den)
+			return [2]float64{g0, g0 * vc / vb}
+		}
+		return [2]float64{vb, vc}
 	}
-	e.m.Method = pess.Method + ", conservative end of histogram bounds"
+	pessVals, optVals := vals(bBest, cWorst, true), vals(bWorst, cBest, false)
+	e.m.Baseline, e.m.Canary = Num(pessVals[0]), Num(pessVals[1])
+	e.m.Method = pess.Method + ", at both ends of the histogram bounds"
 	if len(j.b.slices) < MinBuckets || len(j.c.slices) < MinBuckets {
 		return inconclusive(fmt.Sprintf("too little data: %d and %d buckets (need ≥ %d per arm)", len(j.b.slices), len(j.c.slices), MinBuckets))
 	}
 	if math.IsNaN(pess.Point) || math.IsNaN(opt.Point) || math.IsInf(pess.CI.Lo, 0) || math.IsInf(opt.CI.Hi, 0) {
 		return inconclusive("the interval could not be computed (no variation or no data in an arm)")
 	}
-	// hull of the two intervals, in the metric's direction
-	lo, hi := math.Min(pess.CI.Lo, opt.CI.Lo), math.Max(pess.CI.Hi, opt.CI.Hi)
-	point := pess.Point
-	return decide(e, g, info, stats.Estimate{Point: point, CI: stats.Interval{Lo: lo, Hi: hi}, SE: math.Max(pess.SE, opt.SE), Method: pess.Method})
+	return decideBounds(e, g, info, pess, opt, pessVals, optVals)
+}
+
+// decideBounds decides a gate whose good counts are only bounded by
+// histograms. A pass must hold at the canary-unfavourable end of the
+// bounds (canary at its worst, baseline at its best: pess), a fail at the
+// canary-favourable end (opt): whatever the true counts inside the bounds,
+// the decision stands. Both ends are shown, in Bounds and in the reason;
+// Interval is their hull. vals are (baseline, canary) at each end.
+func decideBounds(e gateEval, g policies.Gate, info policies.MetricInfo, pess, opt stats.Estimate, pessVals, optVals [2]float64) gateEval {
+	if pess.CI == opt.CI && pess.Point == opt.Point {
+		return decide(e, g, info, pess) // exact: the two ends coincide
+	}
+	ep := decide(e, g, info, pess)
+	eo := decide(e, g, info, opt)
+	cmpAt := func(x gateEval, v [2]float64) NaiveComparison {
+		return NaiveComparison{Baseline: Num(v[0]), Canary: Num(v[1]), Delta: x.m.Delta, Interval: x.m.Interval}
+	}
+	bounds := &BoundEnds{Unfavourable: cmpAt(ep, pessVals), Favourable: cmpAt(eo, optVals)}
+	var out gateEval
+	switch {
+	case ep.decidable && ep.decision == stats.Pass:
+		out = ep
+	case eo.decidable && eo.decision == stats.Fail:
+		out = eo
+		out.m.Baseline, out.m.Canary = Num(optVals[0]), Num(optVals[1])
+	default:
+		out = ep
+		out.decision = stats.Inconclusive
+		if eo.decidable {
+			// the fail p-value is taken at the favourable end
+			out.harmPoint, out.se = eo.harmPoint, eo.se
+		}
+	}
+	lo := math.Min(float64(ep.m.Interval[0]), float64(eo.m.Interval[0]))
+	hi := math.Max(float64(ep.m.Interval[1]), float64(eo.m.Interval[1]))
+	out.m.Interval = [2]Num{Num(lo), Num(hi)}
+	out.m.Bounds = bounds
+	unf := fmt.Sprintf("%s [%s, %s]", fmtDelta(ep.m, float64(ep.m.Delta)), fmtDelta(ep.m, float64(ep.m.Interval[0])), fmtDelta(ep.m, float64(ep.m.Interval[1])))
+	fav := fmt.Sprintf("%s [%s, %s]", fmtDelta(eo.m, float64(eo.m.Delta)), fmtDelta(eo.m, float64(eo.m.Interval[0])), fmtDelta(eo.m, float64(eo.m.Interval[1])))
+	switch out.decision {
+	case stats.Pass:
+		out.m.Reason = fmt.Sprintf("passes even at the canary-unfavourable end of the histogram bounds, %s (canary-favourable end %s): harm stays within the %s margin",
+			unf, fav, fmtMargin(ep.m))
+	case stats.Fail:
+		what := fmt.Sprintf("worse by more than the %s margin", fmtMargin(eo.m))
+		if g.Guardrail {
+			what = "worse with confidence (guardrail)"
+		}
+		out.m.Reason = fmt.Sprintf("fails even at the canary-favourable end of the histogram bounds, %s (canary-unfavourable end %s): the canary is %s",
+			fav, unf, what)
+	default:
+		out.m.Reason = fmt.Sprintf("undecided within the histogram bounds: canary-unfavourable end %s does not pass, canary-favourable end %s does not fail (margin %s)",
+			unf, fav, fmtMargin(ep.m))
+	}
+	return out
 }
 
 func sumOffered(a *aggArm) float64 {
