@@ -531,14 +531,103 @@ func (j *aggJudgement) latencyGate(e gateEval, idx int, info policies.MetricInfo
 	lb, ub := histo.QuantileBounds(info.Quantile, hb)
 	lc, uc := histo.QuantileBounds(info.Quantile, hc)
 	res := stats.Interval{Lo: math.Log(lc / ub), Hi: math.Log(uc / lb)}
-	if res.Lo < ci.Lo || res.Hi > ci.Hi {
+	widened := res.Lo < ci.Lo || res.Hi > ci.Hi
+	if widened {
 		ci = stats.Interval{Lo: math.Min(ci.Lo, res.Lo), Hi: math.Max(ci.Hi, res.Hi)}
 		e.m.Method += "; widened to the histogram buckets' resolution"
 		e.m.Adjusted = append(e.m.Adjusted, fmt.Sprintf("p%g within bucket (%g, %g] s in the baseline and (%g, %g] s in the canary",
 			info.Quantile*100, lb, ub, lc, uc))
 	}
 	est := stats.Estimate{Point: math.Log(qc / qb), CI: ci, SE: stats.SDFinite(reps), Method: e.m.Method}
-	return decide(e, g, info, est)
+	qe := decide(e, g, info, est)
+	if !widened || qe.decision != stats.Inconclusive {
+		return qe
+	}
+	why := fmt.Sprintf("p%g cannot be resolved by the buckets (baseline in (%g, %g] s, canary in (%g, %g] s)", info.Quantile*100, lb, ub, lc, uc)
+	if ex, ok := j.exceedanceGate(e, g, info, conf, pick, why, lb, ub); ok {
+		return ex
+	}
+	qe.m.Reason += "; " + why + " and no bucket edge gives an exceedance share to judge instead: more data will not decide it, finer buckets would"
+	return qe
+}
+
+// exceedanceGate judges a tail-latency gate in its exceedance form: the
+// share of requests whose latency is above a bucket edge, which a
+// histogram gives exactly (a quantile it only places within a bucket). The
+// edge is the lower edge of the bucket holding the baseline's quantile
+// (so the baseline's share above it is at least 1 − q), or its upper edge
+// when more than half the baseline lies above the lower one (a test of the
+// bulk, not the tail). The policy's relative margin applies to the share: the
+// canary's share may exceed the baseline's by at most that fraction.
+// Shares are per-slice ratios (delta method over slices, with a Newcombe
+// floor for independent requests).
+func (j *aggJudgement) exceedanceGate(e gateEval, g policies.Gate, info policies.MetricInfo, conf float64,
+	pick func(*aggSlice) sources.Histogram, why string, lb, ub float64) (gateEval, bool) {
+	if info.Scale != "relative" || info.HigherIsBetter {
+		return e, false
+	}
+	var hb sources.Histogram
+	for i := range j.b.slices {
+		hb = addHist(hb, pick(&j.b.slices[i]))
+	}
+	share := func(t float64) float64 {
+		if !(t > 0) || math.IsInf(t, 0) {
+			return math.NaN()
+		}
+		n, exact := histo.Above(hb, t)
+		if !exact {
+			return math.NaN()
+		}
+		return n / hb.Total()
+	}
+	// the lower edge keeps most requests in the test; when more than half
+	// the baseline is above it, it says nothing about the tail: take the
+	// upper edge
+	edge := lb
+	if sl := share(lb); math.IsNaN(sl) || sl > 0.5 {
+		edge = ub
+		if su := share(ub); math.IsNaN(su) || su == 0 {
+			return e, false
+		}
+	}
+	ratio := func(a *aggArm) (stats.Ratio, bool) {
+		r := stats.Ratio{Num: make([]float64, len(a.slices)), Den: make([]float64, len(a.slices))}
+		for i := range a.slices {
+			h := pick(&a.slices[i])
+			if h.Total() == 0 {
+				continue
+			}
+			above, exact := histo.Above(h, edge)
+			if !exact || math.IsNaN(above) {
+				return r, false
+			}
+			r.Num[i], r.Den[i] = above, h.Total()
+		}
+		return r, true
+	}
+	rb, okb := ratio(j.b)
+	rc, okc := ratio(j.c)
+	if !okb || !okc || !(sum(rb.Num) > 0) || !(sum(rb.Den) > 0) || !(sum(rc.Den) > 0) {
+		return e, false
+	}
+	est := stats.LogRatioOfRatios(rc, rb, conf)
+	est = ratioFloor(est, sum(rc.Num), sum(rc.Den), sum(rb.Num), sum(rb.Den), conf)
+	if sum(rc.Num) == 0 {
+		// no canary request above the edge: the log ratio is −∞; bound it
+		// by the Newcombe interval alone
+		est = stats.Estimate{Point: math.Inf(-1), CI: stats.Interval{Lo: math.Inf(-1), Hi: math.Inf(-1)}, SE: math.NaN(), Method: "newcombe"}
+		est = ratioFloor(est, 0, sum(rc.Den), sum(rb.Num), sum(rb.Den), conf)
+		est.Point = est.CI.Lo
+	}
+	e.m.Baseline, e.m.Canary = Num(sum(rb.Num)/sum(rb.Den)), Num(sum(rc.Num)/sum(rc.Den))
+	e.m.Unit = "fraction"
+	e.m.NBaseline, e.m.NCanary = int64(math.Round(sum(rb.Den))), int64(math.Round(sum(rc.Den)))
+	e.m.Method = fmt.Sprintf("share of requests above the %g s bucket edge (exact from the histograms), %s", edge, est.Method)
+	e.m.Adjusted = []string{fmt.Sprintf("judged as the share of requests with %s above %g s instead of p%g", strings.ToUpper(info.Latency), edge, info.Quantile*100)}
+	ex := decide(e, g, info, est)
+	ex.m.Reason = fmt.Sprintf("%s: judged as the share of requests with %s above the %g s edge, %.3g%% baseline vs %.3g%% canary (exact from the histograms; margin %s of the share): %s",
+		why, strings.ToUpper(info.Latency), edge, 100*float64(e.m.Baseline), 100*float64(e.m.Canary), fmtMargin(ex.m), ex.m.Reason)
+	return ex, true
 }
 
 func (j *aggJudgement) series() Series {

@@ -422,3 +422,16 @@ func QuantileBounds(q float64, h sources.Histogram) (lo, hi float64) {
 	}
 	return lo, edges[b]
 }
+
+// Above returns the number of observations above t and whether that count
+// is exact (t is a bucket edge of h). When t falls inside a bucket the
+// count returned is the upper one (observations above the edge below t).
+// NaN for an empty or malformed histogram.
+func Above(h sources.Histogram, t float64) (float64, bool) {
+	a := Fraction(h, t)
+	if math.IsNaN(a.Lo) {
+		return math.NaN(), false
+	}
+	total := monotone(h.Counts)[len(h.Counts)-1]
+	return total * (1 - a.Lo), a.Exact
+}
