@@ -23,6 +23,10 @@ type aggArm struct {
 	secs   float64
 	// rejectedKnown is false when the engine does not count rejections.
 	rejectedKnown bool
+	// allStarts are the slice starts before any warm-up cut (the grid of
+	// the aggregate's replica tracks); cutSecs is the warm-up cut.
+	allStarts []float64
+	cutSecs   float64
 }
 
 type aggSlice struct {
@@ -34,6 +38,8 @@ type aggSlice struct {
 	costPerHour                 float64
 	gpuUtil                     float64
 	outTokens                   float64
+	promptTokens                float64 // NaN when unknown
+	prefixHits, prefixQueries   float64 // NaN when unknown
 	ttft, tpot, e2e             sources.Histogram
 }
 
@@ -73,6 +79,13 @@ func judgeAggregate(baseline, canary *sources.Dataset, cfg Config) (*Report, err
 		return nil, err
 	}
 	j := &aggJudgement{p: p, cfg: cfg, b: b, c: c}
+	for _, a := range []*aggArm{b, c} {
+		st, err := a.warmup(p.Window)
+		if err != nil {
+			return nil, err
+		}
+		j.steps = append(j.steps, st)
+	}
 	if len(p.Classes) > 0 {
 		j.warnf("per-class SLOs are not applied to metrics data: every request is judged with the policy's default SLO")
 	}
@@ -107,11 +120,15 @@ func newAggArm(ds *sources.Dataset, slo histo.SLO) (*aggArm, error) {
 		s.goodLo += nan0(bb.Lo)
 		s.goodHi += nan0(bb.Hi)
 		s.outTokens += nan0(bk.OutputTokens)
+		s.promptTokens += bk.PromptTokens
+		s.prefixHits += bk.PrefixHits
+		s.prefixQueries += bk.PrefixQueries
 		s.ttft = addHist(s.ttft, bk.TTFT)
 		s.tpot = addHist(s.tpot, bk.TPOT)
 		s.e2e = addHist(s.e2e, bk.E2E)
 	}
 	slices.SortFunc(a.slices, func(x, y aggSlice) int { return cmp.Compare(x.start, y.start) })
+	a.allStarts = a.sliceStarts()
 	var completed float64
 	for _, s := range a.slices {
 		a.secs += s.end - s.start
@@ -146,6 +163,7 @@ type aggJudgement struct {
 	cfg   Config
 	b, c  *aggArm
 	warns []string
+	steps []NormalizationStep // warm-up steps, baseline then canary
 }
 
 func (j *aggJudgement) warnf(format string, a ...any) {
@@ -166,6 +184,14 @@ func (j *aggJudgement) report() *Report {
 		for _, n := range a.bounds.Notes {
 			j.warnf("%s: %s", a.arm, n)
 		}
+		width := 0.0
+		for _, s := range a.slices {
+			width += s.goodHi - s.goodLo
+		}
+		if off := sumOffered(a); off > 0 && width > 0 {
+			j.warnf("%s: good requests are bounded, not counted: the bounds are %.2f pp of SLO attainment wide, which an attainment gate gives up from its margin (a pass is judged at the canary's lower end and the baseline's upper end)",
+				a.arm, 100*width/off)
+		}
 		r.Inputs = append(r.Inputs, a.ds.Inputs...)
 	}
 	j.warnf("diagnostics (Mann-Whitney, Hodges-Lehmann) need per-request data and are not computed from metrics")
@@ -185,13 +211,19 @@ func (j *aggJudgement) report() *Report {
 	r.Normalization = Normalization{Steps: []NormalizationStep{{Name: "histogram-bounds", Setting: "both ends", Applied: true,
 		Detail: fmt.Sprintf("good requests bounded from histograms: baseline [%.0f, %.0f], canary [%.0f, %.0f]; a gate passes only at the canary-unfavourable end and fails only at the canary-favourable end",
 			j.b.bounds.Lo, j.b.bounds.Hi, j.c.bounds.Lo, j.c.bounds.Hi)}}}
-	if p.Window.Warmup != "none" || p.Normalize.Mix != "none" || p.Normalize.Cache != "none" || p.Normalize.Load != "none" {
-		j.warnf("warm-up cuts and normalization are not applied to metrics data; the comparison is unadjusted")
-	}
+	r.Normalization.Steps = append(r.Normalization.Steps, j.normSteps()...)
 	r.Metrics = j.gates()
 	r.Series = j.series()
 	r.Distributions = j.distributions()
 	r.Verdict, r.Reasons = overall(r.Metrics)
+	if ms := mixShift(j.b, j.c, 1-2*p.Alpha()); ms != "" {
+		j.warnf("traffic mix: %s", ms)
+		if r.Verdict != Inconclusive {
+			r.Reasons = append([]string{fmt.Sprintf("the gates give %s, but %s, so neither a pass nor a fail can be blamed on the change",
+				strings.ToUpper(string(r.Verdict)), ms)}, r.Reasons...)
+			r.Verdict = Inconclusive
+		}
+	}
 	cov := coverageOf(j.b, j.c)
 	applyCoverage(r, cov)
 	for _, m := range append(append(cov.missing, cov.canaryLost...), cov.events...) {
@@ -234,9 +266,9 @@ func (j *aggJudgement) armSummary(a *aggArm) ArmSummary {
 	acc.Admitted = acc.Offered - acc.Rejected
 	s := ArmSummary{Accounting: acc, SLOAttainment: Num(t.goodLo / off), GoodputRPS: Num(t.goodLo / a.secs),
 		TokenGoodputTPS: Num(math.NaN()), ThroughputRPS: Num(t.completed / a.secs), OutputTokensPS: Num(t.outTokens / a.secs),
-		RetryAmplification: Num(math.NaN()), WindowSeconds: Num(a.secs), WarmupCutSeconds: 0,
+		RetryAmplification: Num(math.NaN()), WindowSeconds: Num(a.secs),
 		Window:         makeWindow(sources.ClockEpoch, a.slices[0].start, a.slices[len(a.slices)-1].end),
-		ReplicaSeconds: Num(repSecs), GoodputPerReplica: Num(t.goodLo / repSecs), CacheHitRate: Num(math.NaN()),
+		ReplicaSeconds: Num(repSecs), GoodputPerReplica: Num(t.goodLo / repSecs), CacheHitRate: Num(cacheRate(a)), WarmupCutSeconds: Num(a.cutSecs),
 		GPUUtilization: Num(math.NaN())}
 	s.Replicas = int(math.Round(maxReplicas(a)))
 	if utilN > 0 {

@@ -349,8 +349,7 @@ func criterion(h sources.Histogram, thr float64, name string, note func(string, 
 		return [2]float64{0, 1}
 	}
 	if !a.Exact {
-		note("%s threshold %g s is not a bucket edge (between %g and %g): %s attainment is an interval",
-			name, thr, a.Below, a.Above, name)
+		note("%s", edgeNote(name, thr, a))
 	}
 	return [2]float64{a.Lo, a.Hi}
 }
@@ -371,8 +370,7 @@ func EdgeNotes(agg *sources.Aggregate, slo SLO) []string {
 		if a.Exact {
 			return
 		}
-		s := fmt.Sprintf("%s threshold %g s is not a bucket edge (between %g and %g): %s attainment is an interval",
-			name, thr, a.Below, a.Above, name)
+		s := edgeNote(name, thr, a)
 		if !seen[s] {
 			seen[s] = true
 			out = append(out, s)
@@ -434,4 +432,17 @@ func Above(h sources.Histogram, t float64) (float64, bool) {
 	}
 	total := monotone(h.Counts)[len(h.Counts)-1]
 	return total * (1 - a.Lo), a.Exact
+}
+
+// edgeNote says that a threshold is not a bucket edge and which edges
+// would make the attainment exact.
+func edgeNote(name string, thr float64, a Attainment) string {
+	fix := fmt.Sprintf("a threshold of %g s or %g s would make it exact", a.Below, a.Above)
+	if !(a.Below > 0) {
+		fix = fmt.Sprintf("a threshold of %g s would make it exact", a.Above)
+	} else if math.IsInf(a.Above, 1) {
+		fix = fmt.Sprintf("a threshold of %g s would make it exact", a.Below)
+	}
+	return fmt.Sprintf("%s threshold %g s is not a bucket edge (between %g and %g): %s attainment is an interval; %s",
+		name, thr, a.Below, a.Above, name, fix)
 }
