@@ -65,6 +65,9 @@ type app struct {
 	env Env
 	// clock is the wall clock (time.Now in main); nil means time.Now.
 	clock func() time.Time
+	// sleep waits d on the injected clock (nil: a real timer); tests
+	// advance a fake clock instead.
+	sleep func(ctx context.Context, d time.Duration) error
 }
 
 // now reads the injected clock.
