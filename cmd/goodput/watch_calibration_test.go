@@ -193,6 +193,11 @@ func simMerged(sc sim.Scenario, seed0 uint64, n int, path string) error {
 			return err
 		}
 	}
+	return mergeOM(texts, path)
+}
+
+// mergeOM writes the OpenMetrics texts as one file, each family once.
+func mergeOM(texts [][]byte, path string) error {
 	// group by family: header lines start a family; samples follow
 	type family struct {
 		header  []string
@@ -324,4 +329,30 @@ func calReplay(t *testing.T, base, can sources.Dataset, pol *policies.Policy, pl
 	}
 	out["one-shot judge at 30 min"] = calRun{verdict: rep.Verdict, look: looks}
 	return out
+}
+
+func mustRename(t *testing.T, from, to string) {
+	t.Helper()
+	if err := os.Rename(from, to); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// mergeRelabel merges the single-replicate file part (labels ending in
+// oldSuffix) into the merged file dst as replicate newSuffix.
+func mergeRelabel(t *testing.T, dst, part, oldSuffix, newSuffix string) {
+	t.Helper()
+	a, err := os.ReadFile(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(part)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := strings.ReplaceAll(string(b), `deployment="baseline`+oldSuffix+`"`, `deployment="baseline`+newSuffix+`"`)
+	s = strings.ReplaceAll(s, `deployment="canary`+oldSuffix+`"`, `deployment="canary`+newSuffix+`"`)
+	if err := mergeOM([][]byte{a, []byte(s)}, dst); err != nil {
+		t.Fatal(err)
+	}
 }
