@@ -101,6 +101,11 @@ type WindowSpec struct {
 	Warmup string `yaml:"warmup"`
 	// Bucket is the resampling unit (default 10 s, range 1 s … 10 min).
 	Bucket Duration `yaml:"bucket"`
+	// Implausible says what a request-log record whose arrival time lies far
+	// outside the rest of its file (ts 0, a clock a year off) does: "error"
+	// (the default, naming file:line) or "drop" (dropped, with a count in
+	// the report's warnings).
+	Implausible string `yaml:"implausible"`
 }
 
 // WarmupDuration returns the fixed warm-up cut, or 0 for "none"/"auto".
@@ -391,7 +396,7 @@ func policySchema() schema {
 			"prompt_tokens": {"min": leaf, "max": leaf},
 			"output_tokens": {"min": leaf, "max": leaf},
 		}}},
-		"window":    {"warmup": leaf, "bucket": leaf},
+		"window":    {"warmup": leaf, "bucket": leaf, "implausible": leaf},
 		"normalize": {"mix": leaf, "cache": leaf, "load": leaf, "weights": {"*": leaf}},
 		"gates":     {"[]": {"metric": leaf, "margin": leaf, "guardrail": leaf}},
 		"cost":      {"accelerator_per_hour": leaf, "host_per_hour": leaf, "network_per_gb": leaf, "idle_reserve_per_hour": leaf},

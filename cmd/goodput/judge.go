@@ -129,7 +129,8 @@ func (a *app) judgeFiles(ctx context.Context, o *judgeOptions, progress io.Write
 			return nil, err
 		}
 	} else {
-		if base, can, err = a.readArms(ctx, o, progress); err != nil {
+		ro := requestlog.Options{DropImplausible: pol.Window.Implausible == "drop"}
+		if base, can, err = a.readArms(ctx, o, ro, progress); err != nil {
 			return nil, inputError(err)
 		}
 	}
@@ -181,15 +182,15 @@ func (a *app) judgeFiles(ctx context.Context, o *judgeOptions, progress io.Write
 // readArms reads both arms' files, each once, and refuses duplicated or
 // identical data: one file named twice, a copy of a file, the same records
 // in both arms or repeated within one.
-func (a *app) readArms(ctx context.Context, o *judgeOptions, progress io.Writer) (base, can sources.Dataset, err error) {
+func (a *app) readArms(ctx context.Context, o *judgeOptions, ro requestlog.Options, progress io.Writer) (base, can sources.Dataset, err error) {
 	if err := samePathOrFile(map[sources.Arm][]string{sources.Baseline: o.Baseline, sources.Canary: o.Canary}, a.io.In); err != nil {
 		return base, can, err
 	}
-	base, bin, err := readArm(ctx, sources.Baseline, o.Baseline, o.InputFormat, a.io.In, progress)
+	base, bin, err := readArm(ctx, sources.Baseline, o.Baseline, o.InputFormat, ro, a.io.In, progress)
 	if err != nil {
 		return base, can, err
 	}
-	can, cin, err := readArm(ctx, sources.Canary, o.Canary, o.InputFormat, a.io.In, progress)
+	can, cin, err := readArm(ctx, sources.Canary, o.Canary, o.InputFormat, ro, a.io.In, progress)
 	if err != nil {
 		return base, can, err
 	}
