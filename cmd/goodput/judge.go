@@ -111,6 +111,11 @@ func (a *app) runJudge(ctx context.Context, o *judgeOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := ctx.Err(); err != nil {
+		// interrupted (SIGINT, SIGTERM): the analysis may have run on
+		// regardless, but no verdict is printed for a stopped run
+		return inputError(fmt.Errorf("stopped before the verdict: %w", err))
+	}
 	if err := a.writeReport(rep, o); err != nil {
 		return inputError(err)
 	}

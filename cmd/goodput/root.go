@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"runtime/pprof"
 	"strings"
 	"time"
@@ -76,7 +77,16 @@ func (a *app) now() time.Time {
 }
 
 // run executes the CLI with args and returns the process exit code.
-func run(ctx context.Context, args []string, streams *IOStreams, env Env) int {
+//
+// A panic is a bug, never a usage error: it is reported with its stack and
+// exit 4 (Go's own exit status for a panic, 2, reads as a usage error).
+func run(ctx context.Context, args []string, streams *IOStreams, env Env) (code int) {
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(streams.ErrOut, "goodput: internal error (please report it with the input that caused it): %v\n%s", r, debug.Stack())
+			code = ExitError
+		}
+	}()
 	a := &app{io: streams, env: env}
 	root := a.newRootCmd()
 	root.SetArgs(expandMultiValueFlags(args, "--baseline", "--canary"))
