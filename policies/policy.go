@@ -101,6 +101,15 @@ type WindowSpec struct {
 	Warmup string `yaml:"warmup"`
 	// Bucket is the resampling unit (default 10 s, range 1 s … 10 min).
 	Bucket Duration `yaml:"bucket"`
+	// Untimed says what the resampling unit is for an input without
+	// arrival times (LLMPerf, vLLM bench files without start_times):
+	// "runs" (default) groups consecutive requests into runs of about one
+	// bucket's worth, and a gate needs MinBuckets of them per arm;
+	// "requests" makes every request its own unit, so a benchmark of a few
+	// hundred prompts can decide, at the price of treating the requests of
+	// one run as independent (run-to-run variance is left out unless an
+	// arm gives several runs).
+	Untimed string `yaml:"untimed"`
 }
 
 // WarmupDuration returns the fixed warm-up cut, or 0 for "none"/"auto".
@@ -391,7 +400,7 @@ func policySchema() schema {
 			"prompt_tokens": {"min": leaf, "max": leaf},
 			"output_tokens": {"min": leaf, "max": leaf},
 		}}},
-		"window":    {"warmup": leaf, "bucket": leaf},
+		"window":    {"warmup": leaf, "bucket": leaf, "untimed": leaf},
 		"normalize": {"mix": leaf, "cache": leaf, "load": leaf, "weights": {"*": leaf}},
 		"gates":     {"[]": {"metric": leaf, "margin": leaf, "guardrail": leaf}},
 		"cost":      {"accelerator_per_hour": leaf, "host_per_hour": leaf, "network_per_gb": leaf, "idle_reserve_per_hour": leaf},
