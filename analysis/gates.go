@@ -82,9 +82,12 @@ func (j *judgement) gates(r *Report) []Metric {
 						md.Minutes = Num((k - 1) * n / rate / 60)
 					}
 					m.MoreData = md
-					m.Reason += "; " + moreDataText(md, m)
+					m.Reason += "; " + j.moreDataAdvice(md, m)
 				}
 			}
+		}
+		if a := j.tooLittleAdvice(m); a != "" {
+			m.Reason += "; " + a
 		}
 		out[i] = m
 	}

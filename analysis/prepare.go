@@ -315,6 +315,10 @@ func (a *armData) bucketPseudo(p *policies.Policy) {
 	if a.ds.Duration > 0 {
 		size = int(math.Round(float64(n) * a.bucketSecs / a.ds.Duration))
 	}
+	if p.Window.Untimed == "requests" {
+		// the policy makes every request its own unit (bench)
+		size = 1
+	}
 	size = max(size, 1)
 	nb := (n + size - 1) / size
 	a.buckets = make([]bucket, nb)
