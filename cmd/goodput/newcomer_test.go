@@ -1,0 +1,117 @@
+package main
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var updateGolden = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// golden compares got with testdata/newcomer/NAME, or rewrites it with -update.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", "newcomer", name)
+	if *updateGolden {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -run %s -update to create it)", err, t.Name())
+	}
+	if got != string(want) {
+		t.Errorf("output differs from %s (rerun with -update after checking):\n--- got ---\n%s", path, got)
+	}
+}
+
+func llmperfPair(t *testing.T) (string, string) {
+	t.Helper()
+	d := filepath.Join(realdata, "llmperf")
+	return filepath.Join(d, "individual_anyscale_70b.json"), filepath.Join(d, "individual_fireworks_70b.json")
+}
+
+// TestBenchPolicyRealPairs is the issue's must-show on real files: under
+// --policy bench the vLLM no-IB → IB pair is not a failure and says what
+// would decide it, and fireworks' 2.4× TTFT against anyscale is a FAIL.
+// Under the default chat policy both give reasons that name what to change.
+func TestBenchPolicyRealPairs(t *testing.T) {
+	vb, vc := vllmPair(t)
+	lb, lc := llmperfPair(t)
+	for _, tc := range []struct {
+		name     string
+		args     []string
+		exit     int
+		contains []string
+	}{
+		{"vllm-bench", []string{"judge", "--policy", "bench", vb, vc}, ExitInconclusive,
+			[]string{"goodput: INCONCLUSIVE  (policy bench, 6 gates", "rerun both with `--num-prompts ", "each request is its own unit"}},
+		{"llmperf-bench", []string{"judge", "--policy", "bench", lb, lc}, ExitFail,
+			[]string{"goodput: FAIL  (policy bench, 6 gates", "ttft_p50: +144.2%", "the canary is worse by more than the 10% margin"}},
+		{"vllm-chat", []string{"judge", vb, vc}, ExitInconclusive,
+			[]string{"decide under `--policy bench`", "rerun both with `--num-prompts "}},
+		{"llmperf-chat", []string{"judge", lb, lc}, ExitInconclusive,
+			[]string{"decide under `--policy bench`", "rerun both with `--max-num-completed-requests "}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errs := runCLI(t, nil, tc.args...)
+			if code != tc.exit {
+				t.Fatalf("exit %d, want %d\n%s%s", code, tc.exit, out, errs)
+			}
+			for _, s := range tc.contains {
+				if !strings.Contains(out, s) {
+					t.Errorf("output lacks %q", s)
+				}
+			}
+			if strings.Contains(out, "NaN") {
+				t.Error("NaN reached the report")
+			}
+			golden(t, tc.name+".txt", out)
+		})
+	}
+}
+
+// TestPositionalEqualsFlags: `judge OLD NEW` is `--baseline OLD --canary NEW`.
+func TestPositionalEqualsFlags(t *testing.T) {
+	b, c := llmperfPair(t)
+	_, pos, _ := runCLI(t, nil, "judge", "--policy", "bench", "--format", "json", b, c)
+	_, flg, _ := runCLI(t, nil, "judge", "--policy", "bench", "--format", "json", "--baseline", b, "--canary", c)
+	if pos == "" || pos != flg {
+		t.Error("positional and flag forms give different reports")
+	}
+	for _, args := range [][]string{{"judge", b}, {"judge", b, c, b}, {"judge", "--baseline", b, b, "--canary", c, c}} {
+		if args[1] == "--baseline" {
+			continue // several files per arm after one flag stay valid
+		}
+		if code, _, _ := runCLI(t, nil, args...); code != ExitUsage {
+			t.Errorf("%v: exit %d, want 2", args, code)
+		}
+	}
+}
+
+// TestSLOAndMarginFlags: the quick-use flags change the judged policy, the
+// report names them, and bad values are usage errors.
+func TestSLOAndMarginFlags(t *testing.T) {
+	b, c := vllmPair(t)
+	code, out, errs := runCLI(t, nil, "judge", "--policy", "bench", "--slo", "ttft=150ms", "--margin", "slo_attainment=10pp", "--format", "json", b, c)
+	if code == ExitError || code == ExitUsage {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, s := range []string{`"ttft_s": 0.15`, `"source": "builtin with --slo ttft=150ms --margin slo_attainment=10pp"`, `"margin": 0.1`} {
+		if !strings.Contains(out, s) {
+			t.Errorf("report lacks %s", s)
+		}
+	}
+	for _, args := range [][]string{
+		{"--slo", "ttft=1"}, {"--slo", "ttfb=1s"}, {"--margin", "slo_attainment"}, {"--margin", "ttft_p99=5%"},
+	} {
+		code, _, errs := runCLI(t, nil, append([]string{"judge", "--policy", "bench", b, c}, args...)...)
+		if code != ExitUsage || !strings.Contains(errs, args[0]) {
+			t.Errorf("%v: exit %d, stderr %q", args, code, errs)
+		}
+	}
+}
