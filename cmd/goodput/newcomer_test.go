@@ -1,11 +1,18 @@
 package main
 
 import (
+	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/goodput-dev/goodput/analysis"
 )
 
 var updateGolden = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -114,4 +121,107 @@ func TestSLOAndMarginFlags(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q", args, code, errs)
 		}
 	}
+}
+
+// TestReviewTmux80x24 runs the review of a real judgement (the LLMPerf
+// pair under --policy bench) in a detached tmux session of 80×24 and
+// checks that every gate's row shows its interval and its margin: the
+// columns that decide are the ones kept on a small terminal. The capture is
+// kept as testdata/newcomer/review-80x24.txt.
+func TestReviewTmux80x24(t *testing.T) {
+	tmuxBin, err := exec.LookPath("tmux")
+	if err != nil {
+		if os.Getenv("REQUIRE_TMUX") == "1" {
+			t.Fatal("REQUIRE_TMUX=1 but tmux is not installed")
+		}
+		t.Skip("tmux not installed (apt-get install -y --no-install-recommends tmux)")
+	}
+	dir := t.TempDir()
+	b, c := llmperfPair(t)
+	report := filepath.Join(dir, "run.json")
+	if code, _, errs := runCLI(t, nil, "judge", "--policy", "bench", "--format", "json", "--out", report, b, c); code != ExitFail {
+		t.Fatalf("judge exit %d: %s", code, errs)
+	}
+	raw, err := os.ReadFile(report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep analysis.Report
+	if err := json.Unmarshal(raw, &rep); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "goodput")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	conf := filepath.Join(dir, "empty.conf")
+	if err := os.WriteFile(conf, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(dir, "tmux.sock")
+	tmux := func(args ...string) string {
+		t.Helper()
+		out, err := exec.Command(tmuxBin, append([]string{"-S", sock, "-f", conf}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("tmux %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	t.Cleanup(func() { _ = exec.Command(tmuxBin, "-S", sock, "-f", conf, "kill-server").Run() })
+	shell := "cd '" + dir + "' && env USER=e2e NO_COLOR=1 TERM=xterm-256color '" + bin + "' review run.json"
+	tmux("new-session", "-d", "-s", "r80", "-x", "80", "-y", "24", "sh", "-c", shell)
+	var screen string
+	for deadline := time.Now().Add(15 * time.Second); ; {
+		screen = tmux("capture-pane", "-p", "-t", "r80")
+		if strings.Contains(screen, "Gates (6)") && strings.Contains(screen, "error_rate") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the review did not show its gates; screen:\n%s", screen)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	tmux("send-keys", "-t", "r80", "q")
+	lines := strings.Split(screen, "\n")
+	if len(lines) < 24 {
+		t.Fatalf("capture has %d lines", len(lines))
+	}
+	header := ""
+	for _, l := range lines {
+		if strings.Contains(l, "gate ") && strings.Contains(l, "interval") {
+			header = l
+		}
+	}
+	if !strings.Contains(header, "margin") {
+		t.Fatalf("no interval and margin columns at 80×24:\n%s", screen)
+	}
+	for _, g := range rep.Metrics {
+		row := ""
+		for _, l := range lines {
+			if f := strings.Fields(strings.TrimLeft(l, ">g ")); len(f) > 0 && f[0] == g.Name {
+				row = l
+			}
+		}
+		if row == "" {
+			t.Errorf("gate %s is not on the screen", g.Name)
+			continue
+		}
+		if strings.Contains(row, "…") || utf8.RuneCountInString(row) > 80 {
+			t.Errorf("gate %s's row is cut: %q", g.Name, row)
+		}
+		// the interval's bounds and the margin, as the review prints them
+		f := strings.Fields(row)
+		if !strings.HasSuffix(strings.Join(f, " "), marginText(g)) || !strings.Contains(row, "[") || !strings.Contains(row, "]") {
+			t.Errorf("gate %s: interval or margin %q missing from %q", g.Name, marginText(g), row)
+		}
+	}
+	golden(t, "review-80x24.txt", screen)
+}
+
+// marginText is a margin as the review's gates table prints it.
+func marginText(g analysis.Metric) string {
+	if g.Scale == "relative" {
+		return fmt.Sprintf("%g %%", float64(g.Margin)*100)
+	}
+	return fmt.Sprintf("%g pp", float64(g.Margin)*100)
 }
