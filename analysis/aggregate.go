@@ -32,6 +32,7 @@ type aggSlice struct {
 	replicas                    float64
 	costPerHour                 float64
 	gpuUtil                     float64
+	gauges                      sources.AggBucket // Running, Waiting, KVUsage, GPUPowerW, GPUMemBytes of the slice
 	outTokens                   float64
 	ttft, tpot, e2e             sources.Histogram
 }
@@ -89,7 +90,7 @@ func newAggArm(ds *sources.Dataset, slo histo.SLO) (*aggArm, error) {
 		if !ok {
 			k = len(a.slices)
 			byStart[bk.Start] = k
-			a.slices = append(a.slices, aggSlice{start: bk.Start, end: bk.End, replicas: bk.Replicas, costPerHour: bk.CostPerHour, gpuUtil: bk.GPUUtil})
+			a.slices = append(a.slices, aggSlice{start: bk.Start, end: bk.End, replicas: bk.Replicas, costPerHour: bk.CostPerHour, gpuUtil: bk.GPUUtil, gauges: gaugesOf(bk)})
 		}
 		s := &a.slices[k]
 		s.completed += nan0(bk.Completed)
@@ -188,6 +189,7 @@ func (j *aggJudgement) report() *Report {
 	r.Series = j.series()
 	r.Distributions = j.distributions()
 	r.Verdict, r.Reasons = overall(r.Metrics)
+	internalView(r, aggWork(j.b), aggWork(j.c), j.b.ds.Agg.Step)
 	r.Warnings = j.warns
 	return r
 }
@@ -336,6 +338,9 @@ func (j *aggJudgement) evalGate(idx int, g policies.Gate, conf float64) gateEval
 	inconclusive := func(why string) gateEval { e.m.Reason = why; return e }
 	if info.Latency != "" {
 		return j.latencyGate(e, idx, info, g, conf)
+	}
+	if isEfficiencyMetric(g.Metric) {
+		return efficiencyGate(e, g, info, j.p, aggWork(j.b), aggWork(j.c), conf)
 	}
 	// pessimistic: canary at its worst end (fewest good requests, which is
 	// worse for attainment, goodput and cost per good request alike),

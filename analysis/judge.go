@@ -127,6 +127,8 @@ func (j *judgement) report() *Report {
 	r.Series = j.series()
 	r.Distributions = j.distributions()
 	r.Verdict, r.Reasons = overall(r.Metrics)
+	j.metricsWarnings()
+	internalView(r, j.work(j.b), j.work(j.c), j.p.Window.Bucket.Seconds())
 	r.Warnings = j.warns
 	if r.Warnings == nil {
 		r.Warnings = []string{}

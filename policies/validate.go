@@ -37,6 +37,8 @@ func Metrics() []MetricInfo {
 		{Name: "goodput_per_replica", Scale: "relative", HigherIsBetter: true, Unit: "req/s/replica", Doc: "good requests per replica-second"},
 		{Name: "token_goodput", Scale: "relative", HigherIsBetter: true, Unit: "tokens/s", Doc: "output tokens of good requests per second"},
 		{Name: "cost_per_good_request", Scale: "relative", Unit: "USD", Doc: "cost over the window / good requests"},
+		{Name: "energy_per_good_request", Scale: "relative", Unit: "J", Doc: "GPU energy (power × time, from DCGM or engine GPU gauges) / good requests, at matched load"},
+		{Name: "gpu_seconds_per_good_request", Scale: "relative", Unit: "GPU·s", Doc: "busy GPU-seconds (utilisation × GPUs × time) / good requests, at matched load"},
 	}
 	for _, lat := range []string{"ttft", "tpot", "e2e"} {
 		for _, q := range []int{50, 90, 95, 99} {
