@@ -165,6 +165,9 @@ func textInternal(tw *errWriter, r *analysis.Report) {
 			if isNaN(n) {
 				return "n/a"
 			}
+			if math.Abs(float64(n)) >= 1e4 {
+				return count(int64(math.Round(float64(n)))) + unit
+			}
 			return fmt.Sprintf(format, float64(n)) + unit
 		}
 		rows := [][]string{
