@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/goodput-dev/goodput/analysis/histo"
 	"github.com/goodput-dev/goodput/analysis/stats"
@@ -50,6 +51,9 @@ func judgeAggregate(baseline, canary *sources.Dataset, cfg Config) (*Report, err
 	p := cfg.Policy
 	if baseline.Agg == nil || canary.Agg == nil {
 		return nil, &DataError{Msg: "one arm is metrics-based (Prometheus or scrapes) and the other per-request files: give both arms the same kind of input"}
+	}
+	if err := overlap(baseline, canary); err != nil {
+		return nil, err
 	}
 	if p.SLO.E2E > 0 || p.SLO.MaxITL > 0 || p.SLO.Quality != "" {
 		return nil, &DataError{Msg: fmt.Sprintf("policy %s needs per-request e2e, max_itl or quality criteria, which metrics histograms cannot check jointly; use per-request files or a policy with ttft/tpot only", p.Name)}
@@ -189,6 +193,16 @@ func (j *aggJudgement) report() *Report {
 	r.Series = j.series()
 	r.Distributions = j.distributions()
 	r.Verdict, r.Reasons = overall(r.Metrics)
+	cov := coverageOf(j.b, j.c)
+	applyCoverage(r, cov)
+	for _, m := range append(append(cov.missing, cov.canaryLost...), cov.events...) {
+		j.warnf("%s", m)
+	}
+	if len(cov.events)+len(cov.canaryLost) > 0 {
+		r.Normalization.Steps = append(r.Normalization.Steps, NormalizationStep{Name: "replicas", Setting: "detect", Applied: true,
+			Detail: strings.Join(append(append([]string{}, cov.canaryLost...), cov.events...), "; ") +
+				" (goodput is compared per replica-second; a lost canary replica keeps the verdict from passing)"})
+	}
 	internalView(r, aggWork(j.b), aggWork(j.c), j.b.ds.Agg.Step)
 	r.Warnings = j.warns
 	return r

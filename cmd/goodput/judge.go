@@ -134,10 +134,7 @@ func (a *app) judgeFiles(ctx context.Context, o *judgeOptions, progress io.Write
 			return nil, err
 		}
 	} else {
-		if base, err = readArm(ctx, sources.Baseline, o.Baseline, o.InputFormat, progress); err != nil {
-			return nil, inputError(err)
-		}
-		if can, err = readArm(ctx, sources.Canary, o.Canary, o.InputFormat, progress); err != nil {
+		if base, can, err = a.readArms(ctx, o, progress); err != nil {
 			return nil, inputError(err)
 		}
 		if o.metrics.enabled() {
@@ -192,6 +189,30 @@ func (a *app) judgeFiles(ctx context.Context, o *judgeOptions, progress io.Write
 		return nil, inputError(err)
 	}
 	return rep, nil
+}
+
+// readArms reads both arms' files, each once, and refuses duplicated or
+// identical data: one file named twice, a copy of a file, the same records
+// in both arms or repeated within one.
+func (a *app) readArms(ctx context.Context, o *judgeOptions, progress io.Writer) (base, can sources.Dataset, err error) {
+	if err := samePathOrFile(map[sources.Arm][]string{sources.Baseline: o.Baseline, sources.Canary: o.Canary}, a.io.In); err != nil {
+		return base, can, err
+	}
+	base, bin, err := readArm(ctx, sources.Baseline, o.Baseline, o.InputFormat, a.io.In, progress)
+	if err != nil {
+		return base, can, err
+	}
+	can, cin, err := readArm(ctx, sources.Canary, o.Canary, o.InputFormat, a.io.In, progress)
+	if err != nil {
+		return base, can, err
+	}
+	if err := sameContent(append(bin, cin...)); err != nil {
+		return base, can, err
+	}
+	if err := distinctArms(&base, &can); err != nil {
+		return base, can, err
+	}
+	return base, can, nil
 }
 
 // reviewJudge serves `goodput review --baseline … --canary …`: the judge

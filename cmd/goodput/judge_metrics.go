@@ -3,8 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"math"
-	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -57,7 +58,7 @@ func (a *app) attachMetrics(ctx context.Context, o *judgeOptions, base, can *sou
 			ds    *sources.Dataset
 			paths []string
 		}{{base, m.Baseline}, {can, m.Canary}} {
-			ds, err := readMetricsFiles(ctx, x.ds.Arm, x.paths)
+			ds, err := readMetricsFiles(ctx, x.ds.Arm, x.paths, a.io.In, a.io.ErrOut)
 			if err != nil {
 				return inputError(fmt.Errorf("%s metrics: %w", x.ds.Arm, err))
 			}
@@ -89,21 +90,19 @@ func (a *app) attachMetrics(ctx context.Context, o *judgeOptions, base, can *sou
 	return nil
 }
 
-// readMetricsFiles reads an arm's scrape files in order as snapshots.
-func readMetricsFiles(ctx context.Context, arm sources.Arm, paths []string) (sources.Dataset, error) {
-	for _, p := range paths {
-		f, err := detectFormat(p)
-		if err != nil {
-			return sources.Dataset{}, err
-		}
-		if f != formatScrape {
-			return sources.Dataset{}, fmt.Errorf("%s: not a Prometheus text or OpenMetrics scrape (detected %s): give request files with --%s and metrics with --%s-metrics", p, f, arm, arm)
-		}
+// readMetricsFiles reads an arm's scrape files in order as snapshots;
+// anything else (a request log given by mistake) is an error naming the
+// files.
+func readMetricsFiles(ctx context.Context, arm sources.Arm, paths []string, stdin io.Reader, progress io.Writer) (sources.Dataset, error) {
+	ds, _, err := readArm(ctx, arm, paths, "", stdin, progress)
+	if err != nil {
+		return ds, err
 	}
-	if _, err := os.Stat(paths[0]); err != nil {
-		return sources.Dataset{}, err
+	if ds.Agg == nil {
+		return ds, fmt.Errorf("%s: not a Prometheus text or OpenMetrics scrape: give request files with --%s and metrics with --%s-metrics",
+			strings.Join(paths, ", "), arm, arm)
 	}
-	return readScrapes(ctx, arm, paths)
+	return ds, nil
 }
 
 // requestSpan is the arrival-time span of both arms' requests, unix
