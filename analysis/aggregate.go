@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/goodput-dev/goodput/analysis/histo"
 	"github.com/goodput-dev/goodput/analysis/stats"
@@ -32,6 +33,7 @@ type aggSlice struct {
 	replicas                    float64
 	costPerHour                 float64
 	gpuUtil                     float64
+	gauges                      sources.AggBucket // Running, Waiting, KVUsage, GPUPowerW, GPUMemBytes of the slice
 	outTokens                   float64
 	ttft, tpot, e2e             sources.Histogram
 }
@@ -49,6 +51,9 @@ func judgeAggregate(baseline, canary *sources.Dataset, cfg Config) (*Report, err
 	p := cfg.Policy
 	if baseline.Agg == nil || canary.Agg == nil {
 		return nil, &DataError{Msg: "one arm is metrics-based (Prometheus or scrapes) and the other per-request files: give both arms the same kind of input"}
+	}
+	if err := overlap(baseline, canary); err != nil {
+		return nil, err
 	}
 	if p.SLO.E2E > 0 || p.SLO.MaxITL > 0 || p.SLO.Quality != "" {
 		return nil, &DataError{Msg: fmt.Sprintf("policy %s needs per-request e2e, max_itl or quality criteria, which metrics histograms cannot check jointly; use per-request files or a policy with ttft/tpot only", p.Name)}
@@ -89,7 +94,7 @@ func newAggArm(ds *sources.Dataset, slo histo.SLO) (*aggArm, error) {
 		if !ok {
 			k = len(a.slices)
 			byStart[bk.Start] = k
-			a.slices = append(a.slices, aggSlice{start: bk.Start, end: bk.End, replicas: bk.Replicas, costPerHour: bk.CostPerHour, gpuUtil: bk.GPUUtil})
+			a.slices = append(a.slices, aggSlice{start: bk.Start, end: bk.End, replicas: bk.Replicas, costPerHour: bk.CostPerHour, gpuUtil: bk.GPUUtil, gauges: gaugesOf(bk)})
 		}
 		s := &a.slices[k]
 		s.completed += nan0(bk.Completed)
@@ -188,6 +193,17 @@ func (j *aggJudgement) report() *Report {
 	r.Series = j.series()
 	r.Distributions = j.distributions()
 	r.Verdict, r.Reasons = overall(r.Metrics)
+	cov := coverageOf(j.b, j.c)
+	applyCoverage(r, cov)
+	for _, m := range append(append(cov.missing, cov.canaryLost...), cov.events...) {
+		j.warnf("%s", m)
+	}
+	if len(cov.events)+len(cov.canaryLost) > 0 {
+		r.Normalization.Steps = append(r.Normalization.Steps, NormalizationStep{Name: "replicas", Setting: "detect", Applied: true,
+			Detail: strings.Join(append(append([]string{}, cov.canaryLost...), cov.events...), "; ") +
+				" (goodput is compared per replica-second; a lost canary replica keeps the verdict from passing)"})
+	}
+	internalView(r, aggWork(j.b), aggWork(j.c), j.b.ds.Agg.Step)
 	r.Warnings = j.warns
 	return r
 }
@@ -344,6 +360,9 @@ func (j *aggJudgement) evalGate(idx int, g policies.Gate, conf float64) gateEval
 	inconclusive := func(why string) gateEval { e.m.Reason = why; return e }
 	if info.Latency != "" {
 		return j.latencyGate(e, idx, info, g, conf)
+	}
+	if isEfficiencyMetric(g.Metric) {
+		return efficiencyGate(e, g, info, j.p, aggWork(j.b), aggWork(j.c), conf)
 	}
 	// pessimistic: canary at its worst end (fewest good requests, which is
 	// worse for attainment, goodput and cost per good request alike),

@@ -174,6 +174,10 @@ func (j *judgement) evalGate(idx int, g policies.Gate, conf float64, r *Report) 
 		return e
 	}
 
+	if isEfficiencyMetric(g.Metric) {
+		e.m.Method = "delta-batchmeans"
+		return efficiencyGate(e, g, info, j.p, j.work(j.b), j.work(j.c), conf)
+	}
 	var est stats.Estimate
 	var vb, vc float64
 	switch {

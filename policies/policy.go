@@ -151,6 +151,9 @@ type Gate struct {
 	// α and the other gates share the rest equally; when some do, unset
 	// ones weigh 1.
 	Weight float64 `yaml:"weight"`
+	// Target is the SLO-attainment target of a capacity gate, a fraction in
+	// (0, 1) written as "99%" or 0.99 (default 0.99); 0 on other gates.
+	Target Fraction `yaml:"target"`
 }
 
 // DefaultAttainmentWeight is the share of α the slo_attainment gate gets
@@ -197,6 +200,28 @@ func GateWeights(gates []Gate) []float64 {
 		w[i] /= total
 	}
 	return w
+}
+
+// Fraction is a share in (0, 1), written "99%", "99.9%" or 0.99.
+type Fraction float64
+
+// UnmarshalYAML implements yaml.Unmarshaler with line:col errors.
+func (f *Fraction) UnmarshalYAML(n *yaml.Node) error {
+	bad := func() error { return nodeErr(n, "want a share strictly between 0 and 100%%, e.g. 99%% or 0.99") }
+	if n.Kind != yaml.ScalarNode {
+		return bad()
+	}
+	t := strings.TrimSpace(n.Value)
+	scale := 1.0
+	if strings.HasSuffix(t, "%") {
+		t, scale = strings.TrimSpace(strings.TrimSuffix(t, "%")), 100
+	}
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil || !(v/scale > 0 && v/scale < 1) {
+		return bad()
+	}
+	*f = Fraction(v / scale)
+	return nil
 }
 
 // CostRates price replica time when no cost records are given (USD).
@@ -463,7 +488,7 @@ func policySchema() schema {
 		}}},
 		"window":    {"warmup": leaf, "bucket": leaf},
 		"normalize": {"mix": leaf, "cache": leaf, "load": leaf, "weights": {"*": leaf}},
-		"gates":     {"[]": {"metric": leaf, "margin": leaf, "guardrail": leaf, "weight": leaf}},
+		"gates":     {"[]": {"metric": leaf, "margin": leaf, "guardrail": leaf, "weight": leaf, "target": leaf}},
 		"cost":      {"accelerator_per_hour": leaf, "host_per_hour": leaf, "network_per_gb": leaf, "idle_reserve_per_hour": leaf},
 		"traffic":   {"canary_share": leaf},
 	}

@@ -43,6 +43,9 @@ func Metrics() []MetricInfo {
 		{Name: "goodput_per_replica", Scale: "relative", HigherIsBetter: true, Unit: "req/s/replica", Doc: "good requests per replica-second"},
 		{Name: "token_goodput", Scale: "relative", HigherIsBetter: true, Unit: "tokens/s", Doc: "output tokens of good requests per second"},
 		{Name: "cost_per_good_request", Scale: "relative", Unit: "USD", Doc: "cost over the window / good requests"},
+		{Name: "energy_per_good_request", Scale: "relative", Unit: "J", Doc: "GPU energy (power × time, from DCGM or engine GPU gauges) / good requests, at matched load"},
+		{Name: "gpu_seconds_per_good_request", Scale: "relative", Unit: "GPU·s", Doc: "busy GPU-seconds (utilisation × GPUs × time) / good requests, at matched load"},
+		{Name: "capacity", Scale: "relative", HigherIsBetter: true, Unit: "req/s", Doc: "highest request rate whose SLO attainment stays at or above the gate's target (default 99%); judged by goodput capacity on rate sweeps, not by goodput judge"},
 	}
 	for _, lat := range []string{"ttft", "tpot", "e2e"} {
 		for _, q := range []int{50, 90, 95, 99} {
@@ -196,6 +199,9 @@ func (p *Policy) validate(doc *yaml.Node) error {
 			return nodeErr(find(doc, "gates", i, "metric"), "gates[%d].metric: %s is gated twice", i, g.Metric)
 		}
 		seen[g.Metric] = true
+		if g.Target != 0 && g.Metric != "capacity" {
+			return nodeErr(find(doc, "gates", i, "target"), "gates[%d].target: only a capacity gate has a target (the attainment it must hold), not %s", i, g.Metric)
+		}
 		if g.Margin.Text == "" {
 			return nodeErr(find(doc, "gates", i), "gates[%d]: %s needs a margin", i, g.Metric)
 		}

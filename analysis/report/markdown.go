@@ -185,6 +185,7 @@ func mdSections(r *analysis.Report, review *analysis.ReviewRecord) []mdSection {
 	}
 	add("request accounting", mdPrioAccounting, mdAccounting(r))
 	add("goodput chart", mdPrioChart, mdChart(r))
+	add("internal work", mdPrioChart, mdInternal(r))
 	add("latency quantiles", mdPrioLatency, mdLatency(r))
 	add("gate details", mdPrioGateDetails, mdGateDetails(r))
 	add("measurement spec", mdPrioMeasurement, mdMeasurement(r))

@@ -165,6 +165,7 @@ func Text(w io.Writer, r *analysis.Report, opt TextOptions) error {
 	if len(r.Metrics) > 0 {
 		tw.printf("  methods: %s\n", methods(r.Metrics))
 	}
+	textInternal(tw, r)
 
 	if len(r.Classes) > 1 {
 		tw.printf("\n")

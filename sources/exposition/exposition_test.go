@@ -14,7 +14,7 @@ import (
 )
 
 func realdata(parts ...string) string {
-	return filepath.Join(append([]string{"..", "..", "..", "shared", "realdata"}, parts...)...)
+	return filepath.Join(append([]string{"..", "..", "testdata", "realdata"}, parts...)...)
 }
 
 func open(t *testing.T, path string) *os.File {
