@@ -58,6 +58,10 @@ func Judge(baseline, canary *sources.Dataset, cfg Config) (*Report, error) {
 	if cfg.Resamples < 200 {
 		cfg.Resamples = 2000
 	}
+	if p = withoutCapacityGates(p); len(p.Gates) == 0 {
+		return nil, &DataError{Msg: fmt.Sprintf("policy %s gates only capacity, which is judged on rate sweeps by goodput capacity, not by goodput judge", cfg.Policy.Name)}
+	}
+	cfg.Policy = p
 	if baseline.Agg != nil || canary.Agg != nil {
 		return judgeAggregate(baseline, canary, cfg)
 	}
@@ -129,6 +133,8 @@ func (j *judgement) report() *Report {
 	r.Series = j.series()
 	r.Distributions = j.distributions()
 	r.Verdict, r.Reasons = overall(r.Metrics)
+	j.metricsWarnings()
+	internalView(r, j.work(j.b), j.work(j.c), j.p.Window.Bucket.Seconds())
 	r.Warnings = onceForBothArms(j.warns, j.b, j.c)
 	if r.Warnings == nil {
 		r.Warnings = []string{}
@@ -279,7 +285,7 @@ func (j *judgement) normalization() Normalization {
 			Detail: strings.TrimPrefix(j.likeForLike(), "; ")})
 	}
 	if m := j.mix; m != nil {
-		detail := fmt.Sprintf("standardized to the %s mix over %s (%s); quantile gates compare subsamples thinned to that mix", m.mode, plural(len(m.names), "stratum", "strata"), m.by)
+		detail := fmt.Sprintf("standardized to the %s mix over %s (%s); quantile gates take quantiles of that mixture, every value weighted by its stratum's reference share over the stratum's count", m.mode, plural(len(m.names), "stratum", "strata"), m.by)
 		if m.mixes != "" {
 			detail += "; " + m.mixes
 		}
@@ -409,4 +415,21 @@ func (j *judgement) likeForLike() string {
 		j.warnf("offered load: %s", res.Reason)
 	}
 	return "; " + res.Reason
+}
+
+// withoutCapacityGates returns p without its capacity gates (a capacity gate
+// is judged on rate sweeps by analysis/capacity); p itself when it has none.
+func withoutCapacityGates(p *policies.Policy) *policies.Policy {
+	keep := make([]policies.Gate, 0, len(p.Gates))
+	for _, g := range p.Gates {
+		if g.Metric != "capacity" {
+			keep = append(keep, g)
+		}
+	}
+	if len(keep) == len(p.Gates) {
+		return p
+	}
+	q := *p
+	q.Gates = keep
+	return &q
 }

@@ -169,12 +169,13 @@ func Text(w io.Writer, r *analysis.Report, opt TextOptions) error {
 	if len(r.Metrics) > 0 {
 		tw.printf("  methods: %s\n", methods(r.Metrics))
 	}
+	textInternal(tw, r)
 
 	if len(r.Classes) > 1 {
 		tw.printf("\n")
 		cl := [][]string{{"class", "share b/c", "attainment b/c", "TTFT p99 b/c", "TPOT p99 b/c"}}
 		for _, k := range r.Classes {
-			cl = append(cl, []string{Sanitize(k.Class), pct(k.Baseline.Share) + " / " + pct(k.Canary.Share),
+			cl = append(cl, []string{Sanitize(ClassName(k)), pct(k.Baseline.Share) + " / " + pct(k.Canary.Share),
 				pct(k.Baseline.SLOAttainment) + " / " + pct(k.Canary.SLOAttainment),
 				dur(k.Baseline.TTFTP99) + " / " + dur(k.Canary.TTFTP99), dur(k.Baseline.TPOTP99) + " / " + dur(k.Canary.TPOTP99)})
 		}

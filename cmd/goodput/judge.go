@@ -38,6 +38,7 @@ type judgeOptions struct {
 	Cost               string
 	Judge              string
 	prom               promOptions
+	metrics            metricsOptions
 }
 
 func (a *app) newJudgeCmd() *cobra.Command {
@@ -86,6 +87,7 @@ Exit codes: 0 pass, 1 fail, 2 usage error, 3 inconclusive
 	fs.StringVar(&o.Cost, "cost", "", "cost records (CSV or JSONL: start,end,arm[,replica],accelerator_usd,host_usd,network_usd,idle_reserve_usd)")
 	fs.StringVar(&o.Judge, "judge", "goodput", "which judge decides: goodput (this tool's), or the comparators kayenta (Kayenta-style Mann-Whitney with a ±25% band on per-minute series) and threshold (Argo/Flagger-style per-minute limits), for comparing on your own data")
 	o.prom.addFlags(fs)
+	o.metrics.addFlags(fs)
 	fs.Uint64Var(&o.Seed, "seed", 1, "seed for resampling; the same inputs and seed give the same report")
 	fs.IntVar(&o.Resamples, "resamples", 2000, "bootstrap resamples for quantile gates (≥ 200)")
 	return cmd
@@ -122,6 +124,9 @@ func (a *app) runJudge(ctx context.Context, o *judgeOptions) error {
 	if o.Resamples < 200 {
 		return usageError("--resamples %d: want at least 200", o.Resamples)
 	}
+	if err := o.metrics.check(o); err != nil {
+		return err
+	}
 	rep, err := a.judgeFiles(ctx, o, a.io.ErrOut)
 	if err != nil {
 		return err
@@ -144,11 +149,16 @@ func (a *app) judgeFiles(ctx context.Context, o *judgeOptions, progress io.Write
 			return nil, err
 		}
 	} else {
-		if base, err = readArm(ctx, sources.Baseline, o.Baseline, o.InputFormat, progress); err != nil {
+		if base, can, err = a.readArms(ctx, o, progress); err != nil {
 			return nil, inputError(err)
 		}
-		if can, err = readArm(ctx, sources.Canary, o.Canary, o.InputFormat, progress); err != nil {
-			return nil, inputError(err)
+		if o.metrics.enabled() {
+			if base.Agg != nil || can.Agg != nil {
+				return nil, usageError("--baseline-metrics, --canary-metrics and --metrics-prometheus go beside per-request files, not scrape files")
+			}
+			if err := a.attachMetrics(ctx, o, &base, &can); err != nil {
+				return nil, err
+			}
 		}
 	}
 	cfg := analysis.Config{Policy: pol, Seed: o.Seed, Resamples: o.Resamples, ToolVersion: version}
@@ -214,6 +224,30 @@ func loadPolicy(name, slo, margin string) (*policies.Policy, error) {
 		return nil, usageError("%v", err)
 	}
 	return pol, nil
+}
+
+// readArms reads both arms' files, each once, and refuses duplicated or
+// identical data: one file named twice, a copy of a file, the same records
+// in both arms or repeated within one.
+func (a *app) readArms(ctx context.Context, o *judgeOptions, progress io.Writer) (base, can sources.Dataset, err error) {
+	if err := samePathOrFile(map[sources.Arm][]string{sources.Baseline: o.Baseline, sources.Canary: o.Canary}, a.io.In); err != nil {
+		return base, can, err
+	}
+	base, bin, err := readArm(ctx, sources.Baseline, o.Baseline, o.InputFormat, a.io.In, progress)
+	if err != nil {
+		return base, can, err
+	}
+	can, cin, err := readArm(ctx, sources.Canary, o.Canary, o.InputFormat, a.io.In, progress)
+	if err != nil {
+		return base, can, err
+	}
+	if err := sameContent(append(bin, cin...)); err != nil {
+		return base, can, err
+	}
+	if err := distinctArms(&base, &can); err != nil {
+		return base, can, err
+	}
+	return base, can, nil
 }
 
 // reviewJudge serves `goodput review --baseline … --canary …`: the judge

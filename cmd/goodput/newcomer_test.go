@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -15,10 +14,9 @@ import (
 	"github.com/goodput-dev/goodput/analysis"
 )
 
-var updateGolden = flag.Bool("update", false, "rewrite the golden files under testdata/")
-
-// golden compares got with testdata/newcomer/NAME, or rewrites it with -update.
-func golden(t *testing.T, name, got string) {
+// newcomerGolden compares got with testdata/newcomer/NAME, or rewrites it
+// with -update.
+func newcomerGolden(t *testing.T, name, got string) {
 	t.Helper()
 	path := filepath.Join("testdata", "newcomer", name)
 	if *updateGolden {
@@ -77,7 +75,7 @@ func TestBenchPolicyRealPairs(t *testing.T) {
 			if strings.Contains(out, "NaN") {
 				t.Error("NaN reached the report")
 			}
-			golden(t, tc.name+".txt", out)
+			newcomerGolden(t, tc.name+".txt", out)
 		})
 	}
 }
@@ -215,7 +213,7 @@ func TestReviewTmux80x24(t *testing.T) {
 			t.Errorf("gate %s: interval or margin %q missing from %q", g.Name, marginText(g), row)
 		}
 	}
-	golden(t, "review-80x24.txt", screen)
+	newcomerGolden(t, "review-80x24.txt", screen)
 }
 
 // marginText is a margin as the review's gates table prints it.

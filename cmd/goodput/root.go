@@ -162,8 +162,8 @@ Exit codes: 0 pass, 1 fail, 2 usage error, 3 inconclusive, 4 could not evaluate.
 
 // expandMultiValueFlags rewrites "--baseline a b --canary c" as
 // "--baseline a --baseline b --canary c", so an arm can be given several
-// files after one flag as well as by repeating the flag. Arguments after
-// "--" are left alone.
+// files after one flag as well as by repeating the flag. "-" (standard
+// input) is a file name, not a flag. Arguments after "--" are left alone.
 func expandMultiValueFlags(args []string, names ...string) []string {
 	out := make([]string, 0, len(args))
 	current := ""
@@ -171,7 +171,7 @@ func expandMultiValueFlags(args []string, names ...string) []string {
 		if arg == "--" {
 			return append(out, args[i:]...)
 		}
-		if strings.HasPrefix(arg, "-") {
+		if strings.HasPrefix(arg, "-") && arg != stdinPath {
 			current = ""
 			for _, n := range names {
 				if arg == n {
