@@ -140,6 +140,11 @@ func isGood(slo policies.SLO, r *sources.Request, unverified map[string]int64) b
 			ok = false
 		}
 	}
+	// an empty or one-token answer streams nothing to time: it is good
+	// only if the policy lowers slo.min_output_tokens
+	if r.OutputTokens >= 0 && r.OutputTokens < slo.OutputFloor() {
+		ok = false
+	}
 	check("ttft", slo.TTFT, r.TTFT, false)
 	// TPOT is undefined for a single output token: nothing to stream.
 	check("tpot", slo.TPOT, r.TPOT, r.OutputTokens >= 0 && r.OutputTokens <= 1)
@@ -325,6 +330,10 @@ func (a *armData) bucketPseudo(p *policies.Policy) {
 	size := 10
 	if a.ds.Duration > 0 {
 		size = int(math.Round(float64(n) * a.bucketSecs / a.ds.Duration))
+	}
+	if p.Window.Untimed == "requests" {
+		// the policy makes every request its own unit (bench)
+		size = 1
 	}
 	size = max(size, 1)
 	nb := (n + size - 1) / size
