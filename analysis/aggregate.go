@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/goodput-dev/goodput/analysis/histo"
 	"github.com/goodput-dev/goodput/analysis/stats"
@@ -32,6 +33,7 @@ type aggSlice struct {
 	replicas                    float64
 	costPerHour                 float64
 	gpuUtil                     float64
+	gauges                      sources.AggBucket // Running, Waiting, KVUsage, GPUPowerW, GPUMemBytes of the slice
 	outTokens                   float64
 	ttft, tpot, e2e             sources.Histogram
 }
@@ -49,6 +51,9 @@ func judgeAggregate(baseline, canary *sources.Dataset, cfg Config) (*Report, err
 	p := cfg.Policy
 	if baseline.Agg == nil || canary.Agg == nil {
 		return nil, &DataError{Msg: "one arm is metrics-based (Prometheus or scrapes) and the other per-request files: give both arms the same kind of input"}
+	}
+	if err := overlap(baseline, canary); err != nil {
+		return nil, err
 	}
 	if p.SLO.E2E > 0 || p.SLO.MaxITL > 0 || p.SLO.Quality != "" {
 		return nil, &DataError{Msg: fmt.Sprintf("policy %s needs per-request e2e, max_itl or quality criteria, which metrics histograms cannot check jointly; use per-request files or a policy with ttft/tpot only", p.Name)}
@@ -89,7 +94,7 @@ func newAggArm(ds *sources.Dataset, slo histo.SLO) (*aggArm, error) {
 		if !ok {
 			k = len(a.slices)
 			byStart[bk.Start] = k
-			a.slices = append(a.slices, aggSlice{start: bk.Start, end: bk.End, replicas: bk.Replicas, costPerHour: bk.CostPerHour, gpuUtil: bk.GPUUtil})
+			a.slices = append(a.slices, aggSlice{start: bk.Start, end: bk.End, replicas: bk.Replicas, costPerHour: bk.CostPerHour, gpuUtil: bk.GPUUtil, gauges: gaugesOf(bk)})
 		}
 		s := &a.slices[k]
 		s.completed += nan0(bk.Completed)
@@ -188,6 +193,17 @@ func (j *aggJudgement) report() *Report {
 	r.Series = j.series()
 	r.Distributions = j.distributions()
 	r.Verdict, r.Reasons = overall(r.Metrics)
+	cov := coverageOf(j.b, j.c)
+	applyCoverage(r, cov)
+	for _, m := range append(append(cov.missing, cov.canaryLost...), cov.events...) {
+		j.warnf("%s", m)
+	}
+	if len(cov.events)+len(cov.canaryLost) > 0 {
+		r.Normalization.Steps = append(r.Normalization.Steps, NormalizationStep{Name: "replicas", Setting: "detect", Applied: true,
+			Detail: strings.Join(append(append([]string{}, cov.canaryLost...), cov.events...), "; ") +
+				" (goodput is compared per replica-second; a lost canary replica keeps the verdict from passing)"})
+	}
+	internalView(r, aggWork(j.b), aggWork(j.c), j.b.ds.Agg.Step)
 	r.Warnings = j.warns
 	return r
 }
@@ -296,17 +312,25 @@ func (a *aggArm) ratioAt(metric string, useHi bool) (stats.Ratio, bool) {
 func (j *aggJudgement) gates() []Metric {
 	alpha := j.p.Alpha()
 	conf := 1 - 2*alpha
-	out := make([]Metric, len(j.p.Gates))
-	evals := make([]gateEval, len(j.p.Gates))
+	var gates []policies.Gate
+	for _, g := range j.p.Gates {
+		if info, _ := policies.Metric(g.Metric); info.RequestsOnly {
+			j.warnf("the %s %s needs per-request records and is not checked on metrics data", g.Metric, gateKind(g))
+			continue
+		}
+		gates = append(gates, g)
+	}
+	out := make([]Metric, len(gates))
+	evals := make([]gateEval, len(gates))
 	ps := make([]float64, len(evals))
-	for i, g := range j.p.Gates {
+	for i, g := range gates {
 		evals[i] = j.evalGate(i, g, conf)
 		ps[i] = math.NaN()
 		if evals[i].decidable {
 			ps[i] = stats.FailPValue(evals[i].harmPoint, evals[i].se, evals[i].failAt)
 		}
 	}
-	adj := stats.Holm(ps)
+	adj := stats.WeightedHolm(ps, policies.GateWeights(gates))
 	for i := range evals {
 		m := evals[i].m
 		m.PFail = Num(adj[i])
@@ -314,7 +338,7 @@ func (j *aggJudgement) gates() []Metric {
 			m.Verdict = Verdict(evals[i].decision)
 			if m.Verdict == Fail && !(adj[i] < alpha) {
 				m.Verdict = Inconclusive
-				m.Reason += fmt.Sprintf("; fails alone but not after Holm's correction across %d gates", len(evals))
+				m.Reason += fmt.Sprintf("; fails alone but not after the weighted Holm correction across %d gates", len(evals))
 			}
 		}
 		out[i] = m
@@ -336,6 +360,9 @@ func (j *aggJudgement) evalGate(idx int, g policies.Gate, conf float64) gateEval
 	inconclusive := func(why string) gateEval { e.m.Reason = why; return e }
 	if info.Latency != "" {
 		return j.latencyGate(e, idx, info, g, conf)
+	}
+	if isEfficiencyMetric(g.Metric) {
+		return efficiencyGate(e, g, info, j.p, aggWork(j.b), aggWork(j.c), conf)
 	}
 	// pessimistic: canary at its worst end (fewest good requests, which is
 	// worse for attainment, goodput and cost per good request alike),
@@ -510,4 +537,11 @@ func (j *aggJudgement) distributions() Distributions {
 	d.TTFT = ArmQuantCurve{Baseline: curve(j.b, false), Canary: curve(j.c, false)}
 	d.TPOT = ArmQuantCurve{Baseline: curve(j.b, true), Canary: curve(j.c, true)}
 	return d
+}
+
+func gateKind(g policies.Gate) string {
+	if g.Guardrail {
+		return "guardrail"
+	}
+	return "gate"
 }

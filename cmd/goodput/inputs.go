@@ -5,11 +5,17 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"fmt"
+	"hash"
 	"io"
+	"io/fs"
 	"os"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/goodput-dev/goodput/sources"
 	"github.com/goodput-dev/goodput/sources/benchfile"
@@ -34,29 +40,214 @@ const formatScrape = "scrape"
 // sniffSize is how much of a file is read to detect its format.
 const sniffSize = 64 << 10
 
-// detectFormat names the format of a file from its first bytes (gunzipped
-// when compressed).
-func detectFormat(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
+// maxSniffRaw bounds the compressed bytes read while looking for sniffSize
+// bytes of text in a gzip stream (a stream of empty deflate blocks could
+// otherwise be read to its end before a single byte comes out).
+const maxSniffRaw = 16 << 20
+
+// stdinPath names standard input on the command line.
+const stdinPath = "-"
+
+// input is one input opened once. The bytes read to detect its format are
+// kept and replayed to the reader, so a pipe, a FIFO, process substitution
+// (<(zcat f.gz)), /dev/stdin and "-" are read exactly once, from their first
+// byte to their last, like a regular file. Every raw byte delivered goes
+// through a SHA-256, so the digest covers the whole stream.
+type input struct {
+	path    string
+	f       io.Reader   // the open file (or standard input)
+	info    os.FileInfo // Stat of the opened file; nil for an injected stream
+	head    []byte      // raw bytes consumed while detecting, not yet delivered
+	h       hash.Hash   // SHA-256 of the raw bytes delivered so far
+	closeFn func() error
+}
+
+// Read delivers the replayed head, then the rest of the file.
+func (in *input) Read(p []byte) (int, error) {
+	var n int
+	var err error
+	if len(in.head) > 0 {
+		n = copy(p, in.head)
+		in.head = in.head[n:]
+	} else {
+		n, err = in.f.Read(p)
 	}
-	defer f.Close()
-	br := bufio.NewReaderSize(f, sniffSize)
-	var r io.Reader = br
-	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-		zr, err := gzip.NewReader(br)
+	in.h.Write(p[:n])
+	return n, err
+}
+
+// Stat reports the file's metadata, so readers can size their buffers
+// from a regular file's length; a pipe reports no usable size.
+func (in *input) Stat() (fs.FileInfo, error) {
+	if in.info == nil {
+		return nil, fmt.Errorf("%s: not a file", in.path)
+	}
+	return in.info, nil
+}
+
+// ReadAt reads a regular file at an offset (a gzip trailer, for a size
+// hint) without disturbing the stream; it fails on pipes, as it should.
+func (in *input) ReadAt(p []byte, off int64) (int, error) {
+	ra, ok := in.f.(io.ReaderAt)
+	if in.info == nil || !in.info.Mode().IsRegular() || !ok {
+		return 0, fmt.Errorf("%s: not a regular file", in.path)
+	}
+	return ra.ReadAt(p, off)
+}
+
+// finish reads whatever the reader left (trailing bytes after the last
+// record, normally none) so the digest is over the whole input, and
+// returns it in hex.
+func (in *input) finish() (string, error) {
+	if _, err := io.Copy(io.Discard, in); err != nil {
+		return "", fmt.Errorf("%s: %w", in.path, err)
+	}
+	return hex.EncodeToString(in.h.Sum(nil)), nil
+}
+
+func (in *input) Close() error {
+	if in.closeFn == nil {
+		return nil
+	}
+	return in.closeFn()
+}
+
+// openInput opens path ("-" is standard input). Opening a FIFO blocks until
+// a writer opens it; that wait ends when ctx does (a signal), and progress
+// is told what is being waited for.
+func openInput(ctx context.Context, path string, stdin io.Reader, progress io.Writer) (*input, error) {
+	in := &input{path: path, h: sha256.New()}
+	if path == stdinPath {
+		if stdin == nil {
+			return nil, fmt.Errorf("-: standard input is not available")
+		}
+		in.f = stdin
+		if f, ok := stdin.(*os.File); ok {
+			st, err := f.Stat()
+			if err != nil {
+				return nil, fmt.Errorf("standard input: %w", err)
+			}
+			in.info = st
+		}
+		return in, nil
+	}
+	{
+		type opened struct {
+			f   *os.File
+			err error
+		}
+		done := make(chan opened, 1)
+		go func() {
+			f, err := os.Open(path)
+			done <- opened{f, err}
+		}()
+		tick := time.NewTicker(2 * time.Second)
+		defer tick.Stop()
+		told := false
+	wait:
+		for {
+			select {
+			case o := <-done:
+				if o.err != nil {
+					return nil, o.err
+				}
+				in.f = o.f
+				in.closeFn = o.f.Close
+				break wait
+			case <-ctx.Done():
+				// the open(2) stays blocked in its goroutine until a
+				// writer comes or the process exits; close what it opens
+				go func() {
+					if o := <-done; o.f != nil {
+						o.f.Close()
+					}
+				}()
+				return nil, fmt.Errorf("%s: %w while waiting for a writer", path, ctx.Err())
+			case <-tick.C:
+				if !told && progress != nil {
+					fmt.Fprintf(progress, "waiting for a writer to open %s (a named pipe)…\n", path)
+					told = true
+				}
+			}
+		}
+	}
+	st, err := in.f.(*os.File).Stat()
+	if err != nil {
+		in.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if st.IsDir() {
+		in.Close()
+		return nil, fmt.Errorf("%s is a directory: give the input files themselves", path)
+	}
+	in.info = st
+	return in, nil
+}
+
+// recorder keeps every byte read through it, up to max.
+type recorder struct {
+	r   io.Reader
+	buf []byte
+	max int
+}
+
+var errSniffLimit = errors.New("detection limit reached")
+
+func (r *recorder) Read(p []byte) (int, error) {
+	if len(r.buf) >= r.max {
+		return 0, errSniffLimit
+	}
+	if room := r.max - len(r.buf); len(p) > room {
+		p = p[:room]
+	}
+	n, err := r.r.Read(p)
+	r.buf = append(r.buf, p[:n]...)
+	return n, err
+}
+
+// sniff reads the start of in (gunzipped when compressed) for format
+// detection; the raw bytes it consumed are replayed by in.Read.
+func (in *input) sniff() ([]byte, error) {
+	rec := &recorder{r: in.f, max: maxSniffRaw}
+	defer func() { in.head = rec.buf }()
+	magic := make([]byte, 2)
+	n, err := io.ReadFull(rec, magic)
+	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+		return nil, fmt.Errorf("%s: %w", in.path, err)
+	}
+	var r io.Reader = bytes.NewReader(magic[:n])
+	if n == 2 {
+		r = io.MultiReader(r, rec)
+	}
+	if n == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(r)
 		if err != nil {
-			return "", fmt.Errorf("%s: gzip header: %v", path, err)
+			return nil, fmt.Errorf("%s: gzip header: %v", in.path, err)
 		}
 		r = zr
 	}
 	head := make([]byte, sniffSize)
-	n, err := io.ReadFull(r, head)
-	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
-		return "", fmt.Errorf("%s: %v", path, err)
+	n, err = io.ReadFull(r, head)
+	switch {
+	case err == nil, err == io.EOF, err == io.ErrUnexpectedEOF, errors.Is(err, errSniffLimit):
+	default:
+		if n == 0 {
+			return nil, fmt.Errorf("%s: %v", in.path, err)
+		}
+		// damage past the start (truncated gzip): the reader reports it
+		// with its line
 	}
-	head = head[:n]
+	return head[:n], nil
+}
+
+// detectFormat names the format of an input from its first bytes
+// (gunzipped when compressed).
+func detectFormat(in *input) (string, error) {
+	head, err := in.sniff()
+	if err != nil {
+		return "", err
+	}
+	path := in.path
 	if len(bytes.TrimSpace(head)) == 0 {
 		return "", fmt.Errorf("%s: the file is empty: give a request log or a benchmark result file", path)
 	}
@@ -72,41 +263,93 @@ func detectFormat(path string) (string, error) {
 	return "", fmt.Errorf("%s: unrecognised input format; give --input-format (one of %s)", path, strings.Join(inputFormats(), ", "))
 }
 
-// readArm reads every file given for one arm and merges them.
-func readArm(ctx context.Context, arm sources.Arm, paths []string, format string, progress io.Writer) (sources.Dataset, error) {
+// armInput is what is known of one input after reading it: enough to tell
+// a duplicate.
+type armInput struct {
+	arm    sources.Arm
+	path   string
+	info   os.FileInfo // nil for an injected stream
+	sha256 string      // of the raw bytes, whole
+	format string
+}
+
+// readArm reads every input given for one arm and merges them. Each is
+// opened once (see input); the arm's inputs are opened and detected before
+// any is read, since scrapes and per-request files cannot be mixed.
+//
+// Files on a wall clock (unix times) and files on a per-file monotonic clock
+// (perf_counter) cannot be placed on one time line, so one arm may not mix
+// them.
+func readArm(ctx context.Context, arm sources.Arm, paths []string, format string, ro requestlog.Options, stdin io.Reader, progress io.Writer) (sources.Dataset, []armInput, error) {
 	var ds sources.Dataset
 	ds.Arm = arm
+	ins := make([]*input, 0, len(paths))
+	defer func() {
+		for _, in := range ins {
+			in.Close()
+		}
+	}()
 	formats := make([]string, len(paths))
 	scrapes := 0
 	for i, p := range paths {
+		in, err := openInput(ctx, p, stdin, progress)
+		if err != nil {
+			return ds, nil, err
+		}
+		ins = append(ins, in)
 		formats[i] = format
 		if format == "" || format == "auto" {
-			var err error
-			if formats[i], err = detectFormat(p); err != nil {
-				return ds, err
+			if formats[i], err = detectFormat(in); err != nil {
+				return ds, nil, err
 			}
 		}
 		if formats[i] == formatScrape || formats[i] == exposition.FormatText || formats[i] == exposition.FormatOpenMetrics {
 			scrapes++
 		}
 	}
+	seen := make([]armInput, len(ins))
+	done := func() error {
+		for i, in := range ins {
+			sum, err := in.finish()
+			if err != nil {
+				return err
+			}
+			seen[i] = armInput{arm: arm, path: in.path, info: in.info, sha256: sum, format: formats[i]}
+		}
+		return nil
+	}
 	if scrapes > 0 {
 		if scrapes != len(paths) {
-			return ds, fmt.Errorf("%s: scrape files and per-request files cannot be mixed in one arm", arm)
+			return ds, nil, fmt.Errorf("%s: scrape files and per-request files cannot be mixed in one arm", arm)
 		}
-		return readScrapes(ctx, arm, paths)
+		files := make([]exposition.File, len(ins))
+		for i, in := range ins {
+			files[i] = exposition.File{Path: in.path, R: in}
+		}
+		ds, err := exposition.ReadWith(ctx, files, arm, exposition.Options{})
+		if err != nil {
+			return ds, nil, err
+		}
+		return ds, seen, done()
 	}
-	for i, p := range paths {
+	clockOf := map[sources.Clock]string{}
+	for i, in := range ins {
 		if err := ctx.Err(); err != nil {
-			return ds, err
+			return ds, nil, err
 		}
 		fmtName := formats[i]
-		if st, err := os.Stat(p); err == nil && st.Size() > 64<<20 && progress != nil {
-			fmt.Fprintf(progress, "reading %s (%s, %d MB)…\n", p, fmtName, st.Size()>>20)
+		if in.info != nil && in.info.Mode().IsRegular() && in.info.Size() > 64<<20 && progress != nil {
+			fmt.Fprintf(progress, "reading %s (%s, %d MB)…\n", in.path, fmtName, in.info.Size()>>20)
 		}
-		one, err := readFile(ctx, arm, p, fmtName)
+		one, err := readFile(ctx, arm, in, fmtName, ro)
 		if err != nil {
-			return ds, err
+			return ds, nil, err
+		}
+		if one.Clock == sources.ClockEpoch || one.Clock == sources.ClockRelative {
+			clockOf[one.Clock] = in.path
+			if e, r := clockOf[sources.ClockEpoch], clockOf[sources.ClockRelative]; e != "" && r != "" {
+				return ds, nil, fmt.Errorf("%s: %s has wall-clock arrival times (unix seconds) and %s times on its own monotonic clock (perf_counter seconds from an arbitrary origin): they cannot be placed on one time line; judge files of one kind per arm", arm, e, r)
+			}
 		}
 		if len(paths) > 1 && one.Clock == sources.ClockRelative {
 			// per-file monotonic clocks cannot be aligned: start each at 0
@@ -114,7 +357,7 @@ func readArm(ctx context.Context, arm sources.Arm, paths []string, format string
 		}
 		ds.Append(one)
 	}
-	return ds, nil
+	return ds, seen, done()
 }
 
 func shift(d *sources.Dataset) {
@@ -131,14 +374,10 @@ func shift(d *sources.Dataset) {
 	}
 }
 
-func readFile(ctx context.Context, arm sources.Arm, path, format string) (sources.Dataset, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return sources.Dataset{}, err
-	}
-	defer f.Close()
+func readFile(ctx context.Context, arm sources.Arm, in *input, format string, ro requestlog.Options) (sources.Dataset, error) {
+	path := in.path
 	if format == requestlog.Format {
-		return requestlog.Read(ctx, path, f, arm)
+		return requestlog.ReadWith(ctx, path, in, arm, ro)
 	}
 	known := false
 	for _, fi := range benchfile.Formats() {
@@ -149,28 +388,24 @@ func readFile(ctx context.Context, arm sources.Arm, path, format string) (source
 	}
 	// an uncompressed file goes to the reader as is, so it can size its
 	// buffer from the file
-	var r io.Reader = f
-	magic := make([]byte, 2)
-	if n, _ := f.ReadAt(magic, 0); n == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-		zr, err := gzip.NewReader(bufio.NewReaderSize(f, 1<<20))
+	br := bufio.NewReaderSize(in, 1<<20)
+	var r io.Reader = in
+	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
 		if err != nil {
 			return sources.Dataset{}, fmt.Errorf("%s: gzip header: %v", path, err)
 		}
 		r = zr
+	} else {
+		r = &sizedReader{Reader: br, in: in}
 	}
 	return benchfile.Read(ctx, format, path, r, arm)
 }
 
-// readScrapes reads an arm's scrape files in order as snapshots.
-func readScrapes(ctx context.Context, arm sources.Arm, paths []string) (sources.Dataset, error) {
-	var files []exposition.File
-	for _, p := range paths {
-		f, err := os.Open(p)
-		if err != nil {
-			return sources.Dataset{}, err
-		}
-		defer f.Close()
-		files = append(files, exposition.File{Path: p, R: f})
-	}
-	return exposition.ReadWith(ctx, files, arm, exposition.Options{})
+// sizedReader is a buffered input that still reports the file's size.
+type sizedReader struct {
+	io.Reader
+	in *input
 }
+
+func (s *sizedReader) Stat() (fs.FileInfo, error) { return s.in.Stat() }

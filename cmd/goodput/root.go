@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"runtime/pprof"
 	"strings"
 	"time"
@@ -79,7 +80,16 @@ func (a *app) now() time.Time {
 }
 
 // run executes the CLI with args and returns the process exit code.
-func run(ctx context.Context, args []string, streams *IOStreams, env Env) int {
+//
+// A panic is a bug, never a usage error: it is reported with its stack and
+// exit 4 (Go's own exit status for a panic, 2, reads as a usage error).
+func run(ctx context.Context, args []string, streams *IOStreams, env Env) (code int) {
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(streams.ErrOut, "goodput: internal error (please report it with the input that caused it): %v\n%s", r, debug.Stack())
+			code = ExitError
+		}
+	}()
 	a := &app{io: streams, env: env}
 	root := a.newRootCmd()
 	root.SetArgs(expandMultiValueFlags(args, "--baseline", "--canary"))
@@ -165,8 +175,8 @@ Exit codes: 0 pass, 1 fail, 2 usage error, 3 inconclusive, 4 could not evaluate.
 
 // expandMultiValueFlags rewrites "--baseline a b --canary c" as
 // "--baseline a --baseline b --canary c", so an arm can be given several
-// files after one flag as well as by repeating the flag. Arguments after
-// "--" are left alone.
+// files after one flag as well as by repeating the flag. "-" (standard
+// input) is a file name, not a flag. Arguments after "--" are left alone.
 func expandMultiValueFlags(args []string, names ...string) []string {
 	out := make([]string, 0, len(args))
 	current := ""
@@ -174,7 +184,7 @@ func expandMultiValueFlags(args []string, names ...string) []string {
 		if arg == "--" {
 			return append(out, args[i:]...)
 		}
-		if strings.HasPrefix(arg, "-") {
+		if strings.HasPrefix(arg, "-") && arg != stdinPath {
 			current = ""
 			for _, n := range names {
 				if arg == n {

@@ -19,9 +19,10 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden dumps in testdata/")
 
-// realdata returns the path of a shared real captured file.
+// realdata returns the path of a real captured file in the repository's
+// testdata/realdata (provenance in its SOURCES.md).
 func realdata(parts ...string) string {
-	return filepath.Join(append([]string{"..", "..", "..", "shared", "realdata"}, parts...)...)
+	return filepath.Join(append([]string{"..", "..", "testdata", "realdata"}, parts...)...)
 }
 
 func readFile(t testing.TB, format, path string) (sources.Dataset, []byte) {

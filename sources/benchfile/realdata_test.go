@@ -193,8 +193,8 @@ func TestRealSGLang(t *testing.T) {
 	}
 }
 
-// TestRealFilesPresent fails loudly rather than skipping when the shared
-// real files are missing, so conformance is never silently untested.
+// TestRealFilesPresent fails loudly rather than skipping when the
+// repository's real files are missing, so conformance is never silently untested.
 func TestRealFilesPresent(t *testing.T) {
 	for _, dir := range []string{"vllm-bench-serve", "llmperf", "sglang-bench-serving"} {
 		if _, err := os.Stat(realdata(dir)); err != nil {

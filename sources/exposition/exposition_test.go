@@ -14,7 +14,7 @@ import (
 )
 
 func realdata(parts ...string) string {
-	return filepath.Join(append([]string{"..", "..", "..", "shared", "realdata"}, parts...)...)
+	return filepath.Join(append([]string{"..", "..", "testdata", "realdata"}, parts...)...)
 }
 
 func open(t *testing.T, path string) *os.File {
@@ -444,5 +444,15 @@ func TestReadCanceled(t *testing.T) {
 	cancel()
 	if _, err := Read(ctx, "x", strings.NewReader("a 1\n"), sources.Baseline); err == nil {
 		t.Error("Read with a canceled context succeeded")
+	}
+}
+
+// TestParserPanicRecovered (hardening item 5): the Prometheus text parser
+// panics on "# TYPE x counter\n#0\n{}0\n"; the reader recovers at its
+// boundary and reports the file and line, so the CLI exits 4, not 2.
+func TestParserPanicRecovered(t *testing.T) {
+	_, err := Read(context.Background(), "bad.prom", strings.NewReader("# TYPE x counter\n#0\n{}0\n"), sources.Canary)
+	if err == nil || !strings.Contains(err.Error(), "bad.prom:1") {
+		t.Fatalf("got %v, want an error naming bad.prom:1", err)
 	}
 }

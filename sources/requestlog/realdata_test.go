@@ -10,9 +10,9 @@ import (
 	"github.com/goodput-dev/goodput/sources"
 )
 
-// realData is the directory of captured files from real servers and
-// benchmark runs, shared with the rest of the project.
-var realData = filepath.Join("..", "..", "..", "shared", "realdata")
+// realData is the repository's directory of captured files from real
+// servers and benchmark runs (provenance in its SOURCES.md).
+var realData = filepath.Join("..", "..", "testdata", "realdata")
 
 // TestRealFilesAreNotRequestLogs checks that the benchmark result files
 // other readers handle are neither detected as request logs nor accepted
@@ -27,7 +27,7 @@ func TestRealFilesAreNotRequestLogs(t *testing.T) {
 		files = append(files, m...)
 	}
 	if len(files) == 0 {
-		t.Skipf("no real data files under %s", realData)
+		t.Fatalf("no real data files under %s (they are part of the repository)", realData)
 	}
 	for _, p := range files {
 		f, err := os.Open(p)

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/goodput-dev/goodput/sources"
+)
+
+// Duplicated or identical data is never a pass (DESIGN.md §5): the same file
+// given twice, a copy of it, the same records in another format or every
+// line written twice all double the sample without adding information, and
+// identical arms compare a deployment with itself. These checks refuse such
+// inputs with the reason, before any verdict.
+
+// maxDuplicateShare is the share of an arm's records that may be exact
+// duplicates of another record of the arm before the arm is refused. Real
+// logs repeat a record only by coincidence (same arrival time, status,
+// latencies, lengths, class and replica); a file read twice repeats half.
+const maxDuplicateShare = 0.01
+
+// samePathOrFile refuses an input named twice, by path or as the same file
+// under another name (a hard link, a symlink, /dev/stdin beside "-"),
+// before anything is read. stdin is the process's standard input.
+func samePathOrFile(arms map[sources.Arm][]string, stdin any) error {
+	type seen struct {
+		arm  sources.Arm
+		path string
+		info os.FileInfo
+	}
+	var all []seen
+	for _, arm := range []sources.Arm{sources.Baseline, sources.Canary} {
+		for _, p := range arms[arm] {
+			var info os.FileInfo
+			if p == stdinPath {
+				if f, ok := stdin.(*os.File); ok {
+					info, _ = f.Stat()
+				}
+			} else {
+				info, _ = os.Stat(p) // a FIFO's Stat does not wait for a writer
+			}
+			for _, s := range all {
+				same := p == s.path || (p != stdinPath && s.path != stdinPath && filepath.Clean(p) == filepath.Clean(s.path))
+				if !same && info != nil && s.info != nil && os.SameFile(info, s.info) {
+					same = true
+				}
+				if same {
+					return fmt.Errorf("%s (%s) and %s (%s) are the same input: each file may be given once, for one arm", s.path, s.arm, p, arm)
+				}
+			}
+			all = append(all, seen{arm, p, info})
+		}
+	}
+	return nil
+}
+
+// sameContent refuses two inputs with equal bytes (a copy under another
+// name, or the same stream given twice).
+func sameContent(ins []armInput) error {
+	for i := range ins {
+		for j := 0; j < i; j++ {
+			if ins[i].sha256 == ins[j].sha256 {
+				what := "a copy of"
+				if ins[i].arm != ins[j].arm {
+					what = "identical to"
+				}
+				return fmt.Errorf("%s (%s) is %s %s (%s): both have sha256 %s; each arm needs its own data, given once",
+					ins[i].path, ins[i].arm, what, ins[j].path, ins[j].arm, ins[i].sha256)
+			}
+		}
+	}
+	return nil
+}
+
+// recordKey is a 64-bit FNV-1a digest of every field of a record.
+func recordKey(r *sources.Request) uint64 {
+	h := fnv.New64a()
+	var b [8]byte
+	for _, v := range []float64{r.Time, r.TTFT, r.TPOT, r.E2E, r.MaxITL} {
+		if math.IsNaN(v) {
+			v = math.NaN() // one bit pattern for unknown
+		}
+		binary.LittleEndian.PutUint64(b[:], math.Float64bits(v))
+		h.Write(b[:])
+	}
+	for _, v := range []int64{r.PromptTokens, r.OutputTokens, r.CachedTokens, int64(r.Attempt), int64(r.Status), int64(r.Quality)} {
+		binary.LittleEndian.PutUint64(b[:], uint64(v))
+		h.Write(b[:])
+	}
+	h.Write([]byte(r.Class))
+	h.Write([]byte{0})
+	h.Write([]byte(r.Replica))
+	return h.Sum64()
+}
+
+// recordKeys returns the sorted record digests of a dataset.
+func recordKeys(d *sources.Dataset) []uint64 {
+	keys := make([]uint64, len(d.Requests))
+	for i := range d.Requests {
+		keys[i] = recordKey(&d.Requests[i])
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// duplicateRecords checks one arm for records repeated beyond chance and
+// returns an error over maxDuplicateShare, a warning below it (or "").
+func duplicateRecords(d *sources.Dataset, keys []uint64) (string, error) {
+	dup := 0
+	for i := 1; i < len(keys); i++ {
+		if keys[i] == keys[i-1] {
+			dup++
+		}
+	}
+	if dup == 0 {
+		return "", nil
+	}
+	n := len(keys)
+	files := ""
+	for i, in := range d.Inputs {
+		if i > 0 {
+			files += ", "
+		}
+		files += in.Path
+	}
+	share := float64(dup) / float64(n)
+	if share > maxDuplicateShare {
+		return "", fmt.Errorf("%s: %d of %d records (%.1f%%) repeat another record exactly (same time, status, latencies, lengths, class, replica) in %s: the same data given twice (a file appended to itself, or the same requests in two formats)? Give each request once",
+			d.Arm, dup, n, 100*share, files)
+	}
+	return fmt.Sprintf("%s: %d of %d records repeat another record exactly (same time, status, latencies, lengths, class, replica); kept, as coincidences below %.0f%% are", d.Arm, dup, n, 100*maxDuplicateShare), nil
+}
+
+// distinctArms refuses arms with the same records (in any order, from any
+// file formats), and arms that repeat their own records.
+func distinctArms(base, can *sources.Dataset) error {
+	if base.Agg != nil || can.Agg != nil {
+		return nil // metrics inputs: their files' digests were compared
+	}
+	bk, ck := recordKeys(base), recordKeys(can)
+	for _, a := range []struct {
+		d    *sources.Dataset
+		keys []uint64
+	}{{base, bk}, {can, ck}} {
+		w, err := duplicateRecords(a.d, a.keys)
+		if err != nil {
+			return err
+		}
+		if w != "" {
+			a.d.Warnings = append(a.d.Warnings, w)
+		}
+	}
+	if len(bk) > 0 && slices.Equal(bk, ck) {
+		return fmt.Errorf("the baseline and the canary hold the same %d records: a deployment compared with itself says nothing; give each arm its own data", len(bk))
+	}
+	return nil
+}

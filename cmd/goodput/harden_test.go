@@ -1,0 +1,261 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// runCLIStdin is runCLI with a given standard input.
+func runCLIStdin(t *testing.T, stdin *os.File, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), args, &IOStreams{In: stdin, Out: &out, ErrOut: &errb}, func(string) string { return "" })
+	return code, out.String(), errb.String()
+}
+
+// slowTail is a canary whose first 64 KiB and more are as good as the
+// baseline and whose last records are slow: format detection reads only
+// the start, so a reader that reopened a pipe would see only the tail.
+func slowTail(t *testing.T) (base, canary string) {
+	var b, c strings.Builder
+	for i := 0; i < 3000; i++ {
+		fmt.Fprintf(&b, `{"ts": %d.%03d, "status": "ok", "ttft_s": 0.%03d, "tpot_s": 0.03, "output_tokens": 100}`+"\n", 1700000000+i/10, (i%10)*100, 100+i%400)
+		ttft := fmt.Sprintf("0.%03d", 100+(i+1)%400)
+		if i >= 1500 {
+			ttft = "2.5" // misses the 1 s TTFT SLO
+		}
+		fmt.Fprintf(&c, `{"ts": %d.%03d, "status": "ok", "ttft_s": %s, "tpot_s": 0.03, "output_tokens": 100}`+"\n", 1700000000+i/10, (i%10)*100, ttft)
+	}
+	if c.Len() < 2*sniffSize {
+		t.Fatalf("canary too short to cross the detection window")
+	}
+	return b.String(), c.String()
+}
+
+func feedFIFO(t *testing.T, path string, data []byte) {
+	t.Helper()
+	if err := syscall.Mkfifo(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return
+		}
+		f.Write(data)
+		f.Close()
+	}()
+}
+
+type judged struct {
+	Verdict string `json:"verdict"`
+	Arms    map[string]struct {
+		Accounting struct {
+			Offered int `json:"offered"`
+		} `json:"accounting"`
+	} `json:"arms"`
+	Inputs []struct {
+		Path   string `json:"path"`
+		SHA256 string `json:"sha256"`
+		Arm    string `json:"arm"`
+	} `json:"inputs"`
+}
+
+// TestPipeReadOnce (item 1): a canary given as a FIFO, as "-" and as
+// /dev/stdin, plain and gzip-compressed, is judged exactly as the same file
+// given by path: same verdict, same count, same sha256 of the whole stream.
+func TestPipeReadOnce(t *testing.T) {
+	d := t.TempDir()
+	base, can := slowTail(t)
+	b := writeFile(t, d, "b.jsonl", base)
+	c := writeFile(t, d, "c.jsonl", can)
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write([]byte(can))
+	zw.Close()
+	for _, tc := range []struct {
+		name string
+		data []byte
+	}{{"plain", []byte(can)}, {"gzip", gz.Bytes()}} {
+		cz := writeFile(t, d, "c-"+tc.name, string(tc.data))
+		code, out, errs := runCLI(t, nil, "judge", "--baseline", b, "--canary", cz, "--format", "json")
+		if code != ExitFail {
+			t.Fatalf("%s by path: exit %d, want 1 (fail): %s", tc.name, code, errs)
+		}
+		want := parseJudged(t, out)
+		sum := sha256.Sum256(tc.data)
+		wantSum := hex.EncodeToString(sum[:])
+
+		fifo := filepath.Join(d, "fifo-"+tc.name)
+		feedFIFO(t, fifo, tc.data)
+		code, out, errs = runCLI(t, nil, "judge", "--baseline", b, "--canary", fifo, "--format", "json")
+		checkSame(t, tc.name+" FIFO", code, out, errs, want, wantSum)
+
+		for _, name := range []string{"-", "/dev/stdin"} {
+			r, w, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			go func() { w.Write(tc.data); w.Close() }()
+			var code int
+			var out, errs string
+			if name == "-" {
+				code, out, errs = runCLIStdin(t, r, "judge", "--baseline", b, "--canary", "-", "--format", "json")
+			} else {
+				// /dev/stdin is the process's own fd 0: point it at the pipe
+				code, out, errs = withStdin(t, r, func() (int, string, string) {
+					return runCLIStdin(t, os.Stdin, "judge", "--baseline", b, "--canary", "/dev/stdin", "--format", "json")
+				})
+			}
+			r.Close()
+			checkSame(t, tc.name+" "+name, code, out, errs, want, wantSum)
+		}
+	}
+	_ = c
+}
+
+// withStdin runs f with file descriptor 0 pointing at r.
+func withStdin(t *testing.T, r *os.File, f func() (int, string, string)) (int, string, string) {
+	t.Helper()
+	saved, err := syscall.Dup(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { syscall.Dup2(saved, 0); syscall.Close(saved) }()
+	if err := syscall.Dup2(int(r.Fd()), 0); err != nil {
+		t.Fatal(err)
+	}
+	return f()
+}
+
+func parseJudged(t *testing.T, out string) judged {
+	t.Helper()
+	var j judged
+	if err := json.Unmarshal([]byte(out), &j); err != nil {
+		t.Fatalf("report: %v\n%s", err, out)
+	}
+	return j
+}
+
+func checkSame(t *testing.T, what string, code int, out, errs string, want judged, wantSum string) {
+	t.Helper()
+	if code != ExitFail {
+		t.Errorf("%s: exit %d, want 1 like the file by path: %s", what, code, errs)
+		return
+	}
+	got := parseJudged(t, out)
+	if got.Verdict != want.Verdict || got.Arms["canary"].Accounting.Offered != want.Arms["canary"].Accounting.Offered {
+		t.Errorf("%s: verdict %s n %d, by path %s n %d", what, got.Verdict, got.Arms["canary"].Accounting.Offered, want.Verdict, want.Arms["canary"].Accounting.Offered)
+	}
+	for _, in := range got.Inputs {
+		if in.Arm == "canary" && in.SHA256 != wantSum {
+			t.Errorf("%s: sha256 %s, want the whole stream's %s", what, in.SHA256, wantSum)
+		}
+	}
+}
+
+// TestDuplicateInputsRefused (item 4): the same data twice — by path, as a
+// copy, as a hard link, every line twice, the same records as JSONL and as
+// CSV, the same records in both arms in another order — is refused with
+// exit 4 and the reason, never judged.
+func TestDuplicateInputsRefused(t *testing.T) {
+	d := t.TempDir()
+	b := writeFile(t, d, "b.jsonl", goodLog(300))
+	c := writeFile(t, d, "c.jsonl", goodLogV(300, 9))
+	cp := writeFile(t, d, "copy-of-b.jsonl", goodLog(300))
+	link := filepath.Join(d, "link-to-c.jsonl")
+	if err := os.Link(c, link); err != nil {
+		t.Fatal(err)
+	}
+	twice := writeFile(t, d, "twice.jsonl", goodLogV(300, 9)+goodLogV(300, 9))
+	lines := strings.Split(strings.TrimSpace(goodLog(300)), "\n")
+	reversed := make([]string, len(lines))
+	for i, l := range lines {
+		reversed[len(lines)-1-i] = l
+	}
+	rev := writeFile(t, d, "b-reversed.jsonl", strings.Join(reversed, "\n")+"\n")
+	var csv strings.Builder
+	csv.WriteString("ts,status,ttft_s,tpot_s,output_tokens\n")
+	for i := 0; i < 300; i++ {
+		fmt.Fprintf(&csv, "%d.%03d,ok,0.%03d,0.03,100\n", 1700000000+i/10, (i%10)*100, 100+(i+9)%400)
+	}
+	ccsv := writeFile(t, d, "c.csv", csv.String())
+
+	for _, tc := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"same path in both arms", []string{"--baseline", b, "--canary", b}, []string{"b.jsonl (baseline) and", "same input"}},
+		{"same path twice in an arm", []string{"--baseline", b, "--canary", c, c}, []string{"c.jsonl (canary)", "same input"}},
+		{"hard link", []string{"--baseline", b, "--canary", c, link}, []string{"link-to-c.jsonl", "same input"}},
+		{"copy in the other arm", []string{"--baseline", b, "--canary", cp}, []string{"copy-of-b.jsonl", "identical to", "sha256"}},
+		{"every line twice", []string{"--baseline", b, "--canary", twice}, []string{"300 of 600 records", "twice.jsonl"}},
+		{"JSONL and CSV of the same records", []string{"--baseline", b, "--canary", c, ccsv}, []string{"300 of 600 records", "c.csv"}},
+		{"same records in another order", []string{"--baseline", b, "--canary", rev}, []string{"same 300 records"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"judge"}, tc.args...)
+			code, out, errs := runCLI(t, nil, args...)
+			if code != ExitError || out != "" {
+				t.Errorf("exit %d stdout %q, want 4 and no verdict; stderr %s", code, out, errs)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(errs, w) {
+					t.Errorf("stderr %q lacks %q", errs, w)
+				}
+			}
+		})
+	}
+	// one coincidental repeat among many records is kept, with a warning
+	few := writeFile(t, d, "few.jsonl", goodLogV(300, 9)+strings.SplitAfter(goodLogV(300, 9), "\n")[0])
+	code, out, errs := runCLI(t, nil, "judge", "--baseline", b, "--canary", few, "--format", "json")
+	if code == ExitError || !strings.Contains(out, "1 of 301 records repeat") {
+		t.Errorf("a single repeat: exit %d, want a warning; %s", code, errs)
+	}
+}
+
+// TestStdinInAList: "-" after other files of an arm is standard input, not
+// the end of the list.
+func TestStdinInAList(t *testing.T) {
+	got := strings.Join(expandMultiValueFlags([]string{"judge", "--canary", "a", "-", "--baseline", "b"}, "--baseline", "--canary"), " ")
+	if want := "judge --canary a --canary - --baseline b"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// TestImplausibleRecordCLI (item 3): a stray ts is exit 4 naming file:line,
+// or dropped with a count when the policy says window.implausible: drop; a
+// perf_counter benchmark file beside a unix-time log in one arm is refused
+// naming both files.
+func TestImplausibleRecordCLI(t *testing.T) {
+	d := t.TempDir()
+	b := writeFile(t, d, "b.jsonl", goodLog(300))
+	lines := strings.SplitAfter(goodLogV(300, 4), "\n")
+	bad := strings.Join(lines[:150], "") + `{"ts": 0, "status": "ok", "ttft_s": 0.2, "tpot_s": 0.03, "output_tokens": 100}` + "\n" + strings.Join(lines[150:], "")
+	c := writeFile(t, d, "c.jsonl", bad)
+	code, out, errs := runCLI(t, nil, "judge", "--baseline", b, "--canary", c)
+	if code != ExitError || out != "" || !strings.Contains(errs, "c.jsonl:151") || !strings.Contains(errs, "1970-01-01T00:00:00Z") {
+		t.Errorf("ts 0: exit %d stdout %q stderr %s; want 4 naming c.jsonl:151", code, out, errs)
+	}
+	pol := writeFile(t, d, "p.yaml", "name: p\nslo: {ttft: 1s, tpot: 80ms}\nwindow: {warmup: none, implausible: drop}\ngates:\n  - {metric: slo_attainment, margin: 1pp}\n")
+	code, out, errs = runCLI(t, nil, "judge", "--baseline", b, "--canary", c, "--policy", pol, "--format", "json")
+	if code == ExitError || code == ExitUsage || !strings.Contains(out, "dropped 1 record(s)") || !strings.Contains(out, "first on line 151") {
+		t.Errorf("drop: exit %d, want a judged report warning of the dropped record; %s", code, errs)
+	}
+	vllm := filepath.Join("..", "..", "sources", "benchfile", "testdata", "vllm_detailed.json") // start_times on perf_counter
+	code, out, errs = runCLI(t, nil, "judge", "--baseline", b, "--canary", writeFile(t, d, "c2.jsonl", goodLogV(300, 4)), vllm)
+	if code != ExitError || out != "" || !strings.Contains(errs, "c2.jsonl has wall-clock") || !strings.Contains(errs, "vllm_detailed.json times on its own monotonic clock") {
+		t.Errorf("mixed clocks: exit %d stdout %q stderr %s", code, out, errs)
+	}
+}
