@@ -37,6 +37,7 @@ type aggSlice struct {
 	replicas                    float64
 	costPerHour                 float64
 	gpuUtil                     float64
+	gauges                      sources.AggBucket // Running, Waiting, KVUsage, GPUPowerW, GPUMemBytes of the slice
 	outTokens                   float64
 	promptTokens                float64 // NaN when unknown
 	prefixHits, prefixQueries   float64 // NaN when unknown
@@ -106,7 +107,7 @@ func newAggArm(ds *sources.Dataset, slo histo.SLO) (*aggArm, error) {
 		if !ok {
 			k = len(a.slices)
 			byStart[bk.Start] = k
-			a.slices = append(a.slices, aggSlice{start: bk.Start, end: bk.End, replicas: bk.Replicas, costPerHour: bk.CostPerHour, gpuUtil: bk.GPUUtil})
+			a.slices = append(a.slices, aggSlice{start: bk.Start, end: bk.End, replicas: bk.Replicas, costPerHour: bk.CostPerHour, gpuUtil: bk.GPUUtil, gauges: gaugesOf(bk)})
 		}
 		s := &a.slices[k]
 		s.completed += nan0(bk.Completed)
@@ -234,6 +235,7 @@ func (j *aggJudgement) report() *Report {
 			Detail: strings.Join(append(append([]string{}, cov.canaryLost...), cov.events...), "; ") +
 				" (goodput is compared per replica-second; a lost canary replica keeps the verdict from passing)"})
 	}
+	internalView(r, aggWork(j.b), aggWork(j.c), j.b.ds.Agg.Step)
 	r.Warnings = j.warns
 	return r
 }
@@ -342,17 +344,25 @@ func (a *aggArm) ratioAt(metric string, useHi bool) (stats.Ratio, bool) {
 func (j *aggJudgement) gates() []Metric {
 	alpha := j.p.Alpha()
 	conf := 1 - 2*alpha
-	out := make([]Metric, len(j.p.Gates))
-	evals := make([]gateEval, len(j.p.Gates))
+	var gates []policies.Gate
+	for _, g := range j.p.Gates {
+		if info, _ := policies.Metric(g.Metric); info.RequestsOnly {
+			j.warnf("the %s %s needs per-request records and is not checked on metrics data", g.Metric, gateKind(g))
+			continue
+		}
+		gates = append(gates, g)
+	}
+	out := make([]Metric, len(gates))
+	evals := make([]gateEval, len(gates))
 	ps := make([]float64, len(evals))
-	for i, g := range j.p.Gates {
+	for i, g := range gates {
 		evals[i] = j.evalGate(i, g, conf)
 		ps[i] = math.NaN()
 		if evals[i].decidable {
 			ps[i] = stats.FailPValue(evals[i].harmPoint, evals[i].se, evals[i].failAt)
 		}
 	}
-	adj := stats.Holm(ps)
+	adj := stats.WeightedHolm(ps, policies.GateWeights(gates))
 	for i := range evals {
 		m := evals[i].m
 		m.PFail = Num(adj[i])
@@ -360,7 +370,7 @@ func (j *aggJudgement) gates() []Metric {
 			m.Verdict = Verdict(evals[i].decision)
 			if m.Verdict == Fail && !(adj[i] < alpha) {
 				m.Verdict = Inconclusive
-				m.Reason += fmt.Sprintf("; fails alone but not after Holm's correction across %d gates", len(evals))
+				m.Reason += fmt.Sprintf("; fails alone but not after the weighted Holm correction across %d gates", len(evals))
 			}
 		}
 		out[i] = m
@@ -382,6 +392,9 @@ func (j *aggJudgement) evalGate(idx int, g policies.Gate, conf float64) gateEval
 	inconclusive := func(why string) gateEval { e.m.Reason = why; return e }
 	if info.Latency != "" {
 		return j.latencyGate(e, idx, info, g, conf)
+	}
+	if isEfficiencyMetric(g.Metric) {
+		return efficiencyGate(e, g, info, j.p, aggWork(j.b), aggWork(j.c), conf)
 	}
 	// pessimistic: canary at its worst end (fewest good requests, which is
 	// worse for attainment, goodput and cost per good request alike),
@@ -701,4 +714,11 @@ func (j *aggJudgement) distributions() Distributions {
 	d.TTFT = ArmQuantCurve{Baseline: curve(j.b, false), Canary: curve(j.c, false)}
 	d.TPOT = ArmQuantCurve{Baseline: curve(j.b, true), Canary: curve(j.c, true)}
 	return d
+}
+
+func gateKind(g policies.Gate) string {
+	if g.Guardrail {
+		return "guardrail"
+	}
+	return "gate"
 }

@@ -168,9 +168,15 @@ type Dataset struct {
 	Arm      Arm
 	Requests []Request
 	// Agg is set instead of Requests for metrics-based inputs.
-	Agg    *Aggregate
-	Inputs []Input
-	Clock  Clock
+	Agg *Aggregate
+	// Metrics, beside Requests, holds the arm's engine and GPU metrics for
+	// the same window (a Prometheus query or scrape files read next to
+	// per-request files): the judge takes internal work from it (GPU
+	// utilisation, power, memory, KV usage, queue) while requests come
+	// from the records. nil when none was given.
+	Metrics *Aggregate
+	Inputs  []Input
+	Clock   Clock
 	// Location is where the figures were measured: "client" for benchmark
 	// clients, "server" for engine logs/metrics, "gateway" for proxies.
 	Location string
