@@ -53,22 +53,29 @@ func (n *Num) UnmarshalJSON(b []byte) error {
 // Report is the complete result of one comparison. Renderers (text,
 // markdown, json, the terminal review, PR comments) only read it.
 type Report struct {
-	SchemaVersion int             `json:"schema_version"`
-	Verdict       Verdict         `json:"verdict"`
-	Reasons       []string        `json:"reasons"` // one line per decisive fact, most important first
-	Measurement   Measurement     `json:"measurement"`
-	Arms          Arms            `json:"arms"`
-	Metrics       []Metric        `json:"metrics"`     // the gates, in policy order
-	Diagnostics   []Diagnostic    `json:"diagnostics"` // shown, never gating on their own
-	Classes       []ClassRow      `json:"classes"`     // per-class breakdown, sorted by name
-	Normalization Normalization   `json:"normalization"`
-	Series        Series          `json:"series"`        // per-bucket figures for charts
-	Distributions Distributions   `json:"distributions"` // latency quantile curves for CDFs
-	Warnings      []string        `json:"warnings"`
-	Inputs        []sources.Input `json:"inputs"`
-	Policy        PolicyRef       `json:"policy"`
-	ToolVersion   string          `json:"tool_version"`
-	Judge         string          `json:"judge"` // "goodput" (default), or a comparator judge name
+	SchemaVersion int           `json:"schema_version"`
+	Verdict       Verdict       `json:"verdict"`
+	Reasons       []string      `json:"reasons"` // one line per decisive fact, most important first
+	Measurement   Measurement   `json:"measurement"`
+	Arms          Arms          `json:"arms"`
+	Metrics       []Metric      `json:"metrics"`     // the gates, in policy order
+	Diagnostics   []Diagnostic  `json:"diagnostics"` // shown, never gating on their own
+	Classes       []ClassRow    `json:"classes"`     // per-class breakdown, sorted by name
+	Normalization Normalization `json:"normalization"`
+	Series        Series        `json:"series"`        // per-bucket figures for charts
+	Distributions Distributions `json:"distributions"` // latency quantile curves for CDFs
+	// Timeline is both stories per slice — requests (offered, goodput,
+	// attainment, retries) and internal work (GPU, KV, queue) — when an arm
+	// has a metrics source; omitted otherwise.
+	Timeline []TimelineRow `json:"timeline,omitempty"`
+	// Findings are facts named beside the verdict that never gate (e.g.
+	// internal work steady while goodput falls); omitted when none.
+	Findings    []Finding       `json:"findings,omitempty"`
+	Warnings    []string        `json:"warnings"`
+	Inputs      []sources.Input `json:"inputs"`
+	Policy      PolicyRef       `json:"policy"`
+	ToolVersion string          `json:"tool_version"`
+	Judge       string          `json:"judge"` // "goodput" (default), or a comparator judge name
 }
 
 // PolicyRef names the policy a report was judged with.
@@ -150,6 +157,10 @@ type ArmSummary struct {
 	Cost               *ArmCost   `json:"cost,omitempty"`
 	// GPU-side extras from metrics sources (null when absent).
 	GPUUtilization Num `json:"gpu_utilization"`
+	// Internal and Efficiency are the arm's internal work and work per good
+	// request, present when the arm has a metrics source (see internal.go).
+	Internal   *Internal   `json:"internal,omitempty"`
+	Efficiency *Efficiency `json:"efficiency,omitempty"`
 }
 
 // Latency holds per-arm quantiles of completed requests, seconds.
@@ -216,6 +227,20 @@ type Metric struct {
 	// MoreData, for an inconclusive gate, estimates how much more data
 	// would decide it.
 	MoreData *MoreData `json:"more_data,omitempty"`
+	// Bounds, for gates on histogram data whose good counts are only
+	// bounded, holds the comparison at both ends of the bounds: a pass is
+	// decided at the canary-unfavourable end, a fail at the favourable end.
+	Bounds *BoundEnds `json:"bounds,omitempty"`
+}
+
+// BoundEnds is a gate's comparison at the two ends of histogram bounds.
+type BoundEnds struct {
+	// Unfavourable: canary at the end worst for it, baseline at the end
+	// best for it (decides a pass).
+	Unfavourable NaiveComparison `json:"canary_unfavourable"`
+	// Favourable: canary at its best end, baseline at its worst (decides
+	// a fail).
+	Favourable NaiveComparison `json:"canary_favourable"`
 }
 
 // NaiveComparison is a gate's comparison before normalization.
@@ -249,7 +274,11 @@ type Diagnostic struct {
 
 // ClassRow is the per-class breakdown of both arms.
 type ClassRow struct {
-	Class    string   `json:"class"`
+	Class string `json:"class"` // the policy class that sets the SLO
+	// Label is the input's own class label of the row's requests when the
+	// policy declares classes ("" for requests without one); omitted when
+	// the policy declares none (then Class is the label itself).
+	Label    string   `json:"label,omitempty"`
 	Baseline ClassArm `json:"baseline"`
 	Canary   ClassArm `json:"canary"`
 }

@@ -168,9 +168,15 @@ type Dataset struct {
 	Arm      Arm
 	Requests []Request
 	// Agg is set instead of Requests for metrics-based inputs.
-	Agg    *Aggregate
-	Inputs []Input
-	Clock  Clock
+	Agg *Aggregate
+	// Metrics, beside Requests, holds the arm's engine and GPU metrics for
+	// the same window (a Prometheus query or scrape files read next to
+	// per-request files): the judge takes internal work from it (GPU
+	// utilisation, power, memory, KV usage, queue) while requests come
+	// from the records. nil when none was given.
+	Metrics *Aggregate
+	Inputs  []Input
+	Clock   Clock
 	// Location is where the figures were measured: "client" for benchmark
 	// clients, "server" for engine logs/metrics, "gateway" for proxies.
 	Location string
@@ -281,8 +287,31 @@ type Aggregate struct {
 	Step    float64     // bucket width, seconds
 	Buckets []AggBucket // in time order
 	// Notes are facts the report must show (renamed metrics detected,
-	// Prometheus warnings, bucket edges that do not fall on an SLO threshold).
+	// Prometheus infos, bucket edges that do not fall on an SLO threshold).
 	Notes []string
+	// Partial lists reasons the data may be incomplete: warnings in the
+	// API's answers (partial responses of Thanos or Mimir, failed remote
+	// reads). A judge never passes an arm whose aggregate has any.
+	Partial []string
+	// Replicas holds one track per replica series the source could tell
+	// apart (nil when it cannot): the requests each replica finished per
+	// time slice, for finding replicas lost, silent or missing mid-window.
+	Replicas []ReplicaTrack
+}
+
+// ReplicaTrack is one replica's activity on its aggregate's time grid.
+type ReplicaTrack struct {
+	// Name identifies the replica: its series' labels other than the
+	// arm's selector, sanitised, e.g. {instance="10.0.0.7:8000",pod="vllm-1"}.
+	Name string
+	// Series is the replica's full label set as read, the selector's
+	// labels included, sorted and sanitised: two arms sharing a Series
+	// read the same replica.
+	Series string
+	// Finished holds, per time slice (the aggregate's distinct bucket
+	// starts, in order), the requests the replica finished; NaN where the
+	// replica's counters had no samples in the slice.
+	Finished []float64
 }
 
 // CostRecord is the expense of one arm (optionally one replica) over a time

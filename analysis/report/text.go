@@ -71,8 +71,12 @@ func Text(w io.Writer, r *analysis.Report, opt TextOptions) error {
 	if r.Judge != "" && r.Judge != "goodput" {
 		judge = fmt.Sprintf(", %s-style comparator judge", Sanitize(r.Judge))
 	}
-	tw.printf("%s %s  (policy %s, %d gates, confidence %g%s)\n", bold("goodput:"), verdictWord(r.Verdict, opt.Color),
-		Sanitize(r.Policy.Name), len(r.Metrics), r.Measurement.Confidence, judge)
+	nGates := fmt.Sprintf("%d gates", len(r.Metrics))
+	if len(r.Metrics) == 1 {
+		nGates = "1 gate"
+	}
+	tw.printf("%s %s  (policy %s, %s, confidence %g%s)\n", bold("goodput:"), verdictWord(r.Verdict, opt.Color),
+		Sanitize(r.Policy.Name), nGates, r.Measurement.Confidence, judge)
 	for _, reason := range r.Reasons {
 		tw.printf("  %s\n", Sanitize(reason))
 	}
@@ -165,12 +169,13 @@ func Text(w io.Writer, r *analysis.Report, opt TextOptions) error {
 	if len(r.Metrics) > 0 {
 		tw.printf("  methods: %s\n", methods(r.Metrics))
 	}
+	textInternal(tw, r)
 
 	if len(r.Classes) > 1 {
 		tw.printf("\n")
 		cl := [][]string{{"class", "share b/c", "attainment b/c", "TTFT p99 b/c", "TPOT p99 b/c"}}
 		for _, k := range r.Classes {
-			cl = append(cl, []string{Sanitize(k.Class), pct(k.Baseline.Share) + " / " + pct(k.Canary.Share),
+			cl = append(cl, []string{Sanitize(ClassName(k)), pct(k.Baseline.Share) + " / " + pct(k.Canary.Share),
 				pct(k.Baseline.SLOAttainment) + " / " + pct(k.Canary.SLOAttainment),
 				dur(k.Baseline.TTFTP99) + " / " + dur(k.Canary.TTFTP99), dur(k.Baseline.TPOTP99) + " / " + dur(k.Canary.TPOTP99)})
 		}
@@ -224,6 +229,9 @@ func methods(ms []analysis.Metric) string {
 
 func window(w analysis.Window) string {
 	if w.Start == "" {
+		if !(float64(w.Seconds) > 0) {
+			return "unknown (no arrival times, no run duration)"
+		}
 		return secs(w.Seconds)
 	}
 	return fmt.Sprintf("%s … %s (%s)", w.Start, w.End, secs(w.Seconds))

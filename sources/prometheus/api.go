@@ -23,9 +23,14 @@ import (
 // types — for the three endpoints used here; that package pulls in a JSON
 // library the module does not otherwise need.
 
-// Warnings are non-fatal messages returned with a successful answer
-// (Thanos partial responses, PromQL annotations).
-type Warnings []string
+// Warnings are the messages returned with a successful answer. Partial
+// holds the API's "warnings": Thanos and Mimir partial responses, remote
+// read failures, PromQL warnings: the answer may be incomplete or wrong.
+// Infos holds the API's "infos": PromQL annotations that do not make the
+// answer incomplete.
+type Warnings struct {
+	Partial, Infos []string
+}
 
 // ErrorType classifies an API error, with Prometheus's own names plus
 // client-side ones.
@@ -89,7 +94,7 @@ func (h *httpAPI) do(ctx context.Context, endpoint string, args url.Values, post
 	}
 	req, err := http.NewRequestWithContext(ctx, method, u.String(), body)
 	if err != nil {
-		return nil, nil, err
+		return nil, Warnings{}, err
 	}
 	if post {
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
@@ -98,12 +103,12 @@ func (h *httpAPI) do(ctx context.Context, endpoint string, args url.Values, post
 	if err == nil && post && (resp.StatusCode == http.StatusMethodNotAllowed || resp.StatusCode == http.StatusNotImplemented) {
 		u.RawQuery = args.Encode()
 		if req, err = http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil); err != nil {
-			return nil, nil, err
+			return nil, Warnings{}, err
 		}
 		resp, respBody, err = h.client.Do(ctx, req)
 	}
 	if err != nil {
-		return nil, nil, err
+		return nil, Warnings{}, err
 	}
 	code := resp.StatusCode
 	apiErr := code == http.StatusBadRequest || code == http.StatusUnprocessableEntity
@@ -115,13 +120,13 @@ func (h *httpAPI) do(ctx context.Context, endpoint string, args url.Values, post
 		case 5:
 			typ, msg = ErrServer, fmt.Sprintf("server error: %d", code)
 		}
-		return nil, nil, &Error{Type: typ, Msg: msg, Status: code, Detail: string(respBody)}
+		return nil, Warnings{}, &Error{Type: typ, Msg: msg, Status: code, Detail: string(respBody)}
 	}
 	var r apiResponse
 	if err := json.Unmarshal(respBody, &r); err != nil {
-		return nil, nil, &Error{Type: ErrBadResponse, Msg: "response is not Prometheus API JSON: " + err.Error(), Status: code}
+		return nil, Warnings{}, &Error{Type: ErrBadResponse, Msg: "response is not Prometheus API JSON: " + err.Error(), Status: code}
 	}
-	ws := Warnings(append(r.Warnings, r.Infos...))
+	ws := Warnings{Partial: r.Warnings, Infos: r.Infos}
 	if r.Status == "error" {
 		return nil, ws, &Error{Type: r.ErrorType, Msg: r.Error, Status: code}
 	}
@@ -201,7 +206,7 @@ func (h *httpAPI) LabelValues(ctx context.Context, label string, matches []strin
 	// the label name goes into the path: only plain label names are valid
 	for _, c := range label {
 		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
-			return nil, nil, fmt.Errorf("label name %q is not a plain label name", label)
+			return nil, Warnings{}, fmt.Errorf("label name %q is not a plain label name", label)
 		}
 	}
 	data, ws, err := h.do(ctx, "/api/v1/label/"+label+"/values", args, false, digest)

@@ -2,6 +2,7 @@ package prometheus
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"sort"
 	"strconv"
@@ -29,6 +30,13 @@ type builder struct {
 	// classesSeen records, per query tag, the class label values seen.
 	classesSeen map[string]map[string]bool
 	gauges      []map[string]float64
+	// replicas holds, per replica name, the first request counter's
+	// increase per step (NaN where the replica had no samples).
+	replicas map[string][]float64
+	// own are the labels the selector fixes by equality: left out of
+	// replica names.
+	own      map[string]bool
+	fullName map[string]string
 }
 
 type cellKey struct {
@@ -45,7 +53,12 @@ type cell struct {
 func newBuilder(q Query, steps int, res engines.Resolved, keep map[engines.Quantity]map[float64]bool, note func(string, ...any)) *builder {
 	b := &builder{first: q.Start.Add(q.Step), step: q.Step, steps: steps, res: res, keep: keep, note: note,
 		cells: map[cellKey]*cell{}, outcomeSeen: make([]bool, steps), classesSeen: map[string]map[string]bool{},
-		gauges: make([]map[string]float64, steps)}
+		gauges: make([]map[string]float64, steps), replicas: map[string][]float64{}, fullName: map[string]string{}, own: map[string]bool{queryLabel: true}}
+	for _, m := range q.Selector {
+		if m.Op == engines.OpEqual {
+			b.own[m.Name] = true
+		}
+	}
 	return b
 }
 
@@ -70,9 +83,59 @@ func (b *builder) cell(k int, class string) *cell {
 	return c
 }
 
-func (b *builder) addIncreases(m model.Matrix) {
+// replicaName renders a per-replica series' labels, less the selector's
+// own and the query tag, sorted and sanitised.
+// The second result is the full label set, the selector's labels included.
+func (b *builder) replicaName(m model.Metric) (name, full string) {
+	var parts, all []string
+	for k, v := range m {
+		if k == queryLabel || k == model.MetricNameLabel {
+			continue
+		}
+		p := string(k) + "=" + strconv.Quote(sanitize(string(v), 80))
+		all = append(all, p)
+		if !b.own[string(k)] {
+			parts = append(parts, p)
+		}
+	}
+	sort.Strings(parts)
+	sort.Strings(all)
+	return "{" + strings.Join(parts, ",") + "}", "{" + strings.Join(all, ",") + "}"
+}
+
+// addIncreases adds one range query's increases. An increase that is NaN,
+// infinite or negative (counters that went backwards without a reset, or
+// hold non-finite values) is an error naming the series: such data cannot
+// be counted.
+func (b *builder) addIncreases(m model.Matrix, query string) error {
+	for _, ss := range m {
+		for _, v := range ss.Values {
+			if x := float64(v.Value); math.IsNaN(x) || math.IsInf(x, 0) || x < 0 {
+				return fmt.Errorf("query %s: series %s has increase %g at %s: a counter's increase is finite and never negative; fix the exporter or narrow the selector",
+					shorten(query, 160), sanitize(ss.Metric.String(), 200), x, v.Timestamp.Time().UTC().Format(time.RFC3339))
+			}
+		}
+	}
 	for _, ss := range m {
 		tagv := string(ss.Metric[queryLabel])
+		if tagv == replicaTag {
+			name, full := b.replicaName(ss.Metric)
+			b.fullName[name] = full
+			tr := b.replicas[name]
+			if tr == nil {
+				tr = make([]float64, b.steps)
+				for i := range tr {
+					tr[i] = math.NaN()
+				}
+				b.replicas[name] = tr
+			}
+			for _, v := range ss.Values {
+				if k := b.index(v.Timestamp); k >= 0 {
+					tr[k] = nan0(tr[k]) + float64(v.Value)
+				}
+			}
+			continue
+		}
 		class := string(ss.Metric[model.LabelName(engines.ClassLabel)])
 		if b.classesSeen[tagv] == nil {
 			b.classesSeen[tagv] = map[string]bool{}
@@ -132,6 +195,14 @@ func (b *builder) addIncreases(m model.Matrix) {
 			}
 		}
 	}
+	return nil
+}
+
+func nan0(v float64) float64 {
+	if math.IsNaN(v) {
+		return 0
+	}
+	return v
 }
 
 func (b *builder) addGauges(m model.Matrix) {
@@ -259,6 +330,14 @@ func (b *builder) finish(agg *sources.Aggregate) error {
 	}
 	if gaps > 0 {
 		b.note("%d of %d steps have no request-counter data (counts are unknown there)", gaps, b.steps)
+	}
+	names := make([]string, 0, len(b.replicas))
+	for n := range b.replicas {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		agg.Replicas = append(agg.Replicas, sources.ReplicaTrack{Name: n, Series: b.fullName[n], Finished: b.replicas[n]})
 	}
 	return nil
 }

@@ -48,6 +48,10 @@ type fakeProm struct {
 	names    []string
 	requests []*http.Request
 	forms    []string
+	// value is the increase per step (default "5"); instant is the
+	// result of instant queries (default none).
+	value   string
+	instant []any
 }
 
 func (f *fakeProm) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -62,14 +66,22 @@ func (f *fakeProm) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case strings.HasSuffix(r.URL.Path, "/api/v1/label/__name__/values"):
 		reply(f.names)
 	case strings.HasSuffix(r.URL.Path, "/api/v1/query"):
-		reply(map[string]any{"resultType": "vector", "result": []any{}})
+		res := f.instant
+		if res == nil {
+			res = []any{}
+		}
+		reply(map[string]any{"resultType": "vector", "result": res})
 	case strings.HasSuffix(r.URL.Path, "/api/v1/query_range"):
 		start, _ := strconv.ParseFloat(r.Form.Get("start"), 64)
 		end, _ := strconv.ParseFloat(r.Form.Get("end"), 64)
 		step, _ := strconv.ParseFloat(r.Form.Get("step"), 64)
 		var values [][]any
+		v := f.value
+		if v == "" {
+			v = "5"
+		}
 		for ts := start; ts <= end; ts += step {
-			values = append(values, []any{ts, "5"})
+			values = append(values, []any{ts, v})
 		}
 		var result []any
 		if strings.Contains(r.Form.Get("query"), "increase(") {
@@ -108,9 +120,9 @@ func TestFakeServerReadWithAuthAndWarnings(t *testing.T) {
 			t.Errorf("bucket %+v", b)
 		}
 	}
-	notes := strings.Join(ds.Agg.Notes, "\n")
-	if !strings.Contains(notes, "Prometheus warning") || !strings.Contains(notes, "store eu-1 down") || strings.Contains(notes, "\x1b") {
-		t.Errorf("warnings not surfaced (or not sanitised): %q", ds.Agg.Notes)
+	partial := strings.Join(ds.Agg.Partial, "\n")
+	if !strings.Contains(partial, "may be incomplete") || !strings.Contains(partial, "store eu-1 down") || strings.Contains(partial, "\x1b") {
+		t.Errorf("partial-response warning not recorded as partial data (or not sanitised): %q", ds.Agg.Partial)
 	}
 	for _, r := range fp.requests {
 		if r.Header.Get("Authorization") != "Bearer s3cret-token" || r.Header.Get("X-Scope-OrgID") != "tenant-a" {

@@ -24,7 +24,9 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"net/url"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -109,7 +111,12 @@ func New(cfg Config) (*Source, error) {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	client, err := api.NewClient(api.Config{Address: cfg.URL, RoundTripper: &authTransport{cfg: &s.cfg, base: base, count: &s.queries}})
+	u, err := url.Parse(cfg.URL)
+	if err != nil || u.Host == "" {
+		return nil, fmt.Errorf("prometheus URL %q: not a URL with a host", cfg.URL)
+	}
+	client, err := api.NewClient(api.Config{Address: cfg.URL,
+		RoundTripper: &authTransport{cfg: &s.cfg, base: base, count: &s.queries, origin: originOf(u)}})
 	if err != nil {
 		return nil, fmt.Errorf("prometheus URL %q: %v", cfg.URL, err)
 	}
@@ -133,13 +140,42 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 }
 
 // authTransport adds credentials and headers and counts requests.
+// Credentials and headers go only to the configured origin (scheme, host
+// and port): a redirect to another host, or from https to http, is
+// followed without them, so a token never reaches a server it was not
+// given for.
 type authTransport struct {
 	cfg   *Config
 	base  http.RoundTripper
 	count *atomic.Int64
+	// origin is the configured URL's scheme://host:port.
+	origin string
+}
+
+// originOf returns scheme://host:port of u, with the scheme's default port
+// made explicit; "" when u does not parse.
+func originOf(u *url.URL) string {
+	if u == nil || u.Host == "" {
+		return ""
+	}
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[strings.ToLower(u.Scheme)]
+	}
+	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(net.JoinHostPort(u.Hostname(), port))
 }
 
 func (t *authTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	t.count.Add(1)
+	if o := originOf(r.URL); o == "" || o != t.origin {
+		// another host (a redirect): no credentials, no configured headers
+		r = r.Clone(r.Context())
+		r.Header.Del("Authorization")
+		for k := range t.cfg.Headers {
+			r.Header.Del(k)
+		}
+		return t.base.RoundTrip(r)
+	}
 	r = r.Clone(r.Context())
 	for k, vs := range t.cfg.Headers {
 		for _, v := range vs {
@@ -152,7 +188,6 @@ func (t *authTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	case t.cfg.BasicUser != "":
 		r.SetBasicAuth(t.cfg.BasicUser, t.cfg.BasicPassword)
 	}
-	t.count.Add(1)
 	return t.base.RoundTrip(r)
 }
 
@@ -198,7 +233,15 @@ func (s *Source) Read(ctx context.Context, q Query) (sources.Dataset, error) {
 			agg.Notes = append(agg.Notes, n)
 		}
 	}
-	run := &runner{s: s, ds: &ds, note: note}
+	partialSet := map[string]bool{}
+	partial := func(format string, a ...any) {
+		n := fmt.Sprintf(format, a...)
+		if !partialSet[n] {
+			partialSet[n] = true
+			agg.Partial = append(agg.Partial, n)
+		}
+	}
+	run := &runner{s: s, ds: &ds, note: note, partial: partial}
 
 	// 1. discovery
 	names, err := run.names(ctx, q)
@@ -243,7 +286,9 @@ func (s *Source) Read(ctx context.Context, q Query) (sources.Dataset, error) {
 		if err != nil {
 			return ds, err
 		}
-		b.addIncreases(m)
+		if err := b.addIncreases(m, incQ); err != nil {
+			return ds, fmt.Errorf("arm %s (selector {%s}): %w", q.Arm, q.Selector, err)
+		}
 		if gaugeQ != "" {
 			m, err = run.rangeQuery(ctx, gaugeQ, r)
 			if err != nil {
@@ -269,9 +314,10 @@ func first(s []string, n int) []string {
 
 // runner issues queries with retries and records inputs and warnings.
 type runner struct {
-	s    *Source
-	ds   *sources.Dataset
-	note func(string, ...any)
+	s       *Source
+	ds      *sources.Dataset
+	note    func(string, ...any)
+	partial func(string, ...any)
 }
 
 // record lists a query among the dataset's inputs with the SHA-256 of its
@@ -280,9 +326,14 @@ func (r *runner) record(query string, digest string) {
 	r.ds.Inputs = append(r.ds.Inputs, sources.Input{Path: query, SHA256: digest, Format: "prometheus", Arm: r.ds.Arm})
 }
 
+// warnings records an answer's warnings as reasons the data may be
+// partial, and its infos as notes.
 func (r *runner) warnings(query string, ws Warnings) {
-	for _, w := range ws {
-		r.note("Prometheus warning for %s: %s", shorten(query, 120), r.redact(sanitize(w, 300)))
+	for _, w := range ws.Partial {
+		r.partial("Prometheus warned that its answer may be incomplete (%s): %s", shorten(query, 120), r.redact(sanitize(w, 300)))
+	}
+	for _, w := range ws.Infos {
+		r.note("Prometheus info for %s: %s", shorten(query, 120), r.redact(sanitize(w, 300)))
 	}
 }
 
@@ -459,6 +510,9 @@ func promDuration(d time.Duration) string {
 // queryLabel tags each sub-expression's series in combined queries.
 const queryLabel = "goodput_query"
 
+// replicaTag tags the per-replica request increases.
+const replicaTag = "per_replica"
+
 func tag(expr, value string) string {
 	return fmt.Sprintf(`label_replace(%s, %q, %q, "", "")`, expr, queryLabel, value)
 }
@@ -477,6 +531,7 @@ func (r *runner) layouts(ctx context.Context, q Query, res engines.Resolved) (ma
 		parts = append(parts, tag(fmt.Sprintf("last_over_time(%s[%s])", q.Selector.With(c.Name+"_bucket", c.Match), window), string(hq)))
 	}
 	out := map[engines.Quantity]map[float64]bool{}
+	parts = append(parts, saneParts(q, res)...)
 	if len(parts) == 0 {
 		return out, nil
 	}
@@ -486,7 +541,12 @@ func (r *runner) layouts(ctx context.Context, q Query, res engines.Resolved) (ma
 		return nil, fmt.Errorf("arm %s: %w", q.Arm, err)
 	}
 	counts := map[engines.Quantity]map[float64]float64{}
+	bad := map[string]float64{}
 	for _, smp := range vec {
+		if what, name, ok := strings.Cut(string(smp.Metric[queryLabel]), " "); ok {
+			bad[fmt.Sprintf("%s has %s values", sanitize(name, 120), what)] += float64(smp.Value)
+			continue
+		}
 		hq := engines.Quantity(smp.Metric[queryLabel])
 		le, err := strconv.ParseFloat(string(smp.Metric["le"]), 64)
 		if err != nil {
@@ -496,6 +556,15 @@ func (r *runner) layouts(ctx context.Context, q Query, res engines.Resolved) (ma
 			counts[hq] = map[float64]float64{}
 		}
 		counts[hq][le] += float64(smp.Value)
+	}
+	if len(bad) > 0 {
+		var msgs []string
+		for m, n := range bad {
+			msgs = append(msgs, fmt.Sprintf("%s in %g series", m, n))
+		}
+		sort.Strings(msgs)
+		return nil, fmt.Errorf("arm %s (selector {%s}): %s between %s and %s: counters never go negative or infinite; fix the exporter or narrow the selector",
+			q.Arm, q.Selector, strings.Join(msgs, "; "), q.Start.UTC().Format(time.RFC3339), q.End.UTC().Format(time.RFC3339))
 	}
 	for hq, byLE := range counts {
 		most := 0.0
@@ -514,6 +583,38 @@ func (r *runner) layouts(ctx context.Context, q Query, res engines.Resolved) (ma
 	return out, nil
 }
 
+// saneParts are sub-queries, for the layouts query, that find counters
+// going negative or reaching ±Inf in the window: the increases read from
+// them would be meaningless (a reset is a drop to a smaller non-negative
+// value, which increase() handles). Tagged "negative NAME" and "infinite NAME".
+func saneParts(q Query, res engines.Resolved) []string {
+	window := promDuration(q.End.Sub(q.Start).Truncate(time.Millisecond))
+	var names []string
+	for _, oc := range res.Outcomes {
+		names = append(names, oc.Name)
+	}
+	for _, cq := range engines.Counters() {
+		if c, ok := res.Metrics[cq]; ok {
+			names = append(names, c.Name)
+		}
+	}
+	for _, hq := range engines.Histograms() {
+		if c, ok := res.Metrics[hq]; ok {
+			names = append(names, c.Name+"_bucket")
+		}
+	}
+	sort.Strings(names)
+	names = slices.Compact(names)
+	var parts []string
+	for _, n := range names {
+		sel := q.Selector.With(n, nil)
+		parts = append(parts,
+			tag(fmt.Sprintf("min_over_time(%s[%s]) < 0", sel, window), "negative "+n),
+			tag(fmt.Sprintf("abs(max_over_time(%s[%s])) == +Inf or abs(min_over_time(%s[%s])) == +Inf", sel, window, sel, window), "infinite "+n))
+	}
+	return parts
+}
+
 // increaseQuery combines every counter and histogram increase of the arm
 // into one PromQL expression, each part tagged with goodput_query.
 func increaseQuery(q Query, res engines.Resolved) string {
@@ -526,6 +627,16 @@ func increaseQuery(q Query, res engines.Resolved) string {
 		}
 		parts = append(parts, tag(fmt.Sprintf("sum by (%s) (increase(%s[%s]))", by, q.Selector.With(oc.Name, nil), step),
 			"outcome"+strconv.Itoa(i)))
+	}
+	// per replica: the first request counter's increase with reason and
+	// class summed away, one series per replica (presence and activity)
+	if len(res.Outcomes) > 0 {
+		oc := res.Outcomes[0]
+		without := engines.ClassLabel
+		if oc.Label != "" {
+			without = oc.Label + ", " + without
+		}
+		parts = append(parts, tag(fmt.Sprintf("sum without (%s) (increase(%s[%s]))", without, q.Selector.With(oc.Name, nil), step), replicaTag))
 	}
 	for _, cq := range engines.Counters() {
 		c, ok := res.Metrics[cq]

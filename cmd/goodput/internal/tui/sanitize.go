@@ -120,6 +120,7 @@ func sanitizeReport(r *analysis.Report) *analysis.Report {
 	c.Classes = make([]analysis.ClassRow, len(r.Classes))
 	for i, cl := range r.Classes {
 		cl.Class = clean(cl.Class)
+		cl.Label = clean(cl.Label)
 		c.Classes[i] = cl
 	}
 	c.Normalization.Steps = make([]analysis.NormalizationStep, len(r.Normalization.Steps))
@@ -135,6 +136,14 @@ func sanitizeReport(r *analysis.Report) *analysis.Report {
 	c.Series.Canary = slices.Clone(r.Series.Canary)
 	slices.SortStableFunc(c.Series.Baseline, byT)
 	slices.SortStableFunc(c.Series.Canary, byT)
+	c.Findings = make([]analysis.Finding, len(r.Findings))
+	for i, f := range r.Findings {
+		f.Kind = clean(f.Kind)
+		f.Arm = sources.Arm(clean(string(f.Arm)))
+		f.Detail = clean(f.Detail)
+		f.Causes = cleanAll(f.Causes)
+		c.Findings[i] = f
+	}
 	c.Inputs = make([]sources.Input, len(r.Inputs))
 	for i, in := range r.Inputs {
 		in.Path = clean(in.Path)
@@ -148,6 +157,16 @@ func sanitizeReport(r *analysis.Report) *analysis.Report {
 }
 
 func cleanArm(a analysis.ArmSummary) analysis.ArmSummary {
+	if a.Internal != nil {
+		in := *a.Internal
+		in.Source = clean(in.Source)
+		a.Internal = &in
+	}
+	if a.Efficiency != nil {
+		ef := *a.Efficiency
+		ef.Note = clean(ef.Note)
+		a.Efficiency = &ef
+	}
 	if a.Cost != nil {
 		cost := *a.Cost
 		cost.Source = clean(cost.Source)

@@ -71,6 +71,7 @@ const (
 	viewDetail
 	viewDist
 	viewTime
+	viewInternal // offered only when the report has internal work
 	viewSpec
 	numViews
 )
@@ -85,6 +86,8 @@ func (v viewID) String() string {
 		return "Distributions"
 	case viewTime:
 		return "Time"
+	case viewInternal:
+		return "Internal work"
 	case viewSpec:
 		return "Warnings & spec"
 	}
@@ -126,6 +129,7 @@ type Model struct {
 	detail   detailModel
 	dist     distModel
 	timeline timeModel
+	internal internalModel
 	spec     specModel
 	decision decisionModel
 
@@ -352,9 +356,9 @@ func (m Model) updateKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		m.showHelp = true
 		return m, nil
 	case key.Matches(msg, k.NextView):
-		return m.switchTo((m.active + 1) % numViews), nil
+		return m.switchTo(m.stepView(1)), nil
 	case key.Matches(msg, k.PrevView):
-		return m.switchTo((m.active + numViews - 1) % numViews), nil
+		return m.switchTo(m.stepView(numViews - 1)), nil
 	case key.Matches(msg, k.Approve):
 		return m.openDecision(decisionApprove)
 	case key.Matches(msg, k.Reject):
@@ -387,10 +391,29 @@ func (m Model) updateKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		m.dist = m.dist.update(msg, m.c)
 	case viewTime:
 		m.timeline = m.timeline.update(msg, m.c)
+	case viewInternal:
+		m.internal = m.internal.update(msg, m.c)
 	case viewSpec:
 		m.spec = m.spec.update(msg, m.c)
 	}
 	return m, nil
+}
+
+// offers reports whether view v is available for this report.
+func (m Model) offers(v viewID) bool {
+	return v != viewInternal || hasInternal(m.c.rep)
+}
+
+// stepView is the next offered view by, modulo numViews, from the active one.
+func (m Model) stepView(by viewID) viewID {
+	v := m.active
+	for range numViews {
+		v = (v + by) % numViews
+		if m.offers(v) {
+			break
+		}
+	}
+	return v
 }
 
 func (m Model) switchTo(v viewID) Model {
@@ -457,6 +480,8 @@ func (m Model) View() string {
 			body = m.dist.view(m.c, w, bh)
 		case viewTime:
 			body = m.timeline.view(m.c, w, bh)
+		case viewInternal:
+			body = m.internal.view(m.c, w, bh)
 		case viewSpec:
 			body = m.spec.view(m.c, w, bh)
 		}
@@ -494,6 +519,9 @@ func (m Model) tabs(w int) string {
 	st := m.c.st
 	parts := make([]string, 0, numViews)
 	for v := viewSummary; v < numViews; v++ {
+		if !m.offers(v) {
+			continue
+		}
 		name := v.String()
 		if v == viewSpec && len(m.c.rep.Warnings) > 0 {
 			name = fmt.Sprintf("Warnings (%d) & spec", len(m.c.rep.Warnings))

@@ -1,0 +1,189 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/goodput-dev/goodput/analysis/normalize"
+	"github.com/goodput-dev/goodput/sources"
+)
+
+// aggCoverage is what the coverage checks of metrics-based arms found.
+// Missing data decides, it does not only warn: any reason in missing or
+// canaryLost keeps the verdict from passing.
+type aggCoverage struct {
+	// missing are reasons the data are incomplete (partial responses,
+	// replicas with holes in their series): the verdict is inconclusive,
+	// neither pass nor fail, since the missing part could hold either.
+	missing []string
+	// canaryLost are canary replicas that stopped reporting or serving
+	// while the others went on: a crash the change may have caused, or
+	// missing data. Never a pass; a fail on the remaining data stands.
+	canaryLost []string
+	// events are replica changes that are not blamed on the change (a
+	// baseline replica lost or silent): goodput gates are per
+	// replica-second, so its missing traffic counts against neither arm.
+	events []string
+}
+
+// blocksPass reports whether the coverage checks forbid a pass.
+func (c aggCoverage) blocksPass() bool { return len(c.missing)+len(c.canaryLost) > 0 }
+
+// coverageOf checks both arms: warnings in the API's answers, and each
+// replica's series over the window (read from Aggregate.Replicas): a
+// replica whose series has no samples for some slices and then reports
+// again (a hole: a partial answer, failed scrapes, or a restart that
+// cannot be told apart from them), a replica that stops reporting before
+// the window's end, and replicas that report but serve nothing while the
+// others serve (normalize.ReplicaLoss, as on the request path).
+func coverageOf(b, c *aggArm) aggCoverage {
+	var cov aggCoverage
+	for _, a := range []*aggArm{b, c} {
+		agg := a.ds.Agg
+		for _, p := range agg.Partial {
+			cov.missing = append(cov.missing, fmt.Sprintf("%s: %s", a.arm, p))
+		}
+		if len(agg.Replicas) == 0 {
+			continue
+		}
+		starts := a.allStarts
+		at := func(k int) string {
+			if k >= len(starts) {
+				return "the window's end"
+			}
+			return fmt.Sprintf("+%gs", starts[k]-starts[0])
+		}
+		acts := make([]normalize.ReplicaActivity, 0, len(agg.Replicas))
+		stopped := map[string]bool{} // reported from the series' last samples
+		for _, tr := range agg.Replicas {
+			first, last := -1, -1
+			for k, v := range tr.Finished {
+				if !math.IsNaN(v) {
+					if first < 0 {
+						first = k
+					}
+					last = k
+				}
+			}
+			if first < 0 {
+				continue
+			}
+			// holes: absent slices between present ones
+			for k := first + 1; k < last; {
+				if !math.IsNaN(tr.Finished[k]) {
+					k++
+					continue
+				}
+				from := k
+				for k < last && math.IsNaN(tr.Finished[k]) {
+					k++
+				}
+				cov.missing = append(cov.missing, fmt.Sprintf("%s: replica %s has no samples from %s to %s and reports again after: data are missing there (partial answer, failed scrapes or a restart)",
+					a.arm, tr.Name, at(from), at(k)))
+			}
+			if last < len(tr.Finished)-1 {
+				stopped[tr.Name] = true
+				msg := fmt.Sprintf("%s: replica %s stopped reporting at %s (%d of %d slices without samples to the window's end)",
+					a.arm, tr.Name, at(last+1), len(tr.Finished)-1-last, len(tr.Finished))
+				if a.arm == sources.Canary {
+					cov.canaryLost = append(cov.canaryLost, msg+": a crash the change may have caused, or missing data")
+				} else {
+					cov.events = append(cov.events, msg)
+				}
+			}
+			if first > 0 {
+				cov.events = append(cov.events, fmt.Sprintf("%s: replica %s first reported at %s", a.arm, tr.Name, at(first)))
+			}
+			act := normalize.ReplicaActivity{Name: tr.Name, Requests: make([]float64, len(tr.Finished))}
+			for k, v := range tr.Finished {
+				act.Requests[k] = nan0(v)
+			}
+			acts = append(acts, act)
+		}
+		if len(acts) < 2 {
+			continue
+		}
+		for _, ev := range normalize.ReplicaLoss(acts, normalize.LossOptions{BucketSecs: a.ds.Agg.Step}) {
+			if ev.Kind == normalize.EventJoined || ev.Kind == normalize.EventLost && stopped[ev.Replica] {
+				continue // reported above from the series' first or last samples
+			}
+			msg := fmt.Sprintf("%s: replica %s %s: %s", a.arm, ev.Replica, ev.Kind, ev.Reason)
+			if a.arm == sources.Canary {
+				cov.canaryLost = append(cov.canaryLost, msg)
+			} else {
+				cov.events = append(cov.events, msg)
+			}
+		}
+	}
+	return cov
+}
+
+// sliceStarts returns the arm's distinct slice starts in time order.
+func (a *aggArm) sliceStarts() []float64 {
+	out := make([]float64, len(a.slices))
+	for i, s := range a.slices {
+		out[i] = s.start
+	}
+	return out
+}
+
+// applyCoverage turns the coverage checks into the verdict: missing data
+// make it inconclusive, a lost canary replica keeps it from passing; the
+// reasons come first.
+func applyCoverage(r *Report, cov aggCoverage) {
+	if !cov.blocksPass() {
+		return
+	}
+	var why []string
+	switch {
+	case len(cov.missing) > 0 && r.Verdict != Inconclusive:
+		why = append(why, fmt.Sprintf("data incomplete, so the %s verdict of the gates is not given: %s", strings.ToUpper(string(r.Verdict)),
+			strings.Join(cov.missing, "; ")))
+		r.Verdict = Inconclusive
+	case len(cov.missing) > 0:
+		why = append(why, "data incomplete: "+strings.Join(cov.missing, "; "))
+	}
+	if len(cov.canaryLost) > 0 {
+		if r.Verdict == Pass {
+			why = append(why, "the gates pass on the remaining data, but a canary replica went missing, so the verdict cannot pass: "+
+				strings.Join(cov.canaryLost, "; "))
+			r.Verdict = Inconclusive
+		} else {
+			why = append(why, "a canary replica went missing: "+strings.Join(cov.canaryLost, "; "))
+		}
+	}
+	r.Reasons = append(why, r.Reasons...)
+}
+
+// overlap refuses arms whose selectors pick the same series: the label
+// sets the selectors returned are compared, not the selectors' text, so
+// deployment=~"baseline" and deployment="baseline" (equivalent) or
+// deployment=~"baseline|canary" (a superset) are caught.
+func overlap(b, c *sources.Dataset) error {
+	if b.Agg == nil || c.Agg == nil {
+		return nil
+	}
+	seen := map[string]bool{}
+	for _, tr := range b.Agg.Replicas {
+		if tr.Series != "" {
+			seen[tr.Series] = true
+		}
+	}
+	var both []string
+	for _, tr := range c.Agg.Replicas {
+		if seen[tr.Series] {
+			both = append(both, tr.Series)
+		}
+	}
+	if len(both) == 0 {
+		return nil
+	}
+	ex := both
+	if len(ex) > 3 {
+		ex = append(ex[:3:3], "…")
+	}
+	return &DataError{Msg: fmt.Sprintf("the arms' selectors pick the same series: %d of the canary's %d replica series are also the baseline's (%s); "+
+		"give selectors that no series matches both (e.g. deployment=\"baseline\" and deployment=\"canary\")",
+		len(both), len(c.Agg.Replicas), strings.Join(ex, ", "))}
+}
