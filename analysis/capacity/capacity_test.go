@@ -16,10 +16,12 @@ func pt(label string, req, ach float64, n, bad int) sources.RatePoint {
 	reqs := make([]sources.Request, n)
 	for i := range reqs {
 		r := sources.NewRequest()
-		r.Status, r.TTFT, r.OutputTokens = sources.StatusOK, 0.1, 1
+		r.Status, r.TTFT, r.OutputTokens = sources.StatusOK, 0.1, 20
 		if i < bad {
 			r.TTFT = 5
 		}
+		r.E2E = r.TTFT + 0.5
+		r.DeriveTPOT()
 		reqs[i] = r
 	}
 	return sources.RatePoint{Path: "sweep", Label: label, SHA256: label, RequestedRate: req, AchievedRate: ach, Requests: reqs}
