@@ -39,7 +39,7 @@ func TestReadSweep(t *testing.T) {
 		sketches            []string
 		workload            string
 	}{
-		{"inference-perf stage (real)", realdata("inference-perf", "vllm", "stage_4_lifecycle_metrics.json"), 1, 0, "stage 4", 122.59, 106.4937, 7355, 7355, false, []string{"e2e", "tpot", "ttft"}, ""},
+		{"inference-perf stage (real)", realdata("inference-perf", "vllm", "stage_4_lifecycle_metrics.json"), 1, 0, "stage 4", 122.59, 106.4937, 7355, 7355, false, []string{"e2e", "output_tokens", "tpot", "ttft"}, ""},
 		{"vLLM bench serve (real, no start_times)", realdata("vllm-bench-serve", "IB_serving_meta-llama-Llama-3.3-70B-Instruct_tp4_pp2_sharegpt_qps_04.json"), 1, 0, "", 4, math.NaN(), 200, 200, true, nil, "model_id=meta-llama/Llama-3.3-70B-Instruct"},
 		{"SGLang summary rows (real)", realdata("sglang-bench-serving", "llama_3_3_70b_online_output.jsonl"), 7, 5, "line 6", 4, math.NaN(), 1200, 1200, false, []string{"e2e", "ttft"}, "dataset_name=sharegpt random_input_len=1024 random_output_len=1024 random_range_ratio=0"},
 		{"SGLang unlimited rate (real, bare Infinity)", realdata("sglang-bench-serving", "deepseek_dp_mla_output.jsonl"), 1, 0, "line 1", inf, 10000 / 412.49091206211597, 10000, 10000, false, []string{"e2e", "ttft"}, "dataset_name=random random_input_len=1 random_output_len=512 random_range_ratio=1"},
