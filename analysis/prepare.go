@@ -235,6 +235,11 @@ func statusCounts(rs []sources.Request) string {
 	return out
 }
 
+// maxBuckets is the number of time buckets an arm may span whatever its
+// request count (at 10 s, about four months); beyond it, and beyond four
+// buckets per request, the span is refused.
+const maxBuckets = 1 << 20
+
 // bucketTime groups requests by arrival time into buckets of the policy's
 // width starting at the arm's first arrival, and cuts the first cut seconds
 // as warm-up.
@@ -254,6 +259,12 @@ func (a *armData) bucketTime(cut float64) error {
 		return &DataError{Arm: a.arm, Msg: fmt.Sprintf("the warm-up cut of %gs removes the whole run (%.1fs of arrivals); shorten window.warmup", cut, end-lo)}
 	}
 	w := a.bucketSecs
+	// a span far beyond what the requests can fill is a stray record (ts 0,
+	// a clock years off), not a run: refuse it rather than allocate it
+	if span := (end - lo) / w; !(span <= float64(max(maxBuckets, 4*len(rs)))) {
+		return &DataError{Arm: a.arm, Msg: fmt.Sprintf("arrival times span %.6g s (%.6g … %.6g) for %d requests, %.3g buckets of %gs: "+
+			"a record far from the rest (ts 0, a clock a year off, perf_counter beside unix times)? Check the earliest and latest records", end-lo, lo, end, len(rs), span, w)}
+	}
 	nb := int(math.Floor((end-lo)/w)) + 1
 	a.buckets = make([]bucket, nb)
 	for i := range a.buckets {

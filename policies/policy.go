@@ -119,6 +119,11 @@ type WindowSpec struct {
 	Warmup string `yaml:"warmup"`
 	// Bucket is the resampling unit (default 10 s, range 1 s … 10 min).
 	Bucket Duration `yaml:"bucket"`
+	// Implausible says what a request-log record whose arrival time lies far
+	// outside the rest of its file (ts 0, a clock a year off) does: "error"
+	// (the default, naming file:line) or "drop" (dropped, with a count in
+	// the report's warnings).
+	Implausible string `yaml:"implausible"`
 	// Untimed says what the resampling unit is for an input without
 	// arrival times (LLMPerf, vLLM bench files without start_times):
 	// "runs" (default) groups consecutive requests into runs of about one
@@ -495,7 +500,7 @@ func policySchema() schema {
 			"prompt_tokens": {"min": leaf, "max": leaf},
 			"output_tokens": {"min": leaf, "max": leaf},
 		}}},
-		"window":    {"warmup": leaf, "bucket": leaf, "untimed": leaf},
+		"window":    {"warmup": leaf, "bucket": leaf, "implausible": leaf, "untimed": leaf},
 		"normalize": {"mix": leaf, "cache": leaf, "load": leaf, "weights": {"*": leaf}},
 		"gates":     {"[]": {"metric": leaf, "margin": leaf, "guardrail": leaf, "weight": leaf, "target": leaf}},
 		"cost":      {"accelerator_per_hour": leaf, "host_per_hour": leaf, "network_per_gb": leaf, "idle_reserve_per_hour": leaf},

@@ -184,6 +184,9 @@ func (a *app) runComment(ctx context.Context, o *commentOptions) error {
 	default:
 		fmt.Fprintf(a.io.ErrOut, "goodput: updated comment on %s/%s#%d: %s\n", owner, repo, pr, res.URL)
 	}
+	for _, w := range res.Warnings {
+		fmt.Fprintf(a.io.ErrOut, "goodput: warning: %s\n", w)
+	}
 	if res.Duplicates > 0 {
 		fmt.Fprintf(a.io.ErrOut, "goodput: warning: %d more comments carry the %q marker; only the first was updated\n", res.Duplicates, o.Key)
 	}
@@ -220,6 +223,20 @@ func commentReadReport(path string) (*analysis.Report, []byte, error) {
 	case analysis.Pass, analysis.Fail, analysis.Inconclusive:
 	default:
 		return nil, nil, fmt.Errorf("%s: verdict %q: want pass, fail or inconclusive", path, rep.Verdict)
+	}
+	if rep.Verdict == analysis.Pass {
+		// a pass is shown only with its evidence: gates that passed, on
+		// requests of both arms
+		var why []string
+		if len(rep.Metrics) == 0 {
+			why = append(why, "no gates")
+		}
+		if rep.Arms.Baseline.Accounting.Offered == 0 || rep.Arms.Canary.Accounting.Offered == 0 {
+			why = append(why, "no requests in an arm")
+		}
+		if len(why) > 0 {
+			return nil, nil, fmt.Errorf("%s: the report says pass with %s: a pass without evidence is not shown as one (was the report edited, or written by a tool that is not goodput judge?)", path, strings.Join(why, " and "))
+		}
 	}
 	return &rep, raw, nil
 }

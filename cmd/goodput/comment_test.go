@@ -443,6 +443,8 @@ func TestComment_errors(t *testing.T) {
 	newer := write("newer.json", `{"schema_version": 99, "verdict": "pass"}`)
 	badVerdict := write("verdict.json", `{"schema_version": 1, "verdict": "maybe"}`)
 	push := write("push.json", `{"ref": "refs/heads/main"}`)
+	// a pass with nothing behind it (hardening item 8): never shown as one
+	emptyPass := write("empty-pass.json", `{"schema_version": 1, "verdict": "pass", "metrics": [], "arms": {"baseline": {"accounting": {"offered": 0}}, "canary": {"accounting": {"offered": 0}}}}`)
 	actions := actionsEnv(t, dir, srv)
 	without := func(keys ...string) map[string]string {
 		m := map[string]string{}
@@ -475,6 +477,7 @@ func TestComment_errors(t *testing.T) {
 		{"not a report", nil, []string{"--report", noSchema}, ExitError, "no schema_version"},
 		{"newer schema", nil, []string{"--report", newer}, ExitError, "report schema 99 is newer"},
 		{"bad verdict", nil, []string{"--report", badVerdict}, ExitError, `verdict "maybe"`},
+		{"pass without gates or requests", nil, []string{"--report", emptyPass, "--dry-run"}, ExitError, "says pass with no gates and no requests in an arm"},
 		{"no repository", nil, []string{"--report", good}, ExitUsage, "pass --repo OWNER/NAME"},
 		{"no pull request", map[string]string{"GITHUB_REPOSITORY": "acme/infer"}, []string{"--report", good}, ExitUsage, "pass --pr N"},
 		{"push event", withEvent, []string{"--report", good}, ExitUsage, "no pull request in the event payload"},

@@ -150,6 +150,11 @@ func (a *app) runJudge(ctx context.Context, o *judgeOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := ctx.Err(); err != nil {
+		// interrupted (SIGINT, SIGTERM): the analysis may have run on
+		// regardless, but no verdict is printed for a stopped run
+		return inputError(fmt.Errorf("stopped before the verdict: %w", err))
+	}
 	if err := a.writeReport(rep, o); err != nil {
 		return inputError(err)
 	}
@@ -168,7 +173,8 @@ func (a *app) judgeFiles(ctx context.Context, o *judgeOptions, progress io.Write
 			return nil, err
 		}
 	} else {
-		if base, can, err = a.readArms(ctx, o, progress); err != nil {
+		ro := requestlog.Options{DropImplausible: pol.Window.Implausible == "drop"}
+		if base, can, err = a.readArms(ctx, o, ro, progress); err != nil {
 			return nil, inputError(err)
 		}
 		if o.metrics.enabled() {
@@ -248,15 +254,15 @@ func loadPolicy(name, slo, margin string) (*policies.Policy, error) {
 // readArms reads both arms' files, each once, and refuses duplicated or
 // identical data: one file named twice, a copy of a file, the same records
 // in both arms or repeated within one.
-func (a *app) readArms(ctx context.Context, o *judgeOptions, progress io.Writer) (base, can sources.Dataset, err error) {
+func (a *app) readArms(ctx context.Context, o *judgeOptions, ro requestlog.Options, progress io.Writer) (base, can sources.Dataset, err error) {
 	if err := samePathOrFile(map[sources.Arm][]string{sources.Baseline: o.Baseline, sources.Canary: o.Canary}, a.io.In); err != nil {
 		return base, can, err
 	}
-	base, bin, err := readArm(ctx, sources.Baseline, o.Baseline, o.InputFormat, a.io.In, progress)
+	base, bin, err := readArm(ctx, sources.Baseline, o.Baseline, o.InputFormat, ro, a.io.In, progress)
 	if err != nil {
 		return base, can, err
 	}
-	can, cin, err := readArm(ctx, sources.Canary, o.Canary, o.InputFormat, a.io.In, progress)
+	can, cin, err := readArm(ctx, sources.Canary, o.Canary, o.InputFormat, ro, a.io.In, progress)
 	if err != nil {
 		return base, can, err
 	}

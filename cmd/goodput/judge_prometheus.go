@@ -73,6 +73,16 @@ type promPlan struct {
 // plan validates the options against env and the clock. Every error is a
 // usage error (exit 2) naming the flag and the fix; no secret is echoed.
 func (o *promOptions) plan(env Env, now func() time.Time) (promPlan, error) {
+	p, err := o.planSource(env, now)
+	if err != nil {
+		return p, err
+	}
+	return o.planWindow(p, now)
+}
+
+// planSource validates everything but the window: URL, selectors,
+// profile, step, timeout and credentials.
+func (o *promOptions) planSource(env Env, now func() time.Time) (promPlan, error) {
 	var p promPlan
 	u, err := url.Parse(o.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -114,7 +124,15 @@ func (o *promOptions) plan(env Env, now func() time.Time) (promPlan, error) {
 	if o.Timeout <= 0 {
 		return p, usageError("--prometheus-timeout %v: want a positive duration", o.Timeout)
 	}
+	if err := o.planCredentials(&p, env, now); err != nil {
+		return p, err
+	}
+	return p, nil
+}
 
+// planWindow validates the window flags into p.start and p.end.
+func (o *promOptions) planWindow(p promPlan, now func() time.Time) (promPlan, error) {
+	var err error
 	// window
 	parse := func(flag, v string) (time.Time, error) {
 		t, err := time.Parse(time.RFC3339, v)
@@ -154,7 +172,12 @@ func (o *promOptions) plan(env Env, now func() time.Time) (promPlan, error) {
 	if p.end.Sub(p.start) < o.Step {
 		return p, usageError("the window (%v) is shorter than one --step (%v)", p.end.Sub(p.start), o.Step)
 	}
+	return p, nil
+}
 
+// planCredentials reads credentials (environment only) and headers into p.cfg.
+func (o *promOptions) planCredentials(pp *promPlan, env Env, now func() time.Time) error {
+	p := pp
 	// credentials: environment only
 	token := ""
 	if o.TokenEnv != "" {
@@ -162,10 +185,10 @@ func (o *promOptions) plan(env Env, now func() time.Time) (promPlan, error) {
 	}
 	if o.BasicUser != "" {
 		if token != "" {
-			return p, usageError("both a bearer token ($%s) and --prometheus-user are set: use one", o.TokenEnv)
+			return usageError("both a bearer token ($%s) and --prometheus-user are set: use one", o.TokenEnv)
 		}
 		if o.PasswordEnv == "" || env(o.PasswordEnv) == "" {
-			return p, usageError("--prometheus-user needs the password in $%s (see --prometheus-password-env)", o.PasswordEnv)
+			return usageError("--prometheus-user needs the password in $%s (see --prometheus-password-env)", o.PasswordEnv)
 		}
 		p.cfg.BasicUser, p.cfg.BasicPassword = o.BasicUser, env(o.PasswordEnv)
 	}
@@ -176,20 +199,20 @@ func (o *promOptions) plan(env Env, now func() time.Time) (promPlan, error) {
 		name, value, ok := strings.Cut(h, ":")
 		name, value = strings.TrimSpace(name), strings.TrimSpace(value)
 		if !ok || name == "" || !validHeaderName(name) {
-			return p, usageError("--prometheus-header %q: want 'Name: value'", h)
+			return usageError("--prometheus-header %q: want 'Name: value'", h)
 		}
 		if strings.ContainsAny(value, "\r\n\x00") {
-			return p, usageError("--prometheus-header %s: the value holds a line break", name)
+			return usageError("--prometheus-header %s: the value holds a line break", name)
 		}
 		if strings.EqualFold(name, "Authorization") {
-			return p, usageError("--prometheus-header Authorization: put credentials in the environment (--prometheus-token-env), not on the command line")
+			return usageError("--prometheus-header Authorization: put credentials in the environment (--prometheus-token-env), not on the command line")
 		}
 		p.cfg.Headers.Add(name, value)
 	}
 	p.cfg.Timeout = o.Timeout
 	p.cfg.RetryBudget = 2 * o.Timeout
 	p.cfg.Now = now
-	return p, nil
+	return nil
 }
 
 // load reads both arms from Prometheus. Flag problems are usage errors

@@ -108,6 +108,9 @@ type app struct {
 	env Env
 	// clock is the wall clock (time.Now in main); nil means time.Now.
 	clock func() time.Time
+	// sleep waits d on the injected clock (nil: a real timer); tests
+	// advance a fake clock instead.
+	sleep func(ctx context.Context, d time.Duration) error
 }
 
 // now reads the injected clock.
@@ -119,7 +122,16 @@ func (a *app) now() time.Time {
 }
 
 // run executes the CLI with args and returns the process exit code.
-func run(ctx context.Context, args []string, streams *IOStreams, env Env) int {
+//
+// A panic is a bug, never a usage error: it is reported with its stack and
+// exit 4 (Go's own exit status for a panic, 2, reads as a usage error).
+func run(ctx context.Context, args []string, streams *IOStreams, env Env) (code int) {
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(streams.ErrOut, "goodput: internal error (please report it with the input that caused it): %v\n%s", r, debug.Stack())
+			code = ExitError
+		}
+	}()
 	a := &app{io: streams, env: env}
 	root := a.newRootCmd()
 	root.SetArgs(expandMultiValueFlags(args, "--baseline", "--canary"))
