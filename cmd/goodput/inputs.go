@@ -332,6 +332,7 @@ func readArm(ctx context.Context, arm sources.Arm, paths []string, format string
 		}
 		return ds, seen, done()
 	}
+	runs := make([]sources.Dataset, 0, len(ins))
 	clockOf := map[sources.Clock]string{}
 	for i, in := range ins {
 		if err := ctx.Err(); err != nil {
@@ -351,27 +352,12 @@ func readArm(ctx context.Context, arm sources.Arm, paths []string, format string
 				return ds, nil, fmt.Errorf("%s: %s has wall-clock arrival times (unix seconds) and %s times on its own monotonic clock (perf_counter seconds from an arbitrary origin): they cannot be placed on one time line; judge files of one kind per arm", arm, e, r)
 			}
 		}
-		if len(paths) > 1 && one.Clock == sources.ClockRelative {
-			// per-file monotonic clocks cannot be aligned: start each at 0
-			shift(&one)
-		}
-		ds.Append(one)
+		runs = append(runs, one)
 	}
+	// replicas (time ranges overlap) or repeated runs (one after another)
+	ds = sources.Combine(runs)
+	ds.Arm = arm
 	return ds, seen, done()
-}
-
-func shift(d *sources.Dataset) {
-	lo := 0.0
-	first := true
-	for i := range d.Requests {
-		t := d.Requests[i].Time
-		if sources.Known(t) && (first || t < lo) {
-			lo, first = t, false
-		}
-	}
-	for i := range d.Requests {
-		d.Requests[i].Time -= lo
-	}
 }
 
 func readFile(ctx context.Context, arm sources.Arm, in *input, format string, ro requestlog.Options) (sources.Dataset, error) {
