@@ -119,6 +119,30 @@ type WindowSpec struct {
 	Warmup string `yaml:"warmup"`
 	// Bucket is the resampling unit (default 10 s, range 1 s … 10 min).
 	Bucket Duration `yaml:"bucket"`
+	// MaxWarmup caps the automatic warm-up cut (warmup: auto): it never
+	// removes more than MaxWarmup (default DefaultMaxWarmup) nor more than
+	// MaxWarmupShare of the run, so a slow start longer than a warm-up
+	// stays in the judged window. A fixed warmup duration is not capped.
+	MaxWarmup Duration `yaml:"max_warmup"`
+}
+
+// DefaultMaxWarmup is the cap on the automatic warm-up cut when the
+// policy sets no window.max_warmup.
+const DefaultMaxWarmup = 5 * time.Minute
+
+// MaxWarmupShare is the largest share of an arm's run the automatic
+// warm-up cut may remove.
+const MaxWarmupShare = 0.15
+
+// WarmupCap returns the longest automatic warm-up cut for a run of runSecs
+// seconds: the smaller of window.max_warmup (default 5 min) and 15% of the
+// run, in seconds.
+func (w WindowSpec) WarmupCap(runSecs float64) float64 {
+	c := DefaultMaxWarmup.Seconds()
+	if w.MaxWarmup > 0 {
+		c = w.MaxWarmup.Seconds()
+	}
+	return math.Min(c, MaxWarmupShare*runSecs)
 }
 
 // WarmupDuration returns the fixed warm-up cut, or 0 for "none"/"auto".
@@ -486,7 +510,7 @@ func policySchema() schema {
 			"prompt_tokens": {"min": leaf, "max": leaf},
 			"output_tokens": {"min": leaf, "max": leaf},
 		}}},
-		"window":    {"warmup": leaf, "bucket": leaf},
+		"window":    {"warmup": leaf, "bucket": leaf, "max_warmup": leaf},
 		"normalize": {"mix": leaf, "cache": leaf, "load": leaf, "weights": {"*": leaf}},
 		"gates":     {"[]": {"metric": leaf, "margin": leaf, "guardrail": leaf, "weight": leaf, "target": leaf}},
 		"cost":      {"accelerator_per_hour": leaf, "host_per_hour": leaf, "network_per_gb": leaf, "idle_reserve_per_hour": leaf},
