@@ -111,18 +111,6 @@ func (j *judgement) gates(r *Report) []Metric {
 					target = e.failAt
 				}
 				k := stats.MoreData(e.harmPoint, e.se, target, z)
-				switch {
-				case math.IsInf(k, 1) || k > MaxMoreData:
-					// the estimate sits on the margin: the run length that
-					// would decide it is out of reach (SE ∝ 1/√T)
-					m.Reason += fmt.Sprintf("; more data will not decide this in practice: the estimate sits too close to the %s margin (it would take over %g× the run)", fmtMargin(m), float64(MaxMoreData))
-					k = math.NaN()
-				case k < 1.05:
-					// the normal projection says the data already decides
-					// (asymmetric bootstrap interval, or Holm's step): no
-					// honest run-length figure
-					k = math.NaN()
-				}
 				if !math.IsNaN(k) && !math.IsInf(k, 0) {
 					n := float64(m.NBaseline + m.NCanary)
 					rate := j.offeredRate()
@@ -131,19 +119,17 @@ func (j *judgement) gates(r *Report) []Metric {
 						md.Minutes = Num((k - 1) * n / rate / 60)
 					}
 					m.MoreData = md
-					m.Reason += "; " + moreDataText(md, m)
+					m.Reason += "; " + j.moreDataAdvice(md, m)
 				}
 			}
+		}
+		if a := j.tooLittleAdvice(m); a != "" {
+			m.Reason += "; " + a
 		}
 		out[i] = m
 	}
 	return out
 }
-
-// MaxMoreData is the largest multiple of the current run for which an
-// inconclusive gate's reason projects the extra run time; beyond it the
-// reason says more data will not decide.
-const MaxMoreData = 10
 
 // offeredRate is both arms' offered requests per second together, or 0.
 func (j *judgement) offeredRate() float64 {

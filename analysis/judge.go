@@ -153,7 +153,9 @@ func (j *judgement) report() *Report {
 			j.warnf("%s: %s", a.arm, w)
 		}
 		r.Inputs = append(r.Inputs, a.ds.Inputs...)
-		if a.pseudo {
+		if a.pseudo && bucketSize(a) == 1 {
+			j.warnf("%s: without arrival times, each request is its own unit (policy window.untimed: requests): intervals treat one run's requests as independent and leave run-to-run variance out; give several runs per arm to bring it in", a.arm)
+		} else if a.pseudo {
 			j.warnf("%s: without arrival times, buckets are runs of %d consecutive requests in file order, not time slices", a.arm, bucketSize(a))
 		}
 		for _, k := range sortedKeys(a.unverified) {
@@ -176,7 +178,7 @@ func (j *judgement) report() *Report {
 	r.Verdict, r.Reasons = overall(r.Metrics)
 	j.metricsWarnings()
 	internalView(r, j.work(j.b), j.work(j.c), j.p.Window.Bucket.Seconds())
-	r.Warnings = j.warns
+	r.Warnings = onceForBothArms(j.warns, j.b, j.c)
 	if r.Warnings == nil {
 		r.Warnings = []string{}
 	}
@@ -219,6 +221,9 @@ func overall(ms []Metric) (Verdict, []string) {
 		return Fail, reasons
 	case len(incs) > 0:
 		return Inconclusive, incs
+	}
+	if len(ms) == 1 {
+		return Pass, []string{"the one gate passes"}
 	}
 	return Pass, []string{fmt.Sprintf("all %d gates pass", len(ms))}
 }
@@ -309,16 +314,21 @@ func (j *judgement) normalization() Normalization {
 	steps = append(steps, w)
 	if p.Normalize.Load == "matched" {
 		lb, lc := offeredLoad(j.b), offeredLoad(j.c)
-		steps = append(steps, NormalizationStep{Name: "load", Setting: "matched", Applied: true,
-			Detail: fmt.Sprintf("offered load per replica-second: baseline %.4g, canary %.4g (%+.1f%%); goodput gates compare good output per offered request, i.e. at the baseline's load",
-				lb, lc, (lc/lb-1)*100) + j.likeForLike()})
+		detail := fmt.Sprintf("offered load per replica-second: baseline %.4g, canary %.4g (%+.1f%%); goodput gates compare good output per offered request, i.e. at the baseline's load",
+			lb, lc, (lc/lb-1)*100)
+		if math.IsNaN(lb) || math.IsNaN(lc) {
+			// no run duration in an input: there is no load to match
+			detail = "offered load unknown (an input has neither a run duration nor arrival times): nothing matched"
+		}
+		steps = append(steps, NormalizationStep{Name: "load", Setting: "matched", Applied: !math.IsNaN(lb) && !math.IsNaN(lc),
+			Detail: detail + j.likeForLike()})
 	}
 	if p.Normalize.Load == "flag" {
 		steps = append(steps, NormalizationStep{Name: "load", Setting: "flag", Applied: false,
 			Detail: strings.TrimPrefix(j.likeForLike(), "; ")})
 	}
 	if m := j.mix; m != nil {
-		detail := fmt.Sprintf("standardized to the %s mix over %d strata (%s); quantile gates take quantiles of that mixture, every value weighted by its stratum's reference share over the stratum's count", m.mode, len(m.names), m.by)
+		detail := fmt.Sprintf("standardized to the %s mix over %s (%s); quantile gates take quantiles of that mixture, every value weighted by its stratum's reference share over the stratum's count", m.mode, plural(len(m.names), "stratum", "strata"), m.by)
 		if m.mixes != "" {
 			detail += "; " + m.mixes
 		}
@@ -328,7 +338,7 @@ func (j *judgement) normalization() Normalization {
 		steps = append(steps, NormalizationStep{Name: "mix", Setting: p.Normalize.Mix, Applied: len(m.notes) > 0, Detail: detail})
 		if p.Normalize.Cache != "none" {
 			steps = append(steps, NormalizationStep{Name: "cache", Setting: p.Normalize.Cache, Applied: m.cache != "none",
-				Detail: fmt.Sprintf("%s: %s; hit rate baseline %s, canary %s", m.cache, m.cacheReason, pctOrNA(cacheHitRate(j.b)), pctOrNA(cacheHitRate(j.c)))})
+				Detail: fmt.Sprintf("%s: %s; hit rate baseline %s, canary %s%s", m.cache, m.cacheReason, pctOrNA(cacheHitRate(j.b)), pctOrNA(cacheHitRate(j.c)), cacheNote(j.b, j.c))})
 		}
 	}
 	for _, s := range []struct{ name, setting string }{{"mix", p.Normalize.Mix}, {"cache", p.Normalize.Cache}, {"load", p.Normalize.Load}} {
@@ -337,7 +347,7 @@ func (j *judgement) normalization() Normalization {
 		}
 		if s.name == "cache" && s.setting != "none" {
 			steps = append(steps, NormalizationStep{Name: "cache", Setting: s.setting, Applied: j.cache == "adjust",
-				Detail: fmt.Sprintf("%s: %s; hit rate baseline %s, canary %s", j.cache, j.cacheReason, pctOrNA(cacheHitRate(j.b)), pctOrNA(cacheHitRate(j.c)))})
+				Detail: fmt.Sprintf("%s: %s; hit rate baseline %s, canary %s%s", j.cache, j.cacheReason, pctOrNA(cacheHitRate(j.b)), pctOrNA(cacheHitRate(j.c)), cacheNote(j.b, j.c))})
 			continue
 		}
 		st := NormalizationStep{Name: s.name, Setting: s.setting}

@@ -79,10 +79,13 @@ func (j *judgement) planMix() *mixPlan {
 		if plan.cache == "stratify" && len(plan.fold) > 0 {
 			plan.cacheReason += "; " + foldText(plan.fold)
 		}
-		switch plan.cache {
-		case "stratify":
+		switch {
+		case !cacheShifted(j.b, j.c):
+			// the caveat matters only when the change moved the hit
+			// rate; the cache step's detail says it did not
+		case plan.cache == "stratify":
 			j.warnf("prefix-cache bands are strata: %s", normalize.MediatorCaveat)
-		case "adjust":
+		case plan.cache == "adjust":
 			j.warnf("slo_attainment is CUPED-adjusted for the per-bucket prefix-cache hit rate: %s", normalize.MediatorCaveat)
 		}
 		j.cache, j.cacheReason = plan.cache, plan.cacheReason

@@ -263,6 +263,11 @@ func statusCounts(rs []sources.Request) string {
 	return out
 }
 
+// maxBuckets is the number of time buckets an arm may span whatever its
+// request count (at 10 s, about four months); beyond it, and beyond four
+// buckets per request, the span is refused.
+const maxBuckets = 1 << 20
+
 // bucketTime groups requests by arrival time into buckets of the policy's
 // width starting at the arm's first arrival, and cuts the first cut seconds
 // as warm-up.
@@ -282,6 +287,12 @@ func (a *armData) bucketTime(cut float64) error {
 		return &DataError{Arm: a.arm, Msg: fmt.Sprintf("the warm-up cut of %gs removes the whole run (%.1fs of arrivals); shorten window.warmup", cut, end-lo)}
 	}
 	w := a.bucketSecs
+	// a span far beyond what the requests can fill is a stray record (ts 0,
+	// a clock years off), not a run: refuse it rather than allocate it
+	if span := (end - lo) / w; !(span <= float64(max(maxBuckets, 4*len(rs)))) {
+		return &DataError{Arm: a.arm, Msg: fmt.Sprintf("arrival times span %.6g s (%.6g … %.6g) for %d requests, %.3g buckets of %gs: "+
+			"a record far from the rest (ts 0, a clock a year off, perf_counter beside unix times)? Check the earliest and latest records", end-lo, lo, end, len(rs), span, w)}
+	}
 	// paired arms share one grid from the earlier first arrival; buckets
 	// before this arm's own start are cut below
 	org := lo
@@ -353,6 +364,10 @@ func (a *armData) bucketPseudo(p *policies.Policy) {
 	size := 10
 	if a.ds.Duration > 0 {
 		size = int(math.Round(float64(n) * a.bucketSecs / a.ds.Duration))
+	}
+	if p.Window.Untimed == "requests" {
+		// the policy makes every request its own unit (bench)
+		size = 1
 	}
 	size = max(size, 1)
 	nb := (n + size - 1) / size
@@ -500,7 +515,7 @@ func (a *armData) autoWarmup() error {
 	if capB := int(math.Floor(a.policy.Window.WarmupCap(a.windowEnd-a.t0)/a.bucketSecs + 1e-9)); res.Cut > capB {
 		// a slow start longer than a warm-up is judged, not cut: the
 		// rest of it stays in the window
-		res.Reason += fmt.Sprintf("; capped at %d buckets (%gs: window.max_warmup or %g%% of the run): the slow start beyond it is judged",
+		res.Reason += fmt.Sprintf("; capped at %d buckets (%gs: window.max_warmup, by default the longer of 5 min and %g%% of the run): the slow start beyond it is judged",
 			capB, float64(capB)*a.bucketSecs, 100*policies.MaxWarmupShare)
 		res.Cut = capB
 		a.warmupCapped = true

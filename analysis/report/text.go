@@ -71,8 +71,12 @@ func Text(w io.Writer, r *analysis.Report, opt TextOptions) error {
 	if r.Judge != "" && r.Judge != "goodput" {
 		judge = fmt.Sprintf(", %s-style comparator judge", Sanitize(r.Judge))
 	}
-	tw.printf("%s %s  (policy %s, %d gates, confidence %g%s)\n", bold("goodput:"), verdictWord(r.Verdict, opt.Color),
-		Sanitize(r.Policy.Name), len(r.Metrics), r.Measurement.Confidence, judge)
+	nGates := fmt.Sprintf("%d gates", len(r.Metrics))
+	if len(r.Metrics) == 1 {
+		nGates = "1 gate"
+	}
+	tw.printf("%s %s  (policy %s, %s, confidence %g%s)\n", bold("goodput:"), verdictWord(r.Verdict, opt.Color),
+		Sanitize(r.Policy.Name), nGates, r.Measurement.Confidence, judge)
 	for _, reason := range r.Reasons {
 		tw.printf("  %s\n", Sanitize(reason))
 	}
@@ -225,6 +229,9 @@ func methods(ms []analysis.Metric) string {
 
 func window(w analysis.Window) string {
 	if w.Start == "" {
+		if !(float64(w.Seconds) > 0) {
+			return "unknown (no arrival times, no run duration)"
+		}
 		return secs(w.Seconds)
 	}
 	return fmt.Sprintf("%s … %s (%s)", w.Start, w.End, secs(w.Seconds))

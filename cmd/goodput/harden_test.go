@@ -233,3 +233,29 @@ func TestStdinInAList(t *testing.T) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
+
+// TestImplausibleRecordCLI (item 3): a stray ts is exit 4 naming file:line,
+// or dropped with a count when the policy says window.implausible: drop; a
+// perf_counter benchmark file beside a unix-time log in one arm is refused
+// naming both files.
+func TestImplausibleRecordCLI(t *testing.T) {
+	d := t.TempDir()
+	b := writeFile(t, d, "b.jsonl", goodLog(300))
+	lines := strings.SplitAfter(goodLogV(300, 4), "\n")
+	bad := strings.Join(lines[:150], "") + `{"ts": 0, "status": "ok", "ttft_s": 0.2, "tpot_s": 0.03, "output_tokens": 100}` + "\n" + strings.Join(lines[150:], "")
+	c := writeFile(t, d, "c.jsonl", bad)
+	code, out, errs := runCLI(t, nil, "judge", "--baseline", b, "--canary", c)
+	if code != ExitError || out != "" || !strings.Contains(errs, "c.jsonl:151") || !strings.Contains(errs, "1970-01-01T00:00:00Z") {
+		t.Errorf("ts 0: exit %d stdout %q stderr %s; want 4 naming c.jsonl:151", code, out, errs)
+	}
+	pol := writeFile(t, d, "p.yaml", "name: p\nslo: {ttft: 1s, tpot: 80ms}\nwindow: {warmup: none, implausible: drop}\ngates:\n  - {metric: slo_attainment, margin: 1pp}\n")
+	code, out, errs = runCLI(t, nil, "judge", "--baseline", b, "--canary", c, "--policy", pol, "--format", "json")
+	if code == ExitError || code == ExitUsage || !strings.Contains(out, "dropped 1 record(s)") || !strings.Contains(out, "first on line 151") {
+		t.Errorf("drop: exit %d, want a judged report warning of the dropped record; %s", code, errs)
+	}
+	vllm := filepath.Join("..", "..", "sources", "benchfile", "testdata", "vllm_detailed.json") // start_times on perf_counter
+	code, out, errs = runCLI(t, nil, "judge", "--baseline", b, "--canary", writeFile(t, d, "c2.jsonl", goodLogV(300, 4)), vllm)
+	if code != ExitError || out != "" || !strings.Contains(errs, "c2.jsonl has wall-clock") || !strings.Contains(errs, "vllm_detailed.json times on its own monotonic clock") {
+		t.Errorf("mixed clocks: exit %d stdout %q stderr %s", code, out, errs)
+	}
+}

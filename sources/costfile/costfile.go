@@ -108,10 +108,16 @@ func readCSV(ctx context.Context, path string, data []byte, res *Result) error {
 		if errors.Is(err, io.EOF) {
 			break
 		}
-		line, _ := cr.FieldPos(0)
 		if err != nil {
-			return fmt.Errorf("%s:%d: %v", path, line, err)
+			// FieldPos is only valid after a successful Read: the
+			// error itself says where the damage is
+			var pe *csv.ParseError
+			if errors.As(err, &pe) {
+				return fmt.Errorf("%s:%d: malformed CSV: %v", path, pe.Line, pe.Err)
+			}
+			return fmt.Errorf("%s: %v", path, err)
 		}
+		line, _ := cr.FieldPos(0)
 		if len(row) != len(header) {
 			return fmt.Errorf("%s:%d: %d fields, the header has %d", path, line, len(row), len(header))
 		}
