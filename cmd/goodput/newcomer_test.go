@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -331,4 +333,58 @@ func TestReviewHistoryAppendOnly(t *testing.T) {
 			t.Errorf("history line %d: %v %+v", i+1, err, rec)
 		}
 	}
+}
+
+// TestProgress: nothing before the delay, then the stage and time, erased
+// at the end; nothing at all when stderr is not a terminal.
+func TestProgress(t *testing.T) {
+	var quick bytes.Buffer
+	p := newProgress(&syncWriter{w: &quick}, "reading 2 files", time.Hour, time.Millisecond)
+	p.Stop()
+	if quick.Len() != 0 {
+		t.Errorf("work shorter than the delay printed %q", quick.String())
+	}
+	var slow syncWriter
+	p = newProgress(&slow, "reading 2 files", 5*time.Millisecond, 5*time.Millisecond)
+	time.Sleep(30 * time.Millisecond)
+	p.Stage("judging 300 requests")
+	time.Sleep(30 * time.Millisecond)
+	p.Stop()
+	out := slow.String()
+	for _, want := range []string{"goodput: reading 2 files… 0 s", "goodput: judging 300 requests…", "\r\x1b[K"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("progress lacks %q: %q", want, out)
+		}
+	}
+	if !strings.HasSuffix(out, "\r\x1b[K") {
+		t.Errorf("the line is not erased at the end: %q", out)
+	}
+	a := &app{io: &IOStreams{ErrOut: &bytes.Buffer{}}, env: func(string) string { return "" }}
+	if a.startProgress("x") != nil {
+		t.Error("progress on a stderr that is not a terminal")
+	}
+	var nilP *progress
+	nilP.Stage("x")
+	nilP.Stop()
+}
+
+type syncWriter struct {
+	mu sync.Mutex
+	w  *bytes.Buffer
+	b  bytes.Buffer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.w != nil {
+		return s.w.Write(p)
+	}
+	return s.b.Write(p)
+}
+
+func (s *syncWriter) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
