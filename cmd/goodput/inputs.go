@@ -409,3 +409,22 @@ type sizedReader struct {
 }
 
 func (s *sizedReader) Stat() (fs.FileInfo, error) { return s.in.Stat() }
+
+// readFileCapped reads a whole-file input (a report, a review, an event
+// payload) of at most max bytes; a larger one is an error naming it, not
+// an allocation of its size.
+func readFileCapped(path string, max int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("%s is larger than %d MiB, more than any file of its kind", path, max>>20)
+	}
+	return b, nil
+}
