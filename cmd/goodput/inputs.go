@@ -333,6 +333,11 @@ func readArm(ctx context.Context, arm sources.Arm, paths []string, format string
 		return ds, seen, done()
 	}
 	clockOf := map[sources.Clock]string{}
+	type part struct {
+		ds sources.Dataset
+		in *input
+	}
+	var parts []part
 	for i, in := range ins {
 		if err := ctx.Err(); err != nil {
 			return ds, nil, err
@@ -355,9 +360,29 @@ func readArm(ctx context.Context, arm sources.Arm, paths []string, format string
 			// per-file monotonic clocks cannot be aligned: start each at 0
 			shift(&one)
 		}
-		ds.Append(one)
+		parts = append(parts, part{one, in})
 	}
-	return ds, seen, done()
+	if err := done(); err != nil {
+		return ds, nil, err
+	}
+	// records without arrival times are bucketed in file order, so the
+	// files are merged in an order of their content, not of the command
+	// line: the same files give the same report however they are listed
+	untimed := true
+	for _, p := range parts {
+		untimed = untimed && p.ds.Clock == sources.ClockNone
+	}
+	if untimed {
+		sum := map[*input]string{}
+		for i, in := range ins {
+			sum[in] = seen[i].sha256
+		}
+		sort.SliceStable(parts, func(i, j int) bool { return sum[parts[i].in] < sum[parts[j].in] })
+	}
+	for _, p := range parts {
+		ds.Append(p.ds)
+	}
+	return ds, seen, nil
 }
 
 func shift(d *sources.Dataset) {
