@@ -313,3 +313,63 @@ func TestOrderIndependence(t *testing.T) {
 		t.Error("swapping untimed files changes the report")
 	}
 }
+
+// TestOutFile (item 8): --out naming an input is refused and the input is
+// untouched; an existing report keeps its mode (0600 stayed 0644 before);
+// while the report is written no temporary file is visible beside it, so
+// a kill -9 at that moment leaves nothing behind, and none is left after.
+func TestOutFile(t *testing.T) {
+	d := t.TempDir()
+	b := writeFile(t, d, "b.jsonl", goodLog(300))
+	c := writeFile(t, d, "c.jsonl", goodLogV(300, 4))
+	link := filepath.Join(d, "c-link.jsonl")
+	if err := os.Symlink(c, link); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(c)
+	for _, out := range []string{c, link, filepath.Join(d, ".", "c.jsonl")} {
+		code, _, errs := runCLI(t, nil, "judge", "--baseline", b, "--canary", c, "--format", "json", "--out", out)
+		if code != ExitUsage || !strings.Contains(errs, "is also an input") {
+			t.Errorf("--out %s: exit %d %s", out, code, errs)
+		}
+	}
+	if after, _ := os.ReadFile(c); !bytes.Equal(before, after) {
+		t.Fatal("the input was overwritten")
+	}
+
+	rep := filepath.Join(d, "report.json")
+	if err := os.WriteFile(rep, []byte("old"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	saw := -1
+	err := writeFileAtomicHook(rep, []byte("new report\n"), func() {
+		ents, _ := os.ReadDir(d)
+		saw = len(ents)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ents, _ := os.ReadDir(d)
+	if saw != len(ents) {
+		t.Errorf("%d directory entries while writing, %d after: a temporary file was visible", saw, len(ents))
+	}
+	for _, e := range ents {
+		if strings.Contains(e.Name(), ".tmp") {
+			t.Errorf("temporary file left: %s", e.Name())
+		}
+	}
+	st, err := os.Stat(rep)
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v, want 0600 kept", st.Mode().Perm())
+	}
+	if got, _ := os.ReadFile(rep); string(got) != "new report\n" {
+		t.Errorf("content %q", got)
+	}
+	fresh := filepath.Join(d, "fresh.json")
+	if err := writeFileAtomic(fresh, []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := os.Stat(fresh); st.Mode().Perm() != 0o644 {
+		t.Errorf("new file mode %v, want 0644", st.Mode().Perm())
+	}
+}
