@@ -142,7 +142,7 @@ func Text(w io.Writer, r *analysis.Report, opt TextOptions) error {
 	gates := [][]string{{"gate", "baseline", "canary", "delta", fmt.Sprintf("interval (%g%%)", math.Round(conf*1000)/10), "margin", "verdict", "n (b/c)"}}
 	var colors []analysis.Verdict
 	for _, m := range r.Metrics {
-		name := m.Name
+		name := Sanitize(m.Name) // a per-class gate's name holds the input's label
 		if m.Guardrail {
 			name += " (guardrail)"
 		}
@@ -162,7 +162,7 @@ func Text(w io.Writer, r *analysis.Report, opt TextOptions) error {
 	}
 	for _, m := range r.Metrics {
 		if m.Naive != nil {
-			tw.printf("  %s: naive %s [%s, %s] → adjusted %s [%s, %s]\n", m.Name, delta(m, m.Naive.Delta),
+			tw.printf("  %s: naive %s [%s, %s] → adjusted %s [%s, %s]\n", Sanitize(m.Name), delta(m, m.Naive.Delta),
 				delta(m, m.Naive.Interval[0]), delta(m, m.Naive.Interval[1]), delta(m, m.Delta), delta(m, m.Interval[0]), delta(m, m.Interval[1]))
 		}
 	}

@@ -78,7 +78,7 @@ the report cannot be read or the comment cannot be written.`,
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&o.Report, "report", "", "JSON report written by `goodput judge --format json` (required)")
+	fs.StringVar(&o.Report, "report", "", "JSON report (`FILE`) written by goodput judge --format json --out FILE (required)")
 	fs.StringVar(&o.Repo, "repo", "", "repository as OWNER/NAME (default: $GITHUB_REPOSITORY)")
 	fs.IntVar(&o.PR, "pr", 0, "pull request number (default: from $GITHUB_EVENT_PATH)")
 	fs.StringVar(&o.Key, "key", ghpub.DefaultKey, "name of this comment, so several policies can keep one comment each")
@@ -176,11 +176,14 @@ func (a *app) runComment(ctx context.Context, o *commentOptions) error {
 	if err != nil {
 		return inputError(err)
 	}
-	what := "updated"
-	if res.Created {
-		what = "created"
+	switch {
+	case res.Created:
+		fmt.Fprintf(a.io.ErrOut, "goodput: created comment on %s/%s#%d: %s\n", owner, repo, pr, res.URL)
+	case res.Unchanged:
+		fmt.Fprintf(a.io.ErrOut, "goodput: comment on %s/%s#%d is already up to date (nothing sent): %s\n", owner, repo, pr, res.URL)
+	default:
+		fmt.Fprintf(a.io.ErrOut, "goodput: updated comment on %s/%s#%d: %s\n", owner, repo, pr, res.URL)
 	}
-	fmt.Fprintf(a.io.ErrOut, "goodput: %s comment on %s/%s#%d: %s\n", what, owner, repo, pr, res.URL)
 	for _, w := range res.Warnings {
 		fmt.Fprintf(a.io.ErrOut, "goodput: warning: %s\n", w)
 	}

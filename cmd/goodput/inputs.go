@@ -356,47 +356,33 @@ func readArm(ctx context.Context, arm sources.Arm, paths []string, format string
 				return ds, nil, fmt.Errorf("%s: %s has wall-clock arrival times (unix seconds) and %s times on its own monotonic clock (perf_counter seconds from an arbitrary origin): they cannot be placed on one time line; judge files of one kind per arm", arm, e, r)
 			}
 		}
-		if len(paths) > 1 && one.Clock == sources.ClockRelative {
-			// per-file monotonic clocks cannot be aligned: start each at 0
-			shift(&one)
-		}
 		parts = append(parts, part{one, in})
 	}
 	if err := done(); err != nil {
 		return ds, nil, err
 	}
-	// records without arrival times are bucketed in file order, so the
-	// files are merged in an order of their content, not of the command
-	// line: the same files give the same report however they are listed
-	untimed := true
+	// files that cannot be placed by wall-clock time are taken as runs in
+	// sequence, so they are put in an order of their content, not of the
+	// command line: the same files give the same report however listed
+	epoch := true
 	for _, p := range parts {
-		untimed = untimed && p.ds.Clock == sources.ClockNone
+		epoch = epoch && p.ds.Clock == sources.ClockEpoch
 	}
-	if untimed {
+	if !epoch {
 		sum := map[*input]string{}
 		for i, in := range ins {
 			sum[in] = seen[i].sha256
 		}
 		sort.SliceStable(parts, func(i, j int) bool { return sum[parts[i].in] < sum[parts[j].in] })
 	}
+	runs := make([]sources.Dataset, 0, len(parts))
 	for _, p := range parts {
-		ds.Append(p.ds)
+		runs = append(runs, p.ds)
 	}
+	// replicas (time ranges overlap) or repeated runs (one after another)
+	ds = sources.Combine(runs)
+	ds.Arm = arm
 	return ds, seen, nil
-}
-
-func shift(d *sources.Dataset) {
-	lo := 0.0
-	first := true
-	for i := range d.Requests {
-		t := d.Requests[i].Time
-		if sources.Known(t) && (first || t < lo) {
-			lo, first = t, false
-		}
-	}
-	for i := range d.Requests {
-		d.Requests[i].Time -= lo
-	}
 }
 
 func readFile(ctx context.Context, arm sources.Arm, in *input, format string, ro requestlog.Options) (sources.Dataset, error) {

@@ -70,6 +70,25 @@ Exit codes: 0 pass, 1 fail, 2 usage error, 3 inconclusive
 				}
 				o.Baseline, o.Canary = args[:1], args[1:]
 			}
+			if !o.prom.enabled() {
+				// the window and step of a Prometheus query mean nothing
+				// for files: refuse rather than ignore them silently
+				flags := []string{"start", "end", "last", "step", "baseline-selector", "canary-selector", "profile"}
+				if o.metrics.PrometheusURL != "" {
+					// metrics beside files: selectors, step and profile
+					// apply; the window is the files'
+					flags = flags[:3]
+				}
+				var given []string
+				for _, f := range flags {
+					if cmd.Flags().Changed(f) {
+						given = append(given, "--"+f)
+					}
+				}
+				if len(given) > 0 {
+					return usageError("%s only apply with --prometheus; for files the window is the files' own, and the bucket is the policy's window.bucket", strings.Join(given, ", "))
+				}
+			}
 			return a.runJudge(cmd.Context(), o)
 		},
 	}

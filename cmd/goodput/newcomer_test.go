@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -222,4 +223,45 @@ func marginText(g analysis.Metric) string {
 		return fmt.Sprintf("%g %%", float64(g.Margin)*100)
 	}
 	return fmt.Sprintf("%g pp", float64(g.Margin)*100)
+}
+
+func TestVersionOf(t *testing.T) {
+	set := func(kv ...string) []debug.BuildSetting {
+		var out []debug.BuildSetting
+		for i := 0; i+1 < len(kv); i += 2 {
+			out = append(out, debug.BuildSetting{Key: kv[i], Value: kv[i+1]})
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		bi   *debug.BuildInfo
+		want string
+	}{
+		{nil, version},
+		{&debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, version},
+		{&debug.BuildInfo{Main: debug.Module{Version: "v0.3.1"}}, "v0.3.1"},
+		{&debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: set("vcs.revision", "0b085ab1234567890abcdef", "vcs.time", "2026-12-01T20:05:00Z", "vcs.modified", "true")},
+			version + " (0b085ab12345+dirty, 2026-12-01T20:05:00Z)"},
+		{&debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: set("vcs.revision", "0b085ab1234567890abcdef", "vcs.modified", "false")},
+			version + " (0b085ab12345)"},
+	} {
+		if got := versionOf(tc.bi, tc.bi != nil); got != tc.want {
+			t.Errorf("got %q, want %q", got, tc.want)
+		}
+	}
+	if code, out, _ := runCLI(t, nil, "--version"); code != 0 || !strings.HasPrefix(out, "goodput "+version) {
+		t.Errorf("--version: exit %d %q", code, out)
+	}
+}
+
+// TestPromFlagsRefusedForFiles: --step, --last and the other Prometheus
+// window flags are refused with files instead of being ignored.
+func TestPromFlagsRefusedForFiles(t *testing.T) {
+	b, c := llmperfPair(t)
+	for _, f := range [][]string{{"--step", "30s"}, {"--last", "30m"}, {"--start", "2026-01-01T00:00:00Z"}} {
+		code, _, errs := runCLI(t, nil, append([]string{"judge", b, c}, f...)...)
+		if code != ExitUsage || !strings.Contains(errs, f[0]+" only apply with --prometheus") {
+			t.Errorf("%v: exit %d, stderr %q", f, code, errs)
+		}
+	}
 }
