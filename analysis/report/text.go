@@ -155,7 +155,7 @@ func Text(w io.Writer, r *analysis.Report, opt TextOptions) error {
 			}
 			notes = append(notes, l)
 		}
-		name := m.Name
+		name := Sanitize(m.Name) // a per-class gate's name holds the input's label
 		if len(notes) > 0 {
 			name += " (" + strings.Join(notes, ", ") + ")"
 		}
@@ -183,7 +183,7 @@ func Text(w io.Writer, r *analysis.Report, opt TextOptions) error {
 			if AdjustedValues(m) {
 				measured = fmt.Sprintf(" (measured %s vs %s; tested %s vs %s)", value(m, m.Naive.Baseline), value(m, m.Naive.Canary), value(m, m.Baseline), value(m, m.Canary))
 			}
-			tw.printf("  %s: naive %s [%s, %s] → %s %s [%s, %s]%s\n", m.Name, delta(m, m.Naive.Delta),
+			tw.printf("  %s: naive %s [%s, %s] → %s %s [%s, %s]%s\n", Sanitize(m.Name), delta(m, m.Naive.Delta),
 				delta(m, m.Naive.Interval[0]), delta(m, m.Naive.Interval[1]), label, delta(m, m.Delta), delta(m, m.Interval[0]), delta(m, m.Interval[1]), measured)
 		}
 	}
