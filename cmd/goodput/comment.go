@@ -205,7 +205,7 @@ func commentSplitRepo(s string) (owner, name string, err error) {
 // commentReadReport reads and checks a JSON report; it returns the bytes
 // too, to check a review's report_sha256 against.
 func commentReadReport(path string) (*analysis.Report, []byte, error) {
-	raw, err := os.ReadFile(path)
+	raw, err := readFileCapped(path, 256<<20)
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading the report: %w", err)
 	}
@@ -277,7 +277,7 @@ func (a *app) commentReadReview(o *commentOptions, reportRaw []byte) (*analysis.
 	if !explicit {
 		path = strings.TrimSuffix(o.Report, ".json") + ".review.json"
 	}
-	raw, err := os.ReadFile(path)
+	raw, err := readFileCapped(path, 16<<20)
 	if err != nil {
 		if !explicit && errors.Is(err, fs.ErrNotExist) {
 			return nil, nil
@@ -382,7 +382,7 @@ func commentPrintBody(w io.Writer, body string, inActions bool) error {
 // payload: pull_request.number (pull_request, pull_request_target),
 // issue.number (issue_comment), or the first of workflow_run.pull_requests.
 func commentEventPR(path string) (int, error) {
-	raw, err := os.ReadFile(path)
+	raw, err := readFileCapped(path, 64<<20)
 	if err != nil {
 		return 0, inputError(fmt.Errorf("reading the event payload (GITHUB_EVENT_PATH): %w", err))
 	}
