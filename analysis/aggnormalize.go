@@ -3,11 +3,14 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 
 	"github.com/goodput-dev/goodput/analysis/histo"
 	"github.com/goodput-dev/goodput/analysis/normalize"
 	"github.com/goodput-dev/goodput/analysis/stats"
 	"github.com/goodput-dev/goodput/policies"
+	"github.com/goodput-dev/goodput/sources"
 )
 
 // aggWarmup cuts a metrics arm's warm-up from its slices by the policy's
@@ -94,8 +97,8 @@ func mixShift(b, c *aggArm, conf float64) string {
 	if math.IsNaN(est.CI.Lo) || !(est.CI.Lo > lim || est.CI.Hi < -lim) {
 		return ""
 	}
-	return fmt.Sprintf("the arms were sent different traffic: mean prompt tokens per request baseline %.0f, canary %.0f (%+.0f%% [%+.0f%%, %+.0f%%]); "+
-		"the metrics carry no class label to reweight them to one mix",
+	return fmt.Sprintf("the arms were sent different traffic: mean prompt tokens per request baseline %.0f, canary %.0f (%+.0f%% [%+.0f%%, %+.0f%%]) "+
+		"after any class reweighting; the metrics carry no class label that accounts for it",
 		sum(rb.Num)/sum(rb.Den), sum(rc.Num)/sum(rc.Den), 100*math.Expm1(est.Point), 100*math.Expm1(est.CI.Lo), 100*math.Expm1(est.CI.Hi))
 }
 
@@ -119,9 +122,9 @@ func cacheRate(a *aggArm) float64 {
 func (j *aggJudgement) normSteps() []NormalizationStep {
 	p := j.p
 	steps := append([]NormalizationStep{}, j.steps...)
-	mix := NormalizationStep{Name: "mix", Setting: p.Normalize.Mix, Detail: "not requested"}
+	mix := NormalizationStep{Name: "mix", Setting: p.Normalize.Mix, Detail: j.mix.detail, Applied: j.mix.applied}
 	if p.Normalize.Mix != "none" {
-		mix.Detail = "not applied: metrics are not reweighted by class; a difference in mean prompt length between the arms keeps the verdict inconclusive"
+		mix.Detail += "; a difference in mean prompt tokens per request left after it keeps the verdict inconclusive"
 		if ms := mixShift(j.b, j.c, 1-2*p.Alpha()); ms != "" {
 			mix.Detail += "; " + ms
 		}
@@ -155,4 +158,91 @@ func (j *aggJudgement) normSteps() []NormalizationStep {
 		}
 	}
 	return append(steps, load)
+}
+
+// aggMix is the class-mix standardisation of a metrics comparison: when
+// both arms' metrics carry the same classes (the class label: a class,
+// model or LoRA adapter), the canary's counts and histograms per class are
+// weighted by w_baseline/w_canary of the class's offered requests, so its
+// figures are those of the baseline's mix (post-stratification).
+type aggMix struct {
+	factor  map[string]float64 // canary weight per class; nil when not applied
+	applied bool
+	detail  string
+}
+
+func classOffered(agg *sources.Aggregate) (map[string]float64, float64) {
+	out := map[string]float64{}
+	total := 0.0
+	for _, b := range agg.Buckets {
+		n := nan0(b.Completed) + nan0(b.Failed) + nan0(b.Canceled) + nan0(b.Rejected)
+		out[b.Class] += n
+		total += n
+	}
+	return out, total
+}
+
+// classMix plans the class-mix standardisation for setting (the policy's
+// normalize.mix: "none" or a reference; the reference is the baseline's
+// mix).
+func classMix(b, c *sources.Aggregate, setting string) aggMix {
+	if setting == "none" {
+		return aggMix{detail: "not requested"}
+	}
+	wb, nb := classOffered(b)
+	wc, nc := classOffered(c)
+	if len(wb) < 2 && len(wc) < 2 {
+		return aggMix{detail: "not applied: the metrics carry no class label (see --class-label) to reweight by"}
+	}
+	names := make([]string, 0, len(wb))
+	for k := range wb {
+		names = append(names, k)
+	}
+	for k := range wc {
+		if _, ok := wb[k]; !ok {
+			names = append(names, k)
+		}
+	}
+	slices.Sort(names)
+	var parts []string
+	f := map[string]float64{}
+	for _, k := range names {
+		pb, pc := wb[k]/nb, wc[k]/nc
+		label := k
+		if label == "" {
+			label = "(unlabelled)"
+		}
+		parts = append(parts, fmt.Sprintf("%s %.1f%% vs %.1f%%", label, 100*pb, 100*pc))
+		if pb > 0 && !(pc > 0) || pc > 0 && !(pb > 0) {
+			return aggMix{detail: fmt.Sprintf("not applied: class %s has requests in only one arm (%s), so the canary cannot be reweighted to the baseline's mix",
+				label, strings.Join(parts, ", "))}
+		}
+		if pc > 0 {
+			f[k] = pb / pc
+		}
+	}
+	return aggMix{factor: f, applied: true, detail: fmt.Sprintf("canary reweighted per class to the baseline's mix, its arm figures included (share of offered requests, baseline vs canary: %s)",
+		strings.Join(parts, ", "))}
+}
+
+// scaleBucket multiplies a bucket's counts, token sums and histograms, and
+// its good-request bounds, by f.
+func scaleBucket(bk sources.AggBucket, bb histo.BucketBound, f float64) (sources.AggBucket, histo.BucketBound) {
+	for _, v := range []*float64{&bk.Completed, &bk.Failed, &bk.Canceled, &bk.Rejected, &bk.Good, &bk.PromptTokens,
+		&bk.OutputTokens, &bk.PrefixHits, &bk.PrefixQueries} {
+		*v *= f
+	}
+	for _, h := range []*sources.Histogram{&bk.TTFT, &bk.TPOT, &bk.E2E, &bk.Queue} {
+		if len(h.Counts) > 0 {
+			c := make([]float64, len(h.Counts))
+			for i, x := range h.Counts {
+				c[i] = x * f
+			}
+			h.Counts = c
+		}
+	}
+	bb.Lo *= f
+	bb.Hi *= f
+	bb.Completed *= f
+	return bk, bb
 }

@@ -71,15 +71,16 @@ func judgeAggregate(baseline, canary *sources.Dataset, cfg Config) (*Report, err
 	if p.SLO.TPOT > 0 {
 		slo.TPOT = p.SLO.TPOT.Seconds()
 	}
-	b, err := newAggArm(baseline, slo)
+	plan := classMix(baseline.Agg, canary.Agg, p.Normalize.Mix)
+	b, err := newAggArm(baseline, slo, nil)
 	if err != nil {
 		return nil, err
 	}
-	c, err := newAggArm(canary, slo)
+	c, err := newAggArm(canary, slo, plan.factor)
 	if err != nil {
 		return nil, err
 	}
-	j := &aggJudgement{p: p, cfg: cfg, b: b, c: c}
+	j := &aggJudgement{p: p, cfg: cfg, b: b, c: c, mix: plan}
 	for _, a := range []*aggArm{b, c} {
 		st, err := a.warmup(p.Window)
 		if err != nil {
@@ -93,7 +94,9 @@ func judgeAggregate(baseline, canary *sources.Dataset, cfg Config) (*Report, err
 	return j.report(), nil
 }
 
-func newAggArm(ds *sources.Dataset, slo histo.SLO) (*aggArm, error) {
+// factor, when not nil, weights each class's counts and histograms (the
+// canary reweighted to the baseline's class mix).
+func newAggArm(ds *sources.Dataset, slo histo.SLO, factor map[string]float64) (*aggArm, error) {
 	agg := ds.Agg
 	if len(agg.Buckets) == 0 {
 		return nil, &DataError{Arm: ds.Arm, Msg: "no metrics in the window: no series matched (check the selector and the time range)"}
@@ -110,6 +113,9 @@ func newAggArm(ds *sources.Dataset, slo histo.SLO) (*aggArm, error) {
 			a.slices = append(a.slices, aggSlice{start: bk.Start, end: bk.End, replicas: bk.Replicas, costPerHour: bk.CostPerHour, gpuUtil: bk.GPUUtil, gauges: gaugesOf(bk)})
 		}
 		s := &a.slices[k]
+		if f, ok := factor[bk.Class]; ok {
+			bk, bb = scaleBucket(bk, bb, f)
+		}
 		s.completed += nan0(bk.Completed)
 		s.failed += nan0(bk.Failed)
 		s.canceled += nan0(bk.Canceled)
@@ -165,6 +171,7 @@ type aggJudgement struct {
 	b, c  *aggArm
 	warns []string
 	steps []NormalizationStep // warm-up steps, baseline then canary
+	mix   aggMix
 }
 
 func (j *aggJudgement) warnf(format string, a ...any) {
@@ -348,6 +355,13 @@ func (j *aggJudgement) gates() []Metric {
 	for _, g := range j.p.Gates {
 		if info, _ := policies.Metric(g.Metric); info.RequestsOnly {
 			j.warnf("the %s %s needs per-request records and is not checked on metrics data", g.Metric, gateKind(g))
+			continue
+		}
+		if g.Metric == "rejected_share" && g.Guardrail && (!j.b.rejectedKnown || !j.c.rejectedKnown) {
+			// the engine never sees requests shed before it: like the
+			// per-request guardrails above, not checked, and said so
+			j.warnf("the rejected_share guardrail is not checked on these metrics: the engine (%s) counts no rejected requests; a gateway's or the clients' records can check it",
+				j.b.ds.Agg.Profile)
 			continue
 		}
 		gates = append(gates, g)

@@ -202,7 +202,10 @@ type ArmCost struct {
 // Delta. Margin is the tolerated harm, ≥ 0, on the same scale; harm is
 // −Delta when Direction is "higher_is_better" and +Delta otherwise.
 type Metric struct {
-	Name      string  `json:"name"`
+	Name string `json:"name"`
+	// Class is set on a per-class tail gate (name "ttft_p99:chat"): the
+	// class label (or policy class) whose requests alone it compares.
+	Class     string  `json:"class,omitempty"`
 	Verdict   Verdict `json:"verdict"`
 	Guardrail bool    `json:"guardrail"`
 	Direction string  `json:"direction"` // higher_is_better | lower_is_better

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -113,4 +116,123 @@ func TestPrometheusAgreesWithRequestLogsAcrossScenarios(t *testing.T) {
 		})
 	}
 	t.Log(table.String())
+}
+
+// mergeModelOM writes one OpenMetrics file holding every family of the given
+// files, each family's samples contiguous. Families whose samples carry
+// no model_name label (the GPU's, which do not differ by model) are taken
+// from the first file only.
+func mergeModelOM(t *testing.T, dst string, srcs ...string) {
+	t.Helper()
+	type family struct {
+		head    []string
+		samples [][]string // per source
+	}
+	var order []string
+	fams := map[string]*family{}
+	for i, src := range srcs {
+		f, err := os.Open(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		var cur *family
+		for sc.Scan() {
+			line := sc.Text()
+			switch {
+			case line == "# EOF":
+			case strings.HasPrefix(line, "# HELP "):
+				name := strings.Fields(line)[2]
+				cur = fams[name]
+				if cur == nil {
+					cur = &family{samples: make([][]string, len(srcs))}
+					fams[name] = cur
+					order = append(order, name)
+				}
+				if i == 0 {
+					cur.head = append(cur.head, line)
+				}
+			case strings.HasPrefix(line, "#"):
+				if i == 0 {
+					cur.head = append(cur.head, line)
+				}
+			default:
+				if i > 0 && !strings.Contains(line, "model_name=") {
+					continue
+				}
+				cur.samples[i] = append(cur.samples[i], line)
+			}
+		}
+		f.Close()
+		if err := sc.Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out bytes.Buffer
+	for _, name := range order {
+		for _, l := range fams[name].head {
+			out.WriteString(l + "\n")
+		}
+		for _, ls := range fams[name].samples {
+			for _, l := range ls {
+				out.WriteString(l + "\n")
+			}
+		}
+	}
+	out.WriteString("# EOF\n")
+	if err := os.WriteFile(dst, out.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPrometheusAgreesOnALabelledMixShift: the mix-shift run again, with
+// each class served as its own model (model_name "chat" and "long"), so
+// the metrics carry the class. Judged with --class-label model_name the
+// metrics path reweights the canary to the baseline's class mix, as the
+// request path does with the logs' class field, and both pass.
+func TestPrometheusAgreesOnALabelledMixShift(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a Prometheus")
+	}
+	dir := t.TempDir()
+	var oms []string
+	var args []string
+	for _, c := range []string{"chat", "long"} {
+		out := filepath.Join(dir, c)
+		if code, _, errs := runCLI(t, nil, "simulate", "--scenario", filepath.Join("testdata", "promagree", "mix-"+c+".yaml"), "--seed", "7", "--out", out); code != 0 {
+			t.Fatalf("simulate %s: exit %d: %s", c, code, errs)
+		}
+		oms = append(oms, filepath.Join(out, "metrics.om"))
+		args = append(args, "--baseline", filepath.Join(out, "baseline.jsonl"), "--canary", filepath.Join(out, "canary.jsonl"))
+	}
+	om := filepath.Join(dir, "metrics.om")
+	mergeModelOM(t, om, oms...)
+	pol := filepath.Join("testdata", "promagree", "chat-edges.yaml")
+	judge := func(args ...string) (agreeReport, string) {
+		t.Helper()
+		code, out, errs := runCLI(t, nil, append([]string{"judge", "--format", "json", "--policy", pol}, args...)...)
+		if code == ExitError || code == ExitUsage {
+			t.Fatalf("judge %v: exit %d: %s", args, code, errs)
+		}
+		var r agreeReport
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatal(err)
+		}
+		return r, out
+	}
+	logs, _ := judge(args...)
+	url := promtest.Start(t, om)
+	prom, raw := judge("--prometheus", url, "--baseline-selector", `deployment="baseline"`, "--canary-selector", `deployment="canary"`,
+		"--class-label", "model_name", "--step", "30s", "--start", "2026-01-01T00:00:00Z", "--end", "2026-01-01T00:15:00Z")
+	if logs.Verdict != "pass" || prom.Verdict != "pass" {
+		t.Errorf("verdicts: request logs %s, metrics %s; want pass for both\nlogs: %q\nmetrics: %q", logs.Verdict, prom.Verdict, logs.Reasons, prom.Reasons)
+	}
+	if !strings.Contains(raw, "canary reweighted per class to the baseline's mix") {
+		t.Errorf("no class reweighting in the metrics report")
+	}
+	t.Logf("| mix shift, classes labelled (model_name) | %s | %s | %.2f%% / %.2f%% | %.2f%% / %.2f%% | %s | %s |",
+		strings.ToUpper(logs.Verdict), strings.ToUpper(prom.Verdict),
+		100*logs.Arms["baseline"].SLOAttainment, 100*logs.Arms["canary"].SLOAttainment,
+		100*prom.Arms["baseline"].SLOAttainment, 100*prom.Arms["canary"].SLOAttainment, logs.decisive(), prom.decisive())
 }
