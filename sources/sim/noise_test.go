@@ -189,8 +189,9 @@ func TestExtends(t *testing.T) {
 	if mix.Name != "mix-shift-labels" || mix.Description == base.Description {
 		t.Error("name and description are not inherited")
 	}
-	if mix.Baseline.Step != base.Baseline.Step || mix.Traffic.Rate != base.Traffic.Rate || mix.Duration != base.Duration {
-		t.Error("fleet and traffic must be inherited")
+	if mix.Baseline.Step.DecodePerSeq != base.Baseline.Step.DecodePerSeq || mix.Baseline.Step.Base == base.Baseline.Step.Base ||
+		mix.Traffic.Rate != base.Traffic.Rate || mix.Duration != base.Duration || mix.Baseline.BatchNoise != base.Baseline.BatchNoise {
+		t.Error("fleet and traffic must be inherited key by key, and overridden where the file says")
 	}
 	if mix.Canary.ClassWeights["long"] != 0.10 || mix.Baseline.ClassWeights != nil || masked.Canary.ClassWeights["long"] != 0.10 {
 		t.Error("the canary overlay must be merged, through two levels of extends")
