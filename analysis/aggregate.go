@@ -312,17 +312,25 @@ func (a *aggArm) ratioAt(metric string, useHi bool) (stats.Ratio, bool) {
 func (j *aggJudgement) gates() []Metric {
 	alpha := j.p.Alpha()
 	conf := 1 - 2*alpha
-	out := make([]Metric, len(j.p.Gates))
-	evals := make([]gateEval, len(j.p.Gates))
+	var gates []policies.Gate
+	for _, g := range j.p.Gates {
+		if info, _ := policies.Metric(g.Metric); info.RequestsOnly {
+			j.warnf("the %s %s needs per-request records and is not checked on metrics data", g.Metric, gateKind(g))
+			continue
+		}
+		gates = append(gates, g)
+	}
+	out := make([]Metric, len(gates))
+	evals := make([]gateEval, len(gates))
 	ps := make([]float64, len(evals))
-	for i, g := range j.p.Gates {
+	for i, g := range gates {
 		evals[i] = j.evalGate(i, g, conf)
 		ps[i] = math.NaN()
 		if evals[i].decidable {
 			ps[i] = stats.FailPValue(evals[i].harmPoint, evals[i].se, evals[i].failAt)
 		}
 	}
-	adj := stats.Holm(ps)
+	adj := stats.WeightedHolm(ps, policies.GateWeights(gates))
 	for i := range evals {
 		m := evals[i].m
 		m.PFail = Num(adj[i])
@@ -330,7 +338,7 @@ func (j *aggJudgement) gates() []Metric {
 			m.Verdict = Verdict(evals[i].decision)
 			if m.Verdict == Fail && !(adj[i] < alpha) {
 				m.Verdict = Inconclusive
-				m.Reason += fmt.Sprintf("; fails alone but not after Holm's correction across %d gates", len(evals))
+				m.Reason += fmt.Sprintf("; fails alone but not after the weighted Holm correction across %d gates", len(evals))
 			}
 		}
 		out[i] = m
@@ -529,4 +537,11 @@ func (j *aggJudgement) distributions() Distributions {
 	d.TTFT = ArmQuantCurve{Baseline: curve(j.b, false), Canary: curve(j.c, false)}
 	d.TPOT = ArmQuantCurve{Baseline: curve(j.b, true), Canary: curve(j.c, true)}
 	return d
+}
+
+func gateKind(g policies.Gate) string {
+	if g.Guardrail {
+		return "guardrail"
+	}
+	return "gate"
 }

@@ -26,6 +26,7 @@ func (j *judgement) gates(r *Report) []Metric {
 	conf := 1 - 2*alpha
 	evals := make([]gateEval, len(j.p.Gates))
 	ps := make([]float64, len(evals))
+	weights := policies.GateWeights(j.p.Gates)
 	for i, g := range j.p.Gates {
 		evals[i] = j.evalGate(i, g, conf, r)
 		ps[i] = math.NaN()
@@ -52,7 +53,9 @@ func (j *judgement) gates(r *Report) []Metric {
 		evals = append(evals, e)
 		ps = append(ps, math.NaN())
 	}
-	adj := stats.Holm(ps)
+	// the traffic split is decided on its own; weighted Holm runs over the
+	// policy's gates, most of α on attainment
+	adj := append(stats.WeightedHolm(ps[:len(j.p.Gates)], weights), ps[len(j.p.Gates):]...)
 	out := make([]Metric, len(evals))
 	z := distuv.UnitNormal.Quantile(1 - alpha)
 	for i := range evals {
@@ -65,8 +68,8 @@ func (j *judgement) gates(r *Report) []Metric {
 			m.Verdict = Verdict(e.decision)
 			if m.Verdict == Fail && !(adj[i] < alpha) {
 				m.Verdict = Inconclusive
-				m.Reason = fmt.Sprintf("%s; it fails alone but not after Holm's correction across %d gates (adjusted p = %.3g ≥ α = %g)",
-					m.Reason, len(evals), adj[i], alpha)
+				m.Reason = fmt.Sprintf("%s; it fails alone but not after the weighted Holm correction across %d gates (this gate's share of α %.0f%%, adjusted p = %.3g ≥ α = %g)",
+					m.Reason, len(j.p.Gates), 100*weights[i], adj[i], alpha)
 			}
 			if m.Verdict == Inconclusive {
 				target := e.passAt
@@ -196,18 +199,17 @@ func (j *judgement) evalGate(idx int, g policies.Gate, conf float64, r *Report) 
 		}
 		if j.mix != nil {
 			naive := stats.QuantileLogRatio(xc, xb, info.Quantile, conf, j.cfg.Resamples, j.cfg.Seed+uint64(idx)*7919)
-			tb, tc, keptB, keptC := j.mix.thinned(j, info.Latency)
-			if countSamples(tb) >= need(info.Quantile) && countSamples(tc) >= need(info.Quantile) {
-				e.m.Naive = &NaiveComparison{Baseline: Num(vb), Canary: Num(vc), Delta: Num(math.Exp(naive.Point) - 1),
-					Interval: [2]Num{Num(math.Exp(naive.CI.Lo) - 1), Num(math.Exp(naive.CI.Hi) - 1)}}
-				xb, xc = tb, tc
-				vb, vc = quantile(sortedPool(tb), info.Quantile), quantile(sortedPool(tc), info.Quantile)
-				e.m.NBaseline, e.m.NCanary = int64(countSamples(tb)), int64(countSamples(tc))
-				e.m.Adjusted = append(e.m.Adjusted, fmt.Sprintf("compared on subsamples thinned to the %s mix (kept %d of %d baseline, %d of %d canary values)",
-					j.mix.mode, keptB, nb, keptC, nc))
-			} else {
-				e.m.Adjusted = append(e.m.Adjusted, "not mix-standardized: too few values per stratum to thin to the reference mix")
+			sxb, sxc, sb, sc, w, err := j.mix.stratSamples(j, info.Latency)
+			if err != nil {
+				return inconclusive(err.Error())
 			}
+			est = stats.StratifiedQuantileLogRatio(sxc, sxb, sc, sb, w, info.Quantile, conf, j.cfg.Resamples, j.cfg.Seed+uint64(idx)*7919)
+			e.m.Naive = &NaiveComparison{Baseline: Num(vb), Canary: Num(vc), Delta: Num(math.Exp(naive.Point) - 1),
+				Interval: [2]Num{Num(math.Exp(naive.CI.Lo) - 1), Num(math.Exp(naive.CI.Hi) - 1)}}
+			vb, vc = stats.StratifiedQuantile(sxb, sb, w, info.Quantile), stats.StratifiedQuantile(sxc, sc, w, info.Quantile)
+			e.m.Adjusted = append(e.m.Adjusted, fmt.Sprintf("quantiles of the %s mix (%s): each value weighted by its stratum's reference share over the stratum's count, none dropped",
+				j.mix.mode, j.mix.by))
+			break
 		}
 		est = stats.QuantileLogRatio(xc, xb, info.Quantile, conf, j.cfg.Resamples, j.cfg.Seed+uint64(idx)*7919)
 	case g.Metric == "cost_per_good_request":
@@ -218,6 +220,25 @@ func (j *judgement) evalGate(idx int, g policies.Gate, conf float64, r *Report) 
 		}
 		vb, vc = sum(cb.Num)/sum(cb.Den), sum(cc.Num)/sum(cc.Den)
 		est = poissonFloor(stats.LogRatioOfRatios(cc, cb, conf), sum(cb.Den), sum(cc.Den), conf)
+	case g.Metric == "output_tokens_mean":
+		rb, rc, why := j.ratios(g.Metric, kb, kc)
+		if why != "" {
+			return inconclusive(why)
+		}
+		if sum(rb.Den) == 0 || sum(rc.Den) == 0 || sum(rb.Num) == 0 {
+			return inconclusive("no completed requests with a known output length in " + armsMissing(int(sum(rb.Num)), int(sum(rc.Num))))
+		}
+		vb, vc = sum(rb.Num)/sum(rb.Den), sum(rc.Num)/sum(rc.Den)
+		est = stats.LogRatioOfRatios(rc, rb, conf)
+		if j.mix != nil {
+			adj, naive, sb, sc, err := j.standardized(g.Metric, requestOutputTokens, requestCompleted, true, conf)
+			if err != nil {
+				return inconclusive(err.Error())
+			}
+			e.m.Naive = naiveOf(naive, vb, vc)
+			est, vb, vc = adj, sb, sc
+			e.m.Adjusted = append(e.m.Adjusted, "standardized to the "+j.mix.mode+" mix ("+j.mix.by+")")
+		}
 	default:
 		rb, rc, why := j.ratios(g.Metric, kb, kc)
 		if why != "" {
@@ -236,7 +257,11 @@ func (j *judgement) evalGate(idx int, g policies.Gate, conf float64, r *Report) 
 				vb, vc = sb, sc
 				e.m.Adjusted = append(e.m.Adjusted, "standardized to the "+j.mix.mode+" mix ("+j.mix.by+")")
 			}
-			if g.Metric == "slo_attainment" && j.cache == "adjust" {
+			if g.Metric == "slo_attainment" && j.cache == "adjust" && e.m.Naive != nil {
+				// CUPED compares mean bucket attainment over each arm's own
+				// mix: it never replaces a standardized estimate
+				e.m.Adjusted = append(e.m.Adjusted, "not CUPED-adjusted: CUPED would replace the mix-standardized comparison")
+			} else if g.Metric == "slo_attainment" && j.cache == "adjust" {
 				res, err := j.cuped(conf)
 				if err != nil {
 					e.m.Adjusted = append(e.m.Adjusted, "not CUPED-adjusted: "+err.Error())
@@ -395,6 +420,12 @@ func (j *judgement) ratios(metric string, kb, kc []bucket) (rb, rc stats.Ratio, 
 		num, den = func(b *bucket) float64 { return b.failed }, func(b *bucket) float64 { return b.offered }
 	case "rejected_share":
 		num, den = func(b *bucket) float64 { return b.rejected }, func(b *bucket) float64 { return b.offered }
+	case "canceled_share":
+		num, den = func(b *bucket) float64 { return b.canceled }, func(b *bucket) float64 { return b.offered }
+	case "retry_share":
+		num, den = func(b *bucket) float64 { return b.retries }, func(b *bucket) float64 { return b.offered }
+	case "output_tokens_mean":
+		num, den = func(b *bucket) float64 { return b.outTokens }, func(b *bucket) float64 { return b.completed }
 	case "goodput", "token_goodput", "goodput_per_replica":
 		if math.IsNaN(j.b.windowSecs) || math.IsNaN(j.c.windowSecs) {
 			return rb, rc, "goodput needs a run duration or arrival times, and an input has neither"
@@ -543,6 +574,10 @@ func perRequestNum(metric string) func(*armData, int) float64 {
 		return requestFailed
 	case "rejected_share":
 		return requestRejected
+	case "canceled_share":
+		return requestCanceled
+	case "retry_share":
+		return requestRetry
 	}
 	return nil
 }

@@ -275,7 +275,7 @@ func (j *judgement) normalization() Normalization {
 			Detail: strings.TrimPrefix(j.likeForLike(), "; ")})
 	}
 	if m := j.mix; m != nil {
-		detail := fmt.Sprintf("standardized to the %s mix over %d strata (%s); quantile gates compare subsamples thinned to that mix", m.mode, len(m.names), m.by)
+		detail := fmt.Sprintf("standardized to the %s mix over %d strata (%s); quantile gates take quantiles of that mixture, every value weighted by its stratum's reference share over the stratum's count", m.mode, len(m.names), m.by)
 		if m.mixes != "" {
 			detail += "; " + m.mixes
 		}

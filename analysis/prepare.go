@@ -140,6 +140,11 @@ func isGood(slo policies.SLO, r *sources.Request, unverified map[string]int64) b
 			ok = false
 		}
 	}
+	// an empty or one-token answer streams nothing to time: it is good
+	// only if the policy lowers slo.min_output_tokens
+	if r.OutputTokens >= 0 && r.OutputTokens < slo.OutputFloor() {
+		ok = false
+	}
 	check("ttft", slo.TTFT, r.TTFT, false)
 	// TPOT is undefined for a single output token: nothing to stream.
 	check("tpot", slo.TPOT, r.TPOT, r.OutputTokens >= 0 && r.OutputTokens <= 1)

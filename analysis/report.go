@@ -260,7 +260,11 @@ type Diagnostic struct {
 
 // ClassRow is the per-class breakdown of both arms.
 type ClassRow struct {
-	Class    string   `json:"class"`
+	Class string `json:"class"` // the policy class that sets the SLO
+	// Label is the input's own class label of the row's requests when the
+	// policy declares classes ("" for requests without one); omitted when
+	// the policy declares none (then Class is the label itself).
+	Label    string   `json:"label,omitempty"`
 	Baseline ClassArm `json:"baseline"`
 	Canary   ClassArm `json:"canary"`
 }

@@ -59,6 +59,24 @@ type SLO struct {
 	E2E     Duration `yaml:"e2e"`     // end-to-end latency, upper bound
 	MaxITL  Duration `yaml:"max_itl"` // largest inter-token gap, upper bound
 	Quality string   `yaml:"quality"` // "required" or "" (not judged)
+	// MinOutputTokens is the fewest output tokens a completion needs to be
+	// good (nil: DefaultMinOutputTokens; 0 lets empty completions count,
+	// e.g. for classification or embedding-like calls). A completion with
+	// 0 or 1 token has no TPOT to check, so without this floor an empty
+	// answer would pass every latency criterion.
+	MinOutputTokens *int64 `yaml:"min_output_tokens"`
+}
+
+// DefaultMinOutputTokens is the output-token floor of a good completion
+// when the policy does not set slo.min_output_tokens.
+const DefaultMinOutputTokens = 2
+
+// OutputFloor returns the SLO's output-token floor (the default when unset).
+func (s SLO) OutputFloor() int64 {
+	if s.MinOutputTokens == nil {
+		return DefaultMinOutputTokens
+	}
+	return *s.MinOutputTokens
 }
 
 // Class is a request class with its own SLO overrides.
@@ -127,9 +145,61 @@ type Gate struct {
 	Metric    string `yaml:"metric"`
 	Margin    Margin `yaml:"margin"`
 	Guardrail bool   `yaml:"guardrail"`
+	// Weight is the gate's share of the family-wise error rate α in the
+	// weighted Holm procedure across gates (any positive scale; 0 = unset).
+	// When no gate sets one, slo_attainment gets DefaultAttainmentWeight of
+	// α and the other gates share the rest equally; when some do, unset
+	// ones weigh 1.
+	Weight float64 `yaml:"weight"`
 	// Target is the SLO-attainment target of a capacity gate, a fraction in
 	// (0, 1) written as "99%" or 0.99 (default 0.99); 0 on other gates.
 	Target Fraction `yaml:"target"`
+}
+
+// DefaultAttainmentWeight is the share of α the slo_attainment gate gets
+// when no gate sets a weight: attainment carries the decision, the other
+// gates and guardrails share the rest.
+const DefaultAttainmentWeight = 0.6
+
+// GateWeights returns the weighted-Holm weight of each gate, summing to 1.
+func GateWeights(gates []Gate) []float64 {
+	w := make([]float64, len(gates))
+	if len(gates) == 0 {
+		return w
+	}
+	explicit, att := false, -1
+	for i, g := range gates {
+		explicit = explicit || g.Weight > 0
+		if g.Metric == "slo_attainment" && !g.Guardrail && att < 0 {
+			att = i
+		}
+	}
+	switch {
+	case explicit:
+		for i, g := range gates {
+			w[i] = 1
+			if g.Weight > 0 {
+				w[i] = g.Weight
+			}
+		}
+	case att >= 0 && len(gates) > 1:
+		for i := range w {
+			w[i] = (1 - DefaultAttainmentWeight) / float64(len(gates)-1)
+		}
+		w[att] = DefaultAttainmentWeight
+	default:
+		for i := range w {
+			w[i] = 1
+		}
+	}
+	total := 0.0
+	for _, v := range w {
+		total += v
+	}
+	for i := range w {
+		w[i] /= total
+	}
+	return w
 }
 
 // Fraction is a share in (0, 1), written "99%", "99.9%" or 0.99.
@@ -402,7 +472,7 @@ func firstPosError(err error) *posError {
 type schema map[string]schema
 
 func sloSchema() schema {
-	return schema{"ttft": nil, "tpot": nil, "e2e": nil, "max_itl": nil, "quality": nil}
+	return schema{"ttft": nil, "tpot": nil, "e2e": nil, "max_itl": nil, "quality": nil, "min_output_tokens": nil}
 }
 
 // policySchema is the key tree of a policy; nil marks a leaf.
@@ -418,7 +488,7 @@ func policySchema() schema {
 		}}},
 		"window":    {"warmup": leaf, "bucket": leaf},
 		"normalize": {"mix": leaf, "cache": leaf, "load": leaf, "weights": {"*": leaf}},
-		"gates":     {"[]": {"metric": leaf, "margin": leaf, "guardrail": leaf, "target": leaf}},
+		"gates":     {"[]": {"metric": leaf, "margin": leaf, "guardrail": leaf, "weight": leaf, "target": leaf}},
 		"cost":      {"accelerator_per_hour": leaf, "host_per_hour": leaf, "network_per_gb": leaf, "idle_reserve_per_hour": leaf},
 		"traffic":   {"canary_share": leaf},
 	}

@@ -859,6 +859,16 @@ func mdNormalization(r *analysis.Report) string {
 	return mdDetails("Normalization applied", b.String())
 }
 
+// ClassName names a class-table row: the policy class, and the input's own
+// class label when the policy's classes split the data by something else
+// ("default · label long").
+func ClassName(c analysis.ClassRow) string {
+	if c.Label == "" || c.Label == c.Class {
+		return c.Class
+	}
+	return c.Class + " · label " + c.Label
+}
+
 func mdClasses(r *analysis.Report) string {
 	if len(r.Classes) == 0 {
 		return ""
@@ -868,7 +878,7 @@ func mdClasses(r *analysis.Report) string {
 	b.WriteString("| class | offered | share | attainment | Δ attainment | TTFT p99 | TPOT p99 |\n|---|--:|--:|--:|--:|--:|--:|\n")
 	for _, c := range r.Classes {
 		d := float64(c.Canary.SLOAttainment) - float64(c.Baseline.SLOAttainment)
-		fmt.Fprintf(&b, "| %s | %s / %s | %s / %s | %s / %s | %s | %s / %s | %s / %s |\n", EscapeMarkdown(c.Class),
+		fmt.Fprintf(&b, "| %s | %s / %s | %s / %s | %s / %s | %s | %s / %s | %s / %s |\n", EscapeMarkdown(ClassName(c)),
 			mdInt(c.Baseline.Offered), mdInt(c.Canary.Offered),
 			mdValue(float64(c.Baseline.Share), "fraction"), mdValue(float64(c.Canary.Share), "fraction"),
 			mdValue(float64(c.Baseline.SLOAttainment), "fraction"), mdValue(float64(c.Canary.SLOAttainment), "fraction"),

@@ -171,7 +171,7 @@ func Text(w io.Writer, r *analysis.Report, opt TextOptions) error {
 		tw.printf("\n")
 		cl := [][]string{{"class", "share b/c", "attainment b/c", "TTFT p99 b/c", "TPOT p99 b/c"}}
 		for _, k := range r.Classes {
-			cl = append(cl, []string{Sanitize(k.Class), pct(k.Baseline.Share) + " / " + pct(k.Canary.Share),
+			cl = append(cl, []string{Sanitize(ClassName(k)), pct(k.Baseline.Share) + " / " + pct(k.Canary.Share),
 				pct(k.Baseline.SLOAttainment) + " / " + pct(k.Canary.SLOAttainment),
 				dur(k.Baseline.TTFTP99) + " / " + dur(k.Canary.TTFTP99), dur(k.Baseline.TPOTP99) + " / " + dur(k.Canary.TPOTP99)})
 		}

@@ -109,9 +109,29 @@ func TestCapacityRealInferencePerf(t *testing.T) {
 
 // TestCapacityNotIdentifiable: the two vLLM qps_04 files are one rate each,
 // below the knee: no capacity, exit 3, and the reason with the rates to add.
+// 14 of each file's 200 completions stopped after one output token, which
+// chat does not count as good (slo.min_output_tokens 2): the policy here
+// is chat with a floor of 1, so that all 200 are good as the benchmark
+// intended and the point lies below the knee.
 func TestCapacityNotIdentifiable(t *testing.T) {
 	b, c := vllmPair(t)
-	code, out, errs := runCLI(t, nil, "capacity", "--baseline", b, "--canary", c)
+	pol := filepath.Join(t.TempDir(), "chat1.yaml")
+	if err := os.WriteFile(pol, []byte(`name: chat1
+description: chat, one-token answers count
+slo: {ttft: 1s, tpot: 80ms, min_output_tokens: 1}
+classes:
+  - name: long
+    when: {prompt_tokens: {min: 8192}}
+    slo: {ttft: 4s}
+window: {warmup: auto, bucket: 10s}
+normalize: {mix: baseline, cache: auto, load: matched}
+gates:
+  - {metric: slo_attainment, margin: 1pp}
+confidence: 0.95
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runCLI(t, nil, "capacity", "--baseline", b, "--canary", c, "--policy", pol)
 	if code != ExitInconclusive {
 		t.Fatalf("exit %d, want 3\n%s%s", code, out, errs)
 	}
@@ -121,7 +141,7 @@ func TestCapacityNotIdentifiable(t *testing.T) {
 		}
 	}
 	golden(t, "qps04.txt", out)
-	if code, _, _ := runCLI(t, nil, "capacity", "--baseline", b, "--canary", c, "--fail-on-inconclusive"); code != ExitFail {
+	if code, _, _ := runCLI(t, nil, "capacity", "--baseline", b, "--canary", c, "--policy", pol, "--fail-on-inconclusive"); code != ExitFail {
 		t.Errorf("--fail-on-inconclusive: exit %d, want 1", code)
 	}
 }

@@ -120,6 +120,7 @@ func sanitizeReport(r *analysis.Report) *analysis.Report {
 	c.Classes = make([]analysis.ClassRow, len(r.Classes))
 	for i, cl := range r.Classes {
 		cl.Class = clean(cl.Class)
+		cl.Label = clean(cl.Label)
 		c.Classes[i] = cl
 	}
 	c.Normalization.Steps = make([]analysis.NormalizationStep, len(r.Normalization.Steps))
