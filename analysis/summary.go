@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"cmp"
+	"fmt"
 	"gonum.org/v1/gonum/stat"
 	"math"
 	"slices"
@@ -133,6 +134,28 @@ func (j *judgement) armSummary(a *armData) ArmSummary {
 	}
 	s.Latency = Latency{TTFT: quantiles(a.pooled("ttft")), TPOT: quantiles(a.pooled("tpot")), E2E: quantiles(a.pooled("e2e"))}
 	return s
+}
+
+// CacheShiftPP is how far apart (in percentage points) the arms'
+// prefix-cache hit rates must be before the mediator caveat is warned:
+// closer than that, the change did not alter caching enough for the
+// adjustment to hide a real effect.
+const CacheShiftPP = 2
+
+// cacheShifted reports whether the arms' hit rates differ by more than
+// CacheShiftPP, or are unknown.
+func cacheShifted(b, c *armData) bool {
+	hb, hc := cacheHitRate(b), cacheHitRate(c)
+	return !(math.Abs(hb-hc)*100 <= CacheShiftPP)
+}
+
+// cacheNote is said in the cache step when the mediator caveat is not
+// warned.
+func cacheNote(b, c *armData) string {
+	if cacheShifted(b, c) {
+		return ""
+	}
+	return fmt.Sprintf(" (within %d pp of each other: the change did not move caching, so adjusting for it hides no effect)", CacheShiftPP)
 }
 
 func cacheHitRate(a *armData) float64 {

@@ -115,7 +115,7 @@ func TestBadPolicies(t *testing.T) {
 }
 
 func TestLoad(t *testing.T) {
-	if _, err := Load("nosuch"); err == nil || !strings.Contains(err.Error(), "built-ins: batch, chat") {
+	if _, err := Load("nosuch"); err == nil || !strings.Contains(err.Error(), "built-ins: batch, bench, chat") {
 		t.Errorf("Load(nosuch) = %v", err)
 	}
 	p, err := Load("")

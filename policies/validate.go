@@ -157,8 +157,17 @@ func (p *Policy) validate(doc *yaml.Node) error {
 	if p.Window.Bucket == 0 {
 		p.Window.Bucket = Duration(10 * time.Second)
 	}
+	if err := oneOf(doc, p.Window.Implausible, "error", []string{"error", "drop"}, "window", "implausible"); err != nil {
+		return err
+	}
 	if b := time.Duration(p.Window.Bucket); b < time.Second || b > 10*time.Minute {
 		return nodeErr(find(doc, "window", "bucket"), "window.bucket: %v is outside 1s … 10m", b)
+	}
+	if err := oneOf(doc, p.Window.Untimed, "runs", []string{"runs", "requests"}, "window", "untimed"); err != nil {
+		return err
+	}
+	if p.Window.Untimed == "" {
+		p.Window.Untimed = "runs"
 	}
 	if err := oneOf(doc, p.Normalize.Mix, "none", []string{"none", "baseline", "canary", "pooled", "weights"}, "normalize", "mix"); err != nil {
 		return err

@@ -71,8 +71,12 @@ func Text(w io.Writer, r *analysis.Report, opt TextOptions) error {
 	if r.Judge != "" && r.Judge != "goodput" {
 		judge = fmt.Sprintf(", %s-style comparator judge", Sanitize(r.Judge))
 	}
-	tw.printf("%s %s  (policy %s, %d gates, confidence %g%s)\n", bold("goodput:"), verdictWord(r.Verdict, opt.Color),
-		Sanitize(r.Policy.Name), len(r.Metrics), r.Measurement.Confidence, judge)
+	nGates := fmt.Sprintf("%d gates", len(r.Metrics))
+	if len(r.Metrics) == 1 {
+		nGates = "1 gate"
+	}
+	tw.printf("%s %s  (policy %s, %s, confidence %g%s)\n", bold("goodput:"), verdictWord(r.Verdict, opt.Color),
+		Sanitize(r.Policy.Name), nGates, r.Measurement.Confidence, judge)
 	for _, reason := range r.Reasons {
 		tw.printf("  %s\n", Sanitize(reason))
 	}
@@ -138,7 +142,7 @@ func Text(w io.Writer, r *analysis.Report, opt TextOptions) error {
 	gates := [][]string{{"gate", "baseline", "canary", "delta", fmt.Sprintf("interval (%g%%)", math.Round(conf*1000)/10), "margin", "verdict", "n (b/c)"}}
 	var colors []analysis.Verdict
 	for _, m := range r.Metrics {
-		name := m.Name
+		name := Sanitize(m.Name) // a per-class gate's name holds the input's label
 		if m.Guardrail {
 			name += " (guardrail)"
 		}
@@ -158,7 +162,7 @@ func Text(w io.Writer, r *analysis.Report, opt TextOptions) error {
 	}
 	for _, m := range r.Metrics {
 		if m.Naive != nil {
-			tw.printf("  %s: naive %s [%s, %s] → adjusted %s [%s, %s]\n", m.Name, delta(m, m.Naive.Delta),
+			tw.printf("  %s: naive %s [%s, %s] → adjusted %s [%s, %s]\n", Sanitize(m.Name), delta(m, m.Naive.Delta),
 				delta(m, m.Naive.Interval[0]), delta(m, m.Naive.Interval[1]), delta(m, m.Delta), delta(m, m.Interval[0]), delta(m, m.Interval[1]))
 		}
 	}
@@ -225,6 +229,9 @@ func methods(ms []analysis.Metric) string {
 
 func window(w analysis.Window) string {
 	if w.Start == "" {
+		if !(float64(w.Seconds) > 0) {
+			return "unknown (no arrival times, no run duration)"
+		}
 		return secs(w.Seconds)
 	}
 	return fmt.Sprintf("%s … %s (%s)", w.Start, w.End, secs(w.Seconds))

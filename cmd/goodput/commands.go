@@ -10,6 +10,7 @@ import (
 func (a *app) commands() []*cobra.Command {
 	return []*cobra.Command{
 		a.newJudgeCmd(),
+		a.newWatchCmd(),
 		a.newCapacityCmd(),
 		a.newReviewCmdWith(reviewOptions{now: time.Now, judge: a.reviewJudge}),
 		a.newCommentCmd(),

@@ -47,9 +47,9 @@ func SweepFile(name string) bool {
 // bytes. Errors are *ParseError values naming the file and line.
 func ReadSweep(ctx context.Context, path string, r io.Reader) ([]sources.RatePoint, error) {
 	h := sha256.New()
-	buf, err := readAll(r, h)
+	buf, err := readWhole(path, r, h)
 	if err != nil {
-		return nil, fmt.Errorf("%s: reading: %w", path, err)
+		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
