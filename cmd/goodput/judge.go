@@ -171,6 +171,13 @@ func (a *app) judgeFiles(ctx context.Context, o *judgeOptions, progress io.Write
 		return nil, err
 	}
 	var base, can sources.Dataset
+	stage := fmt.Sprintf("reading %d baseline and %d canary files", len(o.Baseline), len(o.Canary))
+	if o.prom.enabled() {
+		stage = "querying " + o.prom.URL
+	}
+	// a line on a terminal's stderr while this takes more than 2 s
+	prog := a.startProgress(stage)
+	defer prog.Stop()
 	if o.prom.enabled() {
 		if base, can, err = o.prom.load(ctx, a.env, a.now); err != nil {
 			return nil, err
@@ -207,6 +214,7 @@ func (a *app) judgeFiles(ctx context.Context, o *judgeOptions, progress io.Write
 			}
 		}()
 	}
+	prog.Stage(fmt.Sprintf("judging %d baseline and %d canary requests (%d resamples per quantile gate)", len(base.Requests), len(can.Requests), o.Resamples))
 	switch o.Judge {
 	case "kayenta":
 		if base.Agg != nil || can.Agg != nil {
