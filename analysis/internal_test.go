@@ -191,8 +191,44 @@ func TestEfficiencyPolicyPowerScenarios(t *testing.T) {
 			if !slices.ContainsFunc(energy.Adjusted, func(s string) bool { return strings.HasPrefix(s, "matched offered load") }) {
 				t.Errorf("%s %s: energy gate not compared at matched load: %q", tc.file, in.name, energy.Adjusted)
 			}
+			// the kernel's speed is unchanged: busy GPU-seconds per good
+			// request stay within a 5% margin either way
+			gs, err := Judge(in.b, in.c, Config{Policy: gpuSecondsPolicy(t)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m := gs.Metrics[0]; m.Verdict != Pass {
+				t.Errorf("%s %s: gpu_seconds_per_good_request %s (%s), want pass", tc.file, in.name, m.Verdict, m.Reason)
+			}
+		}
+		// without metrics the energy gate cannot be passed
+		reqB.Metrics, reqC.Metrics = nil, nil
+		r, err := Judge(&reqB, &reqC, Config{Policy: pol})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Verdict == Pass || r.Metrics[0].Verdict != Inconclusive || !strings.Contains(r.Metrics[0].Reason, "no GPU power series") {
+			t.Errorf("%s without metrics: verdict %s, energy gate %s (%s); want inconclusive", tc.file, r.Verdict, r.Metrics[0].Verdict, r.Metrics[0].Reason)
+		}
+		if r.Timeline != nil || r.Arms.Baseline.Internal != nil {
+			t.Errorf("%s without metrics: timeline or internal section present", tc.file)
 		}
 	}
+}
+
+func gpuSecondsPolicy(t *testing.T) *policies.Policy {
+	t.Helper()
+	p, err := policies.Parse("gpu-seconds.yaml", []byte(`name: gpu-seconds
+slo: {ttft: 1s, tpot: 80ms}
+window: {warmup: auto, bucket: 10s}
+normalize: {mix: none, cache: none, load: matched}
+gates:
+  - {metric: gpu_seconds_per_good_request, margin: 5%}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 // workSlices builds a metrics-like arm with n slices of 15 s.
