@@ -326,3 +326,24 @@ func TestTimelineWidth(t *testing.T) {
 		}
 	}
 }
+
+// At low traffic a few requests per slice make attainment noisy: two
+// slices at 0 of 2 and 1 of 3 good are no evidence of a collapse.
+func TestDivergenceNeedsEvidence(t *testing.T) {
+	steady := func(arm sources.Arm) *workArm {
+		return workSlices(arm, 40, func(_ int, s *workSlice) { s.offered, s.good, s.goodHi = 3, 3, 3 })
+	}
+	noisy := workSlices(sources.Canary, 40, func(i int, s *workSlice) {
+		s.offered, s.good, s.goodHi = 3, 3, 3
+		switch i {
+		case 10:
+			s.offered, s.good, s.goodHi = 2, 0, 0
+		case 11:
+			s.good, s.goodHi = 1, 1
+		}
+	})
+	rows := timeline(steady(sources.Baseline), noisy, 15)
+	if fs := divergences(rows, steady(sources.Baseline), noisy, DivergenceOptions{}); len(fs) != 0 {
+		t.Errorf("findings %+v from 1 good of 5 requests, want none", fs)
+	}
+}
