@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/goodput-dev/goodput/sources/sim"
 )
@@ -22,6 +23,9 @@ type efficiencyScenario struct {
 	// wrong decision is counted (A/A and confounders: fail is the error,
 	// inconclusive is allowed)
 	strict bool
+	// overload: the divergence finding is right; elsewhere it is a false
+	// alarm
+	overload bool
 }
 
 func efficiencyScenarios() []efficiencyScenario {
@@ -29,7 +33,8 @@ func efficiencyScenarios() []efficiencyScenario {
 	return []efficiencyScenario{
 		{name: "A/A steady", yaml: "name: aa\n" + base, want: Pass},
 		{name: "A/A autocorrelated load (AR(1) σ 0.3, 3 min, drift ±15%)", builtin: "aa-autocorrelated", want: Pass},
-		{name: "A/A overloaded, replica lost (seed-overload)", builtin: "seed-overload", want: Pass},
+		{name: "A/A overloaded, replica lost (seed-overload)", builtin: "seed-overload", want: Pass, overload: true},
+		{name: "A/A low traffic (0.1 req/s per arm)", builtin: "low-traffic", want: Pass},
 		{name: "confounder: canary gets 45% of the traffic (idle power per request differs)",
 			yaml: "name: split\nduration: 10m\ntraffic:\n  rate: 60\n  canary_share: 0.45\nfleet:\n  replicas: 4\n", want: Pass},
 		{name: "canary draws 10% less power", yaml: "name: down\n" + base + "canary:\n  gpu: {idle_power_w: 81, max_power_w: 630}\n", want: Pass, strict: true},
@@ -42,8 +47,10 @@ func efficiencyScenarios() []efficiencyScenario {
 // replica, an unequal traffic split whose idle power per request differs
 // without any change — from the simulator's metrics alone, and reports the
 // energy gate's fail / pass / inconclusive rates with Monte Carlo standard
-// errors. A/A and confounders must fail at most 5% (+2 SE); the ±10% power
-// cases must be decided right at least 90% (−2 SE).
+// errors, and how often the divergence finding is named. A/A and
+// confounders must fail at most 5% (+2 SE); the ±10% power cases must be
+// decided right at least 90% (−2 SE); the finding must be named in at
+// least 90% of the overload runs and at most 5% of the others.
 //
 //	go test ./analysis -run TestEfficiencyCalibration -efficiency.replicates 30 -v
 func TestEfficiencyCalibration(t *testing.T) {
@@ -58,11 +65,7 @@ func TestEfficiencyCalibration(t *testing.T) {
 		var err error
 		if s.builtin != "" {
 			sc, err = sim.Builtin(s.builtin)
-			if s.builtin == "seed-overload" {
-				sc.Duration = sc.Duration / 2 // 10 min: the overload is minutes 6–10
-			} else {
-				sc.Duration = sc.Duration * 10 / 20
-			}
+			sc.Duration = 10 * time.Minute // seed-overload: the overload is minutes 6–10
 		} else {
 			sc, err = sim.ParseScenario(s.name, []byte(s.yaml))
 		}
@@ -70,6 +73,7 @@ func TestEfficiencyCalibration(t *testing.T) {
 			t.Fatal(err)
 		}
 		counts := map[Verdict]int{}
+		found := 0 // runs with a divergence finding
 		for i := range n {
 			_, _, metB, metC := simWithMetrics(t, sc, uint64(1000*(si+1)+i))
 			r, err := Judge(&metB, &metC, Config{Policy: pol, Seed: uint64(i + 1)})
@@ -77,6 +81,9 @@ func TestEfficiencyCalibration(t *testing.T) {
 				t.Fatal(err)
 			}
 			counts[r.Metrics[0].Verdict]++
+			if len(r.Findings) > 0 {
+				found++
+			}
 		}
 		rate := func(v Verdict) (float64, float64) {
 			p := float64(counts[v]) / float64(n)
@@ -85,8 +92,15 @@ func TestEfficiencyCalibration(t *testing.T) {
 		fail, failSE := rate(Fail)
 		pass, passSE := rate(Pass)
 		inc, incSE := rate(Inconclusive)
-		table = append(table, fmt.Sprintf("| %s | %s | %.1f ± %.1f%% | %.1f ± %.1f%% | %.1f ± %.1f%% |", s.name, s.want,
-			100*fail, 100*failSE, 100*pass, 100*passSE, 100*inc, 100*incSE))
+		fr := float64(found) / float64(n)
+		table = append(table, fmt.Sprintf("| %s | %s | %.1f ± %.1f%% | %.1f ± %.1f%% | %.1f ± %.1f%% | %.1f ± %.1f%% |", s.name, s.want,
+			100*fail, 100*failSE, 100*pass, 100*passSE, 100*inc, 100*incSE, 100*fr, 100*math.Sqrt(fr*(1-fr)/float64(n))))
+		if s.overload && fr < 0.9-2*math.Sqrt(0.09/float64(n)) {
+			t.Errorf("%s: divergence named in %.1f%% of runs, want ≥ 90%%", s.name, 100*fr)
+		}
+		if !s.overload && fr > 0.05+2*math.Sqrt(0.05*0.95/float64(n)) {
+			t.Errorf("%s: divergence falsely named in %.1f%% of runs, want ≤ 5%%", s.name, 100*fr)
+		}
 		bound := 2 * math.Sqrt(0.05*0.95/float64(n))
 		switch {
 		case s.strict && s.want == Fail:
@@ -104,5 +118,5 @@ func TestEfficiencyCalibration(t *testing.T) {
 		}
 	}
 	t.Logf("energy_per_good_request gate of the efficiency policy, %d replicates per scenario, metrics only:\n"+
-		"| scenario | right answer | fail | pass | inconclusive |\n|---|---|--:|--:|--:|\n%s", n, strings.Join(table, "\n"))
+		"| scenario | right answer | fail | pass | inconclusive | divergence named |\n|---|---|--:|--:|--:|--:|\n%s", n, strings.Join(table, "\n"))
 }
