@@ -1,10 +1,12 @@
 package analysis
 
 import (
+	"fmt"
 	"math"
 	"sort"
 	"strings"
 
+	"github.com/goodput-dev/goodput/policies"
 	"github.com/goodput-dev/goodput/sources"
 )
 
@@ -76,6 +78,75 @@ func coverage(recs []sources.CostRecord, lo, hi float64) float64 {
 	return covered / (hi - lo)
 }
 
+// minCostCoverage is the share of the window (and of each replica's
+// serving time) that cost records must cover.
+const minCostCoverage = 0.99
+
+// gatesCost reports whether the policy gates on cost per good request.
+func gatesCost(p *policies.Policy) bool {
+	for _, g := range p.Gates {
+		if g.Metric == "cost_per_good_request" {
+			return true
+		}
+	}
+	return false
+}
+
+// replicaCoverage checks, when the arm's cost records name replicas, that
+// every replica serving requests in the analysed window has records
+// covering the span from its first to its last request there. It returns
+// one line per replica that falls short.
+func (a *armData) replicaCoverage(recs []sources.CostRecord) []string {
+	byReplica := map[string][]sources.CostRecord{}
+	for _, r := range recs {
+		if r.Arm == a.arm && r.Replica != "" {
+			byReplica[r.Replica] = append(byReplica[r.Replica], r)
+		}
+	}
+	if len(byReplica) == 0 {
+		return nil // arm-wide records: the window coverage says it all
+	}
+	type span struct {
+		lo, hi float64
+		n      int
+	}
+	serving := map[string]*span{}
+	for i := range a.ds.Requests {
+		r := &a.ds.Requests[i]
+		if !a.keep[i] || r.Replica == "" {
+			continue
+		}
+		s := serving[r.Replica]
+		if s == nil {
+			s = &span{lo: r.Time, hi: r.Time}
+			serving[r.Replica] = s
+		}
+		s.lo, s.hi, s.n = math.Min(s.lo, r.Time), math.Max(s.hi, r.Time), s.n+1
+	}
+	names := make([]string, 0, len(serving))
+	for n := range serving {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var out []string
+	for _, n := range names {
+		s := serving[n]
+		mine := byReplica[n]
+		if len(mine) == 0 {
+			out = append(out, fmt.Sprintf("replica %q served %d requests but has no cost records", n, s.n))
+			continue
+		}
+		hi := s.hi
+		if hi <= s.lo {
+			hi = s.lo + a.bucketSecs // a single request: its bucket
+		}
+		if cov := coverage(mine, s.lo, hi); cov < minCostCoverage {
+			out = append(out, fmt.Sprintf("replica %q's cost records cover %.1f%% of its serving time (%d requests)", n, cov*100, s.n))
+		}
+	}
+	return out
+}
+
 // rateCost prices the arm's analysed window from the policy's rates: replica
 // time at accelerator + host rates, the idle reserve per arm-hour.
 func (j *judgement) rateCost(a *armData) (armCost, bool) {
@@ -105,8 +176,17 @@ func (j *judgement) costs() (ok bool, err error) {
 			if err != nil {
 				return false, err
 			}
-			if c.covered < 0.99 {
-				j.warnf("%s: cost records cover %.1f%% of the analysed window: uncovered time is counted as free", a.arm, c.covered*100)
+			problems := a.replicaCoverage(j.cfg.Cost)
+			if c.covered < minCostCoverage {
+				problems = append([]string{fmt.Sprintf("cost records cover %.1f%% of the analysed window", c.covered*100)}, problems...)
+			}
+			if len(problems) > 0 {
+				if gatesCost(j.p) {
+					// missing cost is cheaper cost: never a pass
+					return false, &DataError{Arm: a.arm, Msg: strings.Join(problems, "; ") +
+						": the cost per good request would count the missing time as free; give every replica's cost records for the whole window"}
+				}
+				j.warnf("%s: %s: uncovered time is counted as free", a.arm, strings.Join(problems, "; "))
 			}
 			a.cost = &c
 		}

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -130,5 +131,60 @@ func TestCostErrors(t *testing.T) {
 	all := append(onlyBase, perMinute(sources.Canary, 1.7e9, 5, 1, 2)...)
 	if _, err := Judge(b.dataset(sources.Baseline), noClock, Config{Policy: p, Cost: all}); err == nil || !strings.Contains(err.Error(), "wall-clock") {
 		t.Errorf("cost without wall clock: %v", err)
+	}
+}
+
+// TestCostPerReplicaCoverage (hardening item 2): a canary 8% dearer fails
+// the cost gate; with one replica's cost rows removed, or every other row,
+// the same canary looked cheaper and passed. A replica with requests but no
+// (or too few) cost records is now an error for a cost gate, and a warning
+// naming the replica without one.
+func TestCostPerReplicaCoverage(t *testing.T) {
+	const t0 = 1.7e9
+	base := synth{n: 36000, rate: 30, ttftMed: 0.3, tpotMed: 0.04, replicas: 2, seed: 21}
+	can := base
+	can.seed = 22
+	full := append(perMinute(sources.Baseline, t0, 21, 2, 2.0), perMinute(sources.Canary, t0, 21, 2, 2.0*1.08)...)
+	var noB, everyOther []sources.CostRecord
+	for _, r := range full {
+		if r.Arm == sources.Canary && r.Replica == "b" {
+			continue
+		}
+		noB = append(noB, r)
+	}
+	for _, r := range full {
+		// every other minute's rows (both replicas)
+		if r.Arm == sources.Canary && int(r.Start-t0)/60%2 == 1 {
+			continue
+		}
+		everyOther = append(everyOther, r)
+	}
+	r, err := Judge(base.dataset(sources.Baseline), can.dataset(sources.Canary), Config{Policy: costPolicy(t), Cost: full})
+	if err != nil || metric(t, r, "cost_per_good_request").Verdict != Fail {
+		t.Fatalf("complete records: %v; want the cost gate to fail", err)
+	}
+	for _, tc := range []struct {
+		name string
+		recs []sources.CostRecord
+		want string
+	}{
+		{"one replica's rows removed", noB, `replica "b" served`},
+		{"every other minute's rows removed", everyOther, `cost records cover 5`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Judge(base.dataset(sources.Baseline), can.dataset(sources.Canary), Config{Policy: costPolicy(t), Cost: tc.recs})
+			var de *DataError
+			if !errors.As(err, &de) || de.Arm != sources.Canary || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want a canary DataError containing %q", err, tc.want)
+			}
+			// without a cost gate the report is made, with the warning
+			r, err := Judge(base.dataset(sources.Baseline), can.dataset(sources.Canary), Config{Policy: chat(t), Cost: tc.recs})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(strings.Join(r.Warnings, "\n"), tc.want) {
+				t.Errorf("warnings %q lack %q", r.Warnings, tc.want)
+			}
+		})
 	}
 }

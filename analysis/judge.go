@@ -66,15 +66,16 @@ func Judge(baseline, canary *sources.Dataset, cfg Config) (*Report, error) {
 		return judgeAggregate(baseline, canary, cfg)
 	}
 	cls := newClassifier(p)
-	b, err := prepare(baseline, p, cls)
+	origin, paired := pairing(baseline, canary)
+	b, err := prepare(baseline, p, cls, origin)
 	if err != nil {
 		return nil, err
 	}
-	c, err := prepare(canary, p, cls)
+	c, err := prepare(canary, p, cls, origin)
 	if err != nil {
 		return nil, err
 	}
-	j := &judgement{p: p, cfg: cfg, b: b, c: c, cls: cls}
+	j := &judgement{p: p, cfg: cfg, b: b, c: c, cls: cls, paired: paired}
 	if _, err := j.costs(); err != nil {
 		return nil, err
 	}
@@ -91,6 +92,48 @@ type judgement struct {
 	b, c               *armData
 	cls                *classifier
 	warns              []string
+	// paired is true when both arms ran at the same time on one clock and
+	// share one bucket grid: count gates then take the paired variance
+	paired bool
+}
+
+// MinPairedOverlap is the least share of each arm's run that must overlap
+// the other's for the arms to be paired in time.
+const MinPairedOverlap = 0.5
+
+// pairing decides whether the arms are analysed as paired in time: both on
+// the epoch clock with every arrival known, and each arm's run overlapping
+// the other's for at least MinPairedOverlap of its length. It returns the
+// common grid origin (the earlier first arrival), or NaN when the arms are
+// independent (benchmark files run one after the other, per-file clocks).
+func pairing(b, c *sources.Dataset) (float64, bool) {
+	span := func(ds *sources.Dataset) (lo, hi float64, ok bool) {
+		if ds.Clock != sources.ClockEpoch || len(ds.Requests) == 0 {
+			return 0, 0, false
+		}
+		lo, hi = math.Inf(1), math.Inf(-1)
+		for i := range ds.Requests {
+			t := ds.Requests[i].Time
+			if !sources.Known(t) {
+				return 0, 0, false
+			}
+			lo, hi = math.Min(lo, t), math.Max(hi, t)
+		}
+		if ds.Duration > 0 && lo+ds.Duration > hi {
+			hi = lo + ds.Duration
+		}
+		return lo, hi, hi > lo
+	}
+	lb, hb, okb := span(b)
+	lc, hc, okc := span(c)
+	if !okb || !okc {
+		return math.NaN(), false
+	}
+	ov := math.Min(hb, hc) - math.Max(lb, lc)
+	if ov < MinPairedOverlap*(hb-lb) || ov < MinPairedOverlap*(hc-lc) {
+		return math.NaN(), false
+	}
+	return math.Min(lb, lc), true
 }
 
 func (j *judgement) warnf(format string, a ...any) {
@@ -110,7 +153,9 @@ func (j *judgement) report() *Report {
 			j.warnf("%s: %s", a.arm, w)
 		}
 		r.Inputs = append(r.Inputs, a.ds.Inputs...)
-		if a.pseudo {
+		if a.pseudo && bucketSize(a) == 1 {
+			j.warnf("%s: without arrival times, each request is its own unit (policy window.untimed: requests): intervals treat one run's requests as independent and leave run-to-run variance out; give several runs per arm to bring it in", a.arm)
+		} else if a.pseudo {
 			j.warnf("%s: without arrival times, buckets are runs of %d consecutive requests in file order, not time slices", a.arm, bucketSize(a))
 		}
 		for _, k := range sortedKeys(a.unverified) {
@@ -133,7 +178,7 @@ func (j *judgement) report() *Report {
 	r.Verdict, r.Reasons = overall(r.Metrics)
 	j.metricsWarnings()
 	internalView(r, j.work(j.b), j.work(j.c), j.p.Window.Bucket.Seconds())
-	r.Warnings = j.warns
+	r.Warnings = onceForBothArms(j.warns, j.b, j.c)
 	if r.Warnings == nil {
 		r.Warnings = []string{}
 	}
@@ -176,6 +221,9 @@ func overall(ms []Metric) (Verdict, []string) {
 		return Fail, reasons
 	case len(incs) > 0:
 		return Inconclusive, incs
+	}
+	if len(ms) == 1 {
+		return Pass, []string{"the one gate passes"}
 	}
 	return Pass, []string{fmt.Sprintf("all %d gates pass", len(ms))}
 }
@@ -266,16 +314,21 @@ func (j *judgement) normalization() Normalization {
 	steps = append(steps, w)
 	if p.Normalize.Load == "matched" {
 		lb, lc := offeredLoad(j.b), offeredLoad(j.c)
-		steps = append(steps, NormalizationStep{Name: "load", Setting: "matched", Applied: true,
-			Detail: fmt.Sprintf("offered load per replica-second: baseline %.4g, canary %.4g (%+.1f%%); goodput gates compare good output per offered request, i.e. at the baseline's load",
-				lb, lc, (lc/lb-1)*100) + j.likeForLike()})
+		detail := fmt.Sprintf("offered load per replica-second: baseline %.4g, canary %.4g (%+.1f%%); goodput gates compare good output per offered request, i.e. at the baseline's load",
+			lb, lc, (lc/lb-1)*100)
+		if math.IsNaN(lb) || math.IsNaN(lc) {
+			// no run duration in an input: there is no load to match
+			detail = "offered load unknown (an input has neither a run duration nor arrival times): nothing matched"
+		}
+		steps = append(steps, NormalizationStep{Name: "load", Setting: "matched", Applied: !math.IsNaN(lb) && !math.IsNaN(lc),
+			Detail: detail + j.likeForLike()})
 	}
 	if p.Normalize.Load == "flag" {
 		steps = append(steps, NormalizationStep{Name: "load", Setting: "flag", Applied: false,
 			Detail: strings.TrimPrefix(j.likeForLike(), "; ")})
 	}
 	if m := j.mix; m != nil {
-		detail := fmt.Sprintf("standardized to the %s mix over %d strata (%s); quantile gates compare subsamples thinned to that mix", m.mode, len(m.names), m.by)
+		detail := fmt.Sprintf("standardized to the %s mix over %s (%s); quantile gates take quantiles of that mixture, every value weighted by its stratum's reference share over the stratum's count", m.mode, plural(len(m.names), "stratum", "strata"), m.by)
 		if m.mixes != "" {
 			detail += "; " + m.mixes
 		}
@@ -285,7 +338,7 @@ func (j *judgement) normalization() Normalization {
 		steps = append(steps, NormalizationStep{Name: "mix", Setting: p.Normalize.Mix, Applied: len(m.notes) > 0, Detail: detail})
 		if p.Normalize.Cache != "none" {
 			steps = append(steps, NormalizationStep{Name: "cache", Setting: p.Normalize.Cache, Applied: m.cache != "none",
-				Detail: fmt.Sprintf("%s: %s; hit rate baseline %s, canary %s", m.cache, m.cacheReason, pctOrNA(cacheHitRate(j.b)), pctOrNA(cacheHitRate(j.c)))})
+				Detail: fmt.Sprintf("%s: %s; hit rate baseline %s, canary %s%s", m.cache, m.cacheReason, pctOrNA(cacheHitRate(j.b)), pctOrNA(cacheHitRate(j.c)), cacheNote(j.b, j.c))})
 		}
 	}
 	for _, s := range []struct{ name, setting string }{{"mix", p.Normalize.Mix}, {"cache", p.Normalize.Cache}, {"load", p.Normalize.Load}} {
@@ -294,7 +347,7 @@ func (j *judgement) normalization() Normalization {
 		}
 		if s.name == "cache" && s.setting != "none" {
 			steps = append(steps, NormalizationStep{Name: "cache", Setting: s.setting, Applied: j.cache == "adjust",
-				Detail: fmt.Sprintf("%s: %s; hit rate baseline %s, canary %s", j.cache, j.cacheReason, pctOrNA(cacheHitRate(j.b)), pctOrNA(cacheHitRate(j.c)))})
+				Detail: fmt.Sprintf("%s: %s; hit rate baseline %s, canary %s%s", j.cache, j.cacheReason, pctOrNA(cacheHitRate(j.b)), pctOrNA(cacheHitRate(j.c)), cacheNote(j.b, j.c))})
 			continue
 		}
 		st := NormalizationStep{Name: s.name, Setting: s.setting}
@@ -317,10 +370,10 @@ func (j *judgement) normalization() Normalization {
 	return Normalization{Steps: steps}
 }
 
-// replicaEvents finds replicas lost or silent mid-window in each arm, so a
-// failure is reported rather than blamed on the change (goodput gates are
-// per replica-second and at matched offered load, so a lost replica's
-// missing traffic does not count against either arm).
+// replicaEvents finds replicas lost or silent mid-window in each arm. A
+// baseline loss is reported and not blamed on the change (goodput gates
+// compare at matched offered load); a canary loss is the canary's own
+// outcome, reported as counted against it: its requests stay in every gate.
 func (j *judgement) replicaEvents() string {
 	var parts []string
 	for _, a := range []*armData{j.b, j.c} {
@@ -349,7 +402,13 @@ func (j *judgement) replicaEvents() string {
 		for _, ev := range normalize.ReplicaLoss(acts, normalize.LossOptions{BucketSecs: a.bucketSecs}) {
 			msg := fmt.Sprintf("%s: replica %s %s: %s", a.arm, ev.Replica, ev.Kind, ev.Reason)
 			parts = append(parts, msg)
-			j.warnf("%s (not blamed on the change: goodput is compared per replica-second)", msg)
+			if a.arm == sources.Canary {
+				// losing a replica under the change is the canary's own
+				// outcome: its requests stay in every gate as served
+				j.warnf("%s (counted against the canary: its requests on the remaining replicas are judged as served)", msg)
+			} else {
+				j.warnf("%s (not blamed on the change: goodput is compared at matched offered load)", msg)
+			}
 		}
 	}
 	return strings.Join(parts, "; ")

@@ -181,7 +181,10 @@ func TestGoodCriteria(t *testing.T) {
 		{"long prompt over 4s", mk(func(r *sources.Request) { r.PromptTokens = 9000; r.TTFT = 4.5 }), false},
 		{"failed is never good", mk(func(r *sources.Request) { r.Status = sources.StatusError }), false},
 		{"unknown ttft is not good", mk(func(r *sources.Request) { r.TTFT = math.NaN() }), false},
-		{"one output token needs no tpot", mk(func(r *sources.Request) { r.OutputTokens = 1; r.TPOT = math.NaN() }), true},
+		{"one output token is not a good answer", mk(func(r *sources.Request) { r.OutputTokens = 1; r.TPOT = math.NaN() }), false},
+		{"an empty answer is not good", mk(func(r *sources.Request) { r.OutputTokens = 0; r.TPOT = math.NaN() }), false},
+		{"two output tokens are enough", mk(func(r *sources.Request) { r.OutputTokens = 2 }), true},
+		{"unknown output length is judged on latency", mk(func(r *sources.Request) { r.OutputTokens = -1 }), true},
 		{"unknown tpot with many tokens is not good", mk(func(r *sources.Request) { r.TPOT = math.NaN() }), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -190,6 +193,14 @@ func TestGoodCriteria(t *testing.T) {
 				t.Errorf("good = %v, want %v", got, tc.good)
 			}
 		})
+	}
+	// a policy may let one-token answers count (classification calls):
+	// then TPOT, undefined for one token, is not required
+	one := int64(1)
+	p.SLO.MinOutputTokens = &one
+	r := mk(func(r *sources.Request) { r.OutputTokens = 1; r.TPOT = math.NaN() })
+	if !isGood(p.SLO, r, map[string]int64{}) {
+		t.Error("with slo.min_output_tokens: 1 a one-token completion within the TTFT limit should be good")
 	}
 }
 

@@ -16,11 +16,14 @@ import (
 // prefix-cache hit bands when the cache is stratified) and which reference
 // weights.
 type mixPlan struct {
-	mode        string // normalize.Weights mode
-	by          string // what the strata are, for the report
-	names       []string
-	index       map[string]int32
-	cache       string // stratify | adjust | none: the cache handling chosen
+	mode  string // normalize.Weights mode
+	by    string // what the strata are, for the report
+	names []string
+	index map[string]int32
+	cache string // stratify | adjust | none: the cache handling chosen
+	// fold maps a stray cache band (under StrayBandShare of both arms) to
+	// the band its requests are counted in
+	fold        map[string]string
 	cacheReason string
 	// stratum of each request per arm, −1 when not analysed
 	b, c []int32
@@ -42,11 +45,16 @@ func (j *judgement) planMix() *mixPlan {
 	// cache handling
 	if cache != "none" {
 		bandsB, bandsC := cacheBands(j.b), cacheBands(j.c)
+		plan.fold = strayBands(bandsB, bandsC)
+		bandsB, bandsC = foldBands(bandsB, plan.fold), foldBands(bandsC, plan.fold)
 		switch cache {
 		case "stratify":
 			plan.cache, plan.cacheReason = "stratify", "requested"
 		case "adjust":
 			plan.cache, plan.cacheReason = "adjust", "requested"
+			if mode != "none" {
+				plan.cache, plan.cacheReason = "none", "adjust requested, but CUPED compares mean bucket attainment over each arm's own mix and would replace the mix-standardized comparison: not applied (set normalize.mix: none to use it)"
+			}
 		case "auto":
 			if ok, why := baselineBandsCovered(bandsB, bandsC, mode); ok {
 				plan.cache, plan.cacheReason = "stratify", why
@@ -59,12 +67,25 @@ func (j *judgement) planMix() *mixPlan {
 				plan.cache = "stratify"
 			case normalize.CacheModeAdjust:
 				plan.cache = "adjust"
+				if mode != "none" {
+					// CUPED compares mean bucket attainment of the arms'
+					// own mixes: it would replace the mix-standardized
+					// estimate, so it is not used
+					plan.cache = "none"
+					plan.cacheReason = "no cache adjustment: the bands are too thin to stratify and CUPED on the hit rate would replace the mix-standardized comparison (" + ch.Reason + ")"
+				}
 			}
 		}
-		switch plan.cache {
-		case "stratify":
+		if plan.cache == "stratify" && len(plan.fold) > 0 {
+			plan.cacheReason += "; " + foldText(plan.fold)
+		}
+		switch {
+		case !cacheShifted(j.b, j.c):
+			// the caveat matters only when the change moved the hit
+			// rate; the cache step's detail says it did not
+		case plan.cache == "stratify":
 			j.warnf("prefix-cache bands are strata: %s", normalize.MediatorCaveat)
-		case "adjust":
+		case plan.cache == "adjust":
 			j.warnf("slo_attainment is CUPED-adjusted for the per-bucket prefix-cache hit rate: %s", normalize.MediatorCaveat)
 		}
 		j.cache, j.cacheReason = plan.cache, plan.cacheReason
@@ -76,22 +97,46 @@ func (j *judgement) planMix() *mixPlan {
 		mode = "baseline"
 	}
 	plan.mode = mode
-	useClasses := len(j.cls.names) > 1
-	plan.by = "token-length bands"
-	if useClasses {
+	// Strata: the request's own class label where the input gives one, its
+	// token-length band where not, crossed with the policy class that sets
+	// its SLO (policy classes assign SLOs; they never erase what the data
+	// says). Explicit weights name policy classes, so with mix: weights the
+	// strata are the policy classes.
+	policyClasses := len(j.p.Classes) > 0
+	labelled := hasLabels(j.b) || hasLabels(j.c)
+	byWeights := mode == normalize.MixWeights && len(j.cls.names) > 1
+	switch {
+	case byWeights:
 		plan.by = "classes"
+	case labelled && policyClasses:
+		plan.by = "class labels × policy classes"
+	case labelled:
+		plan.by = "class labels"
+	case policyClasses:
+		plan.by = "token-length bands × policy classes"
+	default:
+		plan.by = "token-length bands"
 	}
 	if plan.cache == "stratify" {
 		plan.by += " × prefix-cache hit bands"
 	}
 	key := func(a *armData, i int) string {
 		r := &a.ds.Requests[i]
-		k := normalize.Band(r.PromptTokens, r.OutputTokens)
-		if useClasses {
+		var k string
+		switch {
+		case byWeights:
 			k = j.cls.names[a.class[i]]
+		case r.Class != "" && policyClasses:
+			k = r.Class + " × " + j.cls.names[a.class[i]]
+		case r.Class != "":
+			k = r.Class
+		case policyClasses:
+			k = normalize.Band(r.PromptTokens, r.OutputTokens) + " × " + j.cls.names[a.class[i]]
+		default:
+			k = normalize.Band(r.PromptTokens, r.OutputTokens)
 		}
 		if plan.cache == "stratify" {
-			k += " · " + normalize.CacheBand(r.CachedTokens, r.PromptTokens)
+			k += " · " + plan.cacheBand(r)
 		}
 		return k
 	}
@@ -137,6 +182,90 @@ func (j *judgement) planMix() *mixPlan {
 	return plan
 }
 
+// StrayBandShare is the share of an arm's analysed requests under which a
+// prefix-cache band counts as stray in both arms: its requests are counted
+// in the nearest band, so that a handful of requests in an otherwise empty
+// band (an off-by-one in cached tokens, one cold request) cannot switch the
+// cache handling.
+const StrayBandShare = 0.01
+
+// strayBands maps each stray band to the band it is folded into: the
+// nearest populated band in hit rate (partial folds into whichever of none
+// and mostly holds more requests).
+func strayBands(bandsB, bandsC map[string]float64) map[string]string {
+	total := func(m map[string]float64) float64 {
+		t := 0.0
+		for _, v := range m {
+			t += v
+		}
+		return math.Max(t, 1)
+	}
+	tb, tc := total(bandsB), total(bandsC)
+	stray := func(b string) bool { return bandsB[b]/tb < StrayBandShare && bandsC[b]/tc < StrayBandShare }
+	size := func(b string) float64 { return bandsB[b]/tb + bandsC[b]/tc }
+	order := []string{normalize.CacheNone, normalize.CachePartial, normalize.CacheMostly}
+	out := map[string]string{}
+	for i, b := range order {
+		if size(b) == 0 || !stray(b) {
+			continue
+		}
+		best, bestD := "", 99
+		for k, o := range order {
+			if k == i || stray(o) {
+				continue
+			}
+			d := k - i
+			if d < 0 {
+				d = -d
+			}
+			if d < bestD || (d == bestD && size(o) > size(best)) {
+				best, bestD = o, d
+			}
+		}
+		if best != "" {
+			out[b] = best
+		}
+	}
+	return out
+}
+
+func foldBands(m map[string]float64, fold map[string]string) map[string]float64 {
+	out := map[string]float64{}
+	for b, n := range m {
+		if to, ok := fold[b]; ok {
+			b = to
+		}
+		out[b] += n
+	}
+	return out
+}
+
+func foldText(fold map[string]string) string {
+	var parts []string
+	for _, b := range sortedKeys(fold) {
+		parts = append(parts, fmt.Sprintf("%q counted in %q (under %g%% of both arms)", b, fold[b], 100*StrayBandShare))
+	}
+	return "stray band(s) " + strings.Join(parts, ", ")
+}
+
+// cacheBand is the request's prefix-cache band after folding stray bands.
+func (plan *mixPlan) cacheBand(r *sources.Request) string {
+	b := normalize.CacheBand(r.CachedTokens, r.PromptTokens)
+	if to, ok := plan.fold[b]; ok {
+		return to
+	}
+	return b
+}
+
+func hasLabels(a *armData) bool {
+	for i := range a.ds.Requests {
+		if a.ds.Requests[i].Class != "" {
+			return true
+		}
+	}
+	return false
+}
+
 func cacheBands(a *armData) map[string]float64 {
 	m := map[string]float64{}
 	for i := range a.ds.Requests {
@@ -152,7 +281,12 @@ func cacheBands(a *armData) map[string]float64 {
 // strata builds an arm's per-stratum, per-bucket totals of num/den over
 // the analysed buckets.
 func (plan *mixPlan) strata(a *armData, stratum []int32, num, den func(i int) float64) normalize.Strata {
-	nb := len(a.buckets) - a.firstKept
+	return plan.strataOn(a, stratum, num, den, a.firstKept, len(a.buckets)-a.firstKept)
+}
+
+// strataOn is strata on the bucket range [from, from+nb) of the arm's grid
+// (for paired arms: the common range of both arms' analysed buckets).
+func (plan *mixPlan) strataOn(a *armData, stratum []int32, num, den func(i int) float64, from, nb int) normalize.Strata {
 	s := normalize.Strata{Names: plan.names, Num: make([][]float64, len(plan.names)), Den: make([][]float64, len(plan.names))}
 	for k := range plan.names {
 		s.Num[k], s.Den[k] = make([]float64, nb), make([]float64, nb)
@@ -161,7 +295,10 @@ func (plan *mixPlan) strata(a *armData, stratum []int32, num, den func(i int) fl
 		if si < 0 {
 			continue
 		}
-		t := int(a.bidx[i]) - a.firstKept
+		t := int(a.bidx[i]) - from
+		if t < 0 || t >= nb {
+			continue
+		}
 		s.Num[si][t] += num(i)
 		s.Den[si][t] += den(i)
 	}
@@ -183,9 +320,19 @@ func (j *judgement) standardized(metric string, num, den func(a *armData, i int)
 		return adj, naive, 0, 0, err
 	}
 	var res normalize.MixResult
-	if logScale {
+	switch from, nb := j.grid(); {
+	case j.paired:
+		// the same totals on the common bucket range of both arms
+		xb = plan.strataOn(j.b, plan.b, bind(j.b, num), bind(j.b, den), from, nb)
+		xc = plan.strataOn(j.c, plan.c, bind(j.c, num), bind(j.c, den), from, nb)
+		if logScale {
+			res, err = normalize.StandardizeLogPaired(xc, xb, w, conf)
+		} else {
+			res, err = normalize.StandardizePaired(xc, xb, w, conf)
+		}
+	case logScale:
 		res, err = normalize.StandardizeLog(xc, xb, w, conf)
-	} else {
+	default:
 		res, err = normalize.Standardize(xc, xb, w, conf)
 	}
 	if err != nil {
@@ -230,6 +377,36 @@ func requestRejected(a *armData, i int) float64 {
 	return 0
 }
 
+func requestCanceled(a *armData, i int) float64 {
+	if a.ds.Requests[i].Status == sources.StatusCanceled {
+		return 1
+	}
+	return 0
+}
+
+func requestRetry(a *armData, i int) float64 {
+	if a.ds.Requests[i].Attempt > 1 {
+		return 1
+	}
+	return 0
+}
+
+func requestCompleted(a *armData, i int) float64 {
+	if a.ds.Requests[i].Status == sources.StatusOK {
+		return 1
+	}
+	return 0
+}
+
+// requestOutputTokens counts a completion's output tokens (0 when unknown).
+func requestOutputTokens(a *armData, i int) float64 {
+	r := &a.ds.Requests[i]
+	if r.Status == sources.StatusOK && r.OutputTokens > 0 {
+		return float64(r.OutputTokens)
+	}
+	return 0
+}
+
 // mixTotals reports each arm's share per stratum for the report.
 func (plan *mixPlan) shares(stratum []int32) []float64 {
 	out := make([]float64, len(plan.names))
@@ -246,58 +423,35 @@ func (plan *mixPlan) shares(stratum []int32) []float64 {
 	return out
 }
 
-// thinned returns both arms' latency samples per analysed bucket, thinned
-// deterministically so that each arm's mix of strata equals the reference
-// weights: every stratum keeps the same fraction of its share, the largest
-// that the scarcest stratum allows, and the kept values are spread evenly
-// in time order. Quantiles of a mixture cannot be standardised by
-// reweighting ratios, so they are compared on these matched subsamples.
-func (plan *mixPlan) thinned(j *judgement, latency string) (xb, xc [][]float64, keptB, keptC int) {
+// stratSamples returns both arms' latency values per analysed bucket with
+// each value's stratum, and the reference weights, for quantiles of the
+// reference mixture (stats.StratifiedQuantileLogRatio): every value stays in,
+// weighted by its stratum's reference weight over the stratum's count.
+func (plan *mixPlan) stratSamples(j *judgement, latency string) (xb, xc [][]float64, sb, sc [][]int32, w []float64, err error) {
 	one := func(int) float64 { return 1 }
 	xbS := plan.strata(j.b, plan.b, one, one)
 	xcS := plan.strata(j.c, plan.c, one, one)
-	w, err := normalize.Weights(plan.mode, xcS, xbS, j.p.Normalize.Weights)
+	w, err = normalize.Weights(plan.mode, xcS, xbS, j.p.Normalize.Weights)
 	if err != nil {
-		return nil, nil, 0, 0
+		return nil, nil, nil, nil, nil, err
 	}
-	thin := func(a *armData, stratum []int32) ([][]float64, int) {
-		counts := make([]float64, len(plan.names))
-		for i, s := range stratum {
-			if s >= 0 && latencyOf(&a.ds.Requests[i], latency) {
-				counts[s]++
-			}
-		}
-		scale := math.Inf(1)
-		for s, wt := range w {
-			if wt > 0 {
-				scale = math.Min(scale, counts[s]/wt)
-			}
-		}
-		if math.IsInf(scale, 0) || scale == 0 {
-			return nil, 0
-		}
-		seen := make([]float64, len(plan.names))
-		out := make([][]float64, len(a.buckets)-a.firstKept)
-		kept := 0
+	collect := func(a *armData, stratum []int32) ([][]float64, [][]int32) {
+		nb := len(a.buckets) - a.firstKept
+		vals, ids := make([][]float64, nb), make([][]int32, nb)
 		for i, s := range stratum {
 			r := &a.ds.Requests[i]
 			if s < 0 || !latencyOf(r, latency) {
 				continue
 			}
-			target := math.Floor(scale * w[s])
-			// keep the k-th value of the stratum when ⌊(k+1)·t/n⌋ steps
-			if math.Floor((seen[s]+1)*target/counts[s]) > math.Floor(seen[s]*target/counts[s]) {
-				t := int(a.bidx[i]) - a.firstKept
-				out[t] = append(out[t], latencyValue(r, latency))
-				kept++
-			}
-			seen[s]++
+			t := int(a.bidx[i]) - a.firstKept
+			vals[t] = append(vals[t], latencyValue(r, latency))
+			ids[t] = append(ids[t], s)
 		}
-		return out, kept
+		return vals, ids
 	}
-	xb, keptB = thin(j.b, plan.b)
-	xc, keptC = thin(j.c, plan.c)
-	return xb, xc, keptB, keptC
+	xb, sb = collect(j.b, plan.b)
+	xc, sc = collect(j.c, plan.c)
+	return xb, xc, sb, sc, w, nil
 }
 
 func latencyOf(r *sources.Request, latency string) bool {
@@ -402,4 +556,29 @@ func baselineBandsCovered(bandsB, bandsC map[string]float64, mode string) (bool,
 		why += "; bands only the canary has get weight 0: " + strings.Join(canaryOnly, ", ")
 	}
 	return true, why
+}
+
+// grid returns the common bucket range of paired arms: from the earlier
+// first analysed bucket to the later last bucket of either arm (on the
+// shared grid, bucket i of both arms covers the same seconds).
+func (j *judgement) grid() (from, nb int) {
+	from = min(j.b.firstKept, j.c.firstKept)
+	to := max(len(j.b.buckets), len(j.c.buckets))
+	return from, to - from
+}
+
+// alignedRatios lays both arms' per-bucket totals on the common grid
+// range, zeros where an arm has no analysed bucket.
+func (j *judgement) alignedRatios(num, den func(b *bucket) float64) (rb, rc stats.Ratio) {
+	from, nb := j.grid()
+	build := func(a *armData) stats.Ratio {
+		r := stats.Ratio{Num: make([]float64, nb), Den: make([]float64, nb)}
+		for i := a.firstKept; i < len(a.buckets); i++ {
+			if t := i - from; t >= 0 && t < nb {
+				r.Num[t], r.Den[t] = num(&a.buckets[i]), den(&a.buckets[i])
+			}
+		}
+		return r
+	}
+	return build(j.b), build(j.c)
 }

@@ -55,7 +55,7 @@ func TestMixShiftAlone(t *testing.T) {
 	if r.Verdict == Fail {
 		t.Errorf("a mix shift alone failed the comparison: %q", r.Reasons)
 	}
-	if s := step(r, "mix"); !s.Applied || !strings.Contains(s.Detail, `"long"`) {
+	if s := step(r, "mix"); !s.Applied || !strings.Contains(s.Detail, `× long"`) {
 		t.Errorf("mix step not reported: %+v", s)
 	}
 }
@@ -113,6 +113,12 @@ func TestReplicaLossNotBlamed(t *testing.T) {
 	if s := step(r, "replicas"); !strings.Contains(s.Detail, "lost") || !strings.Contains(s.Detail, "baseline") {
 		t.Errorf("replica loss not reported: %+v", s)
 	}
+	p := chat(t)
+	p.Gates = append(p.Gates, policies.Gate{Metric: "goodput_per_replica", Margin: policies.Margin{Value: 0.02}})
+	r, err = Judge(b, c, Config{Policy: p, Resamples: 400})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if m := metric(t, r, "goodput_per_replica"); m.Naive == nil || float64(m.Naive.Delta) > -0.05 {
 		t.Errorf("the naive per-replica comparison should show the confound: %+v", m.Naive)
 	}
@@ -134,12 +140,27 @@ func TestSRMGuardrail(t *testing.T) {
 type policiesTraffic = policies.TrafficSpec
 
 // TestCacheAdjust: normalize.cache: adjust applies CUPED on the per-bucket
-// hit rate to the attainment gate and reports it.
+// hit rate to the attainment gate and reports it when no mix
+// standardization applies; with one, CUPED would replace the standardized
+// estimate, so it is not applied and the cache step says why.
 func TestCacheAdjust(t *testing.T) {
 	b, c := simArms(t, "cache-cold", 1)
 	p := chat(t)
 	p.Normalize.Cache = "adjust"
 	r, err := Judge(b, c, Config{Policy: p, Resamples: 300})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range metric(t, r, "slo_attainment").Adjusted {
+		if strings.Contains(a, "CUPED on") {
+			t.Errorf("CUPED replaced the mix-standardized attainment: %q", a)
+		}
+	}
+	if s := step(r, "cache"); s.Applied || !strings.Contains(s.Detail, "would replace the mix-standardized comparison") {
+		t.Errorf("cache step with mix: %+v", s)
+	}
+	p.Normalize.Mix = "none"
+	r, err = Judge(b, c, Config{Policy: p, Resamples: 300})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"cmp"
+	"fmt"
 	"gonum.org/v1/gonum/stat"
 	"math"
 	"slices"
@@ -135,6 +136,28 @@ func (j *judgement) armSummary(a *armData) ArmSummary {
 	return s
 }
 
+// CacheShiftPP is how far apart (in percentage points) the arms'
+// prefix-cache hit rates must be before the mediator caveat is warned:
+// closer than that, the change did not alter caching enough for the
+// adjustment to hide a real effect.
+const CacheShiftPP = 2
+
+// cacheShifted reports whether the arms' hit rates differ by more than
+// CacheShiftPP, or are unknown.
+func cacheShifted(b, c *armData) bool {
+	hb, hc := cacheHitRate(b), cacheHitRate(c)
+	return !(math.Abs(hb-hc)*100 <= CacheShiftPP)
+}
+
+// cacheNote is said in the cache step when the mediator caveat is not
+// warned.
+func cacheNote(b, c *armData) string {
+	if cacheShifted(b, c) {
+		return ""
+	}
+	return fmt.Sprintf(" (within %d pp of each other: the change did not move caching, so adjusting for it hides no effect)", CacheShiftPP)
+}
+
 func cacheHitRate(a *armData) float64 {
 	var cached, prompt float64
 	for i := range a.ds.Requests {
@@ -156,14 +179,34 @@ func (j *judgement) classes() []ClassRow {
 		offered, good int64
 		ttft, tpot    []float64
 	}
-	per := func(a *armData) []acc {
-		out := make([]acc, len(j.cls.names))
+	// rows are policy classes, split by the input's own class label when
+	// the policy declares classes (a label the policy does not name keeps
+	// its row under the policy class that sets its SLO)
+	split := len(j.p.Classes) > 0
+	type key struct {
+		class int32
+		label string
+	}
+	keyOf := func(a *armData, i int) key {
+		k := key{class: a.class[i]}
+		if split {
+			k.label = a.ds.Requests[i].Class
+		}
+		return k
+	}
+	per := func(a *armData) map[key]*acc {
+		out := map[key]*acc{}
 		for i := range a.ds.Requests {
 			if !a.keep[i] {
 				continue
 			}
 			r := &a.ds.Requests[i]
-			c := &out[a.class[i]]
+			k := keyOf(a, i)
+			c := out[k]
+			if c == nil {
+				c = &acc{}
+				out[k] = c
+			}
 			c.offered++
 			if a.good[i] {
 				c.good++
@@ -181,20 +224,32 @@ func (j *judgement) classes() []ClassRow {
 	}
 	bs, cs := per(j.b), per(j.c)
 	tb, tc := j.b.totals().offered, j.c.totals().offered
-	arm := func(x acc, total float64) ClassArm {
+	arm := func(x *acc, total float64) ClassArm {
+		if x == nil {
+			x = &acc{}
+		}
 		stats.SortFloat64s(x.ttft)
 		stats.SortFloat64s(x.tpot)
 		return ClassArm{Offered: x.offered, Good: x.good, Share: Num(float64(x.offered) / total),
 			SLOAttainment: Num(float64(x.good) / float64(x.offered)), TTFTP99: Num(quantile(x.ttft, 0.99)), TPOTP99: Num(quantile(x.tpot, 0.99))}
 	}
-	var rows []ClassRow
-	for i, name := range j.cls.names {
-		if bs[i].offered == 0 && cs[i].offered == 0 {
-			continue
-		}
-		rows = append(rows, ClassRow{Class: name, Baseline: arm(bs[i], tb), Canary: arm(cs[i], tc)})
+	keys := map[key]bool{}
+	for k := range bs {
+		keys[k] = true
 	}
-	slices.SortFunc(rows, func(x, y ClassRow) int { return cmp.Compare(x.Class, y.Class) })
+	for k := range cs {
+		keys[k] = true
+	}
+	var rows []ClassRow
+	for k := range keys {
+		rows = append(rows, ClassRow{Class: j.cls.names[k.class], Label: k.label, Baseline: arm(bs[k], tb), Canary: arm(cs[k], tc)})
+	}
+	slices.SortFunc(rows, func(x, y ClassRow) int {
+		if c := cmp.Compare(x.Class, y.Class); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.Label, y.Label)
+	})
 	return rows
 }
 

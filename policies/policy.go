@@ -11,6 +11,7 @@ import (
 	"embed"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path"
@@ -59,6 +60,24 @@ type SLO struct {
 	E2E     Duration `yaml:"e2e"`     // end-to-end latency, upper bound
 	MaxITL  Duration `yaml:"max_itl"` // largest inter-token gap, upper bound
 	Quality string   `yaml:"quality"` // "required" or "" (not judged)
+	// MinOutputTokens is the fewest output tokens a completion needs to be
+	// good (nil: DefaultMinOutputTokens; 0 lets empty completions count,
+	// e.g. for classification or embedding-like calls). A completion with
+	// 0 or 1 token has no TPOT to check, so without this floor an empty
+	// answer would pass every latency criterion.
+	MinOutputTokens *int64 `yaml:"min_output_tokens"`
+}
+
+// DefaultMinOutputTokens is the output-token floor of a good completion
+// when the policy does not set slo.min_output_tokens.
+const DefaultMinOutputTokens = 2
+
+// OutputFloor returns the SLO's output-token floor (the default when unset).
+func (s SLO) OutputFloor() int64 {
+	if s.MinOutputTokens == nil {
+		return DefaultMinOutputTokens
+	}
+	return *s.MinOutputTokens
 }
 
 // Class is a request class with its own SLO overrides.
@@ -101,6 +120,43 @@ type WindowSpec struct {
 	Warmup string `yaml:"warmup"`
 	// Bucket is the resampling unit (default 10 s, range 1 s … 10 min).
 	Bucket Duration `yaml:"bucket"`
+	// MaxWarmup caps the automatic warm-up cut (warmup: auto) so that a
+	// slow start longer than a warm-up stays in the judged window (default:
+	// the longer of DefaultMaxWarmup and MaxWarmupShare of the run). A
+	// fixed warmup duration is not capped.
+	MaxWarmup Duration `yaml:"max_warmup"`
+	// Implausible says what a request-log record whose arrival time lies far
+	// outside the rest of its file (ts 0, a clock a year off) does: "error"
+	// (the default, naming file:line) or "drop" (dropped, with a count in
+	// the report's warnings).
+	Implausible string `yaml:"implausible"`
+	// Untimed says what the resampling unit is for an input without
+	// arrival times (LLMPerf, vLLM bench files without start_times):
+	// "runs" (default) groups consecutive requests into runs of about one
+	// bucket's worth, and a gate needs MinBuckets of them per arm;
+	// "requests" makes every request its own unit, so a benchmark of a few
+	// hundred prompts can decide, at the price of treating the requests of
+	// one run as independent (run-to-run variance is left out unless an
+	// arm gives several runs).
+	Untimed string `yaml:"untimed"`
+}
+
+// DefaultMaxWarmup is the cap on the automatic warm-up cut when the
+// policy sets no window.max_warmup.
+const DefaultMaxWarmup = 5 * time.Minute
+
+// MaxWarmupShare is the share of an arm's run the automatic warm-up cut may
+// remove when that is longer than DefaultMaxWarmup (long runs).
+const MaxWarmupShare = 0.15
+
+// WarmupCap returns the longest automatic warm-up cut for a run of runSecs
+// seconds, in seconds: window.max_warmup when the policy sets it, else the
+// longer of DefaultMaxWarmup (5 min) and MaxWarmupShare (15%) of the run.
+func (w WindowSpec) WarmupCap(runSecs float64) float64 {
+	if w.MaxWarmup > 0 {
+		return w.MaxWarmup.Seconds()
+	}
+	return math.Max(DefaultMaxWarmup.Seconds(), MaxWarmupShare*runSecs)
 }
 
 // WarmupDuration returns the fixed warm-up cut, or 0 for "none"/"auto".
@@ -127,9 +183,61 @@ type Gate struct {
 	Metric    string `yaml:"metric"`
 	Margin    Margin `yaml:"margin"`
 	Guardrail bool   `yaml:"guardrail"`
+	// Weight is the gate's share of the family-wise error rate α in the
+	// weighted Holm procedure across gates (any positive scale; 0 = unset).
+	// When no gate sets one, slo_attainment gets DefaultAttainmentWeight of
+	// α and the other gates share the rest equally; when some do, unset
+	// ones weigh 1.
+	Weight float64 `yaml:"weight"`
 	// Target is the SLO-attainment target of a capacity gate, a fraction in
 	// (0, 1) written as "99%" or 0.99 (default 0.99); 0 on other gates.
 	Target Fraction `yaml:"target"`
+}
+
+// DefaultAttainmentWeight is the share of α the slo_attainment gate gets
+// when no gate sets a weight: attainment carries the decision, the other
+// gates and guardrails share the rest.
+const DefaultAttainmentWeight = 0.6
+
+// GateWeights returns the weighted-Holm weight of each gate, summing to 1.
+func GateWeights(gates []Gate) []float64 {
+	w := make([]float64, len(gates))
+	if len(gates) == 0 {
+		return w
+	}
+	explicit, att := false, -1
+	for i, g := range gates {
+		explicit = explicit || g.Weight > 0
+		if g.Metric == "slo_attainment" && !g.Guardrail && att < 0 {
+			att = i
+		}
+	}
+	switch {
+	case explicit:
+		for i, g := range gates {
+			w[i] = 1
+			if g.Weight > 0 {
+				w[i] = g.Weight
+			}
+		}
+	case att >= 0 && len(gates) > 1:
+		for i := range w {
+			w[i] = (1 - DefaultAttainmentWeight) / float64(len(gates)-1)
+		}
+		w[att] = DefaultAttainmentWeight
+	default:
+		for i := range w {
+			w[i] = 1
+		}
+	}
+	total := 0.0
+	for _, v := range w {
+		total += v
+	}
+	for i := range w {
+		w[i] /= total
+	}
+	return w
 }
 
 // Fraction is a share in (0, 1), written "99%", "99.9%" or 0.99.
@@ -326,6 +434,27 @@ func Builtin(name string) (*Policy, error) {
 	return p, nil
 }
 
+// maxPolicyBytes caps a policy file: a policy is a page of YAML, and a
+// large file (or /dev/zero given by mistake) is not one.
+const maxPolicyBytes = 1 << 20
+
+// readCapped reads a file of at most max bytes.
+func readCapped(path string, max int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("%s is larger than %d KiB: not a policy file", path, max>>10)
+	}
+	return b, nil
+}
+
 // Load resolves --policy: a built-in name, or a file path (anything with a
 // path separator or a .yaml/.yml suffix, or an existing file).
 func Load(nameOrPath string) (*Policy, error) {
@@ -335,7 +464,7 @@ func Load(nameOrPath string) (*Policy, error) {
 	if _, ok := BuiltinText(nameOrPath); ok && !strings.ContainsAny(nameOrPath, "/\\.") {
 		return Builtin(nameOrPath)
 	}
-	b, err := os.ReadFile(nameOrPath)
+	b, err := readCapped(nameOrPath, maxPolicyBytes)
 	if err != nil {
 		if os.IsNotExist(err) && !strings.ContainsAny(nameOrPath, "/\\.") {
 			return nil, fmt.Errorf("no built-in policy %q and no such file (built-ins: %s)", nameOrPath, strings.Join(Names(), ", "))
@@ -402,7 +531,7 @@ func firstPosError(err error) *posError {
 type schema map[string]schema
 
 func sloSchema() schema {
-	return schema{"ttft": nil, "tpot": nil, "e2e": nil, "max_itl": nil, "quality": nil}
+	return schema{"ttft": nil, "tpot": nil, "e2e": nil, "max_itl": nil, "quality": nil, "min_output_tokens": nil}
 }
 
 // policySchema is the key tree of a policy; nil marks a leaf.
@@ -416,9 +545,9 @@ func policySchema() schema {
 			"prompt_tokens": {"min": leaf, "max": leaf},
 			"output_tokens": {"min": leaf, "max": leaf},
 		}}},
-		"window":    {"warmup": leaf, "bucket": leaf},
+		"window":    {"warmup": leaf, "bucket": leaf, "max_warmup": leaf, "implausible": leaf, "untimed": leaf},
 		"normalize": {"mix": leaf, "cache": leaf, "load": leaf, "weights": {"*": leaf}},
-		"gates":     {"[]": {"metric": leaf, "margin": leaf, "guardrail": leaf, "target": leaf}},
+		"gates":     {"[]": {"metric": leaf, "margin": leaf, "guardrail": leaf, "weight": leaf, "target": leaf}},
 		"cost":      {"accelerator_per_hour": leaf, "host_per_hour": leaf, "network_per_gb": leaf, "idle_reserve_per_hour": leaf},
 		"traffic":   {"canary_share": leaf},
 	}

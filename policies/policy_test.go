@@ -1,6 +1,7 @@
 package policies
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -96,6 +97,8 @@ func TestBadPolicies(t *testing.T) {
 		{"class range", "name: x\nslo: {ttft: 1s}\nclasses:\n  - name: a\n    when: {prompt_tokens: {min: 10, max: 5}}\n" + gates, []string{"x.yaml:5:27", "max must be greater"}},
 		{"negative cost", "name: x\nslo: {ttft: 1s}\ncost: {accelerator_per_hour: -2}\n" + gates, []string{"x.yaml:3:30", "cost.accelerator_per_hour"}},
 		{"bad split", "name: x\nslo: {ttft: 1s}\ntraffic: {canary_share: 1.5}\n" + gates, []string{"x.yaml:3:25", "canary_share"}},
+		{"negative output floor", "name: x\nslo: {ttft: 1s, min_output_tokens: -1}\n" + gates, []string{"x.yaml:2:36", "min_output_tokens"}},
+		{"negative weight", "name: x\nslo: {ttft: 1s}\ngates:\n  - {metric: slo_attainment, margin: 1pp, weight: -1}\n", []string{"x.yaml:4:51", "weight"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse("x.yaml", []byte(tc.yaml))
@@ -112,11 +115,36 @@ func TestBadPolicies(t *testing.T) {
 }
 
 func TestLoad(t *testing.T) {
-	if _, err := Load("nosuch"); err == nil || !strings.Contains(err.Error(), "built-ins: batch, chat") {
+	if _, err := Load("nosuch"); err == nil || !strings.Contains(err.Error(), "built-ins: batch, bench, chat") {
 		t.Errorf("Load(nosuch) = %v", err)
 	}
 	p, err := Load("")
 	if err != nil || p.Name != DefaultName {
 		t.Fatalf("default: %v %v", p, err)
+	}
+}
+
+// TestGateWeights: attainment gets most of α by default; explicit weights
+// are normalised, unset ones weigh 1.
+func TestGateWeights(t *testing.T) {
+	g := func(metric string, w float64) Gate { return Gate{Metric: metric, Weight: w} }
+	w := GateWeights([]Gate{g("ttft_p99", 0), g("slo_attainment", 0), g("error_rate", 0)})
+	if math.Abs(w[1]-DefaultAttainmentWeight) > 1e-12 || math.Abs(w[0]-0.2) > 1e-12 || math.Abs(w[2]-0.2) > 1e-12 {
+		t.Errorf("default weights %v", w)
+	}
+	w = GateWeights([]Gate{g("ttft_p99", 3), g("slo_attainment", 0)})
+	if math.Abs(w[0]-0.75) > 1e-12 || math.Abs(w[1]-0.25) > 1e-12 {
+		t.Errorf("explicit weights %v", w)
+	}
+	w = GateWeights([]Gate{g("ttft_p99", 0), g("tpot_p99", 0)})
+	if w[0] != 0.5 || w[1] != 0.5 {
+		t.Errorf("no attainment gate: %v", w)
+	}
+	p, err := Builtin("chat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.SLO.OutputFloor() != DefaultMinOutputTokens || p.Classes[0].SLO.OutputFloor() != DefaultMinOutputTokens {
+		t.Errorf("chat output floor %d / %d", p.SLO.OutputFloor(), p.Classes[0].SLO.OutputFloor())
 	}
 }

@@ -25,6 +25,9 @@ type MetricInfo struct {
 	// ttft_p99); 0 otherwise. Latency names the latency ("ttft", "tpot", "e2e").
 	Quantile float64
 	Latency  string
+	// RequestsOnly marks metrics that need per-request records (retries,
+	// output lengths, cancels): aggregate metrics inputs cannot give them.
+	RequestsOnly bool
 }
 
 // Metrics returns the catalog of gateable metrics, sorted by name.
@@ -33,6 +36,9 @@ func Metrics() []MetricInfo {
 		{Name: "slo_attainment", Scale: "absolute", HigherIsBetter: true, Unit: "fraction", Doc: "good / offered requests"},
 		{Name: "error_rate", Scale: "absolute", Unit: "fraction", Doc: "failed (error or timeout) / offered requests; usually a guardrail"},
 		{Name: "rejected_share", Scale: "absolute", Unit: "fraction", Doc: "rejected / offered requests; usually a guardrail"},
+		{Name: "canceled_share", Scale: "absolute", Unit: "fraction", RequestsOnly: true, Doc: "canceled (client gave up) / offered requests; usually a guardrail"},
+		{Name: "retry_share", Scale: "absolute", Unit: "fraction", RequestsOnly: true, Doc: "offered requests that are retries (attempt > 1) / offered requests; usually a guardrail"},
+		{Name: "output_tokens_mean", Scale: "relative", HigherIsBetter: true, Unit: "tokens", RequestsOnly: true, Doc: "mean output tokens per completed request; a guardrail against truncated answers"},
 		{Name: "goodput", Scale: "relative", HigherIsBetter: true, Unit: "req/s", Doc: "good requests per second of window"},
 		{Name: "goodput_per_replica", Scale: "relative", HigherIsBetter: true, Unit: "req/s/replica", Doc: "good requests per replica-second"},
 		{Name: "token_goodput", Scale: "relative", HigherIsBetter: true, Unit: "tokens/s", Doc: "output tokens of good requests per second"},
@@ -86,11 +92,14 @@ func (p *Policy) validate(doc *yaml.Node) error {
 	if strings.TrimSpace(p.Name) == "" {
 		return nodeErr(doc, "the policy needs a name")
 	}
-	if p.SLO == (SLO{}) {
+	if s := p.SLO; s.TTFT == 0 && s.TPOT == 0 && s.E2E == 0 && s.MaxITL == 0 && s.Quality == "" {
 		return nodeErr(find(doc, "slo"), "slo: declare at least one criterion (ttft, tpot, e2e, max_itl or quality)")
 	}
 	if err := checkQuality(p.SLO.Quality, find(doc, "slo", "quality")); err != nil {
 		return err
+	}
+	if m := p.SLO.MinOutputTokens; m != nil && *m < 0 {
+		return nodeErr(find(doc, "slo", "min_output_tokens"), "slo.min_output_tokens: %d is negative; give 0 or more tokens", *m)
 	}
 	names := map[string]bool{}
 	for i := range p.Classes {
@@ -129,6 +138,12 @@ func (p *Policy) validate(doc *yaml.Node) error {
 		if c.SLO.Quality == "" {
 			c.SLO.Quality = p.SLO.Quality
 		}
+		if m := c.SLO.MinOutputTokens; m != nil && *m < 0 {
+			return nodeErr(find(doc, "classes", i, "slo", "min_output_tokens"), "classes[%d].slo.min_output_tokens: %d is negative; give 0 or more tokens", i, *m)
+		}
+		if c.SLO.MinOutputTokens == nil {
+			c.SLO.MinOutputTokens = p.SLO.MinOutputTokens
+		}
 	}
 	switch w := p.Window.Warmup; {
 	case w == "":
@@ -142,8 +157,17 @@ func (p *Policy) validate(doc *yaml.Node) error {
 	if p.Window.Bucket == 0 {
 		p.Window.Bucket = Duration(10 * time.Second)
 	}
+	if err := oneOf(doc, p.Window.Implausible, "error", []string{"error", "drop"}, "window", "implausible"); err != nil {
+		return err
+	}
 	if b := time.Duration(p.Window.Bucket); b < time.Second || b > 10*time.Minute {
 		return nodeErr(find(doc, "window", "bucket"), "window.bucket: %v is outside 1s … 10m", b)
+	}
+	if err := oneOf(doc, p.Window.Untimed, "runs", []string{"runs", "requests"}, "window", "untimed"); err != nil {
+		return err
+	}
+	if p.Window.Untimed == "" {
+		p.Window.Untimed = "runs"
 	}
 	if err := oneOf(doc, p.Normalize.Mix, "none", []string{"none", "baseline", "canary", "pooled", "weights"}, "normalize", "mix"); err != nil {
 		return err
@@ -198,6 +222,9 @@ func (p *Policy) validate(doc *yaml.Node) error {
 		if !okKind {
 			return nodeErr(find(doc, "gates", i, "margin"), "gates[%d].margin: %s is compared on the %s scale: state its margin in %s, not %q",
 				i, g.Metric, m.Scale, want, g.Margin.Text)
+		}
+		if g.Weight < 0 || math.IsNaN(g.Weight) || math.IsInf(g.Weight, 0) {
+			return nodeErr(find(doc, "gates", i, "weight"), "gates[%d].weight: %g is not a finite number ≥ 0 (its share of α in the weighted Holm step)", i, g.Weight)
 		}
 	}
 	if p.Confidence == 0 {

@@ -29,3 +29,30 @@ fi
 export REQUIRE_PROMETHEUS=1 REQUIRE_TMUX=1
 go vet ./...
 go test -count=1 -timeout 20m ./...
+
+# Fuzz every reader of untrusted input for a short budget each (about
+# 13 × 10 s). A crash fails the run and leaves its input under the
+# package's testdata/fuzz/; commit it with the fix, so it is replayed by
+# every `go test` from then on.
+fuzztime="${FUZZTIME:-10s}"
+while read -r pkg target; do
+  echo "fuzz $pkg $target ($fuzztime)" >&2
+  if ! out=$(go test -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" "./$pkg" 2>&1); then
+    echo "$out" >&2
+    exit 1
+  fi
+done <<'TARGETS'
+sources/requestlog FuzzRead
+sources/requestlog FuzzParseFloat
+sources/requestlog FuzzRFC3339
+sources/benchfile FuzzVLLM
+sources/benchfile FuzzSGLang
+sources/benchfile FuzzLLMPerf
+sources/benchfile FuzzGenAIPerf
+sources/benchfile FuzzAIPerf
+sources/benchfile FuzzInferencePerf
+sources/exposition FuzzRead
+sources/costfile FuzzRead
+policies FuzzParse
+sources/sim FuzzParseScenario
+TARGETS

@@ -304,8 +304,8 @@ func TestComparatorInputErrors(t *testing.T) {
 }
 
 // The comparators count good requests with goodput's own rule: the long class of the chat policy gets 4 s
-// for its first token, TPOT is not required of single-token answers, and an
-// unknown latency is never good.
+// for its first token, an answer of fewer than 2 output tokens is not good
+// (slo.min_output_tokens), and an unknown latency is never good.
 func TestGoodUsesClassSLO(t *testing.T) {
 	p := chat(t)
 	mk := func(prompt, out int64, ttft, tpot float64) *sources.Request {
@@ -322,7 +322,8 @@ func TestGoodUsesClassSLO(t *testing.T) {
 		{"chat slow first token", mk(500, 100, 1.5, 0.05), false},
 		{"long prompt gets 4 s", mk(9000, 100, 3.5, 0.05), true},
 		{"slow streaming", mk(500, 100, 0.5, 0.09), false},
-		{"single token needs no TPOT", mk(500, 1, 0.5, math.NaN()), true},
+		{"a single token is not an answer", mk(500, 1, 0.5, math.NaN()), false},
+		{"two tokens are", mk(500, 2, 0.5, 0.05), true},
 		{"unknown TTFT", mk(500, 100, math.NaN(), 0.05), false},
 	}
 	good := analysis.GoodFunc(p)

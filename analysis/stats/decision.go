@@ -133,6 +133,60 @@ func Holm(p []float64) []float64 {
 	return out
 }
 
+// WeightedHolm returns the adjusted p-values of Holm's weighted step-down
+// procedure (Holm 1979), in the order of p: reject hypothesis i at
+// family-wise level α when WeightedHolm(p, w)[i] ≤ α. w are the weights
+// (> 0; any scale): hypotheses are taken in increasing p_i/w_i, and at each
+// step the next one is rejected when p_i ≤ α·w_i/Σ w over the hypotheses not
+// yet rejected, so a heavy hypothesis keeps most of α and the light ones
+// share the rest. Equal weights give Holm. Valid under any dependence. NaN
+// p-values count as hypotheses that are never rejected (their weight stays
+// in every sum) and come back NaN; a weight ≤ 0 or NaN counts as the
+// smallest positive weight given.
+func WeightedHolm(p, w []float64) []float64 {
+	k := len(p)
+	out := make([]float64, k)
+	ww := make([]float64, k)
+	minW := math.Inf(1)
+	for _, v := range w {
+		if v > 0 && v < minW {
+			minW = v
+		}
+	}
+	if math.IsInf(minW, 1) {
+		minW = 1
+	}
+	total := 0.0
+	for i := range ww {
+		ww[i] = minW
+		if i < len(w) && w[i] > 0 {
+			ww[i] = w[i]
+		}
+		total += ww[i]
+	}
+	ratio := make([]float64, k)
+	for i := range p {
+		ratio[i] = p[i] / ww[i]
+		if math.IsNaN(p[i]) {
+			ratio[i] = math.Inf(1)
+		}
+	}
+	idx := order(ratio)
+	run := 0.0
+	remaining := total
+	for _, i := range idx {
+		if math.IsNaN(p[i]) {
+			out[i] = math.NaN()
+			continue
+		}
+		v := math.Min(1, p[i]*remaining/ww[i])
+		run = math.Max(run, v)
+		out[i] = run
+		remaining -= ww[i]
+	}
+	return out
+}
+
 // BH returns Benjamini–Hochberg adjusted p-values (q-values), in the order of
 // p: declare discoveries where BH(p)[i] ≤ q. It controls the false discovery
 // rate under independence or positive dependence (latency metrics of one run).

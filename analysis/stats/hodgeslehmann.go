@@ -15,8 +15,9 @@ import (
 // k = c + 1 with c the largest integer such that P0(U ≤ c) ≤ (1−conf)/2 under
 // the exact no-ties null (as R's wilcox.test); otherwise
 // k = ⌊n1n2/2 + ½ − z·√(n1n2(N+1)/12)⌋ (continuity-corrected normal, Bauer
-// 1972). When k < 1 the samples are too small for the level and the interval is
-// [−Inf, +Inf]. With ties the coverage is approximate. Assumes a pure location
+// 1972). When every pairwise difference equals d (each sample constant) the
+// interval is [d, d] at any size. Otherwise, when k < 1 the samples are too
+// small for the level and the interval is [−Inf, +Inf]. With ties the coverage is approximate. Assumes a pure location
 // shift and independent observations; on bucketed canary data prefer the
 // bucket bootstrap for inference and keep this as a diagnostic.
 //
@@ -42,6 +43,11 @@ func HodgesLehmann(x, y []float64, conf float64) (est float64, ci Interval) {
 	} else {
 		a := sel.kth(total / 2)
 		est = a/2 + sel.after(a, total/2)/2
+	}
+	if d := xs[0] - ys[n2-1]; d == xs[n1-1]-ys[0] {
+		// every pairwise difference is d: the shift is known exactly,
+		// whatever the sample sizes
+		return d, Interval{d, d}
 	}
 	k := hlRank(n1, n2, conf, z)
 	if k < 1 {

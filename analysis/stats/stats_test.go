@@ -190,6 +190,22 @@ func roundTo(v, q float64) float64 {
 	return math.Round(v/q) * q
 }
 
+// TestHodgesLehmannAllEqual: when every pairwise difference is the same d,
+// the interval is [d, d], also for samples too small for a rank interval.
+func TestHodgesLehmannAllEqual(t *testing.T) {
+	for _, tc := range []struct{ x, y []float64 }{
+		{[]float64{0.5, 0.5, 0.5}, []float64{0.2, 0.2}},
+		{[]float64{1}, []float64{1}},
+		{[]float64{2, 2, 2, 2, 2, 2, 2, 2, 2, 2}, []float64{3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3}},
+	} {
+		d := tc.x[0] - tc.y[0]
+		est, ci := HodgesLehmann(tc.x, tc.y, 0.95)
+		if est != d || ci.Lo != d || ci.Hi != d {
+			t.Errorf("x %v y %v: %g [%g, %g], want %g [%g, %g]", tc.x, tc.y, est, ci.Lo, ci.Hi, d, d, d)
+		}
+	}
+}
+
 func TestHodgesLehmannLargeTies(t *testing.T) {
 	// 3000 × 3000 with only a handful of distinct differences: the selection
 	// must not stall on blocks of equal pairs.
@@ -301,6 +317,38 @@ func TestMultiplicityNaNAndOrder(t *testing.T) {
 		t.Errorf("smallest p adjusted to %g (Holm), %g (BH); want 0.04, 0.04", h[0], b[0])
 	}
 	if len(Holm(nil)) != 0 || len(BH(nil)) != 0 {
+		t.Error("empty input")
+	}
+}
+
+// TestWeightedHolm: equal weights give Holm; unequal weights follow the
+// step-down by hand: p = (0.03, 0.01, 0.04), w = (0.6, 0.2, 0.2) → order by
+// p/w (0.05, 0.05, 0.2): 0.03·1/0.6 = 0.05, then 0.01·0.4/0.2 = 0.02 → 0.05
+// (monotone), then 0.04·0.2/0.2 = 0.04 → 0.05. A NaN keeps its weight in
+// every sum and comes back NaN.
+func TestWeightedHolm(t *testing.T) {
+	p := []float64{0.01, math.NaN(), 0.04, 0.03, 0.2}
+	eq := WeightedHolm(p, []float64{1, 1, 1, 1, 1})
+	h := Holm(p)
+	for i := range p {
+		if !(eq[i] == h[i] || math.IsNaN(eq[i]) && math.IsNaN(h[i])) && math.Abs(eq[i]-h[i]) > 1e-15 {
+			t.Errorf("equal weights: %v, Holm %v", eq, h)
+		}
+	}
+	got := WeightedHolm([]float64{0.03, 0.01, 0.04}, []float64{0.6, 0.2, 0.2})
+	for i, want := range []float64{0.05, 0.05, 0.05} {
+		if math.Abs(got[i]-want) > 1e-12 {
+			t.Errorf("weighted: %v, want [0.05 0.05 0.05]", got)
+		}
+	}
+	// the heavy gate alone at p = 0.04 is rejected at α = 0.05 when it
+	// carries 0.8 of the weight (0.04/0.8 = 0.05 ≤ 0.05) but not by Holm
+	// over 3 (0.12)
+	got = WeightedHolm([]float64{0.04, math.NaN(), 0.5}, []float64{0.8, 0.1, 0.1})
+	if math.Abs(got[0]-0.05) > 1e-12 || !math.IsNaN(got[1]) {
+		t.Errorf("heavy gate: %v", got)
+	}
+	if len(WeightedHolm(nil, nil)) != 0 {
 		t.Error("empty input")
 	}
 }

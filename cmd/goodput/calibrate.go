@@ -10,11 +10,15 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
+	"gonum.org/v1/gonum/stat"
+	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/goodput-dev/goodput/analysis"
 	"github.com/goodput-dev/goodput/analysis/comparators"
@@ -33,50 +37,125 @@ type calibrateOptions struct {
 	Jobs       int
 	Policy     string
 	Resamples  int
+	Judges     []string
+	confidence float64 // the policy's, for the coverage table
 }
 
 // calibrationJudges are the judges compared, in table order.
 func calibrationJudges() []string { return []string{"goodput", "kayenta", "threshold"} }
 
 // defaultCalibrationScenarios are the scenarios run when --scenarios is not
-// given: every A/A, confounder and regression case of the simulator.
+// given: the 30-minute fleet with per-arm batch noise, a shared traffic wave
+// and labelled classes near their SLO edges — A/A, mix shift, masked and
+// plain regressions, cold start, and every blind spot a judge can be
+// blind to. The older 15-minute scenarios (steady, regress-10, …) remain
+// available by name.
 func defaultCalibrationScenarios() []string {
-	return []string{"steady", "aa-autocorrelated", "mix-shift", "cold-start", "cache-cold", "replica-loss",
-		"seed-overload", "kernel-faster", "cost-up-5", "regress-5", "regress-10", "tail-regression", "low-traffic"}
+	return []string{"aa-quiet-30m", "mix-shift-labels", "masked-regression", "regress-latency-10", "cold-start-30m",
+		"bs-short-outputs", "bs-half-outputs", "bs-shed-8", "bs-retry-5", "bs-errors-canceled", "bs-errors-rejected",
+		"bs-class-ttft-50", "bs-slow-start-10m", "bs-tpot-leak", "bs-replica-lost"}
 }
 
-// expectation is what a correct judge answers on a scenario and the target
-// the error rates are held to.
+// expectation is what a correct judge answers on a scenario and the targets
+// its rates are held to.
 type expectation struct {
-	kind    string           // A/A, confounder, improvement, regression, low traffic, unknown
+	kind    string           // A/A, confounder, improvement, regression, blind spot, low traffic, unknown
 	verdict analysis.Verdict // the right answer ("" when unknown)
 	note    string
+	// targets replace the default target of the verdict (A/A and
+	// confounders: fail ≤ 5%; regressions: fail ≥ 90%; inconclusive:
+	// pass ≤ 5%) when set.
+	targets []target
+}
+
+// target bounds one rate: the share of replicates with verdict rate is at
+// most (atMost) or at least bound.
+type target struct {
+	rate   analysis.Verdict
+	atMost bool
+	bound  float64
+}
+
+func (t target) String() string {
+	op := "≥"
+	if t.atMost {
+		op = "≤"
+	}
+	return fmt.Sprintf("%s %s %s%%", t.rate, op, strconv.FormatFloat(100*t.bound, 'f', -1, 32))
+}
+
+// targetsOf returns the targets of an expectation.
+func targetsOf(e expectation) []target {
+	if len(e.targets) > 0 {
+		return e.targets
+	}
+	switch e.verdict {
+	case analysis.Pass:
+		return []target{{analysis.Fail, true, 0.05}}
+	case analysis.Fail:
+		return []target{{analysis.Fail, false, 0.90}}
+	case analysis.Inconclusive:
+		return []target{{analysis.Pass, true, 0.05}}
+	}
+	return nil
 }
 
 // expectedFor returns the expectation of a built-in scenario under the chat
 // policy; scenario files outside the built-ins have none.
 func expectedFor(name string) expectation {
+	noWrongPass := []target{{analysis.Pass, true, 0.05}}
+	if strings.HasPrefix(name, "bs-") {
+		notes := map[string]string{
+			"bs-short-outputs":   "6–10% of canary completions have 0 or 1 output token",
+			"bs-half-outputs":    "canary outputs cut to 45–55% of their length",
+			"bs-shed-8":          "6–10% of canary traffic shed upstream, never logged",
+			"bs-retry-5":         "4–6% of canary requests succeed only on an unlogged gateway retry",
+			"bs-errors-canceled": "2–4% canary server errors logged as canceled",
+			"bs-errors-rejected": "2–4% canary server errors logged as rejected",
+			"bs-class-ttft-50":   "+40–60% TTFT on the class with 80% of traffic",
+			"bs-slow-start-10m":  "canary 1.4–1.8× slower for its first 10 minutes",
+			"bs-tpot-leak":       "canary decode slows by 20–40% over 30 minutes",
+			"bs-replica-lost":    "canary loses 1 of 4 replicas at minute 10",
+		}
+		if n, ok := notes[name]; ok {
+			return expectation{"blind spot", analysis.Fail, n + "; no PASS allowed", noWrongPass}
+		}
+	}
 	switch name {
+	case "aa-quiet-30m":
+		return expectation{"A/A", analysis.Pass, "identical arms, per-arm batch noise, shared wave",
+			[]target{{analysis.Fail, true, 0.05}, {analysis.Pass, false, 0.55}}}
+	case "mix-shift-labels":
+		return expectation{"confounder", analysis.Pass, "35% → 10% long prompts, identical per-class behaviour", nil}
+	case "masked-regression":
+		return expectation{"regression", analysis.Fail, "TPOT 12–18% worse in every class under the mix shift",
+			[]target{{analysis.Fail, false, 0.95}}}
+	case "regress-latency-10":
+		return expectation{"regression", analysis.Fail, "TTFT and TPOT 8–12% worse for every request",
+			[]target{{analysis.Fail, false, 0.75}}}
+	case "cold-start-30m":
+		return expectation{"confounder", analysis.Pass, "canary warms up for 2–4 min, then identical",
+			[]target{{analysis.Fail, true, 0.05}, {analysis.Pass, false, 0.60}}}
 	case "steady", "aa-autocorrelated":
-		return expectation{"A/A", analysis.Pass, "identical arms"}
+		return expectation{"A/A", analysis.Pass, "identical arms", nil}
 	case "seed-overload":
-		return expectation{"A/A", analysis.Pass, "identical overloaded arms, both lose a replica"}
+		return expectation{"A/A", analysis.Pass, "identical overloaded arms, both lose a replica", nil}
 	case "mix-shift":
-		return expectation{"confounder", analysis.Pass, "only the traffic mix differs"}
+		return expectation{"confounder", analysis.Pass, "only the traffic mix differs", nil}
 	case "cold-start":
-		return expectation{"confounder", analysis.Pass, "canary warms up for 4 min, then identical"}
+		return expectation{"confounder", analysis.Pass, "canary warms up for 4 min, then identical", nil}
 	case "cache-cold":
-		return expectation{"confounder", analysis.Pass, "canary prefix cache starts empty"}
+		return expectation{"confounder", analysis.Pass, "canary prefix cache starts empty", nil}
 	case "replica-loss":
-		return expectation{"confounder", analysis.Pass, "the baseline loses a replica"}
+		return expectation{"confounder", analysis.Pass, "the baseline loses a replica", nil}
 	case "cost-up-5":
-		return expectation{"confounder", analysis.Pass, "cost +5%, latency unchanged; the chat policy gates no cost"}
+		return expectation{"confounder", analysis.Pass, "cost +5%, latency unchanged; the chat policy gates no cost", nil}
 	case "kernel-faster":
-		return expectation{"improvement", analysis.Pass, "canary decode 15% faster"}
+		return expectation{"improvement", analysis.Pass, "canary decode 15% faster", nil}
 	case "regress-5", "regress-10", "tail-regression":
-		return expectation{"regression", analysis.Fail, "canary worse beyond the margins"}
+		return expectation{"regression", analysis.Fail, "canary worse beyond the margins", nil}
 	case "low-traffic":
-		return expectation{"low traffic", analysis.Inconclusive, "~60 requests per arm"}
+		return expectation{"low traffic", analysis.Inconclusive, "~60 requests per arm", nil}
 	}
 	return expectation{kind: "unknown"}
 }
@@ -116,6 +195,7 @@ stderr.`,
 	f.IntVar(&o.Jobs, "jobs", 2, "replicates simulated and judged at once")
 	f.StringVar(&o.Policy, "policy", policies.DefaultName, "policy for goodput's judge and the SLOs of all judges")
 	f.IntVar(&o.Resamples, "resamples", 2000, "bootstrap resamples of goodput's quantile gates (≥ 200)")
+	f.StringSliceVar(&o.Judges, "judges", calibrationJudges(), "judges to run, comma-separated: goodput, kayenta, threshold")
 	return cmd
 }
 
@@ -143,10 +223,11 @@ func (c *calibCell) add(v analysis.Verdict, err error) {
 
 // calibScenario is one scenario's row group.
 type calibScenario struct {
-	name   string
-	sc     sim.Scenario
-	expect expectation
-	cells  map[string]*calibCell
+	name     string
+	sc       sim.Scenario
+	expect   expectation
+	cells    map[string]*calibCell
+	coverage []*gateCoverage // goodput's gates, A/A scenarios only, in policy order
 }
 
 func (a *app) runCalibrate(ctx context.Context, o *calibrateOptions) error {
@@ -165,6 +246,14 @@ func (a *app) runCalibrate(ctx context.Context, o *calibrateOptions) error {
 	if o.Duration < 0 {
 		return usageError("--duration %s: want a positive duration", o.Duration)
 	}
+	if len(o.Judges) == 0 {
+		return usageError("--judges is empty (want some of %s)", strings.Join(calibrationJudges(), ", "))
+	}
+	for _, j := range o.Judges {
+		if !slices.Contains(calibrationJudges(), j) {
+			return usageError("--judges: unknown judge %q (want some of %s)", j, strings.Join(calibrationJudges(), ", "))
+		}
+	}
 	if len(o.Scenarios) == 0 {
 		return usageError("--scenarios is empty (built-in: %s)", strings.Join(sim.BuiltinNames(), ", "))
 	}
@@ -172,6 +261,7 @@ func (a *app) runCalibrate(ctx context.Context, o *calibrateOptions) error {
 	if err != nil {
 		return inputError(err)
 	}
+	o.confidence = pol.Confidence
 	scs := make([]*calibScenario, len(o.Scenarios))
 	for i, name := range o.Scenarios {
 		sc, err := loadScenario(name)
@@ -224,7 +314,22 @@ func replicateSeed(base uint64, scenario string, i int) uint64 {
 type replicateVerdicts struct {
 	v    [3]analysis.Verdict
 	errs [3]error
+	ran  [3]bool
 	err  error // the simulation itself failed
+	// gates are goodput's judge's gates (name, delta, interval).
+	gates []analysis.Metric
+}
+
+// gateCoverage counts, for one gate over the A/A replicates, how often its
+// interval held the true harm 0 (identical arms).
+type gateCoverage struct {
+	name        string
+	covered, n  int
+	deltas      []float64 // the gate's point estimates, for the spread across replicates
+	margin      float64
+	unit, scale string
+	noInterval  int // replicates where the gate had no finite interval
+	guardrail   bool
 }
 
 func (a *app) calibrateScenario(ctx context.Context, cs *calibScenario, pol *policies.Policy, o *calibrateOptions) error {
@@ -265,15 +370,56 @@ func (a *app) calibrateScenario(ctx context.Context, cs *calibScenario, pol *pol
 			return inputError(fmt.Errorf("scenario %s replicate %d: %w", cs.name, i+1, r.err))
 		}
 		for k, j := range calibrationJudges() {
-			cs.cells[j].add(r.v[k], r.errs[k])
+			if r.ran[k] {
+				cs.cells[j].add(r.v[k], r.errs[k])
+			}
+		}
+		if cs.expect.kind == "A/A" {
+			cs.addCoverage(r.gates)
 		}
 	}
 	return nil
 }
 
+// addCoverage counts one A/A replicate's gates: the true harm of identical
+// arms is 0, so a gate's interval covers when lo ≤ 0 ≤ hi.
+func (cs *calibScenario) addCoverage(gates []analysis.Metric) {
+	for _, g := range gates {
+		var gc *gateCoverage
+		for _, x := range cs.coverage {
+			if x.name == g.Name {
+				gc = x
+			}
+		}
+		if gc == nil {
+			gc = &gateCoverage{name: g.Name, margin: float64(g.Margin), unit: g.Unit, scale: g.Scale, guardrail: g.Guardrail}
+			cs.coverage = append(cs.coverage, gc)
+		}
+		lo, hi := float64(g.Interval[0]), float64(g.Interval[1])
+		if math.IsNaN(lo) || math.IsNaN(hi) || math.IsInf(lo, 0) || math.IsInf(hi, 0) {
+			gc.noInterval++
+			continue
+		}
+		gc.n++
+		if lo <= 0 && 0 <= hi {
+			gc.covered++
+		}
+		if d := float64(g.Delta); !math.IsNaN(d) && !math.IsInf(d, 0) {
+			gc.deltas = append(gc.deltas, d)
+		}
+	}
+}
+
 // judgeReplicate simulates one replicate and judges it with every judge.
 func judgeReplicate(ctx context.Context, sc sim.Scenario, seed uint64, pol *policies.Policy, o *calibrateOptions) replicateVerdicts {
 	var out replicateVerdicts
+	// the scenario's parameter ranges are drawn per replicate, from the
+	// replicate's seed
+	sc, _, err := sc.Draw(seed)
+	if err != nil {
+		out.err = err
+		return out
+	}
 	res, err := sim.Run(ctx, sc, seed, o.Duration)
 	if err != nil {
 		out.err = err
@@ -291,18 +437,29 @@ func judgeReplicate(ctx context.Context, sc sim.Scenario, seed uint64, pol *poli
 			Host: r.HostUSD, Network: r.NetworkUSD, IdleReserve: r.IdleReserveUSD}
 	}
 	set := func(k int, rep *analysis.Report, err error) {
+		out.ran[k] = true
 		if err != nil {
 			out.errs[k] = err
 			return
 		}
 		out.v[k] = rep.Verdict
 	}
-	rep, err := analysis.Judge(b, c, analysis.Config{Policy: pol, Seed: seed, Resamples: o.Resamples, ToolVersion: version, Cost: cost})
-	set(0, rep, err)
-	rep, err = comparators.Kayenta(b, c, pol, comparators.KayentaOptions{})
-	set(1, rep, err)
-	rep, err = comparators.Threshold(b, c, pol, comparators.ThresholdOptions{})
-	set(2, rep, err)
+	want := func(j string) bool { return slices.Contains(o.Judges, j) }
+	if want("goodput") {
+		rep, err := analysis.Judge(b, c, analysis.Config{Policy: pol, Seed: seed, Resamples: o.Resamples, ToolVersion: version, Cost: cost})
+		set(0, rep, err)
+		if err == nil {
+			out.gates = rep.Metrics
+		}
+	}
+	if want("kayenta") {
+		rep, err := comparators.Kayenta(b, c, pol, comparators.KayentaOptions{})
+		set(1, rep, err)
+	}
+	if want("threshold") {
+		rep, err := comparators.Threshold(b, c, pol, comparators.ThresholdOptions{})
+		set(2, rep, err)
+	}
 	return out
 }
 
@@ -320,31 +477,30 @@ func rateSE(k, n int) (float64, float64) {
 // when none were observed, so 0 of N is not judged on a zero error).
 func meetsTarget(e expectation, c *calibCell) string {
 	n := c.fail + c.pass + c.inconclusive + c.errors
-	if n == 0 || e.verdict == "" {
+	ts := targetsOf(e)
+	if n == 0 || len(ts) == 0 {
 		return "—"
 	}
-	within := func(k int, bound float64, atMost bool) bool {
-		p := float64(k) / float64(n)
-		se := math.Sqrt(math.Max(p*(1-p), bound*(1-bound)) / float64(n))
-		if atMost {
-			return p-2*se <= bound
+	ok := true
+	var what []string
+	for _, t := range ts {
+		k := c.fail
+		if t.rate == analysis.Pass {
+			k = c.pass
 		}
-		return p+2*se >= bound
-	}
-	var ok bool
-	var what string
-	switch e.verdict {
-	case analysis.Pass:
-		ok, what = within(c.fail, 0.05, true), "fail ≤ 5%"
-	case analysis.Fail:
-		ok, what = within(c.fail, 0.90, false), "fail ≥ 90%"
-	case analysis.Inconclusive:
-		ok, what = within(c.pass, 0.05, true), "pass ≤ 5%"
+		p := float64(k) / float64(n)
+		se := math.Sqrt(math.Max(p*(1-p), t.bound*(1-t.bound)) / float64(n))
+		if t.atMost {
+			ok = ok && p-2*se <= t.bound
+		} else {
+			ok = ok && p+2*se >= t.bound
+		}
+		what = append(what, t.String())
 	}
 	if ok {
-		return "yes (" + what + ")"
+		return "yes (" + strings.Join(what, ", ") + ")"
 	}
-	return "**no** (" + what + ")"
+	return "**no** (" + strings.Join(what, ", ") + ")"
 }
 
 func writeCalibrationTable(w io.Writer, scs []*calibScenario, o *calibrateOptions) {
@@ -366,7 +522,11 @@ func writeCalibrationTable(w io.Writer, scs []*calibScenario, o *calibrateOption
 		if exp == "" {
 			exp = "?"
 		}
-		for k, j := range calibrationJudges() {
+		first := true
+		for _, j := range calibrationJudges() {
+			if !slices.Contains(o.Judges, j) {
+				continue
+			}
 			c := cs.cells[j]
 			n := c.fail + c.pass + c.inconclusive + c.errors
 			cell := func(x int) string {
@@ -374,8 +534,9 @@ func writeCalibrationTable(w io.Writer, scs []*calibScenario, o *calibrateOption
 				return fmt.Sprintf("%.1f ± %.1f", p, se)
 			}
 			name, kind, e := "", "", ""
-			if k == 0 {
+			if first {
 				name, kind, e = "`"+markdownCell(cs.name)+"`", cs.expect.kind, exp
+				first = false
 			}
 			fmt.Fprintf(bw, "| %s | %s | %s | %s | %s | %s | %s | %d | %s |\n", name, kind, e, j,
 				cell(c.fail), cell(c.pass), cell(c.inconclusive), c.errors, meetsTarget(cs.expect, c))
@@ -403,6 +564,90 @@ func writeCalibrationTable(w io.Writer, scs []*calibScenario, o *calibrateOption
 		}
 	}
 	fmt.Fprintln(bw)
+	writeCoverageTable(bw, scs, o)
+}
+
+// writeCoverageTable prints, for goodput's judge on every A/A scenario, how
+// often each gate's interval covered 0 (the true harm of identical arms)
+// against the nominal 1 − 2α, and the spread of the gate's estimate across
+// replicates. For the attainment gate it adds the pass-rate ceiling an
+// efficient unbiased judge would reach with that spread: Φ(margin/SD − z),
+// z the one-sided normal quantile of the policy's confidence.
+func writeCoverageTable(bw *bufio.Writer, scs []*calibScenario, o *calibrateOptions) {
+	var rows []*calibScenario
+	for _, cs := range scs {
+		if len(cs.coverage) > 0 {
+			rows = append(rows, cs)
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	conf := o.confidence
+	nominal := 2*conf - 1
+	z := distuv.UnitNormal.Quantile(conf)
+	fmt.Fprintf(bw, "### A/A interval coverage (goodput's judge)\n\n")
+	fmt.Fprintf(bw, "The arms are identical, so every gate's true harm is 0; coverage is the share of replicates whose "+
+		"interval holds 0 (nominal %.0f%%, the (1 − 2α) interval of confidence %g), ± its Monte Carlo standard error. "+
+		"SD is the spread of the gate's estimate across replicates, in the gate's units; for attainment, "+
+		"\"ceiling\" is the pass rate of that gate alone for a judge whose interval were exactly as wide as that spread: "+
+		"Φ(margin/SD − %.3f).\n\n", 100*nominal, conf, z)
+	fmt.Fprintf(bw, "| scenario | gate | coverage %% | intervals | mean estimate | SD across replicates | note |\n")
+	fmt.Fprintf(bw, "|---|---|---:|---:|---:|---:|---|\n")
+	for _, cs := range rows {
+		for i, g := range cs.coverage {
+			name := ""
+			if i == 0 {
+				name = "`" + markdownCell(cs.name) + "`"
+			}
+			cov := "—"
+			if g.n > 0 {
+				p, se := rateSE(g.covered, g.n)
+				cov = fmt.Sprintf("%.1f ± %.1f", p, se)
+				if float64(g.covered)/float64(g.n)+2*se/100 < nominal {
+					cov = "**" + cov + "**"
+				}
+			}
+			mean, sd := meanSD(g.deltas)
+			note := ""
+			if g.noInterval > 0 {
+				note = fmt.Sprintf("%d without a finite interval", g.noInterval)
+			}
+			if g.name == "slo_attainment" && sd > 0 && g.margin > 0 {
+				c := distuv.UnitNormal.CDF(g.margin/sd - z)
+				note = strings.TrimPrefix(note+fmt.Sprintf("; ceiling %.0f%% at margin %s", 100*c, fmtGateNum(g.margin, g.unit, g.scale)), "; ")
+			}
+			fmt.Fprintf(bw, "| %s | %s | %s | %d | %s | %s | %s |\n", name, markdownCell(g.name), cov, g.n,
+				fmtGateNum(mean, g.unit, g.scale), fmtGateNum(sd, g.unit, g.scale), note)
+		}
+	}
+	fmt.Fprintln(bw)
+}
+
+// fmtGateNum renders a gate quantity: percentage points for absolute
+// fractions, percent for relative gates.
+func fmtGateNum(x float64, unit, scale string) string {
+	if math.IsNaN(x) {
+		return "—"
+	}
+	switch {
+	case scale == "relative":
+		return fmt.Sprintf("%.2f%%", 100*x)
+	case unit == "fraction":
+		return fmt.Sprintf("%.2f pp", 100*x)
+	}
+	return fmt.Sprintf("%.4g", x)
+}
+
+func meanSD(x []float64) (float64, float64) {
+	if len(x) == 0 {
+		return math.NaN(), math.NaN()
+	}
+	m := stat.Mean(x, nil)
+	if len(x) < 2 {
+		return m, math.NaN()
+	}
+	return m, stat.StdDev(x, nil)
 }
 
 // markdownCell escapes text for a Markdown table cell or list item.
@@ -421,6 +666,9 @@ func calibrateCommandLine(o *calibrateOptions) string {
 	}
 	if o.Resamples != 2000 {
 		s += fmt.Sprintf(" --resamples %d", o.Resamples)
+	}
+	if len(o.Judges) != len(calibrationJudges()) {
+		s += " --judges " + strings.Join(o.Judges, ",")
 	}
 	return s
 }

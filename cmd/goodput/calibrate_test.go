@@ -31,6 +31,9 @@ func tableRows(t *testing.T, md string) [][]string {
 	var rows [][]string
 	scenario := ""
 	for _, l := range strings.Split(md, "\n") {
+		if strings.HasPrefix(l, "### ") {
+			break // the coverage table
+		}
 		if !strings.HasPrefix(l, "| ") || strings.HasPrefix(l, "| scenario") {
 			continue
 		}
@@ -92,6 +95,27 @@ func TestCalibrateTable(t *testing.T) {
 			t.Errorf("%s: goodput's judge misses its target: %v", name, r)
 		}
 	}
+	// the A/A scenario gets a coverage row per gate of the chat policy
+	cov := out[strings.Index(out, "### A/A interval coverage"):]
+	for _, g := range []string{"slo\\_attainment", "ttft\\_p99", "tpot\\_p99", "error\\_rate"} {
+		if !strings.Contains(cov, "| "+g+" | ") {
+			t.Errorf("coverage table has no %s row:\n%s", g, cov)
+		}
+	}
+	if strings.Contains(cov, "tail-regression") {
+		t.Errorf("a regression scenario has no A/A coverage:\n%s", cov)
+	}
+	// --judges restricts the rows and is named in the command line
+	out, _, err = runCalibrateCmd(t, "--scenarios", "steady", "--replicates", "1", "--duration", "2m", "--judges", "goodput,threshold")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows := tableRows(t, out); len(rows) != 2 || rows[0][3] != "goodput" || rows[1][3] != "threshold" {
+		t.Errorf("--judges goodput,threshold gave rows %v", rows)
+	}
+	if !strings.Contains(out, "--judges goodput,threshold`") {
+		t.Errorf("command line does not name --judges:\n%s", out)
+	}
 	// the same flags give the same table whatever the parallelism
 	short := []string{"--scenarios", "steady,low-traffic", "--replicates", "3", "--duration", "2m"}
 	out1, _, err := runCalibrateCmd(t, append(short, "--jobs", "1")...)
@@ -113,6 +137,7 @@ func TestCalibrateUsageErrors(t *testing.T) {
 		{"--jobs", "0"},
 		{"--resamples", "10"},
 		{"--scenarios", "no-such-scenario"},
+		{"--judges", "oracle"},
 	} {
 		_, _, err := runCalibrateCmd(t, args...)
 		var ee *exitError

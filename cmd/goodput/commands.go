@@ -10,8 +10,9 @@ import (
 func (a *app) commands() []*cobra.Command {
 	return []*cobra.Command{
 		a.newJudgeCmd(),
+		a.newWatchCmd(),
 		a.newCapacityCmd(),
-		a.newReviewCmdWith(reviewOptions{now: time.Now, judge: a.reviewJudge}),
+		a.newReviewCmdWith(reviewOptions{now: time.Now, judge: a.reviewJudge, gitUser: gitUserName}),
 		a.newCommentCmd(),
 		a.newSimulateCmd(),
 		a.newCalibrateCmd(),

@@ -187,12 +187,12 @@ func TestComment_stickyInActions(t *testing.T) {
 		if !strings.Contains(res.stderr, "Authorization: [redacted]") {
 			t.Errorf("run %d: --debug log lacks the redacted header:\n%s", run, res.stderr)
 		}
-		wantVerb := "updated"
-		if run == 1 {
-			wantVerb = "created"
-		}
-		if !strings.Contains(res.stderr, "goodput: "+wantVerb+" comment on acme/infer#7: https://github.example/") {
-			t.Errorf("run %d: stderr lacks %q:\n%s", run, wantVerb, res.stderr)
+		// run 2 repeats run 1's report: nothing is sent, and it says so
+		want := map[int]string{1: "goodput: created comment on acme/infer#7: https://github.example/",
+			2: "goodput: comment on acme/infer#7 is already up to date (nothing sent): https://github.example/",
+			3: "goodput: updated comment on acme/infer#7: https://github.example/"}[run]
+		if !strings.Contains(res.stderr, want) {
+			t.Errorf("run %d: stderr lacks %q:\n%s", run, want, res.stderr)
 		}
 		// annotations: the failed gate as an error, the undecided one as a warning, data escaped
 		for _, want := range []string{
@@ -443,6 +443,8 @@ func TestComment_errors(t *testing.T) {
 	newer := write("newer.json", `{"schema_version": 99, "verdict": "pass"}`)
 	badVerdict := write("verdict.json", `{"schema_version": 1, "verdict": "maybe"}`)
 	push := write("push.json", `{"ref": "refs/heads/main"}`)
+	// a pass with nothing behind it (hardening item 8): never shown as one
+	emptyPass := write("empty-pass.json", `{"schema_version": 1, "verdict": "pass", "metrics": [], "arms": {"baseline": {"accounting": {"offered": 0}}, "canary": {"accounting": {"offered": 0}}}}`)
 	actions := actionsEnv(t, dir, srv)
 	without := func(keys ...string) map[string]string {
 		m := map[string]string{}
@@ -475,6 +477,7 @@ func TestComment_errors(t *testing.T) {
 		{"not a report", nil, []string{"--report", noSchema}, ExitError, "no schema_version"},
 		{"newer schema", nil, []string{"--report", newer}, ExitError, "report schema 99 is newer"},
 		{"bad verdict", nil, []string{"--report", badVerdict}, ExitError, `verdict "maybe"`},
+		{"pass without gates or requests", nil, []string{"--report", emptyPass, "--dry-run"}, ExitError, "says pass with no gates and no requests in an arm"},
 		{"no repository", nil, []string{"--report", good}, ExitUsage, "pass --repo OWNER/NAME"},
 		{"no pull request", map[string]string{"GITHUB_REPOSITORY": "acme/infer"}, []string{"--report", good}, ExitUsage, "pass --pr N"},
 		{"push event", withEvent, []string{"--report", good}, ExitUsage, "no pull request in the event payload"},

@@ -276,7 +276,11 @@ type armInput struct {
 // readArm reads every input given for one arm and merges them. Each is
 // opened once (see input); the arm's inputs are opened and detected before
 // any is read, since scrapes and per-request files cannot be mixed.
-func readArm(ctx context.Context, arm sources.Arm, paths []string, format string, stdin io.Reader, progress io.Writer) (sources.Dataset, []armInput, error) {
+//
+// Files on a wall clock (unix times) and files on a per-file monotonic clock
+// (perf_counter) cannot be placed on one time line, so one arm may not mix
+// them.
+func readArm(ctx context.Context, arm sources.Arm, paths []string, format string, ro requestlog.Options, stdin io.Reader, progress io.Writer) (sources.Dataset, []armInput, error) {
 	var ds sources.Dataset
 	ds.Arm = arm
 	ins := make([]*input, 0, len(paths))
@@ -328,6 +332,12 @@ func readArm(ctx context.Context, arm sources.Arm, paths []string, format string
 		}
 		return ds, seen, done()
 	}
+	clockOf := map[sources.Clock]string{}
+	type part struct {
+		ds sources.Dataset
+		in *input
+	}
+	var parts []part
 	for i, in := range ins {
 		if err := ctx.Err(); err != nil {
 			return ds, nil, err
@@ -336,37 +346,49 @@ func readArm(ctx context.Context, arm sources.Arm, paths []string, format string
 		if in.info != nil && in.info.Mode().IsRegular() && in.info.Size() > 64<<20 && progress != nil {
 			fmt.Fprintf(progress, "reading %s (%s, %d MB)…\n", in.path, fmtName, in.info.Size()>>20)
 		}
-		one, err := readFile(ctx, arm, in, fmtName)
+		one, err := readFile(ctx, arm, in, fmtName, ro)
 		if err != nil {
 			return ds, nil, err
 		}
-		if len(paths) > 1 && one.Clock == sources.ClockRelative {
-			// per-file monotonic clocks cannot be aligned: start each at 0
-			shift(&one)
+		if one.Clock == sources.ClockEpoch || one.Clock == sources.ClockRelative {
+			clockOf[one.Clock] = in.path
+			if e, r := clockOf[sources.ClockEpoch], clockOf[sources.ClockRelative]; e != "" && r != "" {
+				return ds, nil, fmt.Errorf("%s: %s has wall-clock arrival times (unix seconds) and %s times on its own monotonic clock (perf_counter seconds from an arbitrary origin): they cannot be placed on one time line; judge files of one kind per arm", arm, e, r)
+			}
 		}
-		ds.Append(one)
+		parts = append(parts, part{one, in})
 	}
-	return ds, seen, done()
+	if err := done(); err != nil {
+		return ds, nil, err
+	}
+	// files that cannot be placed by wall-clock time are taken as runs in
+	// sequence, so they are put in an order of their content, not of the
+	// command line: the same files give the same report however listed
+	epoch := true
+	for _, p := range parts {
+		epoch = epoch && p.ds.Clock == sources.ClockEpoch
+	}
+	if !epoch {
+		sum := map[*input]string{}
+		for i, in := range ins {
+			sum[in] = seen[i].sha256
+		}
+		sort.SliceStable(parts, func(i, j int) bool { return sum[parts[i].in] < sum[parts[j].in] })
+	}
+	runs := make([]sources.Dataset, 0, len(parts))
+	for _, p := range parts {
+		runs = append(runs, p.ds)
+	}
+	// replicas (time ranges overlap) or repeated runs (one after another)
+	ds = sources.Combine(runs)
+	ds.Arm = arm
+	return ds, seen, nil
 }
 
-func shift(d *sources.Dataset) {
-	lo := 0.0
-	first := true
-	for i := range d.Requests {
-		t := d.Requests[i].Time
-		if sources.Known(t) && (first || t < lo) {
-			lo, first = t, false
-		}
-	}
-	for i := range d.Requests {
-		d.Requests[i].Time -= lo
-	}
-}
-
-func readFile(ctx context.Context, arm sources.Arm, in *input, format string) (sources.Dataset, error) {
+func readFile(ctx context.Context, arm sources.Arm, in *input, format string, ro requestlog.Options) (sources.Dataset, error) {
 	path := in.path
 	if format == requestlog.Format {
-		return requestlog.Read(ctx, path, in, arm)
+		return requestlog.ReadWith(ctx, path, in, arm, ro)
 	}
 	known := false
 	for _, fi := range benchfile.Formats() {
@@ -398,3 +420,22 @@ type sizedReader struct {
 }
 
 func (s *sizedReader) Stat() (fs.FileInfo, error) { return s.in.Stat() }
+
+// readFileCapped reads a whole-file input (a report, a review, an event
+// payload) of at most max bytes; a larger one is an error naming it, not
+// an allocation of its size.
+func readFileCapped(path string, max int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("%s is larger than %d MiB, more than any file of its kind", path, max>>20)
+	}
+	return b, nil
+}

@@ -27,6 +27,7 @@ import (
 type judgeOptions struct {
 	Baseline, Canary   []string
 	Policy             string
+	SLO, Margin        string
 	Format             string
 	Out                string
 	InputFormat        string
@@ -43,20 +44,51 @@ type judgeOptions struct {
 func (a *app) newJudgeCmd() *cobra.Command {
 	o := &judgeOptions{}
 	cmd := &cobra.Command{
-		Use:   "judge --baseline FILE [FILE…] --canary FILE [FILE…] [flags]",
+		Use:   "judge (--baseline FILE [FILE…] --canary FILE [FILE…] | OLD NEW) [flags]",
 		Short: "Compare a canary with its baseline and print pass, fail or inconclusive",
 		Long: `Judge a canary against its baseline under a policy (default: the built-in
 "chat" policy, TTFT ≤ 1 s and TPOT ≤ 80 ms).
 
-Each arm takes one or more files (e.g. one per replica). The input format is
+Each arm takes one or more files (e.g. one per replica, or one per run);
+two files can also be given as OLD NEW, baseline first. Files of one arm
+whose time ranges overlap are replicas; files that follow one another are
+repeated runs. Benchmark files of a few hundred prompts decide under
+--policy bench (p50/p90 gates). The input format is
 detected from content; --input-format overrides it. Formats:
 ` + formatHelp() + `
 Exit codes: 0 pass, 1 fail, 2 usage error, 3 inconclusive
 (1 with --fail-on-inconclusive), 4 could not evaluate.`,
 		Example: `  goodput judge --baseline testdata/example/baseline.jsonl --canary testdata/example/canary.jsonl
+  goodput judge --policy bench old.json new.json
+  goodput judge --policy bench --slo ttft=500ms,tpot=50ms --margin slo_attainment=2pp old.json new.json
   goodput judge --baseline b1.jsonl b2.jsonl --canary c1.jsonl --policy batch --format json --out report.json`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		Args: cobra.MaximumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				if len(o.Baseline) > 0 || len(o.Canary) > 0 || len(args) != 2 {
+					return usageError("give two files as OLD NEW (baseline first), or --baseline FILE… --canary FILE…, not both; got %d file(s) without a flag", len(args))
+				}
+				o.Baseline, o.Canary = args[:1], args[1:]
+			}
+			if !o.prom.enabled() {
+				// the window and step of a Prometheus query mean nothing
+				// for files: refuse rather than ignore them silently
+				flags := []string{"start", "end", "last", "step", "baseline-selector", "canary-selector", "profile"}
+				if o.metrics.PrometheusURL != "" {
+					// metrics beside files: selectors, step and profile
+					// apply; the window is the files'
+					flags = flags[:3]
+				}
+				var given []string
+				for _, f := range flags {
+					if cmd.Flags().Changed(f) {
+						given = append(given, "--"+f)
+					}
+				}
+				if len(given) > 0 {
+					return usageError("%s only apply with --prometheus; for files the window is the files' own, and the bucket is the policy's window.bucket", strings.Join(given, ", "))
+				}
+			}
 			return a.runJudge(cmd.Context(), o)
 		},
 	}
@@ -64,6 +96,8 @@ Exit codes: 0 pass, 1 fail, 2 usage error, 3 inconclusive
 	fs.StringArrayVar(&o.Baseline, "baseline", nil, "baseline input file(s); repeat the flag or list several files after it")
 	fs.StringArrayVar(&o.Canary, "canary", nil, "canary input file(s); repeat the flag or list several files after it")
 	fs.StringVar(&o.Policy, "policy", policies.DefaultName, "built-in policy name ("+strings.Join(policies.Names(), ", ")+") or a policy YAML file")
+	fs.StringVar(&o.SLO, "slo", "", "change the policy's SLO for this run: criterion=duration pairs, e.g. ttft=1s,tpot=80ms (ttft, tpot, e2e, max_itl; classes that do not set a criterion inherit it)")
+	fs.StringVar(&o.Margin, "margin", "", "change gate margins for this run: metric=margin pairs in the metric's unit, e.g. slo_attainment=2pp,ttft_p90=15%")
 	fs.StringVar(&o.Format, "format", "text", "output format: text, markdown or json")
 	fs.StringVarP(&o.Out, "out", "o", "", "write the report to FILE instead of stdout (written atomically)")
 	fs.StringVar(&o.InputFormat, "input-format", "", "force the input format instead of detecting it ("+strings.Join(inputFormats(), ", ")+")")
@@ -109,12 +143,20 @@ func (a *app) runJudge(ctx context.Context, o *judgeOptions) error {
 	if o.Resamples < 200 {
 		return usageError("--resamples %d: want at least 200", o.Resamples)
 	}
+	if err := outNotAnInput(o.Out, append(append([]string{o.Cost, o.Policy}, o.Baseline...), o.Canary...)); err != nil {
+		return err
+	}
 	if err := o.metrics.check(o); err != nil {
 		return err
 	}
 	rep, err := a.judgeFiles(ctx, o, a.io.ErrOut)
 	if err != nil {
 		return err
+	}
+	if err := ctx.Err(); err != nil {
+		// interrupted (SIGINT, SIGTERM): the analysis may have run on
+		// regardless, but no verdict is printed for a stopped run
+		return inputError(fmt.Errorf("stopped before the verdict: %w", err))
 	}
 	if err := a.writeReport(rep, o); err != nil {
 		return inputError(err)
@@ -124,17 +166,25 @@ func (a *app) runJudge(ctx context.Context, o *judgeOptions) error {
 
 // judgeFiles reads both arms and judges them; errors carry exit 4.
 func (a *app) judgeFiles(ctx context.Context, o *judgeOptions, progress io.Writer) (rep *analysis.Report, err error) {
-	pol, err := policies.Load(o.Policy)
+	pol, err := loadPolicy(o.Policy, o.SLO, o.Margin)
 	if err != nil {
-		return nil, inputError(err)
+		return nil, err
 	}
 	var base, can sources.Dataset
+	stage := fmt.Sprintf("reading %d baseline and %d canary files", len(o.Baseline), len(o.Canary))
+	if o.prom.enabled() {
+		stage = "querying " + o.prom.URL
+	}
+	// a line on a terminal's stderr while this takes more than 2 s
+	prog := a.startProgress(stage)
+	defer prog.Stop()
 	if o.prom.enabled() {
 		if base, can, err = o.prom.load(ctx, a.env, a.now); err != nil {
 			return nil, err
 		}
 	} else {
-		if base, can, err = a.readArms(ctx, o, progress); err != nil {
+		ro := requestlog.Options{DropImplausible: pol.Window.Implausible == "drop"}
+		if base, can, err = a.readArms(ctx, o, ro, progress); err != nil {
 			return nil, inputError(err)
 		}
 		if o.metrics.enabled() {
@@ -164,6 +214,7 @@ func (a *app) judgeFiles(ctx context.Context, o *judgeOptions, progress io.Write
 			}
 		}()
 	}
+	prog.Stage(fmt.Sprintf("judging %d baseline and %d canary requests (%d resamples per quantile gate)", len(base.Requests), len(can.Requests), o.Resamples))
 	switch o.Judge {
 	case "kayenta":
 		if base.Agg != nil || can.Agg != nil {
@@ -191,18 +242,38 @@ func (a *app) judgeFiles(ctx context.Context, o *judgeOptions, progress io.Write
 	return rep, nil
 }
 
+// loadPolicy resolves --policy and applies --slo and --margin to it. A bad
+// flag value is a usage error; an unreadable policy file exit 4.
+func loadPolicy(name, slo, margin string) (*policies.Policy, error) {
+	pol, err := policies.Load(name)
+	if err != nil {
+		return nil, inputError(err)
+	}
+	var ov policies.Overrides
+	if ov.SLO, err = policies.ParsePairs("--slo", slo); err != nil {
+		return nil, usageError("%v", err)
+	}
+	if ov.Margins, err = policies.ParsePairs("--margin", margin); err != nil {
+		return nil, usageError("%v", err)
+	}
+	if pol, err = policies.Override(pol, ov); err != nil {
+		return nil, usageError("%v", err)
+	}
+	return pol, nil
+}
+
 // readArms reads both arms' files, each once, and refuses duplicated or
 // identical data: one file named twice, a copy of a file, the same records
 // in both arms or repeated within one.
-func (a *app) readArms(ctx context.Context, o *judgeOptions, progress io.Writer) (base, can sources.Dataset, err error) {
+func (a *app) readArms(ctx context.Context, o *judgeOptions, ro requestlog.Options, progress io.Writer) (base, can sources.Dataset, err error) {
 	if err := samePathOrFile(map[sources.Arm][]string{sources.Baseline: o.Baseline, sources.Canary: o.Canary}, a.io.In); err != nil {
 		return base, can, err
 	}
-	base, bin, err := readArm(ctx, sources.Baseline, o.Baseline, o.InputFormat, a.io.In, progress)
+	base, bin, err := readArm(ctx, sources.Baseline, o.Baseline, o.InputFormat, ro, a.io.In, progress)
 	if err != nil {
 		return base, can, err
 	}
-	can, cin, err := readArm(ctx, sources.Canary, o.Canary, o.InputFormat, a.io.In, progress)
+	can, cin, err := readArm(ctx, sources.Canary, o.Canary, o.InputFormat, ro, a.io.In, progress)
 	if err != nil {
 		return base, can, err
 	}
@@ -279,48 +350,30 @@ func (a *app) writeReport(rep *analysis.Report, o *judgeOptions) error {
 	return writeFileAtomic(o.Out, buf.Bytes())
 }
 
-// writeFileAtomic writes data to a temporary file beside path and renames
-// it into place, so a reader never sees a half-written report.
-//
-// A path that exists and is not a regular file (/dev/stdout, a named pipe)
-// is written in place: renaming over a device would replace it.
-func writeFileAtomic(path string, data []byte) error {
-	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
-		if st.IsDir() {
-			return fmt.Errorf("--out %s is a directory", path)
+// outNotAnInput refuses an --out that names one of the run's inputs (by
+// path or as the same file under another name): the report would replace
+// the data it was computed from.
+func outNotAnInput(out string, inputs []string) error {
+	if out == "" {
+		return nil
+	}
+	ost, oerr := os.Stat(out)
+	if oerr == nil && !ost.Mode().IsRegular() {
+		return nil // a device or pipe is written in place, never replaced
+	}
+	for _, in := range inputs {
+		if in == "" || in == stdinPath {
+			continue
 		}
-		f, err := os.OpenFile(path, os.O_WRONLY, 0)
-		if err != nil {
-			return err
+		same := filepath.Clean(in) == filepath.Clean(out)
+		if !same && oerr == nil {
+			if ist, err := os.Stat(in); err == nil && os.SameFile(ist, ost) {
+				same = true
+			}
 		}
-		if _, err := f.Write(data); err != nil {
-			f.Close()
-			return err
+		if same {
+			return usageError("--out %s is also an input (%s): the report would replace the data it was computed from; write it elsewhere", out, in)
 		}
-		return f.Close()
-	}
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if err := os.Chmod(tmp, 0o644); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return err
 	}
 	return nil
 }

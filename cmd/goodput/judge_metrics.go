@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/goodput-dev/goodput/sources"
+	"github.com/goodput-dev/goodput/sources/requestlog"
 )
 
 // metricsOptions are the judge's flags for reading each arm's engine and GPU
@@ -94,7 +95,7 @@ func (a *app) attachMetrics(ctx context.Context, o *judgeOptions, base, can *sou
 // anything else (a request log given by mistake) is an error naming the
 // files.
 func readMetricsFiles(ctx context.Context, arm sources.Arm, paths []string, stdin io.Reader, progress io.Writer) (sources.Dataset, error) {
-	ds, _, err := readArm(ctx, arm, paths, "", stdin, progress)
+	ds, _, err := readArm(ctx, arm, paths, "", requestlog.Options{}, stdin, progress)
 	if err != nil {
 		return ds, err
 	}

@@ -31,6 +31,7 @@ type promOptions struct {
 	Headers          []string      // --prometheus-header 'Name: value' (repeatable)
 	PathPrefix       string        // --prometheus-path-prefix, e.g. /prometheus for Mimir
 	Timeout          time.Duration // --prometheus-timeout: per request (default 30 s)
+	ClassLabel       string        // --class-label: label carrying the request class (default "class")
 }
 
 // Defaults of the Prometheus flags.
@@ -56,6 +57,7 @@ func (o *promOptions) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.PasswordEnv, "prometheus-password-env", defaultPasswordEnv, "environment variable holding the basic-auth password")
 	fs.StringArrayVar(&o.Headers, "prometheus-header", nil, "extra request header 'Name: value' (repeatable), e.g. 'X-Scope-OrgID: team-a'")
 	fs.StringVar(&o.PathPrefix, "prometheus-path-prefix", "", "path prefix of the API, e.g. /prometheus (Mimir) or /select/0/prometheus (VictoriaMetrics cluster)")
+	fs.StringVar(&o.ClassLabel, "class-label", "class", "label of the engine's metrics that carries the request class, e.g. model_name to judge per model or LoRA adapter")
 	fs.DurationVar(&o.Timeout, "prometheus-timeout", defaultPromTimeout, "timeout of each request to Prometheus; transient failures are retried for twice as long")
 }
 
@@ -73,6 +75,16 @@ type promPlan struct {
 // plan validates the options against env and the clock. Every error is a
 // usage error (exit 2) naming the flag and the fix; no secret is echoed.
 func (o *promOptions) plan(env Env, now func() time.Time) (promPlan, error) {
+	p, err := o.planSource(env, now)
+	if err != nil {
+		return p, err
+	}
+	return o.planWindow(p, now)
+}
+
+// planSource validates everything but the window: URL, selectors,
+// profile, step, timeout and credentials.
+func (o *promOptions) planSource(env Env, now func() time.Time) (promPlan, error) {
 	var p promPlan
 	u, err := url.Parse(o.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -108,13 +120,24 @@ func (o *promOptions) plan(env Env, now func() time.Time) (promPlan, error) {
 	if o.Profile != "auto" && !contains(engines.EngineNames(), o.Profile) {
 		return p, usageError("--profile %q: want auto, %s", o.Profile, strings.Join(engines.EngineNames(), ", "))
 	}
+	if !validLabelName(o.ClassLabel) {
+		return p, usageError("--class-label %q: want a plain label name such as model_name", o.ClassLabel)
+	}
 	if o.Step <= 0 || o.Step%time.Millisecond != 0 {
 		return p, usageError("--step %v: want a positive duration in whole milliseconds (e.g. 30s)", o.Step)
 	}
 	if o.Timeout <= 0 {
 		return p, usageError("--prometheus-timeout %v: want a positive duration", o.Timeout)
 	}
+	if err := o.planCredentials(&p, env, now); err != nil {
+		return p, err
+	}
+	return p, nil
+}
 
+// planWindow validates the window flags into p.start and p.end.
+func (o *promOptions) planWindow(p promPlan, now func() time.Time) (promPlan, error) {
+	var err error
 	// window
 	parse := func(flag, v string) (time.Time, error) {
 		t, err := time.Parse(time.RFC3339, v)
@@ -154,7 +177,12 @@ func (o *promOptions) plan(env Env, now func() time.Time) (promPlan, error) {
 	if p.end.Sub(p.start) < o.Step {
 		return p, usageError("the window (%v) is shorter than one --step (%v)", p.end.Sub(p.start), o.Step)
 	}
+	return p, nil
+}
 
+// planCredentials reads credentials (environment only) and headers into p.cfg.
+func (o *promOptions) planCredentials(pp *promPlan, env Env, now func() time.Time) error {
+	p := pp
 	// credentials: environment only
 	token := ""
 	if o.TokenEnv != "" {
@@ -162,10 +190,10 @@ func (o *promOptions) plan(env Env, now func() time.Time) (promPlan, error) {
 	}
 	if o.BasicUser != "" {
 		if token != "" {
-			return p, usageError("both a bearer token ($%s) and --prometheus-user are set: use one", o.TokenEnv)
+			return usageError("both a bearer token ($%s) and --prometheus-user are set: use one", o.TokenEnv)
 		}
 		if o.PasswordEnv == "" || env(o.PasswordEnv) == "" {
-			return p, usageError("--prometheus-user needs the password in $%s (see --prometheus-password-env)", o.PasswordEnv)
+			return usageError("--prometheus-user needs the password in $%s (see --prometheus-password-env)", o.PasswordEnv)
 		}
 		p.cfg.BasicUser, p.cfg.BasicPassword = o.BasicUser, env(o.PasswordEnv)
 	}
@@ -176,20 +204,20 @@ func (o *promOptions) plan(env Env, now func() time.Time) (promPlan, error) {
 		name, value, ok := strings.Cut(h, ":")
 		name, value = strings.TrimSpace(name), strings.TrimSpace(value)
 		if !ok || name == "" || !validHeaderName(name) {
-			return p, usageError("--prometheus-header %q: want 'Name: value'", h)
+			return usageError("--prometheus-header %q: want 'Name: value'", h)
 		}
 		if strings.ContainsAny(value, "\r\n\x00") {
-			return p, usageError("--prometheus-header %s: the value holds a line break", name)
+			return usageError("--prometheus-header %s: the value holds a line break", name)
 		}
 		if strings.EqualFold(name, "Authorization") {
-			return p, usageError("--prometheus-header Authorization: put credentials in the environment (--prometheus-token-env), not on the command line")
+			return usageError("--prometheus-header Authorization: put credentials in the environment (--prometheus-token-env), not on the command line")
 		}
 		p.cfg.Headers.Add(name, value)
 	}
 	p.cfg.Timeout = o.Timeout
 	p.cfg.RetryBudget = 2 * o.Timeout
 	p.cfg.Now = now
-	return p, nil
+	return nil
 }
 
 // load reads both arms from Prometheus. Flag problems are usage errors
@@ -209,7 +237,7 @@ func (o *promOptions) load(ctx context.Context, env Env, now func() time.Time) (
 		engine = ""
 	}
 	read := func(arm sources.Arm, sel engines.Selector) (sources.Dataset, error) {
-		ds, err := src.Read(ctx, prometheus.Query{Arm: arm, Selector: sel, Start: p.start, End: p.end, Step: o.Step, Engine: engine})
+		ds, err := src.Read(ctx, prometheus.Query{Arm: arm, Selector: sel, Start: p.start, End: p.end, Step: o.Step, Engine: engine, ClassLabel: o.ClassLabel})
 		if err != nil {
 			return ds, inputError(fmt.Errorf("prometheus %s: %w", redactURL(p.cfg.URL), err))
 		}
@@ -252,4 +280,18 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// validLabelName reports whether s is a plain Prometheus label name that
+// may carry classes (not reserved, not le).
+func validLabelName(s string) bool {
+	if s == "" || s == "le" || strings.HasPrefix(s, "__") {
+		return false
+	}
+	for i, c := range s {
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
 }

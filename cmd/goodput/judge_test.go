@@ -51,7 +51,7 @@ func TestJudgeRealVLLM(t *testing.T) {
 	if code != want {
 		t.Errorf("exit %d for verdict %s", code, verdict[1])
 	}
-	for _, s := range []string{"offered", "completed", "good", "SLO attainment", "goodput", "req/s", "2.536 req/s", "2.542 req/s"} {
+	for _, s := range []string{"offered", "completed", "good", "SLO attainment", "goodput", "req/s", "2.358 req/s", "2.364 req/s"} {
 		if !strings.Contains(out, s) {
 			t.Errorf("text output lacks %q", s)
 		}
@@ -83,11 +83,13 @@ func TestJudgeRealVLLM(t *testing.T) {
 		t.Errorf("schema %d verdict %q", r.SchemaVersion, r.Verdict)
 	}
 	bl := r.Arms["baseline"]
-	if bl.Accounting.Offered != 200 || bl.Accounting.Completed != 200 || bl.Accounting.Good != 200 {
-		t.Errorf("baseline accounting %+v, want 200/200/200", bl.Accounting)
+	// 14 of the 200 completions stopped after 1 output token (output_lens
+	// in the file): not good under chat's slo.min_output_tokens of 2
+	if bl.Accounting.Offered != 200 || bl.Accounting.Completed != 200 || bl.Accounting.Good != 186 {
+		t.Errorf("baseline accounting %+v, want 200/200/186", bl.Accounting)
 	}
 	// goodput = good / run duration (78.87844001800022 s in the file)
-	if got, want := bl.GoodputRPS, 200/78.87844001800022; got < want*(1-1e-12) || got > want*(1+1e-12) {
+	if got, want := bl.GoodputRPS, 186/78.87844001800022; got < want*(1-1e-12) || got > want*(1+1e-12) {
 		t.Errorf("baseline goodput %v, want %v", got, want)
 	}
 	if len(r.Inputs) != 2 || len(r.Inputs[0].SHA256) != 64 {
@@ -334,7 +336,7 @@ func TestTextShowsNaiveAndAdjusted(t *testing.T) {
 	if code != ExitPass {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	for _, want := range []string{"goodput_per_replica: naive +3.7%", "→ adjusted +0.0%", "mix: standardized to the baseline mix", "load: offered load per replica-second"} {
+	for _, want := range []string{"ttft_p99: naive -5.3%", "→ mix-weighted -4.8%", "measured 254.0ms vs 240.5ms; tested 254.0ms vs 241.9ms", "mix: standardized to the baseline mix", "load: offered load per replica-second"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("text report lacks %q", want)
 		}

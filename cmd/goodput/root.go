@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"runtime/pprof"
 	"strings"
 	"time"
@@ -24,6 +25,48 @@ const (
 
 // version is set at build time with -ldflags "-X main.version=…".
 var version = "0.1.0-dev"
+
+// fullVersion is version with the build's provenance: the module version
+// when installed with go install, and the VCS revision (12 hex digits,
+// "+dirty" for uncommitted changes) and commit time when built from a
+// checkout.
+func fullVersion() string { return versionOf(debug.ReadBuildInfo()) }
+
+// versionOf renders version from build info (nil or !ok: version alone).
+func versionOf(bi *debug.BuildInfo, ok bool) string {
+	if !ok || bi == nil {
+		return version
+	}
+	v := version
+	if mv := bi.Main.Version; mv != "" && mv != "(devel)" && version == "0.1.0-dev" {
+		v = mv
+	}
+	var rev, at string
+	dirty := false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.time":
+			at = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		return v
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if dirty {
+		rev += "+dirty"
+	}
+	if at != "" {
+		return fmt.Sprintf("%s (%s, %s)", v, rev, at)
+	}
+	return fmt.Sprintf("%s (%s)", v, rev)
+}
 
 // IOStreams are the standard streams a command uses; tests inject buffers.
 type IOStreams struct {
@@ -65,6 +108,9 @@ type app struct {
 	env Env
 	// clock is the wall clock (time.Now in main); nil means time.Now.
 	clock func() time.Time
+	// sleep waits d on the injected clock (nil: a real timer); tests
+	// advance a fake clock instead.
+	sleep func(ctx context.Context, d time.Duration) error
 }
 
 // now reads the injected clock.
@@ -76,7 +122,16 @@ func (a *app) now() time.Time {
 }
 
 // run executes the CLI with args and returns the process exit code.
-func run(ctx context.Context, args []string, streams *IOStreams, env Env) int {
+//
+// A panic is a bug, never a usage error: it is reported with its stack and
+// exit 4 (Go's own exit status for a panic, 2, reads as a usage error).
+func run(ctx context.Context, args []string, streams *IOStreams, env Env) (code int) {
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(streams.ErrOut, "goodput: internal error (please report it with the input that caused it): %v\n%s", r, debug.Stack())
+			code = ExitError
+		}
+	}()
 	a := &app{io: streams, env: env}
 	root := a.newRootCmd()
 	root.SetArgs(expandMultiValueFlags(args, "--baseline", "--canary"))
@@ -124,7 +179,7 @@ baseline on goodput: completed requests per second that meet their SLOs
 good request. It prints pass, fail or inconclusive, with the numbers behind it.
 
 Exit codes: 0 pass, 1 fail, 2 usage error, 3 inconclusive, 4 could not evaluate.`,
-		Version:       version,
+		Version:       fullVersion(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}

@@ -184,6 +184,9 @@ func readAIPerf(ctx context.Context, f *file) error {
 			if math.IsNaN(r.TTFT) && math.IsNaN(r.E2E) {
 				return sc.errAt(start, "record on line %d has no error but neither time_to_first_token nor request_latency", line)
 			}
+			if r.E2E < r.TTFT { // false when either is unknown (NaN)
+				return sc.errAt(metrics["request_latency"].off, "request_latency %v s is shorter than time_to_first_token %v s: a request cannot end before its first token", r.E2E, r.TTFT)
+			}
 			if m, ok := metrics["inter_chunk_latency"]; ok && len(m.values) > 0 {
 				k, ok := timeScale(cmpOr(m.unit, "ms"))
 				if !ok {

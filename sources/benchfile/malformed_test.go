@@ -86,6 +86,7 @@ func TestMalformed(t *testing.T) {
 		msg    string
 	}{
 		{"LLMPerf summary file", FormatLLMPerf, "{\n  \"version\": \"2023-08-31\",\n  \"results_ttft_s_mean\": 0.2\n}", "bad.json:1:1:", "give the *_individual_responses.json file"},
+		{"AIPerf latency before ttft (found by fuzzing)", FormatAIPerf, `{"metadata": {"request_start_ns": 0}, "metrics": {"time_to_first_token": {"value": 10}, "request_latency": {"value": 0}, "output_sequence_length": 2}}`, "bad.json:1:", "shorter than time_to_first_token"},
 		{"LLMPerf e2e before ttft", FormatLLMPerf, "[\n{\"error_code\": null, \"ttft_s\": 0.5,\n \"end_to_end_latency_s\": 0.4, \"number_output_tokens\": 3}\n]", "bad.json:3:26:", "shorter than ttft_s"},
 		{"LLMPerf NaN ttft on success", FormatLLMPerf, "[{\"error_code\": null, \"ttft_s\": NaN, \"end_to_end_latency_s\": 0.4, \"number_output_tokens\": 3}]", "bad.json:1:33:", "NaN is not a valid latency"},
 		{"LLMPerf missing keys", FormatLLMPerf, "[\n{\"error_code\": null, \"ttft_s\": 0.5}\n]", "bad.json:2:1:", "lacks end_to_end_latency_s, number_output_tokens"},

@@ -44,11 +44,18 @@ type Result struct {
 	Missing []string
 }
 
+// MaxBytes caps a cost file, which is read whole: 256 MiB is millions of
+// records, far more than a comparison's replicas × minutes.
+const MaxBytes = 256 << 20
+
 // Read parses a cost file. path names it in errors.
 func Read(ctx context.Context, path string, r io.Reader) (*Result, error) {
-	data, err := io.ReadAll(r)
+	data, err := io.ReadAll(io.LimitReader(r, MaxBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(data) > MaxBytes {
+		return nil, fmt.Errorf("%s: larger than %d MiB: not a plausible cost file (one row per replica per interval is enough)", path, MaxBytes>>20)
 	}
 	sum := sha256.Sum256(data)
 	res := &Result{Input: sources.Input{Path: path, SHA256: hex.EncodeToString(sum[:]), Format: "cost"}}
@@ -108,10 +115,16 @@ func readCSV(ctx context.Context, path string, data []byte, res *Result) error {
 		if errors.Is(err, io.EOF) {
 			break
 		}
-		line, _ := cr.FieldPos(0)
 		if err != nil {
-			return fmt.Errorf("%s:%d: %v", path, line, err)
+			// FieldPos is only valid after a successful Read: the
+			// error itself says where the damage is
+			var pe *csv.ParseError
+			if errors.As(err, &pe) {
+				return fmt.Errorf("%s:%d: malformed CSV: %v", path, pe.Line, pe.Err)
+			}
+			return fmt.Errorf("%s: %v", path, err)
 		}
+		line, _ := cr.FieldPos(0)
 		if len(row) != len(header) {
 			return fmt.Errorf("%s:%d: %d fields, the header has %d", path, line, len(row), len(header))
 		}

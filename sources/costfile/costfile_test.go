@@ -82,3 +82,31 @@ func TestCoverageOverlapsDifferentReplicasAllowed(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestQuoteErrorInFirstField (hardening item 5): a quote error in a row's
+// first field made the reader call FieldPos after a failed Read, which
+// panics; it is an error naming file:line.
+func TestQuoteErrorInFirstField(t *testing.T) {
+	for _, data := range []string{
+		"start,end,arm,accelerator_usd\nx\"y,1,canary,1\n",
+		"start,end,arm,accelerator_usd\n1700000000,1700000060,canary,1\n\"1700000000,1700000060,canary,1\n",
+	} {
+		_, err := Read(context.Background(), "cost.csv", strings.NewReader(data))
+		if err == nil || !strings.Contains(err.Error(), "cost.csv:") || !strings.Contains(err.Error(), "malformed CSV") {
+			t.Errorf("%q: got %v, want a malformed-CSV error naming cost.csv:line", data, err)
+		}
+	}
+}
+
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) { clear(p); return len(p), nil }
+
+// TestCostSizeCap (hardening item 6): an endless cost input is refused once
+// MaxBytes have been read.
+func TestCostSizeCap(t *testing.T) {
+	_, err := Read(context.Background(), "cost.csv", zeros{})
+	if err == nil || !strings.Contains(err.Error(), "cost.csv: larger than 256 MiB") {
+		t.Errorf("got %v, want the size cap naming the file", err)
+	}
+}

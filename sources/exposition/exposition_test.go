@@ -446,3 +446,13 @@ func TestReadCanceled(t *testing.T) {
 		t.Error("Read with a canceled context succeeded")
 	}
 }
+
+// TestParserPanicRecovered (hardening item 5): the Prometheus text parser
+// panics on "# TYPE x counter\n#0\n{}0\n"; the reader recovers at its
+// boundary and reports the file and line, so the CLI exits 4, not 2.
+func TestParserPanicRecovered(t *testing.T) {
+	_, err := Read(context.Background(), "bad.prom", strings.NewReader("# TYPE x counter\n#0\n{}0\n"), sources.Canary)
+	if err == nil || !strings.Contains(err.Error(), "bad.prom:1") {
+		t.Fatalf("got %v, want an error naming bad.prom:1", err)
+	}
+}

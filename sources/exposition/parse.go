@@ -342,7 +342,16 @@ func parseSegment(path string, lines []rawLine) ([]snapshot, error) {
 
 // parseGroup parses one scrape's lines with the Prometheus text parser and
 // flattens the families into samples.
-func parseGroup(path string, lines []rawLine, ts float64) (snapshot, error) {
+//
+// The text parser is third-party code fed untrusted bytes; a panic inside
+// it (e.g. on "# TYPE x counter\n#0\n{}0\n") is turned into an error naming
+// the scrape, so a bad file is "could not evaluate", never a crash.
+func parseGroup(path string, lines []rawLine, ts float64) (s snapshot, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			s, err = snapshot{}, fmt.Errorf("%s:%d: the scrape starting here is malformed (the Prometheus text parser failed on it: %v); check that the file is a complete /metrics scrape", path, firstLine(lines), r)
+		}
+	}()
 	var buf bytes.Buffer
 	for _, l := range lines {
 		buf.WriteString(l.text)
@@ -357,7 +366,7 @@ func parseGroup(path string, lines []rawLine, ts float64) (snapshot, error) {
 		}
 		return snapshot{}, fmt.Errorf("%s:%d: %v", path, lines[0].no, err)
 	}
-	s := snapshot{time: ts, line: lines[0].no, samples: map[string]sample{}}
+	s = snapshot{time: ts, line: lines[0].no, samples: map[string]sample{}}
 	names := make([]string, 0, len(fams))
 	for n := range fams {
 		names = append(names, n)
@@ -436,4 +445,12 @@ func key(name string, labels map[string]string, le float64) string {
 		b.WriteString(strconv.FormatFloat(le, 'g', -1, 64))
 	}
 	return b.String()
+}
+
+// firstLine is the file line of a scrape's first line (0 when empty).
+func firstLine(lines []rawLine) int {
+	if len(lines) == 0 {
+		return 0
+	}
+	return lines[0].no
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strings"
 
@@ -20,7 +21,7 @@ const estimateAfter = 1000
 // names as the JSON fields, any order), then one row per request. Quoted
 // cells may contain commas and line breaks (RFC 4180). src starts at line
 // skipped+1. sizeHint is as for readJSONL.
-func readCSV(ctx context.Context, path string, src io.Reader, skipped int, sizeHint int64, gz bool) ([]sources.Request, map[string]*unknownField, error) {
+func readCSV(ctx context.Context, path string, src io.Reader, skipped int, sizeHint int64, gz bool) ([]sources.Request, lineIndex, map[string]*unknownField, error) {
 	cr := csv.NewReader(src)
 	cr.ReuseRecord = true
 	cr.TrimLeadingSpace = true
@@ -28,7 +29,7 @@ func readCSV(ctx context.Context, path string, src io.Reader, skipped int, sizeH
 
 	header, err := cr.Read()
 	if err != nil {
-		return nil, nil, csvError(path, skipped, skipped+1, gz, err, 0, len(header))
+		return nil, nil, nil, csvError(path, skipped, skipped+1, gz, err, 0, len(header))
 	}
 	headerLine := skipped + 1
 	cols := make([]field, len(header))
@@ -43,20 +44,21 @@ func readCSV(ctx context.Context, path string, src io.Reader, skipped int, sizeH
 			continue
 		}
 		if have[f] {
-			return nil, nil, &ParseError{Path: path, Line: headerLine, Field: name,
+			return nil, nil, nil, &ParseError{Path: path, Line: headerLine, Field: name,
 				Msg: "column named twice in the header (keep one)"}
 		}
 		have[f] = true
 	}
 	for _, f := range [...]field{fTS, fStatus} {
 		if !have[f] {
-			return nil, nil, &ParseError{Path: path, Line: headerLine, Field: f.String(),
+			return nil, nil, nil, &ParseError{Path: path, Line: headerLine, Field: f.String(),
 				Msg: fmt.Sprintf("the CSV header has no %q column (a request log needs ts and status; found %s%s)",
 					f.String(), listCols(header), csvHint(unknownCols, f))}
 		}
 	}
 
 	var reqs []sources.Request
+	var lines csvLines
 	tmpl := sources.NewRequest()
 	rows := 0
 	lastLine := headerLine
@@ -66,15 +68,16 @@ func readCSV(ctx context.Context, path string, src io.Reader, skipped int, sizeH
 			break
 		}
 		if err != nil {
-			return nil, nil, csvError(path, skipped, lastLine+1, gz, err, len(header), len(rec))
+			return nil, nil, nil, csvError(path, skipped, lastLine+1, gz, err, len(header), len(rec))
 		}
 		line, _ := cr.FieldPos(0)
 		line += skipped
 		lastLine = line
+		lines = append(lines, int32(min(line, math.MaxInt32)))
 		rows++
 		if rows%ctxEvery == 0 {
 			if err := ctx.Err(); err != nil {
-				return nil, nil, fmt.Errorf("%s: %w", path, err)
+				return nil, nil, nil, fmt.Errorf("%s: %w", path, err)
 			}
 		}
 		if rows == estimateAfter && sizeHint > 0 {
@@ -100,7 +103,7 @@ func readCSV(ctx context.Context, path string, src io.Reader, skipped int, sizeH
 			}
 			if e := d.set(r, f, kText, v); e != nil {
 				l, _ := cr.FieldPos(i) // a quoted cell may sit on a later line
-				return nil, nil, e.at(path, l+skipped)
+				return nil, nil, nil, e.at(path, l+skipped)
 			}
 		}
 		d.lineUnknown = d.lineUnknown[:0]
@@ -108,11 +111,11 @@ func readCSV(ctx context.Context, path string, src io.Reader, skipped int, sizeH
 			if len(unknownCols) > 0 {
 				e.msg += csvHint(unknownCols, e.field)
 			}
-			return nil, nil, e.at(path, line)
+			return nil, nil, nil, e.at(path, line)
 		}
 	}
 	if rows == 0 {
-		return nil, nil, &ParseError{Path: path, Line: headerLine,
+		return nil, nil, nil, &ParseError{Path: path, Line: headerLine,
 			Msg: "no requests: the CSV file has a header but no rows (add one row per request below the header)"}
 	}
 	unknown := make(map[string]*unknownField)
@@ -126,7 +129,7 @@ func readCSV(ctx context.Context, path string, src io.Reader, skipped int, sizeH
 			unknown[n] = &unknownField{name: n, lines: rows}
 		}
 	}
-	return reqs, unknown, nil
+	return reqs, lines, unknown, nil
 }
 
 // listCols renders header names for a message.

@@ -488,6 +488,9 @@ func (d *decoder) setTS(r *sources.Request, k kind, v []byte) *lineErr {
 		if err != nil {
 			return fieldErr(fTS, "cannot parse %s as an RFC 3339 time or unix seconds; want %s", quoteVal(v), fTS.want())
 		}
+		if t >= maxTS {
+			return fieldErr(fTS, "%s is after the year 5000; want %s", quoteVal(v), fTS.want())
+		}
 		x = t
 	default:
 		t, e := numberText(fTS, k, v)

@@ -50,7 +50,8 @@ type chunkResult struct {
 	lines int      // lines in the chunk (all of them when err is nil)
 	err   *lineErr // first problem, on line line of the chunk (1-based)
 	line  int
-	ctx   error // the context ended while parsing
+	ctx   error   // the context ended while parsing
+	blank []int32 // lines of the chunk (1-based) that held no record
 }
 
 func isFlateError(err error) bool {
@@ -62,7 +63,7 @@ func isFlateError(err error) bool {
 // sizeHint is the number of bytes src will yield, or 0 when unknown; with it
 // the output is allocated once, up front, and parsers write into it in
 // place, which saves a copy of the whole dataset at the end.
-func readJSONL(ctx context.Context, path string, src io.Reader, skipped int, sizeHint int64, gz bool, opt options) ([]sources.Request, map[string]*unknownField, error) {
+func readJSONL(ctx context.Context, path string, src io.Reader, skipped int, sizeHint int64, gz bool, opt options) ([]sources.Request, lineIndex, map[string]*unknownField, error) {
 	workers := max(opt.workers, 1)
 	nbuf := workers + 2
 	free := make(chan []byte, nbuf)
@@ -128,10 +129,10 @@ func readJSONL(ctx context.Context, path string, src io.Reader, skipped int, siz
 			break // not parsed: an earlier chunk failed or reading stopped
 		}
 		if res.ctx != nil {
-			return nil, nil, fmt.Errorf("%s: %w", path, res.ctx)
+			return nil, nil, nil, fmt.Errorf("%s: %w", path, res.ctx)
 		}
 		if res.err != nil {
-			return nil, nil, res.err.at(path, line+res.line)
+			return nil, nil, nil, res.err.at(path, line+res.line)
 		}
 		line += res.lines
 	}
@@ -139,15 +140,26 @@ func readJSONL(ctx context.Context, path string, src io.Reader, skipped int, siz
 		var pe *ParseError
 		if errors.As(readErr, &pe) {
 			pe.Path, pe.Line = path, line+1
-			return nil, nil, pe
+			return nil, nil, nil, pe
 		}
-		return nil, nil, readError(path, line+1, gz, readErr)
+		return nil, nil, nil, readError(path, line+1, gz, readErr)
 	}
 	unknown := make(map[string]*unknownField)
 	for _, d := range decoders {
 		mergeUnknown(unknown, d.unknown)
 	}
-	return assemble(out, got), unknown, nil
+	idx := &jsonlLines{}
+	line = skipped
+	for _, res := range got {
+		if res.idx < 0 {
+			break
+		}
+		idx.first = append(idx.first, line)
+		idx.records = append(idx.records, len(res.reqs))
+		idx.blank = append(idx.blank, res.blank)
+		line += res.lines
+	}
+	return assemble(out, got), idx, unknown, nil
 }
 
 // assemble joins the chunks' requests in order. Chunks parsed in place
@@ -365,6 +377,7 @@ func (d *decoder) parseChunk(ctx context.Context, c chunk) chunkResult {
 		}
 		if blank {
 			reqs = reqs[:len(reqs)-1]
+			res.blank = append(res.blank, int32(line))
 		}
 	}
 	res.reqs, res.lines = reqs, line

@@ -149,8 +149,27 @@ func Open(ctx context.Context, path string, arm sources.Arm) (sources.Dataset, e
 // uses the span of arrival times); Input.SHA256 is over the raw bytes. On any
 // error the dataset is empty: a file is accepted whole or not at all. The
 // error is a *ParseError for problems with the content.
+//
+// A record whose ts lies outside the file's plausible window (see
+// checkWindow) is an error naming its line; ReadWith can drop such records
+// with a count instead.
 func Read(ctx context.Context, path string, r io.Reader, arm sources.Arm) (sources.Dataset, error) {
 	return read(ctx, path, r, arm, defaultOptions())
+}
+
+// Options are the reader's settings that a policy controls.
+type Options struct {
+	// DropImplausible drops records whose arrival time lies outside the
+	// file's plausible window, with a count in a warning, instead of
+	// refusing the file (policy window.implausible: drop).
+	DropImplausible bool
+}
+
+// ReadWith is Read with options.
+func ReadWith(ctx context.Context, path string, r io.Reader, arm sources.Arm, o Options) (sources.Dataset, error) {
+	opt := defaultOptions()
+	opt.dropImplausible = o.DropImplausible
+	return read(ctx, path, r, arm, opt)
 }
 
 // options tune the JSONL pipeline; tests shrink them to exercise chunk
@@ -159,6 +178,8 @@ type options struct {
 	chunkSize int // bytes per chunk handed to a parser
 	workers   int // parallel parsers
 	maxLine   int // longest accepted line, bytes
+	// dropImplausible drops records outside the plausible window
+	dropImplausible bool
 }
 
 func defaultOptions() options {
@@ -221,19 +242,20 @@ func read(ctx context.Context, path string, r io.Reader, arm sources.Arm, opt op
 	}
 	var (
 		reqs     []sources.Request
+		lines    lineIndex
 		unknown  map[string]*unknownField
 		format   = Format
 		parseErr error
 	)
 	switch first {
 	case '{':
-		reqs, unknown, parseErr = readJSONL(ctx, path, body, skipped, sizeHint(r, gz), gz, opt)
+		reqs, lines, unknown, parseErr = readJSONL(ctx, path, body, skipped, sizeHint(r, gz), gz, opt)
 	case '[':
 		return sources.Dataset{}, &ParseError{Path: path, Line: skipped + 1, Col: 1,
 			Msg: "the file is a JSON array, not JSON Lines (a request log has one JSON object per line; for benchmark result files use their own input format)"}
 	default:
 		format = FormatCSV
-		reqs, unknown, parseErr = readCSV(ctx, path, body, skipped, sizeHint(r, gz), gz)
+		reqs, lines, unknown, parseErr = readCSV(ctx, path, body, skipped, sizeHint(r, gz), gz)
 	}
 	if parseErr != nil {
 		return sources.Dataset{}, parseErr
@@ -245,6 +267,10 @@ func read(ctx context.Context, path string, r io.Reader, arm sources.Arm, opt op
 	if len(reqs) == 0 {
 		return sources.Dataset{}, &ParseError{Path: path, Msg: "no requests: the file has no records (write one JSON object or CSV row per request)"}
 	}
+	reqs, dropped, err := checkWindow(path, reqs, lines, opt.dropImplausible)
+	if err != nil {
+		return sources.Dataset{}, err
+	}
 	in := sources.Input{Path: path, SHA256: hex.EncodeToString(hr.h.Sum(nil)), Format: format, Arm: arm, Count: len(reqs)}
 	if gz {
 		in.Note = "gzip-compressed"
@@ -253,6 +279,9 @@ func read(ctx context.Context, path string, r io.Reader, arm sources.Arm, opt op
 		Clock: sources.ClockEpoch, Location: Location}
 	if w := unknownWarning(path, unknown); w != "" {
 		ds.Warnings = append(ds.Warnings, w)
+	}
+	if dropped != "" {
+		ds.Warnings = append(ds.Warnings, dropped)
 	}
 	return ds, nil
 }

@@ -306,9 +306,9 @@ func TestChunking(t *testing.T) {
 		t.Fatal(err)
 	}
 	// blank lines, a very long line and no final newline
-	long := `{"ts":5,"status":"rejected","pad":"` + strings.Repeat("x", 5000) + `"}`
+	long := `{"ts":"2026-11-29T15:00:05Z","status":"rejected","pad":"` + strings.Repeat("x", 5000) + `"}`
 	data := append([]byte("\n\n"), buf.Bytes()...)
-	data = append(data, "\n  \n"+long+"\n"+`{"ts":6,"status":"rejected"}`...)
+	data = append(data, "\n  \n"+long+"\n"+`{"ts":"2026-11-29T15:00:06Z","status":"rejected"}`...)
 	ref, err := read(context.Background(), "c.jsonl", bytes.NewReader(data), sources.Canary, options{chunkSize: 1 << 20, workers: 1, maxLine: 1 << 20})
 	if err != nil {
 		t.Fatal(err)

@@ -45,6 +45,7 @@ type simReq struct {
 	lastTok  float64
 	maxITL   float64
 	stallTok int32   // output token delayed by a request-scoped stall, 0 none
+	emptyOut bool    // logged with 0 output tokens (an empty completion)
 	shift    float64 // client-visible delay added by request-scoped stalls, seconds
 	// firstShift is shift when the first token was produced.
 	firstShift float64
@@ -293,6 +294,14 @@ type armSim struct {
 	tokensPerMinute []float64
 	busyPerMinute   []float64
 
+	noise    *rand.Rand // batch-noise path, drawn lazily in time order
+	noiseLog []float64  // log step-time factor per noise interval
+	noiseDt  float64    // noise interval, seconds
+	fault    *rand.Rand // output changes and gateway retries
+	errSt    sources.Status
+	ttftMul  []float64 // per class
+	tpotMul  []float64 // per class
+
 	ttftE, tpotE, e2eE []float64 // histogram bucket bounds
 	waitKV             bool      // KV on_exhaustion is "wait"
 	blockSize          int32
@@ -310,7 +319,22 @@ func newArmSim(sc *Scenario, arm sources.Arm, seed uint64, dur float64, arrs []a
 	}
 	for _, c := range sc.Traffic.Classes {
 		s.lenCaps = append(s.lenCaps, int32(c.OutputTokens.Max))
+		m := spec.ClassLatency[c.Name]
+		s.ttftMul = append(s.ttftMul, orOne(m.TTFT))
+		s.tpotMul = append(s.tpotMul, orOne(m.TPOT))
 	}
+	s.errSt = sources.StatusError
+	if spec.ErrorStatus != "" {
+		s.errSt, _ = sources.ParseStatus(spec.ErrorStatus)
+	}
+	if spec.BatchNoise.Sigma > 0 {
+		s.noise = newRand(seed, streamNoise+armIndex(arm))
+		s.noiseDt = spec.BatchNoise.Interval.Seconds()
+		if s.noiseDt <= 0 {
+			s.noiseDt = 10
+		}
+	}
+	s.fault = newRand(seed, streamFault+armIndex(arm))
 	// records: every arrival plus some room for retries
 	s.out = make([]sources.Request, 0, len(arrs)+len(arrs)/8+16)
 	s.ids = make([]int32, 0, cap(s.out))
@@ -349,6 +373,43 @@ func newArmSim(sc *Scenario, arm sources.Arm, seed uint64, dur float64, arrs []a
 		s.push(event{t: float64(k) * sc.SampleInterval.Seconds(), kind: evSample})
 	}
 	return s
+}
+
+// orOne returns m, or 1 when m is 0 (unset).
+func orOne(m float64) float64 {
+	if m == 0 {
+		return 1
+	}
+	return m
+}
+
+// noiseFactor returns the arm's batch-noise step-time factor at time t
+// (seconds from the window start; 1 when the arm has no batch noise).
+// The AR(1) path is extended lazily; the event loop asks in time order, and
+// the path depends only on the seed and the arm.
+func (s *armSim) noiseFactor(t float64) float64 {
+	if s.noise == nil {
+		return 1
+	}
+	k := max(int(t/s.noiseDt), 0)
+	if k >= len(s.noiseLog) {
+		s.noiseLog = extendAR1(s.noiseLog, s.noise, s.spec.BatchNoise.Sigma, s.spec.BatchNoise.Phi, k+1)
+	}
+	return math.Exp(s.noiseLog[k])
+}
+
+// extendAR1 extends a stationary AR(1) path x (standard deviation sigma,
+// lag-1 autocorrelation phi) to n values, drawing from rng.
+func extendAR1(x []float64, rng *rand.Rand, sigma, phi float64, n int) []float64 {
+	innov := sigma * math.Sqrt(1-phi*phi)
+	for len(x) < n {
+		if len(x) == 0 {
+			x = append(x, sigma*rng.NormFloat64())
+			continue
+		}
+		x = append(x, phi*x[len(x)-1]+innov*rng.NormFloat64())
+	}
+	return x
 }
 
 func itoa(i int) string {
@@ -414,6 +475,17 @@ func (s *armSim) run(ctx context.Context) error {
 			s.next++
 			r := &simReq{class: a.class, group: a.group, prompt: a.prompt, output: a.output, attempt: 1}
 			s.live++
+			s.changeOutput(r)
+			if g := s.spec.GatewayRetry; g.Share > 0 && s.fault.Float64() < g.Share {
+				// the first attempt fails at the gateway, unlogged; only its retry is seen
+				r.attempt = 2
+				if at := a.t + g.Delay.Seconds(); at < s.end {
+					s.push(event{t: at, kind: evRetry, req: r})
+				} else {
+					s.live--
+				}
+				continue
+			}
 			s.offer(r, a.t)
 			continue
 		}
@@ -441,6 +513,18 @@ func (s *armSim) run(ctx context.Context) error {
 		case evInput:
 			s.inputDone(e.req, e.t)
 		}
+	}
+}
+
+// changeOutput applies the arm's output-length change to a first attempt.
+func (s *armSim) changeOutput(r *simReq) {
+	o := s.spec.Output
+	if o.Scale != 0 && o.Scale != 1 {
+		r.output = int32(max(1, math.Round(float64(r.output)*o.Scale)))
+	}
+	if o.ShortShare > 0 && s.fault.Float64() < o.ShortShare {
+		r.output = 1
+		r.emptyOut = o.ShortTokens == 0
 	}
 }
 
@@ -472,6 +556,10 @@ func (s *armSim) offer(q *simReq, t float64) {
 		s.end1(q, t, sources.StatusRejected, false)
 		return
 	}
+	if s.spec.ErrorStatus == "rejected" && s.spec.ErrorRate > 0 && s.svc.Float64() < s.spec.ErrorRate {
+		s.end1(q, t, sources.StatusRejected, false) // a doomed request the gateway turns away
+		return
+	}
 	if s.shared != nil {
 		if lim := s.spec.QueueLimit; lim > 0 && s.shared.live >= lim*up {
 			s.end1(q, t, sources.StatusRejected, false)
@@ -497,7 +585,7 @@ func (s *armSim) offer(q *simReq, t float64) {
 // enqueue admits q: after its frontend input processing it joins queue.
 // It reports whether q is on the queue now.
 func (s *armSim) enqueue(q *simReq, queue *reqQueue, t float64) bool {
-	q.doomed = s.spec.ErrorRate > 0 && s.svc.Float64() < s.spec.ErrorRate
+	q.doomed = s.spec.ErrorRate > 0 && s.spec.ErrorStatus != "rejected" && s.svc.Float64() < s.spec.ErrorRate
 	if st := s.spec.Stalls; st.Scope == "request" && st.Probability > 0 && s.svc.Float64() < st.Probability {
 		if st.Token > 0 {
 			q.stallTok = min(int32(st.Token), q.output)
@@ -672,6 +760,9 @@ func (s *armSim) record(q *simReq, t float64, st sources.Status) {
 	if st != sources.StatusRejected {
 		rec.E2E = t - q.arrival
 		rec.OutputTokens = int64(q.gen)
+		if q.emptyOut {
+			rec.OutputTokens = 0
+		}
 		if q.cached >= 0 {
 			rec.CachedTokens = int64(q.cached)
 		}
@@ -887,8 +978,11 @@ func (s *armSim) startStep(r *replica, t float64) {
 	}
 	st := spec.Step
 	dec := st.Base.Seconds() + st.DecodePerSeq.Seconds()*nDec + st.PerContextToken.Seconds()*ctxTok
+	if spec.DecodeLeakPerHour > 0 {
+		dec *= 1 + spec.DecodeLeakPerHour*t/3600
+	}
 	dt := dec/spec.DecodeSpeed + st.PrefillPerToken.Seconds()*pre/spec.PrefillSpeed
-	dt *= s.warm(r, t)
+	dt *= s.warm(r, t) * s.noiseFactor(t)
 	if spec.Stalls.Probability > 0 && spec.Stalls.Scope != "request" && s.svc.Float64() < spec.Stalls.Probability {
 		dt += spec.Stalls.Duration.Seconds()
 	}
@@ -926,12 +1020,19 @@ func (s *armSim) stepEnd(r *replica, t float64) {
 		if q.gen == 0 {
 			q.firstTok = t
 			q.shift += stall
+			if m := s.ttftMul[q.class]; m != 1 {
+				q.shift += (m - 1) * (t + q.shift - q.arrival)
+			}
 			q.firstShift = q.shift
 			r.c.ttft.observe(s.ttftE, t+q.shift-q.arrival)
 			r.c.prompt += float64(q.prompt)
 		} else {
-			q.maxITL = max(q.maxITL, t-q.lastTok+stall)
-			q.shift += stall
+			gap := t - q.lastTok + stall
+			if m := s.tpotMul[q.class]; m != 1 {
+				gap += (m - 1) * (t - q.lastTok)
+			}
+			q.maxITL = max(q.maxITL, gap)
+			q.shift += gap - (t - q.lastTok)
 		}
 		q.gen++
 		q.lastTok = t
@@ -968,7 +1069,7 @@ func (s *armSim) finish(r *replica, q *simReq, t float64) {
 	st := sources.StatusOK
 	reason := reasonStop
 	if q.doomed {
-		st, reason = sources.StatusError, reasonError
+		st, reason = s.errSt, reasonError
 	} else if c := s.lenCaps[q.class]; c > 0 && q.output >= c {
 		reason = reasonLength
 	}
@@ -1001,7 +1102,7 @@ func (s *armSim) maybeRetry(q *simReq, st sources.Status, t float64) {
 		delay *= 1 + rt.Jitter*(2*s.cli.Float64()-1)
 	}
 	if at := t + delay; at < s.end {
-		nq := &simReq{class: q.class, group: q.group, prompt: q.prompt, output: q.output, attempt: q.attempt + 1}
+		nq := &simReq{class: q.class, group: q.group, prompt: q.prompt, output: q.output, attempt: q.attempt + 1, emptyOut: q.emptyOut}
 		s.live++
 		s.push(event{t: at, kind: evRetry, req: nq})
 	}

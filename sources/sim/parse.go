@@ -9,6 +9,7 @@ import (
 	"maps"
 	"path"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -65,6 +66,8 @@ type scenarioFile struct {
 	Fleet          yaml.Node     `yaml:"fleet"`
 	Canary         yaml.Node     `yaml:"canary"`
 	Failures       []Failure     `yaml:"failures"`
+	Extends        string        `yaml:"extends"`
+	Ranges         []Range       `yaml:"ranges"`
 }
 
 // ParseScenario parses a scenario file. Keys are strict: an unknown or
@@ -97,6 +100,10 @@ func ParseScenario(name string, data []byte) (Scenario, error) {
 	if err := checkKeys(name, doc, reflect.TypeOf(scenarioFile{}), "", pos, map[string]reflect.Type{"fleet": armType, "canary": armType}); err != nil {
 		return Scenario{}, err
 	}
+	doc, err := resolveExtends(name, doc, 0)
+	if err != nil {
+		return Scenario{}, err
+	}
 
 	def := defaultScenario()
 	f := scenarioFile{Start: def.Start, Duration: def.Duration, SampleInterval: def.SampleInterval,
@@ -106,7 +113,7 @@ func ParseScenario(name string, data []byte) (Scenario, error) {
 	}
 	sc := Scenario{Name: f.Name, Description: f.Description, Start: f.Start.UTC(), Duration: f.Duration,
 		SampleInterval: f.SampleInterval, CostInterval: f.CostInterval, Model: f.Model, SLO: f.SLO,
-		Traffic: f.Traffic, Client: f.Client, Failures: f.Failures, Baseline: defaultArm()}
+		Traffic: f.Traffic, Client: f.Client, Failures: f.Failures, Ranges: f.Ranges, Baseline: defaultArm()}
 	if f.Fleet.Kind != 0 {
 		if err := f.Fleet.Decode(&sc.Baseline); err != nil {
 			return Scenario{}, decodeError(name, err)
@@ -114,17 +121,100 @@ func ParseScenario(name string, data []byte) (Scenario, error) {
 	}
 	sc.Canary = sc.Baseline
 	sc.Canary.ClassWeights = maps.Clone(sc.Baseline.ClassWeights)
+	sc.Canary.ClassLatency = maps.Clone(sc.Baseline.ClassLatency)
 	if f.Canary.Kind != 0 {
 		if err := f.Canary.Decode(&sc.Canary); err != nil {
 			return Scenario{}, decodeError(name, err)
 		}
 	}
-	if errs := sc.validate(); len(errs) > 0 {
+	errs := sc.validate()
+	if len(errs) == 0 {
+		errs = sc.checkRanges()
+	}
+	if len(errs) > 0 {
 		e := errs[0]
 		p := lookupPos(pos, e.path)
 		return Scenario{}, fmt.Errorf("%s:%d:%d: %s: %s", name, p[0], p[1], e.path, e.msg)
 	}
 	return sc, nil
+}
+
+// resolveExtends merges a scenario that names a built-in under `extends:`
+// over that built-in: mappings merge key by key (the extending file wins),
+// lists and values are replaced, except ranges, which are appended (a later
+// range on the same key wins). The base's name and description are not
+// inherited.
+func resolveExtends(file string, doc *yaml.Node, depth int) (*yaml.Node, error) {
+	var base string
+	for i := 0; i+1 < len(doc.Content); i += 2 {
+		if doc.Content[i].Value == "extends" {
+			base = doc.Content[i+1].Value
+			if base == "" || strings.ContainsAny(base, "/\\") || !slices.Contains(BuiltinNames(), base) {
+				return nil, fmt.Errorf("%s:%d:%d: extends: no built-in scenario %q (built-in: %s)", file,
+					doc.Content[i+1].Line, doc.Content[i+1].Column, base, strings.Join(BuiltinNames(), ", "))
+			}
+		}
+	}
+	if base == "" {
+		return doc, nil
+	}
+	if depth > 8 {
+		return nil, fmt.Errorf("%s: extends: more than 8 levels (a cycle?)", file)
+	}
+	data, err := builtinFS.ReadFile(path.Join("scenarios", base+".yaml"))
+	if err != nil {
+		return nil, err
+	}
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return nil, fmt.Errorf("%s.yaml: %v", base, err)
+	}
+	bdoc := root.Content[0]
+	bdoc, err = resolveExtends(base+".yaml", bdoc, depth+1)
+	if err != nil {
+		return nil, err
+	}
+	out := &yaml.Node{Kind: yaml.MappingNode, Tag: bdoc.Tag, Line: doc.Line, Column: doc.Column}
+	for i := 0; i+1 < len(bdoc.Content); i += 2 {
+		switch bdoc.Content[i].Value {
+		case "name", "description", "extends":
+			continue
+		}
+		out.Content = append(out.Content, bdoc.Content[i], bdoc.Content[i+1])
+	}
+	mergeNodes(out, doc, true)
+	return out, nil
+}
+
+// mergeNodes merges the mapping over into dst (see resolveExtends).
+func mergeNodes(dst, over *yaml.Node, top bool) {
+	for i := 0; i+1 < len(over.Content); i += 2 {
+		k, v := over.Content[i], over.Content[i+1]
+		if top && k.Value == "extends" {
+			continue
+		}
+		j := -1
+		for x := 0; x+1 < len(dst.Content); x += 2 {
+			if dst.Content[x].Value == k.Value {
+				j = x
+				break
+			}
+		}
+		switch {
+		case j < 0:
+			dst.Content = append(dst.Content, k, v)
+		case v.Kind == yaml.MappingNode && dst.Content[j+1].Kind == yaml.MappingNode:
+			m := &yaml.Node{Kind: yaml.MappingNode, Tag: v.Tag, Line: v.Line, Column: v.Column,
+				Content: slices.Clone(dst.Content[j+1].Content)}
+			mergeNodes(m, v, false)
+			dst.Content[j+1] = m
+		case top && k.Value == "ranges" && v.Kind == yaml.SequenceNode && dst.Content[j+1].Kind == yaml.SequenceNode:
+			dst.Content[j+1] = &yaml.Node{Kind: yaml.SequenceNode, Tag: v.Tag, Line: v.Line, Column: v.Column,
+				Content: append(slices.Clone(dst.Content[j+1].Content), v.Content...)}
+		default:
+			dst.Content[j], dst.Content[j+1] = k, v
+		}
+	}
 }
 
 // lookupPos finds the position of a key path, or of its nearest parent

@@ -96,6 +96,10 @@ type ArmSummary struct {
 	// GoodputRPS is good requests per second of window.
 	GoodputRPS float64
 	Minutes    []MinuteSummary
+	// StepNoise is the arm's batch-noise step-time factor in each noise
+	// interval (default 10 s) that starts in the window; nil when the arm
+	// has no batch noise.
+	StepNoise []float64
 }
 
 // MinuteSummary is one minute of the window (the last may be partial).
@@ -301,6 +305,13 @@ func (s *armSim) summarize(reqs []sources.Request) ArmSummary {
 			}
 		}
 		tokens += s.tokensPerMinute[m]
+	}
+	if s.noise != nil {
+		n := int(math.Ceil(s.end / s.noiseDt))
+		s.noiseFactor(float64(n-1) * s.noiseDt)
+		for _, x := range s.noiseLog[:n] {
+			as.StepNoise = append(as.StepNoise, math.Exp(x))
+		}
 	}
 	as.TokensPerSecond = tokens / s.end
 	as.GoodputRPS = float64(as.Good) / s.end

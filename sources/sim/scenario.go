@@ -62,6 +62,9 @@ type Scenario struct {
 	Canary   ArmSpec
 	// Failures are declared replica failures and restarts.
 	Failures []Failure
+	// Ranges are parameters drawn afresh for every replicate of a
+	// calibration (Draw); Run itself uses the values as written.
+	Ranges []Range
 }
 
 // SLO is a per-request success criterion for the summary's goodput.
@@ -255,9 +258,74 @@ type ArmSpec struct {
 	// ErrorRate is the probability that an admitted request ends with a
 	// server error instead of completing, in [0, 1). Default 0.
 	ErrorRate float64 `yaml:"error_rate"`
-	Quality   Quality `yaml:"quality"`
-	GPU       GPU     `yaml:"gpu"`
-	Cost      Cost    `yaml:"cost"`
+	// ErrorStatus is how the arm's gateway logs the requests that ErrorRate
+	// dooms: "error" (default; "" means error), "timeout", "canceled" (a server-side cancel,
+	// logged as if the client gave up) or "rejected" (turned away at
+	// admission without being served).
+	ErrorStatus string  `yaml:"error_status"`
+	Quality     Quality `yaml:"quality"`
+	GPU         GPU     `yaml:"gpu"`
+	Cost        Cost    `yaml:"cost"`
+	// BatchNoise is a persistent, arm-wide slowdown of engine steps
+	// (co-tenant interference, thermal and clock variation, batch
+	// composition): independent between the arms, so that two identical
+	// arms run side by side still differ.
+	BatchNoise BatchNoise `yaml:"batch_noise"`
+	// DecodeLeakPerHour makes the decode part of every step slower as the
+	// window goes on (a leak): it is multiplied by 1 + DecodeLeakPerHour·t,
+	// t in hours from the window start. Default 0, ≥ 0.
+	DecodeLeakPerHour float64 `yaml:"decode_leak_per_hour"`
+	// Output changes the lengths of the arm's outputs (a truncation or
+	// early-stop bug).
+	Output OutputChange `yaml:"output"`
+	// Shed is the share of the arm's first attempts dropped upstream
+	// (by a load balancer or a gateway) before anything logs them, in
+	// [0, 1). Default 0.
+	Shed float64 `yaml:"shed"`
+	// GatewayRetry makes a share of the arm's requests succeed only on a
+	// retry the gateway makes itself: the failed first attempt is not
+	// logged, the retry is logged with attempt 2.
+	GatewayRetry GatewayRetry `yaml:"gateway_retry"`
+	// ClassLatency multiplies the client-visible TTFT and TPOT of the
+	// named traffic classes (a per-class change such as a slower chat
+	// template or guided decoding), without changing the engine's work.
+	ClassLatency map[string]ClassLatency `yaml:"class_latency"`
+}
+
+// BatchNoise is an AR(1) process on the log of a step-time factor, held
+// constant within each Interval: in interval k every step time of the arm
+// is multiplied by exp(x_k), where x is stationary with standard deviation
+// Sigma and lag-1 autocorrelation Phi between consecutive intervals. Each
+// arm draws its own path.
+type BatchNoise struct {
+	Sigma float64 `yaml:"sigma"` // stationary SD of the log factor, in [0, 1]; default 0 (off)
+	Phi   float64 `yaml:"phi"`   // lag-1 autocorrelation between intervals, in [0, 1); default 0.8
+	// Interval is how long one factor holds; default (and 0) 10s, the
+	// judge's default bucket.
+	Interval time.Duration `yaml:"interval"`
+}
+
+// OutputChange changes output lengths. Scale multiplies every drawn output
+// length (rounded, at least 1 token; default 1, 0 means 1); then, with probability
+// ShortShare, a request's output is replaced by ShortTokens tokens (0 or
+// 1: an empty or one-token completion that still ends with status ok).
+type OutputChange struct {
+	Scale       float64 `yaml:"scale"`
+	ShortShare  float64 `yaml:"short_share"`
+	ShortTokens int     `yaml:"short_tokens"`
+}
+
+// GatewayRetry: with probability Share a first attempt fails at once and is
+// retried by the gateway Delay later; only the retry (attempt 2) is logged.
+type GatewayRetry struct {
+	Share float64       `yaml:"share"` // in [0, 1); default 0
+	Delay time.Duration `yaml:"delay"` // default 0
+}
+
+// ClassLatency multipliers; 0 means 1 (unchanged).
+type ClassLatency struct {
+	TTFT float64 `yaml:"ttft"` // multiplies the time to first token
+	TPOT float64 `yaml:"tpot"` // multiplies every later inter-token gap
 }
 
 // KV is the KV-cache block budget of one replica.
@@ -399,6 +467,9 @@ func defaultArm() ArmSpec {
 		PrefillSpeed: 1,
 		DecodeSpeed:  1,
 		Warmup:       Warmup{Slowdown: 1},
+		ErrorStatus:  "error",
+		BatchNoise:   BatchNoise{Phi: 0.8, Interval: 10 * time.Second},
+		Output:       OutputChange{Scale: 1},
 		GPU:          GPU{IdlePowerW: 90, MaxPowerW: 700, MemoryMiB: 81559, MemoryFraction: 0.9},
 		Cost: Cost{AcceleratorPerHour: 4.0, HostPerHour: 0.6, IdleReservePerHour: 0.4,
 			NetworkPerGB: 0.05, BytesPerToken: 6, BytesPerRequest: 1500},
@@ -602,6 +673,26 @@ func validateArm(v *validator, p string, a *ArmSpec, classes map[string]bool, ma
 		v.check(finite(w) && w >= 0, p+".class_weights."+k, "must be ≥ 0")
 	}
 	v.check(a.ErrorRate >= 0 && a.ErrorRate < 1, p+".error_rate", "must be in [0, 1)")
+	v.check(slices.Contains([]string{"", "error", "timeout", "canceled", "rejected"}, a.ErrorStatus), p+".error_status",
+		"must be error, timeout, canceled or rejected")
+	n := a.BatchNoise
+	v.check(finite(n.Sigma) && n.Sigma >= 0 && n.Sigma <= 1, p+".batch_noise.sigma", "must be in [0, 1]")
+	v.check(finite(n.Phi) && n.Phi >= 0 && n.Phi < 1, p+".batch_noise.phi", "must be in [0, 1)")
+	v.check(n.Interval == 0 || n.Interval >= time.Second, p+".batch_noise.interval", "must be ≥ 1s (0 = 10s)")
+	v.check(finite(a.DecodeLeakPerHour) && a.DecodeLeakPerHour >= 0, p+".decode_leak_per_hour", "must be ≥ 0")
+	o := a.Output
+	v.check(finite(o.Scale) && o.Scale >= 0 && o.Scale <= 100, p+".output.scale", "must be in [0, 100] (0 or 1 = unchanged)")
+	v.check(o.ShortShare >= 0 && o.ShortShare <= 1, p+".output.short_share", "must be in [0, 1]")
+	v.check(o.ShortTokens == 0 || o.ShortTokens == 1, p+".output.short_tokens", "must be 0 or 1")
+	v.check(a.Shed >= 0 && a.Shed < 1, p+".shed", "must be in [0, 1)")
+	v.check(a.GatewayRetry.Share >= 0 && a.GatewayRetry.Share < 1, p+".gateway_retry.share", "must be in [0, 1)")
+	v.check(a.GatewayRetry.Delay >= 0, p+".gateway_retry.delay", "must be ≥ 0")
+	for _, k := range sortedKeys(a.ClassLatency) {
+		m := a.ClassLatency[k]
+		v.check(classes[k], p+".class_latency."+k, "no traffic class named %q", k)
+		v.check(finite(m.TTFT) && finite(m.TPOT) && m.TTFT >= 0 && m.TPOT >= 0 && m.TTFT <= 100 && m.TPOT <= 100,
+			p+".class_latency."+k, "multipliers must be in [0, 100] (0 or 1 = unchanged)")
+	}
 	v.check(a.Quality.ErrorRate >= 0 && a.Quality.ErrorRate <= 1, p+".quality.error_rate", "must be in [0, 1]")
 	g := a.GPU
 	v.check(g.IdlePowerW >= 0 && g.MaxPowerW >= g.IdlePowerW, p+".gpu", "need 0 ≤ idle_power_w ≤ max_power_w")

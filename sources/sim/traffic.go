@@ -3,6 +3,7 @@ package sim
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 
 	"github.com/goodput-dev/goodput/sources"
@@ -16,6 +17,10 @@ const (
 	streamArrivals   = 10 // + arm index
 	streamService    = 20 // + arm index
 	streamClient     = 30 // + arm index
+	streamNoise      = 40 // + arm index: batch noise
+	streamFault      = 50 // + arm index: output changes, gateway retries
+	streamShed       = 60 // + arm index: upstream shedding
+	streamRanges     = 70 // scenario parameter draws (Draw)
 )
 
 func armIndex(a sources.Arm) uint64 {
@@ -225,6 +230,10 @@ func arrivals(sc *Scenario, seed uint64, arm sources.Arm, grid []float64, dur fl
 		a.t = t
 		cs.draw(rng, &a)
 		out = append(out, a)
+	}
+	if shed := sc.Arm(arm).Shed; shed > 0 {
+		srng := newRand(seed, streamShed+armIndex(arm))
+		out = slices.DeleteFunc(out, func(arrival) bool { return srng.Float64() < shed })
 	}
 	return out
 }

@@ -6,12 +6,16 @@
 package github
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -115,6 +119,11 @@ type Options struct {
 	Debug io.Writer
 	// UserAgent is sent with every request; "" means "goodput".
 	UserAgent string
+	// RequestTimeout bounds each request until its response headers
+	// arrive, and (with RetryDeadline) the whole Upsert: an API that
+	// accepts the connection and never answers cannot hang the run.
+	// 0 means 30 s.
+	RequestTimeout time.Duration
 }
 
 // Publisher writes the sticky comment of one key on one pull request.
@@ -129,9 +138,15 @@ type Result struct {
 	CommentID int64
 	URL       string // the comment's html_url
 	Created   bool   // false when an earlier comment was edited
+	// Unchanged is true when the earlier comment already had this body:
+	// nothing was sent.
+	Unchanged bool
 	// Duplicates counts further comments with the same marker (left from a
 	// race between two runs); they are left alone.
 	Duplicates int
+	// Warnings are facts the caller should show: marker comments written
+	// by another account, which were ignored.
+	Warnings []string
 }
 
 // New checks opt and returns a Publisher.
@@ -178,6 +193,9 @@ func New(opt Options) (*Publisher, error) {
 	if opt.UserAgent == "" {
 		opt.UserAgent = "goodput"
 	}
+	if opt.RequestTimeout <= 0 {
+		opt.RequestTimeout = 30 * time.Second
+	}
 	return &Publisher{opt: opt, base: base, marker: marker}, nil
 }
 
@@ -201,9 +219,12 @@ func (p *Publisher) upsert(ctx context.Context, body string) (Result, error) {
 	if n := utf8.RuneCountInString(full); n > MaxCommentChars {
 		return Result{}, fmt.Errorf("comment is %d characters with its marker, over GitHub's %d limit", n, MaxCommentChars)
 	}
+	// the whole exchange, retries included, ends by this real-time bound
+	ctx, cancel := context.WithTimeout(ctx, p.opt.RetryDeadline+p.opt.RequestTimeout)
+	defer cancel()
 	log := newDebugLog(p.opt.Debug, p.opt.Token)
 	rt := &retryTransport{
-		next:     &authTransport{next: &debugTransport{next: p.opt.Transport, log: log}, token: p.opt.Token, host: p.base.Host},
+		next:     &authTransport{next: &debugTransport{next: &timeoutTransport{next: p.opt.Transport, timeout: p.opt.RequestTimeout}, log: log}, token: p.opt.Token, host: p.base.Host},
 		clock:    p.opt.Clock,
 		deadline: p.opt.Clock.Now().Add(p.opt.RetryDeadline),
 		attempts: p.opt.MaxAttempts,
@@ -214,6 +235,12 @@ func (p *Publisher) upsert(ctx context.Context, body string) (Result, error) {
 	client.UserAgent = p.opt.UserAgent
 	where := fmt.Sprintf("%s/%s#%d", p.opt.Owner, p.opt.Repo, p.opt.Number)
 
+	// the sticky comment is the token's own: anyone can write the marker
+	// into a comment, and editing theirs would fail or overwrite it
+	// (asked once, when a marker comment turns up)
+	var res Result
+	var mine func(*gh.User) bool
+	ignored := 0
 	var found []*gh.IssueComment
 	listOpt := &gh.IssueListCommentsOptions{ListOptions: gh.ListOptions{PerPage: p.opt.PerPage}}
 	for page := 0; ; page++ {
@@ -225,14 +252,28 @@ func (p *Publisher) upsert(ctx context.Context, body string) (Result, error) {
 			return Result{}, p.explain("listing comments on "+where, err, rt)
 		}
 		for _, c := range cs {
-			if strings.HasPrefix(c.GetBody(), p.marker) {
-				found = append(found, c)
+			if !strings.HasPrefix(c.GetBody(), p.marker) {
+				continue
 			}
+			if mine == nil {
+				if mine, err = p.owner(ctx, client, log); err != nil {
+					return Result{}, p.explain("asking GitHub who the token belongs to (GET /user)", err, rt)
+				}
+			}
+			if !mine(c.GetUser()) {
+				ignored++
+				log.printf("comment %d carries the marker but was written by %q, not the token's account: ignored", c.GetID(), c.GetUser().GetLogin())
+				continue
+			}
+			found = append(found, c)
 		}
 		if resp.NextPage == 0 || resp.NextPage == listOpt.Page {
 			break
 		}
 		listOpt.Page = resp.NextPage
+	}
+	if ignored > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%d comment(s) on %s carry the %s marker but were written by another account; they were ignored and left alone", ignored, where, p.marker))
 	}
 	comment := &gh.IssueComment{Body: &full}
 	if len(found) == 0 {
@@ -241,19 +282,93 @@ func (p *Publisher) upsert(ctx context.Context, body string) (Result, error) {
 			return Result{}, p.explain("creating the comment on "+where, err, rt)
 		}
 		log.printf("created comment %d", c.GetID())
-		return Result{CommentID: c.GetID(), URL: c.GetHTMLURL(), Created: true}, nil
+		res.CommentID, res.URL, res.Created = c.GetID(), c.GetHTMLURL(), true
+		return res, nil
 	}
 	id := found[0].GetID()
 	if found[0].GetBody() == full {
 		log.printf("comment %d is already up to date", id)
-		return Result{CommentID: id, URL: found[0].GetHTMLURL(), Duplicates: len(found) - 1}, nil
+		res.CommentID, res.URL, res.Duplicates, res.Unchanged = id, found[0].GetHTMLURL(), len(found)-1, true
+		return res, nil
 	}
 	c, _, err := client.Issues.EditComment(ctx, p.opt.Owner, p.opt.Repo, id, comment)
 	if err != nil {
 		return Result{}, p.explain(fmt.Sprintf("editing comment %d on %s", id, where), err, rt)
 	}
 	log.printf("edited comment %d", c.GetID())
-	return Result{CommentID: c.GetID(), URL: c.GetHTMLURL(), Duplicates: len(found) - 1}, nil
+	res.CommentID, res.URL, res.Duplicates = c.GetID(), c.GetHTMLURL(), len(found)-1
+	return res, nil
+}
+
+// actionsBot is the account GITHUB_TOKEN writes as in GitHub Actions.
+const actionsBot = "github-actions[bot]"
+
+// owner returns a test for "written by the token's account". GET /user
+// names it; an Actions GITHUB_TOKEN may not call GET /user (403 "Resource
+// not accessible by integration"), and then writes as github-actions[bot].
+func (p *Publisher) owner(ctx context.Context, client *gh.Client, log *debugLog) (func(*gh.User) bool, error) {
+	u, _, err := client.Users.Get(ctx, "")
+	if err != nil {
+		var er *gh.ErrorResponse
+		if errors.As(err, &er) && er.Response != nil && (er.Response.StatusCode == http.StatusForbidden || er.Response.StatusCode == http.StatusNotFound) {
+			log.printf("GET /user refused (%d): an installation token; taking %s's comments as ours", er.Response.StatusCode, actionsBot)
+			return func(c *gh.User) bool { return c.GetLogin() == actionsBot && c.GetType() != "User" }, nil
+		}
+		return nil, err
+	}
+	log.printf("the token belongs to %q (id %d)", u.GetLogin(), u.GetID())
+	return func(c *gh.User) bool {
+		if u.GetID() != 0 && c.GetID() != 0 {
+			return c.GetID() == u.GetID()
+		}
+		return c.GetLogin() != "" && c.GetLogin() == u.GetLogin()
+	}, nil
+}
+
+// timeoutTransport fails a request whose response headers do not arrive
+// within timeout; the body is then read under the caller's context.
+type timeoutTransport struct {
+	next    http.RoundTripper
+	timeout time.Duration
+}
+
+func (t *timeoutTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	type result struct {
+		resp *http.Response
+		err  error
+	}
+	ctx, cancel := context.WithCancel(req.Context())
+	done := make(chan result, 1)
+	go func() {
+		resp, err := t.next.RoundTrip(req.WithContext(ctx))
+		done <- result{resp, err}
+	}()
+	timer := time.NewTimer(t.timeout)
+	defer timer.Stop()
+	select {
+	case r := <-done:
+		if r.err != nil {
+			cancel()
+			return nil, r.err
+		}
+		r.resp.Body = &cancelBody{ReadCloser: r.resp.Body, cancel: cancel}
+		return r.resp, nil
+	case <-timer.C:
+		cancel()
+		return nil, fmt.Errorf("%s %s: no response within %v (is the API reachable?)", req.Method, req.URL.Redacted(), t.timeout)
+	}
+}
+
+// cancelBody releases a request's context when its body is closed.
+type cancelBody struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (b *cancelBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.cancel()
+	return err
 }
 
 // explain turns a failed call into an error that says what to do.
@@ -306,9 +421,46 @@ type redactedError struct{ msg string }
 
 func (e *redactedError) Error() string { return e.msg }
 
+// redact hides the token in s, also where a server echoed it encoded:
+// URL query escaping, URL path escaping, JSON string escaping (with and
+// without HTML-safe escapes) and base64 (Basic authentication).
 func redact(s, token string) string {
 	if token == "" {
 		return s
 	}
-	return strings.ReplaceAll(s, token, "[redacted]")
+	for _, form := range tokenForms(token) {
+		s = strings.ReplaceAll(s, form, "[redacted]")
+	}
+	return s
+}
+
+// tokenForms lists the spellings of token to redact, longest first so a
+// form containing another is replaced whole.
+func tokenForms(token string) []string {
+	forms := []string{token, url.QueryEscape(token), url.PathEscape(token),
+		base64.StdEncoding.EncodeToString([]byte(token)), base64.URLEncoding.EncodeToString([]byte(token))}
+	for _, html := range []bool{true, false} {
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(html)
+		if enc.Encode(token) == nil {
+			forms = append(forms, strings.TrimSuffix(strings.TrimSuffix(b.String(), "\n"), `"`)[1:])
+		}
+	}
+	// \uXXXX escapes of every character, as some servers write them
+	var u strings.Builder
+	for _, r := range token {
+		fmt.Fprintf(&u, "\\u%04x", r)
+	}
+	forms = append(forms, u.String())
+	seen := map[string]bool{}
+	out := forms[:0]
+	for _, f := range forms {
+		if f != "" && !seen[f] {
+			seen[f] = true
+			out = append(out, f)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
+	return out
 }

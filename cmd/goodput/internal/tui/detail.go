@@ -278,7 +278,11 @@ func classLines(st styles, classes []analysis.ClassRow, w int) []string {
 	}
 	for _, cl := range classes {
 		var b strings.Builder
-		b.WriteString(pad(cl.Class, nameW))
+		name := cl.Class
+		if cl.Label != "" && cl.Label != cl.Class {
+			name += "·" + cl.Label
+		}
+		b.WriteString(pad(name, nameW))
 		for _, col := range cols {
 			b.WriteString(" " + padLeft(col.cell(cl.Baseline), half) + " / " + pad(col.cell(cl.Canary), half))
 		}

@@ -22,17 +22,20 @@ func TestGoldenViews(t *testing.T) {
 		name string
 		keys []string
 		wait string
+		w, h int // terminal size; 0 is 100×30
 	}{
-		{"summary", nil, "Gates (7)"},
-		{"gate_fail", []string{"j", "j", "enter"}, "lower bound of harm"},
-		{"gate_inconclusive_naive", []string{"j", "enter"}, "More data"},
-		{"distributions_ttft", []string{"tab", "tab"}, "TTFT CDF"},
-		{"distributions_tpot", []string{"tab", "tab", "l"}, "TPOT CDF"},
-		{"time", []string{"tab", "tab", "tab"}, "TTFT p99 per"},
-		{"warnings_spec", []string{"shift+tab"}, "Measurement spec"},
-		{"help", []string{"?"}, "needs a note"},
-		{"filter", []string{"/", "r", "a", "t"}, "match"},
-		{"approve_override", append([]string{"j", "j", "a"}, typed("known cold cache")...), "cold cache"},
+		{"summary", nil, "Gates (7)", 0, 0},
+		// at 80 columns the arms' values give way; interval and margin stay
+		{"summary_80x24", nil, "Gates (7)", 80, 24},
+		{"gate_fail", []string{"j", "j", "enter"}, "lower bound of harm", 0, 0},
+		{"gate_inconclusive_naive", []string{"j", "enter"}, "More data", 0, 0},
+		{"distributions_ttft", []string{"tab", "tab"}, "TTFT CDF", 0, 0},
+		{"distributions_tpot", []string{"tab", "tab", "l"}, "TPOT CDF", 0, 0},
+		{"time", []string{"tab", "tab", "tab"}, "TTFT p99 per", 0, 0},
+		{"warnings_spec", []string{"shift+tab"}, "Measurement spec", 0, 0},
+		{"help", []string{"?"}, "needs a note", 0, 0},
+		{"filter", []string{"/", "r", "a", "t"}, "match", 0, 0},
+		{"approve_override", append([]string{"j", "j", "a"}, typed("known cold cache")...), "cold cache", 0, 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -46,7 +49,10 @@ func TestGoldenViews(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(100, 30))
+			if tc.w == 0 {
+				tc.w, tc.h = 100, 30
+			}
+			tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(tc.w, tc.h))
 			for _, k := range tc.keys {
 				tm.Send(keyMsg(k))
 			}
@@ -57,7 +63,7 @@ func TestGoldenViews(t *testing.T) {
 			if !ok {
 				t.Fatal("final model is not a Model")
 			}
-			if fm.width != 100 || fm.height != 30 {
+			if fm.width != tc.w || fm.height != tc.h {
 				t.Fatalf("size %dx%d", fm.width, fm.height)
 			}
 			teatest.RequireEqualOutput(t, []byte(fm.View()))

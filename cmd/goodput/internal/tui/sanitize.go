@@ -101,6 +101,7 @@ func sanitizeReport(r *analysis.Report) *analysis.Report {
 	c.Metrics = make([]analysis.Metric, len(r.Metrics))
 	for i, g := range r.Metrics {
 		g.Name = clean(g.Name)
+		g.Class = clean(g.Class)
 		g.Verdict = analysis.Verdict(clean(string(g.Verdict)))
 		g.Direction = clean(g.Direction)
 		g.Scale = clean(g.Scale)
@@ -120,6 +121,7 @@ func sanitizeReport(r *analysis.Report) *analysis.Report {
 	c.Classes = make([]analysis.ClassRow, len(r.Classes))
 	for i, cl := range r.Classes {
 		cl.Class = clean(cl.Class)
+		cl.Label = clean(cl.Label)
 		c.Classes[i] = cl
 	}
 	c.Normalization.Steps = make([]analysis.NormalizationStep, len(r.Normalization.Steps))

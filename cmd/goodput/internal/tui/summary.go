@@ -6,6 +6,7 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/goodput-dev/goodput/analysis"
 )
@@ -166,27 +167,77 @@ func (s summaryModel) setRows(c *common, bodyH int) summaryModel {
 // gateColumn is one column of the gates table.
 type gateColumn struct {
 	title string
-	width int
+	width int // set by layoutColumns from the content
 	right bool
-	cell  func(st styles, g *analysis.Metric) string
+	// drop is the order in which columns give way on a narrow terminal
+	// (1 first; 0 never): the arms' values are in the gate view, the
+	// verdict, interval and margin decide and always stay.
+	drop int
+	cell func(st styles, g *analysis.Metric) string
 }
 
 func gateColumns() []gateColumn {
 	return []gateColumn{
-		{"verdict", 12, false, func(st styles, g *analysis.Metric) string {
+		{"verdict", 0, false, 0, func(st styles, g *analysis.Metric) string {
 			return st.verdict(g.Verdict).Render(strings.ToUpper(string(g.Verdict)))
 		}},
-		{"baseline", 10, true, func(_ styles, g *analysis.Metric) string { return fmtCompact(g.Baseline, g.Unit) }},
-		{"canary", 10, true, func(_ styles, g *analysis.Metric) string { return fmtCompact(g.Canary, g.Unit) }},
-		{"delta", 10, true, func(_ styles, g *analysis.Metric) string { return fmtDelta(g, g.Delta) }},
-		{"interval", 21, true, func(_ styles, g *analysis.Metric) string { return fmtInterval(g, g.Interval) }},
-		{"margin", 9, true, func(_ styles, g *analysis.Metric) string { return fmtMargin(g) }},
+		{"baseline", 0, true, 1, func(_ styles, g *analysis.Metric) string { return fmtCompact(g.Baseline, g.Unit) }},
+		{"canary", 0, true, 1, func(_ styles, g *analysis.Metric) string { return fmtCompact(g.Canary, g.Unit) }},
+		{"delta", 0, true, 2, func(_ styles, g *analysis.Metric) string { return fmtDelta(g, g.Delta) }},
+		{"interval", 0, true, 0, func(_ styles, g *analysis.Metric) string { return fmtInterval(g, g.Interval) }},
+		{"margin", 0, true, 0, func(_ styles, g *analysis.Metric) string { return fmtMargin(g) }},
 	}
 }
 
-// minNameWidth is the narrowest gate-name column before columns are
-// dropped from the right.
-const minNameWidth = 14
+// colGap separates the columns of the gates table.
+const colGap = "  "
+
+// minNameWidth is the narrowest gate-name column: below it, droppable
+// columns give way before names are cut further.
+const minNameWidth = 12
+
+// layoutColumns sizes every column to its widest cell over all gates (not
+// only the visible ones, so filtering does not move columns) and fits the
+// table into w cells: droppable columns give way in their drop order
+// until the widest name fits, and only when none is left are names cut
+// (to no less than minNameWidth). It returns the columns kept and the
+// name column's width.
+func layoutColumns(st styles, ms []analysis.Metric, w int) ([]gateColumn, int) {
+	cols := gateColumns()
+	for i := range cols {
+		cols[i].width = ansi.StringWidth(cols[i].title)
+		for j := range ms {
+			cols[i].width = max(cols[i].width, ansi.StringWidth(cols[i].cell(st, &ms[j])))
+		}
+	}
+	nameW := len("gate")
+	for j := range ms {
+		nameW = max(nameW, ansi.StringWidth(ms[j].Name))
+	}
+	used := func(cs []gateColumn) int {
+		n := 4 // cursor and guardrail marks
+		for _, c := range cs {
+			n += len(colGap) + c.width
+		}
+		return n
+	}
+	for rank := 1; used(cols)+nameW > w; rank++ {
+		kept := cols[:0:0]
+		dropped := false
+		for _, c := range cols {
+			if c.drop == rank {
+				dropped = true
+				continue
+			}
+			kept = append(kept, c)
+		}
+		cols = kept
+		if !dropped && rank > len(gateColumns()) {
+			break
+		}
+	}
+	return cols, max(min(nameW, w-used(cols)), min(nameW, minNameWidth))
+}
 
 func (s summaryModel) view(c *common, w, h int) []string {
 	st := c.st
@@ -206,15 +257,7 @@ func (s summaryModel) view(c *common, w, h int) []string {
 	lines = append(lines, "")
 
 	// gates table
-	cols := gateColumns()
-	nameW := w - 4
-	for _, col := range cols {
-		nameW -= col.width + 1
-	}
-	for nameW < minNameWidth && len(cols) > 1 {
-		nameW += cols[len(cols)-1].width + 1
-		cols = cols[:len(cols)-1]
-	}
+	cols, nameW := layoutColumns(st, rep.Metrics, w)
 	title := fmt.Sprintf("Gates (%d)", len(rep.Metrics))
 	if f := strings.TrimSpace(s.filter.Value()); f != "" {
 		title = fmt.Sprintf("Gates (%d of %d match %q)", len(s.visible), len(rep.Metrics), f)
@@ -223,7 +266,7 @@ func (s summaryModel) view(c *common, w, h int) []string {
 	var hb strings.Builder
 	hb.WriteString("    " + pad("gate", nameW))
 	for _, col := range cols {
-		hb.WriteByte(' ')
+		hb.WriteString(colGap)
 		if col.right {
 			hb.WriteString(padLeft(col.title, col.width))
 		} else {
@@ -261,7 +304,7 @@ func (s summaryModel) view(c *common, w, h int) []string {
 		}
 		b.WriteString(name)
 		for _, col := range cols {
-			b.WriteByte(' ')
+			b.WriteString(colGap)
 			if col.right {
 				b.WriteString(padLeft(col.cell(st, g), col.width))
 			} else {

@@ -1,5 +1,6 @@
 // Package githubtest is an in-memory GitHub REST API for tests: the issue
-// comment endpoints (list with Link-header pagination, create, edit) mounted
+// comment endpoints (list with Link-header pagination, create, edit by the
+// author only) and GET /user, mounted
 // under a path prefix, with token checking, a request log and injectable
 // faults (rate limits, server errors). It listens on 127.0.0.1 only.
 package githubtest
@@ -21,9 +22,14 @@ type Comment struct {
 	ID   int64  `json:"id"`
 	Body string `json:"body"`
 	URL  string `json:"html_url"`
-	User struct {
-		Login string `json:"login"`
-	} `json:"user"`
+	User User   `json:"user"`
+}
+
+// User is a comment's author, or the token's account.
+type User struct {
+	Login string `json:"login"`
+	ID    int64  `json:"id"`
+	Type  string `json:"type"` // User or Bot
 }
 
 // Fault is a canned response served instead of the real one.
@@ -48,6 +54,10 @@ type Server struct {
 	// PerPage caps the page size of comment lists, so a few comments
 	// already span several pages.
 	PerPage int
+	// Installation makes the token behave like an Actions GITHUB_TOKEN:
+	// GET /user is refused (403) and comments are written by
+	// github-actions[bot]. Otherwise the token is the user Token().
+	Installation bool
 
 	mu       sync.Mutex
 	comments map[string][]*Comment // by "owner/repo/number"
@@ -81,13 +91,35 @@ func (s *Server) FailNext(f ...Fault) {
 	s.faults = append(s.faults, f...)
 }
 
+// Someone is the author of comments that Seed stores.
+var Someone = User{Login: "someone", ID: 501, Type: "User"}
+
+// TokenUser is the account the token belongs to (when not Installation).
+var TokenUser = User{Login: "release-bot", ID: 777, Type: "User"}
+
+// ActionsBot is the account an installation token writes as.
+var ActionsBot = User{Login: "github-actions[bot]", ID: 41898282, Type: "Bot"}
+
 // Seed stores comments on owner/repo#number as if others had written them.
 func (s *Server) Seed(owner, repo string, number int, bodies ...string) {
+	s.SeedAs(Someone, owner, repo, number, bodies...)
+}
+
+// SeedAs stores comments on owner/repo#number written by u.
+func (s *Server) SeedAs(u User, owner, repo string, number int, bodies ...string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, b := range bodies {
-		s.add(owner+"/"+repo+"/"+strconv.Itoa(number), b, "someone")
+		s.add(owner+"/"+repo+"/"+strconv.Itoa(number), b, u)
 	}
+}
+
+// tokenUser is who comments created through the API are written by.
+func (s *Server) tokenUser() User {
+	if s.Installation {
+		return ActionsBot
+	}
+	return TokenUser
 }
 
 // Comments returns copies of the comments on owner/repo#number, oldest first.
@@ -108,10 +140,10 @@ func (s *Server) Requests() []Request {
 	return append([]Request(nil), s.log...)
 }
 
-func (s *Server) add(key, body, login string) *Comment {
+func (s *Server) add(key, body string, u User) *Comment {
 	s.nextID++
 	c := &Comment{ID: s.nextID, Body: body, URL: fmt.Sprintf("https://github.example/%s#issuecomment-%d", key, s.nextID)}
-	c.User.Login = login
+	c.User = u
 	s.comments[key] = append(s.comments[key], c)
 	return c
 }
@@ -164,6 +196,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	parts := strings.Split(strings.Trim(path, "/"), "/")
 	// repos/{o}/{r}/issues/{n}/comments and repos/{o}/{r}/issues/comments/{id}
 	switch {
+	case len(parts) == 1 && parts[0] == "user" && r.Method == http.MethodGet:
+		if s.Installation {
+			writeJSON(w, http.StatusForbidden, map[string]string{"message": "Resource not accessible by integration"})
+			return
+		}
+		writeJSON(w, http.StatusOK, s.tokenUser())
 	case len(parts) == 6 && parts[0] == "repos" && parts[3] == "issues" && parts[5] == "comments":
 		key := parts[1] + "/" + parts[2] + "/" + parts[4]
 		switch r.Method {
@@ -178,7 +216,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 				writeJSON(w, http.StatusUnprocessableEntity, map[string]string{"message": "Body is too long (maximum is 65536 characters)"})
 				return
 			}
-			writeJSON(w, http.StatusCreated, s.add(key, *body.Body, "github-actions[bot]"))
+			writeJSON(w, http.StatusCreated, s.add(key, *body.Body, s.tokenUser()))
 		default:
 			writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"message": "method not allowed"})
 		}
@@ -191,6 +229,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		for _, cs := range s.comments {
 			for _, c := range cs {
 				if c.ID == id && strings.HasPrefix(c.URL, "https://github.example/"+parts[1]+"/"+parts[2]+"/") {
+					if c.User != s.tokenUser() {
+						writeJSON(w, http.StatusForbidden, map[string]string{"message": "Must have admin rights to Repository."})
+						return
+					}
 					c.Body = *body.Body
 					writeJSON(w, http.StatusOK, c)
 					return

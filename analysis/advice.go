@@ -1,0 +1,156 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/goodput-dev/goodput/sources/benchfile"
+)
+
+// This file turns an inconclusive gate's reason into something a person can
+// act on: how many more prompts (with the benchmark tool's own flag) or how
+// much longer a run would decide it, which policy fits the data when the
+// gate cannot be estimated at all, and when more data will not help.
+
+// MaxUsefulFactor is the largest multiple of the current data a "more data"
+// advice names (20×); beyond it, or beyond MaxUsefulMinutes, the reason
+// says that more data will not decide the gate.
+const MaxUsefulFactor = 20
+
+// MaxUsefulMinutes is the longest extra run a "more data" advice names
+// (one day).
+const MaxUsefulMinutes = 24 * 60
+
+// promptFlags is the option that sets the number of requests of each
+// benchmark tool, by input format.
+var promptFlags = map[string]string{
+	benchfile.FormatVLLM:          "--num-prompts",
+	benchfile.FormatSGLang:        "--num-prompts",
+	benchfile.FormatLLMPerf:       "--max-num-completed-requests",
+	benchfile.FormatGenAIPerf:     "--request-count",
+	benchfile.FormatAIPerf:        "--request-count",
+	benchfile.FormatInferencePerf: "",
+}
+
+// benchFormat is the benchmark-file format both arms were read from, or ""
+// when an arm is not (only) benchmark files of one tool.
+func (j *judgement) benchFormat() string {
+	f := ""
+	for _, a := range []*armData{j.b, j.c} {
+		for _, in := range a.ds.Inputs {
+			if _, ok := promptFlags[in.Format]; !ok || (f != "" && in.Format != f) {
+				return ""
+			}
+			f = in.Format
+		}
+	}
+	return f
+}
+
+// untimed reports whether an arm has no arrival times (benchmark files
+// such as LLMPerf's, or vLLM's without start_times).
+func (j *judgement) untimed() bool { return j.b.pseudo || j.c.pseudo }
+
+// moreDataAdvice says what would decide an inconclusive gate whose
+// interval straddles its margin: the extra data, in the unit the user
+// controls, or that more data will not decide it.
+func (j *judgement) moreDataAdvice(md *MoreData, m Metric) string {
+	k := float64(md.Factor)
+	mins := float64(md.Minutes)
+	if k > MaxUsefulFactor || (!math.IsNaN(mins) && mins > MaxUsefulMinutes) {
+		return fmt.Sprintf("more data will not decide this: it would take about %s× the data; the difference is about as large as the %s margin, so decide whether a change that size matters (`--margin %s=…`)",
+			fmtFactor(k), fmtMargin(m), m.Name)
+	}
+	if f := j.benchFormat(); f != "" {
+		perArm := math.Ceil(k * math.Max(j.b.totals().offered, j.c.totals().offered))
+		more := perArm - math.Max(j.b.totals().offered, j.c.totals().offered)
+		s := fmt.Sprintf("about %s more prompts per arm (%s× the data) would decide the %s margin", fmtCount(more), fmtFactor(k), fmtMargin(m))
+		if flag := promptFlags[f]; flag != "" {
+			return s + fmt.Sprintf(": rerun both with `%s %.0f`", flag, perArm)
+		}
+		return s + ": lengthen the stages of both runs"
+	}
+	return moreDataText(md, m)
+}
+
+// fmtFactor renders a data multiple: two digits below 10×.
+func fmtFactor(k float64) string {
+	if k < 10 {
+		return fmt.Sprintf("%.1f", k)
+	}
+	return fmt.Sprintf("%.0f", k)
+}
+
+// tooLittleAdvice extends a "too little data" reason with what would make
+// the gate estimable: the bench policy for benchmark files, or the extra
+// values a quantile needs.
+func (j *judgement) tooLittleAdvice(m Metric) string {
+	if !strings.HasPrefix(m.Reason, "too little data") && !strings.HasPrefix(m.Reason, "goodput needs a run duration") {
+		return ""
+	}
+	if j.untimed() && j.p.Window.Untimed != "requests" {
+		return "benchmark files without arrival times decide under `--policy bench` (p50/p90 gates, each request a unit)"
+	}
+	if j.benchFormat() != "" && j.p.Name != "bench" {
+		return "benchmark files of this size decide under `--policy bench` (p50/p90 gates)"
+	}
+	return ""
+}
+
+// plural renders "1 stratum", "3 strata".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// onceForBothArms says a warning once when both arms have it: "baseline:
+// M" and "canary: M" become "both arms: M", and "baseline: FILE: M" and
+// "canary: FILE2: M" become "both arms (FILE, FILE2): M", in the place of
+// the baseline's. Other warnings keep their order.
+func onceForBothArms(warns []string, b, c *armData) []string {
+	type split struct{ files, msg string }
+	parse := func(w string, a *armData) (split, bool) {
+		rest, ok := strings.CutPrefix(w, string(a.arm)+": ")
+		if !ok {
+			return split{}, false
+		}
+		for _, in := range a.ds.Inputs {
+			if m, ok := strings.CutPrefix(rest, in.Path+": "); ok {
+				return split{in.Path, m}, true
+			}
+		}
+		return split{"", rest}, true
+	}
+	canary := map[string]int{} // message → index of the canary's warning
+	for i, w := range warns {
+		if s, ok := parse(w, c); ok {
+			if _, dup := canary[s.msg]; !dup {
+				canary[s.msg] = i
+			}
+		}
+	}
+	drop := map[int]bool{}
+	out := make([]string, 0, len(warns))
+	for i, w := range warns {
+		if drop[i] {
+			continue
+		}
+		if s, ok := parse(w, b); ok {
+			if ci, ok := canary[s.msg]; ok && !drop[ci] {
+				cs, _ := parse(warns[ci], c)
+				drop[ci] = true
+				if s.files != "" || cs.files != "" {
+					out = append(out, fmt.Sprintf("both arms (%s, %s): %s", s.files, cs.files, s.msg))
+				} else {
+					out = append(out, "both arms: "+s.msg)
+				}
+				continue
+			}
+		}
+		out = append(out, w)
+	}
+	return out
+}

@@ -1,0 +1,398 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/goodput-dev/goodput/sources"
+)
+
+// fleet is a request-log model built to be hard for the judge, independent
+// of the simulator in sources/sim: two arms that run at the same time behind
+// one traffic wave, each with its own persistent AR(1) slowdown from one 10 s
+// bucket to the next, requests labelled with their own class (`class`
+// column) whose lengths never reach the chat policy's 8192-token "long"
+// class, and both classes close to their SLO edge so that a small latency
+// change moves attainment. Every knob a blind-spot case needs is a field.
+type fleet struct {
+	secs     float64 // window, seconds
+	rate     float64 // mean offered requests/s
+	replicas int
+	seed     uint64
+	// longShare is the share of requests labelled "long" (prompts of
+	// 3000–7000 tokens, slower); the rest are labelled "chat".
+	longShare float64
+	// ttftX and tpotX scale every class's TTFT and TPOT (1 = unchanged);
+	// longTTFTX scales only the long class's TTFT.
+	ttftX, tpotX, longTTFTX float64
+	// chatTTFTX scales only the chat class's TTFT.
+	chatTTFTX float64
+	// phi and sigma are the arm's own AR(1) log slowdown per bucket.
+	phi, sigma float64
+	// waveAmp is the shared wave's relative amplitude (rate and latency).
+	waveAmp   float64
+	wavePhase float64
+	// blind-spot knobs
+	tinyShare    float64 // share of completions with 0–1 output tokens
+	outputX      float64 // scales output lengths (0.5 = cut in half)
+	cancelShare  float64 // share of requests logged canceled
+	rejectShare  float64 // share of requests logged rejected
+	retryShare   float64 // share of completed requests that needed a retry
+	dropShare    float64 // share of offered requests never logged
+	coldSecs     float64 // slow start: TTFT ×coldX decaying linearly over coldSecs
+	coldX        float64
+	leak         float64 // TPOT grows by this factor by the end of the window
+	lostReplica  bool    // one replica stops at mid-window; the others absorb its load
+	lostSlowdown float64 // latency factor on the survivors after the loss
+	cacheStray   bool    // every request hits the prefix cache except one
+}
+
+func aaFleet(seed uint64) fleet {
+	return fleet{secs: 1800, rate: 20, replicas: 4, seed: seed, longShare: 0.35,
+		ttftX: 1, tpotX: 1, longTTFTX: 1, chatTTFTX: 1, phi: 0.8, sigma: 0.02, waveAmp: 0.3, outputX: 1}
+}
+
+// arms returns the baseline and canary request logs of one replicate:
+// b and c share the replicate's wave (its phase drawn from seed).
+func fleetArms(b, c fleet, seed uint64) (*sources.Dataset, *sources.Dataset) {
+	phase := 2 * math.Pi * rand.New(rand.NewPCG(seed, 99)).Float64()
+	b.wavePhase, c.wavePhase = phase, phase
+	b.seed, c.seed = seed*2+1, seed*2+2
+	return b.dataset(sources.Baseline), c.dataset(sources.Canary)
+}
+
+func (f fleet) dataset(arm sources.Arm) *sources.Dataset {
+	rng := rand.New(rand.NewPCG(f.seed, 17))
+	ds := &sources.Dataset{Arm: arm, Clock: sources.ClockEpoch, Location: "gateway", Duration: f.secs}
+	const bucket = 10.0
+	nb := int(math.Ceil(f.secs / bucket))
+	slow := make([]float64, nb)
+	s := rng.NormFloat64() * f.sigma / math.Sqrt(1-f.phi*f.phi)
+	for i := range slow {
+		s = f.phi*s + f.sigma*rng.NormFloat64()
+		slow[i] = s
+	}
+	t0 := 1.75e9
+	wave := func(t float64) float64 { return f.waveAmp * math.Sin(2*math.Pi*t/600+f.wavePhase) }
+	// thinning of a Poisson process with rate rate·(1+wave)
+	peak := f.rate * (1 + f.waveAmp)
+	stray := f.cacheStray
+	for t := rng.ExpFloat64() / peak; t < f.secs; t += rng.ExpFloat64() / peak {
+		w := wave(t)
+		if rng.Float64() > (1+w)/(1+f.waveAmp) {
+			continue
+		}
+		if f.dropShare > 0 && rng.Float64() < f.dropShare {
+			continue
+		}
+		r := sources.NewRequest()
+		r.Time = t0 + t
+		r.Attempt = 1
+		long := rng.Float64() < f.longShare
+		r.Class = "chat"
+		r.PromptTokens = 200 + int64(rng.IntN(1800))
+		r.OutputTokens = 60 + int64(rng.IntN(300))
+		ttftMed, tpotMed := 0.35, 0.052
+		if long {
+			r.Class = "long"
+			r.PromptTokens = 3000 + int64(rng.IntN(4000))
+			r.OutputTokens = 100 + int64(rng.IntN(500))
+			ttftMed, tpotMed = 0.60*f.longTTFTX, 0.060
+		} else {
+			ttftMed *= f.chatTTFTX
+		}
+		if f.outputX != 1 {
+			r.OutputTokens = max(2, int64(math.Round(float64(r.OutputTokens)*f.outputX)))
+		}
+		if f.tinyShare > 0 && rng.Float64() < f.tinyShare {
+			r.OutputTokens = int64(rng.IntN(2))
+		}
+		r.CachedTokens = 0
+		if rng.Float64() < 0.6 {
+			r.CachedTokens = int64(float64(r.PromptTokens) * (0.5 + 0.4*rng.Float64()))
+		}
+		if f.cacheStray {
+			r.CachedTokens = r.PromptTokens / 2
+			if stray {
+				r.CachedTokens, stray = 0, false
+			}
+		}
+		rep := rng.IntN(f.replicas)
+		lat := math.Exp(slow[min(int(t/bucket), nb-1)]) * (1 + 0.3*w)
+		if f.lostReplica && t > f.secs/2 {
+			rep = rng.IntN(f.replicas - 1)
+			lat *= f.lostSlowdown
+		}
+		r.Replica = fmt.Sprintf("%s-%d", arm, rep)
+		cold := 1.0
+		if f.coldSecs > 0 && t < f.coldSecs {
+			cold = 1 + (f.coldX-1)*(1-t/f.coldSecs)
+		}
+		leak := 1 + f.leak*t/f.secs
+		switch u := rng.Float64(); {
+		case u < f.cancelShare:
+			r.Status = sources.StatusCanceled
+		case u < f.cancelShare+f.rejectShare:
+			r.Status = sources.StatusRejected
+		case u < f.cancelShare+f.rejectShare+0.002:
+			r.Status = sources.StatusError
+		default:
+			r.Status = sources.StatusOK
+			r.TTFT = ttftMed * f.ttftX * lat * cold * math.Exp(0.3*rng.NormFloat64())
+			r.E2E = r.TTFT
+			if r.OutputTokens > 1 {
+				r.TPOT = tpotMed * f.tpotX * lat * cold * leak * math.Exp(0.12*rng.NormFloat64())
+				r.E2E += r.TPOT * float64(r.OutputTokens-1)
+			}
+			if f.retryShare > 0 && rng.Float64() < f.retryShare {
+				r.Attempt = 2
+			}
+		}
+		ds.Requests = append(ds.Requests, r)
+	}
+	return ds
+}
+
+// fleetCase is one calibration scenario of the fleet model with the verdict
+// a correct judge gives.
+type fleetCase struct {
+	name string
+	want Verdict // Pass: fail is wrong; Fail: pass is wrong
+	b, c func(seed uint64) fleet
+}
+
+func fleetCases() []fleetCase {
+	same := func(f func(*fleet)) func(uint64) fleet {
+		return func(s uint64) fleet { x := aaFleet(s); f(&x); return x }
+	}
+	id := same(func(*fleet) {})
+	return []fleetCase{
+		{"aa", Pass, id, id},
+		{"mix-shift", Pass, id, same(func(f *fleet) { f.longShare = 0.10 })},
+		{"masked-regression", Fail, id, same(func(f *fleet) { f.longShare = 0.10; f.tpotX = 1.15 })},
+		{"regress-10", Fail, id, same(func(f *fleet) { f.ttftX, f.tpotX = 1.10, 1.10 })},
+		{"cold-start", Pass, id, same(func(f *fleet) { f.coldSecs, f.coldX = 240, 2.5 })},
+		{"tiny-outputs", Fail, id, same(func(f *fleet) { f.tinyShare = 0.05 })},
+		{"outputs-halved", Fail, id, same(func(f *fleet) { f.outputX = 0.5 })},
+		{"shed-upstream", Fail, id, same(func(f *fleet) { f.dropShare = 0.08 })},
+		{"retries", Fail, id, same(func(f *fleet) { f.retryShare = 0.05 })},
+		{"canceled-errors", Fail, id, same(func(f *fleet) { f.cancelShare, f.rejectShare = 0.03, 0.03 })},
+		{"major-class-ttft", Fail, id, same(func(f *fleet) { f.longShare = 0.2; f.chatTTFTX = 1.5 })},
+		{"slow-start-10min", Fail, id, same(func(f *fleet) { f.coldSecs, f.coldX = 600, 3 })},
+		{"tpot-leak", Fail, id, same(func(f *fleet) { f.leak = 0.3 })},
+		{"lost-replica", Fail, id, same(func(f *fleet) { f.lostReplica, f.lostSlowdown = true, 1.35 })},
+		{"cache-stray", Pass, same(func(f *fleet) { f.cacheStray = true }), same(func(f *fleet) { f.cacheStray = true; f.longShare = 0.10 })},
+	}
+}
+
+// TestFleetCalibration measures verdict rates on the fleet model:
+// GOODPUT_FLEET_REPS replicates per case (default 0: skipped; the
+// numbers in docs/EVIDENCE.md use 100), GOODPUT_FLEET_CASES a
+// comma-separated subset. Each line: case, expected verdict, fail / pass /
+// inconclusive rates with their Monte Carlo standard errors, and per-gate
+// fail counts.
+func TestFleetCalibration(t *testing.T) {
+	reps, _ := strconv.Atoi(os.Getenv("GOODPUT_FLEET_REPS"))
+	if reps <= 0 {
+		t.Skip("set GOODPUT_FLEET_REPS to run the fleet calibration")
+	}
+	want := map[string]bool{}
+	for _, n := range strings.Split(os.Getenv("GOODPUT_FLEET_CASES"), ",") {
+		if n != "" {
+			want[n] = true
+		}
+	}
+	p := chat(t)
+	for _, fc := range fleetCases() {
+		if len(want) > 0 && !want[fc.name] {
+			continue
+		}
+		counts := map[Verdict]int{}
+		gateFails, gateInc := map[string]int{}, map[string]int{}
+		for i := 0; i < reps; i++ {
+			seed := uint64(1000*len(fc.name) + i)
+			b, c := fleetArms(fc.b(seed), fc.c(seed), seed)
+			r, err := Judge(b, c, Config{Policy: p, Resamples: 400, Seed: seed + 1})
+			if err != nil {
+				t.Fatalf("%s #%d: %v", fc.name, i, err)
+			}
+			counts[r.Verdict]++
+			for _, m := range r.Metrics {
+				switch m.Verdict {
+				case Fail:
+					gateFails[m.Name]++
+				case Inconclusive:
+					gateInc[m.Name]++
+				}
+			}
+		}
+		rate := func(k int) string {
+			p := float64(k) / float64(reps)
+			return fmt.Sprintf("%5.1f%% ± %.1f", 100*p, 100*math.Sqrt(p*(1-p)/float64(reps)))
+		}
+		var gf []string
+		for _, m := range sortedKeys(gateFails) {
+			gf = append(gf, fmt.Sprintf("%s %d", m, gateFails[m]))
+		}
+		var gi []string
+		for _, m := range sortedKeys(gateInc) {
+			gi = append(gi, fmt.Sprintf("%s %d", m, gateInc[m]))
+		}
+		t.Logf("%-18s want %-5s fail %s  pass %s  inconclusive %s  fails [%s] inconclusive [%s]", fc.name, fc.want,
+			rate(counts[Fail]), rate(counts[Pass]), rate(counts[Inconclusive]), strings.Join(gf, ", "), strings.Join(gi, ", "))
+	}
+}
+
+// TestLabelledStrata: with the chat policy, whose only class is "long"
+// (≥ 8192 prompt tokens), the strata are the requests' own labels crossed
+// with the policy class, so a 15% TPOT regression in every labelled class
+// hidden by a shift from 35% to 10% "long"-labelled requests fails, the
+// mix shift alone does not, and the class table shows label and policy
+// class.
+func TestLabelledStrata(t *testing.T) {
+	p := chat(t)
+	for _, tc := range []struct {
+		name string
+		c    func(*fleet)
+		fail bool
+	}{
+		{"masked regression", func(f *fleet) { f.longShare, f.tpotX = 0.10, 1.15 }, true},
+		{"mix shift alone", func(f *fleet) { f.longShare = 0.10 }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			const seed = 7
+			c := aaFleet(seed)
+			tc.c(&c)
+			b, cd := fleetArms(aaFleet(seed), c, seed)
+			r, err := Judge(b, cd, Config{Policy: p, Resamples: 400})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := metric(t, r, "slo_attainment")
+			if got := r.Verdict == Fail; got != tc.fail {
+				t.Errorf("verdict %s (attainment %s: %s)", r.Verdict, m.Verdict, m.Reason)
+			}
+			if s := step(r, "mix"); !strings.Contains(s.Detail, "class labels × policy classes") || !strings.Contains(s.Detail, `"long × default`) {
+				t.Errorf("strata are not the labels: %s", s.Detail)
+			}
+			labels := map[string]bool{}
+			for _, row := range r.Classes {
+				labels[row.Class+"/"+row.Label] = true
+			}
+			if !labels["default/chat"] || !labels["default/long"] {
+				t.Errorf("class table rows %v", labels)
+			}
+			for _, g := range []string{"ttft_p99", "tpot_p99"} {
+				if m := metric(t, r, g); !strings.Contains(strings.Join(m.Adjusted, "; "), "none dropped") {
+					t.Errorf("%s not reweighted by stratum: %q", g, m.Adjusted)
+				}
+			}
+		})
+	}
+}
+
+// TestStrayCacheBand: every request hits the prefix cache except one; that
+// request cannot switch the cache handling to CUPED (which would replace
+// the mix-standardized estimate): its band is folded into the nearest one.
+func TestStrayCacheBand(t *testing.T) {
+	const seed = 3
+	b := aaFleet(seed)
+	b.cacheStray = true
+	c := b
+	c.longShare = 0.10
+	bd, cd := fleetArms(b, c, seed)
+	r, err := Judge(bd, cd, Config{Policy: chat(t), Resamples: 400})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := step(r, "cache")
+	if !strings.HasPrefix(s.Detail, "stratify") || !strings.Contains(s.Detail, "stray band") {
+		t.Errorf("cache step: %+v", s)
+	}
+	for _, a := range metric(t, r, "slo_attainment").Adjusted {
+		if strings.Contains(a, "CUPED on") {
+			t.Errorf("CUPED applied: %q", a)
+		}
+	}
+}
+
+// TestBlindSpots: each blind spot of attainment, on one seed of the fleet
+// model, is caught by the gate or guardrail built for it, and the
+// comparison does not pass.
+func TestBlindSpots(t *testing.T) {
+	p := chat(t)
+	gate := map[string]string{
+		"tiny-outputs":     "slo_attainment",
+		"outputs-halved":   "output_tokens_mean",
+		"shed-upstream":    "offered_load_ratio",
+		"retries":          "retry_share",
+		"canceled-errors":  "canceled_share",
+		"major-class-ttft": "ttft_p99:chat",
+		"lost-replica":     "tpot_p99", // pooled or a class's
+	}
+	for _, fc := range fleetCases() {
+		want, ok := gate[fc.name]
+		if !ok {
+			continue
+		}
+		t.Run(fc.name, func(t *testing.T) {
+			const seed = 5
+			b, c := fleetArms(fc.b(seed), fc.c(seed), seed)
+			r, err := Judge(b, c, Config{Policy: p, Resamples: 300})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Verdict == Pass {
+				t.Errorf("blind spot passed: %q", r.Reasons)
+			}
+			failed := false
+			for _, m := range r.Metrics {
+				failed = failed || m.Verdict == Fail && (m.Name == want || strings.HasPrefix(m.Name, want+":"))
+			}
+			if !failed {
+				t.Errorf("%s did not fail; verdict %s %q", want, r.Verdict, r.Reasons)
+			}
+		})
+	}
+}
+
+// TestWarmupCapAndPairing: a 10-minute slow start is not cut whole (the cut
+// is held to 5 min in a 30-minute run) and what was cut is checked;
+// arms that run together on one clock are paired, and the paired interval
+// of attainment is narrower than the independent one.
+func TestWarmupCapAndPairing(t *testing.T) {
+	const seed = 2
+	c := aaFleet(seed)
+	c.coldSecs, c.coldX = 600, 3
+	b, cd := fleetArms(aaFleet(seed), c, seed)
+	r, err := Judge(b, cd, Config{Policy: chat(t), Resamples: 300})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cut := float64(r.Arms.Canary.WarmupCutSeconds); cut > 300 {
+		t.Errorf("canary warm-up cut %gs, want ≤ 300s", cut)
+	}
+	if r.Verdict == Pass {
+		t.Errorf("a 10-minute slow start passed: %q", r.Reasons)
+	}
+	m := metric(t, r, "slo_attainment")
+	if m.Method == "" || !strings.Contains(m.Method, "paired") {
+		t.Errorf("attainment not paired: method %q", m.Method)
+	}
+	// the same arms shifted apart in time are independent
+	for i := range cd.Requests {
+		cd.Requests[i].Time += 3 * 3600
+	}
+	r2, err := Judge(b, cd, Config{Policy: chat(t), Resamples: 300})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m2 := metric(t, r2, "slo_attainment"); strings.Contains(m2.Method, "paired") {
+		t.Errorf("arms 3 h apart were paired: %q", m2.Method)
+	}
+}
