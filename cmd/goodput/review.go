@@ -17,7 +17,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/goodput-dev/goodput/analysis"
+	"github.com/goodput-dev/goodput/analysis/capacity"
 	"github.com/goodput-dev/goodput/cmd/goodput/internal/tui"
+	"github.com/goodput-dev/goodput/policies"
+	"github.com/goodput-dev/goodput/sources"
 )
 
 // reviewJudgeFunc runs the judge pipeline on input files and returns the
@@ -57,9 +60,10 @@ func (a *app) newReviewCmdWith(ro reviewOptions) *cobra.Command {
 		baseline, canary []string
 		policy           string
 		noColor          bool
+		capacityMode     bool
 	)
 	cmd := &cobra.Command{
-		Use:   "review REPORT.json [--record FILE] | review --baseline FILE… --canary FILE… [--policy P]",
+		Use:   "review REPORT.json [--record FILE] | review [--capacity] --baseline FILE… --canary FILE… [--policy P]",
 		Short: "Review a report interactively in the terminal and record approve or reject",
 		Long: `Open a judge report (from goodput judge --format json) in an interactive
 terminal view: the verdict and gates, each gate's interval against its margin,
@@ -74,13 +78,23 @@ FILE, and appended to the decision history REPORT.review.history.jsonl, so a
 later decision never erases an earlier one. Approving over a fail or inconclusive verdict needs
 a note. Press ? for all keys.
 
+With --capacity, --baseline and --canary are rate sweeps (files or
+directories, as for goodput capacity) and the review shows their capacity
+comparison: both arms' capacities at SLO with intervals, the ratio against
+its margin and the verdict, attainment against offered rate with the target
+line, and the points. It records no decision.
+
 review needs a terminal; in scripts and pipes use goodput judge. NO_COLOR or
 --no-color turns colour off.`,
 		Example: `  goodput judge --baseline b.jsonl --canary c.jsonl --format json --out run.json
   goodput review run.json                      # decision goes to run.review.json
-  goodput review run.json --record decisions/run-42.json`,
+  goodput review run.json --record decisions/run-42.json
+  goodput review --capacity --baseline sweeps/v1 --canary sweeps/quantized`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if capacityMode {
+				return a.runCapacityReview(cmd.Context(), ro, args, record, baseline, canary, policy, noColor)
+			}
 			return a.runReview(cmd.Context(), ro, args, record, baseline, canary, policy, noColor)
 		},
 	}
@@ -90,6 +104,7 @@ review needs a terminal; in scripts and pipes use goodput judge. NO_COLOR or
 	fs.StringArrayVar(&canary, "canary", nil, "judge these canary files first instead of reading a report")
 	fs.StringVar(&policy, "policy", "", "policy for --baseline/--canary (built-in name or YAML file; default: the judge's)")
 	fs.BoolVar(&noColor, "no-color", false, "no colour (also when NO_COLOR is set)")
+	fs.BoolVar(&capacityMode, "capacity", false, "review the capacity comparison of two rate sweeps given with --baseline/--canary (see goodput capacity)")
 	return cmd
 }
 
@@ -302,4 +317,68 @@ func clip(s string) string {
 		return s[:40] + "…"
 	}
 	return s
+}
+
+// runCapacityReview is `goodput review --capacity`: it reads both sweeps as
+// `goodput capacity` does, with the policy's capacity gate and the default
+// saturation tolerance, and shows the comparison.
+func (a *app) runCapacityReview(ctx context.Context, ro reviewOptions, args []string, record string, baseline, canary []string, policy string, noColor bool) error {
+	switch {
+	case len(args) > 0:
+		return usageError("review --capacity reads rate sweeps from --baseline/--canary, not a report file")
+	case len(baseline) == 0 || len(canary) == 0:
+		return usageError("review --capacity needs both --baseline FILE|DIR and --canary FILE|DIR (rate sweeps, as for goodput capacity)")
+	case record != "":
+		return usageError("--record does not apply with --capacity: the capacity review records no decision")
+	}
+	interactive := ro.interactive
+	if interactive == nil {
+		interactive = streamsAreTerminals
+	}
+	if !interactive(a.io.In, a.io.Out) {
+		return usageError("review is interactive and needs a terminal on stdin and stdout; " +
+			"in scripts and pipes use `goodput capacity --format text|markdown|json` instead")
+	}
+	if policy == "" {
+		policy = policies.DefaultName
+	}
+	pol, err := policies.Load(policy)
+	if err != nil {
+		return inputError(err)
+	}
+	base, _, err := readSweep(ctx, sources.Baseline, baseline, a.io.ErrOut)
+	if err != nil {
+		return inputError(err)
+	}
+	can, _, err := readSweep(ctx, sources.Canary, canary, a.io.ErrOut)
+	if err != nil {
+		return inputError(err)
+	}
+	res, err := capacity.Compare(base, can, capacity.Config{Policy: pol, SaturationTolerance: capacity.DefaultSaturationTolerance})
+	if err != nil {
+		var de *capacity.DataError
+		if errors.As(err, &de) {
+			return inputError(fmt.Errorf("could not evaluate: %w", err))
+		}
+		return inputError(err)
+	}
+	m, err := tui.NewCapacity(tui.CapacityOptions{
+		Result: res, SLO: sloText(pol.SLO), Policy: pol.Name,
+		Name:    fmt.Sprintf("%d baseline + %d canary sweep points", len(base), len(can)),
+		NoColor: noColor || a.env("NO_COLOR") != "" || a.env("TERM") == "dumb",
+		Output:  a.io.Out,
+	})
+	if err != nil {
+		return inputError(err)
+	}
+	opts := append([]tea.ProgramOption{
+		tea.WithContext(ctx), tea.WithInput(a.io.In), tea.WithOutput(a.io.Out), tea.WithAltScreen(),
+	}, ro.teaOptions...)
+	if _, err := tea.NewProgram(m, opts...).Run(); err != nil {
+		if ctx.Err() != nil {
+			return inputError(fmt.Errorf("review interrupted: %w", ctx.Err()))
+		}
+		return inputError(fmt.Errorf("review: %w", err))
+	}
+	return nil
 }
