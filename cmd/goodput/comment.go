@@ -63,7 +63,10 @@ GITHUB_STEP_SUMMARY when it is set, and failed or inconclusive gates become
 
 A reviewer's decision (REPORT.review.json beside the report, or --review FILE)
 is included when present. Rate limits and server errors are retried for up to
-two minutes. The token is never printed, not even with --debug.
+two minutes; a request without a response in 30 s fails. Only a comment the
+token's own account wrote (GET /user; github-actions[bot] for an Actions
+token) is edited: the marker in anyone else's comment is ignored, with a
+warning. The token is never printed, not even with --debug.
 
 The command does not judge: it exits 0 when the comment is written whatever
 the verdict (the judge's exit code is the gate), 2 on a usage error and 4 when

@@ -238,6 +238,16 @@ func ipStage(sc *scanner) ([]sources.RatePoint, error) {
 		}
 	}
 	p.MeanPromptTokens, p.MeanOutputTokens = getNum(getMap(succ, "prompt_len"), "mean"), getNum(getMap(succ, "output_len"), "mean")
+	ol := getMap(succ, "output_len")
+	pairs := map[float64]float64{}
+	for k := range ol {
+		if pr, ok := pctKey(k, false); ok {
+			pairs[pr] = getNum(ol, k)
+		}
+	}
+	if sk, ok := sketchFrom(pairs, 1, "linear"); ok {
+		p.Sketches["output_tokens"] = sk
+	}
 	return []sources.RatePoint{p}, nil
 }
 
