@@ -200,3 +200,37 @@ func TestExtends(t *testing.T) {
 		t.Errorf("masked-regression: decode speeds %g/%g, %d ranges", masked.Baseline.DecodeSpeed, masked.Canary.DecodeSpeed, len(masked.Ranges))
 	}
 }
+
+// TestTPOTJitter: tpot_jitter spreads TPOT across requests by a
+// log-normal factor of the set width without moving its median.
+func TestTPOTJitter(t *testing.T) {
+	sc, err := Builtin("aa-quiet-30m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc.Baseline.BatchNoise.Sigma, sc.Canary.BatchNoise.Sigma = 0, 0
+	sc.Canary.TPOTJitter = 0.3
+	res, err := Run(context.Background(), sc, 9, 10*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logTPOT := func(reqs []sources.Request) []float64 {
+		var x []float64
+		for _, r := range reqs {
+			if r.Status == sources.StatusOK && r.OutputTokens >= 20 && sources.Known(r.TPOT) {
+				x = append(x, math.Log(r.TPOT))
+			}
+		}
+		return x
+	}
+	b, c := logTPOT(res.Baseline), logTPOT(res.Canary)
+	sb, sc2 := stat.StdDev(b, nil), stat.StdDev(c, nil)
+	// independent spreads add in variance: the canary's is about √(sb² + 0.3²)
+	want := math.Sqrt(sb*sb + 0.09)
+	if math.Abs(sc2-want) > 0.03 {
+		t.Errorf("SD of log TPOT: baseline %.3f, canary %.3f, want about %.3f", sb, sc2, want)
+	}
+	if mb, mc := quantile(b, 0.5), quantile(c, 0.5); math.Abs(mc-mb) > 0.03 {
+		t.Errorf("median log TPOT moved: %.3f → %.3f", mb, mc)
+	}
+}
