@@ -795,7 +795,7 @@ func (j *judgement) evalClassTail(idx int, g policies.Gate, info policies.Metric
 // LoadRatioTolerance is the relative difference in offered load per
 // replica-second between the arms beyond which the automatic sample-ratio
 // check fails (when it is outside with confidence).
-const LoadRatioTolerance = 0.05
+const LoadRatioTolerance = 0.03
 
 // loadRatioGuardrail is the sample-ratio check used when the policy
 // declares no traffic split: behind one router both arms should be offered
