@@ -357,6 +357,13 @@ func (j *aggJudgement) gates() []Metric {
 			j.warnf("the %s %s needs per-request records and is not checked on metrics data", g.Metric, gateKind(g))
 			continue
 		}
+		if g.Metric == "rejected_share" && g.Guardrail && (!j.b.rejectedKnown || !j.c.rejectedKnown) {
+			// the engine never sees requests shed before it: like the
+			// per-request guardrails above, not checked, and said so
+			j.warnf("the rejected_share guardrail is not checked on these metrics: the engine (%s) counts no rejected requests; a gateway's or the clients' records can check it",
+				j.b.ds.Agg.Profile)
+			continue
+		}
 		gates = append(gates, g)
 	}
 	out := make([]Metric, len(gates))

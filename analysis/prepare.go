@@ -5,6 +5,7 @@
 package analysis
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -188,6 +189,49 @@ func isGood(slo policies.SLO, r *sources.Request, unverified map[string]int64) b
 	return ok
 }
 
+// canonicalOrder sorts an arm's records by arrival time, ties broken by
+// every other field, so that nothing downstream (bucket membership order,
+// resampling, thinning) depends on the order of lines in a file or of files
+// on the command line: the same records give the same report. Records
+// without arrival times keep their order, which is the only trace of
+// submission order they have (the reader orders such files by content).
+func canonicalOrder(ds *sources.Dataset) {
+	if ds.Clock == sources.ClockNone {
+		return
+	}
+	for i := range ds.Requests {
+		if !sources.Known(ds.Requests[i].Time) {
+			return
+		}
+	}
+	if slices.IsSortedFunc(ds.Requests, compareRequests) {
+		return
+	}
+	slices.SortFunc(ds.Requests, compareRequests)
+}
+
+// compareRequests orders records by time, then by every other field.
+func compareRequests(a, b sources.Request) int {
+	if c := cmp.Compare(a.Time, b.Time); c != 0 {
+		return c
+	}
+	for _, p := range [][2]float64{{a.TTFT, b.TTFT}, {a.TPOT, b.TPOT}, {a.E2E, b.E2E}, {a.MaxITL, b.MaxITL}} {
+		if c := cmp.Compare(p[0], p[1]); c != 0 {
+			return c
+		}
+	}
+	for _, p := range [][2]int64{{a.PromptTokens, b.PromptTokens}, {a.OutputTokens, b.OutputTokens}, {a.CachedTokens, b.CachedTokens},
+		{int64(a.Attempt), int64(b.Attempt)}, {int64(a.Status), int64(b.Status)}, {int64(a.Quality), int64(b.Quality)}} {
+		if c := cmp.Compare(p[0], p[1]); c != 0 {
+			return c
+		}
+	}
+	if c := cmp.Compare(a.Class, b.Class); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Replica, b.Replica)
+}
+
 // prepare classifies, judges and buckets one arm.
 // origin is the common bucket-grid origin of paired arms (NaN: the arm's
 // own first arrival).
@@ -196,6 +240,7 @@ func prepare(ds *sources.Dataset, p *policies.Policy, cls *classifier, origin fl
 	if n == 0 {
 		return nil, &DataError{Arm: ds.Arm, Msg: "no requests: the input holds no request records"}
 	}
+	canonicalOrder(ds)
 	a := &armData{arm: ds.Arm, ds: ds, clock: ds.Clock, policy: p, origin: origin, class: make([]int32, n), good: make([]bool, n),
 		keep: make([]bool, n), bucketSecs: p.Window.Bucket.Seconds(), unverified: map[string]int64{}}
 	completed := 0

@@ -11,6 +11,7 @@ import (
 	"embed"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path"
@@ -433,6 +434,27 @@ func Builtin(name string) (*Policy, error) {
 	return p, nil
 }
 
+// maxPolicyBytes caps a policy file: a policy is a page of YAML, and a
+// large file (or /dev/zero given by mistake) is not one.
+const maxPolicyBytes = 1 << 20
+
+// readCapped reads a file of at most max bytes.
+func readCapped(path string, max int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("%s is larger than %d KiB: not a policy file", path, max>>10)
+	}
+	return b, nil
+}
+
 // Load resolves --policy: a built-in name, or a file path (anything with a
 // path separator or a .yaml/.yml suffix, or an existing file).
 func Load(nameOrPath string) (*Policy, error) {
@@ -442,7 +464,7 @@ func Load(nameOrPath string) (*Policy, error) {
 	if _, ok := BuiltinText(nameOrPath); ok && !strings.ContainsAny(nameOrPath, "/\\.") {
 		return Builtin(nameOrPath)
 	}
-	b, err := os.ReadFile(nameOrPath)
+	b, err := readCapped(nameOrPath, maxPolicyBytes)
 	if err != nil {
 		if os.IsNotExist(err) && !strings.ContainsAny(nameOrPath, "/\\.") {
 			return nil, fmt.Errorf("no built-in policy %q and no such file (built-ins: %s)", nameOrPath, strings.Join(Names(), ", "))

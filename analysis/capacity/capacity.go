@@ -665,12 +665,18 @@ func evalFit(f Fit, r float64) (float64, stats.Interval) {
 		for k+1 < n && f.Rates[k+1] == r {
 			k++
 		}
-		return f.Estimate[k], ordered(f.Lower[k], f.Upper[j])
+		b := ordered(f.Lower[k], f.Upper[j])
+		return clamp(f.Estimate[k], b), b
 	}
 	i := j - 1
 	t := (r - f.Rates[i]) / (f.Rates[j] - f.Rates[i])
-	return f.Estimate[i] + t*(f.Estimate[j]-f.Estimate[i]), ordered(f.Lower[j], f.Upper[i])
+	b := ordered(f.Lower[j], f.Upper[i])
+	return clamp(f.Estimate[i]+t*(f.Estimate[j]-f.Estimate[i]), b), b
 }
+
+// clamp keeps the fit's estimate inside the band the envelope allows (they
+// disagree only where saturated points break monotonicity).
+func clamp(v float64, b stats.Interval) float64 { return math.Min(math.Max(v, b.Lo), b.Hi) }
 
 // ordered returns [min, max] of a and b: where the envelope crossed
 // (attainment rising with load beyond noise) the band spans both limits.

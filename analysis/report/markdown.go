@@ -422,6 +422,14 @@ func mdGates(r *analysis.Report) string {
 		if m.Guardrail {
 			name += " (guardrail)"
 		}
+		if AdjustedValues(*m) {
+			// tested, not measured, values: the summary keeps the measured ones
+			l := AdjustedLabel(*m)
+			if l == "" {
+				l = "adjusted"
+			}
+			name += " _(" + l + ")_"
+		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s %s | %s / %s |\n",
 			name, mdValue(float64(m.Baseline), m.Unit), mdValue(float64(m.Canary), m.Unit),
 			mdDelta(m, float64(m.Delta)), mdInterval(m), mdMargin(m), mdIcon(m.Verdict), mdVerdict(m.Verdict),

@@ -190,7 +190,7 @@ func (a *app) runCapacity(ctx context.Context, o *capacityOptions) error {
 	return verdictExit(res.Verdict, o.FailOnInconclusive)
 }
 
-// sloText renders the default SLO: "TTFT ≤ 1s ∧ TPOT ≤ 80ms".
+// sloText renders the default SLO: "TTFT ≤ 1s ∧ TPOT ≤ 80ms ∧ ≥ 2 output tokens".
 func sloText(s policies.SLO) string {
 	var parts []string
 	for _, c := range []struct {
@@ -203,6 +203,9 @@ func sloText(s policies.SLO) string {
 	}
 	if s.Quality == "required" {
 		parts = append(parts, "quality ok")
+	}
+	if f := s.OutputFloor(); f > 0 {
+		parts = append(parts, fmt.Sprintf("≥ %d output tokens", f))
 	}
 	return strings.Join(parts, " ∧ ")
 }

@@ -10,7 +10,8 @@ numpy and scipy (Debian python3-scipy 1.10). Run from the repository root:
 2. isotonic fits: weighted least squares under "non-increasing", solved as a
    bounded linear least-squares problem (scipy.optimize.lsq_linear: f_i =
    a - sum_{k<=i} d_k with d_k >= 0), not by pool-adjacent-violators.
-3. the real inference-perf sweeps: attainment bounds, Wilson limits at 95%
+3. the real inference-perf sweeps under the chat policy (TTFT <= 1 s, TPOT
+   <= 80 ms, at least 2 output tokens): attainment bounds, Wilson limits at 95%
    (scipy.stats.norm quantile), the monotone envelope and each arm's capacity
    interval and the ratio interval.
 """
@@ -109,6 +110,14 @@ def arm(d, ttft=1.0, tpot=0.08, target=0.99, conf=0.95, tol=0.05):
                 probs.append(p)
                 vals.append(v)
             bounds.append(count_bounds(probs, vals, c, lim))
+        # chat's output-token floor (min_output_tokens 2): good needs >= 2
+        # tokens, i.e. not <= 1.5, bounded from the output_len percentiles
+        ol = j["successes"]["output_len"]
+        probs = [{"min": 0.0, "max": 1.0, "median": 0.5}.get(k, None) for k in ol if k != "mean"]
+        probs = [p if p is not None else float(k[1:]) / 100 for p, k in zip(probs, [k for k in ol if k != "mean"])]
+        vals = [v for k, v in ol.items() if k != "mean"]
+        blo, bhi = count_bounds(probs, vals, c, 1.5)
+        bounds.append((c - bhi, c - blo))
         glo = max(0, sum(b[0] for b in bounds) - (len(bounds) - 1) * c)
         ghi = min(b[1] for b in bounds)
         wl, wh = wilson(glo, n, conf)[0], wilson(ghi, n, conf)[1]
