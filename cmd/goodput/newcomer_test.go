@@ -345,10 +345,18 @@ func TestProgress(t *testing.T) {
 		t.Errorf("work shorter than the delay printed %q", quick.String())
 	}
 	var slow syncWriter
+	waitFor := func(s string) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); !strings.Contains(slow.String(), s); time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("no %q in %q", s, slow.String())
+			}
+		}
+	}
 	p = newProgress(&slow, "reading 2 files", 5*time.Millisecond, 5*time.Millisecond)
-	time.Sleep(30 * time.Millisecond)
+	waitFor("reading 2 files")
 	p.Stage("judging 300 requests")
-	time.Sleep(30 * time.Millisecond)
+	waitFor("judging 300 requests")
 	p.Stop()
 	out := slow.String()
 	for _, want := range []string{"goodput: reading 2 files… 0 s", "goodput: judging 300 requests…", "\r\x1b[K"} {
