@@ -61,7 +61,7 @@ func watchFixture(t *testing.T) (url, policy string) {
 			mergeRelabel(t, om, part, "-0", "-1")
 		}
 	}
-	return promtest.Start(t, om), writeFile(t, dir, "policy.yaml", watchCalPolicy)
+	return promtest.Start(t, om), writeFile(t, dir, "policy.yaml", serveTestPolicy)
 }
 
 type jsonLook struct {
