@@ -13,14 +13,15 @@ import (
 // much longer a run would decide it, which policy fits the data when the
 // gate cannot be estimated at all, and when more data will not help.
 
-// MaxUsefulFactor is the largest multiple of the current data a "more data"
-// advice names (20×); beyond it, or beyond MaxUsefulMinutes, the reason
-// says that more data will not decide the gate.
-const MaxUsefulFactor = 20
-
-// MaxUsefulMinutes is the longest extra run a "more data" advice names
-// (one day).
-const MaxUsefulMinutes = 24 * 60
+// The largest "more data" an advice names; beyond it the reason says that
+// more data will not decide the gate. Benchmark files are limited by
+// prompts per arm, timed inputs by the extra run time, and inputs with
+// neither by the multiple of the current data.
+const (
+	MaxUsefulPrompts = 100_000 // per arm
+	MaxUsefulMinutes = 24 * 60 // one more day of traffic
+	MaxUsefulFactor  = 20      // × the current data
+)
 
 // promptFlags is the option that sets the number of requests of each
 // benchmark tool, by input format.
@@ -58,13 +59,23 @@ func (j *judgement) untimed() bool { return j.b.pseudo || j.c.pseudo }
 func (j *judgement) moreDataAdvice(md *MoreData, m Metric) string {
 	k := float64(md.Factor)
 	mins := float64(md.Minutes)
-	if k > MaxUsefulFactor || (!math.IsNaN(mins) && mins > MaxUsefulMinutes) {
-		return fmt.Sprintf("more data will not decide this: it would take about %s× the data; the difference is about as large as the %s margin, so decide whether a change that size matters (`--margin %s=…`)",
-			fmtFactor(k), fmtMargin(m), m.Name)
+	f := j.benchFormat()
+	n := math.Max(j.b.totals().offered, j.c.totals().offered)
+	perArm := math.Ceil(k * n)
+	var useful bool
+	switch {
+	case f != "":
+		useful = perArm <= MaxUsefulPrompts
+	case !math.IsNaN(mins):
+		useful = mins <= MaxUsefulMinutes
+	default:
+		useful = k <= MaxUsefulFactor
 	}
-	if f := j.benchFormat(); f != "" {
-		perArm := math.Ceil(k * math.Max(j.b.totals().offered, j.c.totals().offered))
-		more := perArm - math.Max(j.b.totals().offered, j.c.totals().offered)
+	if !useful {
+		return "more data will not decide this: " + notDecidable(m, k)
+	}
+	if f != "" {
+		more := perArm - n
 		s := fmt.Sprintf("about %s more prompts per arm (%s× the data) would decide the %s margin", fmtCount(more), fmtFactor(k), fmtMargin(m))
 		if flag := promptFlags[f]; flag != "" {
 			return s + fmt.Sprintf(": rerun both with `%s %.0f`", flag, perArm)
@@ -153,4 +164,21 @@ func onceForBothArms(warns []string, b, c *armData) []string {
 		out = append(out, w)
 	}
 	return out
+}
+
+// notDecidable says why a gate that more data would only decide after an
+// impractical amount stays open: its difference sits at the margin, or
+// its interval is wide for the data's own noise.
+func notDecidable(m Metric, k float64) string {
+	harm := float64(m.Delta)
+	if m.Direction == "higher_is_better" {
+		harm = -harm
+	}
+	margin := float64(m.Margin)
+	if margin > 0 && math.Abs(harm-margin) <= 0.25*margin {
+		return fmt.Sprintf("it would take about %s× the data; the difference is about as large as the %s margin, so decide whether a change that size matters (`--margin %s=…`)",
+			fmtFactor(k), fmtMargin(m), m.Name)
+	}
+	return fmt.Sprintf("it would take about %s× the data for an interval narrow enough against the %s margin; widen the margin if that is acceptable (`--margin %s=…`), or look for the source of the variation",
+		fmtFactor(k), fmtMargin(m), m.Name)
 }

@@ -57,12 +57,29 @@ func TestMoreDataAdvice(t *testing.T) {
 		{"llmperf", MoreData{Factor: 3, Requests: 600, Minutes: Num(math.NaN())}, "`--max-num-completed-requests 600`"},
 		{"inference-perf", MoreData{Factor: 3, Requests: 600, Minutes: 2}, "lengthen the stages of both runs"},
 		{"requestlog", MoreData{Factor: 3, Requests: 600, Minutes: 2}, "about 600 more requests (3.0× the data) ≈ 2 min more at the current rate"},
-		{"vllm-bench", MoreData{Factor: 21, Requests: 4000, Minutes: Num(math.NaN())}, "more data will not decide this: it would take about 21× the data"},
+		{"vllm-bench", MoreData{Factor: 21, Requests: 4000, Minutes: Num(math.NaN())}, "rerun both with `--num-prompts 4200`"},
+		{"vllm-bench", MoreData{Factor: 600, Requests: 240000, Minutes: Num(math.NaN())}, "more data will not decide this: it would take about 600× the data"},
 		{"requestlog", MoreData{Factor: 5, Requests: 1e9, Minutes: 5e6}, "more data will not decide this"},
+		{"llmperf-none", MoreData{Factor: 25, Requests: 9600, Minutes: Num(math.NaN())}, "more data will not decide this"},
 	} {
 		j := &judgement{p: p, b: adviceArm(sources.Baseline, tc.format, "b", 200), c: adviceArm(sources.Canary, tc.format, "c", 200)}
 		if got := j.moreDataAdvice(&tc.md, m); !strings.Contains(got, tc.want) {
 			t.Errorf("%s %+v:\n got %q\nwant %q", tc.format, tc.md, got, tc.want)
 		}
+	}
+}
+
+// TestNotDecidable: "about as large as the margin" only when the
+// difference is near the margin; a wide interval around no difference is
+// said to be wide.
+func TestNotDecidable(t *testing.T) {
+	at := Metric{Name: "slo_attainment", Scale: "absolute", Direction: "higher_is_better", Margin: 0.01, Delta: -0.0095}
+	if got := notDecidable(at, 40); !strings.Contains(got, "about as large as the 1 pp margin") {
+		t.Errorf("at the margin: %q", got)
+	}
+	wide := at
+	wide.Delta = -0.0008
+	if got := notDecidable(wide, 40); strings.Contains(got, "about as large") || !strings.Contains(got, "interval narrow enough") {
+		t.Errorf("wide interval: %q", got)
 	}
 }

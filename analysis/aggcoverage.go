@@ -47,7 +47,7 @@ func coverageOf(b, c *aggArm) aggCoverage {
 		if len(agg.Replicas) == 0 {
 			continue
 		}
-		starts := a.sliceStarts()
+		starts := a.allStarts
 		at := func(k int) string {
 			if k >= len(starts) {
 				return "the window's end"

@@ -23,6 +23,10 @@ type aggArm struct {
 	secs   float64
 	// rejectedKnown is false when the engine does not count rejections.
 	rejectedKnown bool
+	// allStarts are the slice starts before any warm-up cut (the grid of
+	// the aggregate's replica tracks); cutSecs is the warm-up cut.
+	allStarts []float64
+	cutSecs   float64
 }
 
 type aggSlice struct {
@@ -35,6 +39,8 @@ type aggSlice struct {
 	gpuUtil                     float64
 	gauges                      sources.AggBucket // Running, Waiting, KVUsage, GPUPowerW, GPUMemBytes of the slice
 	outTokens                   float64
+	promptTokens                float64 // NaN when unknown
+	prefixHits, prefixQueries   float64 // NaN when unknown
 	ttft, tpot, e2e             sources.Histogram
 }
 
@@ -43,10 +49,10 @@ func (s *aggSlice) offered() float64 { return s.completed + s.failed + s.cancele
 // judgeAggregate judges two metrics-based arms. Joint SLO attainment is
 // only bounded by histograms (thresholds between bucket edges, Fréchet
 // bounds for TTFT ∧ TPOT), so every count gate is computed at both ends of
-// the bounds and decides on the conservative end: it passes only if the
-// canary passes with its good counts at their lower bound and the
-// baseline's at their upper bound, and fails only if it fails the other way
-// round.
+// the bounds: it passes only if the canary passes with its good counts at
+// their lower bound and the baseline's at their upper bound (the
+// canary-unfavourable end), and fails only if it fails the other way round
+// (the canary-favourable end).
 func judgeAggregate(baseline, canary *sources.Dataset, cfg Config) (*Report, error) {
 	p := cfg.Policy
 	if baseline.Agg == nil || canary.Agg == nil {
@@ -65,22 +71,32 @@ func judgeAggregate(baseline, canary *sources.Dataset, cfg Config) (*Report, err
 	if p.SLO.TPOT > 0 {
 		slo.TPOT = p.SLO.TPOT.Seconds()
 	}
-	b, err := newAggArm(baseline, slo)
+	plan := classMix(baseline.Agg, canary.Agg, p.Normalize.Mix)
+	b, err := newAggArm(baseline, slo, nil)
 	if err != nil {
 		return nil, err
 	}
-	c, err := newAggArm(canary, slo)
+	c, err := newAggArm(canary, slo, plan.factor)
 	if err != nil {
 		return nil, err
 	}
-	j := &aggJudgement{p: p, cfg: cfg, b: b, c: c}
+	j := &aggJudgement{p: p, cfg: cfg, b: b, c: c, mix: plan}
+	for _, a := range []*aggArm{b, c} {
+		st, err := a.warmup(p.Window)
+		if err != nil {
+			return nil, err
+		}
+		j.steps = append(j.steps, st)
+	}
 	if len(p.Classes) > 0 {
 		j.warnf("per-class SLOs are not applied to metrics data: every request is judged with the policy's default SLO")
 	}
 	return j.report(), nil
 }
 
-func newAggArm(ds *sources.Dataset, slo histo.SLO) (*aggArm, error) {
+// factor, when not nil, weights each class's counts and histograms (the
+// canary reweighted to the baseline's class mix).
+func newAggArm(ds *sources.Dataset, slo histo.SLO, factor map[string]float64) (*aggArm, error) {
 	agg := ds.Agg
 	if len(agg.Buckets) == 0 {
 		return nil, &DataError{Arm: ds.Arm, Msg: "no metrics in the window: no series matched (check the selector and the time range)"}
@@ -97,6 +113,9 @@ func newAggArm(ds *sources.Dataset, slo histo.SLO) (*aggArm, error) {
 			a.slices = append(a.slices, aggSlice{start: bk.Start, end: bk.End, replicas: bk.Replicas, costPerHour: bk.CostPerHour, gpuUtil: bk.GPUUtil, gauges: gaugesOf(bk)})
 		}
 		s := &a.slices[k]
+		if f, ok := factor[bk.Class]; ok {
+			bk, bb = scaleBucket(bk, bb, f)
+		}
 		s.completed += nan0(bk.Completed)
 		s.failed += nan0(bk.Failed)
 		s.canceled += nan0(bk.Canceled)
@@ -108,11 +127,15 @@ func newAggArm(ds *sources.Dataset, slo histo.SLO) (*aggArm, error) {
 		s.goodLo += nan0(bb.Lo)
 		s.goodHi += nan0(bb.Hi)
 		s.outTokens += nan0(bk.OutputTokens)
+		s.promptTokens += bk.PromptTokens
+		s.prefixHits += bk.PrefixHits
+		s.prefixQueries += bk.PrefixQueries
 		s.ttft = addHist(s.ttft, bk.TTFT)
 		s.tpot = addHist(s.tpot, bk.TPOT)
 		s.e2e = addHist(s.e2e, bk.E2E)
 	}
 	slices.SortFunc(a.slices, func(x, y aggSlice) int { return cmp.Compare(x.start, y.start) })
+	a.allStarts = a.sliceStarts()
 	var completed float64
 	for _, s := range a.slices {
 		a.secs += s.end - s.start
@@ -147,6 +170,8 @@ type aggJudgement struct {
 	cfg   Config
 	b, c  *aggArm
 	warns []string
+	steps []NormalizationStep // warm-up steps, baseline then canary
+	mix   aggMix
 }
 
 func (j *aggJudgement) warnf(format string, a ...any) {
@@ -167,6 +192,14 @@ func (j *aggJudgement) report() *Report {
 		for _, n := range a.bounds.Notes {
 			j.warnf("%s: %s", a.arm, n)
 		}
+		width := 0.0
+		for _, s := range a.slices {
+			width += s.goodHi - s.goodLo
+		}
+		if off := sumOffered(a); off > 0 && width > 0 {
+			j.warnf("%s: good requests are bounded, not counted: the bounds are %.2f pp of SLO attainment wide, which an attainment gate gives up from its margin (a pass is judged at the canary's lower end and the baseline's upper end)",
+				a.arm, 100*width/off)
+		}
 		r.Inputs = append(r.Inputs, a.ds.Inputs...)
 	}
 	j.warnf("diagnostics (Mann-Whitney, Hodges-Lehmann) need per-request data and are not computed from metrics")
@@ -183,16 +216,22 @@ func (j *aggJudgement) report() *Report {
 		Confidence:          p.Confidence,
 		SLO:                 []ClassSLO{{Class: "default", TTFT: Num(p.SLO.TTFT.Seconds()), TPOT: Num(p.SLO.TPOT.Seconds())}},
 	}
-	r.Normalization = Normalization{Steps: []NormalizationStep{{Name: "histogram-bounds", Setting: "conservative", Applied: true,
-		Detail: fmt.Sprintf("good requests bounded from histograms: baseline [%.0f, %.0f], canary [%.0f, %.0f]; gates decide on the conservative end",
+	r.Normalization = Normalization{Steps: []NormalizationStep{{Name: "histogram-bounds", Setting: "both ends", Applied: true,
+		Detail: fmt.Sprintf("good requests bounded from histograms: baseline [%.0f, %.0f], canary [%.0f, %.0f]; a gate passes only at the canary-unfavourable end and fails only at the canary-favourable end",
 			j.b.bounds.Lo, j.b.bounds.Hi, j.c.bounds.Lo, j.c.bounds.Hi)}}}
-	if p.Window.Warmup != "none" || p.Normalize.Mix != "none" || p.Normalize.Cache != "none" || p.Normalize.Load != "none" {
-		j.warnf("warm-up cuts and normalization are not applied to metrics data; the comparison is unadjusted")
-	}
+	r.Normalization.Steps = append(r.Normalization.Steps, j.normSteps()...)
 	r.Metrics = j.gates()
 	r.Series = j.series()
 	r.Distributions = j.distributions()
 	r.Verdict, r.Reasons = overall(r.Metrics)
+	if ms := mixShift(j.b, j.c, 1-2*p.Alpha()); ms != "" {
+		j.warnf("traffic mix: %s", ms)
+		if r.Verdict != Inconclusive {
+			r.Reasons = append([]string{fmt.Sprintf("the gates give %s, but %s, so neither a pass nor a fail can be blamed on the change",
+				strings.ToUpper(string(r.Verdict)), ms)}, r.Reasons...)
+			r.Verdict = Inconclusive
+		}
+	}
 	cov := coverageOf(j.b, j.c)
 	applyCoverage(r, cov)
 	for _, m := range append(append(cov.missing, cov.canaryLost...), cov.events...) {
@@ -236,9 +275,9 @@ func (j *aggJudgement) armSummary(a *aggArm) ArmSummary {
 	acc.Admitted = acc.Offered - acc.Rejected
 	s := ArmSummary{Accounting: acc, SLOAttainment: Num(t.goodLo / off), GoodputRPS: Num(t.goodLo / a.secs),
 		TokenGoodputTPS: Num(math.NaN()), ThroughputRPS: Num(t.completed / a.secs), OutputTokensPS: Num(t.outTokens / a.secs),
-		RetryAmplification: Num(math.NaN()), WindowSeconds: Num(a.secs), WarmupCutSeconds: 0,
+		RetryAmplification: Num(math.NaN()), WindowSeconds: Num(a.secs),
 		Window:         makeWindow(sources.ClockEpoch, a.slices[0].start, a.slices[len(a.slices)-1].end),
-		ReplicaSeconds: Num(repSecs), GoodputPerReplica: Num(t.goodLo / repSecs), CacheHitRate: Num(math.NaN()),
+		ReplicaSeconds: Num(repSecs), GoodputPerReplica: Num(t.goodLo / repSecs), CacheHitRate: Num(cacheRate(a)), WarmupCutSeconds: Num(a.cutSecs),
 		GPUUtilization: Num(math.NaN())}
 	s.Replicas = int(math.Round(maxReplicas(a)))
 	if utilN > 0 {
@@ -318,6 +357,13 @@ func (j *aggJudgement) gates() []Metric {
 			j.warnf("the %s %s needs per-request records and is not checked on metrics data", g.Metric, gateKind(g))
 			continue
 		}
+		if g.Metric == "rejected_share" && g.Guardrail && (!j.b.rejectedKnown || !j.c.rejectedKnown) {
+			// the engine never sees requests shed before it: like the
+			// per-request guardrails above, not checked, and said so
+			j.warnf("the rejected_share guardrail is not checked on these metrics: the engine (%s) counts no rejected requests; a gateway's or the clients' records can check it",
+				j.b.ds.Agg.Profile)
+			continue
+		}
 		gates = append(gates, g)
 	}
 	out := make([]Metric, len(gates))
@@ -354,7 +400,7 @@ func (j *aggJudgement) evalGate(idx int, g policies.Gate, conf float64) gateEval
 	}
 	nan := Num(math.NaN())
 	e := gateEval{m: Metric{Name: g.Metric, Guardrail: g.Guardrail, Direction: dir, Scale: info.Scale, Unit: info.Unit,
-		Margin: Num(g.Margin.Value), Buckets: [2]int{len(j.b.slices), len(j.c.slices)}, Adjusted: []string{"histogram bounds (conservative end)"},
+		Margin: Num(g.Margin.Value), Buckets: [2]int{len(j.b.slices), len(j.c.slices)}, Adjusted: []string{"histogram bounds: pass decided at the canary-unfavourable end, fail at the favourable end"},
 		NBaseline: int64(math.Round(sumOffered(j.b))), NCanary: int64(math.Round(sumOffered(j.c))),
 		Baseline: nan, Canary: nan, Delta: nan, Interval: [2]Num{nan, nan}, PFail: nan, Verdict: Inconclusive}}
 	inconclusive := func(why string) gateEval { e.m.Reason = why; return e }
@@ -403,27 +449,83 @@ func (j *aggJudgement) evalGate(idx int, g policies.Gate, conf float64) gateEval
 		pess = poissonFloor(pess, sum(bBest.Num), sum(cWorst.Num), conf)
 		opt = poissonFloor(opt, sum(bWorst.Num), sum(cBest.Num), conf)
 	}
-	e.m.Baseline = Num(sum(bBest.Num) / sum(bBest.Den))
-	e.m.Canary = Num(sum(cWorst.Num) / sum(cWorst.Den))
-	if matched {
-		// show goodput figures: the baseline's, and the canary's at the
-		// baseline's offered load
-		gb, _ := j.b.ratioAt(g.Metric, true)
-		vb := sum(gb.Num) / sum(gb.Den)
-		e.m.Canary = Num(vb * float64(e.m.Canary) / float64(e.m.Baseline))
-		e.m.Baseline = Num(vb)
+	// the figures shown at each end: (baseline, canary)
+	vals := func(b, c stats.Ratio, baseHi bool) [2]float64 {
+		vb, vc := sum(b.Num)/sum(b.Den), sum(c.Num)/sum(c.Den)
+		if matched {
+			// goodput figures: the baseline's, and the canary's at the
+			// baseline's offered load
+			gb, _ := j.b.ratioAt(g.Metric, baseHi)
+			g0 := sum(gb.Num) / sum(gb.Den)
+			return [2]float64{g0, g0 * vc / vb}
+		}
+		return [2]float64{vb, vc}
 	}
-	e.m.Method = pess.Method + ", conservative end of histogram bounds"
+	pessVals, optVals := vals(bBest, cWorst, true), vals(bWorst, cBest, false)
+	e.m.Baseline, e.m.Canary = Num(pessVals[0]), Num(pessVals[1])
+	e.m.Method = pess.Method + ", at both ends of the histogram bounds"
 	if len(j.b.slices) < MinBuckets || len(j.c.slices) < MinBuckets {
 		return inconclusive(fmt.Sprintf("too little data: %d and %d buckets (need ≥ %d per arm)", len(j.b.slices), len(j.c.slices), MinBuckets))
 	}
 	if math.IsNaN(pess.Point) || math.IsNaN(opt.Point) || math.IsInf(pess.CI.Lo, 0) || math.IsInf(opt.CI.Hi, 0) {
 		return inconclusive("the interval could not be computed (no variation or no data in an arm)")
 	}
-	// hull of the two intervals, in the metric's direction
-	lo, hi := math.Min(pess.CI.Lo, opt.CI.Lo), math.Max(pess.CI.Hi, opt.CI.Hi)
-	point := pess.Point
-	return decide(e, g, info, stats.Estimate{Point: point, CI: stats.Interval{Lo: lo, Hi: hi}, SE: math.Max(pess.SE, opt.SE), Method: pess.Method})
+	return decideBounds(e, g, info, pess, opt, pessVals, optVals)
+}
+
+// decideBounds decides a gate whose good counts are only bounded by
+// histograms. A pass must hold at the canary-unfavourable end of the
+// bounds (canary at its worst, baseline at its best: pess), a fail at the
+// canary-favourable end (opt): whatever the true counts inside the bounds,
+// the decision stands. Both ends are shown, in Bounds and in the reason;
+// Interval is their hull. vals are (baseline, canary) at each end.
+func decideBounds(e gateEval, g policies.Gate, info policies.MetricInfo, pess, opt stats.Estimate, pessVals, optVals [2]float64) gateEval {
+	if pess.CI == opt.CI && pess.Point == opt.Point {
+		return decide(e, g, info, pess) // exact: the two ends coincide
+	}
+	ep := decide(e, g, info, pess)
+	eo := decide(e, g, info, opt)
+	cmpAt := func(x gateEval, v [2]float64) NaiveComparison {
+		return NaiveComparison{Baseline: Num(v[0]), Canary: Num(v[1]), Delta: x.m.Delta, Interval: x.m.Interval}
+	}
+	bounds := &BoundEnds{Unfavourable: cmpAt(ep, pessVals), Favourable: cmpAt(eo, optVals)}
+	var out gateEval
+	switch {
+	case ep.decidable && ep.decision == stats.Pass:
+		out = ep
+	case eo.decidable && eo.decision == stats.Fail:
+		out = eo
+		out.m.Baseline, out.m.Canary = Num(optVals[0]), Num(optVals[1])
+	default:
+		out = ep
+		out.decision = stats.Inconclusive
+		if eo.decidable {
+			// the fail p-value is taken at the favourable end
+			out.harmPoint, out.se = eo.harmPoint, eo.se
+		}
+	}
+	lo := math.Min(float64(ep.m.Interval[0]), float64(eo.m.Interval[0]))
+	hi := math.Max(float64(ep.m.Interval[1]), float64(eo.m.Interval[1]))
+	out.m.Interval = [2]Num{Num(lo), Num(hi)}
+	out.m.Bounds = bounds
+	unf := fmt.Sprintf("%s [%s, %s]", fmtDelta(ep.m, float64(ep.m.Delta)), fmtDelta(ep.m, float64(ep.m.Interval[0])), fmtDelta(ep.m, float64(ep.m.Interval[1])))
+	fav := fmt.Sprintf("%s [%s, %s]", fmtDelta(eo.m, float64(eo.m.Delta)), fmtDelta(eo.m, float64(eo.m.Interval[0])), fmtDelta(eo.m, float64(eo.m.Interval[1])))
+	switch out.decision {
+	case stats.Pass:
+		out.m.Reason = fmt.Sprintf("passes even at the canary-unfavourable end of the histogram bounds, %s (canary-favourable end %s): harm stays within the %s margin",
+			unf, fav, fmtMargin(ep.m))
+	case stats.Fail:
+		what := fmt.Sprintf("worse by more than the %s margin", fmtMargin(eo.m))
+		if g.Guardrail {
+			what = "worse with confidence (guardrail)"
+		}
+		out.m.Reason = fmt.Sprintf("fails even at the canary-favourable end of the histogram bounds, %s (canary-unfavourable end %s): the canary is %s",
+			fav, unf, what)
+	default:
+		out.m.Reason = fmt.Sprintf("undecided within the histogram bounds: canary-unfavourable end %s does not pass, canary-favourable end %s does not fail (margin %s)",
+			unf, fav, fmtMargin(ep.m))
+	}
+	return out
 }
 
 func sumOffered(a *aggArm) float64 {
@@ -488,14 +590,103 @@ func (j *aggJudgement) latencyGate(e gateEval, idx int, info policies.MetricInfo
 	lb, ub := histo.QuantileBounds(info.Quantile, hb)
 	lc, uc := histo.QuantileBounds(info.Quantile, hc)
 	res := stats.Interval{Lo: math.Log(lc / ub), Hi: math.Log(uc / lb)}
-	if res.Lo < ci.Lo || res.Hi > ci.Hi {
+	widened := res.Lo < ci.Lo || res.Hi > ci.Hi
+	if widened {
 		ci = stats.Interval{Lo: math.Min(ci.Lo, res.Lo), Hi: math.Max(ci.Hi, res.Hi)}
 		e.m.Method += "; widened to the histogram buckets' resolution"
 		e.m.Adjusted = append(e.m.Adjusted, fmt.Sprintf("p%g within bucket (%g, %g] s in the baseline and (%g, %g] s in the canary",
 			info.Quantile*100, lb, ub, lc, uc))
 	}
 	est := stats.Estimate{Point: math.Log(qc / qb), CI: ci, SE: stats.SDFinite(reps), Method: e.m.Method}
-	return decide(e, g, info, est)
+	qe := decide(e, g, info, est)
+	if !widened || qe.decision != stats.Inconclusive {
+		return qe
+	}
+	why := fmt.Sprintf("p%g cannot be resolved by the buckets (baseline in (%g, %g] s, canary in (%g, %g] s)", info.Quantile*100, lb, ub, lc, uc)
+	if ex, ok := j.exceedanceGate(e, g, info, conf, pick, why, lb, ub); ok {
+		return ex
+	}
+	qe.m.Reason += "; " + why + " and no bucket edge gives an exceedance share to judge instead: more data will not decide it, finer buckets would"
+	return qe
+}
+
+// exceedanceGate judges a tail-latency gate in its exceedance form: the
+// share of requests whose latency is above a bucket edge, which a
+// histogram gives exactly (a quantile it only places within a bucket). The
+// edge is the lower edge of the bucket holding the baseline's quantile
+// (so the baseline's share above it is at least 1 − q), or its upper edge
+// when more than half the baseline lies above the lower one (a test of the
+// bulk, not the tail). The policy's relative margin applies to the share: the
+// canary's share may exceed the baseline's by at most that fraction.
+// Shares are per-slice ratios (delta method over slices, with a Newcombe
+// floor for independent requests).
+func (j *aggJudgement) exceedanceGate(e gateEval, g policies.Gate, info policies.MetricInfo, conf float64,
+	pick func(*aggSlice) sources.Histogram, why string, lb, ub float64) (gateEval, bool) {
+	if info.Scale != "relative" || info.HigherIsBetter {
+		return e, false
+	}
+	var hb sources.Histogram
+	for i := range j.b.slices {
+		hb = addHist(hb, pick(&j.b.slices[i]))
+	}
+	share := func(t float64) float64 {
+		if !(t > 0) || math.IsInf(t, 0) {
+			return math.NaN()
+		}
+		n, exact := histo.Above(hb, t)
+		if !exact {
+			return math.NaN()
+		}
+		return n / hb.Total()
+	}
+	// the lower edge keeps most requests in the test; when more than half
+	// the baseline is above it, it says nothing about the tail: take the
+	// upper edge
+	edge := lb
+	if sl := share(lb); math.IsNaN(sl) || sl > 0.5 {
+		edge = ub
+		if su := share(ub); math.IsNaN(su) || su == 0 {
+			return e, false
+		}
+	}
+	ratio := func(a *aggArm) (stats.Ratio, bool) {
+		r := stats.Ratio{Num: make([]float64, len(a.slices)), Den: make([]float64, len(a.slices))}
+		for i := range a.slices {
+			h := pick(&a.slices[i])
+			if h.Total() == 0 {
+				continue
+			}
+			above, exact := histo.Above(h, edge)
+			if !exact || math.IsNaN(above) {
+				return r, false
+			}
+			r.Num[i], r.Den[i] = above, h.Total()
+		}
+		return r, true
+	}
+	rb, okb := ratio(j.b)
+	rc, okc := ratio(j.c)
+	if !okb || !okc || !(sum(rb.Num) > 0) || !(sum(rb.Den) > 0) || !(sum(rc.Den) > 0) {
+		return e, false
+	}
+	est := stats.LogRatioOfRatios(rc, rb, conf)
+	est = ratioFloor(est, sum(rc.Num), sum(rc.Den), sum(rb.Num), sum(rb.Den), conf)
+	if sum(rc.Num) == 0 {
+		// no canary request above the edge: the log ratio is −∞; bound it
+		// by the Newcombe interval alone
+		est = stats.Estimate{Point: math.Inf(-1), CI: stats.Interval{Lo: math.Inf(-1), Hi: math.Inf(-1)}, SE: math.NaN(), Method: "newcombe"}
+		est = ratioFloor(est, 0, sum(rc.Den), sum(rb.Num), sum(rb.Den), conf)
+		est.Point = est.CI.Lo
+	}
+	e.m.Baseline, e.m.Canary = Num(sum(rb.Num)/sum(rb.Den)), Num(sum(rc.Num)/sum(rc.Den))
+	e.m.Unit = "fraction"
+	e.m.NBaseline, e.m.NCanary = int64(math.Round(sum(rb.Den))), int64(math.Round(sum(rc.Den)))
+	e.m.Method = fmt.Sprintf("share of requests above the %g s bucket edge (exact from the histograms), %s", edge, est.Method)
+	e.m.Adjusted = []string{fmt.Sprintf("judged as the share of requests with %s above %g s instead of p%g", strings.ToUpper(info.Latency), edge, info.Quantile*100)}
+	ex := decide(e, g, info, est)
+	ex.m.Reason = fmt.Sprintf("%s: judged as the share of requests with %s above the %g s edge, %.3g%% baseline vs %.3g%% canary (exact from the histograms; margin %s of the share): %s",
+		why, strings.ToUpper(info.Latency), edge, 100*float64(e.m.Baseline), 100*float64(e.m.Canary), fmtMargin(ex.m), ex.m.Reason)
+	return ex, true
 }
 
 func (j *aggJudgement) series() Series {

@@ -98,3 +98,47 @@ func TestJudgeAggregateErrors(t *testing.T) {
 		t.Errorf("empty arm: %v", err)
 	}
 }
+
+// TestBoundsDecideInTheirDirection: with SLO thresholds between bucket
+// edges a canary whose TPOT is far slower fails attainment at the
+// canary-favourable end of the bounds (baseline at its lower bound, canary
+// at its upper), and the report shows both ends; an unchanged canary
+// cannot pass at the unfavourable end and is inconclusive.
+func TestBoundsDecideInTheirDirection(t *testing.T) {
+	p := chat(t)
+	b := aggArmData(sources.Baseline, 1, 120, 0.04, false)
+	for _, tc := range []struct {
+		name  string
+		cTPOT float64
+		want  Verdict
+		in    string
+	}{
+		{"slower canary fails at its favourable end", 0.09, Fail, "fails even at the canary-favourable end"},
+		{"unchanged canary is undecided", 0.04, Inconclusive, "undecided within the histogram bounds"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := aggArmData(sources.Canary, 2, 120, tc.cTPOT, false)
+			r, err := Judge(b, c, Config{Policy: p, Resamples: 300})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := r.Metrics[0]
+			if m.Name != "slo_attainment" || m.Verdict != tc.want || !strings.Contains(m.Reason, tc.in) {
+				t.Fatalf("%s: %s, want %s with %q: %s", m.Name, m.Verdict, tc.want, tc.in, m.Reason)
+			}
+			if m.Bounds == nil {
+				t.Fatal("no bounds in the report")
+			}
+			u, f := m.Bounds.Unfavourable, m.Bounds.Favourable
+			if !(f.Baseline < u.Baseline && f.Canary > u.Canary && f.Delta > u.Delta) {
+				t.Errorf("ends in the wrong direction: unfavourable %+v, favourable %+v", u, f)
+			}
+			if m.Interval[0] > u.Interval[0] || m.Interval[1] < f.Interval[1] {
+				t.Errorf("interval %v is not the hull of %v and %v", m.Interval, u.Interval, f.Interval)
+			}
+			if tc.want == Fail && (m.Baseline != f.Baseline || m.Canary != f.Canary) {
+				t.Errorf("a fail shows the favourable end's figures: %v/%v vs %+v", m.Baseline, m.Canary, f)
+			}
+		})
+	}
+}

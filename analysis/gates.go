@@ -34,6 +34,30 @@ func (j *judgement) gates(r *Report) []Metric {
 			ps[i] = stats.FailPValue(evals[i].harmPoint, evals[i].se, evals[i].failAt)
 		}
 	}
+	// per-class tail gates: every class with ≥ MajorClassShare of the
+	// baseline's traffic gets each tail gate of the policy on its own
+	// requests, so a tail regression of a large class cannot hide behind
+	// a pooled quantile set by another class; the pooled gate and its class
+	// gates share the pooled gate's weight
+	if classes := j.majorClasses(); len(classes) >= 2 {
+		for gi, g := range j.p.Gates {
+			info, _ := policies.Metric(g.Metric)
+			if info.Latency == "" || g.Guardrail {
+				continue
+			}
+			share := weights[gi] / float64(len(classes)+1)
+			weights[gi] = share
+			for _, cl := range classes {
+				e := j.evalClassTail(len(evals), g, info, cl, conf)
+				p := math.NaN()
+				if e.decidable {
+					p = stats.FailPValue(e.harmPoint, e.se, e.failAt)
+				}
+				evals, ps, weights = append(evals, e), append(ps, p), append(weights, share)
+			}
+		}
+	}
+	family := len(evals)
 	if t := j.p.Traffic; t != nil {
 		// the declared traffic split is a guardrail: a mismatch means
 		// routing, retries or shedding differ and the comparison is biased
@@ -53,23 +77,33 @@ func (j *judgement) gates(r *Report) []Metric {
 		evals = append(evals, e)
 		ps = append(ps, math.NaN())
 	}
+	if j.p.Traffic == nil {
+		if e, ok := j.loadRatioGuardrail(conf); ok {
+			evals = append(evals, e)
+			ps = append(ps, math.NaN())
+		}
+	}
+	if e, ok := j.warmupGuardrail(conf); ok {
+		evals = append(evals, e)
+		ps = append(ps, math.NaN())
+	}
 	// the traffic split is decided on its own; weighted Holm runs over the
 	// policy's gates, most of α on attainment
-	adj := append(stats.WeightedHolm(ps[:len(j.p.Gates)], weights), ps[len(j.p.Gates):]...)
+	adj := append(stats.WeightedHolm(ps[:family], weights), ps[family:]...)
 	out := make([]Metric, len(evals))
 	z := distuv.UnitNormal.Quantile(1 - alpha)
 	for i := range evals {
 		e := &evals[i]
 		m := e.m
-		if e.m.Name != "traffic_split" {
+		if i < family {
 			m.PFail = Num(adj[i])
 		}
 		if e.decidable {
 			m.Verdict = Verdict(e.decision)
 			if m.Verdict == Fail && !(adj[i] < alpha) {
 				m.Verdict = Inconclusive
-				m.Reason = fmt.Sprintf("%s; it fails alone but not after the weighted Holm correction across %d gates (this gate's share of α %.0f%%, adjusted p = %.3g ≥ α = %g)",
-					m.Reason, len(j.p.Gates), 100*weights[i], adj[i], alpha)
+				m.Reason = fmt.Sprintf("%s; it fails alone but not after the weighted Holm correction across %d gates (this gate's share of α %.0f%%, adjusted p = %.3g ≥ α = %.3g)",
+					m.Reason, family, 100*weights[i], adj[i], alpha)
 			}
 			if m.Verdict == Inconclusive {
 				target := e.passAt
@@ -249,7 +283,12 @@ func (j *judgement) evalGate(idx int, g policies.Gate, conf float64, r *Report) 
 		}
 		vb, vc = sum(rb.Num)/sum(rb.Den), sum(rc.Num)/sum(rc.Den)
 		if info.Scale == "absolute" {
-			est = binomialFloor(stats.DiffOfRatios(rc, rb, conf), sum(rc.Num), sum(rc.Den), sum(rb.Num), sum(rb.Den), conf)
+			est = stats.DiffOfRatios(rc, rb, conf)
+			if num, den := countFuncs(g.Metric); j.paired && num != nil {
+				pb, pc := j.alignedRatios(num, den)
+				est = stats.PairedDiffOfRatios(pc, pb, conf)
+			}
+			est = binomialFloor(est, sum(rc.Num), sum(rc.Den), sum(rb.Num), sum(rb.Den), conf)
 			if num := perRequestNum(g.Metric); j.mix != nil && num != nil {
 				adj, _, sb, sc, err := j.standardized(g.Metric, num, requestOne, false, conf)
 				if err != nil {
@@ -614,4 +653,221 @@ func ratioFloor(est stats.Estimate, kx, nx, ky, ny, conf float64) stats.Estimate
 		est.Method += "+newcombe-floor"
 	}
 	return est
+}
+
+// ColdStartMargin is the loose margin of the warmup_completed guardrail:
+// over the span the warm-up cut removed, the canary's share of offered
+// requests that complete may be lower than the baseline's by up to this
+// much before it fails.
+const ColdStartMargin = 0.05
+
+// warmupGuardrail checks what the automatic warm-up cut removed. Latency
+// is expected to be poor while a replica warms up, so what is checked is
+// that the canary still served its requests: the share of offered requests
+// that completed over the cut span, against the baseline's over the same
+// span from its own start. It is loose (fails only when the canary's share
+// is lower by more than ColdStartMargin with confidence; otherwise
+// passes), decided outside the Holm family, and present only when something
+// was cut; the cap on the cut (window.max_warmup) keeps a long slow start
+// in the judged window.
+func (j *judgement) warmupGuardrail(conf float64) (gateEval, bool) {
+	cut := math.Max(j.b.cutSecs, j.c.cutSecs)
+	if j.p.Window.Warmup != "auto" || !(cut > 0) || j.b.pseudo || j.c.pseudo {
+		return gateEval{}, false
+	}
+	span := func(a *armData) stats.Ratio {
+		var r stats.Ratio
+		for _, b := range a.buckets {
+			if b.start >= a.t0+cut-1e-9 {
+				break
+			}
+			r.Num, r.Den = append(r.Num, b.completed), append(r.Den, b.offered)
+		}
+		return r
+	}
+	rb, rc := span(j.b), span(j.c)
+	m := Metric{Name: "warmup_completed", Guardrail: true, Direction: "higher_is_better", Scale: "absolute", Unit: "fraction",
+		Margin: Num(ColdStartMargin), Buckets: [2]int{len(rb.Num), len(rc.Num)}, Adjusted: []string{},
+		NBaseline: int64(sum(rb.Den)), NCanary: int64(sum(rc.Den)),
+		Baseline: Num(sum(rb.Num) / sum(rb.Den)), Canary: Num(sum(rc.Num) / sum(rc.Den)), Delta: Num(math.NaN()),
+		Interval: [2]Num{Num(math.NaN()), Num(math.NaN())}, PFail: Num(math.NaN()), Verdict: Pass}
+	e := gateEval{m: m}
+	if len(rb.Num) < MinBuckets || len(rc.Num) < MinBuckets || sum(rb.Den) == 0 || sum(rc.Den) == 0 {
+		e.m.Reason = fmt.Sprintf("the cut start (%gs) is too short to check (%d and %d buckets); the judged window decides", cut, len(rb.Num), len(rc.Num))
+		return e, true
+	}
+	est := binomialFloor(stats.DiffOfRatios(rc, rb, conf), sum(rc.Num), sum(rc.Den), sum(rb.Num), sum(rb.Den), conf)
+	e.m.Method = est.Method
+	e.m.Delta = Num(est.Point)
+	e.m.Interval = [2]Num{Num(est.CI.Lo), Num(est.CI.Hi)}
+	iv := fmt.Sprintf("%s [%s, %s]", fmtDelta(e.m, est.Point), fmtDelta(e.m, est.CI.Lo), fmtDelta(e.m, est.CI.Hi))
+	if -est.CI.Hi > ColdStartMargin {
+		e.m.Verdict = Fail
+		e.m.Reason = fmt.Sprintf("%s completed share over the first %gs, which the warm-up cut removed: the canary's start fails or drops requests beyond the loose %s cold-start margin", iv, cut, fmtMargin(e.m))
+		return e, true
+	}
+	e.m.Reason = fmt.Sprintf("%s completed share over the first %gs, which the warm-up cut removed: within the loose %s cold-start margin (checked, not gated at α)", iv, cut, fmtMargin(e.m))
+	return e, true
+}
+
+// MajorClassShare is the share of the baseline's analysed requests from
+// which a class gets its own tail gates (DESIGN §7).
+const MajorClassShare = 0.20
+
+// classKey is a request's class for per-class gates: its own label, else
+// the policy class that sets its SLO.
+func (j *judgement) classKey(a *armData, i int) string {
+	if l := a.ds.Requests[i].Class; l != "" {
+		return l
+	}
+	return j.cls.names[a.class[i]]
+}
+
+// majorClasses lists, sorted, the classes holding at least
+// MajorClassShare of the baseline's analysed requests.
+func (j *judgement) majorClasses() []string {
+	n := map[string]float64{}
+	total := 0.0
+	for i := range j.b.ds.Requests {
+		if j.b.bidx[i] < int32(j.b.firstKept) {
+			continue
+		}
+		n[j.classKey(j.b, i)]++
+		total++
+	}
+	var out []string
+	for _, k := range sortedKeys(n) {
+		if total > 0 && n[k]/total >= MajorClassShare {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// evalClassTail runs a tail gate on one class's requests in both arms.
+func (j *judgement) evalClassTail(idx int, g policies.Gate, info policies.MetricInfo, class string, conf float64) gateEval {
+	samples := func(a *armData) [][]float64 {
+		out := make([][]float64, len(a.buckets)-a.firstKept)
+		for i := range a.ds.Requests {
+			t := int(a.bidx[i]) - a.firstKept
+			r := &a.ds.Requests[i]
+			if t < 0 || !latencyOf(r, info.Latency) || j.classKey(a, i) != class {
+				continue
+			}
+			out[t] = append(out[t], latencyValue(r, info.Latency))
+		}
+		return out
+	}
+	xb, xc := samples(j.b), samples(j.c)
+	nb, nc := countSamples(xb), countSamples(xc)
+	m := Metric{Name: g.Metric + ":" + class, Class: class, Guardrail: g.Guardrail, Direction: "lower_is_better", Scale: info.Scale, Unit: info.Unit,
+		Margin: Num(g.Margin.Value), Buckets: [2]int{len(xb), len(xc)}, Adjusted: []string{"class " + class + " only"},
+		NBaseline: int64(nb), NCanary: int64(nc), Baseline: Num(quantile(sortedPool(xb), info.Quantile)), Canary: Num(quantile(sortedPool(xc), info.Quantile)),
+		Delta: Num(math.NaN()), Interval: [2]Num{Num(math.NaN()), Num(math.NaN())}, PFail: Num(math.NaN())}
+	e := gateEval{m: m}
+	if need := need(info.Quantile); nb < need || nc < need || len(xb) < MinBuckets || len(xc) < MinBuckets {
+		// not checkable: the pooled gate decides
+		e.m.Verdict = Pass
+		e.m.Reason = fmt.Sprintf("not checked: too little data for a p%g of class %s (%d and %d values, need ≥ %d per arm); the pooled gate decides", info.Quantile*100, class, nb, nc, need)
+		return e
+	}
+	est := stats.QuantileLogRatio(xc, xb, info.Quantile, conf, j.cfg.Resamples, j.cfg.Seed+uint64(idx)*7919)
+	e.m.Method = est.Method
+	e = decide(e, g, info, est)
+	if e.decidable && e.decision != stats.Fail {
+		// a per-class check can fail the comparison but does not hold up
+		// a pass: the pooled gate decides that
+		e.decision = stats.Pass
+		e.m.Reason = fmt.Sprintf("%s [%s, %s] for class %s: no regression beyond the %s margin shown (per-class check: it fails the comparison only when the class is worse beyond the margin with confidence)",
+			fmtDelta(e.m, float64(e.m.Delta)), fmtDelta(e.m, float64(e.m.Interval[0])), fmtDelta(e.m, float64(e.m.Interval[1])), class, fmtMargin(e.m))
+	}
+	return e
+}
+
+// LoadRatioTolerance is the relative difference in offered load per
+// replica-second between the arms beyond which the automatic sample-ratio
+// check fails (when it is outside with confidence).
+const LoadRatioTolerance = 0.05
+
+// loadRatioGuardrail is the sample-ratio check used when the policy
+// declares no traffic split: behind one router both arms should be offered
+// the same load per deployed replica-second, so a canary that is offered less (load
+// shed upstream and never logged, a router that avoids it) or more
+// (retries it causes) is flagged. It is cluster-aware: the ratio of
+// offered requests per replica-second is estimated from per-bucket totals
+// with the batch-means variance, not by a per-request chi-square that
+// treats requests as independent. It fails when the interval of the ratio
+// lies entirely beyond ±LoadRatioTolerance, and otherwise passes; it needs
+// arrival times and replica labels in both arms.
+func (j *judgement) loadRatioGuardrail(conf float64) (gateEval, bool) {
+	if j.b.pseudo || j.c.pseudo || !j.b.replicasKnown || !j.c.replicasKnown {
+		return gateEval{}, false
+	}
+	build := func(a *armData) stats.Ratio {
+		var r stats.Ratio
+		// per deployed replica (every replica seen in the arm): a router
+		// splits by the deployment, so a replica lost mid-run moves its
+		// load to the others without changing the split
+		for _, b := range a.kept() {
+			if b.secs > 0 {
+				r.Num, r.Den = append(r.Num, b.offered), append(r.Den, b.secs*float64(a.replicas))
+			}
+		}
+		return r
+	}
+	rb, rc := build(j.b), build(j.c)
+	if len(rb.Num) < MinBuckets || len(rc.Num) < MinBuckets {
+		return gateEval{}, false
+	}
+	vb, vc := sum(rb.Num)/sum(rb.Den), sum(rc.Num)/sum(rc.Den)
+	est := stats.LogRatioOfRatios(rc, rb, conf)
+	if j.paired {
+		// a traffic wave both arms ride cancels in the paired difference
+		pb, pc := j.alignedRatios(func(b *bucket) float64 { return b.offered }, func(b *bucket) float64 { return b.secs * float64(j.b.replicas) })
+		_, pc2 := j.alignedRatios(func(b *bucket) float64 { return b.offered }, func(b *bucket) float64 { return b.secs * float64(j.c.replicas) })
+		pc.Den = pc2.Den
+		est = stats.PairedLogRatioOfRatios(pc, pb, conf)
+	}
+	est = poissonFloor(est, sum(rb.Num), sum(rc.Num), conf)
+	m := Metric{Name: "offered_load_ratio", Guardrail: true, Direction: "two_sided", Scale: "relative", Unit: "req/s/replica",
+		Margin: Num(LoadRatioTolerance), Buckets: [2]int{len(rb.Num), len(rc.Num)}, Adjusted: []string{},
+		NBaseline: int64(sum(rb.Num)), NCanary: int64(sum(rc.Num)), Baseline: Num(vb), Canary: Num(vc),
+		Delta: Num(math.Expm1(est.Point)), Interval: [2]Num{Num(math.Expm1(est.CI.Lo)), Num(math.Expm1(est.CI.Hi))},
+		PFail: Num(math.NaN()), Method: est.Method, Verdict: Pass}
+	e := gateEval{m: m}
+	iv := fmt.Sprintf("%s [%s, %s]", fmtDelta(m, float64(m.Delta)), fmtDelta(m, float64(m.Interval[0])), fmtDelta(m, float64(m.Interval[1])))
+	tol := math.Log1p(LoadRatioTolerance)
+	switch {
+	case math.IsNaN(est.CI.Lo) || math.IsNaN(est.CI.Hi):
+		e.m.Verdict = Inconclusive
+		e.m.Reason = "the offered-load ratio could not be estimated"
+	case est.CI.Hi < -tol:
+		e.m.Verdict = Fail
+		e.m.Reason = fmt.Sprintf("%s offered requests per replica-second: the canary is offered less than the baseline beyond ±%s (sample-ratio mismatch: load shed or routed away before it was logged?); declare traffic.canary_share if the split is intended", iv, fmtMargin(m))
+	case est.CI.Lo > tol:
+		e.m.Verdict = Fail
+		e.m.Reason = fmt.Sprintf("%s offered requests per replica-second: the canary is offered more than the baseline beyond ±%s (sample-ratio mismatch: retries or routing?); declare traffic.canary_share if the split is intended", iv, fmtMargin(m))
+	default:
+		e.m.Reason = fmt.Sprintf("%s offered requests per replica-second: no sample-ratio mismatch beyond ±%s shown", iv, fmtMargin(m))
+	}
+	return e, true
+}
+
+// countFuncs gives the per-bucket numerator and denominator of a count
+// gate (nil for other gates), for the paired comparison.
+func countFuncs(metric string) (num, den func(b *bucket) float64) {
+	offered := func(b *bucket) float64 { return b.offered }
+	switch metric {
+	case "slo_attainment":
+		return func(b *bucket) float64 { return b.good }, offered
+	case "error_rate":
+		return func(b *bucket) float64 { return b.failed }, offered
+	case "rejected_share":
+		return func(b *bucket) float64 { return b.rejected }, offered
+	case "canceled_share":
+		return func(b *bucket) float64 { return b.canceled }, offered
+	case "retry_share":
+		return func(b *bucket) float64 { return b.retries }, offered
+	}
+	return nil, nil
 }

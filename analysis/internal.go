@@ -106,8 +106,10 @@ const (
 	// DefaultQueueGrowth is queue length over the healthy level named as
 	// queue growth: ×4, and at least 1 request waiting per replica.
 	DefaultQueueGrowth = 4.0
-	// minDivergentRows is the shortest run of diverging slices reported.
-	minDivergentRows = 2
+	// minDivergentRows is the shortest run of diverging slices reported,
+	// minDivergentRequests the fewest offered requests in it.
+	minDivergentRows     = 2
+	minDivergentRequests = 30
 	// maxTimelineRows bounds the timeline: longer windows are grouped into
 	// whole minutes.
 	maxTimelineRows = 60
@@ -503,14 +505,17 @@ func (o DivergenceOptions) withDefaults() DivergenceOptions {
 // divergences finds, per arm, runs of at least minDivergentRows analysed
 // timeline rows where SLO attainment fell by AttainmentDrop or more below
 // the arm's healthy level while internal work (GPU utilisation, else
-// running requests via KV usage) stayed at WorkSteady of its healthy level
+// KV-cache usage) stayed at WorkSteady of its healthy level
 // or above. The healthy level of attainment is the upper quartile over the
 // analysed rows; the healthy levels of work, offered load and queue are the
-// medians over the rows at that attainment (within the drop). Causes are
+// medians over the rows within a quarter of the drop of that level. Causes are
 // named from the run's means: overload (offered load ≥ Overload × healthy),
 // retry_amplification (offered / first attempts ≥ RetryAmplification),
-// queue_growth (waiting ≥ QueueGrowth × healthy and ≥ 1 per replica). It
-// marks the rows' Diverging flags.
+// queue_growth (waiting ≥ QueueGrowth × healthy and ≥ 1 per replica). A run
+// whose pooled attainment could be that low by chance (Wilson 95% upper
+// bound above healthy − drop/2, or fewer than 30 offered requests) is not
+// named. It marks the rows' Diverging
+// flags.
 func divergences(rows []TimelineRow, b, c *workArm, o DivergenceOptions) []Finding {
 	o = o.withDefaults()
 	var out []Finding
@@ -582,13 +587,31 @@ func divergences(rows []TimelineRow, b, c *workArm, o DivergenceOptions) []Findi
 			for e < len(rows) && div[e] {
 				e++
 			}
-			if e-k >= minDivergentRows {
+			if e-k >= minDivergentRows && clearDrop(rows[k:e], get, healthyAtt-o.AttainmentDrop/2) {
 				out = append(out, divergenceFinding(rows, k, e, w.arm, get, work, healthyAtt, healthyWork, healthyOff, healthyQ, replicas, o))
 			}
 			k = e
 		}
 	}
 	return out
+}
+
+// clearDrop reports whether a run's attainment is below limit beyond
+// sampling noise: it holds at least minDivergentRequests offered requests
+// and the Wilson 95% upper bound of its pooled good / offered lies under
+// limit (a few requests per slice at low traffic do not make a finding).
+func clearDrop(rows []TimelineRow, get func(*TimelineRow) *TimelineArm, limit float64) bool {
+	var good, offered float64
+	for i := range rows {
+		a := get(&rows[i])
+		s := float64(rows[i].Seconds)
+		good += float64(a.GoodputRPS) * s
+		offered += float64(a.OfferedRPS) * s
+	}
+	if offered < minDivergentRequests {
+		return false
+	}
+	return stats.Wilson(math.Round(good), math.Round(offered), 0.95).Hi < limit
 }
 
 func meanReplicas(w *workArm) float64 {

@@ -191,8 +191,44 @@ func TestEfficiencyPolicyPowerScenarios(t *testing.T) {
 			if !slices.ContainsFunc(energy.Adjusted, func(s string) bool { return strings.HasPrefix(s, "matched offered load") }) {
 				t.Errorf("%s %s: energy gate not compared at matched load: %q", tc.file, in.name, energy.Adjusted)
 			}
+			// the kernel's speed is unchanged: busy GPU-seconds per good
+			// request stay within a 5% margin either way
+			gs, err := Judge(in.b, in.c, Config{Policy: gpuSecondsPolicy(t)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m := gs.Metrics[0]; m.Verdict != Pass {
+				t.Errorf("%s %s: gpu_seconds_per_good_request %s (%s), want pass", tc.file, in.name, m.Verdict, m.Reason)
+			}
+		}
+		// without metrics the energy gate cannot be passed
+		reqB.Metrics, reqC.Metrics = nil, nil
+		r, err := Judge(&reqB, &reqC, Config{Policy: pol})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Verdict == Pass || r.Metrics[0].Verdict != Inconclusive || !strings.Contains(r.Metrics[0].Reason, "no GPU power series") {
+			t.Errorf("%s without metrics: verdict %s, energy gate %s (%s); want inconclusive", tc.file, r.Verdict, r.Metrics[0].Verdict, r.Metrics[0].Reason)
+		}
+		if r.Timeline != nil || r.Arms.Baseline.Internal != nil {
+			t.Errorf("%s without metrics: timeline or internal section present", tc.file)
 		}
 	}
+}
+
+func gpuSecondsPolicy(t *testing.T) *policies.Policy {
+	t.Helper()
+	p, err := policies.Parse("gpu-seconds.yaml", []byte(`name: gpu-seconds
+slo: {ttft: 1s, tpot: 80ms}
+window: {warmup: auto, bucket: 10s}
+normalize: {mix: none, cache: none, load: matched}
+gates:
+  - {metric: gpu_seconds_per_good_request, margin: 5%}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 // workSlices builds a metrics-like arm with n slices of 15 s.
@@ -288,5 +324,26 @@ func TestTimelineWidth(t *testing.T) {
 		if got := timelineWidth(c.bucket, c.span); got != c.want {
 			t.Errorf("timelineWidth(%g, %g) = %g, want %g", c.bucket, c.span, got, c.want)
 		}
+	}
+}
+
+// At low traffic a few requests per slice make attainment noisy: two
+// slices at 0 of 2 and 1 of 3 good are no evidence of a collapse.
+func TestDivergenceNeedsEvidence(t *testing.T) {
+	steady := func(arm sources.Arm) *workArm {
+		return workSlices(arm, 40, func(_ int, s *workSlice) { s.offered, s.good, s.goodHi = 3, 3, 3 })
+	}
+	noisy := workSlices(sources.Canary, 40, func(i int, s *workSlice) {
+		s.offered, s.good, s.goodHi = 3, 3, 3
+		switch i {
+		case 10:
+			s.offered, s.good, s.goodHi = 2, 0, 0
+		case 11:
+			s.good, s.goodHi = 1, 1
+		}
+	})
+	rows := timeline(steady(sources.Baseline), noisy, 15)
+	if fs := divergences(rows, steady(sources.Baseline), noisy, DivergenceOptions{}); len(fs) != 0 {
+		t.Errorf("findings %+v from 1 good of 5 requests, want none", fs)
 	}
 }

@@ -66,15 +66,16 @@ func Judge(baseline, canary *sources.Dataset, cfg Config) (*Report, error) {
 		return judgeAggregate(baseline, canary, cfg)
 	}
 	cls := newClassifier(p)
-	b, err := prepare(baseline, p, cls)
+	origin, paired := pairing(baseline, canary)
+	b, err := prepare(baseline, p, cls, origin)
 	if err != nil {
 		return nil, err
 	}
-	c, err := prepare(canary, p, cls)
+	c, err := prepare(canary, p, cls, origin)
 	if err != nil {
 		return nil, err
 	}
-	j := &judgement{p: p, cfg: cfg, b: b, c: c, cls: cls}
+	j := &judgement{p: p, cfg: cfg, b: b, c: c, cls: cls, paired: paired}
 	if _, err := j.costs(); err != nil {
 		return nil, err
 	}
@@ -91,6 +92,48 @@ type judgement struct {
 	b, c               *armData
 	cls                *classifier
 	warns              []string
+	// paired is true when both arms ran at the same time on one clock and
+	// share one bucket grid: count gates then take the paired variance
+	paired bool
+}
+
+// MinPairedOverlap is the least share of each arm's run that must overlap
+// the other's for the arms to be paired in time.
+const MinPairedOverlap = 0.5
+
+// pairing decides whether the arms are analysed as paired in time: both on
+// the epoch clock with every arrival known, and each arm's run overlapping
+// the other's for at least MinPairedOverlap of its length. It returns the
+// common grid origin (the earlier first arrival), or NaN when the arms are
+// independent (benchmark files run one after the other, per-file clocks).
+func pairing(b, c *sources.Dataset) (float64, bool) {
+	span := func(ds *sources.Dataset) (lo, hi float64, ok bool) {
+		if ds.Clock != sources.ClockEpoch || len(ds.Requests) == 0 {
+			return 0, 0, false
+		}
+		lo, hi = math.Inf(1), math.Inf(-1)
+		for i := range ds.Requests {
+			t := ds.Requests[i].Time
+			if !sources.Known(t) {
+				return 0, 0, false
+			}
+			lo, hi = math.Min(lo, t), math.Max(hi, t)
+		}
+		if ds.Duration > 0 && lo+ds.Duration > hi {
+			hi = lo + ds.Duration
+		}
+		return lo, hi, hi > lo
+	}
+	lb, hb, okb := span(b)
+	lc, hc, okc := span(c)
+	if !okb || !okc {
+		return math.NaN(), false
+	}
+	ov := math.Min(hb, hc) - math.Max(lb, lc)
+	if ov < MinPairedOverlap*(hb-lb) || ov < MinPairedOverlap*(hc-lc) {
+		return math.NaN(), false
+	}
+	return math.Min(lb, lc), true
 }
 
 func (j *judgement) warnf(format string, a ...any) {
@@ -327,10 +370,10 @@ func (j *judgement) normalization() Normalization {
 	return Normalization{Steps: steps}
 }
 
-// replicaEvents finds replicas lost or silent mid-window in each arm, so a
-// failure is reported rather than blamed on the change (goodput gates are
-// per replica-second and at matched offered load, so a lost replica's
-// missing traffic does not count against either arm).
+// replicaEvents finds replicas lost or silent mid-window in each arm. A
+// baseline loss is reported and not blamed on the change (goodput gates
+// compare at matched offered load); a canary loss is the canary's own
+// outcome, reported as counted against it: its requests stay in every gate.
 func (j *judgement) replicaEvents() string {
 	var parts []string
 	for _, a := range []*armData{j.b, j.c} {
@@ -359,7 +402,13 @@ func (j *judgement) replicaEvents() string {
 		for _, ev := range normalize.ReplicaLoss(acts, normalize.LossOptions{BucketSecs: a.bucketSecs}) {
 			msg := fmt.Sprintf("%s: replica %s %s: %s", a.arm, ev.Replica, ev.Kind, ev.Reason)
 			parts = append(parts, msg)
-			j.warnf("%s (not blamed on the change: goodput is compared per replica-second)", msg)
+			if a.arm == sources.Canary {
+				// losing a replica under the change is the canary's own
+				// outcome: its requests stay in every gate as served
+				j.warnf("%s (counted against the canary: its requests on the remaining replicas are judged as served)", msg)
+			} else {
+				j.warnf("%s (not blamed on the change: goodput is compared at matched offered load)", msg)
+			}
 		}
 	}
 	return strings.Join(parts, "; ")

@@ -281,7 +281,12 @@ func cacheBands(a *armData) map[string]float64 {
 // strata builds an arm's per-stratum, per-bucket totals of num/den over
 // the analysed buckets.
 func (plan *mixPlan) strata(a *armData, stratum []int32, num, den func(i int) float64) normalize.Strata {
-	nb := len(a.buckets) - a.firstKept
+	return plan.strataOn(a, stratum, num, den, a.firstKept, len(a.buckets)-a.firstKept)
+}
+
+// strataOn is strata on the bucket range [from, from+nb) of the arm's grid
+// (for paired arms: the common range of both arms' analysed buckets).
+func (plan *mixPlan) strataOn(a *armData, stratum []int32, num, den func(i int) float64, from, nb int) normalize.Strata {
 	s := normalize.Strata{Names: plan.names, Num: make([][]float64, len(plan.names)), Den: make([][]float64, len(plan.names))}
 	for k := range plan.names {
 		s.Num[k], s.Den[k] = make([]float64, nb), make([]float64, nb)
@@ -290,7 +295,10 @@ func (plan *mixPlan) strata(a *armData, stratum []int32, num, den func(i int) fl
 		if si < 0 {
 			continue
 		}
-		t := int(a.bidx[i]) - a.firstKept
+		t := int(a.bidx[i]) - from
+		if t < 0 || t >= nb {
+			continue
+		}
 		s.Num[si][t] += num(i)
 		s.Den[si][t] += den(i)
 	}
@@ -312,9 +320,19 @@ func (j *judgement) standardized(metric string, num, den func(a *armData, i int)
 		return adj, naive, 0, 0, err
 	}
 	var res normalize.MixResult
-	if logScale {
+	switch from, nb := j.grid(); {
+	case j.paired:
+		// the same totals on the common bucket range of both arms
+		xb = plan.strataOn(j.b, plan.b, bind(j.b, num), bind(j.b, den), from, nb)
+		xc = plan.strataOn(j.c, plan.c, bind(j.c, num), bind(j.c, den), from, nb)
+		if logScale {
+			res, err = normalize.StandardizeLogPaired(xc, xb, w, conf)
+		} else {
+			res, err = normalize.StandardizePaired(xc, xb, w, conf)
+		}
+	case logScale:
 		res, err = normalize.StandardizeLog(xc, xb, w, conf)
-	} else {
+	default:
 		res, err = normalize.Standardize(xc, xb, w, conf)
 	}
 	if err != nil {
@@ -538,4 +556,29 @@ func baselineBandsCovered(bandsB, bandsC map[string]float64, mode string) (bool,
 		why += "; bands only the canary has get weight 0: " + strings.Join(canaryOnly, ", ")
 	}
 	return true, why
+}
+
+// grid returns the common bucket range of paired arms: from the earlier
+// first analysed bucket to the later last bucket of either arm (on the
+// shared grid, bucket i of both arms covers the same seconds).
+func (j *judgement) grid() (from, nb int) {
+	from = min(j.b.firstKept, j.c.firstKept)
+	to := max(len(j.b.buckets), len(j.c.buckets))
+	return from, to - from
+}
+
+// alignedRatios lays both arms' per-bucket totals on the common grid
+// range, zeros where an arm has no analysed bucket.
+func (j *judgement) alignedRatios(num, den func(b *bucket) float64) (rb, rc stats.Ratio) {
+	from, nb := j.grid()
+	build := func(a *armData) stats.Ratio {
+		r := stats.Ratio{Num: make([]float64, nb), Den: make([]float64, nb)}
+		for i := a.firstKept; i < len(a.buckets); i++ {
+			if t := i - from; t >= 0 && t < nb {
+				r.Num[t], r.Den[t] = num(&a.buckets[i]), den(&a.buckets[i])
+			}
+		}
+		return r
+	}
+	return build(j.b), build(j.c)
 }

@@ -5,6 +5,7 @@
 package analysis
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -51,6 +52,32 @@ type armData struct {
 	// replicaCuts says what was cut, for the report
 	exclude     []bool
 	replicaCuts []string
+	// policy is the policy the arm is judged under; warmupCapped is true
+	// when the automatic warm-up cut was held to the policy's cap
+	policy       *policies.Policy
+	warmupCapped bool
+	// origin is the start of bucket 0 when the arms share one grid (NaN:
+	// the arm's first arrival)
+	origin float64
+}
+
+// MSERAcceptRatio is the largest SE(cut)/SE(0) of MSER at which its cut is
+// taken without CUSUM confirmation (window.warmup: auto), when the start is
+// slower than the rest.
+const MSERAcceptRatio = 0.5
+
+func meanOf(xs []float64) float64 {
+	s, n := 0.0, 0.0
+	for _, x := range xs {
+		if !math.IsNaN(x) {
+			s += x
+			n++
+		}
+	}
+	if n == 0 {
+		return math.NaN()
+	}
+	return s / n
 }
 
 // bucket holds one time slice's totals for one arm.
@@ -162,13 +189,59 @@ func isGood(slo policies.SLO, r *sources.Request, unverified map[string]int64) b
 	return ok
 }
 
+// canonicalOrder sorts an arm's records by arrival time, ties broken by
+// every other field, so that nothing downstream (bucket membership order,
+// resampling, thinning) depends on the order of lines in a file or of files
+// on the command line: the same records give the same report. Records
+// without arrival times keep their order, which is the only trace of
+// submission order they have (the reader orders such files by content).
+func canonicalOrder(ds *sources.Dataset) {
+	if ds.Clock == sources.ClockNone {
+		return
+	}
+	for i := range ds.Requests {
+		if !sources.Known(ds.Requests[i].Time) {
+			return
+		}
+	}
+	if slices.IsSortedFunc(ds.Requests, compareRequests) {
+		return
+	}
+	slices.SortFunc(ds.Requests, compareRequests)
+}
+
+// compareRequests orders records by time, then by every other field.
+func compareRequests(a, b sources.Request) int {
+	if c := cmp.Compare(a.Time, b.Time); c != 0 {
+		return c
+	}
+	for _, p := range [][2]float64{{a.TTFT, b.TTFT}, {a.TPOT, b.TPOT}, {a.E2E, b.E2E}, {a.MaxITL, b.MaxITL}} {
+		if c := cmp.Compare(p[0], p[1]); c != 0 {
+			return c
+		}
+	}
+	for _, p := range [][2]int64{{a.PromptTokens, b.PromptTokens}, {a.OutputTokens, b.OutputTokens}, {a.CachedTokens, b.CachedTokens},
+		{int64(a.Attempt), int64(b.Attempt)}, {int64(a.Status), int64(b.Status)}, {int64(a.Quality), int64(b.Quality)}} {
+		if c := cmp.Compare(p[0], p[1]); c != 0 {
+			return c
+		}
+	}
+	if c := cmp.Compare(a.Class, b.Class); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Replica, b.Replica)
+}
+
 // prepare classifies, judges and buckets one arm.
-func prepare(ds *sources.Dataset, p *policies.Policy, cls *classifier) (*armData, error) {
+// origin is the common bucket-grid origin of paired arms (NaN: the arm's
+// own first arrival).
+func prepare(ds *sources.Dataset, p *policies.Policy, cls *classifier, origin float64) (*armData, error) {
 	n := len(ds.Requests)
 	if n == 0 {
 		return nil, &DataError{Arm: ds.Arm, Msg: "no requests: the input holds no request records"}
 	}
-	a := &armData{arm: ds.Arm, ds: ds, clock: ds.Clock, class: make([]int32, n), good: make([]bool, n),
+	canonicalOrder(ds)
+	a := &armData{arm: ds.Arm, ds: ds, clock: ds.Clock, policy: p, origin: origin, class: make([]int32, n), good: make([]bool, n),
 		keep: make([]bool, n), bucketSecs: p.Window.Bucket.Seconds(), unverified: map[string]int64{}}
 	completed := 0
 	for i := range ds.Requests {
@@ -265,10 +338,16 @@ func (a *armData) bucketTime(cut float64) error {
 		return &DataError{Arm: a.arm, Msg: fmt.Sprintf("arrival times span %.6g s (%.6g … %.6g) for %d requests, %.3g buckets of %gs: "+
 			"a record far from the rest (ts 0, a clock a year off, perf_counter beside unix times)? Check the earliest and latest records", end-lo, lo, end, len(rs), span, w)}
 	}
-	nb := int(math.Floor((end-lo)/w)) + 1
+	// paired arms share one grid from the earlier first arrival; buckets
+	// before this arm's own start are cut below
+	org := lo
+	if !math.IsNaN(a.origin) && a.origin <= lo {
+		org = a.origin
+	}
+	nb := int(math.Floor((end-org)/w)) + 1
 	a.buckets = make([]bucket, nb)
 	for i := range a.buckets {
-		a.buckets[i].start = lo + float64(i)*w
+		a.buckets[i].start = org + float64(i)*w
 		a.buckets[i].secs = w
 	}
 	// the last bucket is partial: it runs to the end of the run
@@ -301,7 +380,7 @@ func (a *armData) bucketTime(cut float64) error {
 	for i := range rs {
 		a.bidx[i] = -1
 		r := &rs[i]
-		bi := int((r.Time - lo) / w)
+		bi := int((r.Time - org) / w)
 		if bi >= len(a.buckets) {
 			bi = len(a.buckets) - 1
 		}
@@ -459,6 +538,17 @@ func (a *armData) autoWarmup() error {
 		}
 	}
 	res := normalize.Warmup(series, normalize.WarmupOptions{})
+	if res.Cut == 0 && res.MSERCut > 0 && res.MSERSE0 > 0 && res.MSERSE/res.MSERSE0 < MSERAcceptRatio {
+		// the changepoint check rejects gradual ramps; MSER's own cut is
+		// taken when truncating halves the standard error of the mean
+		// (missed ramps 0.19–0.28, stationary arms ≥ 0.52)
+		before, after := meanOf(series[:res.MSERCut]), meanOf(series[res.MSERCut:])
+		if before > after {
+			res.Cut, res.MeanBefore, res.MeanAfter = res.MSERCut, before, after
+			res.Reason = fmt.Sprintf("cut %d buckets: MSER truncation lowers the standard error of the mean to %.2f× (< %g) and the start is slower (median TTFT %.4gs, then %.4gs)",
+				res.MSERCut, res.MSERSE/res.MSERSE0, MSERAcceptRatio, before, after)
+		}
+	}
 	if res.Cut > 0 && !(res.MeanBefore > res.MeanAfter) {
 		// a warm-up is a slow start; a start faster than what follows is a
 		// later slowdown (load, a lost replica), which must stay in the
@@ -466,6 +556,14 @@ func (a *armData) autoWarmup() error {
 		res.Reason = fmt.Sprintf("no cut: the level shifts at bucket %d but the start is faster (median TTFT %.4gs before, %.4gs after), so it is not a warm-up",
 			res.Cut, res.MeanBefore, res.MeanAfter)
 		res.Cut, res.Confirmed = 0, false
+	}
+	if capB := int(math.Floor(a.policy.Window.WarmupCap(a.windowEnd-a.t0)/a.bucketSecs + 1e-9)); res.Cut > capB {
+		// a slow start longer than a warm-up is judged, not cut: the
+		// rest of it stays in the window
+		res.Reason += fmt.Sprintf("; capped at %d buckets (%gs: window.max_warmup, by default the longer of 5 min and %g%% of the run): the slow start beyond it is judged",
+			capB, float64(capB)*a.bucketSecs, 100*policies.MaxWarmupShare)
+		res.Cut = capB
+		a.warmupCapped = true
 	}
 	a.warmup = &res
 	if res.Cut > 0 {

@@ -202,7 +202,10 @@ type ArmCost struct {
 // Delta. Margin is the tolerated harm, ≥ 0, on the same scale; harm is
 // −Delta when Direction is "higher_is_better" and +Delta otherwise.
 type Metric struct {
-	Name      string  `json:"name"`
+	Name string `json:"name"`
+	// Class is set on a per-class tail gate (name "ttft_p99:chat"): the
+	// class label (or policy class) whose requests alone it compares.
+	Class     string  `json:"class,omitempty"`
 	Verdict   Verdict `json:"verdict"`
 	Guardrail bool    `json:"guardrail"`
 	Direction string  `json:"direction"` // higher_is_better | lower_is_better
@@ -227,6 +230,20 @@ type Metric struct {
 	// MoreData, for an inconclusive gate, estimates how much more data
 	// would decide it.
 	MoreData *MoreData `json:"more_data,omitempty"`
+	// Bounds, for gates on histogram data whose good counts are only
+	// bounded, holds the comparison at both ends of the bounds: a pass is
+	// decided at the canary-unfavourable end, a fail at the favourable end.
+	Bounds *BoundEnds `json:"bounds,omitempty"`
+}
+
+// BoundEnds is a gate's comparison at the two ends of histogram bounds.
+type BoundEnds struct {
+	// Unfavourable: canary at the end worst for it, baseline at the end
+	// best for it (decides a pass).
+	Unfavourable NaiveComparison `json:"canary_unfavourable"`
+	// Favourable: canary at its best end, baseline at its worst (decides
+	// a fail).
+	Favourable NaiveComparison `json:"canary_favourable"`
 }
 
 // NaiveComparison is a gate's comparison before normalization.

@@ -39,3 +39,13 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestPolicySizeCap (hardening item 6): a policy path that is not a page
+// of YAML (/dev/zero given by mistake) is refused after 1 MiB, not read
+// until memory runs out.
+func TestPolicySizeCap(t *testing.T) {
+	_, err := Load("/dev/zero")
+	if err == nil || !strings.Contains(err.Error(), "larger than 1024 KiB") {
+		t.Errorf("got %v, want the size cap", err)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"embed"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path"
@@ -119,6 +120,11 @@ type WindowSpec struct {
 	Warmup string `yaml:"warmup"`
 	// Bucket is the resampling unit (default 10 s, range 1 s … 10 min).
 	Bucket Duration `yaml:"bucket"`
+	// MaxWarmup caps the automatic warm-up cut (warmup: auto) so that a
+	// slow start longer than a warm-up stays in the judged window (default:
+	// the longer of DefaultMaxWarmup and MaxWarmupShare of the run). A
+	// fixed warmup duration is not capped.
+	MaxWarmup Duration `yaml:"max_warmup"`
 	// Implausible says what a request-log record whose arrival time lies far
 	// outside the rest of its file (ts 0, a clock a year off) does: "error"
 	// (the default, naming file:line) or "drop" (dropped, with a count in
@@ -133,6 +139,24 @@ type WindowSpec struct {
 	// one run as independent (run-to-run variance is left out unless an
 	// arm gives several runs).
 	Untimed string `yaml:"untimed"`
+}
+
+// DefaultMaxWarmup is the cap on the automatic warm-up cut when the
+// policy sets no window.max_warmup.
+const DefaultMaxWarmup = 5 * time.Minute
+
+// MaxWarmupShare is the share of an arm's run the automatic warm-up cut may
+// remove when that is longer than DefaultMaxWarmup (long runs).
+const MaxWarmupShare = 0.15
+
+// WarmupCap returns the longest automatic warm-up cut for a run of runSecs
+// seconds, in seconds: window.max_warmup when the policy sets it, else the
+// longer of DefaultMaxWarmup (5 min) and MaxWarmupShare (15%) of the run.
+func (w WindowSpec) WarmupCap(runSecs float64) float64 {
+	if w.MaxWarmup > 0 {
+		return w.MaxWarmup.Seconds()
+	}
+	return math.Max(DefaultMaxWarmup.Seconds(), MaxWarmupShare*runSecs)
 }
 
 // WarmupDuration returns the fixed warm-up cut, or 0 for "none"/"auto".
@@ -410,6 +434,27 @@ func Builtin(name string) (*Policy, error) {
 	return p, nil
 }
 
+// maxPolicyBytes caps a policy file: a policy is a page of YAML, and a
+// large file (or /dev/zero given by mistake) is not one.
+const maxPolicyBytes = 1 << 20
+
+// readCapped reads a file of at most max bytes.
+func readCapped(path string, max int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("%s is larger than %d KiB: not a policy file", path, max>>10)
+	}
+	return b, nil
+}
+
 // Load resolves --policy: a built-in name, or a file path (anything with a
 // path separator or a .yaml/.yml suffix, or an existing file).
 func Load(nameOrPath string) (*Policy, error) {
@@ -419,7 +464,7 @@ func Load(nameOrPath string) (*Policy, error) {
 	if _, ok := BuiltinText(nameOrPath); ok && !strings.ContainsAny(nameOrPath, "/\\.") {
 		return Builtin(nameOrPath)
 	}
-	b, err := os.ReadFile(nameOrPath)
+	b, err := readCapped(nameOrPath, maxPolicyBytes)
 	if err != nil {
 		if os.IsNotExist(err) && !strings.ContainsAny(nameOrPath, "/\\.") {
 			return nil, fmt.Errorf("no built-in policy %q and no such file (built-ins: %s)", nameOrPath, strings.Join(Names(), ", "))
@@ -500,7 +545,7 @@ func policySchema() schema {
 			"prompt_tokens": {"min": leaf, "max": leaf},
 			"output_tokens": {"min": leaf, "max": leaf},
 		}}},
-		"window":    {"warmup": leaf, "bucket": leaf, "implausible": leaf, "untimed": leaf},
+		"window":    {"warmup": leaf, "bucket": leaf, "max_warmup": leaf, "implausible": leaf, "untimed": leaf},
 		"normalize": {"mix": leaf, "cache": leaf, "load": leaf, "weights": {"*": leaf}},
 		"gates":     {"[]": {"metric": leaf, "margin": leaf, "guardrail": leaf, "weight": leaf, "target": leaf}},
 		"cost":      {"accelerator_per_hour": leaf, "host_per_hour": leaf, "network_per_gb": leaf, "idle_reserve_per_hour": leaf},

@@ -37,7 +37,8 @@ type RatePoint struct {
 	// summary-only points.
 	Requests []Request
 	// Sketches holds the percentile lists of a summary-only point by
-	// quantity ("ttft", "tpot", "e2e"), over completed requests, in seconds.
+	// quantity ("ttft", "tpot", "e2e" in seconds; "output_tokens" in tokens),
+	// over completed requests.
 	Sketches map[string]Sketch
 
 	// Workload identifies what was sent (dataset, input/output lengths, model)

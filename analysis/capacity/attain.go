@@ -101,6 +101,17 @@ func attainment(pt *sources.RatePoint, pol *policies.Policy, target float64) (go
 		lo, hi := countBounds(sk, completed, c.limit.Seconds())
 		los, his = append(los, lo), append(his, hi)
 	}
+	// the output-token floor of a good completion (policies' min_output_tokens,
+	// default 2): from output-length percentiles when the file has them
+	if floor := slo.OutputFloor(); floor > 0 {
+		if sk, ok := pt.Sketches["output_tokens"]; ok && len(sk.Probs) > 0 {
+			// below the floor ⇔ ≤ floor − 0.5 (token counts are whole)
+			blo, bhi := countBounds(sk, completed, float64(floor)-0.5)
+			los, his = append(los, completed-bhi), append(his, completed-blo)
+		} else {
+			notes = append(notes, fmt.Sprintf("no output-length percentiles: completions shorter than %d output tokens (not good under the policy) cannot be excluded", floor))
+		}
+	}
 	if slo.MaxITL != 0 {
 		missing = append(missing, "largest inter-token gap")
 		los, his = append(los, 0), append(his, completed)

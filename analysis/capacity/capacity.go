@@ -318,41 +318,47 @@ func checkWorkloads(name string, pts []sources.RatePoint) error {
 				name, pointName(pts[first]), pts[first].Workload, pointName(p), p.Workload)}
 		}
 	}
-	for _, f := range []struct {
-		what string
-		get  func(p *sources.RatePoint) float64
-	}{{"prompt", func(p *sources.RatePoint) float64 { return meanLen(p, true) }}, {"output", func(p *sources.RatePoint) float64 { return meanLen(p, false) }}} {
+	for _, prompt := range []bool{true, false} {
+		what := "output"
+		if prompt {
+			what = "prompt"
+		}
 		lo, hi := -1, -1
+		var m, se []float64
 		for i := range pts {
-			v := f.get(&pts[i])
+			v, e := meanLen(&pts[i], prompt)
+			m, se = append(m, v), append(se, e)
 			if !(v > 0) {
 				continue
 			}
-			if lo < 0 || v < f.get(&pts[lo]) {
+			if lo < 0 || v < m[lo] {
 				lo = i
 			}
-			if hi < 0 || v > f.get(&pts[hi]) {
+			if hi < 0 || v > m[hi] {
 				hi = i
 			}
 		}
-		if lo >= 0 && f.get(&pts[hi]) > f.get(&pts[lo])*(1+lengthTolerance) {
+		// apart by more than the tolerance, and by more than sampling noise
+		// (6 standard errors of the difference: prompt lengths are heavy-tailed) where the points have requests
+		if lo >= 0 && m[hi] > m[lo]*(1+lengthTolerance) && m[hi]-m[lo] > 6*math.Hypot(se[lo], se[hi]) {
 			return &DataError{fmt.Sprintf("the %s mixes workloads: mean %s length %.0f tokens in %s but %.0f in %s (more than %.0f%% apart); a capacity curve needs one workload at every rate",
-				name, f.what, f.get(&pts[lo]), pointName(pts[lo]), f.get(&pts[hi]), pointName(pts[hi]), 100*lengthTolerance)}
+				name, what, m[lo], pointName(pts[lo]), m[hi], pointName(pts[hi]), 100*lengthTolerance)}
 		}
 	}
 	return nil
 }
 
 // meanLen is a point's mean prompt (or output) length over completed
-// requests; NaN when unknown.
-func meanLen(p *sources.RatePoint, prompt bool) float64 {
+// requests and its standard error (0 for summary points, whose spread is
+// unknown); NaN when unknown.
+func meanLen(p *sources.RatePoint, prompt bool) (mean, se float64) {
 	if p.Requests == nil {
 		if prompt {
-			return p.MeanPromptTokens
+			return p.MeanPromptTokens, 0
 		}
-		return p.MeanOutputTokens
+		return p.MeanOutputTokens, 0
 	}
-	var s, n float64
+	var s, s2, n float64
 	for i := range p.Requests {
 		r := &p.Requests[i]
 		v := r.OutputTokens
@@ -360,13 +366,17 @@ func meanLen(p *sources.RatePoint, prompt bool) float64 {
 			v = r.PromptTokens
 		}
 		if r.Status == sources.StatusOK && v >= 0 {
-			s, n = s+float64(v), n+1
+			s, s2, n = s+float64(v), s2+float64(v)*float64(v), n+1
 		}
 	}
 	if n == 0 {
-		return math.NaN()
+		return math.NaN(), 0
 	}
-	return s / n
+	mean = s / n
+	if n > 1 {
+		se = math.Sqrt(math.Max(0, (s2-n*mean*mean)/(n-1)) / n)
+	}
+	return mean, se
 }
 
 func pointName(p sources.RatePoint) string {
@@ -389,7 +399,14 @@ func newPoint(sp sources.RatePoint, pol *policies.Policy, target, tol, conf floa
 		p.Notes = append(p.Notes, "run at an unlimited request rate: counted at its achieved rate as a saturated point")
 	case req > 0 && !math.IsInf(req, 0):
 		p.Rate = req
-		if ach > 0 && ach < req*(1-tol) {
+		// a shortfall within Poisson noise of the expected count (3 sd) is
+		// not saturation: open-loop clients draw their arrivals at random
+		noise := false
+		if d := sp.Duration; d > 0 && !math.IsInf(d, 0) {
+			exp := req * d
+			noise = ach*d >= exp-3*math.Sqrt(exp)
+		}
+		if ach > 0 && ach < req*(1-tol) && !noise {
 			p.Rate, p.Saturated = ach, true
 			p.Notes = append(p.Notes, fmt.Sprintf("saturated: achieved %.4g req/s of the %.4g requested (short by %.1f%%, tolerance %.1f%%): counted at its achieved rate",
 				ach, req, 100*(1-ach/req), 100*tol))
@@ -648,12 +665,18 @@ func evalFit(f Fit, r float64) (float64, stats.Interval) {
 		for k+1 < n && f.Rates[k+1] == r {
 			k++
 		}
-		return f.Estimate[k], ordered(f.Lower[k], f.Upper[j])
+		b := ordered(f.Lower[k], f.Upper[j])
+		return clamp(f.Estimate[k], b), b
 	}
 	i := j - 1
 	t := (r - f.Rates[i]) / (f.Rates[j] - f.Rates[i])
-	return f.Estimate[i] + t*(f.Estimate[j]-f.Estimate[i]), ordered(f.Lower[j], f.Upper[i])
+	b := ordered(f.Lower[j], f.Upper[i])
+	return clamp(f.Estimate[i]+t*(f.Estimate[j]-f.Estimate[i]), b), b
 }
+
+// clamp keeps the fit's estimate inside the band the envelope allows (they
+// disagree only where saturated points break monotonicity).
+func clamp(v float64, b stats.Interval) float64 { return math.Min(math.Max(v, b.Lo), b.Hi) }
 
 // ordered returns [min, max] of a and b: where the envelope crossed
 // (attainment rising with load beyond noise) the band spans both limits.

@@ -349,8 +349,7 @@ func criterion(h sources.Histogram, thr float64, name string, note func(string, 
 		return [2]float64{0, 1}
 	}
 	if !a.Exact {
-		note("%s threshold %g s is not a bucket edge (between %g and %g): %s attainment is an interval",
-			name, thr, a.Below, a.Above, name)
+		note("%s", edgeNote(name, thr, a))
 	}
 	return [2]float64{a.Lo, a.Hi}
 }
@@ -371,8 +370,7 @@ func EdgeNotes(agg *sources.Aggregate, slo SLO) []string {
 		if a.Exact {
 			return
 		}
-		s := fmt.Sprintf("%s threshold %g s is not a bucket edge (between %g and %g): %s attainment is an interval",
-			name, thr, a.Below, a.Above, name)
+		s := edgeNote(name, thr, a)
 		if !seen[s] {
 			seen[s] = true
 			out = append(out, s)
@@ -421,4 +419,30 @@ func QuantileBounds(q float64, h sources.Histogram) (lo, hi float64) {
 		lo = edges[b-1]
 	}
 	return lo, edges[b]
+}
+
+// Above returns the number of observations above t and whether that count
+// is exact (t is a bucket edge of h). When t falls inside a bucket the
+// count returned is the upper one (observations above the edge below t).
+// NaN for an empty or malformed histogram.
+func Above(h sources.Histogram, t float64) (float64, bool) {
+	a := Fraction(h, t)
+	if math.IsNaN(a.Lo) {
+		return math.NaN(), false
+	}
+	total := monotone(h.Counts)[len(h.Counts)-1]
+	return total * (1 - a.Lo), a.Exact
+}
+
+// edgeNote says that a threshold is not a bucket edge and which edges
+// would make the attainment exact.
+func edgeNote(name string, thr float64, a Attainment) string {
+	fix := fmt.Sprintf("a threshold of %g s or %g s would make it exact", a.Below, a.Above)
+	if !(a.Below > 0) {
+		fix = fmt.Sprintf("a threshold of %g s would make it exact", a.Above)
+	} else if math.IsInf(a.Above, 1) {
+		fix = fmt.Sprintf("a threshold of %g s would make it exact", a.Below)
+	}
+	return fmt.Sprintf("%s threshold %g s is not a bucket edge (between %g and %g): %s attainment is an interval; %s",
+		name, thr, a.Below, a.Above, name, fix)
 }

@@ -305,7 +305,7 @@ func (r MixResult) Summary() string {
 // 1e-9), and *MissingStrataError when a weighted stratum has no traffic in
 // an arm.
 func Standardize(x, y Strata, w []float64, conf float64) (MixResult, error) {
-	return standardize(x, y, w, conf, false)
+	return standardize(x, y, w, conf, false, false)
 }
 
 // StandardizeLog is Standardize on the log-ratio scale, for metrics with a
@@ -316,10 +316,26 @@ func Standardize(x, y Strata, w []float64, conf float64) (MixResult, error) {
 // stats.LogRatioOfRatios on the pooled buckets. Method
 // "standardized-delta-batchmeans-log".
 func StandardizeLog(x, y Strata, w []float64, conf float64) (MixResult, error) {
-	return standardize(x, y, w, conf, true)
+	return standardize(x, y, w, conf, true, false)
 }
 
-func standardize(x, y Strata, w []float64, conf float64, logScale bool) (MixResult, error) {
+// StandardizePaired is Standardize for arms observed at the same time on
+// one bucket grid (x and y hold the same number of buckets, bucket t of
+// both covering the same seconds; zeros where an arm has no data): the
+// adjusted interval comes from the paired batch-means variance of the
+// per-bucket influence differences (stats.PairedDiffOfRatios), so what the
+// arms share in time cancels. Method "standardized-paired-delta-batchmeans".
+func StandardizePaired(x, y Strata, w []float64, conf float64) (MixResult, error) {
+	return standardize(x, y, w, conf, false, true)
+}
+
+// StandardizeLogPaired is StandardizeLog with the paired variance of
+// StandardizePaired.
+func StandardizeLogPaired(x, y Strata, w []float64, conf float64) (MixResult, error) {
+	return standardize(x, y, w, conf, true, true)
+}
+
+func standardize(x, y Strata, w []float64, conf float64, logScale, paired bool) (MixResult, error) {
 	res := MixResult{LogScale: logScale}
 	if _, err := x.buckets("canary"); err != nil {
 		return res, err
@@ -374,9 +390,14 @@ func standardize(x, y Strata, w []float64, conf float64, logScale bool) (MixResu
 	}
 	px, py := x.Pooled(), y.Pooled()
 	res.NaiveCanary, res.NaiveBaseline = sumOf(px.Num)/sumOf(px.Den), sumOf(py.Num)/sumOf(py.Den)
-	if logScale {
+	switch {
+	case paired && len(px.Num) == len(py.Num) && logScale:
+		res.Naive = stats.PairedLogRatioOfRatios(px, py, conf)
+	case paired && len(px.Num) == len(py.Num):
+		res.Naive = stats.PairedDiffOfRatios(px, py, conf)
+	case logScale:
 		res.Naive = stats.LogRatioOfRatios(px, py, conf)
-	} else {
+	default:
 		res.Naive = stats.DiffOfRatios(px, py, conf)
 	}
 	if len(miss.Canary) > 0 || len(miss.Baseline) > 0 {
@@ -387,7 +408,27 @@ func standardize(x, y Strata, w []float64, conf float64, logScale bool) (MixResu
 	ix, tx := influence(x, w, nx, dx)
 	iy, ty := influence(y, w, ny, dy)
 	res.Canary, res.Baseline = tx, ty
-	if logScale {
+	if paired && len(ix.Num) != len(iy.Num) {
+		return res, fmt.Errorf("paired arms on different bucket grids: %d and %d buckets", len(ix.Num), len(iy.Num))
+	}
+	switch {
+	case paired && logScale:
+		res.Adjusted = stats.PairedLogRatioOfRatios(ix, iy, conf)
+		res.Adjusted.Method = "standardized-paired-delta-batchmeans-log"
+		if tx > 0 && ty > 0 {
+			shift := math.Log(tx/ty) - res.Adjusted.Point
+			res.Adjusted.Point += shift
+			res.Adjusted.CI.Lo += shift
+			res.Adjusted.CI.Hi += shift
+		}
+	case paired:
+		res.Adjusted = stats.PairedDiffOfRatios(ix, iy, conf)
+		res.Adjusted.Method = "standardized-paired-delta-batchmeans"
+		shift := (tx - ty) - res.Adjusted.Point
+		res.Adjusted.Point += shift
+		res.Adjusted.CI.Lo += shift
+		res.Adjusted.CI.Hi += shift
+	case logScale:
 		res.Adjusted = stats.LogRatioOfRatios(ix, iy, conf)
 		res.Adjusted.Method = "standardized-delta-batchmeans-log"
 		// θ is carried exactly, not through Σ(u_t + θ/b)
@@ -397,7 +438,7 @@ func standardize(x, y Strata, w []float64, conf float64, logScale bool) (MixResu
 			res.Adjusted.CI.Lo += shift
 			res.Adjusted.CI.Hi += shift
 		}
-	} else {
+	default:
 		res.Adjusted = stats.DiffOfRatios(ix, iy, conf)
 		res.Adjusted.Method = "standardized-delta-batchmeans"
 		shift := (tx - ty) - res.Adjusted.Point

@@ -357,10 +357,10 @@ func niceCeil(v float64) float64 {
 	return 10 * p
 }
 
-// chart draws both arms' points (y = f(rate, attainment)) on a 64×12 grid
+// chart draws both arms' points (y = f(rate, attainment)) on a 64×11 grid
 // over [0, max rate], with the target line for attainment charts.
 func chart(w io.Writer, r *capacity.Result, f func(rate, att float64) float64, ylo, yhi float64, yfmt string, yscale float64) {
-	const W, H = 64, 12
+	const W, H = 64, 11
 	xmax := 0.0
 	for _, a := range []*capacity.Arm{&r.Baseline, &r.Canary} {
 		for _, p := range a.Points {

@@ -390,6 +390,10 @@ func mdGateSentence(r *analysis.Report, m *analysis.Metric) string {
 		}
 		return fmt.Sprintf("%s %s exceeds the %s margin%s", name, nums, mdMargin(m), n)
 	case analysis.Inconclusive:
+		if math.IsNaN(float64(m.Delta)) || math.IsNaN(float64(m.Interval[0])) || math.IsNaN(float64(m.Interval[1])) {
+			// nothing was estimated: say why instead of empty numbers
+			return fmt.Sprintf("%s could not be estimated: %s", name, EscapeMarkdown(m.Reason))
+		}
 		return fmt.Sprintf("%s %s cannot be told apart from the %s margin%s", name, nums, mdMargin(m), n)
 	}
 	passed := 0
@@ -397,6 +401,9 @@ func mdGateSentence(r *analysis.Report, m *analysis.Metric) string {
 		if g.Verdict == analysis.Pass {
 			passed++
 		}
+	}
+	if len(r.Metrics) == 1 {
+		return fmt.Sprintf("the gate is within its margin: %s %s vs the %s margin%s", name, nums, mdMargin(m), n)
 	}
 	return fmt.Sprintf("%d of %d gates within their margins; closest: %s %s vs the %s margin%s",
 		passed, len(r.Metrics), name, nums, mdMargin(m), n)
@@ -414,6 +421,14 @@ func mdGates(r *analysis.Report) string {
 		name := EscapeMarkdown(m.Name)
 		if m.Guardrail {
 			name += " (guardrail)"
+		}
+		if AdjustedValues(*m) {
+			// tested, not measured, values: the summary keeps the measured ones
+			l := AdjustedLabel(*m)
+			if l == "" {
+				l = "adjusted"
+			}
+			name += " _(" + l + ")_"
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s %s | %s / %s |\n",
 			name, mdValue(float64(m.Baseline), m.Unit), mdValue(float64(m.Canary), m.Unit),

@@ -632,3 +632,33 @@ func TestMarkdown_trimNoteNamesTheLimit(t *testing.T) {
 		t.Errorf("%d bytes; trim note: %q", buf.Len(), buf.String()[max(0, buf.Len()-200):])
 	}
 }
+
+// TestMarkdown_firstLineTooLittleData: when the deciding gate could not be
+// estimated, the headline gives its reason instead of empty numbers; one
+// passing gate is not "1 of 1 gates".
+func TestMarkdown_firstLineTooLittleData(t *testing.T) {
+	nan := num(math.NaN())
+	r := &analysis.Report{SchemaVersion: 1, Verdict: analysis.Inconclusive, Metrics: []analysis.Metric{{
+		Name: "slo_attainment", Scale: "absolute", Unit: "fraction", Direction: "higher_is_better", Margin: 0.01,
+		Baseline: 1, Canary: 1, Delta: nan, Interval: [2]analysis.Num{nan, nan}, Verdict: analysis.Inconclusive,
+		Reason: "too little data: 1 and 1 buckets of 10s (need ≥ 8 per arm)", NBaseline: 40, NCanary: 40,
+	}}}
+	var buf bytes.Buffer
+	if err := Markdown(&buf, r, MarkdownOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	want := "⚠️ **inconclusive** — slo_attainment could not be estimated: too little data: 1 and 1 buckets of 10s (need ≥ 8 per arm)"
+	if got, _, _ := strings.Cut(buf.String(), "\n"); got != want {
+		t.Errorf("first line\n got %q\nwant %q", got, want)
+	}
+	r.Verdict = analysis.Pass
+	r.Metrics[0].Verdict = analysis.Pass
+	r.Metrics[0].Delta, r.Metrics[0].Interval = 0, [2]analysis.Num{-0.005, 0.005}
+	buf.Reset()
+	if err := Markdown(&buf, r, MarkdownOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, _ := strings.Cut(buf.String(), "\n"); !strings.HasPrefix(got, "✅ **pass** — the gate is within its margin: slo_attainment") {
+		t.Errorf("first line %q", got)
+	}
+}

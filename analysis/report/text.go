@@ -142,9 +142,22 @@ func Text(w io.Writer, r *analysis.Report, opt TextOptions) error {
 	gates := [][]string{{"gate", "baseline", "canary", "delta", fmt.Sprintf("interval (%g%%)", math.Round(conf*1000)/10), "margin", "verdict", "n (b/c)"}}
 	var colors []analysis.Verdict
 	for _, m := range r.Metrics {
-		name := m.Name
+		var notes []string
 		if m.Guardrail {
-			name += " (guardrail)"
+			notes = append(notes, "guardrail")
+		}
+		if AdjustedValues(m) {
+			// the row shows the tested numbers, not the measured ones
+			// (those stay in the summary above): say so
+			l := AdjustedLabel(m)
+			if l == "" {
+				l = "adjusted"
+			}
+			notes = append(notes, l)
+		}
+		name := Sanitize(m.Name) // a per-class gate's name holds the input's label
+		if len(notes) > 0 {
+			name += " (" + strings.Join(notes, ", ") + ")"
 		}
 		gates = append(gates, []string{name, value(m, m.Baseline), value(m, m.Canary), delta(m, m.Delta),
 			"[" + delta(m, m.Interval[0]) + ", " + delta(m, m.Interval[1]) + "]", margin(m),
@@ -162,8 +175,16 @@ func Text(w io.Writer, r *analysis.Report, opt TextOptions) error {
 	}
 	for _, m := range r.Metrics {
 		if m.Naive != nil {
-			tw.printf("  %s: naive %s [%s, %s] → adjusted %s [%s, %s]\n", m.Name, delta(m, m.Naive.Delta),
-				delta(m, m.Naive.Interval[0]), delta(m, m.Naive.Interval[1]), delta(m, m.Delta), delta(m, m.Interval[0]), delta(m, m.Interval[1]))
+			label := AdjustedLabel(m)
+			if label == "" {
+				label = "adjusted"
+			}
+			measured := ""
+			if AdjustedValues(m) {
+				measured = fmt.Sprintf(" (measured %s vs %s; tested %s vs %s)", value(m, m.Naive.Baseline), value(m, m.Naive.Canary), value(m, m.Baseline), value(m, m.Canary))
+			}
+			tw.printf("  %s: naive %s [%s, %s] → %s %s [%s, %s]%s\n", Sanitize(m.Name), delta(m, m.Naive.Delta),
+				delta(m, m.Naive.Interval[0]), delta(m, m.Naive.Interval[1]), label, delta(m, m.Delta), delta(m, m.Interval[0]), delta(m, m.Interval[1]), measured)
 		}
 	}
 	if len(r.Metrics) > 0 {
@@ -382,4 +403,51 @@ func margin(m analysis.Metric) string {
 		return fmt.Sprintf("%g%%", v)
 	}
 	return fmt.Sprintf("%gpp", v)
+}
+
+// AdjustedValues reports whether a gate's row shows values other than the
+// arms' measured ones (its naive comparison's).
+func AdjustedValues(m analysis.Metric) bool {
+	if m.Naive == nil {
+		return false
+	}
+	differ := func(a, b analysis.Num) bool {
+		x, y := float64(a), float64(b)
+		if math.IsNaN(x) || math.IsNaN(y) {
+			return math.IsNaN(x) != math.IsNaN(y)
+		}
+		return math.Abs(x-y) > 1e-9*math.Max(math.Abs(x), math.Abs(y))
+	}
+	return differ(m.Baseline, m.Naive.Baseline) || differ(m.Canary, m.Naive.Canary)
+}
+
+// AdjustedLabel names what a gate's tested numbers were adjusted for, from
+// its Adjusted notes: "at baseline load", "standardized", "mix-weighted",
+// "CUPED-adjusted", joined by " + "; "" when nothing changed them.
+func AdjustedLabel(m analysis.Metric) string {
+	if m.Naive == nil {
+		return ""
+	}
+	var out []string
+	add := func(s string) {
+		for _, o := range out {
+			if o == s {
+				return
+			}
+		}
+		out = append(out, s)
+	}
+	for _, a := range m.Adjusted {
+		switch {
+		case strings.HasPrefix(a, "matched offered load"):
+			add("at baseline load")
+		case strings.HasPrefix(a, "standardized to the"):
+			add("standardized")
+		case strings.HasPrefix(a, "quantiles of the"):
+			add("mix-weighted")
+		case strings.HasPrefix(a, "CUPED on"):
+			add("CUPED-adjusted")
+		}
+	}
+	return strings.Join(out, " + ")
 }

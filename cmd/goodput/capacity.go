@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -33,6 +34,10 @@ type capacityOptions struct {
 	BaselineReplicas, CanaryReplicas int
 	BaselineGPUs, CanaryGPUs         int
 	BaselineUSD, CanaryUSD           float64
+	Simulate                         string
+	Rates                            string
+	SimWindow                        time.Duration
+	Seed                             uint64
 }
 
 func (a *app) newCapacityCmd() *cobra.Command {
@@ -87,6 +92,10 @@ Exit codes: 0 pass, 1 fail, 2 usage error, 3 inconclusive
 	fs.IntVar(&o.CanaryGPUs, "canary-gpus", 0, "GPUs serving the canary sweep")
 	fs.Float64Var(&o.BaselineUSD, "baseline-usd-per-hour", 0, "the baseline deployment's cost, USD per hour (good requests per dollar at capacity; default from the policy's cost rates × replicas)")
 	fs.Float64Var(&o.CanaryUSD, "canary-usd-per-hour", 0, "the canary deployment's cost, USD per hour")
+	fs.StringVar(&o.Simulate, "simulate", "", "instead of files: sweep the fleet simulator's scenario (built-in name or YAML file) over --rates, its fleet as baseline and its canary block as canary")
+	fs.StringVar(&o.Rates, "rates", "", "with --simulate: request rates per arm, a list 2,4,8 or a range from:to:step")
+	fs.DurationVar(&o.SimWindow, "sim-window", 3*time.Minute, "with --simulate: simulated time per rate")
+	fs.Uint64Var(&o.Seed, "seed", 1, "with --simulate: seed of the first rate (rate i uses seed+i)")
 	return cmd
 }
 
@@ -96,8 +105,20 @@ func (a *app) runCapacity(ctx context.Context, o *capacityOptions) error {
 	default:
 		return usageError("--format %q: want text, markdown or json", o.Format)
 	}
-	if len(o.Baseline) == 0 || len(o.Canary) == 0 {
-		return usageError("capacity needs --baseline FILE|DIR and --canary FILE|DIR (see goodput capacity --help)")
+	var rates []float64
+	if o.Simulate != "" {
+		if len(o.Baseline) > 0 || len(o.Canary) > 0 {
+			return usageError("give either --simulate with --rates, or --baseline/--canary files, not both")
+		}
+		var err error
+		if rates, err = parseRates(o.Rates); err != nil || o.Rates == "" {
+			return usageError("--simulate needs --rates: a list such as 2,4,8 or a range from:to:step such as 2:24:2")
+		}
+		if o.SimWindow < 10*time.Second || o.SimWindow > time.Hour {
+			return usageError("--sim-window %v: want 10s … 1h", o.SimWindow)
+		}
+	} else if len(o.Baseline) == 0 || len(o.Canary) == 0 {
+		return usageError("capacity needs --baseline FILE|DIR and --canary FILE|DIR, or --simulate SCENARIO --rates LIST (see goodput capacity --help)")
 	}
 	if o.Target != 0 && !(o.Target > 0 && o.Target < 1) {
 		return usageError("--target %v: want a fraction in (0, 1), e.g. 0.99", o.Target)
@@ -117,13 +138,23 @@ func (a *app) runCapacity(ctx context.Context, o *capacityOptions) error {
 	if err != nil {
 		return inputError(err)
 	}
-	base, bin, err := readSweep(ctx, sources.Baseline, o.Baseline, a.io.ErrOut)
-	if err != nil {
-		return inputError(err)
-	}
-	can, cin, err := readSweep(ctx, sources.Canary, o.Canary, a.io.ErrOut)
-	if err != nil {
-		return inputError(err)
+	var base, can []sources.RatePoint
+	var bin, cin []sources.Input
+	if o.Simulate != "" {
+		if base, can, bin, err = simSweep(ctx, o.Simulate, rates, o.SimWindow, o.Seed, a.io.ErrOut); err != nil {
+			var ee *exitError
+			if errors.As(err, &ee) {
+				return err
+			}
+			return inputError(err)
+		}
+	} else {
+		if base, bin, err = readSweep(ctx, sources.Baseline, o.Baseline, a.io.ErrOut); err != nil {
+			return inputError(err)
+		}
+		if can, cin, err = readSweep(ctx, sources.Canary, o.Canary, a.io.ErrOut); err != nil {
+			return inputError(err)
+		}
 	}
 	res, err := capacity.Compare(base, can, capacity.Config{Policy: pol, Target: o.Target, SaturationTolerance: o.SaturationTolerance,
 		Baseline: capacity.ArmConfig{Replicas: o.BaselineReplicas, GPUs: o.BaselineGPUs, USDPerHour: o.BaselineUSD},
@@ -159,7 +190,7 @@ func (a *app) runCapacity(ctx context.Context, o *capacityOptions) error {
 	return verdictExit(res.Verdict, o.FailOnInconclusive)
 }
 
-// sloText renders the default SLO: "TTFT ≤ 1s ∧ TPOT ≤ 80ms".
+// sloText renders the default SLO: "TTFT ≤ 1s ∧ TPOT ≤ 80ms ∧ ≥ 2 output tokens".
 func sloText(s policies.SLO) string {
 	var parts []string
 	for _, c := range []struct {
@@ -172,6 +203,9 @@ func sloText(s policies.SLO) string {
 	}
 	if s.Quality == "required" {
 		parts = append(parts, "quality ok")
+	}
+	if f := s.OutputFloor(); f > 0 {
+		parts = append(parts, fmt.Sprintf("≥ %d output tokens", f))
 	}
 	return strings.Join(parts, " ∧ ")
 }

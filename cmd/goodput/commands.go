@@ -13,7 +13,7 @@ func (a *app) commands() []*cobra.Command {
 		a.newWatchCmd(),
 		a.newServeCmd(),
 		a.newCapacityCmd(),
-		a.newReviewCmdWith(reviewOptions{now: time.Now, judge: a.reviewJudge}),
+		a.newReviewCmdWith(reviewOptions{now: time.Now, judge: a.reviewJudge, gitUser: gitUserName}),
 		a.newCommentCmd(),
 		a.newSimulateCmd(),
 		a.newCalibrateCmd(),

@@ -63,7 +63,10 @@ GITHUB_STEP_SUMMARY when it is set, and failed or inconclusive gates become
 
 A reviewer's decision (REPORT.review.json beside the report, or --review FILE)
 is included when present. Rate limits and server errors are retried for up to
-two minutes. The token is never printed, not even with --debug.
+two minutes; a request without a response in 30 s fails. Only a comment the
+token's own account wrote (GET /user; github-actions[bot] for an Actions
+token) is edited: the marker in anyone else's comment is ignored, with a
+warning. The token is never printed, not even with --debug.
 
 The command does not judge: it exits 0 when the comment is written whatever
 the verdict (the judge's exit code is the gate), 2 on a usage error and 4 when
@@ -78,7 +81,7 @@ the report cannot be read or the comment cannot be written.`,
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&o.Report, "report", "", "JSON report written by `goodput judge --format json` (required)")
+	fs.StringVar(&o.Report, "report", "", "JSON report (`FILE`) written by goodput judge --format json --out FILE (required)")
 	fs.StringVar(&o.Repo, "repo", "", "repository as OWNER/NAME (default: $GITHUB_REPOSITORY)")
 	fs.IntVar(&o.PR, "pr", 0, "pull request number (default: from $GITHUB_EVENT_PATH)")
 	fs.StringVar(&o.Key, "key", ghpub.DefaultKey, "name of this comment, so several policies can keep one comment each")
@@ -176,11 +179,14 @@ func (a *app) runComment(ctx context.Context, o *commentOptions) error {
 	if err != nil {
 		return inputError(err)
 	}
-	what := "updated"
-	if res.Created {
-		what = "created"
+	switch {
+	case res.Created:
+		fmt.Fprintf(a.io.ErrOut, "goodput: created comment on %s/%s#%d: %s\n", owner, repo, pr, res.URL)
+	case res.Unchanged:
+		fmt.Fprintf(a.io.ErrOut, "goodput: comment on %s/%s#%d is already up to date (nothing sent): %s\n", owner, repo, pr, res.URL)
+	default:
+		fmt.Fprintf(a.io.ErrOut, "goodput: updated comment on %s/%s#%d: %s\n", owner, repo, pr, res.URL)
 	}
-	fmt.Fprintf(a.io.ErrOut, "goodput: %s comment on %s/%s#%d: %s\n", what, owner, repo, pr, res.URL)
 	for _, w := range res.Warnings {
 		fmt.Fprintf(a.io.ErrOut, "goodput: warning: %s\n", w)
 	}
@@ -202,7 +208,7 @@ func commentSplitRepo(s string) (owner, name string, err error) {
 // commentReadReport reads and checks a JSON report; it returns the bytes
 // too, to check a review's report_sha256 against.
 func commentReadReport(path string) (*analysis.Report, []byte, error) {
-	raw, err := os.ReadFile(path)
+	raw, err := readFileCapped(path, 256<<20)
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading the report: %w", err)
 	}
@@ -274,7 +280,7 @@ func (a *app) commentReadReview(o *commentOptions, reportRaw []byte) (*analysis.
 	if !explicit {
 		path = strings.TrimSuffix(o.Report, ".json") + ".review.json"
 	}
-	raw, err := os.ReadFile(path)
+	raw, err := readFileCapped(path, 16<<20)
 	if err != nil {
 		if !explicit && errors.Is(err, fs.ErrNotExist) {
 			return nil, nil
@@ -379,7 +385,7 @@ func commentPrintBody(w io.Writer, body string, inActions bool) error {
 // payload: pull_request.number (pull_request, pull_request_target),
 // issue.number (issue_comment), or the first of workflow_run.pull_requests.
 func commentEventPR(path string) (int, error) {
-	raw, err := os.ReadFile(path)
+	raw, err := readFileCapped(path, 64<<20)
 	if err != nil {
 		return 0, inputError(fmt.Errorf("reading the event payload (GITHUB_EVENT_PATH): %w", err))
 	}

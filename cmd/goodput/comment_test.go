@@ -187,12 +187,12 @@ func TestComment_stickyInActions(t *testing.T) {
 		if !strings.Contains(res.stderr, "Authorization: [redacted]") {
 			t.Errorf("run %d: --debug log lacks the redacted header:\n%s", run, res.stderr)
 		}
-		wantVerb := "updated"
-		if run == 1 {
-			wantVerb = "created"
-		}
-		if !strings.Contains(res.stderr, "goodput: "+wantVerb+" comment on acme/infer#7: https://github.example/") {
-			t.Errorf("run %d: stderr lacks %q:\n%s", run, wantVerb, res.stderr)
+		// run 2 repeats run 1's report: nothing is sent, and it says so
+		want := map[int]string{1: "goodput: created comment on acme/infer#7: https://github.example/",
+			2: "goodput: comment on acme/infer#7 is already up to date (nothing sent): https://github.example/",
+			3: "goodput: updated comment on acme/infer#7: https://github.example/"}[run]
+		if !strings.Contains(res.stderr, want) {
+			t.Errorf("run %d: stderr lacks %q:\n%s", run, want, res.stderr)
 		}
 		// annotations: the failed gate as an error, the undecided one as a warning, data escaped
 		for _, want := range []string{

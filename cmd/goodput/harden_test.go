@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -257,5 +258,118 @@ func TestImplausibleRecordCLI(t *testing.T) {
 	code, out, errs = runCLI(t, nil, "judge", "--baseline", b, "--canary", writeFile(t, d, "c2.jsonl", goodLogV(300, 4)), vllm)
 	if code != ExitError || out != "" || !strings.Contains(errs, "c2.jsonl has wall-clock") || !strings.Contains(errs, "vllm_detailed.json times on its own monotonic clock") {
 		t.Errorf("mixed clocks: exit %d stdout %q stderr %s", code, out, errs)
+	}
+}
+
+// TestOrderIndependence (item 8): the report does not depend on the order
+// of lines within a file or of files within an arm — the bootstrap used to
+// resample records in file order. Inputs are listed as given, so they are
+// left out of the comparison.
+func TestOrderIndependence(t *testing.T) {
+	d := t.TempDir()
+	mk := func(n, v int, seed uint64) []string {
+		var out []string
+		rng := rand.New(rand.NewPCG(seed, 1))
+		for i := 0; i < n; i++ {
+			out = append(out, fmt.Sprintf(`{"ts": %d.%03d, "status": "ok", "ttft_s": %.4f, "tpot_s": %.4f, "output_tokens": %d, "replica": "r%d"}`,
+				1700000000+i/20, (i%20)*50, 0.2+0.3*rng.Float64()+float64(v)/1000, 0.02+0.03*rng.Float64(), 50+rng.IntN(200), i%3))
+		}
+		return out
+	}
+	b1, b2, c := mk(2500, 0, 1), mk(2500, 0, 2), mk(5000, 5, 3)
+	// the second baseline file covers the same time as the first
+	shuffled := append([]string(nil), c...)
+	rand.New(rand.NewPCG(9, 9)).Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+	w := func(name string, lines []string) string { return writeFile(t, d, name, strings.Join(lines, "\n")+"\n") }
+	pb1, pb2, pc, ps := w("b1.jsonl", b1), w("b2.jsonl", b2), w("c.jsonl", c), w("c-shuffled.jsonl", shuffled)
+	judge := func(args ...string) string {
+		code, out, errs := runCLI(t, nil, append([]string{"judge", "--format", "json"}, args...)...)
+		if code == ExitError || code == ExitUsage {
+			t.Fatalf("exit %d: %s", code, errs)
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(out), &m); err != nil {
+			t.Fatal(err)
+		}
+		delete(m, "inputs")
+		b, _ := json.Marshal(m)
+		return string(b)
+	}
+	ref := judge("--baseline", pb1, pb2, "--canary", pc)
+	if got := judge("--baseline", pb2, pb1, "--canary", pc); got != ref {
+		t.Error("swapping the baseline's files changes the report")
+	}
+	if got := judge("--baseline", pb1, pb2, "--canary", ps); got != ref {
+		t.Error("shuffling the canary's lines changes the report")
+	}
+	// untimed files (LLMPerf: no arrival times) are merged by content
+	llm := filepath.Join(realdata, "llmperf")
+	a, f := filepath.Join(llm, "individual_anyscale_70b.json"), filepath.Join(llm, "individual_fireworks_70b.json")
+	if _, err := os.Stat(a); err != nil {
+		t.Fatal(err)
+	}
+	ref = judge("--baseline", a, f, "--canary", pc, "--judge", "goodput")
+	if got := judge("--baseline", f, a, "--canary", pc, "--judge", "goodput"); got != ref {
+		t.Error("swapping untimed files changes the report")
+	}
+}
+
+// TestOutFile (item 8): --out naming an input is refused and the input is
+// untouched; an existing report keeps its mode (0600 stayed 0644 before);
+// while the report is written no temporary file is visible beside it, so
+// a kill -9 at that moment leaves nothing behind, and none is left after.
+func TestOutFile(t *testing.T) {
+	d := t.TempDir()
+	b := writeFile(t, d, "b.jsonl", goodLog(300))
+	c := writeFile(t, d, "c.jsonl", goodLogV(300, 4))
+	link := filepath.Join(d, "c-link.jsonl")
+	if err := os.Symlink(c, link); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(c)
+	for _, out := range []string{c, link, filepath.Join(d, ".", "c.jsonl")} {
+		code, _, errs := runCLI(t, nil, "judge", "--baseline", b, "--canary", c, "--format", "json", "--out", out)
+		if code != ExitUsage || !strings.Contains(errs, "is also an input") {
+			t.Errorf("--out %s: exit %d %s", out, code, errs)
+		}
+	}
+	if after, _ := os.ReadFile(c); !bytes.Equal(before, after) {
+		t.Fatal("the input was overwritten")
+	}
+
+	rep := filepath.Join(d, "report.json")
+	if err := os.WriteFile(rep, []byte("old"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	saw := -1
+	err := writeFileAtomicHook(rep, []byte("new report\n"), func() {
+		ents, _ := os.ReadDir(d)
+		saw = len(ents)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ents, _ := os.ReadDir(d)
+	if saw != len(ents) {
+		t.Errorf("%d directory entries while writing, %d after: a temporary file was visible", saw, len(ents))
+	}
+	for _, e := range ents {
+		if strings.Contains(e.Name(), ".tmp") {
+			t.Errorf("temporary file left: %s", e.Name())
+		}
+	}
+	st, err := os.Stat(rep)
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v, want 0600 kept", st.Mode().Perm())
+	}
+	if got, _ := os.ReadFile(rep); string(got) != "new report\n" {
+		t.Errorf("content %q", got)
+	}
+	fresh := filepath.Join(d, "fresh.json")
+	if err := writeFileAtomic(fresh, []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := os.Stat(fresh); st.Mode().Perm() != 0o644 {
+		t.Errorf("new file mode %v, want 0644", st.Mode().Perm())
 	}
 }

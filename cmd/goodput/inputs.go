@@ -333,6 +333,11 @@ func readArm(ctx context.Context, arm sources.Arm, paths []string, format string
 		return ds, seen, done()
 	}
 	clockOf := map[sources.Clock]string{}
+	type part struct {
+		ds sources.Dataset
+		in *input
+	}
+	var parts []part
 	for i, in := range ins {
 		if err := ctx.Err(); err != nil {
 			return ds, nil, err
@@ -351,27 +356,33 @@ func readArm(ctx context.Context, arm sources.Arm, paths []string, format string
 				return ds, nil, fmt.Errorf("%s: %s has wall-clock arrival times (unix seconds) and %s times on its own monotonic clock (perf_counter seconds from an arbitrary origin): they cannot be placed on one time line; judge files of one kind per arm", arm, e, r)
 			}
 		}
-		if len(paths) > 1 && one.Clock == sources.ClockRelative {
-			// per-file monotonic clocks cannot be aligned: start each at 0
-			shift(&one)
+		parts = append(parts, part{one, in})
+	}
+	if err := done(); err != nil {
+		return ds, nil, err
+	}
+	// files that cannot be placed by wall-clock time are taken as runs in
+	// sequence, so they are put in an order of their content, not of the
+	// command line: the same files give the same report however listed
+	epoch := true
+	for _, p := range parts {
+		epoch = epoch && p.ds.Clock == sources.ClockEpoch
+	}
+	if !epoch {
+		sum := map[*input]string{}
+		for i, in := range ins {
+			sum[in] = seen[i].sha256
 		}
-		ds.Append(one)
+		sort.SliceStable(parts, func(i, j int) bool { return sum[parts[i].in] < sum[parts[j].in] })
 	}
-	return ds, seen, done()
-}
-
-func shift(d *sources.Dataset) {
-	lo := 0.0
-	first := true
-	for i := range d.Requests {
-		t := d.Requests[i].Time
-		if sources.Known(t) && (first || t < lo) {
-			lo, first = t, false
-		}
+	runs := make([]sources.Dataset, 0, len(parts))
+	for _, p := range parts {
+		runs = append(runs, p.ds)
 	}
-	for i := range d.Requests {
-		d.Requests[i].Time -= lo
-	}
+	// replicas (time ranges overlap) or repeated runs (one after another)
+	ds = sources.Combine(runs)
+	ds.Arm = arm
+	return ds, seen, nil
 }
 
 func readFile(ctx context.Context, arm sources.Arm, in *input, format string, ro requestlog.Options) (sources.Dataset, error) {
@@ -409,3 +420,22 @@ type sizedReader struct {
 }
 
 func (s *sizedReader) Stat() (fs.FileInfo, error) { return s.in.Stat() }
+
+// readFileCapped reads a whole-file input (a report, a review, an event
+// payload) of at most max bytes; a larger one is an error naming it, not
+// an allocation of its size.
+func readFileCapped(path string, max int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("%s is larger than %d MiB, more than any file of its kind", path, max>>20)
+	}
+	return b, nil
+}

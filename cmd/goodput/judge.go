@@ -70,6 +70,25 @@ Exit codes: 0 pass, 1 fail, 2 usage error, 3 inconclusive
 				}
 				o.Baseline, o.Canary = args[:1], args[1:]
 			}
+			if !o.prom.enabled() {
+				// the window and step of a Prometheus query mean nothing
+				// for files: refuse rather than ignore them silently
+				flags := []string{"start", "end", "last", "step", "baseline-selector", "canary-selector", "profile"}
+				if o.metrics.PrometheusURL != "" {
+					// metrics beside files: selectors, step and profile
+					// apply; the window is the files'
+					flags = flags[:3]
+				}
+				var given []string
+				for _, f := range flags {
+					if cmd.Flags().Changed(f) {
+						given = append(given, "--"+f)
+					}
+				}
+				if len(given) > 0 {
+					return usageError("%s only apply with --prometheus; for files the window is the files' own, and the bucket is the policy's window.bucket", strings.Join(given, ", "))
+				}
+			}
 			return a.runJudge(cmd.Context(), o)
 		},
 	}
@@ -124,6 +143,9 @@ func (a *app) runJudge(ctx context.Context, o *judgeOptions) error {
 	if o.Resamples < 200 {
 		return usageError("--resamples %d: want at least 200", o.Resamples)
 	}
+	if err := outNotAnInput(o.Out, append(append([]string{o.Cost, o.Policy}, o.Baseline...), o.Canary...)); err != nil {
+		return err
+	}
 	if err := o.metrics.check(o); err != nil {
 		return err
 	}
@@ -149,6 +171,13 @@ func (a *app) judgeFiles(ctx context.Context, o *judgeOptions, progress io.Write
 		return nil, err
 	}
 	var base, can sources.Dataset
+	stage := fmt.Sprintf("reading %d baseline and %d canary files", len(o.Baseline), len(o.Canary))
+	if o.prom.enabled() {
+		stage = "querying " + o.prom.URL
+	}
+	// a line on a terminal's stderr while this takes more than 2 s
+	prog := a.startProgress(stage)
+	defer prog.Stop()
 	if o.prom.enabled() {
 		if base, can, err = o.prom.load(ctx, a.env, a.now); err != nil {
 			return nil, err
@@ -185,6 +214,7 @@ func (a *app) judgeFiles(ctx context.Context, o *judgeOptions, progress io.Write
 			}
 		}()
 	}
+	prog.Stage(fmt.Sprintf("judging %d baseline and %d canary requests (%d resamples per quantile gate)", len(base.Requests), len(can.Requests), o.Resamples))
 	switch o.Judge {
 	case "kayenta":
 		if base.Agg != nil || can.Agg != nil {
@@ -320,48 +350,30 @@ func (a *app) writeReport(rep *analysis.Report, o *judgeOptions) error {
 	return writeFileAtomic(o.Out, buf.Bytes())
 }
 
-// writeFileAtomic writes data to a temporary file beside path and renames
-// it into place, so a reader never sees a half-written report.
-//
-// A path that exists and is not a regular file (/dev/stdout, a named pipe)
-// is written in place: renaming over a device would replace it.
-func writeFileAtomic(path string, data []byte) error {
-	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
-		if st.IsDir() {
-			return fmt.Errorf("--out %s is a directory", path)
+// outNotAnInput refuses an --out that names one of the run's inputs (by
+// path or as the same file under another name): the report would replace
+// the data it was computed from.
+func outNotAnInput(out string, inputs []string) error {
+	if out == "" {
+		return nil
+	}
+	ost, oerr := os.Stat(out)
+	if oerr == nil && !ost.Mode().IsRegular() {
+		return nil // a device or pipe is written in place, never replaced
+	}
+	for _, in := range inputs {
+		if in == "" || in == stdinPath {
+			continue
 		}
-		f, err := os.OpenFile(path, os.O_WRONLY, 0)
-		if err != nil {
-			return err
+		same := filepath.Clean(in) == filepath.Clean(out)
+		if !same && oerr == nil {
+			if ist, err := os.Stat(in); err == nil && os.SameFile(ist, ost) {
+				same = true
+			}
 		}
-		if _, err := f.Write(data); err != nil {
-			f.Close()
-			return err
+		if same {
+			return usageError("--out %s is also an input (%s): the report would replace the data it was computed from; write it elsewhere", out, in)
 		}
-		return f.Close()
-	}
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if err := os.Chmod(tmp, 0o644); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return err
 	}
 	return nil
 }

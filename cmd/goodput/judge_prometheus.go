@@ -31,6 +31,7 @@ type promOptions struct {
 	Headers          []string      // --prometheus-header 'Name: value' (repeatable)
 	PathPrefix       string        // --prometheus-path-prefix, e.g. /prometheus for Mimir
 	Timeout          time.Duration // --prometheus-timeout: per request (default 30 s)
+	ClassLabel       string        // --class-label: label carrying the request class (default "class")
 }
 
 // Defaults of the Prometheus flags.
@@ -56,6 +57,7 @@ func (o *promOptions) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.PasswordEnv, "prometheus-password-env", defaultPasswordEnv, "environment variable holding the basic-auth password")
 	fs.StringArrayVar(&o.Headers, "prometheus-header", nil, "extra request header 'Name: value' (repeatable), e.g. 'X-Scope-OrgID: team-a'")
 	fs.StringVar(&o.PathPrefix, "prometheus-path-prefix", "", "path prefix of the API, e.g. /prometheus (Mimir) or /select/0/prometheus (VictoriaMetrics cluster)")
+	fs.StringVar(&o.ClassLabel, "class-label", "class", "label of the engine's metrics that carries the request class, e.g. model_name to judge per model or LoRA adapter")
 	fs.DurationVar(&o.Timeout, "prometheus-timeout", defaultPromTimeout, "timeout of each request to Prometheus; transient failures are retried for twice as long")
 }
 
@@ -117,6 +119,9 @@ func (o *promOptions) planSource(env Env, now func() time.Time) (promPlan, error
 
 	if o.Profile != "auto" && !contains(engines.EngineNames(), o.Profile) {
 		return p, usageError("--profile %q: want auto, %s", o.Profile, strings.Join(engines.EngineNames(), ", "))
+	}
+	if !validLabelName(o.ClassLabel) {
+		return p, usageError("--class-label %q: want a plain label name such as model_name", o.ClassLabel)
 	}
 	if o.Step <= 0 || o.Step%time.Millisecond != 0 {
 		return p, usageError("--step %v: want a positive duration in whole milliseconds (e.g. 30s)", o.Step)
@@ -232,7 +237,7 @@ func (o *promOptions) load(ctx context.Context, env Env, now func() time.Time) (
 		engine = ""
 	}
 	read := func(arm sources.Arm, sel engines.Selector) (sources.Dataset, error) {
-		ds, err := src.Read(ctx, prometheus.Query{Arm: arm, Selector: sel, Start: p.start, End: p.end, Step: o.Step, Engine: engine})
+		ds, err := src.Read(ctx, prometheus.Query{Arm: arm, Selector: sel, Start: p.start, End: p.end, Step: o.Step, Engine: engine, ClassLabel: o.ClassLabel})
 		if err != nil {
 			return ds, inputError(fmt.Errorf("prometheus %s: %w", redactURL(p.cfg.URL), err))
 		}
@@ -275,4 +280,18 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// validLabelName reports whether s is a plain Prometheus label name that
+// may carry classes (not reserved, not le).
+func validLabelName(s string) bool {
+	if s == "" || s == "le" || strings.HasPrefix(s, "__") {
+		return false
+	}
+	for i, c := range s {
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
 }

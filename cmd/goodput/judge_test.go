@@ -336,7 +336,7 @@ func TestTextShowsNaiveAndAdjusted(t *testing.T) {
 	if code != ExitPass {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	for _, want := range []string{"ttft_p99: naive -5.3%", "→ adjusted -4.8%", "mix: standardized to the baseline mix", "load: offered load per replica-second"} {
+	for _, want := range []string{"ttft_p99: naive -5.3%", "→ mix-weighted -4.8%", "measured 254.0ms vs 240.5ms; tested 254.0ms vs 241.9ms", "mix: standardized to the baseline mix", "load: offered load per replica-second"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("text report lacks %q", want)
 		}

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/goodput-dev/goodput/cmd/goodput/internal/termquiet"
 )
 
 // signalGrace is how long a run may take to wind down after SIGINT or
@@ -19,6 +21,7 @@ import (
 const signalGrace = 2 * time.Second
 
 func main() {
+	termquiet.Restore() // the terminal libraries have initialised without querying
 	ctx, cancel := context.WithCancel(context.Background())
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)

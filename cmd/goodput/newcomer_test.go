@@ -1,15 +1,22 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/goodput-dev/goodput/analysis"
 )
@@ -222,4 +229,170 @@ func marginText(g analysis.Metric) string {
 		return fmt.Sprintf("%g %%", float64(g.Margin)*100)
 	}
 	return fmt.Sprintf("%g pp", float64(g.Margin)*100)
+}
+
+func TestVersionOf(t *testing.T) {
+	set := func(kv ...string) []debug.BuildSetting {
+		var out []debug.BuildSetting
+		for i := 0; i+1 < len(kv); i += 2 {
+			out = append(out, debug.BuildSetting{Key: kv[i], Value: kv[i+1]})
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		bi   *debug.BuildInfo
+		want string
+	}{
+		{nil, version},
+		{&debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, version},
+		{&debug.BuildInfo{Main: debug.Module{Version: "v0.3.1"}}, "v0.3.1"},
+		{&debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: set("vcs.revision", "0b085ab1234567890abcdef", "vcs.time", "2026-12-01T20:05:00Z", "vcs.modified", "true")},
+			version + " (0b085ab12345+dirty, 2026-12-01T20:05:00Z)"},
+		{&debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: set("vcs.revision", "0b085ab1234567890abcdef", "vcs.modified", "false")},
+			version + " (0b085ab12345)"},
+	} {
+		if got := versionOf(tc.bi, tc.bi != nil); got != tc.want {
+			t.Errorf("got %q, want %q", got, tc.want)
+		}
+	}
+	if code, out, _ := runCLI(t, nil, "--version"); code != 0 || !strings.HasPrefix(out, "goodput "+version) {
+		t.Errorf("--version: exit %d %q", code, out)
+	}
+}
+
+// TestPromFlagsRefusedForFiles: --step, --last and the other Prometheus
+// window flags are refused with files instead of being ignored.
+func TestPromFlagsRefusedForFiles(t *testing.T) {
+	b, c := llmperfPair(t)
+	for _, f := range [][]string{{"--step", "30s"}, {"--last", "30m"}, {"--start", "2026-01-01T00:00:00Z"}} {
+		code, _, errs := runCLI(t, nil, append([]string{"judge", b, c}, f...)...)
+		if code != ExitUsage || !strings.Contains(errs, f[0]+" only apply with --prometheus") {
+			t.Errorf("%v: exit %d, stderr %q", f, code, errs)
+		}
+	}
+}
+
+func TestReviewerName(t *testing.T) {
+	git := func(name string) func(context.Context) string {
+		return func(context.Context) string { return name }
+	}
+	for _, tc := range []struct {
+		env  map[string]string
+		git  func(context.Context) string
+		want string
+	}{
+		{map[string]string{"GITHUB_ACTOR": "octo", "USER": "runner"}, git("Ada L"), "octo"},
+		{map[string]string{"USER": "runner"}, git("Ada L"), "Ada L"},
+		{map[string]string{"USER": "runner"}, git(""), "runner"},
+		{map[string]string{}, nil, "unknown"},
+	} {
+		if got := reviewerName(context.Background(), func(k string) string { return tc.env[k] }, tc.git); got != tc.want {
+			t.Errorf("%v: got %q, want %q", tc.env, got, tc.want)
+		}
+	}
+}
+
+// TestReviewHistoryAppendOnly: an approval then a reject of the same
+// report leave the reject as the record and both, in order, in the
+// history: a later decision never erases an earlier one.
+func TestReviewHistoryAppendOnly(t *testing.T) {
+	raw, err := os.ReadFile(reviewFixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	report := filepath.Join(dir, "run.json")
+	if err := os.WriteFile(report, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ro := reviewOptions{
+		now:         reviewNow,
+		interactive: func(io.Reader, io.Writer) bool { return true },
+		teaOptions:  []tea.ProgramOption{tea.WithoutSignalHandler()},
+	}
+	env := map[string]string{"GITHUB_ACTOR": "octo", "NO_COLOR": "1"}
+	for _, keys := range []string{"jj\ra" + "known cold cache" + "\rq", "x" + "on second thought" + "\rq"} {
+		if code, _, msg := runReviewCmd(t, ro, byteReader{strings.NewReader(keys)}, env, report); code != 0 || !strings.Contains(msg, "decision history: "+filepath.Join(dir, "run.review.history.jsonl")) {
+			t.Fatalf("exit %d: %s", code, msg)
+		}
+	}
+	if rec := readRecord(t, filepath.Join(dir, "run.review.json")); rec.Decision != "reject" || rec.Reviewer != "octo" {
+		t.Errorf("latest record %+v", rec)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "run.review.history.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("history has %d lines:\n%s", len(lines), data)
+	}
+	for i, want := range []string{"approve", "reject"} {
+		var rec analysis.ReviewRecord
+		if err := json.Unmarshal([]byte(lines[i]), &rec); err != nil || rec.Decision != want {
+			t.Errorf("history line %d: %v %+v", i+1, err, rec)
+		}
+	}
+}
+
+// TestProgress: nothing before the delay, then the stage and time, erased
+// at the end; nothing at all when stderr is not a terminal.
+func TestProgress(t *testing.T) {
+	var quick bytes.Buffer
+	p := newProgress(&syncWriter{w: &quick}, "reading 2 files", time.Hour, time.Millisecond)
+	p.Stop()
+	if quick.Len() != 0 {
+		t.Errorf("work shorter than the delay printed %q", quick.String())
+	}
+	var slow syncWriter
+	waitFor := func(s string) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); !strings.Contains(slow.String(), s); time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("no %q in %q", s, slow.String())
+			}
+		}
+	}
+	p = newProgress(&slow, "reading 2 files", 5*time.Millisecond, 5*time.Millisecond)
+	waitFor("reading 2 files")
+	p.Stage("judging 300 requests")
+	waitFor("judging 300 requests")
+	p.Stop()
+	out := slow.String()
+	for _, want := range []string{"goodput: reading 2 files… 0 s", "goodput: judging 300 requests…", "\r\x1b[K"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("progress lacks %q: %q", want, out)
+		}
+	}
+	if !strings.HasSuffix(out, "\r\x1b[K") {
+		t.Errorf("the line is not erased at the end: %q", out)
+	}
+	a := &app{io: &IOStreams{ErrOut: &bytes.Buffer{}}, env: func(string) string { return "" }}
+	if a.startProgress("x") != nil {
+		t.Error("progress on a stderr that is not a terminal")
+	}
+	var nilP *progress
+	nilP.Stage("x")
+	nilP.Stop()
+}
+
+type syncWriter struct {
+	mu sync.Mutex
+	w  *bytes.Buffer
+	b  bytes.Buffer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.w != nil {
+		return s.w.Write(p)
+	}
+	return s.b.Write(p)
+}
+
+func (s *syncWriter) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

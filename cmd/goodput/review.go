@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"strings"
 	"time"
 
@@ -38,6 +39,8 @@ type reviewOptions struct {
 	// teaOptions are extra bubbletea options (tests pass input
 	// pacing or renderer settings).
 	teaOptions []tea.ProgramOption
+	// gitUser looks up git's user.name for the reviewer; nil skips it.
+	gitUser func(context.Context) string
 }
 
 // defaultJudgedRecord is the review record written for the
@@ -45,7 +48,7 @@ type reviewOptions struct {
 const defaultJudgedRecord = "goodput.review.json"
 
 func (a *app) newReviewCmd() *cobra.Command {
-	return a.newReviewCmdWith(reviewOptions{now: time.Now})
+	return a.newReviewCmdWith(reviewOptions{now: time.Now, gitUser: gitUserName})
 }
 
 func (a *app) newReviewCmdWith(ro reviewOptions) *cobra.Command {
@@ -64,9 +67,11 @@ per-class breakdowns, TTFT/TPOT distributions, per-bucket goodput and TTFT p99
 over time, warnings and the measurement spec.
 
 Press a to approve or x to reject, type a note and press enter: a review record
-(reviewer from $USER, time, the report's SHA-256, decision, note, and whether it
-overrides the verdict) is written atomically to REPORT.review.json beside the
-report, or to --record FILE. Approving over a fail or inconclusive verdict needs
+(reviewer from $GITHUB_ACTOR, else git's user.name, else $USER; time, the
+report's SHA-256, decision, note, and whether it overrides the verdict) is
+written atomically to REPORT.review.json beside the report, or to --record
+FILE, and appended to the decision history REPORT.review.history.jsonl, so a
+later decision never erases an earlier one. Approving over a fail or inconclusive verdict needs
 a note. Press ? for all keys.
 
 review needs a terminal; in scripts and pipes use goodput judge. NO_COLOR or
@@ -156,7 +161,7 @@ func (a *app) runReview(ctx context.Context, ro reviewOptions, args []string, re
 		ReportBytes: raw,
 		ReportName:  name,
 		RecordPath:  record,
-		Reviewer:    a.env("USER"),
+		Reviewer:    reviewerName(ctx, a.env, ro.gitUser),
 		Now:         ro.now,
 		NoColor:     noColor || a.env("NO_COLOR") != "" || a.env("TERM") == "dumb",
 		Output:      a.io.Out,
@@ -181,6 +186,7 @@ func (a *app) runReview(ctx context.Context, ro reviewOptions, args []string, re
 	}
 	if rec, ok := fm.Recorded(); ok {
 		msg := fmt.Sprintf("goodput: %s recorded in %s", rec.Decision, fm.RecordPath())
+		defer fmt.Fprintf(a.io.ErrOut, "goodput: decision history: %s\n", tui.HistoryPath(fm.RecordPath()))
 		if rec.Overrides {
 			msg += fmt.Sprintf(" (overrides the %s verdict)", rec.ReportVerdict)
 		}
@@ -192,6 +198,35 @@ func (a *app) runReview(ctx context.Context, ro reviewOptions, args []string, re
 	}
 	fmt.Fprintln(a.io.ErrOut, "goodput: no decision recorded")
 	return nil
+}
+
+// reviewerName is who records a decision: $GITHUB_ACTOR (in Actions), else
+// git's user.name, else $USER; "unknown" when none is set.
+func reviewerName(ctx context.Context, env Env, gitUser func(context.Context) string) string {
+	if v := strings.TrimSpace(env("GITHUB_ACTOR")); v != "" {
+		return v
+	}
+	if gitUser != nil {
+		if v := gitUser(ctx); v != "" {
+			return v
+		}
+	}
+	if v := strings.TrimSpace(env("USER")); v != "" {
+		return v
+	}
+	return "unknown"
+}
+
+// gitUserName is `git config user.name`, "" when git or the setting is
+// missing; it waits at most two seconds.
+func gitUserName(ctx context.Context) string {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "git", "config", "user.name").Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
 }
 
 // streamsAreTerminals reports whether in and out are terminals.

@@ -281,7 +281,7 @@ func TestReviewTmux(t *testing.T) {
 	t.Cleanup(func() { _ = exec.Command(tmuxBin, "-S", sock, "-f", conf, "kill-server").Run() })
 
 	start := time.Now()
-	shell := "cd '" + dir + "' && env USER=e2e-reviewer NO_COLOR=1 TERM=xterm-256color '" + bin + "' review run.json; echo $? > '" + status + "'"
+	shell := "cd '" + dir + "' && env USER=e2e-reviewer GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 NO_COLOR=1 TERM=xterm-256color '" + bin + "' review run.json; echo $? > '" + status + "'"
 	tmux("new-session", "-d", "-s", "e2e", "-x", "100", "-y", "30", "sh", "-c", shell)
 	tmux("set-option", "-t", "e2e", "remain-on-exit", "on")
 

@@ -26,6 +26,48 @@ const (
 // version is set at build time with -ldflags "-X main.version=…".
 var version = "0.1.0-dev"
 
+// fullVersion is version with the build's provenance: the module version
+// when installed with go install, and the VCS revision (12 hex digits,
+// "+dirty" for uncommitted changes) and commit time when built from a
+// checkout.
+func fullVersion() string { return versionOf(debug.ReadBuildInfo()) }
+
+// versionOf renders version from build info (nil or !ok: version alone).
+func versionOf(bi *debug.BuildInfo, ok bool) string {
+	if !ok || bi == nil {
+		return version
+	}
+	v := version
+	if mv := bi.Main.Version; mv != "" && mv != "(devel)" && version == "0.1.0-dev" {
+		v = mv
+	}
+	var rev, at string
+	dirty := false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.time":
+			at = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		return v
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if dirty {
+		rev += "+dirty"
+	}
+	if at != "" {
+		return fmt.Sprintf("%s (%s, %s)", v, rev, at)
+	}
+	return fmt.Sprintf("%s (%s)", v, rev)
+}
+
 // IOStreams are the standard streams a command uses; tests inject buffers.
 type IOStreams struct {
 	In     io.Reader
@@ -137,7 +179,7 @@ baseline on goodput: completed requests per second that meet their SLOs
 good request. It prints pass, fail or inconclusive, with the numbers behind it.
 
 Exit codes: 0 pass, 1 fail, 2 usage error, 3 inconclusive, 4 could not evaluate.`,
-		Version:       version,
+		Version:       fullVersion(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}

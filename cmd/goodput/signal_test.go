@@ -115,3 +115,27 @@ func TestCancelledRunPrintsNoVerdict(t *testing.T) {
 		t.Errorf("exit %d stdout %q after cancellation; want no verdict", code, out.String())
 	}
 }
+
+// TestNoTerminalQueries (item 8): on a pseudo-terminal whose far end never
+// answers (script(1) writing to a file), no command asks the terminal for
+// its background colour (OSC 11) or cursor position (CSI 6n): those queries
+// stalled every command, --help included, for 5 s. TERM is the caller's
+// again once the program runs.
+func TestNoTerminalQueries(t *testing.T) {
+	script, err := exec.LookPath("script")
+	if err != nil {
+		t.Fatalf("script(1) (util-linux, essential in Debian) is needed: %v", err)
+	}
+	bin := buildGoodput(t)
+	for _, args := range []string{"--help", "judge --help", "policy list"} {
+		cmd := exec.Command(script, "-qec", bin+" "+args, "/dev/null")
+		cmd.Env = append(os.Environ(), "TERM=xterm-256color")
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%s: %v", args, err)
+		}
+		if bytes.Contains(out, []byte("\x1b]11;")) || bytes.Contains(out, []byte("\x1b[6n")) {
+			t.Errorf("goodput %s queried the terminal: %q", args, out[:min(len(out), 40)])
+		}
+	}
+}

@@ -91,7 +91,9 @@ func (a *app) runSimulate(ctx context.Context, o *simulateOptions) error {
 	}
 	fmt.Fprintf(a.io.ErrOut, "simulating %s (seed %d, %s window from %s)…\n",
 		displayName(sc.Name), o.Seed, window, sc.Start.UTC().Format(time.RFC3339))
+	prog := a.startProgress(fmt.Sprintf("simulating %s of %s", window, displayName(sc.Name)))
 	res, err := sim.Run(ctx, sc, o.Seed, o.Duration)
+	prog.Stop()
 	if err != nil {
 		return inputError(err)
 	}

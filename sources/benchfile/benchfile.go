@@ -18,6 +18,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -162,9 +163,9 @@ func Read(ctx context.Context, format, path string, r io.Reader, arm sources.Arm
 		return sources.Dataset{}, err
 	}
 	h := sha256.New()
-	buf, err := readAll(r, h)
+	buf, err := readWhole(path, r, h)
 	if err != nil {
-		return sources.Dataset{}, fmt.Errorf("%s: reading: %w", path, err)
+		return sources.Dataset{}, err
 	}
 	if err := ctx.Err(); err != nil {
 		return sources.Dataset{}, err
@@ -205,11 +206,38 @@ func formatHint(format string) string {
 	return ""
 }
 
-// readAll reads r to the end, hashing the bytes into h. When r knows its
-// size (a bytes or strings reader, a regular file) the buffer is allocated
-// once, which matters for files of hundreds of megabytes.
-func readAll(r io.Reader, h io.Writer) ([]byte, error) {
-	size := 0
+// MaxBytes caps the (decompressed) size of a benchmark file: they are read
+// whole, so without a cap a small .json.gz that inflates to gigabytes takes
+// that much memory. 512 MiB is several times the largest real result file;
+// a run larger than that belongs in a request log, which is streamed.
+const MaxBytes = 512 << 20
+
+// readWhole reads a benchmark file whole (see readAll), with the cap's
+// error naming the file.
+func readWhole(path string, r io.Reader, h io.Writer) ([]byte, error) {
+	buf, err := readAll(r, h, MaxBytes)
+	if errors.Is(err, errTooBig) {
+		return nil, &ParseError{Path: path, Msg: fmt.Sprintf("larger than %d MiB (decompressed): benchmark result files are read whole, and this is not a plausible one (a compression bomb, or the wrong file?); for a run this large write a request log, which is streamed", MaxBytes>>20)}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: reading: %w", path, err)
+	}
+	return buf, nil
+}
+
+var errTooBig = errors.New("file too large")
+
+// readChunk is the block size readAll reads an input of unknown size in.
+const readChunk = 4 << 20
+
+// readAll reads r to the end, at most max bytes, hashing them into h. When
+// r knows its size (a bytes or strings reader, a regular file) the buffer
+// is allocated once, which matters for files of hundreds of megabytes, and
+// a file over max is refused before it is read. Otherwise (a pipe, gzip)
+// it is read in blocks and joined once at the end, so memory stays within
+// about twice the input, and within max for an input over max.
+func readAll(r io.Reader, h io.Writer, max int64) ([]byte, error) {
+	size := -1
 	switch v := r.(type) {
 	case interface{ Len() int }:
 		size = v.Len()
@@ -218,11 +246,45 @@ func readAll(r io.Reader, h io.Writer) ([]byte, error) {
 			size = int(fi.Size())
 		}
 	}
-	buf := bytes.NewBuffer(make([]byte, 0, size+bytes.MinRead))
-	if _, err := buf.ReadFrom(io.TeeReader(r, h)); err != nil {
-		return nil, err
+	if int64(size) > max {
+		return nil, errTooBig
 	}
-	return buf.Bytes(), nil
+	src := io.LimitReader(io.TeeReader(r, h), max+1)
+	if size >= 0 {
+		buf := bytes.NewBuffer(make([]byte, 0, size+bytes.MinRead))
+		if _, err := buf.ReadFrom(src); err != nil {
+			return nil, err
+		}
+		if int64(buf.Len()) > max {
+			return nil, errTooBig
+		}
+		return buf.Bytes(), nil
+	}
+	var blocks [][]byte
+	total := 0
+	for {
+		b := make([]byte, readChunk)
+		n, err := io.ReadFull(src, b)
+		if n > 0 {
+			blocks = append(blocks, b[:n])
+			total += n
+		}
+		if int64(total) > max {
+			return nil, errTooBig
+		}
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	out := make([]byte, 0, total)
+	for i, b := range blocks {
+		out = append(out, b...)
+		blocks[i] = nil
+	}
+	return out, nil
 }
 
 // checkLatency validates a latency in seconds: finite and not negative.

@@ -2,9 +2,13 @@ package benchfile
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
+	"errors"
 	"math"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/goodput-dev/goodput/sources"
@@ -69,4 +73,48 @@ func FuzzAIPerf(f *testing.F) { fuzzFormat(f, FormatAIPerf, "testdata/aiperf_pro
 
 func FuzzInferencePerf(f *testing.F) {
 	fuzzFormat(f, FormatInferencePerf, "testdata/inferenceperf_per_request.json", "testdata/inferenceperf_summary.json")
+}
+
+// TestSizeCap (hardening item 6): benchmark files are read whole, so a small
+// .json.gz that inflates past MaxBytes — here 4 KiB members of a gzip
+// stream that decompress to 1 MiB each, looking like a vLLM result — is
+// refused with an error naming the file once MaxBytes have been read,
+// instead of taking the inflated size in memory.
+func TestSizeCap(t *testing.T) {
+	var member bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&member, gzip.BestCompression)
+	zw.Write(bytes.Repeat([]byte(" "), 1<<20))
+	zw.Close()
+	var bomb bytes.Buffer
+	head, _ := gzip.NewWriterLevel(&bomb, gzip.BestCompression)
+	head.Write([]byte(`{"date": "20250901-120000", "backend": "vllm", "ttfts": [0.1`))
+	head.Close()
+	for i := 0; i < MaxBytes>>20+2; i++ {
+		bomb.Write(member.Bytes())
+	}
+	if bomb.Len() > 8<<20 {
+		t.Fatalf("bomb is %d bytes compressed", bomb.Len())
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(bomb.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Read(context.Background(), FormatVLLM, "bomb.json.gz", zr, sources.Canary)
+	var pe *ParseError
+	if !errors.As(err, &pe) || pe.Path != "bomb.json.gz" || !strings.Contains(err.Error(), "larger than 512 MiB") {
+		t.Fatalf("got %v, want the size cap naming the file", err)
+	}
+	// a regular file over the cap is refused from its size, unread
+	big := filepath.Join(t.TempDir(), "big.json")
+	f, err := os.Create(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Truncate(MaxBytes + 1)
+	f.Close()
+	f, _ = os.Open(big)
+	defer f.Close()
+	if _, err := Read(context.Background(), FormatVLLM, "big.json", f, sources.Canary); err == nil || !strings.Contains(err.Error(), "larger than") {
+		t.Errorf("sparse file over the cap: %v", err)
+	}
 }

@@ -47,9 +47,9 @@ func SweepFile(name string) bool {
 // bytes. Errors are *ParseError values naming the file and line.
 func ReadSweep(ctx context.Context, path string, r io.Reader) ([]sources.RatePoint, error) {
 	h := sha256.New()
-	buf, err := readAll(r, h)
+	buf, err := readWhole(path, r, h)
 	if err != nil {
-		return nil, fmt.Errorf("%s: reading: %w", path, err)
+		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -238,6 +238,16 @@ func ipStage(sc *scanner) ([]sources.RatePoint, error) {
 		}
 	}
 	p.MeanPromptTokens, p.MeanOutputTokens = getNum(getMap(succ, "prompt_len"), "mean"), getNum(getMap(succ, "output_len"), "mean")
+	ol := getMap(succ, "output_len")
+	pairs := map[float64]float64{}
+	for k := range ol {
+		if pr, ok := pctKey(k, false); ok {
+			pairs[pr] = getNum(ol, k)
+		}
+	}
+	if sk, ok := sketchFrom(pairs, 1, "linear"); ok {
+		p.Sketches["output_tokens"] = sk
+	}
 	return []sources.RatePoint{p}, nil
 }
 

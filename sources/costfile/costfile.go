@@ -44,11 +44,18 @@ type Result struct {
 	Missing []string
 }
 
+// MaxBytes caps a cost file, which is read whole: 256 MiB is millions of
+// records, far more than a comparison's replicas × minutes.
+const MaxBytes = 256 << 20
+
 // Read parses a cost file. path names it in errors.
 func Read(ctx context.Context, path string, r io.Reader) (*Result, error) {
-	data, err := io.ReadAll(r)
+	data, err := io.ReadAll(io.LimitReader(r, MaxBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(data) > MaxBytes {
+		return nil, fmt.Errorf("%s: larger than %d MiB: not a plausible cost file (one row per replica per interval is enough)", path, MaxBytes>>20)
 	}
 	sum := sha256.Sum256(data)
 	res := &Result{Input: sources.Input{Path: path, SHA256: hex.EncodeToString(sum[:]), Format: "cost"}}

@@ -97,3 +97,16 @@ func TestQuoteErrorInFirstField(t *testing.T) {
 		}
 	}
 }
+
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) { clear(p); return len(p), nil }
+
+// TestCostSizeCap (hardening item 6): an endless cost input is refused once
+// MaxBytes have been read.
+func TestCostSizeCap(t *testing.T) {
+	_, err := Read(context.Background(), "cost.csv", zeros{})
+	if err == nil || !strings.Contains(err.Error(), "cost.csv: larger than 256 MiB") {
+		t.Errorf("got %v, want the size cap naming the file", err)
+	}
+}

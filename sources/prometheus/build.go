@@ -35,8 +35,9 @@ type builder struct {
 	replicas map[string][]float64
 	// own are the labels the selector fixes by equality: left out of
 	// replica names.
-	own      map[string]bool
-	fullName map[string]string
+	own        map[string]bool
+	fullName   map[string]string
+	classLabel string
 }
 
 type cellKey struct {
@@ -53,7 +54,7 @@ type cell struct {
 func newBuilder(q Query, steps int, res engines.Resolved, keep map[engines.Quantity]map[float64]bool, note func(string, ...any)) *builder {
 	b := &builder{first: q.Start.Add(q.Step), step: q.Step, steps: steps, res: res, keep: keep, note: note,
 		cells: map[cellKey]*cell{}, outcomeSeen: make([]bool, steps), classesSeen: map[string]map[string]bool{},
-		gauges: make([]map[string]float64, steps), replicas: map[string][]float64{}, fullName: map[string]string{}, own: map[string]bool{queryLabel: true}}
+		gauges: make([]map[string]float64, steps), replicas: map[string][]float64{}, fullName: map[string]string{}, classLabel: q.classLabel(), own: map[string]bool{queryLabel: true}}
 	for _, m := range q.Selector {
 		if m.Op == engines.OpEqual {
 			b.own[m.Name] = true
@@ -136,7 +137,7 @@ func (b *builder) addIncreases(m model.Matrix, query string) error {
 			}
 			continue
 		}
-		class := string(ss.Metric[model.LabelName(engines.ClassLabel)])
+		class := string(ss.Metric[model.LabelName(b.classLabel)])
 		if b.classesSeen[tagv] == nil {
 			b.classesSeen[tagv] = map[string]bool{}
 		}
@@ -309,7 +310,7 @@ func (b *builder) finish(agg *sources.Aggregate) error {
 						continue
 					}
 					if !splitOK(string(q)) {
-						b.note("%s has no %s label: not split by class (unknown per class)", b.res.Metrics[q].Name, engines.ClassLabel)
+						b.note("%s has no %s label: not split by class (unknown per class)", b.res.Metrics[q].Name, b.classLabel)
 						continue
 					}
 					engines.SetCounter(&bk, q, c.counters[q])
@@ -319,7 +320,7 @@ func (b *builder) finish(agg *sources.Aggregate) error {
 						continue
 					}
 					if _, seen := b.classesSeen[string(q)]; seen && !splitOK(string(q)) {
-						b.note("%s has no %s label: not split by class (unknown per class)", b.res.Metrics[q].Name, engines.ClassLabel)
+						b.note("%s has no %s label: not split by class (unknown per class)", b.res.Metrics[q].Name, b.classLabel)
 						continue
 					}
 					engines.SetHistogram(&bk, q, toHistogram(c.hist[q]))

@@ -206,6 +206,18 @@ type Query struct {
 	// Engine restricts profile detection: "" or "auto", or one of
 	// engines.EngineNames().
 	Engine string
+	// ClassLabel is the label whose values are the request classes
+	// (default engines.ClassLabel, "class"); e.g. model_name to judge per
+	// model or LoRA adapter. A plain label name.
+	ClassLabel string
+}
+
+// classLabel returns the class label in use.
+func (q Query) classLabel() string {
+	if q.ClassLabel == "" {
+		return engines.ClassLabel
+	}
+	return q.ClassLabel
 }
 
 // Read reads one arm: discovers its metric names, detects the engine
@@ -215,6 +227,9 @@ func (s *Source) Read(ctx context.Context, q Query) (sources.Dataset, error) {
 	ds := sources.Dataset{Arm: q.Arm, Clock: sources.ClockEpoch, Location: "server"}
 	if len(q.Selector) == 0 {
 		return ds, fmt.Errorf("arm %s: no selector: give label matchers that pick the arm's series", q.Arm)
+	}
+	if !model.LabelName(q.classLabel()).IsValid() || strings.HasPrefix(q.classLabel(), "__") || q.classLabel() == "le" {
+		return ds, fmt.Errorf("arm %s: class label %q is not a plain label name", q.Arm, sanitize(q.classLabel(), 80))
 	}
 	if q.Step <= 0 || q.Step%time.Millisecond != 0 {
 		return ds, fmt.Errorf("arm %s: step %v must be a positive whole number of milliseconds", q.Arm, q.Step)
@@ -621,7 +636,7 @@ func increaseQuery(q Query, res engines.Resolved) string {
 	step := promDuration(q.Step)
 	var parts []string
 	for i, oc := range res.Outcomes {
-		by := engines.ClassLabel
+		by := q.classLabel()
 		if oc.Label != "" {
 			by = oc.Label + ", " + by
 		}
@@ -632,7 +647,7 @@ func increaseQuery(q Query, res engines.Resolved) string {
 	// class summed away, one series per replica (presence and activity)
 	if len(res.Outcomes) > 0 {
 		oc := res.Outcomes[0]
-		without := engines.ClassLabel
+		without := q.classLabel()
 		if oc.Label != "" {
 			without = oc.Label + ", " + without
 		}
@@ -643,7 +658,7 @@ func increaseQuery(q Query, res engines.Resolved) string {
 		if !ok {
 			continue
 		}
-		parts = append(parts, tag(fmt.Sprintf("sum by (%s) (increase(%s[%s]))", engines.ClassLabel,
+		parts = append(parts, tag(fmt.Sprintf("sum by (%s) (increase(%s[%s]))", q.classLabel(),
 			q.Selector.With(c.Name, c.Match), step), string(cq)))
 	}
 	for _, hq := range engines.Histograms() {
@@ -651,7 +666,7 @@ func increaseQuery(q Query, res engines.Resolved) string {
 		if !ok {
 			continue
 		}
-		parts = append(parts, tag(fmt.Sprintf("sum by (le, %s) (increase(%s[%s]))", engines.ClassLabel,
+		parts = append(parts, tag(fmt.Sprintf("sum by (le, %s) (increase(%s[%s]))", q.classLabel(),
 			q.Selector.With(c.Name+"_bucket", c.Match), step), string(hq)))
 	}
 	return strings.Join(parts, " or ")
@@ -675,7 +690,7 @@ func gaugeQuery(q Query, res engines.Resolved, cost bool) string {
 	// replicas: distinct series of the request counters once reason and
 	// class labels are removed
 	for i, oc := range res.Outcomes {
-		without := engines.ClassLabel
+		without := q.classLabel()
 		if oc.Label != "" {
 			without = oc.Label + ", " + without
 		}

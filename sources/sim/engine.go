@@ -46,6 +46,7 @@ type simReq struct {
 	maxITL   float64
 	stallTok int32   // output token delayed by a request-scoped stall, 0 none
 	emptyOut bool    // logged with 0 output tokens (an empty completion)
+	jitter   float64 // per-request TPOT multiplier (tpot_jitter); 0 = none
 	shift    float64 // client-visible delay added by request-scoped stalls, seconds
 	// firstShift is shift when the first token was produced.
 	firstShift float64
@@ -298,6 +299,7 @@ type armSim struct {
 	noiseLog []float64  // log step-time factor per noise interval
 	noiseDt  float64    // noise interval, seconds
 	fault    *rand.Rand // output changes and gateway retries
+	jitter   *rand.Rand // per-request TPOT jitter
 	errSt    sources.Status
 	ttftMul  []float64 // per class
 	tpotMul  []float64 // per class
@@ -335,6 +337,7 @@ func newArmSim(sc *Scenario, arm sources.Arm, seed uint64, dur float64, arrs []a
 		}
 	}
 	s.fault = newRand(seed, streamFault+armIndex(arm))
+	s.jitter = newRand(seed, streamJitter+armIndex(arm))
 	// records: every arrival plus some room for retries
 	s.out = make([]sources.Request, 0, len(arrs)+len(arrs)/8+16)
 	s.ids = make([]int32, 0, cap(s.out))
@@ -476,6 +479,9 @@ func (s *armSim) run(ctx context.Context) error {
 			r := &simReq{class: a.class, group: a.group, prompt: a.prompt, output: a.output, attempt: 1}
 			s.live++
 			s.changeOutput(r)
+			if j := s.spec.TPOTJitter; j > 0 {
+				r.jitter = math.Exp(j * s.jitter.NormFloat64())
+			}
 			if g := s.spec.GatewayRetry; g.Share > 0 && s.fault.Float64() < g.Share {
 				// the first attempt fails at the gateway, unlogged; only its retry is seen
 				r.attempt = 2
@@ -1028,7 +1034,11 @@ func (s *armSim) stepEnd(r *replica, t float64) {
 			r.c.prompt += float64(q.prompt)
 		} else {
 			gap := t - q.lastTok + stall
-			if m := s.tpotMul[q.class]; m != 1 {
+			m := s.tpotMul[q.class]
+			if q.jitter > 0 {
+				m *= q.jitter
+			}
+			if m != 1 {
 				gap += (m - 1) * (t - q.lastTok)
 			}
 			q.maxITL = max(q.maxITL, gap)
@@ -1102,7 +1112,7 @@ func (s *armSim) maybeRetry(q *simReq, st sources.Status, t float64) {
 		delay *= 1 + rt.Jitter*(2*s.cli.Float64()-1)
 	}
 	if at := t + delay; at < s.end {
-		nq := &simReq{class: q.class, group: q.group, prompt: q.prompt, output: q.output, attempt: q.attempt + 1, emptyOut: q.emptyOut}
+		nq := &simReq{class: q.class, group: q.group, prompt: q.prompt, output: q.output, attempt: q.attempt + 1, emptyOut: q.emptyOut, jitter: q.jitter}
 		s.live++
 		s.push(event{t: at, kind: evRetry, req: nq})
 	}

@@ -144,8 +144,8 @@ func TestDrawRanges(t *testing.T) {
 			t.Fatalf("seed %d: one range must set all four multipliers alike in [1.08, 1.12]: %+v", seed, d.Canary.ClassLatency)
 		}
 		seen[m] = true
-		if s := d.Baseline.BatchNoise.Sigma; s < 0.02 || s > 0.04 || d.Canary.BatchNoise.Sigma != s {
-			t.Fatalf("fleet.batch_noise.sigma must set both arms alike in [0.02, 0.04]: %g, %g", s, d.Canary.BatchNoise.Sigma)
+		if s := d.Baseline.BatchNoise.Sigma; s < 0.015 || s > 0.03 || d.Canary.BatchNoise.Sigma != s {
+			t.Fatalf("fleet.batch_noise.sigma must set both arms alike in [0.015, 0.03]: %g, %g", s, d.Canary.BatchNoise.Sigma)
 		}
 		if d.Traffic.Drift.Period < 15*time.Minute || d.Traffic.Drift.Period > 30*time.Minute {
 			t.Fatalf("drift period %v outside [15m, 30m]", d.Traffic.Drift.Period)
@@ -157,7 +157,7 @@ func TestDrawRanges(t *testing.T) {
 	if len(seen) < 45 {
 		t.Errorf("50 seeds drew only %d distinct values", len(seen))
 	}
-	if sc.Canary.ClassLatency["chat"].TTFT != 1.1 || sc.Baseline.BatchNoise.Sigma != 0.03 {
+	if sc.Canary.ClassLatency["chat"].TTFT != 1.1 || sc.Baseline.BatchNoise.Sigma != 0.02 {
 		t.Error("Draw changed the scenario it was called on")
 	}
 }
@@ -189,13 +189,48 @@ func TestExtends(t *testing.T) {
 	if mix.Name != "mix-shift-labels" || mix.Description == base.Description {
 		t.Error("name and description are not inherited")
 	}
-	if mix.Baseline.Step != base.Baseline.Step || mix.Traffic.Rate != base.Traffic.Rate || mix.Duration != base.Duration {
-		t.Error("fleet and traffic must be inherited")
+	if mix.Baseline.Step.DecodePerSeq != base.Baseline.Step.DecodePerSeq || mix.Baseline.Step.Base == base.Baseline.Step.Base ||
+		mix.Traffic.Rate != base.Traffic.Rate || mix.Duration != base.Duration || mix.Baseline.BatchNoise != base.Baseline.BatchNoise {
+		t.Error("fleet and traffic must be inherited key by key, and overridden where the file says")
 	}
 	if mix.Canary.ClassWeights["long"] != 0.10 || mix.Baseline.ClassWeights != nil || masked.Canary.ClassWeights["long"] != 0.10 {
 		t.Error("the canary overlay must be merged, through two levels of extends")
 	}
 	if masked.Canary.DecodeSpeed != 0.87 || masked.Baseline.DecodeSpeed != 1 || len(masked.Ranges) != len(base.Ranges)+1 {
 		t.Errorf("masked-regression: decode speeds %g/%g, %d ranges", masked.Baseline.DecodeSpeed, masked.Canary.DecodeSpeed, len(masked.Ranges))
+	}
+}
+
+// TestTPOTJitter: tpot_jitter spreads TPOT across requests by a
+// log-normal factor of the set width without moving its median.
+func TestTPOTJitter(t *testing.T) {
+	sc, err := Builtin("aa-quiet-30m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc.Baseline.BatchNoise.Sigma, sc.Canary.BatchNoise.Sigma = 0, 0
+	sc.Canary.TPOTJitter = 0.3
+	res, err := Run(context.Background(), sc, 9, 10*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logTPOT := func(reqs []sources.Request) []float64 {
+		var x []float64
+		for _, r := range reqs {
+			if r.Status == sources.StatusOK && r.OutputTokens >= 20 && sources.Known(r.TPOT) {
+				x = append(x, math.Log(r.TPOT))
+			}
+		}
+		return x
+	}
+	b, c := logTPOT(res.Baseline), logTPOT(res.Canary)
+	sb, sc2 := stat.StdDev(b, nil), stat.StdDev(c, nil)
+	// independent spreads add in variance: the canary's is about √(sb² + 0.3²)
+	want := math.Sqrt(sb*sb + 0.09)
+	if math.Abs(sc2-want) > 0.03 {
+		t.Errorf("SD of log TPOT: baseline %.3f, canary %.3f, want about %.3f", sb, sc2, want)
+	}
+	if mb, mc := quantile(b, 0.5), quantile(c, 0.5); math.Abs(mc-mb) > 0.03 {
+		t.Errorf("median log TPOT moved: %.3f → %.3f", mb, mc)
 	}
 }

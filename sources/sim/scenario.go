@@ -290,6 +290,12 @@ type ArmSpec struct {
 	// named traffic classes (a per-class change such as a slower chat
 	// template or guided decoding), without changing the engine's work.
 	ClassLatency map[string]ClassLatency `yaml:"class_latency"`
+	// TPOTJitter spreads TPOT across requests: each request's inter-token
+	// gaps, as the client sees them, are multiplied by exp(TPOTJitter·Z),
+	// Z standard normal drawn per request (speculative-decoding acceptance,
+	// sampling settings and output structure vary per request). Default 0,
+	// in [0, 1].
+	TPOTJitter float64 `yaml:"tpot_jitter"`
 }
 
 // BatchNoise is an AR(1) process on the log of a step-time factor, held
@@ -685,6 +691,7 @@ func validateArm(v *validator, p string, a *ArmSpec, classes map[string]bool, ma
 	v.check(o.ShortShare >= 0 && o.ShortShare <= 1, p+".output.short_share", "must be in [0, 1]")
 	v.check(o.ShortTokens == 0 || o.ShortTokens == 1, p+".output.short_tokens", "must be 0 or 1")
 	v.check(a.Shed >= 0 && a.Shed < 1, p+".shed", "must be in [0, 1)")
+	v.check(finite(a.TPOTJitter) && a.TPOTJitter >= 0 && a.TPOTJitter <= 1, p+".tpot_jitter", "must be in [0, 1]")
 	v.check(a.GatewayRetry.Share >= 0 && a.GatewayRetry.Share < 1, p+".gateway_retry.share", "must be in [0, 1)")
 	v.check(a.GatewayRetry.Delay >= 0, p+".gateway_retry.delay", "must be ≥ 0")
 	for _, k := range sortedKeys(a.ClassLatency) {

@@ -21,6 +21,7 @@ const (
 	streamFault      = 50 // + arm index: output changes, gateway retries
 	streamShed       = 60 // + arm index: upstream shedding
 	streamRanges     = 70 // scenario parameter draws (Draw)
+	streamJitter     = 80 // + arm index: per-request TPOT jitter
 )
 
 func armIndex(a sources.Arm) uint64 {

@@ -138,6 +138,9 @@ type Result struct {
 	CommentID int64
 	URL       string // the comment's html_url
 	Created   bool   // false when an earlier comment was edited
+	// Unchanged is true when the earlier comment already had this body:
+	// nothing was sent.
+	Unchanged bool
 	// Duplicates counts further comments with the same marker (left from a
 	// race between two runs); they are left alone.
 	Duplicates int
@@ -285,7 +288,7 @@ func (p *Publisher) upsert(ctx context.Context, body string) (Result, error) {
 	id := found[0].GetID()
 	if found[0].GetBody() == full {
 		log.printf("comment %d is already up to date", id)
-		res.CommentID, res.URL, res.Duplicates = id, found[0].GetHTMLURL(), len(found)-1
+		res.CommentID, res.URL, res.Duplicates, res.Unchanged = id, found[0].GetHTMLURL(), len(found)-1, true
 		return res, nil
 	}
 	c, _, err := client.Issues.EditComment(ctx, p.opt.Owner, p.opt.Repo, id, comment)

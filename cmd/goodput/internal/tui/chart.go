@@ -12,6 +12,9 @@ const (
 	cellBaseline uint8 = 1 << iota
 	cellCanary
 	cellShade
+	cellDelta // canary − baseline
+	cellBand  // the difference's interval band
+	cellZero  // the zero line of a difference chart
 )
 
 // canvas is a character grid for terminal charts; row 0 is the top.
@@ -115,8 +118,14 @@ func cellLook(st styles, code uint8) (string, *lipgloss.Style) {
 		return "o", &st.baseline
 	case code&cellCanary != 0:
 		return "+", &st.canary
+	case code&cellDelta != 0:
+		return "#", &st.bold
 	case code&cellShade != 0:
 		return ".", &st.dim
+	case code&cellBand != 0:
+		return ":", &st.canary
+	case code&cellZero != 0:
+		return "-", &st.dim
 	}
 	return " ", nil
 }

@@ -114,9 +114,21 @@ func (d decisionModel) view(st styles) string {
 	return s
 }
 
-// writeRecordCmd writes rec as indented JSON to path.
-func writeRecordCmd(ctx context.Context, write func(context.Context, string, []byte) error, path string, rec analysis.ReviewRecord) tea.Cmd {
+// writeRecordCmd appends rec to the decision history (when appendTo is
+// set) and then writes it as indented JSON to path, the latest decision:
+// history first, so it never lacks a decision the record shows.
+func writeRecordCmd(ctx context.Context, write func(context.Context, string, []byte) error,
+	appendTo func(context.Context, string, []byte) error, path string, rec analysis.ReviewRecord) tea.Cmd {
 	return func() tea.Msg {
+		if appendTo != nil {
+			line, err := json.Marshal(rec)
+			if err != nil {
+				return recordFailedMsg{err: err}
+			}
+			if err := appendTo(ctx, HistoryPath(path), append(line, '\n')); err != nil {
+				return recordFailedMsg{err: err}
+			}
+		}
 		data, err := json.MarshalIndent(rec, "", "  ")
 		if err != nil {
 			return recordFailedMsg{err: err}
@@ -146,6 +158,27 @@ func readRecordCmd(ctx context.Context, read func(context.Context, string) ([]by
 		}
 		return previousRecordMsg{rec: rec}
 	}
+}
+
+// appendLine appends one line to path (created 0644 when absent) and syncs
+// it; O_APPEND keeps concurrent reviewers' lines whole.
+func appendLine(ctx context.Context, path string, line []byte) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(line); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // readFile is os.ReadFile that honours ctx.

@@ -101,6 +101,7 @@ func sanitizeReport(r *analysis.Report) *analysis.Report {
 	c.Metrics = make([]analysis.Metric, len(r.Metrics))
 	for i, g := range r.Metrics {
 		g.Name = clean(g.Name)
+		g.Class = clean(g.Class)
 		g.Verdict = analysis.Verdict(clean(string(g.Verdict)))
 		g.Direction = clean(g.Direction)
 		g.Scale = clean(g.Scale)

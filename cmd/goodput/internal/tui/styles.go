@@ -2,6 +2,9 @@ package tui
 
 import (
 	"io"
+	"os"
+	"strconv"
+	"strings"
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
@@ -38,7 +41,26 @@ func newStyles(out io.Writer, noColor bool) styles {
 	if noColor {
 		r.SetColorProfile(termenv.Ascii)
 	}
+	// the background is not asked of the terminal (a terminal that does not
+	// answer stalls the query for seconds, and the program owns the input
+	// by the time a colour is resolved): COLORFGBG says it when set, else
+	// dark; the adaptive greys differ by two shades either way
+	r.SetHasDarkBackground(darkBackground(os.Getenv("COLORFGBG")))
 	return newStylesFrom(r)
+}
+
+// darkBackground reads COLORFGBG ("fg;bg", bg 0–6 or 8 dark, 7 or 9–15
+// light); unknown means dark.
+func darkBackground(colorFGBG string) bool {
+	i := strings.LastIndexByte(colorFGBG, ';')
+	if i < 0 {
+		return true
+	}
+	bg, err := strconv.Atoi(colorFGBG[i+1:])
+	if err != nil {
+		return true
+	}
+	return bg != 7 && (bg < 9 || bg > 15)
 }
 
 // newStylesFrom builds the styles on renderer r.

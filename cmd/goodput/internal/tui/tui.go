@@ -62,6 +62,17 @@ type Options struct {
 	// ReadFile reads an earlier review record at RecordPath when the
 	// program starts (tests inject it); nil means os.ReadFile.
 	ReadFile func(ctx context.Context, path string) ([]byte, error)
+	// AppendFile appends one line to the decision history beside the
+	// record (HistoryPath), so a later decision never erases an earlier
+	// one. nil means an O_APPEND write to the file when WriteFile is nil
+	// as well, and no history when only WriteFile is injected.
+	AppendFile func(ctx context.Context, path string, line []byte) error
+}
+
+// HistoryPath is the append-only decision history beside a review record:
+// run.review.json → run.review.history.jsonl, one JSON record per line.
+func HistoryPath(record string) string {
+	return strings.TrimSuffix(record, ".json") + ".history.jsonl"
 }
 
 type viewID int
@@ -113,6 +124,7 @@ type recorder struct {
 	path      string
 	write     func(ctx context.Context, path string, data []byte) error
 	read      func(ctx context.Context, path string) ([]byte, error)
+	appendTo  func(ctx context.Context, path string, line []byte) error // nil: no history
 }
 
 // Model is the review program's top-level model.
@@ -167,6 +179,10 @@ func New(o Options) (Model, error) {
 	if read == nil {
 		read = readFile
 	}
+	appendTo := o.AppendFile
+	if appendTo == nil && o.WriteFile == nil {
+		appendTo = appendLine
+	}
 	reviewer := o.Reviewer
 	if reviewer == "" {
 		reviewer = "unknown"
@@ -188,7 +204,7 @@ func New(o Options) (Model, error) {
 		c: c,
 		rec: recorder{
 			ctx: ctx, now: o.Now, reviewer: reviewer, reportSHA: hex.EncodeToString(sum[:]),
-			verdict: o.Report.Verdict, path: o.RecordPath, write: write, read: read,
+			verdict: o.Report.Verdict, path: o.RecordPath, write: write, read: read, appendTo: appendTo,
 		},
 		help:     newHelp(st),
 		summary:  newSummary(c),
@@ -454,7 +470,7 @@ func (m Model) submit() (tea.Model, tea.Cmd) {
 	m.writing = true
 	m.status = "writing the review record…"
 	m.statusErr = false
-	return m, writeRecordCmd(m.rec.ctx, m.rec.write, m.rec.path, rec)
+	return m, writeRecordCmd(m.rec.ctx, m.rec.write, m.rec.appendTo, m.rec.path, rec)
 }
 
 // View implements tea.Model: exactly height lines, none wider than width.

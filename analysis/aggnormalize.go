@@ -1,0 +1,248 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/goodput-dev/goodput/analysis/histo"
+	"github.com/goodput-dev/goodput/analysis/normalize"
+	"github.com/goodput-dev/goodput/analysis/stats"
+	"github.com/goodput-dev/goodput/policies"
+	"github.com/goodput-dev/goodput/sources"
+)
+
+// aggWarmup cuts a metrics arm's warm-up from its slices by the policy's
+// rule, as the request path does: "auto" applies normalize.Warmup to the
+// per-slice TTFT medians read from the histograms (interpolated within
+// buckets, so a warm-up shows as long as it moves the median across the
+// buckets' resolution), in batches of about 50 s as on the request path; a duration cuts the slices that start before it;
+// "none" cuts nothing. Returns the normalization step.
+func (a *aggArm) warmup(w policies.WindowSpec) (NormalizationStep, error) {
+	st := NormalizationStep{Name: "warmup", Setting: w.Warmup}
+	cut := 0
+	switch {
+	case w.Warmup == "none" || w.Warmup == "":
+		st.Detail = "not requested"
+		return st, nil
+	case w.Warmup == "auto":
+		series := make([]float64, len(a.slices))
+		for i := range a.slices {
+			series[i] = histo.Quantile(0.5, a.slices[i].ttft)
+		}
+		// batches of about the request path's 50 s (5 buckets of 10 s),
+		// so the cut's granularity does not grow with the step
+		batch := 5
+		if w := a.slices[0].end - a.slices[0].start; w > 0 {
+			batch = max(1, int(math.Round(50/w)))
+		}
+		res := normalize.Warmup(series, normalize.WarmupOptions{Batch: batch})
+		if res.Cut > 0 && !(res.MeanBefore > res.MeanAfter) {
+			// a start faster than what follows is a later slowdown, which
+			// must stay in the window to be judged
+			res.Cut = 0
+			res.Reason = fmt.Sprintf("no cut: the level shifts but the start is faster (median TTFT %.4gs before, %.4gs after), so it is not a warm-up",
+				res.MeanBefore, res.MeanAfter)
+		}
+		cut = res.Cut
+		st.Detail = fmt.Sprintf("%s: %s (per-slice TTFT medians from the histogram)", a.arm, res.Reason)
+	default:
+		d := w.WarmupDuration().Seconds()
+		for cut < len(a.slices) && a.slices[cut].start < a.slices[0].start+d {
+			cut++
+		}
+		st.Detail = fmt.Sprintf("%s: cut the first %d slices (%gs)", a.arm, cut, d)
+	}
+	if cut >= len(a.slices) {
+		return st, &DataError{Arm: a.arm, Msg: fmt.Sprintf("the warm-up cut removes every slice of the window (%d); shorten window.warmup or widen the window", len(a.slices))}
+	}
+	if cut > 0 {
+		a.cutSecs = a.slices[cut].start - a.slices[0].start
+		a.slices = a.slices[cut:]
+		a.secs = 0
+		for _, s := range a.slices {
+			a.secs += s.end - s.start
+		}
+		st.Applied = true
+	}
+	return st, nil
+}
+
+// mixShift compares the arms' mean prompt tokens per finished request, per
+// slice (delta method over slices): prompt lengths come from the clients,
+// not from the change, so arms whose means differ beyond 10% with
+// confidence were sent different traffic mixes. Without class labels the
+// metrics cannot be reweighted to one mix, so such a difference keeps a
+// fail from being blamed on the change. Returns "" when the mix matches or
+// cannot be told.
+func mixShift(b, c *aggArm, conf float64) string {
+	ratio := func(a *aggArm) (stats.Ratio, bool) {
+		r := stats.Ratio{Num: make([]float64, len(a.slices)), Den: make([]float64, len(a.slices))}
+		for i, s := range a.slices {
+			if math.IsNaN(s.promptTokens) {
+				return r, false
+			}
+			r.Num[i], r.Den[i] = s.promptTokens, s.completed+s.failed+s.canceled
+		}
+		return r, sum(r.Den) > 0 && sum(r.Num) > 0
+	}
+	rb, okb := ratio(b)
+	rc, okc := ratio(c)
+	if !okb || !okc || len(b.slices) < MinBuckets || len(c.slices) < MinBuckets {
+		return ""
+	}
+	est := stats.LogRatioOfRatios(rc, rb, conf)
+	lim := math.Log(1.1)
+	if math.IsNaN(est.CI.Lo) || !(est.CI.Lo > lim || est.CI.Hi < -lim) {
+		return ""
+	}
+	return fmt.Sprintf("the arms were sent different traffic: mean prompt tokens per request baseline %.0f, canary %.0f (%+.0f%% [%+.0f%%, %+.0f%%]) "+
+		"after any class reweighting; the metrics carry no class label that accounts for it",
+		sum(rb.Num)/sum(rb.Den), sum(rc.Num)/sum(rc.Den), 100*math.Expm1(est.Point), 100*math.Expm1(est.CI.Lo), 100*math.Expm1(est.CI.Hi))
+}
+
+// cacheRate is the arm's prefix-cache hit rate over the analysed window,
+// prefix_cache_hits / prefix_cache_queries; NaN when not exported.
+func cacheRate(a *aggArm) float64 {
+	var h, q float64
+	for _, s := range a.slices {
+		h += s.prefixHits
+		q += s.prefixQueries
+	}
+	if !(q > 0) {
+		return math.NaN()
+	}
+	return h / q
+}
+
+// normSteps are the normalization steps of a metrics comparison after the
+// histogram bounds: warm-up per arm, traffic mix, prefix cache and load,
+// each saying what was done with metrics data.
+func (j *aggJudgement) normSteps() []NormalizationStep {
+	p := j.p
+	steps := append([]NormalizationStep{}, j.steps...)
+	mix := NormalizationStep{Name: "mix", Setting: p.Normalize.Mix, Detail: j.mix.detail, Applied: j.mix.applied}
+	if p.Normalize.Mix != "none" {
+		mix.Detail += "; a difference in mean prompt tokens per request left after it keeps the verdict inconclusive"
+		if ms := mixShift(j.b, j.c, 1-2*p.Alpha()); ms != "" {
+			mix.Detail += "; " + ms
+		}
+	}
+	steps = append(steps, mix)
+	cache := NormalizationStep{Name: "cache", Setting: p.Normalize.Cache, Detail: "not requested"}
+	if p.Normalize.Cache != "none" {
+		cache.Detail = fmt.Sprintf("hit rate (prefix_cache_hits / prefix_cache_queries) baseline %s, canary %s; shown, not adjusted",
+			pctOrNA(cacheRate(j.b)), pctOrNA(cacheRate(j.c)))
+	}
+	steps = append(steps, cache)
+	load := NormalizationStep{Name: "load", Setting: p.Normalize.Load, Detail: "not requested"}
+	if p.Normalize.Load != "none" {
+		lf := func(a *aggArm) normalize.Load {
+			l := normalize.Load{Offered: make([]float64, len(a.slices)), ReplicaSecs: make([]float64, len(a.slices))}
+			for i, s := range a.slices {
+				l.Offered[i], l.ReplicaSecs[i] = s.offered(), s.replicas*(s.end-s.start)
+			}
+			return l
+		}
+		res, err := normalize.CompareLoad(lf(j.c), lf(j.b), 0)
+		switch {
+		case err != nil:
+			load.Detail = "like-for-like not checked: " + err.Error()
+		default:
+			load.Applied = p.Normalize.Load == "matched"
+			load.Detail = "goodput compared at matched offered load (good per offered request), request rate per replica from the series; " + res.Reason
+			if !res.LikeForLike || res.Matched {
+				j.warnf("offered load: %s", res.Reason)
+			}
+		}
+	}
+	return append(steps, load)
+}
+
+// aggMix is the class-mix standardisation of a metrics comparison: when
+// both arms' metrics carry the same classes (the class label: a class,
+// model or LoRA adapter), the canary's counts and histograms per class are
+// weighted by w_baseline/w_canary of the class's offered requests, so its
+// figures are those of the baseline's mix (post-stratification).
+type aggMix struct {
+	factor  map[string]float64 // canary weight per class; nil when not applied
+	applied bool
+	detail  string
+}
+
+func classOffered(agg *sources.Aggregate) (map[string]float64, float64) {
+	out := map[string]float64{}
+	total := 0.0
+	for _, b := range agg.Buckets {
+		n := nan0(b.Completed) + nan0(b.Failed) + nan0(b.Canceled) + nan0(b.Rejected)
+		out[b.Class] += n
+		total += n
+	}
+	return out, total
+}
+
+// classMix plans the class-mix standardisation for setting (the policy's
+// normalize.mix: "none" or a reference; the reference is the baseline's
+// mix).
+func classMix(b, c *sources.Aggregate, setting string) aggMix {
+	if setting == "none" {
+		return aggMix{detail: "not requested"}
+	}
+	wb, nb := classOffered(b)
+	wc, nc := classOffered(c)
+	if len(wb) < 2 && len(wc) < 2 {
+		return aggMix{detail: "not applied: the metrics carry no class label (see --class-label) to reweight by"}
+	}
+	names := make([]string, 0, len(wb))
+	for k := range wb {
+		names = append(names, k)
+	}
+	for k := range wc {
+		if _, ok := wb[k]; !ok {
+			names = append(names, k)
+		}
+	}
+	slices.Sort(names)
+	var parts []string
+	f := map[string]float64{}
+	for _, k := range names {
+		pb, pc := wb[k]/nb, wc[k]/nc
+		label := k
+		if label == "" {
+			label = "(unlabelled)"
+		}
+		parts = append(parts, fmt.Sprintf("%s %.1f%% vs %.1f%%", label, 100*pb, 100*pc))
+		if pb > 0 && !(pc > 0) || pc > 0 && !(pb > 0) {
+			return aggMix{detail: fmt.Sprintf("not applied: class %s has requests in only one arm (%s), so the canary cannot be reweighted to the baseline's mix",
+				label, strings.Join(parts, ", "))}
+		}
+		if pc > 0 {
+			f[k] = pb / pc
+		}
+	}
+	return aggMix{factor: f, applied: true, detail: fmt.Sprintf("canary reweighted per class to the baseline's mix, its arm figures included (share of offered requests, baseline vs canary: %s)",
+		strings.Join(parts, ", "))}
+}
+
+// scaleBucket multiplies a bucket's counts, token sums and histograms, and
+// its good-request bounds, by f.
+func scaleBucket(bk sources.AggBucket, bb histo.BucketBound, f float64) (sources.AggBucket, histo.BucketBound) {
+	for _, v := range []*float64{&bk.Completed, &bk.Failed, &bk.Canceled, &bk.Rejected, &bk.Good, &bk.PromptTokens,
+		&bk.OutputTokens, &bk.PrefixHits, &bk.PrefixQueries} {
+		*v *= f
+	}
+	for _, h := range []*sources.Histogram{&bk.TTFT, &bk.TPOT, &bk.E2E, &bk.Queue} {
+		if len(h.Counts) > 0 {
+			c := make([]float64, len(h.Counts))
+			for i, x := range h.Counts {
+				c[i] = x * f
+			}
+			h.Counts = c
+		}
+	}
+	bb.Lo *= f
+	bb.Hi *= f
+	bb.Completed *= f
+	return bk, bb
+}

@@ -1,0 +1,38 @@
+#!/usr/bin/python3
+"""Reference values for PairedDiffOfRatios and PairedLogRatioOfRatios:
+two arms on one bucket grid sharing a wave, the paired batch-means variance
+of the per-bucket residual differences (6 contiguous batches) and the t
+interval with 5 degrees of freedom, computed with numpy and scipy.stats.t.
+Run: /usr/bin/python3 make_paired.py > paired.json"""
+import json
+import numpy as np
+import scipy
+from scipy import stats
+
+rng = np.random.default_rng(11)
+cases = []
+for case in range(6):
+    b = int(rng.integers(24, 200))
+    wave = 0.05 * np.sin(np.arange(b) / 7.0)
+    den_x = rng.poisson(200, b).astype(float)
+    den_y = rng.poisson(200, b).astype(float)
+    num_x = np.array([rng.binomial(int(n), min(0.99, 0.9 + w)) for n, w in zip(den_x, wave)], float)
+    num_y = np.array([rng.binomial(int(n), min(0.99, 0.9 + w)) for n, w in zip(den_y, wave)], float)
+    conf = 0.9
+    rx, ry = num_x.sum() / den_x.sum(), num_y.sum() / den_y.sum()
+    q = min(6, b // 4)
+    edges = [g * b // q for g in range(q + 1)]
+    out = {}
+    for log in (False, True):
+        sx, sy = den_x.sum(), den_y.sum()
+        if log:
+            sx, sy = sx * rx, sy * ry
+        d = (num_x - rx * den_x) / sx - (num_y - ry * den_y) / sy
+        D = np.array([d[edges[g]:edges[g + 1]].sum() for g in range(q)])
+        var = q / (q - 1) * (D ** 2).sum()
+        half = stats.t.ppf(0.5 + conf / 2, q - 1) * np.sqrt(var)
+        point = np.log(rx / ry) if log else rx - ry
+        out["log" if log else "diff"] = [point, point - half, point + half]
+    cases.append({"num_x": num_x.tolist(), "den_x": den_x.tolist(), "num_y": num_y.tolist(), "den_y": den_y.tolist(),
+                  "conf": conf, "want": out})
+print(json.dumps({"generator": "make_paired.py", "scipy": scipy.__version__, "cases": cases}))

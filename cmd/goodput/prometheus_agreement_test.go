@@ -1,0 +1,238 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/goodput-dev/goodput/sources/prometheus/promtest"
+)
+
+// agreeReport is the part of the JSON report the agreement test reads.
+type agreeReport struct {
+	Verdict string   `json:"verdict"`
+	Reasons []string `json:"reasons"`
+	Arms    map[string]struct {
+		SLOAttainment float64 `json:"slo_attainment"`
+	} `json:"arms"`
+	Metrics []struct {
+		Name     string     `json:"name"`
+		Verdict  string     `json:"verdict"`
+		Delta    float64    `json:"delta"`
+		Interval [2]float64 `json:"interval"`
+	} `json:"metrics"`
+}
+
+// decisive names the first gate that decided the verdict (or the first
+// gate when all pass) with its delta and interval.
+func (r agreeReport) decisive() string {
+	for _, want := range []string{strings.ToUpper(r.Verdict), "FAIL", "INCONCLUSIVE", "PASS"} {
+		for _, m := range r.Metrics {
+			if strings.EqualFold(m.Verdict, want) {
+				return fmt.Sprintf("%s %s %+.3g [%+.3g, %+.3g]", m.Name, m.Verdict, m.Delta, m.Interval[0], m.Interval[1])
+			}
+		}
+	}
+	return "-"
+}
+
+// TestPrometheusAgreesWithRequestLogsAcrossScenarios judges each simulated
+// run twice with the same policy (chat's gates with its SLO thresholds on
+// vLLM's bucket edges: TTFT 1 s, TPOT 100 ms): from the per-request logs
+// and from the simulator's vLLM metrics backfilled into a real Prometheus
+// (30 s steps over 15 s scrapes). The verdicts must agree — the metrics
+// path cuts the cold canary's warm-up from its histogram series, compares
+// per replica-second past a lost baseline replica and judges the p99 TTFT
+// gate as an exceedance share at a bucket edge — except for the mix shift:
+// the simulator's metrics carry no class label, so the metrics path cannot
+// reweight the arms to one mix and must say so with an inconclusive
+// verdict, never a pass or a fail. The table is logged (go test -v).
+func TestPrometheusAgreesWithRequestLogsAcrossScenarios(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts one Prometheus per scenario")
+	}
+	pol := filepath.Join("testdata", "promagree", "chat-edges.yaml")
+	cases := []struct {
+		name, scenario string
+		minutes        int
+		want           string // request-log verdict; the metrics verdict must match
+		metricsWant    string // when the metrics verdict must differ
+	}{
+		{"A/A", "steady", 15, "pass", ""},
+		{"p99 TTFT +50%", filepath.Join("testdata", "promagree", "ttft-50.yaml"), 15, "fail", ""},
+		{"10% regression", "regress-10", 15, "fail", ""},
+		{"errors up (2%)", filepath.Join("testdata", "promagree", "errors-up.yaml"), 15, "fail", ""},
+		{"cold canary", "cold-start", 20, "pass", ""},
+		{"lost baseline replica", "replica-loss", 15, "pass", ""},
+		{"mix shift, classes unlabelled in metrics", "mix-shift", 15, "pass", "inconclusive"},
+	}
+	var table strings.Builder
+	table.WriteString("\n| scenario | request-log verdict | metrics verdict | attainment b/c (logs) | attainment b/c (metrics) | deciding gate (logs) | deciding gate (metrics) |\n|---|---|---|---|---|---|---|\n")
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if code, _, errs := runCLI(t, nil, "simulate", "--scenario", tc.scenario, "--seed", "7", "--out", dir); code != 0 {
+				t.Fatalf("simulate: exit %d: %s", code, errs)
+			}
+			judge := func(args ...string) agreeReport {
+				t.Helper()
+				code, out, errs := runCLI(t, nil, append([]string{"judge", "--format", "json", "--policy", pol}, args...)...)
+				if code == ExitError || code == ExitUsage {
+					t.Fatalf("judge %v: exit %d: %s", args, code, errs)
+				}
+				var r agreeReport
+				if err := json.Unmarshal([]byte(out), &r); err != nil {
+					t.Fatal(err)
+				}
+				return r
+			}
+			logs := judge("--baseline", filepath.Join(dir, "baseline.jsonl"), "--canary", filepath.Join(dir, "canary.jsonl"))
+			url := promtest.Start(t, filepath.Join(dir, "metrics.om"))
+			start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+			prom := judge("--prometheus", url, "--baseline-selector", `deployment="baseline"`, "--canary-selector", `deployment="canary"`,
+				"--step", "30s", "--start", start.Format(time.RFC3339), "--end", start.Add(time.Duration(tc.minutes)*time.Minute).Format(time.RFC3339))
+			want := tc.want
+			if tc.metricsWant != "" {
+				want = tc.metricsWant
+			}
+			if logs.Verdict != tc.want || prom.Verdict != want {
+				t.Errorf("verdicts: request logs %s (want %s), metrics %s (want %s)\nlogs: %q\nmetrics: %q",
+					logs.Verdict, tc.want, prom.Verdict, want, logs.Reasons, prom.Reasons)
+			}
+			if tc.metricsWant != "" && !strings.Contains(strings.Join(prom.Reasons, " "), "different traffic") {
+				t.Errorf("metrics verdict does not name the mix difference: %q", prom.Reasons)
+			}
+			fmt.Fprintf(&table, "| %s | %s | %s | %.2f%% / %.2f%% | %.2f%% / %.2f%% | %s | %s |\n", tc.name,
+				strings.ToUpper(logs.Verdict), strings.ToUpper(prom.Verdict),
+				100*logs.Arms["baseline"].SLOAttainment, 100*logs.Arms["canary"].SLOAttainment,
+				100*prom.Arms["baseline"].SLOAttainment, 100*prom.Arms["canary"].SLOAttainment,
+				logs.decisive(), prom.decisive())
+		})
+	}
+	t.Log(table.String())
+}
+
+// mergeModelOM writes one OpenMetrics file holding every family of the given
+// files, each family's samples contiguous. Families whose samples carry
+// no model_name label (the GPU's, which do not differ by model) are taken
+// from the first file only.
+func mergeModelOM(t *testing.T, dst string, srcs ...string) {
+	t.Helper()
+	type family struct {
+		head    []string
+		samples [][]string // per source
+	}
+	var order []string
+	fams := map[string]*family{}
+	for i, src := range srcs {
+		f, err := os.Open(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		var cur *family
+		for sc.Scan() {
+			line := sc.Text()
+			switch {
+			case line == "# EOF":
+			case strings.HasPrefix(line, "# HELP "):
+				name := strings.Fields(line)[2]
+				cur = fams[name]
+				if cur == nil {
+					cur = &family{samples: make([][]string, len(srcs))}
+					fams[name] = cur
+					order = append(order, name)
+				}
+				if i == 0 {
+					cur.head = append(cur.head, line)
+				}
+			case strings.HasPrefix(line, "#"):
+				if i == 0 {
+					cur.head = append(cur.head, line)
+				}
+			default:
+				if i > 0 && !strings.Contains(line, "model_name=") {
+					continue
+				}
+				cur.samples[i] = append(cur.samples[i], line)
+			}
+		}
+		f.Close()
+		if err := sc.Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out bytes.Buffer
+	for _, name := range order {
+		for _, l := range fams[name].head {
+			out.WriteString(l + "\n")
+		}
+		for _, ls := range fams[name].samples {
+			for _, l := range ls {
+				out.WriteString(l + "\n")
+			}
+		}
+	}
+	out.WriteString("# EOF\n")
+	if err := os.WriteFile(dst, out.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPrometheusAgreesOnALabelledMixShift: the mix-shift run again, with
+// each class served as its own model (model_name "chat" and "long"), so
+// the metrics carry the class. Judged with --class-label model_name the
+// metrics path reweights the canary to the baseline's class mix, as the
+// request path does with the logs' class field, and both pass.
+func TestPrometheusAgreesOnALabelledMixShift(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a Prometheus")
+	}
+	dir := t.TempDir()
+	var oms []string
+	var args []string
+	for _, c := range []string{"chat", "long"} {
+		out := filepath.Join(dir, c)
+		if code, _, errs := runCLI(t, nil, "simulate", "--scenario", filepath.Join("testdata", "promagree", "mix-"+c+".yaml"), "--seed", "7", "--out", out); code != 0 {
+			t.Fatalf("simulate %s: exit %d: %s", c, code, errs)
+		}
+		oms = append(oms, filepath.Join(out, "metrics.om"))
+		args = append(args, "--baseline", filepath.Join(out, "baseline.jsonl"), "--canary", filepath.Join(out, "canary.jsonl"))
+	}
+	om := filepath.Join(dir, "metrics.om")
+	mergeModelOM(t, om, oms...)
+	pol := filepath.Join("testdata", "promagree", "chat-edges.yaml")
+	judge := func(args ...string) (agreeReport, string) {
+		t.Helper()
+		code, out, errs := runCLI(t, nil, append([]string{"judge", "--format", "json", "--policy", pol}, args...)...)
+		if code == ExitError || code == ExitUsage {
+			t.Fatalf("judge %v: exit %d: %s", args, code, errs)
+		}
+		var r agreeReport
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatal(err)
+		}
+		return r, out
+	}
+	logs, _ := judge(args...)
+	url := promtest.Start(t, om)
+	prom, raw := judge("--prometheus", url, "--baseline-selector", `deployment="baseline"`, "--canary-selector", `deployment="canary"`,
+		"--class-label", "model_name", "--step", "30s", "--start", "2026-01-01T00:00:00Z", "--end", "2026-01-01T00:15:00Z")
+	if logs.Verdict != "pass" || prom.Verdict != "pass" {
+		t.Errorf("verdicts: request logs %s, metrics %s; want pass for both\nlogs: %q\nmetrics: %q", logs.Verdict, prom.Verdict, logs.Reasons, prom.Reasons)
+	}
+	if !strings.Contains(raw, "canary reweighted per class to the baseline's mix") {
+		t.Errorf("no class reweighting in the metrics report")
+	}
+	t.Logf("| mix shift, classes labelled (model_name) | %s | %s | %.2f%% / %.2f%% | %.2f%% / %.2f%% | %s | %s |",
+		strings.ToUpper(logs.Verdict), strings.ToUpper(prom.Verdict),
+		100*logs.Arms["baseline"].SLOAttainment, 100*logs.Arms["canary"].SLOAttainment,
+		100*prom.Arms["baseline"].SLOAttainment, 100*prom.Arms["canary"].SLOAttainment, logs.decisive(), prom.decisive())
+}

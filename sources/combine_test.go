@@ -1,0 +1,63 @@
+package sources
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+func run(clock Clock, t0 float64, n int, dur float64) Dataset {
+	d := Dataset{Clock: clock, Duration: dur}
+	for i := 0; i < n; i++ {
+		r := NewRequest()
+		if clock != ClockNone {
+			r.Time = t0 + float64(i)
+		}
+		d.Requests = append(d.Requests, r)
+	}
+	return d
+}
+
+func times(d Dataset) (lo, hi float64) { return span(&d) }
+
+// TestCombine: overlapping wall-clock files are replicas over one window;
+// files that follow one another, or that cannot be aligned, are runs whose
+// durations add up, placed back to back.
+func TestCombine(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		files    []Dataset
+		duration float64
+		lo, hi   float64 // combined arrival span; NaN when no times
+		warn     string
+	}{
+		{"epoch overlap: replicas", []Dataset{run(ClockEpoch, 1000, 100, 0), run(ClockEpoch, 1050, 100, 0)}, 0, 1000, 1149, "overlap are replicas"},
+		{"epoch runs an hour apart", []Dataset{run(ClockEpoch, 4600, 100, 0), run(ClockEpoch, 1000, 100, 0)}, 0, 1000, 1099 + 99, "the 3501 s between runs are left out"},
+		{"relative clocks: runs", []Dataset{run(ClockRelative, 5, 60, 60), run(ClockRelative, 7, 60, 60)}, 120, 0, 120, "cannot be aligned"},
+		{"no times: runs, durations add", []Dataset{run(ClockNone, 0, 200, 78.9), run(ClockNone, 0, 200, 78.7)}, 157.6, math.NaN(), math.NaN(), "summed duration, 157.6 s"},
+		{"no times, duration unknown", []Dataset{run(ClockNone, 0, 150, 0), run(ClockNone, 0, 150, 0)}, 0, math.NaN(), math.NaN(), "repeated runs"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ds := Combine(tc.files)
+			if n := len(ds.Requests); n != len(tc.files[0].Requests)+len(tc.files[1].Requests) {
+				t.Errorf("%d requests", n)
+			}
+			if math.Abs(ds.Duration-tc.duration) > 1e-9 {
+				t.Errorf("duration %v, want %v", ds.Duration, tc.duration)
+			}
+			lo, hi := times(ds)
+			if !(lo == tc.lo || math.IsNaN(lo) && math.IsNaN(tc.lo)) || !(hi == tc.hi || math.IsNaN(hi) && math.IsNaN(tc.hi)) {
+				t.Errorf("span [%v, %v], want [%v, %v]", lo, hi, tc.lo, tc.hi)
+			}
+			if w := strings.Join(ds.Warnings, "\n"); !strings.Contains(w, tc.warn) {
+				t.Errorf("warnings %q lack %q", w, tc.warn)
+			}
+		})
+	}
+	// the inputs are not modified
+	a := run(ClockEpoch, 5000, 10, 0)
+	Combine([]Dataset{run(ClockEpoch, 1000, 10, 0), a})
+	if a.Requests[0].Time != 5000 {
+		t.Error("Combine moved its input's times")
+	}
+}
