@@ -265,7 +265,7 @@ func checkParams(t *testing.T, what string, get func(string) string, keys []stri
 		}
 	}
 	po := promOptions{URL: "http://prometheus.monitoring:9090", BaselineSelector: get("baseline_selector"), CanarySelector: get("canary_selector"),
-		Start: get("start"), End: get("end"), Step: defaultPromStep, Profile: "auto", Timeout: defaultPromTimeout}
+		Start: get("start"), End: get("end"), Step: defaultPromStep, Profile: "auto", Timeout: defaultPromTimeout, ClassLabel: "class"}
 	if v := get("last"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil {

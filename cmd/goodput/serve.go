@@ -89,6 +89,7 @@ is never logged.`,
 	fs.StringVar(&o.TokenEnv, "token-env", defaultServeTokenEnv, "environment variable holding the bearer token callers must send (unset or empty: none)")
 	fs.DurationVar(&o.Timeout, "timeout", defaultServeTimeout, "longest time one analysis may take")
 	fs.IntVar(&o.MaxConcurrent, "max-concurrent", defaultServeConcurrent, "most analyses at once; further requests get 429")
+	fs.StringVar(&o.prom.ClassLabel, "class-label", "class", "label of the engine's metrics that carries the request class")
 	fs.DurationVar(&o.prom.Step, "step", defaultPromStep, "default bucket width (a request may give step=)")
 	fs.StringVar(&o.prom.TokenEnv, "prometheus-token-env", defaultTokenEnv, "environment variable holding a bearer token for Prometheus")
 	fs.StringVar(&o.prom.BasicUser, "prometheus-user", "", "basic-auth user for Prometheus; the password is read from --prometheus-password-env")
@@ -146,6 +147,9 @@ func (a *app) newServer(o serveOptions) (*server, error) {
 	}
 	if o.MaxConcurrent < 1 {
 		return nil, usageError("--max-concurrent %d: want at least 1", o.MaxConcurrent)
+	}
+	if o.prom.ClassLabel == "" {
+		o.prom.ClassLabel = "class"
 	}
 	s := &server{a: a, o: o, policies: map[string]*policies.Policy{}, sem: make(chan struct{}, o.MaxConcurrent)}
 	for _, u := range append([]string{o.Prometheus}, o.Allow...) {

@@ -512,7 +512,7 @@ func (a *app) waitUntil(ctx context.Context, t time.Time) error {
 // yet) is judged for display but cannot decide.
 func (a *app) watchLook(ctx context.Context, src *prometheus.Source, pp promPlan, engine string, w watchPlan, k int, at time.Time, pol *policies.Policy, o *watchOptions) (*analysis.Report, error) {
 	read := func(arm sources.Arm, sel engines.Selector) (sources.Dataset, error) {
-		ds, err := src.Read(ctx, prometheus.Query{Arm: arm, Selector: sel, Start: w.start, End: at, Step: o.prom.Step, Engine: engine})
+		ds, err := src.Read(ctx, prometheus.Query{Arm: arm, Selector: sel, Start: w.start, End: at, Step: o.prom.Step, Engine: engine, ClassLabel: o.prom.ClassLabel})
 		if err != nil {
 			return ds, inputError(fmt.Errorf("look %d: prometheus %s: %w", k, redactURL(pp.cfg.URL), err))
 		}
