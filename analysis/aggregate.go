@@ -222,6 +222,7 @@ func (j *aggJudgement) report() *Report {
 	r.Normalization.Steps = append(r.Normalization.Steps, j.normSteps()...)
 	r.Metrics = j.gates()
 	r.Series = j.series()
+	r.Classes = aggClasses(j.b, j.c, len(p.Classes) > 0)
 	r.Distributions = j.distributions()
 	r.Verdict, r.Reasons = overall(r.Metrics)
 	if ms := mixShift(j.b, j.c, 1-2*p.Alpha()); ms != "" {

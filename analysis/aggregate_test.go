@@ -3,6 +3,7 @@ package analysis
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -140,5 +141,94 @@ func TestBoundsDecideInTheirDirection(t *testing.T) {
 				t.Errorf("a fail shows the favourable end's figures: %v/%v vs %+v", m.Baseline, m.Canary, f)
 			}
 		})
+	}
+}
+
+// TestAggregateClassRows: with a class label on the metrics the report's
+// classes[] holds each arm's own per-class figures: offered and share from
+// the counters, attainment between its bounds, p99s with their bucket's
+// edges; the canary's rows are its own, not reweighted to the baseline mix.
+func TestAggregateClassRows(t *testing.T) {
+	p := chat(t)
+	labelled := func(arm sources.Arm, seed uint64, chatTPOT, longTPOT float64, longSlices int) *sources.Dataset {
+		a := aggArmData(arm, seed, 120, chatTPOT, true)
+		l := aggArmData(arm, seed+10, 120, longTPOT, true)
+		var bks []sources.AggBucket
+		for i := range a.Agg.Buckets {
+			x := a.Agg.Buckets[i]
+			x.Class = "chat"
+			bks = append(bks, x)
+			if i < longSlices {
+				y := l.Agg.Buckets[i]
+				y.Class = "long"
+				bks = append(bks, y)
+			}
+		}
+		a.Agg.Buckets = bks
+		return a
+	}
+	b := labelled(sources.Baseline, 1, 0.04, 0.04, 120)
+	c := labelled(sources.Canary, 2, 0.04, 0.07, 60)
+	r, err := Judge(b, c, Config{Policy: p, Resamples: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// chat declares policy classes, so rows are the default class (the SLO
+	// metrics are judged with) split by label, as on the request path
+	if len(r.Classes) != 2 || r.Classes[0].Label != "chat" || r.Classes[1].Label != "long" || r.Classes[0].Class != "default" {
+		t.Fatalf("classes: %+v", r.Classes)
+	}
+	offered := func(ds *sources.Dataset, class string) (n, total float64) {
+		for _, bk := range ds.Agg.Buckets {
+			o := bk.Completed + bk.Failed + bk.Canceled
+			total += o
+			if bk.Class == class {
+				n += o
+			}
+		}
+		return n, total
+	}
+	for _, row := range r.Classes {
+		for _, x := range []struct {
+			ds *sources.Dataset
+			a  ClassArm
+		}{{b, row.Baseline}, {c, row.Canary}} {
+			n, total := offered(x.ds, row.Label)
+			if x.a.Offered != int64(n) || math.Abs(float64(x.a.Share)-n/total) > 1e-12 {
+				t.Errorf("%s %s: offered %d share %v, want %v %v", x.ds.Arm, row.Class, x.a.Offered, x.a.Share, n, n/total)
+			}
+			ab := x.a.SLOAttainmentBounds
+			if ab == nil || !(ab[0] <= ab[1]) || x.a.SLOAttainment != ab[0] || !(ab[0] > 0.5) || !(ab[1] <= 1) {
+				t.Errorf("%s %s: attainment %v bounds %v", x.ds.Arm, row.Class, x.a.SLOAttainment, ab)
+			}
+			for _, q := range []struct {
+				v  Num
+				b  *[2]Num
+				es []float64
+			}{{x.a.TTFTP99, x.a.TTFTP99Bounds, []float64{0, 0.1, 0.25, 0.5, 1, 2, 5}}, {x.a.TPOTP99, x.a.TPOTP99Bounds, []float64{0, 0.01, 0.025, 0.05, 0.08, 0.1, 0.2}}} {
+				if q.b == nil || !(q.b[0] <= q.v && q.v <= q.b[1]) {
+					t.Errorf("%s %s: p99 %v outside its bucket %v", x.ds.Arm, row.Class, q.v, q.b)
+					continue
+				}
+				k := slices.Index(q.es, float64(q.b[0]))
+				if k < 0 || k+1 >= len(q.es) || q.es[k+1] != float64(q.b[1]) {
+					t.Errorf("%s %s: p99 bounds %v are not adjacent edges", x.ds.Arm, row.Class, *q.b)
+				}
+			}
+		}
+	}
+	// the canary's long class (TPOT median 70 ms against 40 ms) shows its own
+	// slower tail and its own share (60 of 120 slices), not the reweighted one
+	long := r.Classes[1]
+	if !(long.Canary.TPOTP99 > long.Baseline.TPOTP99) || !(long.Canary.Share < long.Baseline.Share) {
+		t.Errorf("long: TPOT p99 %v / %v, share %v / %v", long.Baseline.TPOTP99, long.Canary.TPOTP99, long.Baseline.Share, long.Canary.Share)
+	}
+	// without a class label there are no rows
+	r, err = Judge(aggArmData(sources.Baseline, 1, 120, 0.04, true), aggArmData(sources.Canary, 2, 120, 0.04, true), Config{Policy: p, Resamples: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Classes) != 0 {
+		t.Errorf("unlabelled metrics gave class rows: %+v", r.Classes)
 	}
 }

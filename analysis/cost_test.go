@@ -55,7 +55,11 @@ func TestCostGate(t *testing.T) {
 	}{
 		{"8% higher accelerator cost fails a 3% cost gate", same, 2.0 * 1.08, Fail},
 		{"equal cost passes", same, 2.0, Pass},
-		{"10% more goodput at 5% more cost passes", more, 2.0 * 1.05, Pass},
+		// under load: matched the 10% more traffic the router sent the
+		// canary is not credited to it (as for goodput): at the baseline's
+		// offered load its cost per good request is 5% higher
+		{"10% more traffic at 5% more cost fails at matched load", more, 2.0 * 1.05, Fail},
+		{"10% more traffic at equal cost passes at matched load", more, 2.0, Pass},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			recs := append(perMinute(sources.Baseline, t0, 21, 2, 2.0), perMinute(sources.Canary, t0, 21, 2, tc.cAccel)...)

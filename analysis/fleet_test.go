@@ -396,3 +396,30 @@ func TestWarmupCapAndPairing(t *testing.T) {
 		t.Errorf("arms 3 h apart were paired: %q", m2.Method)
 	}
 }
+
+// TestRejectedWithoutCacheCount: requests the gateway turns away report no
+// cached tokens. With the cache bands as strata they must still count in a
+// stratum both arms have; left in a canary-only "unknown" band they got
+// weight 0 under the baseline's mix and 3% of rejections vanished from
+// attainment and from the rejected-share guardrail.
+func TestRejectedWithoutCacheCount(t *testing.T) {
+	const seed = 4
+	b, c := fleetArms(aaFleet(seed), aaFleet(seed), seed)
+	rng := rand.New(rand.NewPCG(seed, 1))
+	for i := range c.Requests {
+		if r := &c.Requests[i]; rng.Float64() < 0.03 {
+			r.Status, r.CachedTokens = sources.StatusRejected, -1
+			r.TTFT, r.TPOT, r.E2E = math.NaN(), math.NaN(), math.NaN()
+		}
+	}
+	r, err := Judge(b, c, Config{Policy: chat(t), Resamples: 300})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := metric(t, r, "rejected_share"); m.Verdict != Fail || float64(m.Delta) < 0.02 {
+		t.Errorf("rejected_share %s %+.4f: %s", m.Verdict, float64(m.Delta), m.Reason)
+	}
+	if m := metric(t, r, "slo_attainment"); float64(m.Delta) > -0.02 {
+		t.Errorf("attainment hides the rejections: %+.4f (%s)", float64(m.Delta), m.Reason)
+	}
+}

@@ -257,6 +257,14 @@ func (j *judgement) evalGate(idx int, g policies.Gate, conf float64, r *Report) 
 		}
 		vb, vc = sum(cb.Num)/sum(cb.Den), sum(cc.Num)/sum(cc.Den)
 		est = poissonFloor(stats.LogRatioOfRatios(cc, cb, conf), sum(cb.Den), sum(cc.Den), conf)
+		if j.p.Normalize.Load == "matched" && !j.b.pseudo && !j.c.pseudo {
+			if m, ok := j.costMatched(conf); ok {
+				e.m.Naive = naiveOf(est, vb, vc)
+				est = m
+				vc = vb * math.Exp(est.Point)
+				e.m.Adjusted = append(e.m.Adjusted, "matched offered load: cost per second over attainment, so the Poisson count of good requests routing sends each arm is not counted as cost noise")
+			}
+		}
 	case g.Metric == "output_tokens_mean":
 		rb, rc, why := j.ratios(g.Metric, kb, kc)
 		if why != "" {
@@ -787,7 +795,7 @@ func (j *judgement) evalClassTail(idx int, g policies.Gate, info policies.Metric
 // LoadRatioTolerance is the relative difference in offered load per
 // replica-second between the arms beyond which the automatic sample-ratio
 // check fails (when it is outside with confidence).
-const LoadRatioTolerance = 0.05
+const LoadRatioTolerance = 0.03
 
 // loadRatioGuardrail is the sample-ratio check used when the policy
 // declares no traffic split: behind one router both arms should be offered
@@ -870,4 +878,57 @@ func countFuncs(metric string) (num, den func(b *bucket) float64) {
 		return func(b *bucket) float64 { return b.retries }, offered
 	}
 	return nil, nil
+}
+
+// costMatched compares cost per good request at matched offered load: an
+// arm's cost per good request at the baseline's offered rate is
+// (cost per second) / (attainment × offered rate), so the ratio of the arms
+// is (C_c/S_c)/(C_b/S_b) · A_b/A_c — the cost rates set by the deployment
+// and the attainment set by the change, without the Poisson count of
+// requests that routing happened to send each arm. Per arm, the log of
+// (C/S)/(G/O) is linearised per bucket, r_t = (C_t − (C/S)·S_t)/C −
+// (G_t − (G/O)·O_t)/G, and compared by batch means (paired when the arms
+// are paired in time).
+func (j *judgement) costMatched(conf float64) (stats.Estimate, bool) {
+	from, nb := j.grid()
+	arm := func(a *armData) (stats.Ratio, bool) {
+		lo, n := a.firstKept, len(a.buckets)-a.firstKept
+		if j.paired {
+			lo, n = from, nb
+		}
+		var C, S, G, O float64
+		for t := 0; t < n; t++ {
+			if i := lo + t; i >= a.firstKept && i < len(a.buckets) {
+				b := &a.buckets[i]
+				C, S, G, O = C+b.cost, S+b.secs, G+b.good, O+b.offered
+			}
+		}
+		if !(C > 0 && S > 0 && G > 0 && O > 0) {
+			return stats.Ratio{}, false
+		}
+		v := (C / S) / (G / O)
+		r := stats.Ratio{Num: make([]float64, n), Den: make([]float64, n)}
+		for t := 0; t < n; t++ {
+			u := 0.0
+			if i := lo + t; i >= a.firstKept && i < len(a.buckets) {
+				b := &a.buckets[i]
+				u = (b.cost-C/S*b.secs)/C - (b.good-G/O*b.offered)/G
+			}
+			// ratio v, residuals v·u_t: the log-scale delta method sees u_t
+			r.Num[t] = v*u + v/float64(n)
+			r.Den[t] = 1 / float64(n)
+		}
+		return r, true
+	}
+	rb, okb := arm(j.b)
+	rc, okc := arm(j.c)
+	if !okb || !okc {
+		return stats.Estimate{}, false
+	}
+	est := stats.LogRatioOfRatios(rc, rb, conf)
+	if j.paired {
+		est = stats.PairedLogRatioOfRatios(rc, rb, conf)
+	}
+	est.Method += "-matched-load"
+	return est, !math.IsNaN(est.Point)
 }

@@ -120,7 +120,7 @@ func (j *judgement) planMix() *mixPlan {
 	if plan.cache == "stratify" {
 		plan.by += " × prefix-cache hit bands"
 	}
-	key := func(a *armData, i int) string {
+	classKey := func(a *armData, i int) string {
 		r := &a.ds.Requests[i]
 		var k string
 		switch {
@@ -135,8 +135,46 @@ func (j *judgement) planMix() *mixPlan {
 		default:
 			k = normalize.Band(r.PromptTokens, r.OutputTokens)
 		}
+		return k
+	}
+	// a request without a cached-token count (rejected, failed) counts
+	// in its class's most common known band, so that its failure stays in
+	// a stratum both arms have
+	dominant := map[string]string{}
+	if plan.cache == "stratify" {
+		counts := map[string]map[string]float64{}
+		for _, a := range []*armData{j.b, j.c} {
+			for i := range a.ds.Requests {
+				if a.bidx[i] < int32(a.firstKept) {
+					continue
+				}
+				if b := plan.cacheBand(&a.ds.Requests[i]); b != normalize.CacheUnknown {
+					ck := classKey(a, i)
+					if counts[ck] == nil {
+						counts[ck] = map[string]float64{}
+					}
+					counts[ck][b]++
+				}
+			}
+		}
+		for ck, m := range counts {
+			best := ""
+			for _, b := range sortedKeys(m) {
+				if best == "" || m[b] > m[best] {
+					best = b
+				}
+			}
+			dominant[ck] = best
+		}
+	}
+	key := func(a *armData, i int) string {
+		k := classKey(a, i)
 		if plan.cache == "stratify" {
-			k += " · " + plan.cacheBand(r)
+			b := plan.cacheBand(&a.ds.Requests[i])
+			if d, ok := dominant[k]; ok && b == normalize.CacheUnknown {
+				b = d
+			}
+			k += " · " + b
 		}
 		return k
 	}
@@ -191,7 +229,8 @@ const StrayBandShare = 0.01
 
 // strayBands maps each stray band to the band it is folded into: the
 // nearest populated band in hit rate (partial folds into whichever of none
-// and mostly holds more requests).
+// and mostly holds more requests). The unknown band is not folded here:
+// planMix counts its requests in their class's most common known band.
 func strayBands(bandsB, bandsC map[string]float64) map[string]string {
 	total := func(m map[string]float64) float64 {
 		t := 0.0
@@ -205,6 +244,7 @@ func strayBands(bandsB, bandsC map[string]float64) map[string]string {
 	size := func(b string) float64 { return bandsB[b]/tb + bandsC[b]/tc }
 	order := []string{normalize.CacheNone, normalize.CachePartial, normalize.CacheMostly}
 	out := map[string]string{}
+
 	for i, b := range order {
 		if size(b) == 0 || !stray(b) {
 			continue
@@ -243,7 +283,8 @@ func foldBands(m map[string]float64, fold map[string]string) map[string]float64 
 func foldText(fold map[string]string) string {
 	var parts []string
 	for _, b := range sortedKeys(fold) {
-		parts = append(parts, fmt.Sprintf("%q counted in %q (under %g%% of both arms)", b, fold[b], 100*StrayBandShare))
+		why := fmt.Sprintf("under %g%% of both arms", 100*StrayBandShare)
+		parts = append(parts, fmt.Sprintf("%q counted in %q (%s)", b, fold[b], why))
 	}
 	return "stray band(s) " + strings.Join(parts, ", ")
 }
@@ -273,7 +314,12 @@ func cacheBands(a *armData) map[string]float64 {
 			continue
 		}
 		r := &a.ds.Requests[i]
-		m[normalize.CacheBand(r.CachedTokens, r.PromptTokens)]++
+		// requests without a cached-token count (rejected, failed, or no
+		// cache reporting at all) do not decide the cache handling: when
+		// stratifying they count in their class's most common band
+		if b := normalize.CacheBand(r.CachedTokens, r.PromptTokens); b != normalize.CacheUnknown {
+			m[b]++
+		}
 	}
 	return m
 }

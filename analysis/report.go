@@ -291,9 +291,16 @@ type ClassArm struct {
 	Offered       int64 `json:"offered"`
 	Good          int64 `json:"good"`
 	Share         Num   `json:"share"`          // share of the arm's offered requests
-	SLOAttainment Num   `json:"slo_attainment"` // good / offered
-	TTFTP99       Num   `json:"ttft_p99"`
-	TPOTP99       Num   `json:"tpot_p99"`
+	SLOAttainment Num   `json:"slo_attainment"` // good / offered (metrics data: the lower bound)
+	TTFTP99       Num   `json:"ttft_p99"`       // seconds (metrics data: interpolated within its bucket)
+	TPOTP99       Num   `json:"tpot_p99"`       // seconds per output token (as TTFTP99)
+	// Bounds, for metrics data only (absent for per-request data): SLO
+	// attainment between the histograms' lower and upper bounds (0..1), and
+	// each p99 between the edges of the bucket holding it (seconds; +Inf,
+	// written null, when it is in the +Inf bucket).
+	SLOAttainmentBounds *[2]Num `json:"slo_attainment_bounds,omitempty"`
+	TTFTP99Bounds       *[2]Num `json:"ttft_p99_bounds,omitempty"`
+	TPOTP99Bounds       *[2]Num `json:"tpot_p99_bounds,omitempty"`
 }
 
 // Normalization records what was done to make the arms comparable.

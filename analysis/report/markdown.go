@@ -889,17 +889,21 @@ func mdClasses(r *analysis.Report) string {
 		return ""
 	}
 	var b strings.Builder
-	b.WriteString("Cells read baseline / canary.\n\n")
+	b.WriteString("Cells read baseline / canary.")
+	if len(r.Classes) > 0 && r.Classes[0].Baseline.SLOAttainmentBounds != nil {
+		b.WriteString(" From metrics: attainment is bounded by the histograms (Δ at the lower ends), a p99 is interpolated within the bucket whose edges follow it.")
+	}
+	b.WriteString("\n\n")
 	b.WriteString("| class | offered | share | attainment | Δ attainment | TTFT p99 | TPOT p99 |\n|---|--:|--:|--:|--:|--:|--:|\n")
 	for _, c := range r.Classes {
 		d := float64(c.Canary.SLOAttainment) - float64(c.Baseline.SLOAttainment)
 		fmt.Fprintf(&b, "| %s | %s / %s | %s / %s | %s / %s | %s | %s / %s | %s / %s |\n", EscapeMarkdown(ClassName(c)),
 			mdInt(c.Baseline.Offered), mdInt(c.Canary.Offered),
 			mdValue(float64(c.Baseline.Share), "fraction"), mdValue(float64(c.Canary.Share), "fraction"),
-			mdValue(float64(c.Baseline.SLOAttainment), "fraction"), mdValue(float64(c.Canary.SLOAttainment), "fraction"),
+			mdAttain(c.Baseline), mdAttain(c.Canary),
 			mdSigned(d*100, " pp"),
-			mdDur(float64(c.Baseline.TTFTP99)), mdDur(float64(c.Canary.TTFTP99)),
-			mdDur(float64(c.Baseline.TPOTP99)), mdDur(float64(c.Canary.TPOTP99)))
+			mdP99(c.Baseline.TTFTP99, c.Baseline.TTFTP99Bounds), mdP99(c.Canary.TTFTP99, c.Canary.TTFTP99Bounds),
+			mdP99(c.Baseline.TPOTP99, c.Baseline.TPOTP99Bounds), mdP99(c.Canary.TPOTP99, c.Canary.TPOTP99Bounds))
 	}
 	return mdDetails(fmt.Sprintf("Per-class breakdown (%d %s)", len(r.Classes),
 		mdPlural(len(r.Classes), "class", "classes")), b.String())
@@ -1279,4 +1283,25 @@ func GateSummary(m *analysis.Metric) string {
 		s += ": " + m.Reason
 	}
 	return s
+}
+
+// mdAttain is a class's SLO attainment, as its bounds when metrics data
+// bound it.
+func mdAttain(a analysis.ClassArm) string {
+	if b := a.SLOAttainmentBounds; b != nil && mdFinite(float64(b[0])) && mdFinite(float64(b[1])) && b[0] != b[1] {
+		return mdValue(float64(b[0]), "fraction") + "–" + mdValue(float64(b[1]), "fraction")
+	}
+	return mdValue(float64(a.SLOAttainment), "fraction")
+}
+
+// mdP99 is a class's p99 with, for metrics data, its bucket's edges.
+func mdP99(v analysis.Num, b *[2]analysis.Num) string {
+	if b == nil || !mdFinite(float64(v)) {
+		return mdDur(float64(v))
+	}
+	hi := "+Inf"
+	if mdFinite(float64(b[1])) {
+		hi = mdDur(float64(b[1]))
+	}
+	return mdDur(float64(v)) + " (" + mdDur(float64(b[0])) + "–" + hi + ")"
 }

@@ -662,3 +662,31 @@ func TestMarkdown_firstLineTooLittleData(t *testing.T) {
 		t.Errorf("first line %q", got)
 	}
 }
+
+// TestClassRowsFromMetrics: class rows read from histograms show their
+// attainment as bounds and each p99 with its bucket's edges, in text and
+// Markdown; a label from the metrics is escaped.
+func TestClassRowsFromMetrics(t *testing.T) {
+	b := func(lo, hi float64) *[2]analysis.Num { return &[2]analysis.Num{analysis.Num(lo), analysis.Num(hi)} }
+	arm := analysis.ClassArm{Offered: 1000, Good: 980, Share: 0.5, SLOAttainment: 0.98, SLOAttainmentBounds: b(0.98, 0.99),
+		TTFTP99: 0.8, TTFTP99Bounds: b(0.5, 1), TPOTP99: 0.3, TPOTP99Bounds: b(0.2, math.Inf(1))}
+	r := &analysis.Report{SchemaVersion: 1, Verdict: analysis.Pass, Classes: []analysis.ClassRow{
+		{Class: "chat", Baseline: arm, Canary: arm}, {Class: "lora_*x*", Baseline: arm, Canary: arm}}}
+	var md, txt bytes.Buffer
+	if err := Markdown(&md, r, MarkdownOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := Text(&txt, r, TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"98.0%–99.0%", "800 ms (500 ms–1.00 s)", "+Inf)", `lora\_\*x\*`, "attainment is bounded by the histograms"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("Markdown lacks %q:\n%s", want, md.String())
+		}
+	}
+	for _, want := range []string{"98.00–99.00%", "800.0ms (500.0ms–1.000s)", "300.0ms (200.0ms–+Inf)"} {
+		if !strings.Contains(txt.String(), want) {
+			t.Errorf("text lacks %q:\n%s", want, txt.String())
+		}
+	}
+}

@@ -197,8 +197,9 @@ func Text(w io.Writer, r *analysis.Report, opt TextOptions) error {
 		cl := [][]string{{"class", "share b/c", "attainment b/c", "TTFT p99 b/c", "TPOT p99 b/c"}}
 		for _, k := range r.Classes {
 			cl = append(cl, []string{Sanitize(ClassName(k)), pct(k.Baseline.Share) + " / " + pct(k.Canary.Share),
-				pct(k.Baseline.SLOAttainment) + " / " + pct(k.Canary.SLOAttainment),
-				dur(k.Baseline.TTFTP99) + " / " + dur(k.Canary.TTFTP99), dur(k.Baseline.TPOTP99) + " / " + dur(k.Canary.TPOTP99)})
+				classPct(k.Baseline) + " / " + classPct(k.Canary),
+				classDur(k.Baseline.TTFTP99, k.Baseline.TTFTP99Bounds) + " / " + classDur(k.Canary.TTFTP99, k.Canary.TTFTP99Bounds),
+				classDur(k.Baseline.TPOTP99, k.Baseline.TPOTP99Bounds) + " / " + classDur(k.Canary.TPOTP99, k.Canary.TPOTP99Bounds)})
 		}
 		table(tw, cl, []bool{false, true, true, true, true})
 	}
@@ -450,4 +451,26 @@ func AdjustedLabel(m analysis.Metric) string {
 		}
 	}
 	return strings.Join(out, " + ")
+}
+
+// classPct is a class's SLO attainment: its bounds "lo–hi%" when metrics
+// data bound it, else the figure.
+func classPct(a analysis.ClassArm) string {
+	if b := a.SLOAttainmentBounds; b != nil && !isNaN(b[0]) && !isNaN(b[1]) && b[0] != b[1] {
+		return fmt.Sprintf("%.2f–%.2f%%", float64(b[0])*100, float64(b[1])*100)
+	}
+	return pct(a.SLOAttainment)
+}
+
+// classDur is a class's p99 with, for metrics data, the edges of the
+// bucket holding it: "412.0ms (250.0ms–500.0ms)".
+func classDur(v analysis.Num, b *[2]analysis.Num) string {
+	if b == nil || isNaN(v) {
+		return dur(v)
+	}
+	hi := "+Inf"
+	if !math.IsInf(float64(b[1]), 1) {
+		hi = dur(b[1])
+	}
+	return fmt.Sprintf("%s (%s–%s)", dur(v), dur(b[0]), hi)
 }

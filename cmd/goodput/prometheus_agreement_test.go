@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -221,7 +222,7 @@ func TestPrometheusAgreesOnALabelledMixShift(t *testing.T) {
 		}
 		return r, out
 	}
-	logs, _ := judge(args...)
+	logs, logsRaw := judge(args...)
 	url := promtest.Start(t, om)
 	prom, raw := judge("--prometheus", url, "--baseline-selector", `deployment="baseline"`, "--canary-selector", `deployment="canary"`,
 		"--class-label", "model_name", "--step", "30s", "--start", "2026-01-01T00:00:00Z", "--end", "2026-01-01T00:15:00Z")
@@ -230,6 +231,63 @@ func TestPrometheusAgreesOnALabelledMixShift(t *testing.T) {
 	}
 	if !strings.Contains(raw, "canary reweighted per class to the baseline's mix") {
 		t.Errorf("no class reweighting in the metrics report")
+	}
+	// the class table comes from the metrics too: per label, shares as
+	// in the request logs, and attainment bounds holding the logs' figure
+	type classes struct {
+		Classes []struct {
+			Class, Label string
+			Baseline     map[string]any
+			Canary       map[string]any
+		}
+	}
+	var lc, pc classes
+	if err := json.Unmarshal([]byte(logsRaw), &lc); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(raw), &pc); err != nil {
+		t.Fatal(err)
+	}
+	name := func(class, label string) string {
+		if label != "" {
+			return label
+		}
+		return class
+	}
+	byLabel := map[string]map[string]any{}
+	for _, c := range lc.Classes {
+		byLabel[name(c.Class, c.Label)+"/b"], byLabel[name(c.Class, c.Label)+"/c"] = c.Baseline, c.Canary
+	}
+	if len(pc.Classes) != 2 {
+		t.Fatalf("metrics class rows: %+v", pc.Classes)
+	}
+	for _, c := range pc.Classes {
+		for arm, m := range map[string]map[string]any{"b": c.Baseline, "c": c.Canary} {
+			c.Label = name(c.Class, c.Label)
+			l := byLabel[c.Label+"/"+arm]
+			if l == nil {
+				t.Errorf("class %q: no request-log row", c.Label)
+				continue
+			}
+			share, lshare := m["share"].(float64), l["share"].(float64)
+			bnd, _ := m["slo_attainment_bounds"].([]any)
+			if math.Abs(share-lshare) > 0.01 || len(bnd) != 2 {
+				t.Errorf("class %s arm %s: metrics share %v bounds %v; logs share %v", c.Label, arm, share, bnd, lshare)
+				continue
+			}
+			// the runs' windows differ by the scrape grid, so the logs'
+			// figures are checked against the metrics' bounds with a
+			// small slack: attainment 0.5 pp, the p99 within its bucket
+			la, lo, hi := l["slo_attainment"].(float64), bnd[0].(float64), bnd[1].(float64)
+			if la < lo-0.005 || la > hi+0.005 {
+				t.Errorf("class %s arm %s: logs attainment %.4f outside the metrics bounds [%.4f, %.4f]", c.Label, arm, la, lo, hi)
+			}
+			if pb, _ := m["ttft_p99_bounds"].([]any); len(pb) != 2 || l["ttft_p99"].(float64) < pb[0].(float64) || l["ttft_p99"].(float64) > pb[1].(float64) {
+				t.Errorf("class %s arm %s: logs TTFT p99 %v outside the metrics p99 bucket %v", c.Label, arm, l["ttft_p99"], m["ttft_p99_bounds"])
+			}
+			t.Logf("class %s arm %s: share logs %.4f metrics %.4f; attainment logs %.4f metrics [%.4f, %.4f]; TTFT p99 logs %.3f metrics %.3f %v",
+				c.Label, arm, lshare, share, l["slo_attainment"], bnd[0], bnd[1], l["ttft_p99"], m["ttft_p99"], m["ttft_p99_bounds"])
+		}
 	}
 	t.Logf("| mix shift, classes labelled (model_name) | %s | %s | %.2f%% / %.2f%% | %.2f%% / %.2f%% | %s | %s |",
 		strings.ToUpper(logs.Verdict), strings.ToUpper(prom.Verdict),

@@ -1,0 +1,92 @@
+package analysis
+
+import (
+	"cmp"
+	"math"
+	"slices"
+
+	"github.com/goodput-dev/goodput/analysis/histo"
+	"github.com/goodput-dev/goodput/sources"
+)
+
+// aggClasses is the per-class breakdown of a metrics comparison whose
+// metrics carry a class label (--class-label): per class and arm, the
+// offered requests and their share of the arm, SLO attainment between its
+// histogram bounds, and the TTFT and TPOT p99 from the class's merged
+// histograms with the edges of the bucket holding them. Each arm's own
+// figures are shown (the canary before its reweighting to the baseline's
+// mix), over the slices the warm-up cut keeps. Good requests are counted
+// at the lower bound, as in the arm summary. Rows are named as on the
+// request path: the label itself when the policy declares no classes,
+// else the policy class that sets the SLO ("default": metrics are judged
+// with the default SLO) with the label. Empty when no bucket carries a
+// class label.
+func aggClasses(b, c *aggArm, policyClasses bool) []ClassRow {
+	type acc struct {
+		offered, lo, hi float64
+		ttft, tpot      sources.Histogram
+	}
+	per := func(a *aggArm) (map[string]*acc, float64) {
+		out := map[string]*acc{}
+		total := 0.0
+		first := a.slices[0].start
+		for i, bk := range a.ds.Agg.Buckets {
+			if bk.Start < first || bk.Class == "" {
+				continue
+			}
+			x := out[bk.Class]
+			if x == nil {
+				x = &acc{}
+				out[bk.Class] = x
+			}
+			off := nan0(bk.Completed) + nan0(bk.Failed) + nan0(bk.Canceled) + nan0(bk.Rejected)
+			x.offered += off
+			total += off
+			bb := a.bounds.Buckets[i]
+			x.lo += nan0(bb.Lo)
+			x.hi += nan0(bb.Hi)
+			x.ttft = addHist(x.ttft, bk.TTFT)
+			x.tpot = addHist(x.tpot, bk.TPOT)
+		}
+		return out, total
+	}
+	bs, tb := per(b)
+	cs, tc := per(c)
+	if len(bs)+len(cs) == 0 {
+		return []ClassRow{}
+	}
+	arm := func(x *acc, total float64) ClassArm {
+		if x == nil {
+			x = &acc{}
+		}
+		bounds := func(lo, hi float64) *[2]Num { return &[2]Num{Num(lo), Num(hi)} }
+		tl, th := histo.QuantileBounds(0.99, x.ttft)
+		pl, ph := histo.QuantileBounds(0.99, x.tpot)
+		return ClassArm{Offered: int64(math.Round(x.offered)), Good: int64(math.Round(x.lo)), Share: Num(x.offered / total),
+			SLOAttainment: Num(x.lo / x.offered), SLOAttainmentBounds: bounds(x.lo/x.offered, x.hi/x.offered),
+			TTFTP99: Num(histo.Quantile(0.99, x.ttft)), TTFTP99Bounds: bounds(tl, th),
+			TPOTP99: Num(histo.Quantile(0.99, x.tpot)), TPOTP99Bounds: bounds(pl, ph)}
+	}
+	names := map[string]bool{}
+	for k := range bs {
+		names[k] = true
+	}
+	for k := range cs {
+		names[k] = true
+	}
+	rows := make([]ClassRow, 0, len(names))
+	for k := range names {
+		row := ClassRow{Class: k, Baseline: arm(bs[k], tb), Canary: arm(cs[k], tc)}
+		if policyClasses {
+			row.Class, row.Label = "default", k
+		}
+		rows = append(rows, row)
+	}
+	slices.SortFunc(rows, func(x, y ClassRow) int {
+		if c := cmp.Compare(x.Class, y.Class); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.Label, y.Label)
+	})
+	return rows
+}
