@@ -1,0 +1,174 @@
+package prometheus
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/goodput-dev/goodput/analysis/histo"
+	"github.com/goodput-dev/goodput/sources/prometheus/promtest"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/common/model"
+)
+
+// TestNativeHistogramFromRealPrometheus: a loopback exporter (client_golang
+// with native-histogram options) is scraped every second by Debian's
+// Prometheus with native histograms on; the answer to an instant query
+// decodes into the cumulative form whose count at every bucket edge is
+// exactly the number of observations at or below it, so attainment at an
+// edge is exact and between edges bounded.
+func TestNativeHistogramFromRealPrometheus(t *testing.T) {
+	if _, err := exec.LookPath("prometheus"); err != nil {
+		if promtest.Required() {
+			t.Fatal("prometheus not installed but REQUIRE_PROMETHEUS=1")
+		}
+		t.Skip("prometheus not installed")
+	}
+	reg := prometheus.NewRegistry()
+	h := prometheus.NewHistogram(prometheus.HistogramOpts{Name: "ttft_seconds", Help: "time to first token",
+		NativeHistogramBucketFactor: 1.1, NativeHistogramZeroThreshold: 1e-6, NativeHistogramMaxBucketNumber: 1000})
+	reg.MustRegister(h)
+	rng := rand.New(rand.NewPCG(15, 2))
+	obs := make([]float64, 5000)
+	for i := range obs {
+		obs[i] = 0.3 * math.Exp(0.6*rng.NormFloat64())
+		h.Observe(obs[i])
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "prometheus.yml")
+	if err := os.WriteFile(cfg, []byte(fmt.Sprintf("global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: engine\n    static_configs:\n      - targets: ['%s']\n", ln.Addr())), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("prometheus", "--config.file="+cfg, "--storage.tsdb.path="+filepath.Join(dir, "data"),
+		"--web.listen-address=127.0.0.1:0", "--enable-feature=native-histograms")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	re := regexp.MustCompile(`msg="Listening on" address=([0-9.:]+)`)
+	addrCh := make(chan string, 1)
+	go func() {
+		sc, sent := bufio.NewScanner(stderr), false
+		for sc.Scan() {
+			if m := re.FindStringSubmatch(sc.Text()); m != nil && !sent {
+				addrCh <- m[1]
+				sent = true
+			}
+		}
+	}()
+	var addr string
+	select {
+	case addr = <-addrCh:
+	case <-time.After(20 * time.Second):
+		t.Fatal("prometheus did not report its address")
+	}
+	// bounded wait (≤ 30 s) for the first scrape to be queryable
+	var sample *model.SampleHistogram
+	deadline := time.Now().Add(30 * time.Second)
+	for sample == nil && time.Now().Before(deadline) {
+		time.Sleep(time.Second)
+		resp, err := http.Get("http://" + addr + "/api/v1/query?" + url.Values{"query": {"ttft_seconds"}}.Encode())
+		if err != nil {
+			continue
+		}
+		var ans struct {
+			Data struct {
+				Result model.Vector `json:"result"`
+			} `json:"data"`
+		}
+		err = json.NewDecoder(resp.Body).Decode(&ans)
+		resp.Body.Close()
+		if err == nil && len(ans.Data.Result) == 1 && ans.Data.Result[0].Histogram != nil {
+			sample = ans.Data.Result[0].Histogram
+		}
+	}
+	if sample == nil {
+		t.Fatal("no native histogram answered within 30 s")
+	}
+	got, err := nativeHistogram(sample)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Edges) < 20 || !math.IsInf(got.Edges[len(got.Edges)-1], 1) || got.Counts[len(got.Counts)-1] != float64(len(obs)) {
+		t.Fatalf("decoded %d edges, total %v; want exponential buckets holding %d", len(got.Edges), got.Counts[len(got.Counts)-1], len(obs))
+	}
+	below := func(e float64) float64 {
+		n := 0.0
+		for _, v := range obs {
+			if v <= e {
+				n++
+			}
+		}
+		return n
+	}
+	for i, e := range got.Edges[:len(got.Edges)-1] {
+		if got.Counts[i] != below(e) {
+			t.Errorf("edge %g: %v observations at or below, want %v", e, got.Counts[i], below(e))
+		}
+		// attainment at an edge is exact
+		if a := histo.Fraction(got, e); !a.Exact || math.Abs(a.Lo-below(e)/float64(len(obs))) > 1e-12 {
+			t.Errorf("attainment at edge %g: %+v, want exact %v", e, a, below(e)/float64(len(obs)))
+		}
+	}
+	// a threshold between edges is bounded by the edges around it
+	thr := 0.75 // 1 s is an edge of every exponential schema; 0.75 s is not
+	a := histo.Fraction(got, thr)
+	truth := below(thr) / float64(len(obs))
+	if a.Exact || !(a.Lo <= truth && truth <= a.Hi) || a.Hi-a.Lo > 0.05 {
+		t.Errorf("attainment at %g s: [%v, %v] exact %v; true %v", thr, a.Lo, a.Hi, a.Exact, truth)
+	}
+	lo, hi := histo.QuantileBounds(0.99, got)
+	t.Logf("%d exponential buckets; attainment at 0.75 s in [%.4f, %.4f] (true %.4f, edges %g and %g); p99 in [%.4f, %.4f] s",
+		len(got.Edges)-1, a.Lo, a.Hi, truth, a.Below, a.Above, lo, hi)
+}
+
+func TestNativeHistogramRejectsBadBuckets(t *testing.T) {
+	for name, raw := range map[string]string{
+		"negative observations": `{"count":"3","sum":"1","buckets":[[1,"-0.5","-0.4","1"],[0,"0.4","0.5","2"]]}`,
+		"count below buckets":   `{"count":"1","sum":"1","buckets":[[0,"0.4","0.5","2"]]}`,
+		"negative count":        `{"count":"1","sum":"1","buckets":[[0,"0.4","0.5","-2"]]}`,
+	} {
+		var h model.SampleHistogram
+		if err := json.Unmarshal([]byte(raw), &h); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := nativeHistogram(&h); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+	var h model.SampleHistogram
+	if err := json.Unmarshal([]byte(`{"count":"6","sum":"2","buckets":[[3,"-1e-6","1e-6","1"],[0,"0.5","0.6","2"],[0,"0.4","0.5","3"]]}`), &h); err != nil {
+		t.Fatal(err)
+	}
+	got, err := nativeHistogram(&h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got.Edges, got.Counts) != "[1e-06 0.5 0.6 +Inf] [1 4 6 6]" {
+		t.Errorf("decoded %v %v", got.Edges, got.Counts)
+	}
+}
