@@ -11,6 +11,7 @@ func (a *app) commands() []*cobra.Command {
 	return []*cobra.Command{
 		a.newJudgeCmd(),
 		a.newWatchCmd(),
+		a.newServeCmd(),
 		a.newCapacityCmd(),
 		a.newReviewCmdWith(reviewOptions{now: time.Now, judge: a.reviewJudge, gitUser: gitUserName}),
 		a.newCommentCmd(),

@@ -512,7 +512,7 @@ func (a *app) waitUntil(ctx context.Context, t time.Time) error {
 // yet) is judged for display but cannot decide.
 func (a *app) watchLook(ctx context.Context, src *prometheus.Source, pp promPlan, engine string, w watchPlan, k int, at time.Time, pol *policies.Policy, o *watchOptions) (*analysis.Report, error) {
 	read := func(arm sources.Arm, sel engines.Selector) (sources.Dataset, error) {
-		ds, err := src.Read(ctx, prometheus.Query{Arm: arm, Selector: sel, Start: w.start, End: at, Step: o.prom.Step, Engine: engine})
+		ds, err := src.Read(ctx, prometheus.Query{Arm: arm, Selector: sel, Start: w.start, End: at, Step: o.prom.Step, Engine: engine, ClassLabel: o.prom.ClassLabel})
 		if err != nil {
 			return ds, inputError(fmt.Errorf("look %d: prometheus %s: %w", k, redactURL(pp.cfg.URL), err))
 		}
@@ -536,6 +536,9 @@ func judgeLook(base, can *sources.Dataset, pol *policies.Policy, nominal float64
 	lp := pol
 	if !hold {
 		lp = lookPolicy(pol, nominal)
+		// a percentile bootstrap places a one-sided level only when enough
+		// resamples fall beyond it: take more resamples at small levels
+		resamples = max(resamples, min(maxLookResamples, int(math.Ceil(minTailResamples/nominal))))
 	}
 	rep, err := analysis.Judge(base, can, analysis.Config{Policy: lp, Seed: seed, Resamples: resamples, ToolVersion: version})
 	if err != nil {
@@ -557,8 +560,59 @@ func judgeLook(base, can *sources.Dataset, pol *policies.Policy, nominal float64
 			}
 		}
 		rep.Verdict = analysis.Inconclusive
+		return rep, nil
 	}
+	holdUnresolved(rep, nominal, resamples)
 	return rep, nil
+}
+
+// holdUnresolved holds the decisions of bootstrap gates at a look whose
+// one-sided level nominal is finer than resamples can place: with fewer
+// than minTailResamples resamples beyond it, the percentile interval is
+// too narrow on both sides, so neither a pass nor a fail may stand.
+func holdUnresolved(rep *analysis.Report, nominal float64, resamples int) {
+	if nominal*float64(resamples) >= minTailResamples {
+		return
+	}
+	held := false
+	for i := range rep.Metrics {
+		m := &rep.Metrics[i]
+		if strings.Contains(m.Method, "bootstrap") && m.Verdict != analysis.Inconclusive {
+			m.Verdict = analysis.Inconclusive
+			m.Reason += fmt.Sprintf("; held: %d bootstrap resamples cannot place this look's one-sided level %.2g", resamples, nominal)
+			held = true
+		}
+	}
+	if held {
+		rep.Verdict, rep.Reasons = recombine(rep.Metrics)
+	}
+}
+
+// Resampling at a look: at least minTailResamples resamples beyond the
+// look's one-sided level, at most maxLookResamples in all.
+const (
+	minTailResamples = 10
+	maxLookResamples = 20000
+)
+
+// recombine is the overall verdict of gate verdicts after a look held some.
+func recombine(ms []analysis.Metric) (analysis.Verdict, []string) {
+	var fails, incs []string
+	for _, m := range ms {
+		switch m.Verdict {
+		case analysis.Fail:
+			fails = append(fails, m.Name+": "+m.Reason)
+		case analysis.Inconclusive:
+			incs = append(incs, m.Name+": "+m.Reason)
+		}
+	}
+	switch {
+	case len(fails) > 0:
+		return analysis.Fail, append(fails, incs...)
+	case len(incs) > 0:
+		return analysis.Inconclusive, incs
+	}
+	return analysis.Pass, []string{fmt.Sprintf("all %d gates pass", len(ms))}
 }
 
 // watchReasons explains the watch's verdict in the report's reasons.

@@ -28,21 +28,37 @@ import (
 // watchCalPolicy puts the TTFT SLO on a bucket edge of vLLM's TTFT
 // histogram (100 ms, near the simulated fleet's p90), so that attainment
 // read from Prometheus is exact and a TTFT regression moves it: about 10%
-// of requests miss it in the baseline.
+// of requests miss it in the baseline. Its one gate is a guardrail on
+// attainment: it fails as soon as the canary is worse with confidence, so
+// an A/A canary sits exactly on the boundary of the fail test (the hardest
+// null there is) and the false-fail rate is measured at α itself, not
+// diluted by a margin or by Holm's split across gates.
 const watchCalPolicy = `name: watch-calibration
-description: TTFT ≤ 100 ms (a histogram edge); attainment, goodput and errors
+description: TTFT ≤ 100 ms (a histogram edge); fail on any confident loss of attainment
 slo: {ttft: 100ms}
 window: {warmup: auto, bucket: 60s}
 normalize: {mix: none, load: matched}
 gates:
-  - {metric: slo_attainment, margin: 1pp}
-  - {metric: goodput_per_replica, margin: 2%}
-  - {metric: error_rate, margin: 0.5pp, guardrail: true}
+  - {metric: slo_attainment, margin: 1pp, guardrail: true}
+confidence: 0.95
+`
+
+// serveTestPolicy is the calibration policy's SLO with non-inferiority
+// gates, for the service's tests (an A/A window passes it).
+const serveTestPolicy = `name: watch-calibration
+description: TTFT ≤ 100 ms; attainment within 2 pp, errors
+slo: {ttft: 100ms}
+window: {warmup: auto, bucket: 60s}
+normalize: {mix: none, load: matched}
+gates:
+  - {metric: slo_attainment, margin: 2pp}
+  - {metric: error_rate, margin: 1pp, guardrail: true}
 confidence: 0.95
 `
 
 // watchCalScenario is a steady fleet whose canary prefill runs at speed
-// (1 = unchanged): 0.9 raises tail TTFT by about 10%, 0.6 by about 50%.
+// (1 = unchanged): 0.97 raises tail TTFT by about 3%, 0.95 by about 5%, 0.9 by about 10%,
+// 0.6 by about 50%.
 func watchCalScenario(name string, speed float64) string {
 	return fmt.Sprintf(`name: %s
 description: canary prefill speed %g
@@ -92,7 +108,13 @@ func TestWatchCalibration(t *testing.T) {
 		speed float64
 		reps  int
 	}
-	scens := []scen{{"aa", 1, n}, {"ttft-plus-50", 0.6, max(4, n/4)}, {"ttft-plus-10", 0.9, max(4, n/2)}}
+	scens := []scen{{"aa", 1, n}, {"ttft-plus-50", 0.6, max(4, n/4)}, {"ttft-plus-10", 0.9, max(4, n/2)}, {"ttft-plus-5", 0.95, max(4, n/2)}, {"ttft-plus-3", 0.97, max(4, n/2)}}
+	// GOODPUT_WATCH_CALIBRATION_SCENARIOS=aa,ttft-plus-5 runs a subset;
+	// GOODPUT_WATCH_CALIBRATION_SEED shifts the seeds (fresh replicates)
+	if only := os.Getenv("GOODPUT_WATCH_CALIBRATION_SCENARIOS"); only != "" {
+		scens = slices.DeleteFunc(scens, func(s scen) bool { return !slices.Contains(strings.Split(only, ","), s.name) })
+	}
+	seedShift, _ := strconv.ParseUint(os.Getenv("GOODPUT_WATCH_CALIBRATION_SEED"), 10, 64)
 	var table strings.Builder
 	fmt.Fprintf(&table, "| scenario | replicates | rule | FAIL by 30 min | MC error | PASS | median FAIL look (min) |\n|---|---|---|---|---|---|---|\n")
 	for _, sc := range scens {
@@ -106,7 +128,7 @@ func TestWatchCalibration(t *testing.T) {
 			nb := min(perBackfill, sc.reps-b0)
 			dir := t.TempDir()
 			om := filepath.Join(dir, "merged.om")
-			if err := simMerged(sim, uint64(1000*len(sc.name))+uint64(b0), nb, om); err != nil {
+			if err := simMerged(sim, uint64(1000*len(sc.name))+uint64(b0)+seedShift, nb, om); err != nil {
 				t.Fatal(err)
 			}
 			url := promtest.Start(t, om)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goodput-dev/goodput/analysis"
 	"github.com/goodput-dev/goodput/analysis/report"
 	"github.com/goodput-dev/goodput/policies"
 	"github.com/goodput-dev/goodput/sources/prometheus"
@@ -61,7 +62,7 @@ func watchFixture(t *testing.T) (url, policy string) {
 			mergeRelabel(t, om, part, "-0", "-1")
 		}
 	}
-	return promtest.Start(t, om), writeFile(t, dir, "policy.yaml", watchCalPolicy)
+	return promtest.Start(t, om), writeFile(t, dir, "policy.yaml", serveTestPolicy)
 }
 
 type jsonLook struct {
@@ -232,5 +233,31 @@ func TestWatchLiveInterrupt(t *testing.T) {
 	}
 	if !strings.Contains(errb.String(), "interrupted after look 3 of 12") {
 		t.Errorf("stderr: %q", errb.String())
+	}
+}
+
+// TestHoldUnresolved: at a look whose one-sided level is finer than the
+// bootstrap can place, a bootstrap gate's pass or fail is held
+// (inconclusive, saying why) and the overall verdict recomputed; other
+// gates and resolvable levels are left alone.
+func TestHoldUnresolved(t *testing.T) {
+	mk := func() *analysis.Report {
+		return &analysis.Report{Verdict: analysis.Fail, Metrics: []analysis.Metric{
+			{Name: "slo_attainment", Verdict: analysis.Pass, Method: "delta-hac"},
+			{Name: "ttft_p99", Verdict: analysis.Fail, Method: "block-bootstrap of histogram quantiles"},
+		}}
+	}
+	r := mk()
+	holdUnresolved(r, 1e-4, 20000) // 2 resamples beyond the level
+	if r.Metrics[1].Verdict != analysis.Inconclusive || !strings.Contains(r.Metrics[1].Reason, "held") || r.Metrics[0].Verdict != analysis.Pass {
+		t.Errorf("held: %+v", r.Metrics)
+	}
+	if r.Verdict != analysis.Inconclusive {
+		t.Errorf("overall %s after holding the only fail; want inconclusive", r.Verdict)
+	}
+	r = mk()
+	holdUnresolved(r, 1e-3, 20000) // 20 beyond: resolvable
+	if r.Metrics[1].Verdict != analysis.Fail || r.Verdict != analysis.Fail {
+		t.Errorf("resolvable level was held: %+v", r.Metrics)
 	}
 }
