@@ -9,6 +9,7 @@ import (
 
 	"github.com/goodput-dev/goodput/analysis"
 	"github.com/goodput-dev/goodput/analysis/capacity"
+	"github.com/goodput-dev/goodput/analysis/stats"
 	"github.com/goodput-dev/goodput/sources"
 )
 
@@ -543,4 +544,78 @@ func fitAt(f capacity.Fit, x float64) (float64, bool) {
 		}
 	}
 	return f.Estimate[n-1], true
+}
+
+// ReadCapacityJSON reads a capacity report written by CapacityJSON back
+// into a CapacityDoc (for the terminal review). Null numbers decode as NaN,
+// except an interval's upper end, where null means unbounded (+Inf). It
+// fails when raw is not a capacity report or its schema is newer than this
+// build's.
+func ReadCapacityJSON(raw []byte) (*CapacityDoc, error) {
+	var doc struct {
+		capJSON
+		Capacity *capSection `json:"capacity"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return nil, err
+	}
+	switch {
+	case doc.Capacity == nil:
+		return nil, fmt.Errorf("no capacity section: not a capacity report (make one with `goodput capacity --format json`)")
+	case doc.SchemaVersion == 0:
+		return nil, fmt.Errorf("no schema_version: not a goodput report")
+	case doc.SchemaVersion > analysis.SchemaVersion:
+		return nil, fmt.Errorf("schema_version %d is newer than this goodput understands (%d); upgrade goodput", doc.SchemaVersion, analysis.SchemaVersion)
+	}
+	switch doc.Verdict {
+	case analysis.Pass, analysis.Fail, analysis.Inconclusive:
+	default:
+		return nil, fmt.Errorf("verdict %q: want pass, fail or inconclusive", safeText(string(doc.Verdict)))
+	}
+	c := doc.Capacity
+	upper := func(n analysis.Num) float64 {
+		if math.IsNaN(float64(n)) {
+			return math.Inf(1)
+		}
+		return float64(n)
+	}
+	ivl := func(p [2]analysis.Num) stats.Interval { return stats.Interval{Lo: float64(p[0]), Hi: upper(p[1])} }
+	r := &capacity.Result{Target: float64(c.Target), Margin: float64(c.Margin), MarginText: cpct(float64(c.Margin)),
+		Confidence: float64(c.Confidence), Scale: c.Scale, SaturationTolerance: float64(c.SaturationTolerance),
+		Ratio: float64(c.Ratio), RatioCI: ivl(c.Interval), Verdict: doc.Verdict, Reasons: doc.Reasons,
+		GateFromPolicy: c.GateFromPolicy, Warnings: doc.Warnings}
+	for _, a := range []struct {
+		in  *capArm
+		out *capacity.Arm
+	}{{&c.Baseline, &r.Baseline}, {&c.Canary, &r.Canary}} {
+		a.out.Capacity = capacity.Capacity{Identifiable: a.in.Capacity.Identifiable, Estimate: float64(a.in.Capacity.Estimate),
+			Lo: float64(a.in.Capacity.Interval[0]), Hi: upper(a.in.Capacity.Interval[1]), Reason: a.in.Capacity.Reason, Identify: a.in.Capacity.Identify}
+		a.out.Replicas, a.out.GPUs, a.out.USDPerHour = a.in.Replicas, a.in.GPUs, float64(a.in.USDPerHour)
+		for _, v := range [][]analysis.Num{a.in.Fit.Rates, a.in.Fit.Attainment, a.in.Fit.Lower, a.in.Fit.Upper} {
+			if len(v) != len(a.in.Points) {
+				return nil, fmt.Errorf("capacity fit has %d values for %d points", len(v), len(a.in.Points))
+			}
+		}
+		a.out.Fit = capacity.Fit{Rates: floats(a.in.Fit.Rates), Estimate: floats(a.in.Fit.Attainment), Lower: floats(a.in.Fit.Lower), Upper: floats(a.in.Fit.Upper)}
+		for _, p := range a.in.Points {
+			a.out.Points = append(a.out.Points, capacity.Point{Source: p.Source, Rate: float64(p.Rate), RequestedRate: float64(p.RequestedRate),
+				AchievedRate: float64(p.AchievedRate), Saturated: p.Saturated, Offered: p.Offered, Completed: p.Completed,
+				GoodLo: p.GoodLo, GoodHi: p.GoodHi, Exact: p.Exact, Attainment: float64(p.Attainment),
+				Bounds: stats.Interval{Lo: float64(p.Bounds[0]), Hi: float64(p.Bounds[1])}, CI: ivl(p.Interval),
+				Goodput: float64(p.GoodputRPS), Notes: p.Notes})
+		}
+	}
+	for _, cr := range c.CommonRates {
+		r.Common = append(r.Common, capacity.Common{Rate: float64(cr.Rate), Baseline: float64(cr.BaselineAttainment), Canary: float64(cr.CanaryAttainment),
+			BaselineBand: ivl(cr.BaselineBand), CanaryBand: ivl(cr.CanaryBand)})
+	}
+	return &CapacityDoc{Result: r, SLO: c.SLO, Policy: doc.Policy, Inputs: doc.Inputs, ToolVersion: doc.ToolVersion}, nil
+}
+
+func floats(v []analysis.Num) []float64 {
+	out := make([]float64, len(v))
+	for i, x := range v {
+		out[i] = float64(x)
+	}
+	return out
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/goodput-dev/goodput/analysis"
 	"github.com/goodput-dev/goodput/analysis/capacity"
+	"github.com/goodput-dev/goodput/analysis/report"
 	"github.com/goodput-dev/goodput/cmd/goodput/internal/tui"
 	"github.com/goodput-dev/goodput/policies"
 	"github.com/goodput-dev/goodput/sources"
@@ -78,9 +79,10 @@ FILE, and appended to the decision history REPORT.review.history.jsonl, so a
 later decision never erases an earlier one. Approving over a fail or inconclusive verdict needs
 a note. Press ? for all keys.
 
-With --capacity, --baseline and --canary are rate sweeps (files or
-directories, as for goodput capacity) and the review shows their capacity
-comparison: both arms' capacities at SLO with intervals, the ratio against
+A capacity report (from goodput capacity --format json) opens in the
+Capacity view; so do two rate sweeps given with --capacity --baseline …
+--canary … (files or directories, as for goodput capacity). The view shows
+the comparison: both arms' capacities at SLO with intervals, the ratio against
 its margin and the verdict, attainment against offered rate with the target
 line, and the points. It records no decision.
 
@@ -89,7 +91,8 @@ review needs a terminal; in scripts and pipes use goodput judge. NO_COLOR or
 		Example: `  goodput judge --baseline b.jsonl --canary c.jsonl --format json --out run.json
   goodput review run.json                      # decision goes to run.review.json
   goodput review run.json --record decisions/run-42.json
-  goodput review --capacity --baseline sweeps/v1 --canary sweeps/quantized`,
+  goodput review --capacity --baseline sweeps/v1 --canary sweeps/quantized
+  goodput capacity --baseline sweeps/v1 --canary sweeps/quantized --format json --out cap.json; goodput review cap.json`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if capacityMode {
@@ -160,6 +163,14 @@ func (a *app) runReview(ctx context.Context, ro reviewOptions, args []string, re
 		}
 	} else {
 		path := args[0]
+		if doc, ok, err := readCapacityReport(ctx, path); err != nil {
+			return inputError(err)
+		} else if ok {
+			if record != "" {
+				return usageError("--record does not apply to a capacity report: the capacity review records no decision")
+			}
+			return a.showCapacity(ctx, ro, doc, path, noColor)
+		}
 		var err error
 		rep, raw, err = readReviewReport(ctx, path)
 		if err != nil {
@@ -325,7 +336,7 @@ func clip(s string) string {
 func (a *app) runCapacityReview(ctx context.Context, ro reviewOptions, args []string, record string, baseline, canary []string, policy string, noColor bool) error {
 	switch {
 	case len(args) > 0:
-		return usageError("review --capacity reads rate sweeps from --baseline/--canary, not a report file")
+		return usageError("review --capacity reads rate sweeps from --baseline/--canary; a capacity JSON report opens without --capacity: goodput review capacity.json")
 	case len(baseline) == 0 || len(canary) == 0:
 		return usageError("review --capacity needs both --baseline FILE|DIR and --canary FILE|DIR (rate sweeps, as for goodput capacity)")
 	case record != "":
@@ -362,9 +373,15 @@ func (a *app) runCapacityReview(ctx context.Context, ro reviewOptions, args []st
 		}
 		return inputError(err)
 	}
+	doc := &report.CapacityDoc{Result: res, SLO: sloText(pol.SLO), Policy: analysis.PolicyRef{Name: pol.Name}}
+	return a.showCapacity(ctx, ro, doc, fmt.Sprintf("%d baseline + %d canary sweep points", len(base), len(can)), noColor)
+}
+
+// showCapacity runs the capacity review of doc; name says what was
+// compared (a report's path, or the sweeps' point counts).
+func (a *app) showCapacity(ctx context.Context, ro reviewOptions, doc *report.CapacityDoc, name string, noColor bool) error {
 	m, err := tui.NewCapacity(tui.CapacityOptions{
-		Result: res, SLO: sloText(pol.SLO), Policy: pol.Name,
-		Name:    fmt.Sprintf("%d baseline + %d canary sweep points", len(base), len(can)),
+		Result: doc.Result, SLO: doc.SLO, Policy: doc.Policy.Name, Name: name,
 		NoColor: noColor || a.env("NO_COLOR") != "" || a.env("TERM") == "dumb",
 		Output:  a.io.Out,
 	})
@@ -381,4 +398,29 @@ func (a *app) runCapacityReview(ctx context.Context, ro reviewOptions, args []st
 		return inputError(fmt.Errorf("review: %w", err))
 	}
 	return nil
+}
+
+// readCapacityReport reads path as a capacity report (from goodput
+// capacity --format json) when it is one: ok is false for any other file,
+// which readReviewReport then reads (and reports errors of, with line and
+// column).
+func readCapacityReport(ctx context.Context, path string) (*report.CapacityDoc, bool, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, false, err
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, false, nil // readReviewReport names the error
+	}
+	var peek struct {
+		Capacity json.RawMessage `json:"capacity"`
+	}
+	if json.Unmarshal(raw, &peek) != nil || len(peek.Capacity) == 0 || string(peek.Capacity) == "null" {
+		return nil, false, nil
+	}
+	doc, err := report.ReadCapacityJSON(raw)
+	if err != nil {
+		return nil, false, fmt.Errorf("%s: %w", path, err)
+	}
+	return doc, true, nil
 }

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	tea "github.com/charmbracelet/bubbletea"
 )
 
 func TestReviewCapacityRefuses(t *testing.T) {
@@ -25,7 +27,7 @@ func TestReviewCapacityRefuses(t *testing.T) {
 	}{
 		{"no sweeps", []string{"--capacity"}, true, ExitUsage, "needs both --baseline"},
 		{"baseline alone", []string{"--capacity", "--baseline", b}, true, ExitUsage, "needs both --baseline"},
-		{"report file", []string{"--capacity", "run.json", "--baseline", b, "--canary", c}, true, ExitUsage, "not a report file"},
+		{"report file", []string{"--capacity", "run.json", "--baseline", b, "--canary", c}, true, ExitUsage, "opens without --capacity"},
 		{"record", []string{"--capacity", "--baseline", b, "--canary", c, "--record", "r.json"}, true, ExitUsage, "records no decision"},
 		{"not a terminal", []string{"--capacity", "--baseline", b, "--canary", c}, false, ExitUsage, "use `goodput capacity"},
 		{"missing sweep", []string{"--capacity", "--baseline", filepath.Join(t.TempDir(), "nope"), "--canary", c}, true, ExitError, "no such file"},
@@ -145,5 +147,48 @@ func TestReviewCapacityTmux80x24(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("review did not exit; screen:\n%s", screen())
 		}
+	}
+}
+
+// TestReviewCapacityReport opens a capacity JSON report (from goodput
+// capacity --format json on the real inference-perf sweeps) in the review,
+// in process with scripted keys: the Capacity view shows the numbers the
+// report holds, q exits 0 and nothing is recorded. --record is refused.
+func TestReviewCapacityReport(t *testing.T) {
+	dir := t.TempDir()
+	capPath := filepath.Join(dir, "cap.json")
+	b := filepath.Join(realdata, "inference-perf", "vllm")
+	if code, _, errs := runCLI(t, nil, "capacity", "--baseline", b, "--canary", b+"+quantization", "--format", "json", "--out", capPath); code != 0 {
+		t.Fatalf("capacity exit %d: %s", code, errs)
+	}
+	ro := reviewOptions{
+		now:         reviewNow,
+		interactive: func(io.Reader, io.Writer) bool { return true },
+		teaOptions:  []tea.ProgramOption{tea.WithoutSignalHandler()},
+	}
+	code, out, msg := runReviewCmd(t, ro, byteReader{strings.NewReader("q")}, map[string]string{"NO_COLOR": "1"}, capPath)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, msg)
+	}
+	if !strings.Contains(out, "goodput review  PASS  capacity (policy chat)  "+capPath[:20]) {
+		t.Errorf("header without verdict, policy or report name:\n%s", out)
+	}
+	for _, want := range []string{"92.33 req/s", "[92.19, 105.6]", "170.3 req/s", "[170.2, 177]", "1.845", "[1.612, 1.919]", "margin 5%"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("%q not drawn:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "\x1b[1m") || strings.Contains(out, "\x1b[3") {
+		t.Errorf("NO_COLOR is set but colour was drawn")
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("the capacity review wrote files: %v", ents)
+	}
+	if code, _, msg := runReviewCmd(t, ro, strings.NewReader(""), nil, capPath, "--record", filepath.Join(dir, "r.json")); code != ExitUsage || !strings.Contains(msg, "records no decision") {
+		t.Errorf("--record with a capacity report: exit %d %q", code, msg)
+	}
+	bad := writeTemp(t, "capPath-bad.json", `{"schema_version":99,"verdict":"pass","capacity":{}}`)
+	if code, _, msg := runReviewCmd(t, ro, strings.NewReader(""), nil, bad); code != ExitError || !strings.Contains(msg, "capPath-bad.json: schema_version 99") {
+		t.Errorf("newer capacity report: exit %d %q", code, msg)
 	}
 }

@@ -124,10 +124,12 @@ func (m CapacityModel) View() string {
 	}
 	st := m.st
 	v := m.r.Verdict
-	head := st.title.Render("goodput review") + "  capacity: " + m.name + "  " + st.verdict(v).Render(strings.ToUpper(string(v)))
+	// the verdict before the name: a long path is cut, the verdict never
+	head := st.title.Render("goodput review") + "  " + st.verdict(v).Render(strings.ToUpper(string(v))) + "  capacity"
 	if m.policy != "" {
-		head += st.dim.Render("  policy " + m.policy)
+		head += st.dim.Render(" (policy " + m.policy + ")")
 	}
+	head += "  " + m.name
 	body, _ := scroll(m.body(w), m.off, m.bodyHeight())
 	all := m.body(w)
 	pos := ""
