@@ -75,6 +75,40 @@ type TimelineArm struct {
 	Diverging      bool `json:"diverging,omitempty"` // part of a divergence finding
 }
 
+// TimelineQuantity is one quantity a timeline row carries for each arm,
+// as the renderers draw it: its name, whether it is a fraction 0..1 (drawn
+// on a fixed 0–100% scale) or a level drawn from 0 to the largest value of
+// both arms, its unit, and how to read it from an arm's slice.
+type TimelineQuantity struct {
+	Name     string
+	Fraction bool
+	Unit     string
+	Get      func(*TimelineArm) Num
+}
+
+// TimelineQuantities lists the quantities of a timeline row in the order
+// the renderers draw them.
+func TimelineQuantities() []TimelineQuantity {
+	return []TimelineQuantity{
+		{"offered", false, "req/s", func(a *TimelineArm) Num { return a.OfferedRPS }},
+		{"goodput", false, "req/s", func(a *TimelineArm) Num { return a.GoodputRPS }},
+		{"SLO attainment", true, "", func(a *TimelineArm) Num { return a.SLOAttainment }},
+		{"retry share", true, "", func(a *TimelineArm) Num { return a.RetryShare }},
+		{"GPU utilization", true, "", func(a *TimelineArm) Num { return a.GPUUtilization }},
+		{"KV-cache usage", true, "", func(a *TimelineArm) Num { return a.KVUsage }},
+		{"queue waiting", false, "req", func(a *TimelineArm) Num { return a.QueueWaiting }},
+	}
+}
+
+// Arm returns arm i of the row: 0 the baseline, 1 the canary (nil when
+// that arm has no slice here).
+func (r *TimelineRow) Arm(i int) *TimelineArm {
+	if i == 0 {
+		return r.Baseline
+	}
+	return r.Canary
+}
+
 // Finding is a fact the report names beside the verdict; it never gates.
 type Finding struct {
 	Kind string      `json:"kind"` // "divergence"

@@ -67,9 +67,9 @@ func mdInternal(r *analysis.Report) string {
 		sb.WriteString("<sub>" + strings.Join(notes, "; ") + ".</sub>\n\n")
 	}
 	if rows := r.Timeline; len(rows) >= 2 {
-		lines := []timelineSeries{}
-		for _, s := range timelineSeriesList() {
-			if s.fraction {
+		lines := []analysis.TimelineQuantity{}
+		for _, s := range analysis.TimelineQuantities() {
+			if s.Fraction {
 				lines = append(lines, s)
 			}
 		}
@@ -81,18 +81,18 @@ func mdInternal(r *analysis.Report) string {
 				vals := make([]float64, len(rows))
 				ok := true
 				for i := range rows {
-					a := timelineArm(&rows[i], ai)
-					if a == nil || isNaN(s.get(a)) {
+					a := rows[i].Arm(ai)
+					if a == nil || isNaN(s.Get(a)) {
 						ok = false
 						break
 					}
-					vals[i] = 100 * float64(s.get(a))
+					vals[i] = 100 * float64(s.Get(a))
 				}
 				if !ok {
-					missing = append(missing, s.name)
+					missing = append(missing, s.Name)
 					continue
 				}
-				drawn = append(drawn, fmt.Sprintf("%d %s", len(drawn)+1, s.name))
+				drawn = append(drawn, fmt.Sprintf("%d %s", len(drawn)+1, s.Name))
 				body.WriteString("    line [" + mdChartList(vals) + "]\n")
 			}
 			if len(drawn) == 0 {
@@ -127,14 +127,14 @@ func mdInternal(r *analysis.Report) string {
 func mdDivergingSlices(rows []analysis.TimelineRow, ai int) string {
 	var parts []string
 	for i := 0; i < len(rows); {
-		a := timelineArm(&rows[i], ai)
+		a := rows[i].Arm(ai)
 		if a == nil || !a.Diverging {
 			i++
 			continue
 		}
 		e := i
 		for e < len(rows) {
-			if x := timelineArm(&rows[e], ai); x == nil || !x.Diverging {
+			if x := rows[e].Arm(ai); x == nil || !x.Diverging {
 				break
 			}
 			e++

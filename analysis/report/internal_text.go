@@ -10,47 +10,18 @@ import (
 
 // stripLevels are the eight block heights of a Unicode strip; stripUnknown
 // marks a slice without a value.
-var stripLevels = []rune("▁▂▃▄▅▆▇█")
+const stripLevels = "▁▂▃▄▅▆▇█"
 
 const stripUnknown = '·'
 
-// timelineSeries is one row of the timeline strips: how to read it from an
-// arm's slice and how to scale it.
-type timelineSeries struct {
-	name     string
-	fraction bool // 0..1, drawn on a fixed 0–100% scale; else 0..max over both arms
-	unit     string
-	get      func(*analysis.TimelineArm) analysis.Num
-}
-
-func timelineSeriesList() []timelineSeries {
-	return []timelineSeries{
-		{"offered", false, "req/s", func(a *analysis.TimelineArm) analysis.Num { return a.OfferedRPS }},
-		{"goodput", false, "req/s", func(a *analysis.TimelineArm) analysis.Num { return a.GoodputRPS }},
-		{"SLO attainment", true, "", func(a *analysis.TimelineArm) analysis.Num { return a.SLOAttainment }},
-		{"retry share", true, "", func(a *analysis.TimelineArm) analysis.Num { return a.RetryShare }},
-		{"GPU utilization", true, "", func(a *analysis.TimelineArm) analysis.Num { return a.GPUUtilization }},
-		{"KV-cache usage", true, "", func(a *analysis.TimelineArm) analysis.Num { return a.KVUsage }},
-		{"queue waiting", false, "req", func(a *analysis.TimelineArm) analysis.Num { return a.QueueWaiting }},
-	}
-}
-
-// timelineArm returns arm ai (0 baseline, 1 canary) of a row.
-func timelineArm(r *analysis.TimelineRow, ai int) *analysis.TimelineArm {
-	if ai == 0 {
-		return r.Baseline
-	}
-	return r.Canary
-}
-
 // seriesMax is the largest finite value of a series over both arms (the
 // shared scale of a non-fraction strip), or 0.
-func seriesMax(rows []analysis.TimelineRow, s timelineSeries) float64 {
+func seriesMax(rows []analysis.TimelineRow, s analysis.TimelineQuantity) float64 {
 	m := 0.0
 	for i := range rows {
 		for ai := range 2 {
-			if a := timelineArm(&rows[i], ai); a != nil && !isNaN(s.get(a)) {
-				m = math.Max(m, float64(s.get(a)))
+			if a := rows[i].Arm(ai); a != nil && !isNaN(s.Get(a)) {
+				m = math.Max(m, float64(s.Get(a)))
 			}
 		}
 	}
@@ -59,52 +30,53 @@ func seriesMax(rows []analysis.TimelineRow, s timelineSeries) float64 {
 
 // strip draws one series of one arm as a row of block characters, one per
 // timeline row: a fraction on 0–100%, other values on 0..top.
-func strip(rows []analysis.TimelineRow, ai int, s timelineSeries, top float64) string {
+func strip(rows []analysis.TimelineRow, ai int, s analysis.TimelineQuantity, top float64) string {
+	levels := []rune(stripLevels)
 	var b strings.Builder
 	for i := range rows {
-		a := timelineArm(&rows[i], ai)
-		if a == nil || isNaN(s.get(a)) {
+		a := rows[i].Arm(ai)
+		if a == nil || isNaN(s.Get(a)) {
 			b.WriteRune(stripUnknown)
 			continue
 		}
-		v := float64(s.get(a))
+		v := float64(s.Get(a))
 		hi := top
-		if s.fraction {
+		if s.Fraction {
 			hi = 1
 		}
 		k := 0
 		if hi > 0 {
-			k = int(math.Round(v / hi * float64(len(stripLevels)-1)))
+			k = int(math.Round(v / hi * float64(len(levels)-1)))
 		}
-		b.WriteRune(stripLevels[min(max(k, 0), len(stripLevels)-1)])
+		b.WriteRune(levels[min(max(k, 0), len(levels)-1)])
 	}
 	return b.String()
 }
 
 // seriesRange renders a series' range over one arm, e.g. "0–72.5 req/s" or
 // "0–100%"; "n/a" when it has no values.
-func seriesRange(rows []analysis.TimelineRow, ai int, s timelineSeries) string {
+func seriesRange(rows []analysis.TimelineRow, ai int, s analysis.TimelineQuantity) string {
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for i := range rows {
-		if a := timelineArm(&rows[i], ai); a != nil && !isNaN(s.get(a)) {
-			v := float64(s.get(a))
+		if a := rows[i].Arm(ai); a != nil && !isNaN(s.Get(a)) {
+			v := float64(s.Get(a))
 			lo, hi = math.Min(lo, v), math.Max(hi, v)
 		}
 	}
 	if math.IsInf(lo, 0) {
 		return "n/a"
 	}
-	if s.fraction {
+	if s.Fraction {
 		return fmt.Sprintf("%.0f–%.0f%%", lo*100, hi*100)
 	}
-	return fmt.Sprintf("%.3g–%.3g %s", lo, hi, s.unit)
+	return fmt.Sprintf("%.3g–%.3g %s", lo, hi, s.Unit)
 }
 
 // hasSeries reports whether any arm of any row has a value of s.
-func hasSeries(rows []analysis.TimelineRow, s timelineSeries) bool {
+func hasSeries(rows []analysis.TimelineRow, s analysis.TimelineQuantity) bool {
 	for i := range rows {
 		for ai := range 2 {
-			if a := timelineArm(&rows[i], ai); a != nil && !isNaN(s.get(a)) {
+			if a := rows[i].Arm(ai); a != nil && !isNaN(s.Get(a)) {
 				return true
 			}
 		}
@@ -117,7 +89,7 @@ func timelineMarks(rows []analysis.TimelineRow, ai int) (string, bool) {
 	var b strings.Builder
 	any := false
 	for i := range rows {
-		a := timelineArm(&rows[i], ai)
+		a := rows[i].Arm(ai)
 		switch {
 		case a != nil && a.Diverging:
 			b.WriteRune('!')
@@ -202,8 +174,8 @@ func textInternal(tw *errWriter, r *analysis.Report) {
 	}
 	tw.printf("\ntimeline (one character per %s; fractions on 0–100%%, rates on a scale shared by both arms; · unknown, ! divergence, w warm-up):\n",
 		timelineWidthText(rows))
-	var series []timelineSeries
-	for _, s := range timelineSeriesList() {
+	var series []analysis.TimelineQuantity
+	for _, s := range analysis.TimelineQuantities() {
 		if hasSeries(rows, s) {
 			series = append(series, s)
 		}
@@ -215,7 +187,7 @@ func textInternal(tw *errWriter, r *analysis.Report) {
 			if k == 0 {
 				label = arm
 			}
-			lines = append(lines, []string{label, s.name, strip(rows, ai, s, seriesMax(rows, s)), seriesRange(rows, ai, s)})
+			lines = append(lines, []string{label, s.Name, strip(rows, ai, s, seriesMax(rows, s)), seriesRange(rows, ai, s)})
 		}
 		if m, ok := timelineMarks(rows, ai); ok {
 			lines = append(lines, []string{"", "marks", m, ""})

@@ -24,35 +24,10 @@ func hasInternal(r *analysis.Report) bool {
 	return len(r.Timeline) > 0 || r.Arms.Baseline.Internal != nil || r.Arms.Canary.Internal != nil
 }
 
-var internalLevels = []rune("▁▂▃▄▅▆▇█")
-
-type internalSeries struct {
-	name     string
-	fraction bool // drawn on 0–100 %; else on 0..max over both arms
-	unit     string
-	get      func(*analysis.TimelineArm) analysis.Num
-}
-
-func internalSeriesList() []internalSeries {
-	return []internalSeries{
-		{"offered", false, "req/s", func(a *analysis.TimelineArm) analysis.Num { return a.OfferedRPS }},
-		{"goodput", false, "req/s", func(a *analysis.TimelineArm) analysis.Num { return a.GoodputRPS }},
-		{"SLO attainment", true, "", func(a *analysis.TimelineArm) analysis.Num { return a.SLOAttainment }},
-		{"retry share", true, "", func(a *analysis.TimelineArm) analysis.Num { return a.RetryShare }},
-		{"GPU utilization", true, "", func(a *analysis.TimelineArm) analysis.Num { return a.GPUUtilization }},
-		{"KV-cache usage", true, "", func(a *analysis.TimelineArm) analysis.Num { return a.KVUsage }},
-		{"queue waiting", false, "req", func(a *analysis.TimelineArm) analysis.Num { return a.QueueWaiting }},
-	}
-}
-
-func rowArm(r *analysis.TimelineRow, ai int) *analysis.TimelineArm {
-	if ai == 0 {
-		return r.Baseline
-	}
-	return r.Canary
-}
+const internalLevels = "▁▂▃▄▅▆▇█"
 
 func (v internalModel) view(c *common, w, h int) []string {
+	levels := []rune(internalLevels)
 	st := c.st
 	rows := c.rep.Timeline
 	width := "slice"
@@ -67,12 +42,12 @@ func (v internalModel) view(c *common, w, h int) []string {
 	if n := len(rows); n > 0 {
 		rep = min(3, max(1, (w-labW-rangeW-2)/n))
 	}
-	var series []internalSeries
-	for _, s := range internalSeriesList() {
+	var series []analysis.TimelineQuantity
+	for _, s := range analysis.TimelineQuantities() {
 		for i := range rows {
 			ok := false
 			for ai := range 2 {
-				if a := rowArm(&rows[i], ai); a != nil && !bad(float64(s.get(a))) {
+				if a := rows[i].Arm(ai); a != nil && !bad(float64(s.Get(a))) {
 					ok = true
 				}
 			}
@@ -89,12 +64,12 @@ func (v internalModel) view(c *common, w, h int) []string {
 		}
 		for k, s := range series {
 			top := 1.0
-			if !s.fraction {
+			if !s.Fraction {
 				top = 0
 				for i := range rows {
 					for aj := range 2 {
-						if a := rowArm(&rows[i], aj); a != nil && !bad(float64(s.get(a))) {
-							top = math.Max(top, float64(s.get(a)))
+						if a := rows[i].Arm(aj); a != nil && !bad(float64(s.Get(a))) {
+							top = math.Max(top, float64(s.Get(a)))
 						}
 					}
 				}
@@ -102,16 +77,16 @@ func (v internalModel) view(c *common, w, h int) []string {
 			var b strings.Builder
 			lo, hi := math.Inf(1), math.Inf(-1)
 			for i := range rows {
-				a := rowArm(&rows[i], ai)
+				a := rows[i].Arm(ai)
 				ch := '·'
-				if a != nil && !bad(float64(s.get(a))) {
-					x := float64(s.get(a))
+				if a != nil && !bad(float64(s.Get(a))) {
+					x := float64(s.Get(a))
 					lo, hi = math.Min(lo, x), math.Max(hi, x)
 					lv := 0
 					if top > 0 {
-						lv = int(math.Round(x / top * float64(len(internalLevels)-1)))
+						lv = int(math.Round(x / top * float64(len(levels)-1)))
 					}
-					ch = internalLevels[min(max(lv, 0), len(internalLevels)-1)]
+					ch = levels[min(max(lv, 0), len(levels)-1)]
 				}
 				b.WriteString(strings.Repeat(string(ch), rep))
 			}
@@ -121,19 +96,19 @@ func (v internalModel) view(c *common, w, h int) []string {
 			}
 			rng := na
 			if !math.IsInf(lo, 0) {
-				if s.fraction {
+				if s.Fraction {
 					rng = fmtG(lo*100, 3) + "–" + fmtG(hi*100, 3) + " %"
 				} else {
-					rng = fmtG(lo, 3) + "–" + fmtG(hi, 3) + " " + s.unit
+					rng = fmtG(lo, 3) + "–" + fmtG(hi, 3) + " " + s.Unit
 				}
 			}
-			out = append(out, pad(style.Render(label), 9)+pad(s.name, labW-9)+style.Render(b.String())+"  "+st.dim.Render(rng))
+			out = append(out, pad(style.Render(label), 9)+pad(s.Name, labW-9)+style.Render(b.String())+"  "+st.dim.Render(rng))
 		}
 		var marks strings.Builder
 		anyMark := false
 		for i := range rows {
 			ch := " "
-			if a := rowArm(&rows[i], ai); a != nil && a.Diverging {
+			if a := rows[i].Arm(ai); a != nil && a.Diverging {
 				ch, anyMark = "!", true
 			}
 			marks.WriteString(strings.Repeat(ch, rep))
