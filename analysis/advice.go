@@ -25,22 +25,25 @@ const (
 
 // promptFlags is the option that sets the number of requests of each
 // benchmark tool, by input format.
-var promptFlags = map[string]string{
-	benchfile.FormatVLLM:          "--num-prompts",
-	benchfile.FormatSGLang:        "--num-prompts",
-	benchfile.FormatLLMPerf:       "--max-num-completed-requests",
-	benchfile.FormatGenAIPerf:     "--request-count",
-	benchfile.FormatAIPerf:        "--request-count",
-	benchfile.FormatInferencePerf: "",
+func promptFlags() map[string]string {
+	return map[string]string{
+		benchfile.FormatVLLM:          "--num-prompts",
+		benchfile.FormatSGLang:        "--num-prompts",
+		benchfile.FormatLLMPerf:       "--max-num-completed-requests",
+		benchfile.FormatGenAIPerf:     "--request-count",
+		benchfile.FormatAIPerf:        "--request-count",
+		benchfile.FormatInferencePerf: "",
+	}
 }
 
 // benchFormat is the benchmark-file format both arms were read from, or ""
 // when an arm is not (only) benchmark files of one tool.
 func (j *judgement) benchFormat() string {
+	flags := promptFlags()
 	f := ""
 	for _, a := range []*armData{j.b, j.c} {
 		for _, in := range a.ds.Inputs {
-			if _, ok := promptFlags[in.Format]; !ok || (f != "" && in.Format != f) {
+			if _, ok := flags[in.Format]; !ok || (f != "" && in.Format != f) {
 				return ""
 			}
 			f = in.Format
@@ -77,7 +80,7 @@ func (j *judgement) moreDataAdvice(md *MoreData, m Metric) string {
 	if f != "" {
 		more := perArm - n
 		s := fmt.Sprintf("about %s more prompts per arm (%s× the data) would decide the %s margin", fmtCount(more), fmtFactor(k), fmtMargin(m))
-		if flag := promptFlags[f]; flag != "" {
+		if flag := promptFlags()[f]; flag != "" {
 			return s + fmt.Sprintf(": rerun both with `%s %.0f`", flag, perArm)
 		}
 		return s + ": lengthen the stages of both runs"

@@ -260,7 +260,7 @@ func keysOfMap(m map[string]string) []string {
 func checkParams(t *testing.T, what string, get func(string) string, keys []string) {
 	t.Helper()
 	for _, k := range keys {
-		if !slices.Contains(analysisParams, k) {
+		if !slices.Contains(analysisParams(), k) {
 			t.Errorf("%s: parameter %q is not one the service reads", what, k)
 		}
 	}

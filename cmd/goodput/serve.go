@@ -240,7 +240,9 @@ func writeJSONStatus(w http.ResponseWriter, code int, v any) {
 }
 
 // analysisParams are the options a request may give, by query or metadata name.
-var analysisParams = []string{"baseline_selector", "canary_selector", "start", "end", "last", "prometheus", "policy", "step", "profile"}
+func analysisParams() []string {
+	return []string{"baseline_selector", "canary_selector", "start", "end", "last", "prometheus", "policy", "step", "profile"}
+}
 
 // run validates the options like the CLI does and judges. The int is the
 // HTTP status of an error (400 bad options, 503 data not readable, 429 busy).
@@ -338,8 +340,8 @@ func (s *server) analysis(w http.ResponseWriter, r *http.Request) {
 	}
 	q := r.URL.Query()
 	for k := range q {
-		if !slices.Contains(analysisParams, k) {
-			writeJSONStatus(w, http.StatusBadRequest, errBody(fmt.Sprintf("unknown parameter %q (known: %s)", k, strings.Join(analysisParams, ", "))))
+		if !slices.Contains(analysisParams(), k) {
+			writeJSONStatus(w, http.StatusBadRequest, errBody(fmt.Sprintf("unknown parameter %q (known: %s)", k, strings.Join(analysisParams(), ", "))))
 			return
 		}
 	}
@@ -394,8 +396,8 @@ func (s *server) flagger(promotion bool) http.HandlerFunc {
 			return
 		}
 		for k := range p.Metadata {
-			if !slices.Contains(analysisParams, k) {
-				writeJSONStatus(w, http.StatusBadRequest, errBody(fmt.Sprintf("metadata key %q unknown (known: %s)", k, strings.Join(analysisParams, ", "))))
+			if !slices.Contains(analysisParams(), k) {
+				writeJSONStatus(w, http.StatusBadRequest, errBody(fmt.Sprintf("metadata key %q unknown (known: %s)", k, strings.Join(analysisParams(), ", "))))
 				return
 			}
 		}
