@@ -409,6 +409,18 @@ func QuantileLogRatio(x, y [][]float64, q float64, conf float64, B int, seed uin
 	if len(x) < minBuckets || len(y) < minBuckets {
 		return est
 	}
+	return quantileRatioInterval(est, x, y, qx, qy, q, conf, B, seed,
+		func(counts []int64) float64 { return px.quantile(q, counts) },
+		func(counts []int64) float64 { return py.quantile(q, counts) })
+}
+
+// quantileRatioInterval completes est (whose Point is log(qx/qy)) with the
+// circular block bootstrap interval of the log ratio of two arms'
+// q-quantiles: quantX and quantY give an arm's quantile with its buckets
+// counted as often as a resample draws them. Block lengths, the expanded
+// percentile level and SE are as QuantileLogRatio documents; both the plain
+// and the stratified quantile gates use it.
+func quantileRatioInterval(est Estimate, x, y [][]float64, qx, qy, q, conf float64, B int, seed uint64, quantX, quantY func(counts []int64) float64) Estimate {
 	lx := quantileBlock(x, qx, q)
 	ly := quantileBlock(y, qy, q)
 	wx, wy := make([]int64, len(x)), make([]int64, len(y))
@@ -422,7 +434,7 @@ func QuantileLogRatio(x, y [][]float64, q float64, conf float64, B int, seed uin
 		for _, b := range idx[1] {
 			wy[b]++
 		}
-		a, c := px.quantile(q, wx), py.quantile(q, wy)
+		a, c := quantX(wx), quantY(wy)
 		if !(a > 0 && c > 0) {
 			return math.NaN()
 		}

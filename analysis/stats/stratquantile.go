@@ -150,31 +150,7 @@ func StratifiedQuantileLogRatio(x, y [][]float64, sx, sy [][]int32, w []float64,
 	if len(x) < minBuckets || len(y) < minBuckets {
 		return est
 	}
-	lx := quantileBlock(x, qx, q)
-	ly := quantileBlock(y, qy, q)
-	wx, wy := make([]int64, len(x)), make([]int64, len(y))
-	lqx, lqy := make([]float64, 0, B), make([]float64, 0, B)
-	reps := BlockBootstrap([]int{len(x), len(y)}, []int{lx, ly}, B, seed, func(idx [][]int) float64 {
-		clear(wx)
-		clear(wy)
-		for _, b := range idx[0] {
-			wx[b]++
-		}
-		for _, b := range idx[1] {
-			wy[b]++
-		}
-		a, c := px.quantile(q, w, wx), py.quantile(q, w, wy)
-		if !(a > 0 && c > 0) {
-			return math.NaN()
-		}
-		lqx, lqy = append(lqx, math.Log(a)), append(lqy, math.Log(c))
-		return math.Log(a / c)
-	})
-	est.CI = PercentileInterval(reps, expandedLevel(conf, lqx, lqy, float64(len(x))/float64(lx), float64(len(y))/float64(ly)))
-	if math.IsNaN(est.CI.Lo) {
-		est.CI = Interval{math.Inf(-1), math.Inf(1)}
-		return est
-	}
-	est.SE = (est.CI.Hi - est.CI.Lo) / (2 * zTwoSided(conf))
-	return est
+	return quantileRatioInterval(est, x, y, qx, qy, q, conf, B, seed,
+		func(counts []int64) float64 { return px.quantile(q, w, counts) },
+		func(counts []int64) float64 { return py.quantile(q, w, counts) })
 }
