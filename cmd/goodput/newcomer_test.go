@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
@@ -134,14 +133,7 @@ func TestSLOAndMarginFlags(t *testing.T) {
 // columns that decide are the ones kept on a small terminal. The capture is
 // kept as testdata/newcomer/review-80x24.txt.
 func TestReviewTmux80x24(t *testing.T) {
-	tmuxBin, err := exec.LookPath("tmux")
-	if err != nil {
-		if os.Getenv("REQUIRE_TMUX") == "1" {
-			t.Fatal("REQUIRE_TMUX=1 but tmux is not installed")
-		}
-		t.Skip("tmux not installed (apt-get install -y --no-install-recommends tmux)")
-	}
-	dir := t.TempDir()
+	dir, bin, tmux := tmuxTerminal(t)
 	b, c := llmperfPair(t)
 	report := filepath.Join(dir, "run.json")
 	if code, _, errs := runCLI(t, nil, "judge", "--policy", "bench", "--format", "json", "--out", report, b, c); code != ExitFail {
@@ -155,24 +147,6 @@ func TestReviewTmux80x24(t *testing.T) {
 	if err := json.Unmarshal(raw, &rep); err != nil {
 		t.Fatal(err)
 	}
-	bin := filepath.Join(dir, "goodput")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	conf := filepath.Join(dir, "empty.conf")
-	if err := os.WriteFile(conf, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	sock := filepath.Join(dir, "tmux.sock")
-	tmux := func(args ...string) string {
-		t.Helper()
-		out, err := exec.Command(tmuxBin, append([]string{"-S", sock, "-f", conf}, args...)...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("tmux %v: %v\n%s", args, err, out)
-		}
-		return string(out)
-	}
-	t.Cleanup(func() { _ = exec.Command(tmuxBin, "-S", sock, "-f", conf, "kill-server").Run() })
 	shell := "cd '" + dir + "' && env USER=e2e NO_COLOR=1 TERM=xterm-256color '" + bin + "' review run.json"
 	tmux("new-session", "-d", "-s", "r80", "-x", "80", "-y", "24", "sh", "-c", shell)
 	var screen string

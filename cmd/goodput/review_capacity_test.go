@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -54,38 +53,13 @@ func TestReviewCapacityRefuses(t *testing.T) {
 // margin and the verdict, uncut and without escape sequences; then that
 // paging reaches the points table and q exits 0.
 func TestReviewCapacityTmux80x24(t *testing.T) {
-	tmuxBin, err := exec.LookPath("tmux")
-	if err != nil {
-		if os.Getenv("REQUIRE_TMUX") == "1" {
-			t.Fatal("REQUIRE_TMUX=1 but tmux is not installed")
-		}
-		t.Skip("tmux not installed (apt-get install -y --no-install-recommends tmux)")
-	}
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "goodput")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	dir, bin, tmux := tmuxTerminal(t)
 	b, err := filepath.Abs(filepath.Join(realdata, "inference-perf", "vllm"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := b + "+quantization"
-	conf := filepath.Join(dir, "empty.conf")
-	if err := os.WriteFile(conf, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	sock := filepath.Join(dir, "tmux.sock")
 	status := filepath.Join(dir, "status")
-	tmux := func(args ...string) string {
-		t.Helper()
-		out, err := exec.Command(tmuxBin, append([]string{"-S", sock, "-f", conf}, args...)...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("tmux %v: %v\n%s", args, err, out)
-		}
-		return string(out)
-	}
-	t.Cleanup(func() { _ = exec.Command(tmuxBin, "-S", sock, "-f", conf, "kill-server").Run() })
 	shell := "cd '" + dir + "' && env NO_COLOR=1 TERM=xterm-256color '" + bin + "' review --capacity --baseline '" + b +
 		"' --canary '" + c + "' 2>/dev/null; echo $? > '" + status + "'"
 	tmux("new-session", "-d", "-s", "cap", "-x", "80", "-y", "24", "sh", "-c", shell)

@@ -236,22 +236,9 @@ func TestReviewRecordPath(t *testing.T) {
 // approves it with a note, quits, and checks the review record. It skips
 // when tmux is missing unless REQUIRE_TMUX=1.
 func TestReviewTmux(t *testing.T) {
-	required := os.Getenv("REQUIRE_TMUX") == "1"
-	tmuxBin, err := exec.LookPath("tmux")
-	if err != nil {
-		if required {
-			t.Fatal("REQUIRE_TMUX=1 but tmux is not installed")
-		}
-		t.Skip("tmux not installed (apt-get install -y --no-install-recommends tmux)")
-	}
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "goodput")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	dir, bin, tmux := tmuxTerminal(t)
 	if out, err := exec.Command(bin, "review", "--help").CombinedOutput(); err != nil {
-		if required {
+		if os.Getenv("REQUIRE_TMUX") == "1" {
 			t.Fatalf("the binary has no review command (register a.newReviewCmd() in commands.go): %v\n%s", err, out)
 		}
 		t.Skipf("the binary has no review command yet (commands.go does not register it): %s", bytes.TrimSpace(out))
@@ -264,21 +251,7 @@ func TestReviewTmux(t *testing.T) {
 	if err := os.WriteFile(report, raw, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	conf := filepath.Join(dir, "empty.conf")
-	if err := os.WriteFile(conf, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	sock := filepath.Join(dir, "tmux.sock")
 	status := filepath.Join(dir, "status")
-	tmux := func(args ...string) string {
-		t.Helper()
-		out, err := exec.Command(tmuxBin, append([]string{"-S", sock, "-f", conf}, args...)...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("tmux %v: %v\n%s", args, err, out)
-		}
-		return string(out)
-	}
-	t.Cleanup(func() { _ = exec.Command(tmuxBin, "-S", sock, "-f", conf, "kill-server").Run() })
 
 	start := time.Now()
 	shell := "cd '" + dir + "' && env USER=e2e-reviewer GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 NO_COLOR=1 TERM=xterm-256color '" + bin + "' review run.json; echo $? > '" + status + "'"
