@@ -1,7 +1,6 @@
 package prometheus
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -9,10 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"testing"
 	"time"
 
@@ -30,12 +26,6 @@ import (
 // exactly the number of observations at or below it, so attainment at an
 // edge is exact and between edges bounded.
 func TestNativeHistogramFromRealPrometheus(t *testing.T) {
-	if _, err := exec.LookPath("prometheus"); err != nil {
-		if promtest.Required() {
-			t.Fatal("prometheus not installed but REQUIRE_PROMETHEUS=1")
-		}
-		t.Skip("prometheus not installed")
-	}
 	reg := prometheus.NewRegistry()
 	h := prometheus.NewHistogram(prometheus.HistogramOpts{Name: "ttft_seconds", Help: "time to first token",
 		NativeHistogramBucketFactor: 1.1, NativeHistogramZeroThreshold: 1e-6, NativeHistogramMaxBucketNumber: 1000})
@@ -54,44 +44,14 @@ func TestNativeHistogramFromRealPrometheus(t *testing.T) {
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() { _ = srv.Close() })
 
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "prometheus.yml")
-	if err := os.WriteFile(cfg, []byte(fmt.Sprintf("global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: engine\n    static_configs:\n      - targets: ['%s']\n", ln.Addr())), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command("prometheus", "--config.file="+cfg, "--storage.tsdb.path="+filepath.Join(dir, "data"),
-		"--web.listen-address=127.0.0.1:0", "--enable-feature=native-histograms")
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	re := regexp.MustCompile(`msg="Listening on" address=([0-9.:]+)`)
-	addrCh := make(chan string, 1)
-	go func() {
-		sc, sent := bufio.NewScanner(stderr), false
-		for sc.Scan() {
-			if m := re.FindStringSubmatch(sc.Text()); m != nil && !sent {
-				addrCh <- m[1]
-				sent = true
-			}
-		}
-	}()
-	var addr string
-	select {
-	case addr = <-addrCh:
-	case <-time.After(20 * time.Second):
-		t.Fatal("prometheus did not report its address")
-	}
+	base := promtest.Serve(t, fmt.Sprintf("global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: engine\n    static_configs:\n      - targets: ['%s']\n", ln.Addr()),
+		filepath.Join(t.TempDir(), "data"), "--enable-feature=native-histograms")
 	// bounded wait (≤ 30 s) for the first scrape to be queryable
 	var sample *model.SampleHistogram
 	deadline := time.Now().Add(30 * time.Second)
 	for sample == nil && time.Now().Before(deadline) {
 		time.Sleep(time.Second)
-		resp, err := http.Get("http://" + addr + "/api/v1/query?" + url.Values{"query": {"ttft_seconds"}}.Encode())
+		resp, err := http.Get(base + "/api/v1/query?" + url.Values{"query": {"ttft_seconds"}}.Encode())
 		if err != nil {
 			continue
 		}

@@ -28,7 +28,20 @@ func Required() bool { return os.Getenv("REQUIRE_PROMETHEUS") == "1" }
 // prometheus), unless REQUIRE_PROMETHEUS=1.
 func Start(tb testing.TB, om string) string {
 	tb.Helper()
-	for _, bin := range []string{"prometheus", "promtool"} {
+	need(tb, "prometheus", "promtool")
+	data := filepath.Join(tb.TempDir(), "data")
+	if out, err := exec.Command("promtool", "tsdb", "create-blocks-from", "openmetrics", om, data).CombinedOutput(); err != nil {
+		tb.Fatalf("promtool: %v\n%s", err, out)
+	}
+	return Serve(tb, "global:\n  scrape_interval: 1h\n  evaluation_interval: 1h\nscrape_configs: []\n", data,
+		"--storage.tsdb.retention.time=100y")
+}
+
+// need skips (or, with REQUIRE_PROMETHEUS=1, fails) the test when one of
+// the binaries is missing.
+func need(tb testing.TB, bins ...string) {
+	tb.Helper()
+	for _, bin := range bins {
 		if _, err := exec.LookPath(bin); err != nil {
 			if Required() {
 				tb.Fatalf("%s not installed but REQUIRE_PROMETHEUS=1 (apt-get install -y --no-install-recommends prometheus)", bin)
@@ -36,17 +49,23 @@ func Start(tb testing.TB, om string) string {
 			tb.Skipf("%s not installed (apt-get install -y --no-install-recommends prometheus)", bin)
 		}
 	}
-	dir := tb.TempDir()
-	data := filepath.Join(dir, "data")
-	if out, err := exec.Command("promtool", "tsdb", "create-blocks-from", "openmetrics", om, data).CombinedOutput(); err != nil {
-		tb.Fatalf("promtool: %v\n%s", err, out)
-	}
-	cfg := filepath.Join(dir, "prometheus.yml")
-	if err := os.WriteFile(cfg, []byte("global:\n  scrape_interval: 1h\n  evaluation_interval: 1h\nscrape_configs: []\n"), 0o644); err != nil {
+}
+
+// Serve starts prometheus on 127.0.0.1 with a kernel-chosen port, the
+// configuration config (YAML text) and the TSDB directory data (created
+// when missing), plus any further flags (e.g.
+// --enable-feature=native-histograms), waits until it is ready and returns
+// its base URL. The process is killed in Cleanup. Skips when the binary is
+// missing, unless REQUIRE_PROMETHEUS=1.
+func Serve(tb testing.TB, config, data string, flags ...string) string {
+	tb.Helper()
+	need(tb, "prometheus")
+	cfg := filepath.Join(tb.TempDir(), "prometheus.yml")
+	if err := os.WriteFile(cfg, []byte(config), 0o644); err != nil {
 		tb.Fatal(err)
 	}
-	cmd := exec.Command("prometheus", "--config.file="+cfg, "--storage.tsdb.path="+data,
-		"--storage.tsdb.retention.time=100y", "--web.listen-address=127.0.0.1:0")
+	cmd := exec.Command("prometheus", append([]string{"--config.file=" + cfg, "--storage.tsdb.path=" + data,
+		"--web.listen-address=127.0.0.1:0"}, flags...)...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		tb.Fatal(err)
