@@ -573,6 +573,20 @@ func (s *scanner) value() (any, error) {
 	return nil, s.unexpected("a value")
 }
 
+// document decodes a whole small document with value and checks that
+// nothing follows it; the map is nil when the document is not an object.
+func (s *scanner) document() (map[string]any, error) {
+	v, err := s.value()
+	if err != nil {
+		return nil, err
+	}
+	if err := s.end(); err != nil {
+		return nil, err
+	}
+	m, _ := v.(map[string]any)
+	return m, nil
+}
+
 // end checks that nothing but whitespace follows the document.
 func (s *scanner) end() error {
 	if s.atEOF() {

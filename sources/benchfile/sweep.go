@@ -191,14 +191,10 @@ func pctKey(k string, compact bool) (float64, bool) {
 var stageRE = regexp.MustCompile(`stage_(\d+)_lifecycle`)
 
 func ipStage(sc *scanner) ([]sources.RatePoint, error) {
-	v, err := sc.value()
+	m, err := sc.document()
 	if err != nil {
 		return nil, err
 	}
-	if err := sc.end(); err != nil {
-		return nil, err
-	}
-	m, _ := v.(map[string]any)
 	ls := getMap(m, "load_summary")
 	req, ach := getNum(ls, "requested_rate"), getNum(ls, "achieved_rate")
 	if ls == nil || (math.IsNaN(req) && math.IsNaN(ach)) {
@@ -458,14 +454,10 @@ func sglangSweep(ctx context.Context, sc *scanner) ([]sources.RatePoint, error) 
 // Percentiles are GuideLLM's own (interpolation not stated), so the looser
 // nearest-rank reading is used.
 func guidellmSweep(sc *scanner) ([]sources.RatePoint, error) {
-	v, err := sc.value()
+	m, err := sc.document()
 	if err != nil {
 		return nil, err
 	}
-	if err := sc.end(); err != nil {
-		return nil, err
-	}
-	m, _ := v.(map[string]any)
 	list, _ := m["benchmarks"].([]any)
 	if len(list) == 0 {
 		return nil, &ParseError{Path: sc.path, Line: 1, Col: 1, Msg: "GuideLLM report without benchmarks"}
@@ -536,14 +528,10 @@ func zeroNaN(v float64) float64 {
 // a fixed number of concurrent clients, so the point sits at its achieved
 // rate (completed requests per minute / 60).
 func llmperfSweep(sc *scanner) ([]sources.RatePoint, error) {
-	v, err := sc.value()
+	m, err := sc.document()
 	if err != nil {
 		return nil, err
 	}
-	if err := sc.end(); err != nil {
-		return nil, err
-	}
-	m, _ := v.(map[string]any)
 	p := sources.RatePoint{Format: FormatLLMPerf, RequestedRate: math.NaN(), AchievedRate: getNum(m, "results_num_completed_requests_per_min") / 60,
 		Duration: math.NaN(), Workload: workload(m, "model", "mean_input_tokens", "mean_output_tokens"),
 		MeanPromptTokens: getNum(m, "results_number_input_tokens_mean"), MeanOutputTokens: getNum(m, "results_number_output_tokens_mean")}
