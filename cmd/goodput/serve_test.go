@@ -43,6 +43,13 @@ func armQuery(rep, start, end string) url.Values {
 func getJSON(t *testing.T, ts *httptest.Server, path string, q url.Values, token string) (int, map[string]any) {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodGet, ts.URL+path+"?"+q.Encode(), nil)
+	return doJSON(t, ts, req, path, token)
+}
+
+// doJSON sends req (with the bearer token when one is given) and decodes
+// the JSON body every endpoint answers with, failing the test otherwise.
+func doJSON(t *testing.T, ts *httptest.Server, req *http.Request, path, token string) (int, map[string]any) {
+	t.Helper()
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
@@ -67,19 +74,7 @@ func postFlagger(t *testing.T, ts *httptest.Server, path string, meta url.Values
 	body, _ := json.Marshal(map[string]any{"name": "podinfo", "namespace": "test", "phase": "Progressing", "checksum": "abc", "metadata": m})
 	req, _ := http.NewRequest(http.MethodPost, ts.URL+path, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := ts.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var v map[string]any
-	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil {
-		t.Fatalf("%s: body is not JSON: %v", path, err)
-	}
-	return resp.StatusCode, v
+	return doJSON(t, ts, req, path, token)
 }
 
 // TestServeVerdicts drives the Argo JSON and both Flagger endpoints on a
