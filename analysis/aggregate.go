@@ -224,7 +224,7 @@ func (j *aggJudgement) report() *Report {
 	r.Series = j.series()
 	r.Classes = aggClasses(j.b, j.c, len(p.Classes) > 0)
 	r.Distributions = j.distributions()
-	r.Verdict, r.Reasons = overall(r.Metrics)
+	r.Verdict, r.Reasons = Overall(r.Metrics)
 	if ms := mixShift(j.b, j.c, 1-2*p.Alpha()); ms != "" {
 		j.warnf("traffic mix: %s", ms)
 		if r.Verdict != Inconclusive {

@@ -175,7 +175,7 @@ func (j *judgement) report() *Report {
 	r.Classes = j.classes()
 	r.Series = j.series()
 	r.Distributions = j.distributions()
-	r.Verdict, r.Reasons = overall(r.Metrics)
+	r.Verdict, r.Reasons = Overall(r.Metrics)
 	j.metricsWarnings()
 	internalView(r, j.work(j.b), j.work(j.c), j.p.Window.Bucket.Seconds())
 	r.Warnings = onceForBothArms(j.warns, j.b, j.c)
@@ -201,9 +201,11 @@ func sortedKeys[V any](m map[string]V) []string {
 	return ks
 }
 
-// overall combines gate verdicts (DESIGN.md §5): fail if any gate fails
-// (after Holm), pass if every gate passes, else inconclusive.
-func overall(ms []Metric) (Verdict, []string) {
+// Overall combines gate verdicts (DESIGN.md §5): fail if any gate fails
+// (after Holm), pass if every gate passes, else inconclusive; no gates at
+// all is inconclusive. The reasons name the failing, then the undecided
+// gates.
+func Overall(ms []Metric) (Verdict, []string) {
 	var fails, incs, reasons []string
 	for _, m := range ms {
 		switch m.Verdict {

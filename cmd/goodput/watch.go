@@ -584,7 +584,7 @@ func holdUnresolved(rep *analysis.Report, nominal float64, resamples int) {
 		}
 	}
 	if held {
-		rep.Verdict, rep.Reasons = recombine(rep.Metrics)
+		rep.Verdict, rep.Reasons = analysis.Overall(rep.Metrics)
 	}
 }
 
@@ -594,26 +594,6 @@ const (
 	minTailResamples = 10
 	maxLookResamples = 20000
 )
-
-// recombine is the overall verdict of gate verdicts after a look held some.
-func recombine(ms []analysis.Metric) (analysis.Verdict, []string) {
-	var fails, incs []string
-	for _, m := range ms {
-		switch m.Verdict {
-		case analysis.Fail:
-			fails = append(fails, m.Name+": "+m.Reason)
-		case analysis.Inconclusive:
-			incs = append(incs, m.Name+": "+m.Reason)
-		}
-	}
-	switch {
-	case len(fails) > 0:
-		return analysis.Fail, append(fails, incs...)
-	case len(incs) > 0:
-		return analysis.Inconclusive, incs
-	}
-	return analysis.Pass, []string{fmt.Sprintf("all %d gates pass", len(ms))}
-}
 
 // watchReasons explains the watch's verdict in the report's reasons.
 func watchReasons(w watchPlan, s watchState) []string {
