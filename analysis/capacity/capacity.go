@@ -91,6 +91,25 @@ type Fit struct {
 	Upper    []float64 // monotone envelope of the points' upper limits
 }
 
+// At interpolates the fitted attainment linearly at rate x (req/s); false
+// outside the fit's rate range.
+func (f Fit) At(x float64) (float64, bool) {
+	n := len(f.Rates)
+	if n == 0 || len(f.Estimate) != n || x < f.Rates[0] || x > f.Rates[n-1] {
+		return 0, false
+	}
+	for i := 0; i+1 < n; i++ {
+		if x <= f.Rates[i+1] {
+			if f.Rates[i+1] == f.Rates[i] {
+				return f.Estimate[i+1], true
+			}
+			t := (x - f.Rates[i]) / (f.Rates[i+1] - f.Rates[i])
+			return f.Estimate[i] + t*(f.Estimate[i+1]-f.Estimate[i]), true
+		}
+	}
+	return f.Estimate[n-1], true
+}
+
 // Capacity is an arm's capacity at the target.
 type Capacity struct {
 	// Identifiable is true when a point is confidently at or above the

@@ -498,7 +498,7 @@ func mermaid(w io.Writer, r *capacity.Result, title string, ymax float64, f func
 		var vs []string
 		for i := 0; i < n; i++ {
 			x := xmax * float64(i) / (n - 1)
-			att, ok := fitAt(a.Fit, x)
+			att, ok := a.Fit.At(x)
 			if !ok {
 				vs = append(vs, "0")
 				continue
@@ -526,24 +526,6 @@ func mermaid(w io.Writer, r *capacity.Result, title string, ymax float64, f func
 	if target {
 		fmt.Fprintf(w, "\nLine 3 is the %s target. Points outside an arm's sweep are drawn at 0.\n", cpct(r.Target))
 	}
-}
-
-// fitAt interpolates a fit at x inside its rate range.
-func fitAt(f capacity.Fit, x float64) (float64, bool) {
-	n := len(f.Rates)
-	if n == 0 || x < f.Rates[0] || x > f.Rates[n-1] {
-		return 0, false
-	}
-	for i := 0; i+1 < n; i++ {
-		if x <= f.Rates[i+1] {
-			if f.Rates[i+1] == f.Rates[i] {
-				return f.Estimate[i+1], true
-			}
-			t := (x - f.Rates[i]) / (f.Rates[i+1] - f.Rates[i])
-			return f.Estimate[i] + t*(f.Estimate[i+1]-f.Estimate[i]), true
-		}
-	}
-	return f.Estimate[n-1], true
 }
 
 // ReadCapacityJSON reads a capacity report written by CapacityJSON back

@@ -311,7 +311,7 @@ func (m CapacityModel) chart(w int) []string {
 		a := &arms[i]
 		f := a.arm.Fit
 		for x := 0; x < W; x++ {
-			att, ok := fitAt(f, float64(x)/float64(W-1)*xmax)
+			att, ok := f.At(float64(x) / float64(W-1) * xmax)
 			if !ok {
 				continue
 			}
@@ -405,22 +405,4 @@ func niceCeil(v float64) float64 {
 		}
 	}
 	return 10 * p
-}
-
-// fitAt interpolates an arm's fit at rate x inside its rate range.
-func fitAt(f capacity.Fit, x float64) (float64, bool) {
-	n := len(f.Rates)
-	if n == 0 || len(f.Estimate) != n || x < f.Rates[0] || x > f.Rates[n-1] {
-		return 0, false
-	}
-	for i := 0; i+1 < n; i++ {
-		if x <= f.Rates[i+1] {
-			if f.Rates[i+1] == f.Rates[i] {
-				return f.Estimate[i+1], true
-			}
-			t := (x - f.Rates[i]) / (f.Rates[i+1] - f.Rates[i])
-			return f.Estimate[i] + t*(f.Estimate[i+1]-f.Estimate[i]), true
-		}
-	}
-	return f.Estimate[n-1], true
 }
