@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -217,7 +218,10 @@ func readSweep(ctx context.Context, arm sources.Arm, args []string, progress io.
 	for _, arg := range args {
 		st, err := os.Stat(arg)
 		if err != nil {
-			return nil, nil, err
+			if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+				err = pe.Err
+			}
+			return nil, nil, fmt.Errorf("--%s %s: %v (give a benchmark file per rate, or a directory holding one sweep's files)", arm, arg, err)
 		}
 		if !st.IsDir() {
 			paths = append(paths, arg)

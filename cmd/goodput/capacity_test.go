@@ -166,7 +166,7 @@ func TestCapacityRefusals(t *testing.T) {
 		{"pooled summary", []string{"--baseline", filepath.Join(b, "summary_lifecycle_metrics.json"), "--canary", c}, ExitError, "pooled summary of a whole sweep"},
 		{"prometheus stage file", []string{"--baseline", filepath.Join(b, "stage_0_prometheus_metrics.json"), "--canary", c}, ExitError, "server-side prometheus_metrics"},
 		{"llmperf individual", []string{"--baseline", filepath.Join(realdata, "llmperf", "individual_anyscale_70b.json"), "--canary", c}, ExitError, "no request rate"},
-		{"missing file", []string{"--baseline", filepath.Join(tmp, "nope.json"), "--canary", c}, ExitError, "nope.json"},
+		{"missing file", []string{"--baseline", filepath.Join(tmp, "nope.json"), "--canary", c}, ExitError, "--baseline " + filepath.Join(tmp, "nope.json") + ": no such file or directory (give a benchmark file per rate"},
 		{"no canary", []string{"--baseline", b}, ExitUsage, "needs --baseline"},
 		{"bad format", []string{"--baseline", b, "--canary", c, "--format", "xml"}, ExitUsage, "--format"},
 		{"bad target", []string{"--baseline", b, "--canary", c, "--target", "99"}, ExitUsage, "--target"},
