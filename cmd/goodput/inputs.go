@@ -294,6 +294,9 @@ func readArm(ctx context.Context, arm sources.Arm, paths []string, format string
 	for i, p := range paths {
 		in, err := openInput(ctx, p, stdin, progress)
 		if err != nil {
+			if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+				return ds, nil, fmt.Errorf("%s input %s: %v (give a request log, a benchmark file or a scrape; - reads standard input)", arm, p, pe.Err)
+			}
 			return ds, nil, err
 		}
 		ins = append(ins, in)

@@ -198,7 +198,7 @@ func TestBadInputs(t *testing.T) {
 		{name: "unrecognised format", fname: "c.txt", file: "hello world\n", want: []string{"c.txt", "--input-format"}},
 		{name: "vLLM arrays of different lengths", fname: "c.json", file: `{"date": "x", "backend": "vllm", "duration": 1.0, "completed": 2, "input_lens": [1, 2], "output_lens": [3], "ttfts": [0.1, 0.2], "itls": [[], []], "errors": ["", ""]}`, want: []string{"c.json"}},
 		{name: "vLLM summary only", fname: "c.json", file: `{"date": "x", "backend": "vllm", "duration": 1.0, "completed": 2, "mean_ttft_ms": 100.0}`, want: []string{"c.json", "--save-detailed"}},
-		{name: "missing file", args: []string{"--canary", filepath.Join(dir, "nope.jsonl")}, want: []string{"nope.jsonl"}},
+		{name: "missing file", args: []string{"--canary", filepath.Join(dir, "nope.jsonl")}, want: []string{"canary input " + filepath.Join(dir, "nope.jsonl") + ": no such file or directory", "give a request log"}},
 		{name: "policy unknown key", fname: "c.jsonl", file: goodLog(300), policy: "name: p\nslo: {ttft: 1s}\ngates:\n  - {metric: slo_attainment, margin: 1pp, gaurdrail: true}\n", want: []string{"p.yaml:4:43", "gaurdrail"}},
 		{name: "policy bad duration", fname: "c.jsonl", file: goodLog(300), policy: "name: p\nslo: {ttft: 1 second}\ngates:\n  - {metric: slo_attainment, margin: 1pp}\n", want: []string{"p.yaml:2:13", "duration"}},
 		{name: "unknown built-in policy", args: []string{"--policy", "chatt"}, want: []string{"chatt", "built-ins"}},
