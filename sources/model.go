@@ -253,8 +253,17 @@ type AggBucket struct {
 	Rejected  float64 // never admitted; NaN when the engine does not count rejections
 
 	// Good is the increase of a per-request "good" counter when the engine
-	// exports one (joint SLO attainment is then exact); NaN otherwise.
+	// exports one (joint SLO attainment is then exact); NaN otherwise. An
+	// aggregate built from per-request records (Aggregate.Exact) counts it
+	// at scan time under the policy's SLO for the bucket's class.
 	Good float64
+
+	// Retried counts offered requests that were a retry (attempt > 1);
+	// NaN when the source does not say.
+	Retried float64
+	// ShortOutputs counts completions with fewer output tokens than the
+	// policy's slo.min_output_tokens; NaN when the source does not say.
+	ShortOutputs float64
 
 	TTFT  Histogram // seconds
 	TPOT  Histogram // seconds per output token (vLLM request_time_per_output_token)
@@ -283,7 +292,12 @@ type AggBucket struct {
 // Aggregate is an arm's metrics-based data: time-bucketed increases. A
 // Dataset carries either per-request records or an Aggregate.
 type Aggregate struct {
-	Profile string      // engine profile used to read it, e.g. "vllm-v1"
+	Profile string // engine profile used to read it, e.g. "vllm-v1"
+	// Exact is true when the aggregate was built from per-request records
+	// (request logs, benchmark files, a column store): counts and Good are
+	// exact, histograms are log-linear (sources/loglin) and only bin width
+	// bounds a quantile. False for metrics (Prometheus, scrapes).
+	Exact   bool
 	Step    float64     // bucket width, seconds
 	Buckets []AggBucket // in time order
 	// Notes are facts the report must show (renamed metrics detected,

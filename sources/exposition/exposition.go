@@ -419,7 +419,7 @@ func aggregate(snaps []snapshot, engine string) (*sources.Aggregate, []string, e
 func newBucket(start, end float64, class string) sources.AggBucket {
 	nan := math.NaN()
 	return sources.AggBucket{Start: start, End: end, Class: class,
-		Completed: nan, Failed: nan, Canceled: nan, Rejected: nan, Good: nan,
+		Completed: nan, Failed: nan, Canceled: nan, Rejected: nan, Good: nan, Retried: nan, ShortOutputs: nan,
 		PromptTokens: nan, OutputTokens: nan, PrefixHits: nan, PrefixQueries: nan,
 		Replicas: nan, Running: nan, Waiting: nan, KVUsage: nan, GPUUtil: nan, GPUPowerW: nan,
 		GPUMemBytes: nan, CostPerHour: nan}

@@ -283,7 +283,7 @@ func (b *builder) finish(agg *sources.Aggregate) error {
 		}
 		for _, class := range classes {
 			bk := sources.AggBucket{Start: float64(start.UnixMilli()) / 1000, End: float64(end.UnixMilli()) / 1000, Class: class,
-				Completed: nan, Failed: nan, Canceled: nan, Rejected: nan, Good: nan,
+				Completed: nan, Failed: nan, Canceled: nan, Rejected: nan, Good: nan, Retried: nan, ShortOutputs: nan,
 				PromptTokens: nan, OutputTokens: nan, PrefixHits: nan, PrefixQueries: nan,
 				Replicas: gauge("replicas"), Running: gauge(string(engines.Running)), Waiting: gauge(string(engines.Waiting)),
 				KVUsage: gauge(string(engines.KVUsage)), GPUUtil: gauge(string(engines.GPUUtil)),
