@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/goodput-dev/goodput/analysis/normalize"
 	"github.com/goodput-dev/goodput/analysis/stats"
@@ -84,6 +85,10 @@ func (j *judgement) gates(r *Report) []Metric {
 		}
 	}
 	if e, ok := j.warmupGuardrail(conf); ok {
+		evals = append(evals, e)
+		ps = append(ps, math.NaN())
+	}
+	if e, ok := j.replicaLossGuardrail(); ok {
 		evals = append(evals, e)
 		ps = append(ps, math.NaN())
 	}
@@ -805,8 +810,11 @@ const LoadRatioTolerance = 0.03
 // offered requests per replica-second is estimated from per-bucket totals
 // with the batch-means variance, not by a per-request chi-square that
 // treats requests as independent. It fails when the interval of the ratio
-// lies entirely beyond ±LoadRatioTolerance, and otherwise passes; it needs
-// arrival times and replica labels in both arms.
+// lies entirely beyond ±LoadRatioTolerance; it passes only when the
+// interval rules out a canary offered less by more than the tolerance (a
+// non-inferiority test, like every gate: unlogged shedding is the harm it
+// guards against), and is inconclusive in between; it needs arrival times
+// and replica labels in both arms.
 func (j *judgement) loadRatioGuardrail(conf float64) (gateEval, bool) {
 	if j.b.pseudo || j.c.pseudo || !j.b.replicasKnown || !j.c.replicasKnown {
 		return gateEval{}, false
@@ -855,6 +863,12 @@ func (j *judgement) loadRatioGuardrail(conf float64) (gateEval, bool) {
 	case est.CI.Lo > tol:
 		e.m.Verdict = Fail
 		e.m.Reason = fmt.Sprintf("%s offered requests per replica-second: the canary is offered more than the baseline beyond ±%s (sample-ratio mismatch: retries or routing?); declare traffic.canary_share if the split is intended", iv, fmtMargin(m))
+	case est.CI.Lo < -tol:
+		// a shed is the blind spot: the canary serves less and looks no
+		// worse, so "less by more than the tolerance" must be ruled out
+		// before a pass, as every gate rules out harm beyond its margin
+		e.m.Verdict = Inconclusive
+		e.m.Reason = fmt.Sprintf("%s offered requests per replica-second: a canary offered less than the baseline by more than %s is not ruled out (load shed or routed away before it was logged?); more data narrows the interval; declare traffic.canary_share if the split is intended", iv, fmtMargin(m))
 	default:
 		e.m.Reason = fmt.Sprintf("%s offered requests per replica-second: no sample-ratio mismatch beyond ±%s shown", iv, fmtMargin(m))
 	}
@@ -931,4 +945,28 @@ func (j *judgement) costMatched(conf float64) (stats.Estimate, bool) {
 	}
 	est.Method += "-matched-load"
 	return est, !math.IsNaN(est.Point)
+}
+
+// replicaLossGuardrail is present when the canary lost a replica for good
+// mid-window while the baseline lost none at the time (see canaryLosses): by default (normalize.canary_replica_loss: blame) that is the
+// canary's problem and the guardrail fails — a crash under the change may
+// be the change's doing, and the survivors carrying its load are judged as
+// served; with "excuse" the loss is reported and the guardrail passes.
+func (j *judgement) replicaLossGuardrail() (gateEval, bool) {
+	lost := j.canaryLosses()
+	if len(lost) == 0 {
+		return gateEval{}, false
+	}
+	m := Metric{Name: "canary_replica_loss", Guardrail: true, Direction: "lower_is_better", Scale: "absolute", Unit: "replicas",
+		Baseline: 0, Canary: Num(len(lost)), Delta: Num(len(lost)), Interval: [2]Num{Num(math.NaN()), Num(math.NaN())},
+		Margin: 0, NBaseline: int64(j.b.replicas), NCanary: int64(j.c.replicas), PFail: Num(math.NaN()),
+		Method: "replica-activity", Adjusted: []string{}, Verdict: Fail}
+	what := strings.Join(lost, "; ")
+	if j.p.Normalize.CanaryReplicaLoss == "excuse" {
+		m.Verdict = Pass
+		m.Reason = fmt.Sprintf("the canary lost a replica the baseline did not (%s); excused by the policy (normalize.canary_replica_loss: excuse): its requests are still judged as served", what)
+	} else {
+		m.Reason = fmt.Sprintf("the canary lost a replica the baseline did not (%s): the canary's problem, a crash the change may have caused; set normalize.canary_replica_loss: excuse when the loss is known not to be the change's (a drained node)", what)
+	}
+	return gateEval{m: m}, true
 }

@@ -375,33 +375,13 @@ func (j *judgement) normalization() Normalization {
 // replicaEvents finds replicas lost or silent mid-window in each arm. A
 // baseline loss is reported and not blamed on the change (goodput gates
 // compare at matched offered load); a canary loss is the canary's own
-// outcome, reported as counted against it: its requests stay in every gate.
+// outcome, reported as counted against it: its requests stay in every gate,
+// and unless the policy excuses it the canary_replica_loss guardrail fails
+// (see canaryLosses).
 func (j *judgement) replicaEvents() string {
 	var parts []string
 	for _, a := range []*armData{j.b, j.c} {
-		if !a.replicasKnown || a.pseudo {
-			continue
-		}
-		idx := map[string]int{}
-		var acts []normalize.ReplicaActivity
-		for i := range a.ds.Requests {
-			// every arrival counts here, a replica's own warm-up included:
-			// it was serving
-			r := &a.ds.Requests[i]
-			bi := min(int((r.Time-a.t0)/a.bucketSecs), len(a.buckets)-1)
-			if r.Replica == "" || bi < 0 {
-				continue
-			}
-			k, ok := idx[r.Replica]
-			if !ok {
-				k = len(acts)
-				idx[r.Replica] = k
-				acts = append(acts, normalize.ReplicaActivity{Name: r.Replica, Requests: make([]float64, len(a.buckets))})
-			}
-			acts[k].Requests[bi]++
-		}
-		sort.Slice(acts, func(x, y int) bool { return acts[x].Name < acts[y].Name })
-		for _, ev := range normalize.ReplicaLoss(acts, normalize.LossOptions{BucketSecs: a.bucketSecs}) {
+		for _, ev := range armReplicaEvents(a) {
 			msg := fmt.Sprintf("%s: replica %s %s: %s", a.arm, ev.Replica, ev.Kind, ev.Reason)
 			parts = append(parts, msg)
 			if a.arm == sources.Canary {
@@ -414,6 +394,62 @@ func (j *judgement) replicaEvents() string {
 		}
 	}
 	return strings.Join(parts, "; ")
+}
+
+// armReplicaEvents finds an arm's replicas that were lost, silent for a
+// while or joined late, from their arrivals per bucket (nil without
+// replica labels).
+func armReplicaEvents(a *armData) []normalize.ReplicaEvent {
+	if !a.replicasKnown || a.pseudo {
+		return nil
+	}
+	idx := map[string]int{}
+	var acts []normalize.ReplicaActivity
+	for i := range a.ds.Requests {
+		// every arrival counts here, a replica's own warm-up included:
+		// it was serving
+		r := &a.ds.Requests[i]
+		bi := min(int((r.Time-a.t0)/a.bucketSecs), len(a.buckets)-1)
+		if r.Replica == "" || bi < 0 {
+			continue
+		}
+		k, ok := idx[r.Replica]
+		if !ok {
+			k = len(acts)
+			idx[r.Replica] = k
+			acts = append(acts, normalize.ReplicaActivity{Name: r.Replica, Requests: make([]float64, len(a.buckets))})
+		}
+		acts[k].Requests[bi]++
+	}
+	sort.Slice(acts, func(x, y int) bool { return acts[x].Name < acts[y].Name })
+	return normalize.ReplicaLoss(acts, normalize.LossOptions{BucketSecs: a.bucketSecs})
+}
+
+// canaryLosses are the canary's replicas that stopped serving mid-window
+// for good while the baseline lost none (for good or for a while) at an
+// overlapping time: a loss both arms see at once is the infrastructure's (a
+// shared node or zone), not the change's. A replica that resumes (a gap: a
+// restart) is reported, not counted here; its cold restart is cut as its
+// own warm-up. Each is described in one line.
+func (j *judgement) canaryLosses() []string {
+	var out []string
+	be := armReplicaEvents(j.b)
+	for _, ev := range armReplicaEvents(j.c) {
+		if ev.Kind != normalize.EventLost {
+			continue
+		}
+		from, to := j.c.t0+ev.FromSec, j.c.t0+ev.ToSec
+		shared := false
+		for _, b := range be {
+			if b.Kind != normalize.EventJoined && j.b.t0+b.FromSec < to && from < j.b.t0+b.ToSec {
+				shared = true
+			}
+		}
+		if !shared {
+			out = append(out, fmt.Sprintf("replica %s %s: %s", ev.Replica, ev.Kind, ev.Reason))
+		}
+	}
+	return out
 }
 
 // countCut counts the requests cut by the arm's warm-up (a replica's own

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"context"
+	"math"
 	"strings"
 	"testing"
 
@@ -217,5 +218,99 @@ failures:
 	}
 	if r.Verdict == Fail {
 		t.Errorf("a replica restart failed the canary: %q", r.Reasons)
+	}
+}
+
+// TestOfferedLoadShed: without a declared split, a canary offered less per
+// replica-second fails when the shortfall is beyond the tolerance with
+// confidence, and is inconclusive — never a pass — when a shortfall beyond
+// the tolerance is not ruled out; equal load passes.
+func TestOfferedLoadShed(t *testing.T) {
+	shed := func(s synth, share float64) *sources.Dataset {
+		ds := s.dataset(sources.Canary)
+		kept := ds.Requests[:0]
+		for i, r := range ds.Requests {
+			// every k-th request lost before it was logged, k ≈ 1/share
+			if share > 0 && math.Floor(float64(i+1)*share) > math.Floor(float64(i)*share) {
+				continue
+			}
+			kept = append(kept, r)
+		}
+		ds.Requests = kept
+		return ds
+	}
+	for _, tc := range []struct {
+		name  string
+		n     int
+		share float64
+		want  Verdict
+	}{
+		{"equal load passes", 40000, 0, Pass},
+		{"10% shed fails", 40000, 0.10, Fail},
+		{"5% shed on 4000 requests is not ruled out", 4000, 0.05, Inconclusive},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := synth{n: tc.n, rate: 20, ttftMed: 0.3, tpotMed: 0.04, replicas: 2, seed: 61}
+			c := b
+			c.seed = 62
+			r, err := Judge(b.dataset(sources.Baseline), shed(c, tc.share), Config{Policy: chat(t), Resamples: 200})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := metric(t, r, "offered_load_ratio")
+			if m.Verdict != tc.want {
+				t.Errorf("offered_load_ratio %s, want %s: %s", m.Verdict, tc.want, m.Reason)
+			}
+			if tc.want != Pass && r.Verdict == Pass {
+				t.Errorf("a shed canary passed: %q", r.Reasons)
+			}
+		})
+	}
+}
+
+// TestCanaryReplicaLoss: a canary that loses a replica the baseline keeps
+// fails the canary_replica_loss guardrail by default and is reported but
+// not failed for it under normalize.canary_replica_loss: excuse; a loss in
+// the baseline alone, or in both arms at once, adds no guardrail.
+func TestCanaryReplicaLoss(t *testing.T) {
+	find := func(r *Report) (Metric, bool) {
+		for _, m := range r.Metrics {
+			if m.Name == "canary_replica_loss" {
+				return m, true
+			}
+		}
+		return Metric{}, false
+	}
+	b, c := simArms(t, "bs-replica-lost", 1)
+	for _, tc := range []struct {
+		setting string
+		want    Verdict
+	}{{"", Fail}, {"blame", Fail}, {"excuse", Pass}} {
+		p := chat(t)
+		p.Normalize.CanaryReplicaLoss = tc.setting
+		r, err := Judge(b, c, Config{Policy: p, Resamples: 200})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, ok := find(r)
+		if !ok {
+			t.Fatalf("%q: no canary_replica_loss guardrail; metrics %+v", tc.setting, r.Metrics)
+		}
+		if m.Verdict != tc.want || !m.Guardrail || !strings.Contains(m.Reason, "replica") {
+			t.Errorf("%q: canary_replica_loss %s (guardrail %v), want %s: %s", tc.setting, m.Verdict, m.Guardrail, tc.want, m.Reason)
+		}
+		if tc.want == Fail && r.Verdict != Fail {
+			t.Errorf("%q: a lost canary replica left the verdict %s", tc.setting, r.Verdict)
+		}
+	}
+	for _, name := range []string{"replica-loss", "seed-overload"} {
+		b, c := simArms(t, name, 1)
+		r, err := Judge(b, c, Config{Policy: chat(t), Resamples: 200})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m, ok := find(r); ok {
+			t.Errorf("%s: the canary is blamed for a loss it does not have alone: %s", name, m.Reason)
+		}
 	}
 }

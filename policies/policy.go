@@ -173,6 +173,14 @@ type NormalizeSpec struct {
 	Mix   string `yaml:"mix"`   // baseline | canary | pooled | none | weights
 	Cache string `yaml:"cache"` // auto | stratify | adjust | none
 	Load  string `yaml:"load"`  // matched | flag | none
+	// CanaryReplicaLoss says what a canary replica that stops serving for
+	// good mid-window while the baseline keeps all of its replicas means
+	// (one that resumes, a restart, is reported either way): "blame" (the default) makes it the canary's
+	// problem — the canary_replica_loss guardrail fails, since a crash under
+	// the change may be the change's doing; "excuse" reports it without
+	// failing (e.g. a node drained for maintenance). Either way the
+	// canary's requests stay in every gate as served.
+	CanaryReplicaLoss string `yaml:"canary_replica_loss"`
 	// Weights is the explicit reference mix when Mix is "weights":
 	// class name → share (normalized to sum 1).
 	Weights map[string]float64 `yaml:"weights"`
@@ -546,7 +554,7 @@ func policySchema() schema {
 			"output_tokens": {"min": leaf, "max": leaf},
 		}}},
 		"window":    {"warmup": leaf, "bucket": leaf, "max_warmup": leaf, "implausible": leaf, "untimed": leaf},
-		"normalize": {"mix": leaf, "cache": leaf, "load": leaf, "weights": {"*": leaf}},
+		"normalize": {"mix": leaf, "cache": leaf, "load": leaf, "canary_replica_loss": leaf, "weights": {"*": leaf}},
 		"gates":     {"[]": {"metric": leaf, "margin": leaf, "guardrail": leaf, "weight": leaf, "target": leaf}},
 		"cost":      {"accelerator_per_hour": leaf, "host_per_hour": leaf, "network_per_gb": leaf, "idle_reserve_per_hour": leaf},
 		"traffic":   {"canary_share": leaf},

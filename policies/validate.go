@@ -195,6 +195,12 @@ func (p *Policy) validate(doc *yaml.Node) error {
 	if p.Normalize.Load == "" {
 		p.Normalize.Load = "none"
 	}
+	if err := oneOf(doc, p.Normalize.CanaryReplicaLoss, "blame", []string{"blame", "excuse"}, "normalize", "canary_replica_loss"); err != nil {
+		return err
+	}
+	if p.Normalize.CanaryReplicaLoss == "" {
+		p.Normalize.CanaryReplicaLoss = "blame"
+	}
 	if len(p.Gates) == 0 {
 		return nodeErr(find(doc, "gates"), "gates: declare at least one gated metric (%s)", metricNames())
 	}
