@@ -92,6 +92,10 @@ func (j *judgement) gates(r *Report) []Metric {
 		evals = append(evals, e)
 		ps = append(ps, math.NaN())
 	}
+	for _, e := range j.trendChecks() {
+		evals = append(evals, e)
+		ps = append(ps, math.NaN())
+	}
 	// the traffic split is decided on its own; weighted Holm runs over the
 	// policy's gates, most of α on attainment
 	adj := append(stats.WeightedHolm(ps[:family], weights), ps[family:]...)
@@ -970,3 +974,4 @@ func (j *judgement) replicaLossGuardrail() (gateEval, bool) {
 	}
 	return gateEval{m: m}, true
 }
+

@@ -1,0 +1,75 @@
+package analysis
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/goodput-dev/goodput/sources"
+)
+
+// TestTrendCheck: a canary whose token time grows through the run (a leak:
+// +0% at the start, +40% at the end, +20% on average) gets a failing
+// tpot_p99_trend guardrail that names the leak; the same arms without the
+// leak get no trend row; a leak that ends within the margin is named and
+// passes.
+func TestTrendCheck(t *testing.T) {
+	base := synth{n: 36000, rate: 20, ttftMed: 0.3, tpotMed: 0.04, replicas: 2, seed: 71}
+	other := base
+	other.seed = 72
+	leak := func(growth float64) *sources.Dataset {
+		ds := other.dataset(sources.Canary)
+		t0, t1 := ds.Requests[0].Time, ds.Requests[len(ds.Requests)-1].Time
+		for i := range ds.Requests {
+			r := &ds.Requests[i]
+			f := 1 + growth*(r.Time-t0)/(t1-t0)
+			r.TPOT *= f
+			r.E2E = r.TTFT + r.TPOT*float64(r.OutputTokens-1)
+		}
+		return ds
+	}
+	find := func(r *Report, name string) (Metric, bool) {
+		for _, m := range r.Metrics {
+			if m.Name == name {
+				return m, true
+			}
+		}
+		return Metric{}, false
+	}
+	for _, tc := range []struct {
+		name   string
+		growth float64
+		want   Verdict // "" = no trend row
+	}{
+		{"no leak", 0, ""},
+		{"leak to +40%", 0.4, Fail},
+		{"trend to +8%, within the 10% margin", 0.08, Pass},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := Judge(base.dataset(sources.Baseline), leak(tc.growth), Config{Policy: chat(t), Resamples: 200})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, ok := find(r, "tpot_p99_trend")
+			if tc.want == "" {
+				for _, m := range r.Metrics {
+					if strings.HasSuffix(m.Name, "_trend") {
+						t.Errorf("A/A arms got a trend row: %s %s: %s", m.Name, m.Verdict, m.Reason)
+					}
+				}
+				return
+			}
+			if !ok {
+				t.Fatalf("no tpot_p99_trend row; reasons %q", r.Reasons)
+			}
+			if m.Verdict != tc.want || !m.Guardrail || !strings.Contains(m.Reason, "worse through the window") {
+				t.Errorf("tpot_p99_trend %s, want %s: %s", m.Verdict, tc.want, m.Reason)
+			}
+			if tc.want == Fail && (r.Verdict != Fail || !strings.Contains(m.Reason, "leak")) {
+				t.Errorf("a leak must fail and be named: verdict %s, %s", r.Verdict, m.Reason)
+			}
+			if tc.want == Fail && !(float64(m.Delta) > 0.3 && float64(m.Delta) < 0.5) {
+				t.Errorf("end-of-window difference %+.1f%%, want about +40%%", 100*float64(m.Delta))
+			}
+		})
+	}
+}
