@@ -333,7 +333,7 @@ func TestBlindSpots(t *testing.T) {
 		"retries":          "retry_share",
 		"canceled-errors":  "canceled_share",
 		"major-class-ttft": "ttft_p99:chat",
-		"lost-replica":     "tpot_p99", // pooled or a class's
+		"lost-replica":     "canary_replica_loss",
 	}
 	for _, fc := range fleetCases() {
 		want, ok := gate[fc.name]

@@ -193,7 +193,7 @@ func (j *judgement) trendChecks() []gateEval {
 			Baseline: Num(s.lastB), Canary: Num(s.lastC), Delta: Num(delta(f.At)), Interval: [2]Num{Num(dl), Num(dh)},
 			Margin: Num(g.Margin.Value), PFail: Num(math.NaN()), NBaseline: int64(s.nb), NCanary: int64(s.nc),
 			Buckets: [2]int{nb, nb}, Method: fmt.Sprintf("segment-ols-trend-%d", len(s.x)), Adjusted: []string{}}
-		iv := fmt.Sprintf("%s at the start to %s [%s, %s] at the end of the window (%d segments, one-sided p = %.2g for a worsening trend < α/%d)",
+		iv := fmt.Sprintf("%s at the start to %s [%s, %s] at the end of the window (%d segments; a worsening trend at one-sided p = %.2g < α/%d)",
 			fmtDelta(m, delta(start)), fmtDelta(m, delta(f.At)), fmtDelta(m, dl), fmtDelta(m, dh), len(s.x), f.PIncrease, len(all))
 		switch {
 		case lo > passAt:
