@@ -45,8 +45,8 @@ func aggClasses(b, c *aggArm, policyClasses bool) []ClassRow {
 			bb := a.bounds.Buckets[i]
 			x.lo += nan0(bb.Lo)
 			x.hi += nan0(bb.Hi)
-			x.ttft = addHist(x.ttft, bk.TTFT)
-			x.tpot = addHist(x.tpot, bk.TPOT)
+			x.ttft = a.addHist(x.ttft, bk.TTFT)
+			x.tpot = a.addHist(x.tpot, bk.TPOT)
 		}
 		return out, total
 	}

@@ -446,3 +446,80 @@ func edgeNote(name string, thr float64, a Attainment) string {
 	return fmt.Sprintf("%s threshold %g s is not a bucket edge (between %g and %g): %s attainment is an interval; %s",
 		name, thr, a.Below, a.Above, name, fix)
 }
+
+// Align lays histograms on one edge grid, so that they add index by index
+// (a block of time slices is then the sum of their rows). With sparse
+// false the grid is the edges every non-empty histogram has (classic
+// histograms: an edge only some have splits a bucket of the others, whose
+// count at it is unknown), as Merge keeps them. With sparse true the grid is
+// the union of the edges, for histograms that list both edges of every
+// non-empty bucket (sources/loglin's Cumulative form): between two listed
+// edges such a histogram holds nothing or exactly its listed bucket, so its
+// count at an edge it lacks is its count at its highest edge below — exact.
+// Rows hold the cumulative counts at the grid's edges (made monotone); an
+// empty histogram gives a row of zeros. The last edge is +Inf when any
+// histogram has edges.
+func Align(hs []sources.Histogram, sparse bool) (edges []float64, rows [][]float64) {
+	var nonEmpty []sources.Histogram
+	for _, h := range hs {
+		if len(h.Edges) > 0 && len(h.Counts) == len(h.Edges) {
+			nonEmpty = append(nonEmpty, h)
+		}
+	}
+	if sparse {
+		seen := map[float64]bool{}
+		for _, h := range nonEmpty {
+			for _, e := range h.Edges {
+				if !seen[e] {
+					seen[e] = true
+					edges = append(edges, e)
+				}
+			}
+		}
+		sort.Float64s(edges)
+	} else if len(nonEmpty) > 0 {
+		m, _ := Merge(nonEmpty...)
+		edges = m.Edges
+	}
+	rows = make([][]float64, len(hs))
+	for k, h := range hs {
+		row := make([]float64, len(edges))
+		rows[k] = row
+		if len(h.Edges) == 0 || len(h.Counts) != len(h.Edges) {
+			continue
+		}
+		counts := monotone(h.Counts)
+		// h's edges may be unsorted only in malformed input; sort a copy
+		idx := make([]int, len(h.Edges))
+		for i := range idx {
+			idx[i] = i
+		}
+		sort.SliceStable(idx, func(a, b int) bool { return h.Edges[idx[a]] < h.Edges[idx[b]] })
+		j, cum := 0, 0.0
+		for i, e := range edges {
+			for j < len(idx) && h.Edges[idx[j]] <= e {
+				cum = math.Max(cum, counts[idx[j]])
+				j++
+			}
+			row[i] = cum
+		}
+	}
+	return edges, rows
+}
+
+// MergeSparse adds histograms in the sparse form Align describes (both
+// edges of every non-empty bucket listed): the result holds the union of
+// their edges, each count exact.
+func MergeSparse(hs ...sources.Histogram) sources.Histogram {
+	edges, rows := Align(hs, true)
+	if len(edges) == 0 {
+		return sources.Histogram{}
+	}
+	out := sources.Histogram{Edges: edges, Counts: make([]float64, len(edges))}
+	for _, r := range rows {
+		for i, v := range r {
+			out.Counts[i] += v
+		}
+	}
+	return out
+}
