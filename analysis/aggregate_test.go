@@ -39,7 +39,7 @@ func aggArmData(arm sources.Arm, seed uint64, slices int, tpotMed float64, onEdg
 		b := sources.AggBucket{Start: 1.7e9 + float64(i)*15, End: 1.7e9 + float64(i+1)*15,
 			Completed: float64(n), Failed: 1, Canceled: 0, Rejected: math.NaN(), Good: math.NaN(), Retried: math.NaN(), ShortOutputs: math.NaN(),
 			OutputTokens: float64(n) * (180 + 10*rng.Float64()),
-			Replicas: 2, PrefixHits: math.NaN(), PrefixQueries: math.NaN(), CostPerHour: math.NaN(), GPUUtil: 0.8,
+			Replicas:     2, PrefixHits: math.NaN(), PrefixQueries: math.NaN(), CostPerHour: math.NaN(), GPUUtil: 0.8,
 			Running: math.NaN(), Waiting: math.NaN(), KVUsage: math.NaN(), GPUPowerW: math.NaN(), GPUMemBytes: math.NaN()}
 		b.TTFT = hist(ttftEdges, func() float64 { return 0.3 * math.Exp(0.5*rng.NormFloat64()) }, n)
 		b.TPOT = hist(tpotEdges, func() float64 { return tpotMed * math.Exp(0.2*rng.NormFloat64()) }, n)
