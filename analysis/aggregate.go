@@ -198,7 +198,7 @@ func addHist(a, b sources.Histogram, sparse bool) sources.Histogram {
 		return a
 	}
 	if len(a.Edges) == 0 {
-		return sources.Histogram{Edges: slices.Clone(b.Edges), Counts: slices.Clone(b.Counts)}
+		return sources.Histogram{Edges: slices.Clone(b.Edges), Counts: slices.Clone(b.Counts), Sparse: b.Sparse}
 	}
 	if sparse {
 		return histo.MergeSparse(a, b)
