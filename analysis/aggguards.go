@@ -184,3 +184,38 @@ func (j *aggJudgement) warmupGuardrail(conf float64) (gateEval, bool) {
 	e.m.Reason = fmt.Sprintf("%s completed share over the first %gs, which the warm-up cut removed: within the loose %s cold-start margin (checked, not gated at α)", iv, cut, fmtMargin(e.m))
 	return e, true
 }
+
+// shortOutputs is the aggregate's diagnostic on completions cut short: the
+// share of completed requests with fewer output tokens than the class's
+// slo.min_output_tokens (AggBucket.ShortOutputs), canary − baseline, by
+// batch means over slices with a Newcombe floor. Such completions are not
+// good, so the attainment gates already count them; it is shown, not
+// gated, and absent when a source does not count them (metrics).
+func (j *aggJudgement) shortOutputs(conf float64) []Diagnostic {
+	if j.b.unknown["short outputs"] || j.c.unknown["short outputs"] {
+		return nil
+	}
+	build := func(a *aggArm) stats.Ratio {
+		r := stats.Ratio{Num: make([]float64, len(a.slices)), Den: make([]float64, len(a.slices))}
+		for i, s := range a.slices {
+			r.Num[i], r.Den[i] = s.short, s.completed
+		}
+		return r
+	}
+	rb, rc := build(j.b), build(j.c)
+	if !(sum(rb.Den) > 0 && sum(rc.Den) > 0) {
+		return nil
+	}
+	est := stats.DiffOfRatios(rc, rb, conf)
+	if j.paired {
+		xa, ya := j.align(rc, rb)
+		est = stats.PairedDiffOfRatios(xa, ya, conf)
+	}
+	est = binomialFloor(est, sum(rc.Num), sum(rc.Den), sum(rb.Num), sum(rb.Den), conf)
+	nan := Num(math.NaN())
+	return []Diagnostic{{Metric: "short_output_share", Method: est.Method, Statistic: nan, PValue: nan, QValue: nan,
+		Estimate: Num(est.Point), Interval: [2]Num{Num(est.CI.Lo), Num(est.CI.Hi)},
+		NBaseline: int64(math.Round(sum(rb.Den))), NCanary: int64(math.Round(sum(rc.Den))),
+		Note: fmt.Sprintf("completions with fewer output tokens than slo.min_output_tokens, share of completed requests: baseline %.3g%%, canary %.3g%%; canary − baseline with its %.0f%% interval; not good, so already in slo_attainment; shown, not gated",
+			100*sum(rb.Num)/sum(rb.Den), 100*sum(rc.Num)/sum(rc.Den), 100*conf)}}
+}

@@ -162,9 +162,9 @@ func newAggArm(ds *sources.Dataset, slo histo.SLO, factor map[string]float64) (*
 		s.promptTokens += bk.PromptTokens
 		s.prefixHits += bk.PrefixHits
 		s.prefixQueries += bk.PrefixQueries
-		s.ttft = a.addHist(s.ttft, bk.TTFT)
-		s.tpot = a.addHist(s.tpot, bk.TPOT)
-		s.e2e = a.addHist(s.e2e, bk.E2E)
+		s.ttft = addHist(s.ttft, bk.TTFT)
+		s.tpot = addHist(s.tpot, bk.TPOT)
+		s.e2e = addHist(s.e2e, bk.E2E)
 	}
 	slices.SortFunc(a.slices, func(x, y aggSlice) int { return cmp.Compare(x.start, y.start) })
 	a.allStarts = a.sliceStarts()
@@ -186,22 +186,15 @@ func nan0(v float64) float64 {
 	return v
 }
 
-// addHist adds two histograms of one arm: classic ones on their common
-// edges, an exact aggregate's log-linear ones on the union of their edges
-// (histo.MergeSparse), which keeps every count exact.
-func (a *aggArm) addHist(x, y sources.Histogram) sources.Histogram {
-	return addHist(x, y, a.exact)
-}
-
-func addHist(a, b sources.Histogram, sparse bool) sources.Histogram {
+// addHist adds two histograms: classic ones on their common edges, an
+// exact aggregate's log-linear (Sparse) ones on the union of their edges
+// (histo.Merge), which keeps every count exact.
+func addHist(a, b sources.Histogram) sources.Histogram {
 	if len(b.Edges) == 0 {
 		return a
 	}
 	if len(a.Edges) == 0 {
 		return sources.Histogram{Edges: slices.Clone(b.Edges), Counts: slices.Clone(b.Counts), Sparse: b.Sparse}
-	}
-	if sparse {
-		return histo.MergeSparse(a, b)
 	}
 	m, _ := histo.Merge(a, b)
 	return m
@@ -251,7 +244,11 @@ func (j *aggJudgement) report() *Report {
 		}
 		r.Inputs = append(r.Inputs, a.ds.Inputs...)
 	}
-	j.warnf("diagnostics (Mann-Whitney, Hodges-Lehmann) need per-request data and are not computed from metrics")
+	if j.exact() {
+		j.warnf("diagnostics (Mann-Whitney, Hodges-Lehmann) need the requests themselves and are not computed from an aggregate")
+	} else {
+		j.warnf("diagnostics (Mann-Whitney, Hodges-Lehmann) need per-request data and are not computed from metrics")
+	}
 	r.Arms.Baseline, r.Arms.Canary = j.armSummary(j.b), j.armSummary(j.c)
 	lo := math.Min(j.b.slices[0].start, j.c.slices[0].start)
 	hi := math.Max(j.b.slices[len(j.b.slices)-1].end, j.c.slices[len(j.c.slices)-1].end)
@@ -268,10 +265,21 @@ func (j *aggJudgement) report() *Report {
 	r.Normalization = Normalization{Steps: []NormalizationStep{{Name: "histogram-bounds", Setting: "both ends", Applied: true,
 		Detail: fmt.Sprintf("good requests bounded from histograms: baseline [%.0f, %.0f], canary [%.0f, %.0f]; a gate passes only at the canary-unfavourable end and fails only at the canary-favourable end",
 			j.b.bounds.Lo, j.b.bounds.Hi, j.c.bounds.Lo, j.c.bounds.Hi)}}}
+	if j.exact() {
+		r.Measurement.Population = "every request in the records, both arms, aggregated per time slice and stratum while read"
+		r.Measurement.CompletionCondition = "finished with reason stop or length; good = completed and within its class's SLO, decided per request while read"
+		if loc := j.b.ds.Location; loc != "" && loc == j.c.ds.Location {
+			r.Measurement.Location = loc
+		}
+		r.Normalization.Steps[0] = NormalizationStep{Name: "histogram-bounds", Setting: "both ends", Applied: true,
+			Detail: fmt.Sprintf("good requests counted per request (baseline %.0f, canary %.0f): exact; latency quantiles known within their log-linear bins (a factor 2^(1/256)): a tail gate passes only with the canary at its bin's upper edge and the baseline at its lower, and fails only the other way round",
+				j.b.bounds.Lo, j.c.bounds.Lo)}
+	}
 	r.Normalization.Steps = append(r.Normalization.Steps, j.normSteps()...)
 	r.Metrics = j.gates()
+	r.Diagnostics = append(r.Diagnostics, j.shortOutputs(1-2*p.Alpha())...)
 	r.Series = j.series()
-	r.Classes = aggClasses(j.b, j.c, len(p.Classes) > 0)
+	r.Classes = aggClasses(j.b, j.c, j.classOf)
 	r.Distributions = j.distributions()
 	r.Verdict, r.Reasons = Overall(r.Metrics)
 	if ms := mixShift(j.b, j.c, 1-2*p.Alpha()); ms != "" {
@@ -342,7 +350,7 @@ func (j *aggJudgement) armSummary(a *aggArm) ArmSummary {
 	}
 	var ttft, tpot, e2e sources.Histogram
 	for _, sl := range a.slices {
-		ttft, tpot, e2e = a.addHist(ttft, sl.ttft), a.addHist(tpot, sl.tpot), a.addHist(e2e, sl.e2e)
+		ttft, tpot, e2e = addHist(ttft, sl.ttft), addHist(tpot, sl.tpot), addHist(e2e, sl.e2e)
 	}
 	s.Latency = Latency{TTFT: histQuantiles(ttft), TPOT: histQuantiles(tpot), E2E: histQuantiles(e2e)}
 	return s
@@ -718,9 +726,9 @@ func (j *aggJudgement) distributions() Distributions {
 		var h sources.Histogram
 		for i := range a.slices {
 			if tpot {
-				h = a.addHist(h, a.slices[i].tpot)
+				h = addHist(h, a.slices[i].tpot)
 			} else {
-				h = a.addHist(h, a.slices[i].ttft)
+				h = addHist(h, a.slices[i].ttft)
 			}
 		}
 		out := make([]Num, len(ps))

@@ -233,3 +233,51 @@ func TestAggregateClassRows(t *testing.T) {
 		t.Errorf("unlabelled metrics gave class rows: %+v", r.Classes)
 	}
 }
+
+// TestExceedanceAtUpperEdge: with the TPOT p99 inside a bucket (10, 25] ms
+// that places the ratio only within [−60%, +150%], and more than half the
+// baseline above the lower edge, the gate is judged as the share of
+// requests above the upper edge, which may rise by the margin the gate
+// gives the 1% tail (0.1 pp): an A/A passes, a canary whose TPOT is 38%
+// slower fails, and the reason names the edge and what the bucket costs.
+func TestExceedanceAtUpperEdge(t *testing.T) {
+	p := chat(t)
+	for _, tc := range []struct {
+		name  string
+		cTPOT float64
+		want  Verdict
+	}{
+		{"A/A passes", 0.013, Pass},
+		{"38% slower fails", 0.018, Fail},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := aggArmData(sources.Baseline, 1, 240, 0.013, true)
+			c := aggArmData(sources.Canary, 2, 240, tc.cTPOT, true)
+			r, err := Judge(b, c, Config{Policy: p, Resamples: 300})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var m Metric
+			for _, x := range r.Metrics {
+				if x.Name == "tpot_p99" {
+					m = x
+				}
+			}
+			if m.Verdict != tc.want {
+				t.Fatalf("tpot_p99 %s, want %s: %s", m.Verdict, tc.want, m.Reason)
+			}
+			wants := []string{"cannot be resolved by the buckets", "above the 0.025 s bucket edge", "at most 0.1 pp", "below the buckets' resolution"}
+			if tc.want == Pass {
+				wants = append(wants, "[-60.0%, +150.0%]")
+			}
+			for _, want := range wants {
+				if !strings.Contains(m.Reason, want) {
+					t.Errorf("reason lacks %q: %s", want, m.Reason)
+				}
+			}
+			if m.Scale != "absolute" || float64(m.Margin) != 0.001 || m.Unit != "fraction" {
+				t.Errorf("exceedance gate scale %s margin %v unit %s", m.Scale, m.Margin, m.Unit)
+			}
+		})
+	}
+}

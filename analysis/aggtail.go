@@ -27,9 +27,9 @@ type tailRows struct {
 	prefix [][]float64 // prefix[k] = Σ rows[:k], cumulative counts at the edges
 }
 
-func newTailHists(hb, hc []sources.Histogram, sparse bool) tailHists {
+func newTailHists(hb, hc []sources.Histogram) tailHists {
 	all := append(append(make([]sources.Histogram, 0, len(hb)+len(hc)), hb...), hc...)
-	edges, rows := histo.Align(all, sparse)
+	edges, rows := histo.Align(all)
 	mk := func(rs [][]float64) tailRows {
 		r := tailRows{n: len(rs), prefix: make([][]float64, len(rs)+1)}
 		r.prefix[0] = make([]float64, len(edges))
@@ -106,7 +106,7 @@ func (j *aggJudgement) latencyGate(e gateEval, idx int, info policies.MetricInfo
 	if cut := math.Max(j.b.cutSecs, j.c.cutSecs); cut > 0 {
 		e.m.Adjusted = append(e.m.Adjusted, fmt.Sprintf("warm-up cut %gs", cut))
 	}
-	return j.tailGate(e, idx, info, g, conf, newTailHists(sliceHists(j.b, info.Latency), sliceHists(j.c, info.Latency), j.exact()))
+	return j.tailGate(e, idx, info, g, conf, newTailHists(sliceHists(j.b, info.Latency), sliceHists(j.c, info.Latency)))
 }
 
 func (j *aggJudgement) tailGate(e gateEval, idx int, info policies.MetricInfo, g policies.Gate, conf float64, t tailHists) gateEval {
@@ -224,7 +224,7 @@ func (j *aggJudgement) exceedanceGate(e gateEval, g policies.Gate, info policies
 		}
 		return (hb[last] - hb[k]) / hb[last]
 	}
-	tail := 1 - info.Quantile
+	tail := math.Round((1-info.Quantile)*1e9) / 1e9 // 0.01 for a p99, not 0.010000000000000009
 	edge, k := lb, at(lb)
 	upper := false
 	if sl := share(k); math.IsNaN(sl) || sl > 0.5 {
@@ -290,8 +290,8 @@ func (j *aggJudgement) exceedanceGate(e gateEval, g policies.Gate, info policies
 	return ex, true
 }
 
-// majorClasses lists, sorted, the classes (AggBucket.Class: a metrics
-// class label, or an exact aggregate's stratum) holding at least
+// majorClasses lists, sorted, the classes (tailClass of AggBucket.Class: a
+// metrics class label; an exact aggregate's label, else policy class) holding at least
 // MajorClassShare of the baseline's offered requests over the analysed
 // slices; none when no bucket carries a class.
 func (j *aggJudgement) majorClasses() []string {
@@ -305,13 +305,16 @@ func (j *aggJudgement) majorClasses() []string {
 		if !kept[bk.Start] {
 			continue
 		}
+		if bk.Class == "" {
+			continue
+		}
 		off := nan0(bk.Completed) + nan0(bk.Failed) + nan0(bk.Canceled) + nan0(bk.Rejected)
-		n[bk.Class] += off
+		n[j.tailClass(bk.Class)] += off
 		total += off
 	}
 	var out []string
 	for _, k := range sortedKeys(n) {
-		if k != "" && total > 0 && n[k]/total >= MajorClassShare {
+		if total > 0 && n[k]/total >= MajorClassShare {
 			out = append(out, k)
 		}
 	}
@@ -320,7 +323,7 @@ func (j *aggJudgement) majorClasses() []string {
 
 // classHists is an arm's histograms of a latency per analysed slice, of
 // one class's buckets only.
-func classHists(a *aggArm, latency, class string) []sources.Histogram {
+func (j *aggJudgement) classHists(a *aggArm, latency, class string) []sources.Histogram {
 	at := make(map[float64]int, len(a.slices))
 	for i, s := range a.slices {
 		at[s.start] = i
@@ -328,7 +331,7 @@ func classHists(a *aggArm, latency, class string) []sources.Histogram {
 	out := make([]sources.Histogram, len(a.slices))
 	for _, bk := range a.ds.Agg.Buckets {
 		i, ok := at[bk.Start]
-		if !ok || bk.Class != class {
+		if !ok || bk.Class == "" || j.tailClass(bk.Class) != class {
 			continue
 		}
 		var h sources.Histogram
@@ -340,7 +343,7 @@ func classHists(a *aggArm, latency, class string) []sources.Histogram {
 		default:
 			h = bk.E2E
 		}
-		out[i] = a.addHist(out[i], h)
+		out[i] = addHist(out[i], h)
 	}
 	return out
 }
@@ -355,7 +358,7 @@ func (j *aggJudgement) evalClassTail(idx int, g policies.Gate, info policies.Met
 	e := gateEval{m: Metric{Name: g.Metric + ":" + class, Class: class, Guardrail: g.Guardrail, Direction: "lower_is_better", Scale: info.Scale, Unit: info.Unit,
 		Margin: Num(g.Margin.Value), Adjusted: []string{"class " + class + " only"},
 		Baseline: nan, Canary: nan, Delta: nan, Interval: [2]Num{nan, nan}, PFail: nan, Verdict: Inconclusive}}
-	t := newTailHists(classHists(j.b, info.Latency, class), classHists(j.c, info.Latency, class), j.exact())
+	t := newTailHists(j.classHists(j.b, info.Latency, class), j.classHists(j.c, info.Latency, class))
 	ev := j.tailGate(e, idx, info, g, conf, t)
 	if !ev.decidable {
 		ev.m.Verdict = Pass

@@ -452,36 +452,23 @@ func edgeNote(name string, thr float64, a Attainment) string {
 }
 
 // Align lays histograms on one edge grid, so that they add index by index
-// (a block of time slices is then the sum of their rows). With sparse
-// false the grid is the edges every non-empty histogram has (classic
-// histograms: an edge only some have splits a bucket of the others, whose
-// count at it is unknown), as Merge keeps them. With sparse true the grid is
-// the union of the edges, for histograms that list both edges of every
-// non-empty bucket (sources/loglin's Cumulative form): between two listed
-// edges such a histogram holds nothing or exactly its listed bucket, so its
-// count at an edge it lacks is its count at its highest edge below — exact.
-// Rows hold the cumulative counts at the grid's edges (made monotone); an
-// empty histogram gives a row of zeros. The last edge is +Inf when any
-// histogram has edges.
-func Align(hs []sources.Histogram, sparse bool) (edges []float64, rows [][]float64) {
+// (a block of time slices is then the sum of their rows). The grid is the
+// edges Merge keeps for them: the edges every non-empty classic histogram
+// has (an edge only some have splits a bucket of the others, whose count
+// at it is unknown), or for Sparse histograms the union of their edges
+// less any inside another's occupied interval. A histogram's count at a
+// grid edge it does not list is its count at its highest listed edge
+// below (0 below the first), exact for both kinds. Rows hold the
+// cumulative counts at the grid's edges (made monotone); an empty
+// histogram gives a row of zeros.
+func Align(hs []sources.Histogram) (edges []float64, rows [][]float64) {
 	var nonEmpty []sources.Histogram
 	for _, h := range hs {
 		if len(h.Edges) > 0 && len(h.Counts) == len(h.Edges) {
 			nonEmpty = append(nonEmpty, h)
 		}
 	}
-	if sparse {
-		seen := map[float64]bool{}
-		for _, h := range nonEmpty {
-			for _, e := range h.Edges {
-				if !seen[e] {
-					seen[e] = true
-					edges = append(edges, e)
-				}
-			}
-		}
-		sort.Float64s(edges)
-	} else if len(nonEmpty) > 0 {
+	if len(nonEmpty) > 0 {
 		m, _ := Merge(nonEmpty...)
 		edges = m.Edges
 	}
@@ -493,7 +480,7 @@ func Align(hs []sources.Histogram, sparse bool) (edges []float64, rows [][]float
 			continue
 		}
 		counts := monotone(h.Counts)
-		// h's edges may be unsorted only in malformed input; sort a copy
+		// h's edges may be unsorted only in malformed input; sort an index
 		idx := make([]int, len(h.Edges))
 		for i := range idx {
 			idx[i] = i
@@ -509,21 +496,4 @@ func Align(hs []sources.Histogram, sparse bool) (edges []float64, rows [][]float
 		}
 	}
 	return edges, rows
-}
-
-// MergeSparse adds histograms in the sparse form Align describes (both
-// edges of every non-empty bucket listed): the result holds the union of
-// their edges, each count exact.
-func MergeSparse(hs ...sources.Histogram) sources.Histogram {
-	edges, rows := Align(hs, true)
-	if len(edges) == 0 {
-		return sources.Histogram{}
-	}
-	out := sources.Histogram{Edges: edges, Counts: make([]float64, len(edges))}
-	for _, r := range rows {
-		for i, v := range r {
-			out.Counts[i] += v
-		}
-	}
-	return out
 }
