@@ -128,7 +128,7 @@ func TestNativeHistogramRejectsBadBuckets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fmt.Sprint(got.Edges, got.Counts) != "[1e-06 0.5 0.6 +Inf] [1 4 6 6]" {
+	if fmt.Sprint(got.Edges, got.Counts) != "[1e-06 0.4 0.5 0.6 +Inf] [1 1 4 6 6]" {
 		t.Errorf("decoded %v %v", got.Edges, got.Counts)
 	}
 }
