@@ -126,9 +126,11 @@ func (s nativeSample) inside(e float64) bool {
 // observations in buckets whose upper boundary is at or below it, exact
 // as a classic histogram's count at its le bound (for the API's boundary
 // rules 0 and 3 it counts observations ≤ the edge; rules 1 and 2, open on
-// the right, give those < it: the same for a continuous latency).
+// the right, give those < it: the same for a continuous latency). The
+// result is Sparse: both ends of every non-empty bucket are listed, so it
+// merges with other native histograms over the union of their edges.
 func (s nativeSample) cumulative(edges []float64) sources.Histogram {
-	h := sources.Histogram{Edges: make([]float64, 0, len(edges)+1), Counts: make([]float64, 0, len(edges)+1)}
+	h := sources.Histogram{Edges: make([]float64, 0, len(edges)+1), Counts: make([]float64, 0, len(edges)+1), Sparse: true}
 	i, cum := 0, 0.0
 	for _, e := range edges {
 		for i < len(s.buckets) && (s.buckets[i].upper < e || sameEdge(s.buckets[i].upper, e)) {
