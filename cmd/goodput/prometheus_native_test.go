@@ -17,7 +17,7 @@ import (
 // own edges, with the mix of forms in the report's warnings.
 func TestJudgeNativeHistograms(t *testing.T) {
 	start := time.Now().Add(-40 * time.Minute).Truncate(time.Minute)
-	f := promtest.ServeFleet(t, start, 5*time.Second, 180,
+	f := promtest.ServeFleet(t, start, 10*time.Second, 90,
 		promtest.FleetArm{Deployment: "base", Seed: 1},
 		promtest.FleetArm{Deployment: "same", Seed: 2},
 		promtest.FleetArm{Deployment: "slow", Seed: 3, TTFTScale: 1.5},

@@ -274,7 +274,7 @@ func (b *builder) nativeEdges() map[engines.Quantity][]float64 {
 			b.note("%s: read from native histograms (exponential buckets, schema %d: each bucket's upper edge %.4g× its lower), %d bucket edges with counts exact at each",
 				name, schema, math.Exp2(math.Exp2(-float64(schema))), len(edges))
 		} else {
-			b.note("%s: read from native histograms, %d bucket edges with counts exact at each", name, len(edges))
+			b.note("%s: read from native histograms (custom bucket edges), %d bucket edges with counts exact at each", name, len(edges))
 		}
 		if dropped > 0 {
 			b.note("%s: %d native bucket edges dropped: some steps have coarser buckets (a lower schema) whose counts at those edges are unknown", name, dropped)

@@ -187,21 +187,29 @@ func unifyNative(samples []nativeSample) (edges []float64, dropped int) {
 	return keep, dropped
 }
 
-// nativeSchema estimates the exponential schema of native buckets from the
-// ratio of a bucket's upper to its lower boundary, 2^(2^−schema); the
-// finest schema seen is returned, with ok false when no bucket has a
-// positive lower boundary.
+// nativeSchema finds the exponential schema of native buckets from the
+// ratio of each bucket's upper to its lower boundary, 2^(2^−schema): the
+// finest schema seen is returned. ok is false when no bucket has a positive
+// finite lower boundary, or when some bucket's ratio fits no schema
+// (custom bucket boundaries, as Prometheus 3's classic-to-native
+// conversion stores).
 func nativeSchema(samples []nativeSample) (schema int, ok bool) {
-	best := math.Inf(-1)
+	best := math.MinInt
 	for _, s := range samples {
 		for _, b := range s.buckets {
-			if b.lower > 0 && b.upper > b.lower && !math.IsInf(b.upper, 1) {
-				best = math.Max(best, -math.Log2(math.Log2(b.upper/b.lower)))
+			if !(b.lower > 0 && b.upper > b.lower) || math.IsInf(b.upper, 1) {
+				continue
 			}
+			x := -math.Log2(math.Log2(b.upper / b.lower))
+			r := math.Round(x)
+			if math.Abs(x-r) > 1e-6 || r < -4 || r > 8 {
+				return 0, false
+			}
+			best = max(best, int(r))
 		}
 	}
-	if math.IsInf(best, -1) {
+	if best == math.MinInt {
 		return 0, false
 	}
-	return int(math.Round(best)), true
+	return best, true
 }

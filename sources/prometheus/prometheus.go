@@ -6,7 +6,9 @@
 // request counters (by finish reason), token and prefix-cache counters and
 // histogram buckets (sum by le), summed over the arm's replicas and split by
 // the class label where the request counter carries one; increase() handles
-// counter resets. Gauges are averaged over each step (avg_over_time) and
+// counter resets. A latency histogram is read in native form (exponential
+// buckets, queried by its family name) where the arm exports it that way,
+// else from its classic _bucket series; never both (see forms). Gauges are averaged over each step (avg_over_time) and
 // combined over replicas. Metric names come from the engine profiles in
 // package engines, detected per arm from the names the arm's series
 // actually have (so a baseline on vLLM V0 names and a canary on V1 names

@@ -35,6 +35,10 @@ const (
 	// for every histogram, as Prometheus 2.45+ stores with
 	// scrape_classic_histograms (an option 2.42 lacks).
 	FormBoth Form = "both"
+	// FormSplit exposes the even replicas' histograms as native ones
+	// (protobuf) and the odd replicas' as classic ones (text): each form
+	// then has series the other lacks.
+	FormSplit Form = "split"
 )
 
 // FleetArm is one simulated vLLM V1 deployment.
@@ -72,10 +76,10 @@ type Fleet struct {
 }
 
 // ServeFleet starts a loopback exporter for the arms and a Prometheus 2.x
-// (native histograms on) scraping it every 100 ms with honour_timestamps:
+// (native histograms on) scraping it every 200 ms with honor_timestamps:
 // each scrape of an endpoint advances that endpoint's simulated clock by
 // tick and stamps its samples with it, so ticks steps of simulated traffic
-// from start on reach the TSDB in ticks × 100 ms of real time. Every
+// from start on reach the TSDB in ticks × 200 ms of real time. Every
 // endpoint of an arm replays the same seeded traffic, so the native and the
 // classic exposition of a FormBoth arm count the same requests. start
 // must lie within the hour before now (the TSDB head's appendable range).
@@ -90,6 +94,10 @@ func ServeFleet(tb testing.TB, start time.Time, tick time.Duration, ticks int, a
 		a = a.withDefaults()
 		add := func(kind string, histOnly, text bool) string {
 			ep := newEndpoint(a, start, tick, ticks, histOnly)
+			if a.Form == FormSplit {
+				odd := text // the text endpoint serves the odd replicas
+				ep.pods = func(i int) bool { return (i%2 == 1) == odd }
+			}
 			f.eps = append(f.eps, ep)
 			path := "/" + kind + "/" + a.Deployment
 			mux.Handle(path, f.handler(ep, text))
@@ -99,6 +107,9 @@ func ServeFleet(tb testing.TB, start time.Time, tick time.Duration, ticks int, a
 		switch a.Form {
 		case FormClassic:
 			jobs = append(jobs, scrapeJob(job, add("text", false, true), ""))
+		case FormSplit:
+			jobs = append(jobs, scrapeJob(job, add("native", false, false), ""),
+				scrapeJob(job+"-classic", add("text", false, true), job))
 		case FormBoth:
 			jobs = append(jobs, scrapeJob(job, add("native", false, false), ""),
 				scrapeJob(job+"-classic", add("classic", true, true), job))
@@ -113,7 +124,7 @@ func ServeFleet(tb testing.TB, start time.Time, tick time.Duration, ticks int, a
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	tb.Cleanup(func() { _ = srv.Close() })
-	cfg := "global:\n  scrape_interval: 100ms\n  scrape_timeout: 100ms\nscrape_configs:\n" +
+	cfg := "global:\n  scrape_interval: 200ms\n  scrape_timeout: 200ms\nscrape_configs:\n" +
 		strings.ReplaceAll(strings.Join(jobs, ""), "ADDR", ln.Addr().String())
 	f.URL = Serve(tb, cfg, filepath.Join(tb.TempDir(), "data"), "--enable-feature=native-histograms")
 	return f
@@ -227,6 +238,9 @@ type endpoint struct {
 	e2e       *prometheus.HistogramVec
 	queue     *prometheus.HistogramVec
 	histOnly  bool
+	// pods, when set, says which replicas (by index) this endpoint
+	// exposes; the others are simulated but not served.
+	pods func(i int) bool
 }
 
 func newEndpoint(a FleetArm, start time.Time, tick time.Duration, ticks int, histOnly bool) *endpoint {
@@ -290,9 +304,15 @@ func (ep *endpoint) scrape() ([]*dto.MetricFamily, error) {
 	ep.n++
 	mfs, err := ep.reg.Gather()
 	for _, mf := range mfs {
+		kept := mf.Metric[:0]
 		for _, m := range mf.Metric {
+			if ep.pods != nil && !ep.pods(podIndex(m, ep.arm.Deployment)) {
+				continue
+			}
 			m.TimestampMs = &ts
+			kept = append(kept, m)
 		}
+		mf.Metric = kept
 	}
 	return mfs, err
 }
@@ -325,6 +345,20 @@ func (ep *endpoint) simulate() {
 			}
 		}
 	}
+}
+
+// podIndex returns the replica index of a metric's pod label
+// (<deployment>-<i>), or -1.
+func podIndex(m *dto.Metric, deployment string) int {
+	for _, l := range m.GetLabel() {
+		if l.GetName() == "pod" {
+			var i int
+			if _, err := fmt.Sscanf(strings.TrimPrefix(l.GetValue(), deployment+"-"), "%d", &i); err == nil {
+				return i
+			}
+		}
+	}
+	return -1
 }
 
 // poisson draws a Poisson count with mean lambda (Knuth; lambda ≤ ~500).
