@@ -580,9 +580,25 @@ func (j *aggJudgement) latencyGate(e gateEval, idx int, info policies.MetricInfo
 	}
 	nb, nc := len(j.b.slices), len(j.c.slices)
 	block := []int{max(1, int(math.Ceil(math.Sqrt(float64(nb))))), max(1, int(math.Ceil(math.Sqrt(float64(nc)))))}
+	// log-linear slices (Aggregate.Exact) are stacked once, so that a
+	// resample's quantile costs no merge
+	stack := func(a *aggArm) *histo.Stack {
+		hs := make([]sources.Histogram, len(a.slices))
+		for i := range a.slices {
+			hs[i] = pick(&a.slices[i])
+		}
+		return histo.NewStack(hs)
+	}
+	sb, sc := stack(j.b), stack(j.c)
+	quant := func(s *histo.Stack, a *aggArm, ix []int) float64 {
+		if s != nil {
+			return s.Quantile(info.Quantile, ix)
+		}
+		return histo.Quantile(info.Quantile, merged(a, ix))
+	}
 	reps := stats.BlockBootstrap([]int{nb, nc}, block, j.cfg.Resamples, j.cfg.Seed+uint64(idx)*7919, func(ix [][]int) float64 {
-		b := histo.Quantile(info.Quantile, merged(j.b, ix[0]))
-		c := histo.Quantile(info.Quantile, merged(j.c, ix[1]))
+		b := quant(sb, j.b, ix[0])
+		c := quant(sc, j.c, ix[1])
 		return math.Log(c / b)
 	})
 	ci := stats.PercentileInterval(reps, conf)

@@ -42,6 +42,7 @@ type WindowError struct {
 	Path   string
 	Lo, Hi float64 // the plausible window, unix seconds
 	Out    int     // records known to lie outside it
+	SHA256 string  // of the raw bytes read ("" with NoHash)
 }
 
 func (e *WindowError) Error() string {
@@ -151,13 +152,16 @@ func scan(ctx context.Context, path string, r io.Reader, arm sources.Arm, o Scan
 	if win.records == 0 {
 		return sources.Dataset{}, &ParseError{Path: path, Msg: "no requests: the file has no records (write one JSON object or CSV row per request)"}
 	}
-	dropped, err := win.finish(path, o.DropImplausible)
-	if err != nil {
-		return sources.Dataset{}, err
-	}
 	in := sources.Input{Path: path, Format: format, Arm: arm, Count: count}
 	if ah != nil {
 		in.SHA256 = ah.sum()
+	}
+	dropped, err := win.finish(path, o.DropImplausible)
+	if we := (*WindowError)(nil); errors.As(err, &we) {
+		we.SHA256 = in.SHA256
+	}
+	if err != nil {
+		return sources.Dataset{}, err
 	}
 	if gz {
 		in.Note = "gzip-compressed"
