@@ -86,7 +86,7 @@ func Serve(tb testing.TB, config, data string, flags ...string) string {
 	addrCh := make(chan string, 1)
 	var mu sync.Mutex
 	var tail []string // the last log lines, shown when the test fails
-	go func() { // keep draining stderr for the life of the process
+	go func() {       // keep draining stderr for the life of the process
 		sc, sent := bufio.NewScanner(stderr), false
 		for sc.Scan() {
 			if m := re.FindStringSubmatch(sc.Text()); m != nil && !sent {
