@@ -85,8 +85,9 @@ func Serve(tb testing.TB, config, data string, flags ...string) string {
 	re := regexp.MustCompile(`msg="Listening on" address=([0-9.:\[\]]+)`)
 	addrCh := make(chan string, 1)
 	var mu sync.Mutex
-	var tail []string // the last log lines, shown when the test fails
-	go func() {       // keep draining stderr for the life of the process
+	// tail holds the last log lines, shown when the test fails
+	var tail []string
+	go func() { // keep draining stderr for the life of the process
 		sc, sent := bufio.NewScanner(stderr), false
 		for sc.Scan() {
 			if m := re.FindStringSubmatch(sc.Text()); m != nil && !sent {
