@@ -159,7 +159,7 @@ func addHist(a, b sources.Histogram) sources.Histogram {
 		return a
 	}
 	if len(a.Edges) == 0 {
-		return sources.Histogram{Edges: slices.Clone(b.Edges), Counts: slices.Clone(b.Counts)}
+		return sources.Histogram{Edges: slices.Clone(b.Edges), Counts: slices.Clone(b.Counts), Sparse: b.Sparse}
 	}
 	m, _ := histo.Merge(a, b)
 	return m

@@ -184,8 +184,12 @@ func Quantile(q float64, h sources.Histogram) float64 {
 
 // Merge adds histograms that share edges. Edges present in only some
 // inputs are dropped (their cumulative count is unknown for the others);
-// dropped reports whether any were.
+// dropped reports whether any were. When every non-empty input is Sparse
+// the merge is over the union of their edges (see mergeSparse).
 func Merge(hs ...sources.Histogram) (out sources.Histogram, dropped bool) {
+	if allSparse(hs) {
+		return mergeSparse(hs)
+	}
 	var common []float64
 	first := true
 	for _, h := range hs {
