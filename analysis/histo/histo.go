@@ -450,3 +450,50 @@ func edgeNote(name string, thr float64, a Attainment) string {
 	return fmt.Sprintf("%s threshold %g s is not a bucket edge (between %g and %g): %s attainment is an interval; %s",
 		name, thr, a.Below, a.Above, name, fix)
 }
+
+// Align lays histograms on one edge grid, so that they add index by index
+// (a block of time slices is then the sum of their rows). The grid is the
+// edges Merge keeps for them: the edges every non-empty classic histogram
+// has (an edge only some have splits a bucket of the others, whose count
+// at it is unknown), or for Sparse histograms the union of their edges
+// less any inside another's occupied interval. A histogram's count at a
+// grid edge it does not list is its count at its highest listed edge
+// below (0 below the first), exact for both kinds. Rows hold the
+// cumulative counts at the grid's edges (made monotone); an empty
+// histogram gives a row of zeros.
+func Align(hs []sources.Histogram) (edges []float64, rows [][]float64) {
+	var nonEmpty []sources.Histogram
+	for _, h := range hs {
+		if len(h.Edges) > 0 && len(h.Counts) == len(h.Edges) {
+			nonEmpty = append(nonEmpty, h)
+		}
+	}
+	if len(nonEmpty) > 0 {
+		m, _ := Merge(nonEmpty...)
+		edges = m.Edges
+	}
+	rows = make([][]float64, len(hs))
+	for k, h := range hs {
+		row := make([]float64, len(edges))
+		rows[k] = row
+		if len(h.Edges) == 0 || len(h.Counts) != len(h.Edges) {
+			continue
+		}
+		counts := monotone(h.Counts)
+		// h's edges may be unsorted only in malformed input; sort an index
+		idx := make([]int, len(h.Edges))
+		for i := range idx {
+			idx[i] = i
+		}
+		sort.SliceStable(idx, func(a, b int) bool { return h.Edges[idx[a]] < h.Edges[idx[b]] })
+		j, cum := 0, 0.0
+		for i, e := range edges {
+			for j < len(idx) && h.Edges[idx[j]] <= e {
+				cum = math.Max(cum, counts[idx[j]])
+				j++
+			}
+			row[i] = cum
+		}
+	}
+	return edges, rows
+}
