@@ -100,6 +100,13 @@ func Frechet(a, b float64) (lo, hi float64) {
 	if !(a >= 0 && a <= 1 && b >= 0 && b <= 1) {
 		return math.NaN(), math.NaN()
 	}
+	// a certain event leaves the other exact (a + 1 − 1 may round off a)
+	if b == 1 {
+		return a, a
+	}
+	if a == 1 {
+		return b, b
+	}
 	return math.Max(0, a+b-1), math.Min(a, b)
 }
 
@@ -352,7 +359,9 @@ func criterion(h sources.Histogram, thr float64, name string, note func(string, 
 		note("%s histogram missing or empty where requests completed: %s attainment unknown there", name, name)
 		return [2]float64{0, 1}
 	}
-	if !a.Exact {
+	// off an edge but with no observation between the edges around it
+	// (a native histogram's empty buckets), the fraction is still exact
+	if !a.Exact && a.Lo != a.Hi {
 		note("%s", edgeNote(name, thr, a))
 	}
 	return [2]float64{a.Lo, a.Hi}
