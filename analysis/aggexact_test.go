@@ -153,6 +153,9 @@ func TestExactAggregateGates(t *testing.T) {
 			if a, _ := metricNamed(r, "slo_attainment"); a.Bounds != nil || !strings.HasPrefix(a.Method, "paired-") {
 				t.Errorf("slo_attainment: bounds %+v, method %q; want counted and paired", a.Bounds, a.Method)
 			}
+			if len(r.Measurement.SLO) != 2 || r.Measurement.SLO[0].Class != "long" || float64(r.Measurement.SLO[0].TTFT) != 4 || r.Measurement.SLO[1].Class != "default" {
+				t.Errorf("measured SLOs %+v, want chat's default and long classes", r.Measurement.SLO)
+			}
 			if r.Arms.Baseline.Accounting.Good == 0 || r.Measurement.Location != "client" {
 				t.Errorf("accounting %+v, location %q", r.Arms.Baseline.Accounting, r.Measurement.Location)
 			}
@@ -319,5 +322,26 @@ func TestAggregateKindsDoNotMix(t *testing.T) {
 	_, err := Judge(exactArm(sources.Baseline, 1, aa()), aggArmData(sources.Canary, 2, 90, 0.04, true), Config{Policy: chat(t)})
 	if err == nil || !strings.Contains(err.Error(), "same kind of input") {
 		t.Errorf("mixed aggregate kinds: %v", err)
+	}
+}
+
+// TestExactAggregateMoreData: an exact aggregate's undecided gate says, as
+// the request path does, how much more data would decide it; its arms
+// show the retry amplification the counts give.
+func TestExactAggregateMoreData(t *testing.T) {
+	bs, cs := aa(), aa()
+	bs.slices, cs.slices = 40, 40
+	cs.good, cs.retry = 0.98, 0.04
+	r, err := Judge(exactArm(sources.Baseline, 1, bs), exactArm(sources.Canary, 3, cs), Config{Policy: chat(t), Resamples: 300})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := metricNamed(r, "slo_attainment")
+	if m.Verdict != Inconclusive || m.MoreData == nil || !(float64(m.MoreData.Factor) > 1) || !strings.Contains(m.Reason, "more requests") {
+		t.Errorf("slo_attainment %s, more data %+v: %s", m.Verdict, m.MoreData, m.Reason)
+	}
+	amp := float64(r.Arms.Canary.RetryAmplification)
+	if !(amp > 1.03 && amp < 1.05) {
+		t.Errorf("canary retry amplification %g, want ≈ 1/(1 − 0.04)", amp)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/goodput-dev/goodput/analysis/stats"
 	"github.com/goodput-dev/goodput/policies"
 	"github.com/goodput-dev/goodput/sources"
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // aggArm is one arm of metrics-based data, merged per time slice over
@@ -271,6 +272,16 @@ func (j *aggJudgement) report() *Report {
 		if loc := j.b.ds.Location; loc != "" && loc == j.c.ds.Location {
 			r.Measurement.Location = loc
 		}
+		// good was decided per request under its class's SLO, as on the
+		// request path
+		cls := newClassifier(p)
+		cls.add("default", p.SLO)
+		r.Measurement.SLO = nil
+		for i, name := range cls.names {
+			sl := cls.slos[i]
+			r.Measurement.SLO = append(r.Measurement.SLO, ClassSLO{Class: name, TTFT: Num(sl.TTFT.Seconds()), TPOT: Num(sl.TPOT.Seconds()),
+				E2E: Num(sl.E2E.Seconds()), MaxITL: Num(sl.MaxITL.Seconds()), QualityNeeded: sl.Quality == "required"})
+		}
 		r.Normalization.Steps[0] = NormalizationStep{Name: "histogram-bounds", Setting: "both ends", Applied: true,
 			Detail: fmt.Sprintf("good requests counted per request (baseline %.0f, canary %.0f): exact; latency quantiles known within their log-linear bins (a factor 2^(1/256)): a tail gate passes only with the canary at its bin's upper edge and the baseline at its lower, and fails only the other way round",
 				j.b.bounds.Lo, j.c.bounds.Lo)}
@@ -333,7 +344,7 @@ func (j *aggJudgement) armSummary(a *aggArm) ArmSummary {
 	acc.Admitted = acc.Offered - acc.Rejected
 	s := ArmSummary{Accounting: acc, SLOAttainment: Num(t.goodLo / off), GoodputRPS: Num(t.goodLo / a.secs),
 		TokenGoodputTPS: Num(math.NaN()), ThroughputRPS: Num(t.completed / a.secs), OutputTokensPS: Num(t.outTokens / a.secs),
-		RetryAmplification: Num(math.NaN()), WindowSeconds: Num(a.secs),
+		RetryAmplification: Num(retryAmplification(a, off)), WindowSeconds: Num(a.secs),
 		Window:         makeWindow(sources.ClockEpoch, a.slices[0].start, a.slices[len(a.slices)-1].end),
 		ReplicaSeconds: Num(repSecs), GoodputPerReplica: Num(t.goodLo / repSecs), CacheHitRate: Num(cacheRate(a)), WarmupCutSeconds: Num(a.cutSecs),
 		GPUUtilization: Num(math.NaN())}
@@ -354,6 +365,22 @@ func (j *aggJudgement) armSummary(a *aggArm) ArmSummary {
 	}
 	s.Latency = Latency{TTFT: histQuantiles(ttft), TPOT: histQuantiles(tpot), E2E: histQuantiles(e2e)}
 	return s
+}
+
+// retryAmplification is offered requests over first attempts, as on the
+// request path; NaN when the source does not count retries.
+func retryAmplification(a *aggArm, offered float64) float64 {
+	if a.unknown["retried"] {
+		return math.NaN()
+	}
+	r := 0.0
+	for _, s := range a.slices {
+		r += s.retried
+	}
+	if !(offered > r) {
+		return math.NaN()
+	}
+	return offered / (offered - r)
 }
 
 func maxReplicas(a *aggArm) float64 {
@@ -528,9 +555,51 @@ func (j *aggJudgement) gates() []Metric {
 				}
 			}
 		}
+		if e := &evals[i]; i < family && e.decidable && m.Verdict == Inconclusive && j.exact() {
+			// counts are exact, so more of the same traffic narrows the
+			// interval as on the request path (from metrics, the
+			// histogram bounds may be what keeps a gate undecided)
+			if md := j.moreData(e, m, alpha); md != nil {
+				m.MoreData = md
+				m.Reason += "; " + j.moreDataAdvice(md, m)
+			}
+		}
 		out[i] = m
 	}
 	return out
+}
+
+// moreData estimates, as the request path does, how much more data of the
+// same kind would decide an inconclusive gate; nil when it cannot tell.
+func (j *aggJudgement) moreData(e *gateEval, m Metric, alpha float64) *MoreData {
+	target := e.passAt
+	if e.harmPoint > e.passAt {
+		target = e.failAt
+	}
+	k := stats.MoreData(e.harmPoint, e.se, target, distuv.UnitNormal.Quantile(1-alpha))
+	if math.IsNaN(k) || math.IsInf(k, 0) {
+		return nil
+	}
+	n := float64(m.NBaseline + m.NCanary)
+	md := &MoreData{Factor: Num(k), Requests: Num(math.Ceil((k - 1) * n)), Minutes: Num(math.NaN())}
+	if rate := sumOffered(j.b)/j.b.secs + sumOffered(j.c)/j.c.secs; rate > 0 {
+		md.Minutes = Num((k - 1) * n / rate / 60)
+	}
+	return md
+}
+
+// moreDataAdvice says whether the estimate is worth acting on (the
+// request path's thresholds: a day of traffic, or 20× the data).
+func (j *aggJudgement) moreDataAdvice(md *MoreData, m Metric) string {
+	k, mins := float64(md.Factor), float64(md.Minutes)
+	useful := k <= MaxUsefulFactor
+	if !math.IsNaN(mins) {
+		useful = mins <= MaxUsefulMinutes
+	}
+	if !useful {
+		return "more data will not decide this: " + notDecidable(m, k)
+	}
+	return moreDataText(md, m)
 }
 
 func (j *aggJudgement) evalGate(idx int, g policies.Gate, conf float64) gateEval {
