@@ -37,6 +37,7 @@ type judgeOptions struct {
 	Resamples          int
 	Cost               string
 	Judge              string
+	Stream             bool
 	prom               promOptions
 	ch                 chOptions
 	metrics            metricsOptions
@@ -57,12 +58,20 @@ repeated runs. Benchmark files of a few hundred prompts decide under
 --policy bench (p50/p90 gates). The input format is
 detected from content; --input-format overrides it. Formats:
 ` + formatHelp() + `
+--stream judges request logs of any size in bounded memory: each request is
+counted into 10 s buckets per stratum (exact counts and good requests,
+latencies on log-linear bins 0.27% wide) and not kept, and the arms are
+judged from those aggregates. It reads native request logs only; benchmark
+files and scrapes stay on the exact path, as do the per-request
+diagnostics.
+
 Exit codes: 0 pass, 1 fail, 2 usage error, 3 inconclusive
 (1 with --fail-on-inconclusive), 4 could not evaluate.`,
 		Example: `  goodput judge --baseline testdata/example/baseline.jsonl --canary testdata/example/canary.jsonl
   goodput judge --policy bench old.json new.json
   goodput judge --policy bench --slo ttft=500ms,tpot=50ms --margin slo_attainment=2pp old.json new.json
   goodput judge --baseline b1.jsonl b2.jsonl --canary c1.jsonl --policy batch --format json --out report.json
+  goodput judge --stream --baseline big-baseline.jsonl.gz --canary big-canary.jsonl.gz
   goodput judge --clickhouse http://clickhouse:8123 --table logs.requests --last 30m \
     --baseline-where "deployment = 'baseline'" --canary-where "deployment = 'canary'"`,
 		Args: cobra.MaximumNArgs(2),
@@ -124,6 +133,7 @@ Exit codes: 0 pass, 1 fail, 2 usage error, 3 inconclusive
 	fs.BoolVar(&o.FailOnInconclusive, "fail-on-inconclusive", false, "exit 1 instead of 3 when the verdict is inconclusive")
 	fs.BoolVar(&o.NoColor, "no-color", false, "no colour in text output (also when NO_COLOR is set)")
 	fs.StringVar(&o.Cost, "cost", "", "cost records (CSV or JSONL: start,end,arm[,replica],accelerator_usd,host_usd,network_usd,idle_reserve_usd)")
+	fs.BoolVar(&o.Stream, "stream", false, "judge request logs in one streaming pass with bounded memory: each request is counted into 10 s buckets per stratum (exact counts and good requests, latencies on log-linear bins 0.27% wide) and not kept; both arms and all files are read in parallel. Request logs only (not benchmark files or scrapes); per-request diagnostics are not computed")
 	fs.StringVar(&o.Judge, "judge", "goodput", "which judge decides: goodput (this tool's), or the comparators kayenta (Kayenta-style Mann-Whitney with a ±25% band on per-minute series) and threshold (Argo/Flagger-style per-minute limits), for comparing on your own data")
 	o.prom.addFlags(fs)
 	o.ch.addFlags(fs)
@@ -180,6 +190,18 @@ func (a *app) runJudge(ctx context.Context, o *judgeOptions) error {
 	if err := o.metrics.check(o); err != nil {
 		return err
 	}
+	if o.Stream {
+		switch {
+		case o.prom.enabled():
+			return usageError("--stream reads request-log files; --prometheus is already an aggregate: drop --stream")
+		case o.ch.enabled():
+			return usageError("--stream reads request-log files; --clickhouse aggregates on the server already: drop --stream")
+		case o.metrics.enabled():
+			return usageError("--stream does not take --baseline-metrics, --canary-metrics or --metrics-prometheus yet; judge without --stream to read metrics beside the request logs")
+		case o.Judge != "goodput":
+			return usageError("--judge %s needs every request; --stream keeps none: drop one of them", o.Judge)
+		}
+	}
 	rep, err := a.judgeFiles(ctx, o, a.io.ErrOut)
 	if err != nil {
 		return err
@@ -220,6 +242,15 @@ func (a *app) judgeFiles(ctx context.Context, o *judgeOptions, progress io.Write
 		if base, can, err = o.ch.load(ctx, &o.prom, pol, a.env, a.now); err != nil {
 			return nil, err
 		}
+	} else if o.Stream {
+		ro := requestlog.Options{DropImplausible: pol.Window.Implausible == "drop"}
+		if base, can, err = a.readArmsStream(ctx, o, pol, ro, progress); err != nil {
+			var de *analysis.DataError
+			if errors.As(err, &de) {
+				return nil, inputError(fmt.Errorf("could not evaluate: %w", err))
+			}
+			return nil, inputError(err)
+		}
 	} else {
 		ro := requestlog.Options{DropImplausible: pol.Window.Implausible == "drop"}
 		if base, can, err = a.readArms(ctx, o, ro, progress); err != nil {
@@ -252,7 +283,11 @@ func (a *app) judgeFiles(ctx context.Context, o *judgeOptions, progress io.Write
 			}
 		}()
 	}
-	prog.Stage(fmt.Sprintf("judging %d baseline and %d canary requests (%d resamples per quantile gate)", len(base.Requests), len(can.Requests), o.Resamples))
+	if o.Stream {
+		prog.Stage(fmt.Sprintf("judging %d baseline and %d canary buckets", len(base.Agg.Buckets), len(can.Agg.Buckets)))
+	} else {
+		prog.Stage(fmt.Sprintf("judging %d baseline and %d canary requests (%d resamples per quantile gate)", len(base.Requests), len(can.Requests), o.Resamples))
+	}
 	switch o.Judge {
 	case "kayenta":
 		if base.Agg != nil || can.Agg != nil {

@@ -10,12 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/goodput-dev/goodput/analysis"
-	"github.com/goodput-dev/goodput/analysis/report"
-	"github.com/goodput-dev/goodput/policies"
 	"github.com/goodput-dev/goodput/sources"
 	"github.com/goodput-dev/goodput/sources/clickhouse/chtest"
-	"github.com/goodput-dev/goodput/sources/requestlog"
 	"github.com/goodput-dev/goodput/sources/sim"
 )
 
@@ -57,9 +53,9 @@ func chArgs(url string, extra ...string) []string {
 }
 
 // TestJudgeClickHouseReport: `goodput judge --clickhouse` prints the same
-// JSON report, apart from inputs[], as the judge on the streaming
-// aggregate of the same records read as files; its inputs name the
-// queries, and the same query twice gives the same bytes.
+// JSON report, apart from inputs[], as `goodput judge --stream` on the same
+// records as files; its inputs name the queries, and the same query twice
+// gives the same bytes.
 func TestJudgeClickHouseReport(t *testing.T) {
 	srv := chtest.Start(t)
 	dir := t.TempDir()
@@ -68,27 +64,9 @@ func TestJudgeClickHouseReport(t *testing.T) {
 	if code != 0 && code != 1 && code != 3 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	pol, _ := policies.Load("chat")
-	arm := func(path string, a sources.Arm) sources.Dataset {
-		f, err := os.Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		ds, err := requestlog.Read(context.Background(), path, f, a)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return sources.Dataset{Arm: a, Agg: streamAggregate(t, pol, ds), Clock: sources.ClockEpoch, Location: requestlog.Location}
-	}
-	bd, cd := arm(b, sources.Baseline), arm(c, sources.Canary)
-	rep, err := analysis.Judge(&bd, &cd, analysis.Config{Policy: pol, Seed: 1, Resamples: 200, ToolVersion: version})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	if err := report.JSON(&buf, rep); err != nil {
-		t.Fatal(err)
+	fcode, fout, ferrs := runCLI(t, nil, "judge", "--stream", "--baseline", b, "--canary", c, "--format", "json", "--resamples", "200")
+	if fcode != code {
+		t.Fatalf("--stream exit %d, --clickhouse exit %d: %s", fcode, code, ferrs)
 	}
 	withoutInputs := func(s string) (map[string]any, []sources.Input) {
 		var m map[string]any
@@ -102,14 +80,14 @@ func TestJudgeClickHouseReport(t *testing.T) {
 		return m, in
 	}
 	got, inputs := withoutInputs(out)
-	want, _ := withoutInputs(buf.String())
+	want, _ := withoutInputs(fout)
 	gj, _ := json.MarshalIndent(got, "", " ")
 	wj, _ := json.MarshalIndent(want, "", " ")
 	if !bytes.Equal(gj, wj) {
 		gl, wl := strings.Split(string(gj), "\n"), strings.Split(string(wj), "\n")
 		for i := 0; i < min(len(gl), len(wl)); i++ {
 			if gl[i] != wl[i] {
-				t.Errorf("reports differ at line %d:\nclickhouse: %s\nfiles:      %s", i, gl[i], wl[i])
+				t.Errorf("reports differ at line %d:\nclickhouse: %s\n--stream:   %s", i, gl[i], wl[i])
 				break
 			}
 		}
