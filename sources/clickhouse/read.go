@@ -302,7 +302,9 @@ func assemble(p *Plan, rows []row) (*sources.Aggregate, int64, []string, error) 
 			fin[k] = sp.finished[sl]
 		}
 		label := "{replica=" + strconv.Quote(name) + "}"
-		tracks = append(tracks, sources.ReplicaTrack{Name: label, Series: label, Finished: fin})
+		// Series stays empty, as for request logs read from files: replica
+		// names in logs are not series two arms' selectors could share
+		tracks = append(tracks, sources.ReplicaTrack{Name: label, Finished: fin})
 	}
 	if len(names) == 0 {
 		for k := range serving {
