@@ -847,6 +847,13 @@ func (j *judgement) loadRatioGuardrail(conf float64) (gateEval, bool) {
 		pb, pc := j.alignedRatios(func(b *bucket) float64 { return b.offered }, func(b *bucket) float64 { return b.secs * float64(j.b.replicas) })
 		_, pc2 := j.alignedRatios(func(b *bucket) float64 { return b.offered }, func(b *bucket) float64 { return b.secs * float64(j.c.replicas) })
 		pc.Den = pc2.Den
+		// only buckets both arms analysed: a bucket one arm's warm-up cut
+		// removed would add that arm's unpaired noise to one batch
+		for t := range pb.Den {
+			if pb.Den[t] == 0 || pc.Den[t] == 0 {
+				pb.Num[t], pb.Den[t], pc.Num[t], pc.Den[t] = 0, 0, 0, 0
+			}
+		}
 		est = stats.PairedLogRatioOfRatios(pc, pb, conf)
 	}
 	est = poissonFloor(est, sum(rb.Num), sum(rc.Num), conf)
