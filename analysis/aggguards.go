@@ -133,6 +133,11 @@ func (j *aggJudgement) loadRatioGuardrail(conf float64) (gateEval, bool) {
 	case est.CI.Lo > tol:
 		e.m.Verdict = Fail
 		e.m.Reason = fmt.Sprintf("%s offered requests per replica-second: the canary is offered more than the baseline beyond ±%s (sample-ratio mismatch: retries or routing?); declare traffic.canary_share if the split is intended", iv, fmtMargin(m))
+	case est.CI.Lo < -tol:
+		// as on the request path: a shed beyond the tolerance must be
+		// ruled out before a pass
+		e.m.Verdict = Inconclusive
+		e.m.Reason = fmt.Sprintf("%s offered requests per replica-second: a canary offered less than the baseline by more than %s is not ruled out (load shed or routed away before it was counted?); more data narrows the interval; declare traffic.canary_share if the split is intended", iv, fmtMargin(m))
 	default:
 		e.m.Reason = fmt.Sprintf("%s offered requests per replica-second: no sample-ratio mismatch beyond ±%s shown", iv, fmtMargin(m))
 	}
