@@ -133,7 +133,7 @@ func (j *aggJudgement) loadRatioGuardrail(conf float64) (gateEval, bool) {
 	case est.CI.Lo > tol:
 		e.m.Verdict = Fail
 		e.m.Reason = fmt.Sprintf("%s offered requests per replica-second: the canary is offered more than the baseline beyond ±%s (sample-ratio mismatch: retries or routing?); declare traffic.canary_share if the split is intended", iv, fmtMargin(m))
-	case est.CI.Lo < -tol:
+	case est.CI.Lo < -tol && est.Point < -math.Log1p(LoadRatioShedPoint):
 		// as on the request path: a shed beyond the tolerance must be
 		// ruled out before a pass
 		e.m.Verdict = Inconclusive

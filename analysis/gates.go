@@ -807,6 +807,13 @@ func (j *judgement) evalClassTail(idx int, g policies.Gate, info policies.Metric
 // check fails (when it is outside with confidence).
 const LoadRatioTolerance = 0.03
 
+// LoadRatioShedPoint is how much less a canary must be offered on the
+// point estimate before an interval that does not rule out a shortfall
+// beyond LoadRatioTolerance keeps the check from passing: a shed of the
+// tolerance or more puts the estimate near or beyond it, while the Poisson
+// scatter of an even split in a short run rarely reaches it.
+const LoadRatioShedPoint = 0.02
+
 // loadRatioGuardrail is the sample-ratio check used when the policy
 // declares no traffic split: behind one router both arms should be offered
 // the same load per deployed replica-second, so a canary that is offered less (load
@@ -815,11 +822,11 @@ const LoadRatioTolerance = 0.03
 // offered requests per replica-second is estimated from per-bucket totals
 // with the batch-means variance, not by a per-request chi-square that
 // treats requests as independent. It fails when the interval of the ratio
-// lies entirely beyond ±LoadRatioTolerance; it passes only when the
-// interval rules out a canary offered less by more than the tolerance (a
-// non-inferiority test, like every gate: unlogged shedding is the harm it
-// guards against), and is inconclusive in between; it needs arrival times
-// and replica labels in both arms.
+// lies entirely beyond ±LoadRatioTolerance; it is inconclusive when the
+// canary is offered less by more than LoadRatioShedPoint on the point
+// estimate and the interval does not rule out a shortfall beyond the
+// tolerance (unlogged shedding is the harm it guards against), and passes
+// otherwise; it needs arrival times and replica labels in both arms.
 func (j *judgement) loadRatioGuardrail(conf float64) (gateEval, bool) {
 	if j.b.pseudo || j.c.pseudo || !j.b.replicasKnown || !j.c.replicasKnown {
 		return gateEval{}, false
@@ -875,7 +882,7 @@ func (j *judgement) loadRatioGuardrail(conf float64) (gateEval, bool) {
 	case est.CI.Lo > tol:
 		e.m.Verdict = Fail
 		e.m.Reason = fmt.Sprintf("%s offered requests per replica-second: the canary is offered more than the baseline beyond ±%s (sample-ratio mismatch: retries or routing?); declare traffic.canary_share if the split is intended", iv, fmtMargin(m))
-	case est.CI.Lo < -tol:
+	case est.CI.Lo < -tol && est.Point < -math.Log1p(LoadRatioShedPoint):
 		// a shed is the blind spot: the canary serves less and looks no
 		// worse, so "less by more than the tolerance" must be ruled out
 		// before a pass, as every gate rules out harm beyond its margin
