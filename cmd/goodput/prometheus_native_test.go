@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -17,7 +18,8 @@ import (
 // TestJudgeNativeHistograms judges, with the default chat policy, arms a
 // real Prometheus scraped as native histograms (schema 3, client_golang's
 // bucket factor 1.1) from a simulated vLLM fleet: an A/A pair passes, a
-// canary with 50% slower first tokens fails, and a native arm against a
+// canary with 50% slower first tokens fails (both as the same requests'
+// logs judge them, attainment within 0.5 pp), and a native arm against a
 // classic one is judged (a verdict, not exit 4), each arm bounded by its
 // own edges, with the mix of forms in the report's warnings.
 func TestJudgeNativeHistograms(t *testing.T) {
@@ -73,6 +75,39 @@ func TestJudgeNativeHistograms(t *testing.T) {
 		return false
 	}
 
+	// the same requests judged from their request logs
+	dir := t.TempDir()
+	logs := map[string]string{}
+	for _, dep := range []string{"base", "same", "slow"} {
+		logs[dep] = writeFile(t, dir, dep+".jsonl", string(f.RequestLog(dep)))
+	}
+	fromLogs := func(base, canary string) rep {
+		t.Helper()
+		code, out, errs := runCLI(t, nil, "judge", "--format", "json", "--baseline", logs[base], "--canary", logs[canary])
+		if code == ExitError || code == ExitUsage {
+			t.Fatalf("judge %s vs %s from request logs: exit %d: %s", base, canary, code, errs)
+		}
+		var r rep
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		return r
+	}
+	agree := func(base, canary string, metrics rep) {
+		t.Helper()
+		logs := fromLogs(base, canary)
+		if logs.Verdict != metrics.Verdict {
+			t.Errorf("%s vs %s: request logs %s, native histograms %s", base, canary, logs.Verdict, metrics.Verdict)
+		}
+		for _, arm := range []string{"baseline", "canary"} {
+			l, m := logs.Arms[arm].SLOAttainment, metrics.Arms[arm].SLOAttainment
+			if math.Abs(l-m) > 0.005 {
+				t.Errorf("%s vs %s, %s: attainment %.4f from request logs, %.4f from native histograms", base, canary, arm, l, m)
+			}
+			t.Logf("%s vs %s, %s: attainment %.4f from request logs, %.4f from native histograms", base, canary, arm, l, m)
+		}
+	}
+
 	code, aa := judge("base", "same")
 	if code != ExitPass || aa.Verdict != "pass" {
 		t.Errorf("A/A from native histograms: exit %d, verdict %s; want pass", code, aa.Verdict)
@@ -84,10 +119,13 @@ func TestJudgeNativeHistograms(t *testing.T) {
 		t.Errorf("A/A: no warning naming the native form: %q", aa.Warnings)
 	}
 
+	agree("base", "same", aa)
+
 	code, slow := judge("base", "slow")
 	if code != ExitFail || slow.Verdict != "fail" {
 		t.Errorf("50%% TTFT regression from native histograms: exit %d, verdict %s; want fail", code, slow.Verdict)
 	}
+	agree("base", "slow", slow)
 
 	code, mixed := judge("base", "classic")
 	if !warned(mixed, "ttft histograms differ in form between the arms (baseline native, canary classic)") {
