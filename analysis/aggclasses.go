@@ -4,8 +4,10 @@ import (
 	"cmp"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/goodput-dev/goodput/analysis/histo"
+	"github.com/goodput-dev/goodput/analysis/normalize"
 	"github.com/goodput-dev/goodput/sources"
 )
 
@@ -19,9 +21,9 @@ import (
 // at the lower bound, as in the arm summary. Rows are named as on the
 // request path: the label itself when the policy declares no classes,
 // else the policy class that sets the SLO ("default": metrics are judged
-// with the default SLO) with the label. Empty when no bucket carries a
-// class label.
-func aggClasses(b, c *aggArm, policyClasses bool) []ClassRow {
+// with the default SLO) with the label; an exact aggregate's strata are
+// named the same way (see classOf). Empty when no bucket carries a class.
+func aggClasses(b, c *aggArm, classOf func(key string) (class, label string)) []ClassRow {
 	type acc struct {
 		offered, lo, hi float64
 		ttft, tpot      sources.Histogram
@@ -34,10 +36,12 @@ func aggClasses(b, c *aggArm, policyClasses bool) []ClassRow {
 			if bk.Start < first || bk.Class == "" {
 				continue
 			}
-			x := out[bk.Class]
+			cl, lb := classOf(bk.Class)
+			k := cl + "\x00" + lb
+			x := out[k]
 			if x == nil {
 				x = &acc{}
-				out[bk.Class] = x
+				out[k] = x
 			}
 			off := nan0(bk.Completed) + nan0(bk.Failed) + nan0(bk.Canceled) + nan0(bk.Rejected)
 			x.offered += off
@@ -76,10 +80,8 @@ func aggClasses(b, c *aggArm, policyClasses bool) []ClassRow {
 	}
 	rows := make([]ClassRow, 0, len(names))
 	for k := range names {
-		row := ClassRow{Class: k, Baseline: arm(bs[k], tb), Canary: arm(cs[k], tc)}
-		if policyClasses {
-			row.Class, row.Label = "default", k
-		}
+		cl, lb, _ := strings.Cut(k, "\x00")
+		row := ClassRow{Class: cl, Label: lb, Baseline: arm(bs[k], tb), Canary: arm(cs[k], tc)}
 		rows = append(rows, row)
 	}
 	slices.SortFunc(rows, func(x, y ClassRow) int {
@@ -89,4 +91,47 @@ func aggClasses(b, c *aggArm, policyClasses bool) []ClassRow {
 		return cmp.Compare(x.Label, y.Label)
 	})
 	return rows
+}
+
+// classOf names an aggregate bucket's class for the class table and the
+// per-class tail gates, as the request path names its rows: (the policy
+// class that sets the SLO, the input's own label). Metrics carry a label
+// only: with policy classes the row is ("default", label) — metrics are
+// judged with the default SLO —, else (label, ""). An exact aggregate's
+// stratum key (see Aggregator) holds the label or token-length band and,
+// with policy classes, the policy class; a band is not a label.
+func (j *aggJudgement) classOf(key string) (class, label string) {
+	policyClasses := len(j.p.Classes) > 0
+	if !j.exact() {
+		if policyClasses {
+			return "default", key
+		}
+		return key, ""
+	}
+	isBand := func(s string) bool { return s == "" || slices.Contains(normalize.Bands(), s) || isUnknownBand(s) }
+	if !policyClasses {
+		if isBand(key) {
+			return "default", ""
+		}
+		return key, ""
+	}
+	head, cls := "", StratumClass(j.p, key)
+	if i := strings.LastIndex(key, stratumSep); i >= 0 {
+		head = key[:i]
+	}
+	if isBand(head) {
+		return cls, ""
+	}
+	return cls, head
+}
+
+// tailClass is the class a bucket's requests are gated by in the per-class
+// tail gates: the label when there is one, else the policy class (the
+// request path's classKey).
+func (j *aggJudgement) tailClass(key string) string {
+	cl, lb := j.classOf(key)
+	if lb != "" {
+		return lb
+	}
+	return cl
 }

@@ -160,8 +160,10 @@ func applyCoverage(r *Report, cov aggCoverage) {
 // sets the selectors returned are compared, not the selectors' text, so
 // deployment=~"baseline" and deployment="baseline" (equivalent) or
 // deployment=~"baseline|canary" (a superset) are caught.
+// Aggregates built from request records are exempt: their replica names
+// come from the records, where two arms may well reuse names.
 func overlap(b, c *sources.Dataset) error {
-	if b.Agg == nil || c.Agg == nil {
+	if b.Agg == nil || c.Agg == nil || b.Agg.Exact || c.Agg.Exact {
 		return nil
 	}
 	seen := map[string]bool{}

@@ -59,6 +59,7 @@ func (a *aggArm) warmup(w policies.WindowSpec) (NormalizationStep, error) {
 	}
 	if cut > 0 {
 		a.cutSecs = a.slices[cut].start - a.slices[0].start
+		a.precut = a.slices[:cut:cut]
 		a.slices = a.slices[cut:]
 		a.secs = 0
 		for _, s := range a.slices {
@@ -229,7 +230,7 @@ func classMix(b, c *sources.Aggregate, setting string) aggMix {
 // its good-request bounds, by f.
 func scaleBucket(bk sources.AggBucket, bb histo.BucketBound, f float64) (sources.AggBucket, histo.BucketBound) {
 	for _, v := range []*float64{&bk.Completed, &bk.Failed, &bk.Canceled, &bk.Rejected, &bk.Good, &bk.PromptTokens,
-		&bk.OutputTokens, &bk.PrefixHits, &bk.PrefixQueries} {
+		&bk.OutputTokens, &bk.PrefixHits, &bk.PrefixQueries, &bk.Retried, &bk.ShortOutputs} {
 		*v *= f
 	}
 	for _, h := range []*sources.Histogram{&bk.TTFT, &bk.TPOT, &bk.E2E, &bk.Queue} {

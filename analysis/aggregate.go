@@ -11,6 +11,7 @@ import (
 	"github.com/goodput-dev/goodput/analysis/stats"
 	"github.com/goodput-dev/goodput/policies"
 	"github.com/goodput-dev/goodput/sources"
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // aggArm is one arm of metrics-based data, merged per time slice over
@@ -23,6 +24,17 @@ type aggArm struct {
 	secs   float64
 	// rejectedKnown is false when the engine does not count rejections.
 	rejectedKnown bool
+	// exact is true for an aggregate built from per-request records
+	// (Aggregate.Exact): counts and good requests are counted, histograms
+	// are log-linear and merge by the union of their edges.
+	exact bool
+	// unknown names the counts the source left NaN in some bucket
+	// ("canceled", "failed", "retried", "short outputs", "output tokens"):
+	// gates on them are not decided from this arm.
+	unknown map[string]bool
+	// precut are the slices the warm-up cut removed (for the warm-up
+	// guardrail), in time order.
+	precut []aggSlice
 	// allStarts are the slice starts before any warm-up cut (the grid of
 	// the aggregate's replica tracks); cutSecs is the warm-up cut.
 	allStarts []float64
@@ -33,6 +45,7 @@ type aggSlice struct {
 	start, end                  float64
 	completed, failed, canceled float64
 	rejected                    float64
+	retried, short              float64 // retried requests, completions below slo.min_output_tokens; 0 where unknown
 	goodLo, goodHi              float64
 	replicas                    float64
 	costPerHour                 float64
@@ -46,13 +59,18 @@ type aggSlice struct {
 
 func (s *aggSlice) offered() float64 { return s.completed + s.failed + s.canceled + s.rejected }
 
-// judgeAggregate judges two metrics-based arms. Joint SLO attainment is
-// only bounded by histograms (thresholds between bucket edges, Fréchet
-// bounds for TTFT ∧ TPOT), so every count gate is computed at both ends of
-// the bounds: it passes only if the canary passes with its good counts at
+// judgeAggregate judges two aggregated arms: from metrics, or built from
+// per-request records (Aggregate.Exact). The gates, guardrails and
+// normalizations are the request path's, on per-slice counts and
+// histograms. From metrics, joint SLO attainment is only bounded by
+// histograms (thresholds between bucket edges, Fréchet bounds for
+// TTFT ∧ TPOT), so every count gate is computed at both ends of the
+// bounds: it passes only if the canary passes with its good counts at
 // their lower bound and the baseline's at their upper bound (the
 // canary-unfavourable end), and fails only if it fails the other way round
-// (the canary-favourable end).
+// (the canary-favourable end). An exact aggregate counted good requests at
+// scan time (per class), so the two ends coincide; only its quantiles are
+// bounded, by their log-linear bins, and decided the same cautious way.
 func judgeAggregate(baseline, canary *sources.Dataset, cfg Config) (*Report, error) {
 	p := cfg.Policy
 	if baseline.Agg == nil || canary.Agg == nil {
@@ -61,7 +79,10 @@ func judgeAggregate(baseline, canary *sources.Dataset, cfg Config) (*Report, err
 	if err := overlap(baseline, canary); err != nil {
 		return nil, err
 	}
-	if p.SLO.E2E > 0 || p.SLO.MaxITL > 0 || p.SLO.Quality != "" {
+	if baseline.Agg.Exact != canary.Agg.Exact {
+		return nil, &DataError{Msg: "one arm is aggregated from per-request records and the other read from metrics: their histograms and good counts cannot be compared; give both arms the same kind of input"}
+	}
+	if !baseline.Agg.Exact && (p.SLO.E2E > 0 || p.SLO.MaxITL > 0 || p.SLO.Quality != "") {
 		return nil, &DataError{Msg: fmt.Sprintf("policy %s needs per-request e2e, max_itl or quality criteria, which metrics histograms cannot check jointly; use per-request files or a policy with ttft/tpot only", p.Name)}
 	}
 	slo := histo.SLO{TTFT: math.NaN(), TPOT: math.NaN()}
@@ -88,9 +109,11 @@ func judgeAggregate(baseline, canary *sources.Dataset, cfg Config) (*Report, err
 		}
 		j.steps = append(j.steps, st)
 	}
-	if len(p.Classes) > 0 {
+	if len(p.Classes) > 0 && !j.exact() {
+		// an exact aggregate counted good requests per class at scan time
 		j.warnf("per-class SLOs are not applied to metrics data: every request is judged with the policy's default SLO")
 	}
+	j.paired = j.pairing()
 	return j.report(), nil
 }
 
@@ -101,7 +124,7 @@ func newAggArm(ds *sources.Dataset, slo histo.SLO, factor map[string]float64) (*
 	if len(agg.Buckets) == 0 {
 		return nil, &DataError{Arm: ds.Arm, Msg: "no metrics in the window: no series matched (check the selector and the time range)"}
 	}
-	a := &aggArm{arm: ds.Arm, ds: ds, rejectedKnown: true}
+	a := &aggArm{arm: ds.Arm, ds: ds, rejectedKnown: true, exact: agg.Exact, unknown: map[string]bool{}}
 	a.bounds = histo.GoodBounds(agg, slo)
 	byStart := map[float64]int{}
 	for i, bk := range agg.Buckets {
@@ -117,16 +140,26 @@ func newAggArm(ds *sources.Dataset, slo histo.SLO, factor map[string]float64) (*
 			bk, bb = scaleBucket(bk, bb, f)
 		}
 		s.completed += nan0(bk.Completed)
-		s.failed += nan0(bk.Failed)
-		s.canceled += nan0(bk.Canceled)
+		for _, c := range []struct {
+			name string
+			v    float64
+			to   *float64
+		}{{"failed", bk.Failed, &s.failed}, {"canceled", bk.Canceled, &s.canceled}, {"retried", bk.Retried, &s.retried},
+			{"short outputs", bk.ShortOutputs, &s.short}, {"output tokens", bk.OutputTokens, &s.outTokens}} {
+			if math.IsNaN(c.v) {
+				a.unknown[c.name] = true
+			} else {
+				*c.to += c.v
+			}
+		}
 		if math.IsNaN(bk.Rejected) {
 			a.rejectedKnown = false
+			a.unknown["rejected"] = true
 		} else {
 			s.rejected += bk.Rejected
 		}
 		s.goodLo += nan0(bb.Lo)
 		s.goodHi += nan0(bb.Hi)
-		s.outTokens += nan0(bk.OutputTokens)
 		s.promptTokens += bk.PromptTokens
 		s.prefixHits += bk.PrefixHits
 		s.prefixQueries += bk.PrefixQueries
@@ -154,12 +187,15 @@ func nan0(v float64) float64 {
 	return v
 }
 
+// addHist adds two histograms: classic ones on their common edges, an
+// exact aggregate's log-linear (Sparse) ones on the union of their edges
+// (histo.Merge), which keeps every count exact.
 func addHist(a, b sources.Histogram) sources.Histogram {
 	if len(b.Edges) == 0 {
 		return a
 	}
 	if len(a.Edges) == 0 {
-		return sources.Histogram{Edges: slices.Clone(b.Edges), Counts: slices.Clone(b.Counts)}
+		return sources.Histogram{Edges: slices.Clone(b.Edges), Counts: slices.Clone(b.Counts), Sparse: b.Sparse}
 	}
 	m, _ := histo.Merge(a, b)
 	return m
@@ -172,7 +208,14 @@ type aggJudgement struct {
 	warns []string
 	steps []NormalizationStep // warm-up steps, baseline then canary
 	mix   aggMix
+	// paired is true when both arms' slices lie on one time grid and
+	// overlap (see pairing): count gates then take the paired variance.
+	paired bool
 }
+
+// exact reports whether both arms were aggregated from per-request
+// records (Aggregate.Exact).
+func (j *aggJudgement) exact() bool { return j.b.exact && j.c.exact }
 
 func (j *aggJudgement) warnf(format string, a ...any) {
 	j.warns = append(j.warns, fmt.Sprintf(format, a...))
@@ -202,7 +245,11 @@ func (j *aggJudgement) report() *Report {
 		}
 		r.Inputs = append(r.Inputs, a.ds.Inputs...)
 	}
-	j.warnf("diagnostics (Mann-Whitney, Hodges-Lehmann) need per-request data and are not computed from metrics")
+	if j.exact() {
+		j.warnf("diagnostics (Mann-Whitney, Hodges-Lehmann) need the requests themselves and are not computed from an aggregate")
+	} else {
+		j.warnf("diagnostics (Mann-Whitney, Hodges-Lehmann) need per-request data and are not computed from metrics")
+	}
 	r.Arms.Baseline, r.Arms.Canary = j.armSummary(j.b), j.armSummary(j.c)
 	lo := math.Min(j.b.slices[0].start, j.c.slices[0].start)
 	hi := math.Max(j.b.slices[len(j.b.slices)-1].end, j.c.slices[len(j.c.slices)-1].end)
@@ -219,10 +266,31 @@ func (j *aggJudgement) report() *Report {
 	r.Normalization = Normalization{Steps: []NormalizationStep{{Name: "histogram-bounds", Setting: "both ends", Applied: true,
 		Detail: fmt.Sprintf("good requests bounded from histograms: baseline [%.0f, %.0f], canary [%.0f, %.0f]; a gate passes only at the canary-unfavourable end and fails only at the canary-favourable end",
 			j.b.bounds.Lo, j.b.bounds.Hi, j.c.bounds.Lo, j.c.bounds.Hi)}}}
+	if j.exact() {
+		r.Measurement.Population = "every request in the records, both arms, aggregated per time slice and stratum while read"
+		r.Measurement.CompletionCondition = "finished with reason stop or length; good = completed and within its class's SLO, decided per request while read"
+		if loc := j.b.ds.Location; loc != "" && loc == j.c.ds.Location {
+			r.Measurement.Location = loc
+		}
+		// good was decided per request under its class's SLO, as on the
+		// request path
+		cls := newClassifier(p)
+		cls.add("default", p.SLO)
+		r.Measurement.SLO = nil
+		for i, name := range cls.names {
+			sl := cls.slos[i]
+			r.Measurement.SLO = append(r.Measurement.SLO, ClassSLO{Class: name, TTFT: Num(sl.TTFT.Seconds()), TPOT: Num(sl.TPOT.Seconds()),
+				E2E: Num(sl.E2E.Seconds()), MaxITL: Num(sl.MaxITL.Seconds()), QualityNeeded: sl.Quality == "required"})
+		}
+		r.Normalization.Steps[0] = NormalizationStep{Name: "histogram-bounds", Setting: "both ends", Applied: true,
+			Detail: fmt.Sprintf("good requests counted per request (baseline %.0f, canary %.0f): exact; latency quantiles known within their log-linear bins (a factor 2^(1/256)): a tail gate passes only with the canary at its bin's upper edge and the baseline at its lower, and fails only the other way round",
+				j.b.bounds.Lo, j.c.bounds.Lo)}
+	}
 	r.Normalization.Steps = append(r.Normalization.Steps, j.normSteps()...)
 	r.Metrics = j.gates()
+	r.Diagnostics = append(r.Diagnostics, j.shortOutputs(1-2*p.Alpha())...)
 	r.Series = j.series()
-	r.Classes = aggClasses(j.b, j.c, len(p.Classes) > 0)
+	r.Classes = aggClasses(j.b, j.c, j.classOf)
 	r.Distributions = j.distributions()
 	r.Verdict, r.Reasons = Overall(r.Metrics)
 	if ms := mixShift(j.b, j.c, 1-2*p.Alpha()); ms != "" {
@@ -276,7 +344,7 @@ func (j *aggJudgement) armSummary(a *aggArm) ArmSummary {
 	acc.Admitted = acc.Offered - acc.Rejected
 	s := ArmSummary{Accounting: acc, SLOAttainment: Num(t.goodLo / off), GoodputRPS: Num(t.goodLo / a.secs),
 		TokenGoodputTPS: Num(math.NaN()), ThroughputRPS: Num(t.completed / a.secs), OutputTokensPS: Num(t.outTokens / a.secs),
-		RetryAmplification: Num(math.NaN()), WindowSeconds: Num(a.secs),
+		RetryAmplification: Num(retryAmplification(a, off)), WindowSeconds: Num(a.secs),
 		Window:         makeWindow(sources.ClockEpoch, a.slices[0].start, a.slices[len(a.slices)-1].end),
 		ReplicaSeconds: Num(repSecs), GoodputPerReplica: Num(t.goodLo / repSecs), CacheHitRate: Num(cacheRate(a)), WarmupCutSeconds: Num(a.cutSecs),
 		GPUUtilization: Num(math.NaN())}
@@ -297,6 +365,22 @@ func (j *aggJudgement) armSummary(a *aggArm) ArmSummary {
 	}
 	s.Latency = Latency{TTFT: histQuantiles(ttft), TPOT: histQuantiles(tpot), E2E: histQuantiles(e2e)}
 	return s
+}
+
+// retryAmplification is offered requests over first attempts, as on the
+// request path; NaN when the source does not count retries.
+func retryAmplification(a *aggArm, offered float64) float64 {
+	if a.unknown["retried"] {
+		return math.NaN()
+	}
+	r := 0.0
+	for _, s := range a.slices {
+		r += s.retried
+	}
+	if !(offered > r) {
+		return math.NaN()
+	}
+	return offered / (offered - r)
 }
 
 func maxReplicas(a *aggArm) float64 {
@@ -333,6 +417,12 @@ func (a *aggArm) ratioAt(metric string, useHi bool) (stats.Ratio, bool) {
 				return r, false
 			}
 			r.Num[i], r.Den[i] = s.rejected, s.offered()
+		case "canceled_share":
+			r.Num[i], r.Den[i] = s.canceled, s.offered()
+		case "retry_share":
+			r.Num[i], r.Den[i] = s.retried, s.offered()
+		case "output_tokens_mean":
+			r.Num[i], r.Den[i] = s.outTokens, s.completed
 		case "goodput":
 			r.Num[i], r.Den[i] = good, secs
 		case "goodput_per_replica":
@@ -349,27 +439,76 @@ func (a *aggArm) ratioAt(metric string, useHi bool) (stats.Ratio, bool) {
 	return r, true
 }
 
+// countOf names the aggregate count a gate's metric is built from, for
+// the ones a source may leave unreported (NaN); "" for the others.
+func countOf(metric string) string {
+	switch metric {
+	case "error_rate":
+		return "failed"
+	case "rejected_share":
+		return "rejected"
+	case "canceled_share":
+		return "canceled"
+	case "retry_share":
+		return "retried"
+	case "output_tokens_mean":
+		return "output tokens"
+	}
+	return ""
+}
+
+// unreported says which arm's source does not report the count a metric
+// needs ("" when both do).
+func (j *aggJudgement) unreported(metric string) string {
+	c := countOf(metric)
+	if c == "" {
+		return ""
+	}
+	var arms []string
+	for _, a := range []*aggArm{j.b, j.c} {
+		if a.unknown[c] {
+			arms = append(arms, fmt.Sprintf("%s (%s)", a.arm, sourceKind(a)))
+		}
+	}
+	if len(arms) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("the source of %s does not report %s requests", strings.Join(arms, " and "), c)
+}
+
+// sourceKind names an arm's aggregate source for messages.
+func sourceKind(a *aggArm) string {
+	if a.exact {
+		return "per-request records"
+	}
+	if a.ds.Agg.Profile != "" {
+		return "metrics, " + a.ds.Agg.Profile
+	}
+	return "metrics"
+}
+
+// gates evaluates the policy's gates on the aggregate, as the request path
+// does (judgement.gates): the policy's gates and per-class tail gates under
+// one weighted Holm family, then the guardrails decided on their own
+// (traffic split or offered-load ratio, warm-up).
 func (j *aggJudgement) gates() []Metric {
 	alpha := j.p.Alpha()
 	conf := 1 - 2*alpha
 	var gates []policies.Gate
 	for _, g := range j.p.Gates {
-		if info, _ := policies.Metric(g.Metric); info.RequestsOnly {
-			j.warnf("the %s %s needs per-request records and is not checked on metrics data", g.Metric, gateKind(g))
-			continue
-		}
-		if g.Metric == "rejected_share" && g.Guardrail && (!j.b.rejectedKnown || !j.c.rejectedKnown) {
-			// the engine never sees requests shed before it: like the
-			// per-request guardrails above, not checked, and said so
-			j.warnf("the rejected_share guardrail is not checked on these metrics: the engine (%s) counts no rejected requests; a gateway's or the clients' records can check it",
-				j.b.ds.Agg.Profile)
+		if why := j.unreported(g.Metric); why != "" && g.Guardrail {
+			// a count the source cannot see (an engine never sees
+			// requests shed before it, nor which request is a retry):
+			// the guardrail is not checked, and said so; a gate on it
+			// is kept and stays inconclusive
+			j.warnf("the %s guardrail is not checked on this data: %s; a gateway's or the clients' records can check it", g.Metric, why)
 			continue
 		}
 		gates = append(gates, g)
 	}
-	out := make([]Metric, len(gates))
 	evals := make([]gateEval, len(gates))
 	ps := make([]float64, len(evals))
+	weights := policies.GateWeights(gates)
 	for i, g := range gates {
 		evals[i] = j.evalGate(i, g, conf)
 		ps[i] = math.NaN()
@@ -377,20 +516,90 @@ func (j *aggJudgement) gates() []Metric {
 			ps[i] = stats.FailPValue(evals[i].harmPoint, evals[i].se, evals[i].failAt)
 		}
 	}
-	adj := stats.WeightedHolm(ps, policies.GateWeights(gates))
+	// per-class tail gates, as on the request path: every class with
+	// ≥ MajorClassShare of the baseline's offered requests gets each tail
+	// gate on its own histograms; the pooled gate and its class gates
+	// share the pooled gate's weight
+	if classes := j.majorClasses(); len(classes) >= 2 {
+		for gi, g := range gates {
+			info, _ := policies.Metric(g.Metric)
+			if info.Latency == "" || g.Guardrail {
+				continue
+			}
+			share := weights[gi] / float64(len(classes)+1)
+			weights[gi] = share
+			for _, cl := range classes {
+				e := j.evalClassTail(len(evals), g, info, cl, conf)
+				p := math.NaN()
+				if e.decidable {
+					p = stats.FailPValue(e.harmPoint, e.se, e.failAt)
+				}
+				evals, ps, weights = append(evals, e), append(ps, p), append(weights, share)
+			}
+		}
+	}
+	family := len(evals)
+	evals = append(evals, j.guardrails(conf)...)
+	adj := stats.WeightedHolm(ps, weights)
+	out := make([]Metric, len(evals))
 	for i := range evals {
 		m := evals[i].m
-		m.PFail = Num(adj[i])
-		if evals[i].decidable {
-			m.Verdict = Verdict(evals[i].decision)
-			if m.Verdict == Fail && !(adj[i] < alpha) {
-				m.Verdict = Inconclusive
-				m.Reason += fmt.Sprintf("; fails alone but not after the weighted Holm correction across %d gates", len(evals))
+		if i < family {
+			m.PFail = Num(adj[i])
+			if evals[i].decidable {
+				m.Verdict = Verdict(evals[i].decision)
+				if m.Verdict == Fail && !(adj[i] < alpha) {
+					m.Verdict = Inconclusive
+					m.Reason += fmt.Sprintf("; fails alone but not after the weighted Holm correction across %d gates (this gate's share of α %.0f%%, adjusted p = %.3g ≥ α = %.3g)",
+						family, 100*weights[i], adj[i], alpha)
+				}
+			}
+		}
+		if e := &evals[i]; i < family && e.decidable && m.Verdict == Inconclusive && j.exact() {
+			// counts are exact, so more of the same traffic narrows the
+			// interval as on the request path (from metrics, the
+			// histogram bounds may be what keeps a gate undecided)
+			if md := j.moreData(e, m, alpha); md != nil {
+				m.MoreData = md
+				m.Reason += "; " + j.moreDataAdvice(md, m)
 			}
 		}
 		out[i] = m
 	}
 	return out
+}
+
+// moreData estimates, as the request path does, how much more data of the
+// same kind would decide an inconclusive gate; nil when it cannot tell.
+func (j *aggJudgement) moreData(e *gateEval, m Metric, alpha float64) *MoreData {
+	target := e.passAt
+	if e.harmPoint > e.passAt {
+		target = e.failAt
+	}
+	k := stats.MoreData(e.harmPoint, e.se, target, distuv.UnitNormal.Quantile(1-alpha))
+	if math.IsNaN(k) || math.IsInf(k, 0) {
+		return nil
+	}
+	n := float64(m.NBaseline + m.NCanary)
+	md := &MoreData{Factor: Num(k), Requests: Num(math.Ceil((k - 1) * n)), Minutes: Num(math.NaN())}
+	if rate := sumOffered(j.b)/j.b.secs + sumOffered(j.c)/j.c.secs; rate > 0 {
+		md.Minutes = Num((k - 1) * n / rate / 60)
+	}
+	return md
+}
+
+// moreDataAdvice says whether the estimate is worth acting on (the
+// request path's thresholds: a day of traffic, or 20× the data).
+func (j *aggJudgement) moreDataAdvice(md *MoreData, m Metric) string {
+	k, mins := float64(md.Factor), float64(md.Minutes)
+	useful := k <= MaxUsefulFactor
+	if !math.IsNaN(mins) {
+		useful = mins <= MaxUsefulMinutes
+	}
+	if !useful {
+		return "more data will not decide this: " + notDecidable(m, k)
+	}
+	return moreDataText(md, m)
 }
 
 func (j *aggJudgement) evalGate(idx int, g policies.Gate, conf float64) gateEval {
@@ -400,11 +609,21 @@ func (j *aggJudgement) evalGate(idx int, g policies.Gate, conf float64) gateEval
 		dir = "higher_is_better"
 	}
 	nan := Num(math.NaN())
+	adjusted := []string{"histogram bounds: pass decided at the canary-unfavourable end, fail at the favourable end"}
+	if j.exact() {
+		adjusted = []string{}
+	}
+	if cut := math.Max(j.b.cutSecs, j.c.cutSecs); cut > 0 {
+		adjusted = append(adjusted, fmt.Sprintf("warm-up cut %gs", cut))
+	}
 	e := gateEval{m: Metric{Name: g.Metric, Guardrail: g.Guardrail, Direction: dir, Scale: info.Scale, Unit: info.Unit,
-		Margin: Num(g.Margin.Value), Buckets: [2]int{len(j.b.slices), len(j.c.slices)}, Adjusted: []string{"histogram bounds: pass decided at the canary-unfavourable end, fail at the favourable end"},
+		Margin: Num(g.Margin.Value), Buckets: [2]int{len(j.b.slices), len(j.c.slices)}, Adjusted: adjusted,
 		NBaseline: int64(math.Round(sumOffered(j.b))), NCanary: int64(math.Round(sumOffered(j.c))),
 		Baseline: nan, Canary: nan, Delta: nan, Interval: [2]Num{nan, nan}, PFail: nan, Verdict: Inconclusive}}
 	inconclusive := func(why string) gateEval { e.m.Reason = why; return e }
+	if why := j.unreported(g.Metric); why != "" {
+		return inconclusive(why + ": the gate cannot be decided from this data, and a gate is never passed on a count the source does not give")
+	}
 	if info.Latency != "" {
 		return j.latencyGate(e, idx, info, g, conf)
 	}
@@ -434,12 +653,23 @@ func (j *aggJudgement) evalGate(idx int, g policies.Gate, conf float64) gateEval
 	}
 	est := func(x, y stats.Ratio) stats.Estimate {
 		if info.Scale == "absolute" {
+			if j.paired {
+				// a load wave both arms ride cancels in the paired difference
+				xa, ya := j.align(x, y)
+				return stats.PairedDiffOfRatios(xa, ya, conf)
+			}
 			return stats.DiffOfRatios(x, y, conf)
 		}
 		return stats.LogRatioOfRatios(x, y, conf)
 	}
 	pess, opt := est(cWorst, bBest), est(cBest, bWorst)
-	if info.Scale == "absolute" {
+	if g.Metric == "output_tokens_mean" {
+		if !(sum(cWorst.Den) > 0 && sum(bBest.Den) > 0 && sum(bBest.Num) > 0) {
+			return inconclusive("no completed requests with output tokens counted in an arm")
+		}
+		// a mean per completed request: the batch-means interval as on
+		// the request path, no count floor
+	} else if info.Scale == "absolute" {
 		// never narrower than the independent-requests interval
 		pess = binomialFloor(pess, sum(cWorst.Num), sum(cWorst.Den), sum(bBest.Num), sum(bBest.Den), conf)
 		opt = binomialFloor(opt, sum(cBest.Num), sum(cBest.Den), sum(bWorst.Num), sum(bWorst.Den), conf)
@@ -464,7 +694,10 @@ func (j *aggJudgement) evalGate(idx int, g policies.Gate, conf float64) gateEval
 	}
 	pessVals, optVals := vals(bBest, cWorst, true), vals(bWorst, cBest, false)
 	e.m.Baseline, e.m.Canary = Num(pessVals[0]), Num(pessVals[1])
-	e.m.Method = pess.Method + ", at both ends of the histogram bounds"
+	e.m.Method = pess.Method
+	if !j.exact() {
+		e.m.Method += ", at both ends of the histogram bounds"
+	}
 	if len(j.b.slices) < MinBuckets || len(j.c.slices) < MinBuckets {
 		return inconclusive(fmt.Sprintf("too little data: %d and %d buckets (need ≥ %d per arm)", len(j.b.slices), len(j.c.slices), MinBuckets))
 	}
@@ -535,159 +768,6 @@ func sumOffered(a *aggArm) float64 {
 		t += a.slices[i].offered()
 	}
 	return t
-}
-
-// latencyGate compares a quantile of merged histograms, with a block
-// bootstrap over time slices for the interval. Quantiles interpolate within
-// a histogram bucket, so the figures are only as fine as the bucket edges.
-func (j *aggJudgement) latencyGate(e gateEval, idx int, info policies.MetricInfo, g policies.Gate, conf float64) gateEval {
-	pick := func(s *aggSlice) sources.Histogram {
-		switch info.Latency {
-		case "ttft":
-			return s.ttft
-		case "tpot":
-			return s.tpot
-		}
-		return s.e2e
-	}
-	merged := func(a *aggArm, idx []int) sources.Histogram {
-		var h sources.Histogram
-		for _, i := range idx {
-			h = addHist(h, pick(&a.slices[i]))
-		}
-		return h
-	}
-	all := func(a *aggArm) []int {
-		ix := make([]int, len(a.slices))
-		for i := range ix {
-			ix[i] = i
-		}
-		return ix
-	}
-	hb, hc := merged(j.b, all(j.b)), merged(j.c, all(j.c))
-	qb, qc := histo.Quantile(info.Quantile, hb), histo.Quantile(info.Quantile, hc)
-	e.m.Baseline, e.m.Canary = Num(qb), Num(qc)
-	e.m.NBaseline, e.m.NCanary = int64(math.Round(hb.Total())), int64(math.Round(hc.Total()))
-	e.m.Method = "block-bootstrap of histogram quantiles (interpolated within buckets)"
-	e.m.Adjusted = []string{}
-	if !(qb > 0 && qc > 0) || math.IsInf(qb, 0) || math.IsInf(qc, 0) {
-		e.m.Reason = fmt.Sprintf("no %s histogram quantile for an arm (missing histogram, or the quantile lies in the +Inf bucket)", info.Latency)
-		return e
-	}
-	if len(j.b.slices) < MinBuckets || len(j.c.slices) < MinBuckets {
-		e.m.Reason = fmt.Sprintf("too little data: %d and %d buckets (need ≥ %d per arm)", len(j.b.slices), len(j.c.slices), MinBuckets)
-		return e
-	}
-	nb, nc := len(j.b.slices), len(j.c.slices)
-	block := []int{max(1, int(math.Ceil(math.Sqrt(float64(nb))))), max(1, int(math.Ceil(math.Sqrt(float64(nc)))))}
-	reps := stats.BlockBootstrap([]int{nb, nc}, block, j.cfg.Resamples, j.cfg.Seed+uint64(idx)*7919, func(ix [][]int) float64 {
-		b := histo.Quantile(info.Quantile, merged(j.b, ix[0]))
-		c := histo.Quantile(info.Quantile, merged(j.c, ix[1]))
-		return math.Log(c / b)
-	})
-	ci := stats.PercentileInterval(reps, conf)
-	// a histogram only places a quantile within its bucket: the interval
-	// covers every ratio the two buckets allow, whatever the interpolation
-	lb, ub := histo.QuantileBounds(info.Quantile, hb)
-	lc, uc := histo.QuantileBounds(info.Quantile, hc)
-	res := stats.Interval{Lo: math.Log(lc / ub), Hi: math.Log(uc / lb)}
-	widened := res.Lo < ci.Lo || res.Hi > ci.Hi
-	if widened {
-		ci = stats.Interval{Lo: math.Min(ci.Lo, res.Lo), Hi: math.Max(ci.Hi, res.Hi)}
-		e.m.Method += "; widened to the histogram buckets' resolution"
-		e.m.Adjusted = append(e.m.Adjusted, fmt.Sprintf("p%g within bucket (%g, %g] s in the baseline and (%g, %g] s in the canary",
-			info.Quantile*100, lb, ub, lc, uc))
-	}
-	est := stats.Estimate{Point: math.Log(qc / qb), CI: ci, SE: stats.SDFinite(reps), Method: e.m.Method}
-	qe := decide(e, g, info, est)
-	if !widened || qe.decision != stats.Inconclusive {
-		return qe
-	}
-	why := fmt.Sprintf("p%g cannot be resolved by the buckets (baseline in (%g, %g] s, canary in (%g, %g] s)", info.Quantile*100, lb, ub, lc, uc)
-	if ex, ok := j.exceedanceGate(e, g, info, conf, pick, why, lb, ub); ok {
-		return ex
-	}
-	qe.m.Reason += "; " + why + " and no bucket edge gives an exceedance share to judge instead: more data will not decide it, finer buckets would"
-	return qe
-}
-
-// exceedanceGate judges a tail-latency gate in its exceedance form: the
-// share of requests whose latency is above a bucket edge, which a
-// histogram gives exactly (a quantile it only places within a bucket). The
-// edge is the lower edge of the bucket holding the baseline's quantile
-// (so the baseline's share above it is at least 1 − q), or its upper edge
-// when more than half the baseline lies above the lower one (a test of the
-// bulk, not the tail). The policy's relative margin applies to the share: the
-// canary's share may exceed the baseline's by at most that fraction.
-// Shares are per-slice ratios (delta method over slices, with a Newcombe
-// floor for independent requests).
-func (j *aggJudgement) exceedanceGate(e gateEval, g policies.Gate, info policies.MetricInfo, conf float64,
-	pick func(*aggSlice) sources.Histogram, why string, lb, ub float64) (gateEval, bool) {
-	if info.Scale != "relative" || info.HigherIsBetter {
-		return e, false
-	}
-	var hb sources.Histogram
-	for i := range j.b.slices {
-		hb = addHist(hb, pick(&j.b.slices[i]))
-	}
-	share := func(t float64) float64 {
-		if !(t > 0) || math.IsInf(t, 0) {
-			return math.NaN()
-		}
-		n, exact := histo.Above(hb, t)
-		if !exact {
-			return math.NaN()
-		}
-		return n / hb.Total()
-	}
-	// the lower edge keeps most requests in the test; when more than half
-	// the baseline is above it, it says nothing about the tail: take the
-	// upper edge
-	edge := lb
-	if sl := share(lb); math.IsNaN(sl) || sl > 0.5 {
-		edge = ub
-		if su := share(ub); math.IsNaN(su) || su == 0 {
-			return e, false
-		}
-	}
-	ratio := func(a *aggArm) (stats.Ratio, bool) {
-		r := stats.Ratio{Num: make([]float64, len(a.slices)), Den: make([]float64, len(a.slices))}
-		for i := range a.slices {
-			h := pick(&a.slices[i])
-			if h.Total() == 0 {
-				continue
-			}
-			above, exact := histo.Above(h, edge)
-			if !exact || math.IsNaN(above) {
-				return r, false
-			}
-			r.Num[i], r.Den[i] = above, h.Total()
-		}
-		return r, true
-	}
-	rb, okb := ratio(j.b)
-	rc, okc := ratio(j.c)
-	if !okb || !okc || !(sum(rb.Num) > 0) || !(sum(rb.Den) > 0) || !(sum(rc.Den) > 0) {
-		return e, false
-	}
-	est := stats.LogRatioOfRatios(rc, rb, conf)
-	est = ratioFloor(est, sum(rc.Num), sum(rc.Den), sum(rb.Num), sum(rb.Den), conf)
-	if sum(rc.Num) == 0 {
-		// no canary request above the edge: the log ratio is −∞; bound it
-		// by the Newcombe interval alone
-		est = stats.Estimate{Point: math.Inf(-1), CI: stats.Interval{Lo: math.Inf(-1), Hi: math.Inf(-1)}, SE: math.NaN(), Method: "newcombe"}
-		est = ratioFloor(est, 0, sum(rc.Den), sum(rb.Num), sum(rb.Den), conf)
-		est.Point = est.CI.Lo
-	}
-	e.m.Baseline, e.m.Canary = Num(sum(rb.Num)/sum(rb.Den)), Num(sum(rc.Num)/sum(rc.Den))
-	e.m.Unit = "fraction"
-	e.m.NBaseline, e.m.NCanary = int64(math.Round(sum(rb.Den))), int64(math.Round(sum(rc.Den)))
-	e.m.Method = fmt.Sprintf("share of requests above the %g s bucket edge (exact from the histograms), %s", edge, est.Method)
-	e.m.Adjusted = []string{fmt.Sprintf("judged as the share of requests with %s above %g s instead of p%g", strings.ToUpper(info.Latency), edge, info.Quantile*100)}
-	ex := decide(e, g, info, est)
-	ex.m.Reason = fmt.Sprintf("%s: judged as the share of requests with %s above the %g s edge, %.3g%% baseline vs %.3g%% canary (exact from the histograms; margin %s of the share): %s",
-		why, strings.ToUpper(info.Latency), edge, 100*float64(e.m.Baseline), 100*float64(e.m.Canary), fmtMargin(ex.m), ex.m.Reason)
-	return ex, true
 }
 
 func (j *aggJudgement) series() Series {

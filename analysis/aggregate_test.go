@@ -37,8 +37,9 @@ func aggArmData(arm sources.Arm, seed uint64, slices int, tpotMed float64, onEdg
 	for i := 0; i < slices; i++ {
 		n := 150 + rng.IntN(20)
 		b := sources.AggBucket{Start: 1.7e9 + float64(i)*15, End: 1.7e9 + float64(i+1)*15,
-			Completed: float64(n), Failed: 1, Canceled: 0, Rejected: math.NaN(), Good: math.NaN(),
-			Replicas: 2, PrefixHits: math.NaN(), PrefixQueries: math.NaN(), CostPerHour: math.NaN(), GPUUtil: 0.8,
+			Completed: float64(n), Failed: 1, Canceled: 0, Rejected: math.NaN(), Good: math.NaN(), Retried: math.NaN(), ShortOutputs: math.NaN(),
+			OutputTokens: float64(n) * (180 + 10*rng.Float64()),
+			Replicas:     2, PrefixHits: math.NaN(), PrefixQueries: math.NaN(), CostPerHour: math.NaN(), GPUUtil: 0.8,
 			Running: math.NaN(), Waiting: math.NaN(), KVUsage: math.NaN(), GPUPowerW: math.NaN(), GPUMemBytes: math.NaN()}
 		b.TTFT = hist(ttftEdges, func() float64 { return 0.3 * math.Exp(0.5*rng.NormFloat64()) }, n)
 		b.TPOT = hist(tpotEdges, func() float64 { return tpotMed * math.Exp(0.2*rng.NormFloat64()) }, n)
@@ -230,5 +231,53 @@ func TestAggregateClassRows(t *testing.T) {
 	}
 	if len(r.Classes) != 0 {
 		t.Errorf("unlabelled metrics gave class rows: %+v", r.Classes)
+	}
+}
+
+// TestExceedanceAtUpperEdge: with the TPOT p99 inside a bucket (10, 25] ms
+// that places the ratio only within [−60%, +150%], and more than half the
+// baseline above the lower edge, the gate is judged as the share of
+// requests above the upper edge, which may rise by the margin the gate
+// gives the 1% tail (0.1 pp): an A/A passes, a canary whose TPOT is 38%
+// slower fails, and the reason names the edge and what the bucket costs.
+func TestExceedanceAtUpperEdge(t *testing.T) {
+	p := chat(t)
+	for _, tc := range []struct {
+		name  string
+		cTPOT float64
+		want  Verdict
+	}{
+		{"A/A passes", 0.013, Pass},
+		{"38% slower fails", 0.018, Fail},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := aggArmData(sources.Baseline, 1, 240, 0.013, true)
+			c := aggArmData(sources.Canary, 2, 240, tc.cTPOT, true)
+			r, err := Judge(b, c, Config{Policy: p, Resamples: 300})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var m Metric
+			for _, x := range r.Metrics {
+				if x.Name == "tpot_p99" {
+					m = x
+				}
+			}
+			if m.Verdict != tc.want {
+				t.Fatalf("tpot_p99 %s, want %s: %s", m.Verdict, tc.want, m.Reason)
+			}
+			wants := []string{"cannot be resolved by the buckets", "above the 0.025 s bucket edge", "at most 0.1 pp", "below the buckets' resolution"}
+			if tc.want == Pass {
+				wants = append(wants, "[-60.0%, +150.0%]")
+			}
+			for _, want := range wants {
+				if !strings.Contains(m.Reason, want) {
+					t.Errorf("reason lacks %q: %s", want, m.Reason)
+				}
+			}
+			if m.Scale != "absolute" || float64(m.Margin) != 0.001 || m.Unit != "fraction" {
+				t.Errorf("exceedance gate scale %s margin %v unit %s", m.Scale, m.Margin, m.Unit)
+			}
+		})
 	}
 }

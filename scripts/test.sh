@@ -47,9 +47,9 @@ fuzzone() {
 while read -r pkg target; do
   echo "fuzz $pkg $target ($fuzztime)" >&2
   corpus="$pkg/testdata/fuzz/$target"
-  before=$(ls "$corpus" 2>/dev/null | wc -l)
+  before=$(find "$corpus" -type f 2>/dev/null | wc -l || true)
   if ! out=$(fuzzone "$pkg" "$target"); then
-    after=$(ls "$corpus" 2>/dev/null | wc -l)
+    after=$(find "$corpus" -type f 2>/dev/null | wc -l || true)
     if [ "$before" = "$after" ] && ! grep -q 'Failing input written' <<<"$out" &&
       [ "$(grep -c -- '--- FAIL' <<<"$out")" = 1 ] &&
       grep -A1 -- '--- FAIL' <<<"$out" | tail -1 | grep -qx '[[:space:]]*context deadline exceeded'; then

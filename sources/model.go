@@ -229,6 +229,14 @@ func (d *Dataset) Append(o Dataset) {
 type Histogram struct {
 	Edges  []float64
 	Counts []float64
+	// Sparse is true when the histogram lists both edges of every
+	// non-empty bin of a fixed grid and nothing else (sources/loglin's
+	// Cumulative, native histograms): no observation lies between a listed
+	// edge and the next unlisted one, so the count at an unlisted edge is
+	// the count at the nearest listed edge below it, and sparse histograms
+	// merge over the union of their edges (analysis/histo.Merge) instead
+	// of the intersection classic histograms need.
+	Sparse bool
 }
 
 // Total is the number of observations (the +Inf bucket).

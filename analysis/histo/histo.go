@@ -100,6 +100,13 @@ func Frechet(a, b float64) (lo, hi float64) {
 	if !(a >= 0 && a <= 1 && b >= 0 && b <= 1) {
 		return math.NaN(), math.NaN()
 	}
+	// a certain event leaves the other exact (a + 1 − 1 may round off a)
+	if b == 1 {
+		return a, a
+	}
+	if a == 1 {
+		return b, b
+	}
 	return math.Max(0, a+b-1), math.Min(a, b)
 }
 
@@ -184,8 +191,12 @@ func Quantile(q float64, h sources.Histogram) float64 {
 
 // Merge adds histograms that share edges. Edges present in only some
 // inputs are dropped (their cumulative count is unknown for the others);
-// dropped reports whether any were.
+// dropped reports whether any were. When every non-empty input is Sparse
+// the merge is over the union of their edges (see mergeSparse).
 func Merge(hs ...sources.Histogram) (out sources.Histogram, dropped bool) {
+	if allSparse(hs) {
+		return mergeSparse(hs)
+	}
 	var common []float64
 	first := true
 	for _, h := range hs {
@@ -348,7 +359,9 @@ func criterion(h sources.Histogram, thr float64, name string, note func(string, 
 		note("%s histogram missing or empty where requests completed: %s attainment unknown there", name, name)
 		return [2]float64{0, 1}
 	}
-	if !a.Exact {
+	// off an edge but with no observation between the edges around it
+	// (a native histogram's empty buckets), the fraction is still exact
+	if !a.Exact && a.Lo != a.Hi {
 		note("%s", edgeNote(name, thr, a))
 	}
 	return [2]float64{a.Lo, a.Hi}
@@ -445,4 +458,51 @@ func edgeNote(name string, thr float64, a Attainment) string {
 	}
 	return fmt.Sprintf("%s threshold %g s is not a bucket edge (between %g and %g): %s attainment is an interval; %s",
 		name, thr, a.Below, a.Above, name, fix)
+}
+
+// Align lays histograms on one edge grid, so that they add index by index
+// (a block of time slices is then the sum of their rows). The grid is the
+// edges Merge keeps for them: the edges every non-empty classic histogram
+// has (an edge only some have splits a bucket of the others, whose count
+// at it is unknown), or for Sparse histograms the union of their edges
+// less any inside another's occupied interval. A histogram's count at a
+// grid edge it does not list is its count at its highest listed edge
+// below (0 below the first), exact for both kinds. Rows hold the
+// cumulative counts at the grid's edges (made monotone); an empty
+// histogram gives a row of zeros.
+func Align(hs []sources.Histogram) (edges []float64, rows [][]float64) {
+	var nonEmpty []sources.Histogram
+	for _, h := range hs {
+		if len(h.Edges) > 0 && len(h.Counts) == len(h.Edges) {
+			nonEmpty = append(nonEmpty, h)
+		}
+	}
+	if len(nonEmpty) > 0 {
+		m, _ := Merge(nonEmpty...)
+		edges = m.Edges
+	}
+	rows = make([][]float64, len(hs))
+	for k, h := range hs {
+		row := make([]float64, len(edges))
+		rows[k] = row
+		if len(h.Edges) == 0 || len(h.Counts) != len(h.Edges) {
+			continue
+		}
+		counts := monotone(h.Counts)
+		// h's edges may be unsorted only in malformed input; sort an index
+		idx := make([]int, len(h.Edges))
+		for i := range idx {
+			idx[i] = i
+		}
+		sort.SliceStable(idx, func(a, b int) bool { return h.Edges[idx[a]] < h.Edges[idx[b]] })
+		j, cum := 0, 0.0
+		for i, e := range edges {
+			for j < len(idx) && h.Edges[idx[j]] <= e {
+				cum = math.Max(cum, counts[idx[j]])
+				j++
+			}
+			row[i] = cum
+		}
+	}
+	return edges, rows
 }

@@ -215,3 +215,33 @@ func TestQuantileBounds(t *testing.T) {
 		t.Error("empty histogram should give NaN bounds")
 	}
 }
+
+// TestNativeShapedHistogram: a native histogram decodes with an edge at
+// both ends of every non-empty bucket, so empty buckets leave gaps whose
+// ends hold equal counts. A threshold in such a gap gives an exact
+// fraction (no edge note), and a quantile is placed within its own bucket,
+// not from the previous non-empty bucket's edge.
+func TestNativeShapedHistogram(t *testing.T) {
+	// (0.4, 0.5]: 30, (0.5, 0.6]: 30, nothing in (0.6, 0.8], (0.8, 0.9]: 10
+	h := sources.Histogram{Edges: []float64{0.4, 0.5, 0.6, 0.8, 0.9, inf}, Counts: []float64{0, 30, 60, 60, 70, 70}}
+	a := Fraction(h, 0.7)
+	if a.Lo != 60.0/70 || a.Hi != a.Lo {
+		t.Errorf("Fraction in an empty gap = %+v, want exactly 6/7", a)
+	}
+	if lo, hi := QuantileBounds(0.95, h); lo != 0.8 || hi != 0.9 {
+		t.Errorf("QuantileBounds(0.95) = (%g, %g], want (0.8, 0.9]", lo, hi)
+	}
+	if q := Quantile(0.95, h); !near(q, 0.865) {
+		t.Errorf("Quantile(0.95) = %g, want 0.865", q)
+	}
+	all := sources.Histogram{Edges: []float64{0.05, inf}, Counts: []float64{70, 70}}
+	agg := &sources.Aggregate{Buckets: []sources.AggBucket{{Completed: 70, Good: math.NaN(), TTFT: h, TPOT: all}}}
+	b := GoodBounds(agg, SLO{TTFT: 0.7, TPOT: 0.08})
+	if b.Lo != 60 || b.Hi != 60 || !b.Exact || len(b.Notes) != 0 {
+		t.Errorf("GoodBounds = [%g, %g] exact %v notes %q; want exactly 60, no notes", b.Lo, b.Hi, b.Exact, b.Notes)
+	}
+	// a certain marginal leaves the other exact, bit for bit
+	if lo, hi := Frechet(0.1+0.2, 1); lo != 0.1+0.2 || hi != lo {
+		t.Errorf("Frechet(0.3, 1) = [%v, %v]", lo, hi)
+	}
+}

@@ -207,6 +207,11 @@ func Text(w io.Writer, r *analysis.Report, opt TextOptions) error {
 	if len(r.Diagnostics) > 0 {
 		tw.printf("\ndiagnostics (not gating):\n")
 		for _, d := range r.Diagnostics {
+			if d.Method != "mann-whitney" {
+				tw.printf("  %s %s [%s, %s] (n %s/%s): %s\n", Sanitize(d.Metric), fmtSigned(float64(d.Estimate)), fmtSigned(float64(d.Interval[0])),
+					fmtSigned(float64(d.Interval[1])), count(d.NBaseline), count(d.NCanary), Sanitize(d.Note))
+				continue
+			}
 			tw.printf("  %-5s Mann-Whitney U=%.6g p=%.3g q=%.3g; Hodges-Lehmann shift %s [%s, %s] (n %s/%s)\n", d.Metric, float64(d.Statistic),
 				float64(d.PValue), float64(d.QValue), sdur(d.Estimate), sdur(d.Interval[0]), sdur(d.Interval[1]), count(d.NBaseline), count(d.NCanary))
 		}
@@ -473,4 +478,12 @@ func classDur(v analysis.Num, b *[2]analysis.Num) string {
 		hi = dur(b[1])
 	}
 	return fmt.Sprintf("%s (%s–%s)", dur(v), dur(b[0]), hi)
+}
+
+// fmtSigned renders a diagnostic's estimate that is not a duration.
+func fmtSigned(v float64) string {
+	if math.IsNaN(v) {
+		return "n/a"
+	}
+	return fmt.Sprintf("%+.4g", v)
 }

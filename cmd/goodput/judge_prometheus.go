@@ -249,7 +249,27 @@ func (o *promOptions) load(ctx context.Context, env Env, now func() time.Time) (
 	if canary, err = read(sources.Canary, p.canary); err != nil {
 		return baseline, canary, err
 	}
+	noteMixedForms(src.HistogramForms(sources.Baseline), src.HistogramForms(sources.Canary), canary.Agg)
 	return baseline, canary, nil
+}
+
+// noteMixedForms notes, on the canary's aggregate, each latency histogram
+// read as a native histogram in one arm and a classic one in the other:
+// the arms are still judged, each with bounds from its own bucket edges,
+// but a gate needing an edge both arms share (a tail gate's exceedance
+// form) may find none.
+func noteMixedForms(b, c map[engines.Quantity]prometheus.HistogramForm, agg *sources.Aggregate) {
+	if agg == nil {
+		return
+	}
+	for _, hq := range engines.Histograms() {
+		fb, fc := b[hq], c[hq]
+		if fb == "" || fc == "" || fb == fc {
+			continue
+		}
+		agg.Notes = append(agg.Notes, fmt.Sprintf("%s histograms differ in form between the arms (baseline %s, canary %s): each arm's bounds come from its own bucket edges; only edges both arms have give exact comparisons",
+			hq, fb, fc))
+	}
 }
 
 // redactURL drops any user information from a URL for messages.

@@ -161,7 +161,7 @@ func TestPrometheusCoverageNeverPasses(t *testing.T) {
 		wantCode []int
 		wantText string
 	}{
-		{"intact A/A passes", prom, `deployment="baseline"`, `deployment="canary"`, []int{ExitPass}, "all 3 gates pass"},
+		{"intact A/A passes", prom, `deployment="baseline"`, `deployment="canary"`, []int{ExitPass}, "all 4 gates pass"},
 		{"canary replica stops reporting", prom, `deployment="baseline"`, `deployment="canary-lost"`, []int{ExitInconclusive, ExitFail}, `pod="canary-1"} stopped reporting`},
 		{"baseline replica with a hole", prom, `deployment="baseline-hole"`, `deployment="canary"`, []int{ExitInconclusive}, `pod="baseline-2"} has no samples from +180s`},
 		{"partial-response warning", warningProxy(t, prom), `deployment="baseline"`, `deployment="canary"`, []int{ExitInconclusive}, "storegw-2"},

@@ -142,7 +142,7 @@ func (h *Hist) Cumulative() sources.Histogram {
 	if len(idx) == 0 {
 		return sources.Histogram{}
 	}
-	var out sources.Histogram
+	out := sources.Histogram{Sparse: true}
 	push := func(edge, cum float64) {
 		if n := len(out.Edges); n > 0 && out.Edges[n-1] == edge {
 			out.Counts[n-1] = cum

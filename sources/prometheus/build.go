@@ -49,6 +49,8 @@ type cell struct {
 	outcomes map[engines.Outcome]float64
 	counters map[engines.Quantity]float64
 	hist     map[engines.Quantity]map[float64]float64
+	// native holds the histograms read in native form.
+	native map[engines.Quantity]nativeSample
 }
 
 func newBuilder(q Query, steps int, res engines.Resolved, keep map[engines.Quantity]map[float64]bool, note func(string, ...any)) *builder {
@@ -78,7 +80,7 @@ func (b *builder) cell(k int, class string) *cell {
 	c := b.cells[ck]
 	if c == nil {
 		c = &cell{outcomes: map[engines.Outcome]float64{}, counters: map[engines.Quantity]float64{},
-			hist: map[engines.Quantity]map[float64]float64{}}
+			hist: map[engines.Quantity]map[float64]float64{}, native: map[engines.Quantity]nativeSample{}}
 		b.cells[ck] = c
 	}
 	return c
@@ -199,6 +201,88 @@ func (b *builder) addIncreases(m model.Matrix, query string) error {
 	return nil
 }
 
+// addNative adds one range query's per-step increases of the native
+// histogram of quantity q, one series per class. A histogram that does not
+// decode (negative or non-finite counts, negative observations) is an error
+// naming the series; float samples (a series that is not a histogram
+// under the family's name) are left out with a note.
+func (b *builder) addNative(m model.Matrix, q engines.Quantity, query string) error {
+	f := b.res.Metrics[q].Factor()
+	for _, ss := range m {
+		if len(ss.Values) > 0 {
+			b.note("%s: %d float samples where native histograms were expected: left out", b.res.Metrics[q].Name, len(ss.Values))
+		}
+		class := string(ss.Metric[model.LabelName(b.classLabel)])
+		if b.classesSeen[string(q)] == nil {
+			b.classesSeen[string(q)] = map[string]bool{}
+		}
+		b.classesSeen[string(q)][class] = true
+		for _, hp := range ss.Histograms {
+			k := b.index(hp.Timestamp)
+			if k < 0 {
+				continue
+			}
+			ns, err := decodeNative(hp.Histogram, f)
+			if err != nil {
+				return fmt.Errorf("query %s: series %s at %s: %v; fix the exporter or narrow the selector",
+					shorten(query, 160), sanitize(ss.Metric.String(), 200), hp.Timestamp.Time().UTC().Format(time.RFC3339), err)
+			}
+			c := b.cell(k, class)
+			if prev, ok := c.native[q]; ok { // one series per class is expected; join any more
+				ns = joinNative(prev, ns)
+			}
+			c.native[q] = ns
+		}
+	}
+	return nil
+}
+
+// joinNative adds two samples (buckets overlapping across them are joined
+// by decodeNative's rule).
+func joinNative(a, b nativeSample) nativeSample {
+	h := &model.SampleHistogram{Count: model.FloatString(a.total + b.total)}
+	for _, s := range []nativeSample{a, b} {
+		for _, x := range s.buckets {
+			h.Buckets = append(h.Buckets, &model.HistogramBucket{Lower: model.FloatString(x.lower), Upper: model.FloatString(x.upper), Count: model.FloatString(x.count)})
+		}
+	}
+	out, err := decodeNative(h, 1)
+	if err != nil { // cannot happen: both inputs decoded
+		return a
+	}
+	return out
+}
+
+// nativeEdges chooses per native histogram one edge set for all the arm's
+// steps and classes (unifyNative), so that merging steps loses no edge.
+func (b *builder) nativeEdges() map[engines.Quantity][]float64 {
+	out := map[engines.Quantity][]float64{}
+	for _, q := range engines.Histograms() {
+		var samples []nativeSample
+		for _, c := range b.cells {
+			if s, ok := c.native[q]; ok {
+				samples = append(samples, s)
+			}
+		}
+		if len(samples) == 0 {
+			continue
+		}
+		edges, dropped := unifyNative(samples)
+		out[q] = edges
+		name := b.res.Metrics[q].Name
+		if schema, ok := nativeSchema(samples); ok {
+			b.note("%s: read from native histograms (exponential buckets, schema %d: each bucket's upper edge %.4g× its lower), %d bucket edges with counts exact at each",
+				name, schema, math.Exp2(math.Exp2(-float64(schema))), len(edges))
+		} else {
+			b.note("%s: read from native histograms (custom bucket edges), %d bucket edges with counts exact at each", name, len(edges))
+		}
+		if dropped > 0 {
+			b.note("%s: %d native bucket edges dropped: some steps have coarser buckets (a lower schema) whose counts at those edges are unknown", name, dropped)
+		}
+	}
+	return out
+}
+
 func nan0(v float64) float64 {
 	if math.IsNaN(v) {
 		return 0
@@ -266,6 +350,7 @@ func (b *builder) finish(agg *sources.Aggregate) error {
 		}
 		return false
 	}
+	nativeEdges := b.nativeEdges()
 	gaps := 0
 	nan := math.NaN()
 	for k := 0; k < b.steps; k++ {
@@ -321,6 +406,10 @@ func (b *builder) finish(agg *sources.Aggregate) error {
 					}
 					if _, seen := b.classesSeen[string(q)]; seen && !splitOK(string(q)) {
 						b.note("%s has no %s label: not split by class (unknown per class)", b.res.Metrics[q].Name, b.classLabel)
+						continue
+					}
+					if ns, ok := c.native[q]; ok {
+						engines.SetHistogram(&bk, q, ns.cumulative(nativeEdges[q]))
 						continue
 					}
 					engines.SetHistogram(&bk, q, toHistogram(c.hist[q]))

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -128,7 +129,87 @@ func TestNativeHistogramRejectsBadBuckets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fmt.Sprint(got.Edges, got.Counts) != "[1e-06 0.5 0.6 +Inf] [1 4 6 6]" {
+	if fmt.Sprint(got.Edges, got.Counts) != "[1e-06 0.4 0.5 0.6 +Inf] [1 1 4 6 6]" {
 		t.Errorf("decoded %v %v", got.Edges, got.Counts)
+	}
+}
+
+// TestUnifyNative: samples of one histogram over many steps share one edge
+// set, the union of their bucket boundaries, less a boundary inside a
+// coarser step's non-empty bucket; the cumulative form at those edges is
+// exact and sparse.
+func TestUnifyNative(t *testing.T) {
+	r := math.Exp2(1.0 / 8) // schema 3
+	fine1 := nativeSample{buckets: []nativeBucket{{1, r, 2}}, total: 2}
+	fine2 := nativeSample{buckets: []nativeBucket{{r * r, r * r * r, 3}}, total: 3}
+	coarse := nativeSample{buckets: []nativeBucket{{1, r * r, 4}}, total: 4} // schema 2: r is inside
+	empty := nativeSample{}
+	tests := []struct {
+		name    string
+		samples []nativeSample
+		edges   []float64
+		dropped int
+	}{
+		{"same schema: union", []nativeSample{fine1, fine2, empty}, []float64{1, r, r * r, r * r * r}, 0},
+		{"a coarser step drops the edge inside its bucket", []nativeSample{fine1, fine2, coarse}, []float64{1, r * r, r * r * r}, 1},
+		{"nothing observed", []nativeSample{empty}, nil, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			edges, dropped := unifyNative(tt.samples)
+			if !slices.Equal(edges, tt.edges) || dropped != tt.dropped {
+				t.Fatalf("edges %v dropped %d, want %v dropped %d", edges, dropped, tt.edges, tt.dropped)
+			}
+			for _, s := range tt.samples {
+				h := s.cumulative(edges)
+				if !h.Sparse || !math.IsInf(h.Edges[len(h.Edges)-1], 1) || h.Total() != s.total {
+					t.Errorf("cumulative %v %v sparse %v", h.Edges, h.Counts, h.Sparse)
+				}
+			}
+		})
+	}
+	h := fine2.cumulative([]float64{1, r, r * r, r * r * r})
+	if fmt.Sprint(h.Counts) != "[0 0 0 3 3]" {
+		t.Errorf("counts %v, want [0 0 0 3 3]", h.Counts)
+	}
+	merged, dropped := histo.Merge(fine1.cumulative([]float64{1, r}), fine2.cumulative([]float64{r * r, r * r * r}))
+	if dropped || fmt.Sprint(merged.Counts) != "[0 2 2 5 5]" {
+		t.Errorf("merged %v %v dropped %v, want counts [0 2 2 5 5]", merged.Edges, merged.Counts, dropped)
+	}
+}
+
+func TestNativeSchema(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		buckets []nativeBucket
+		schema  int
+		ok      bool
+	}{
+		{"schema 3", []nativeBucket{{0, 1e-6, 1}, {1, math.Exp2(1.0 / 8), 1}}, 3, true},
+		{"finest of 0 and 4", []nativeBucket{{1, 2, 1}, {4, 4 * math.Exp2(1.0/16), 1}}, 4, true},
+		{"custom edges (1 → 2.5 s)", []nativeBucket{{1, 2.5, 1}}, 0, false},
+		{"zero bucket only", []nativeBucket{{0, 1e-6, 1}}, 0, false},
+	} {
+		s, ok := nativeSchema([]nativeSample{{buckets: tt.buckets}})
+		if s != tt.schema || ok != tt.ok {
+			t.Errorf("%s: schema %d ok %v, want %d %v", tt.name, s, ok, tt.schema, tt.ok)
+		}
+	}
+}
+
+// TestDecodeNativeJoinsOverlaps: buckets that overlap (never one
+// histogram's, possible for a sum across schemas gone wrong) are joined,
+// so no edge inside either is claimed exact; a unit factor scales edges.
+func TestDecodeNativeJoinsOverlaps(t *testing.T) {
+	var h model.SampleHistogram
+	if err := json.Unmarshal([]byte(`{"count":"7","sum":"2","buckets":[[0,"400","600","3"],[0,"500","750","2"],[0,"800","900","1"]]}`), &h); err != nil {
+		t.Fatal(err)
+	}
+	s, err := decodeNative(&h, 0.5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(s.buckets) != "[{200 375 5} {400 450 1}]" || s.total != 7 {
+		t.Errorf("decoded %v total %v", s.buckets, s.total)
 	}
 }

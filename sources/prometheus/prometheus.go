@@ -6,7 +6,9 @@
 // request counters (by finish reason), token and prefix-cache counters and
 // histogram buckets (sum by le), summed over the arm's replicas and split by
 // the class label where the request counter carries one; increase() handles
-// counter resets. Gauges are averaged over each step (avg_over_time) and
+// counter resets. A latency histogram is read in native form (exponential
+// buckets, queried by its family name) where the arm exports it that way,
+// else from its classic _bucket series; never both (see forms). Gauges are averaged over each step (avg_over_time) and
 // combined over replicas. Metric names come from the engine profiles in
 // package engines, detected per arm from the names the arm's series
 // actually have (so a baseline on vLLM V0 names and a canary on V1 names
@@ -21,6 +23,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"net"
 	"net/http"
@@ -30,6 +33,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -81,6 +85,9 @@ type Source struct {
 	cfg     Config
 	api     *httpAPI
 	queries atomic.Int64
+
+	mu    sync.Mutex
+	forms map[sources.Arm]map[engines.Quantity]HistogramForm
 }
 
 // New validates cfg and returns a Source. No request is made.
@@ -267,14 +274,24 @@ func (s *Source) Read(ctx context.Context, q Query) (sources.Dataset, error) {
 		return ds, fmt.Errorf("arm %s: no series match {%s} between %s and %s: check the selector and the window",
 			q.Arm, q.Selector, q.Start.UTC().Format(time.RFC3339), q.End.UTC().Format(time.RFC3339))
 	}
-	prof, err := engines.Detect(names, q.Engine)
+	// a histogram family present only in native form (its own name, no
+	// _bucket series) counts as present for detection and resolution
+	raw := map[string]bool{}
+	for _, n := range names {
+		raw[n] = true
+	}
+	have := maps.Clone(raw)
+	detect := slices.Clone(names)
+	for n := range histogramFamilies() {
+		if raw[n] && !raw[n+"_bucket"] {
+			have[n+"_bucket"] = true
+			detect = append(detect, n+"_bucket")
+		}
+	}
+	prof, err := engines.Detect(detect, q.Engine)
 	if err != nil {
 		return ds, fmt.Errorf("arm %s (selector {%s}): %v; metric names found: %s", q.Arm, q.Selector, err,
 			sanitize(strings.Join(first(names, 12), ", "), 600))
-	}
-	have := map[string]bool{}
-	for _, n := range names {
-		have[n] = true
 	}
 	res, err := engines.Resolve(prof, func(n string) bool { return have[n] })
 	if err != nil {
@@ -286,14 +303,20 @@ func (s *Source) Read(ctx context.Context, q Query) (sources.Dataset, error) {
 	}
 	costOK := have[engines.DefaultOpenCost().Allocation]
 
-	// 2. histogram layouts: edges every series shares
-	keep, err := run.layouts(ctx, q, res)
+	// 2. histogram form per quantity (native or classic), then the classic
+	// histograms' layouts: edges every series shares
+	native, err := run.forms(ctx, q, res, raw)
+	if err != nil {
+		return ds, err
+	}
+	s.setForms(q.Arm, res, native)
+	keep, err := run.layouts(ctx, q, res, native)
 	if err != nil {
 		return ds, err
 	}
 
 	// 3. increases and gauges per chunk
-	incQ := increaseQuery(q, res)
+	incQ := increaseQuery(q, res, native)
 	gaugeQ := gaugeQuery(q, res, costOK)
 	b := newBuilder(q, steps, res, keep, note)
 	for _, r := range chunks(q.Start.Add(q.Step), steps, q.Step, s.cfg.MaxPoints) {
@@ -303,6 +326,19 @@ func (s *Source) Read(ctx context.Context, q Query) (sources.Dataset, error) {
 		}
 		if err := b.addIncreases(m, incQ); err != nil {
 			return ds, fmt.Errorf("arm %s (selector {%s}): %w", q.Arm, q.Selector, err)
+		}
+		for _, hq := range engines.Histograms() {
+			if !native[hq] {
+				continue
+			}
+			nq := nativeQuery(q, res.Metrics[hq])
+			m, err := run.rangeQuery(ctx, nq, r)
+			if err != nil {
+				return ds, err
+			}
+			if err := b.addNative(m, hq, nq); err != nil {
+				return ds, fmt.Errorf("arm %s (selector {%s}): %w", q.Arm, q.Selector, err)
+			}
 		}
 		if gaugeQ != "" {
 			m, err = run.rangeQuery(ctx, gaugeQ, r)
@@ -535,18 +571,18 @@ func tag(expr, value string) string {
 // layouts finds, per histogram, the bucket edges every series of the arm
 // has over the window; an edge only some replicas export would be summed
 // over those replicas alone. Returns the kept edges per quantity.
-func (r *runner) layouts(ctx context.Context, q Query, res engines.Resolved) (map[engines.Quantity]map[float64]bool, error) {
+func (r *runner) layouts(ctx context.Context, q Query, res engines.Resolved, native map[engines.Quantity]bool) (map[engines.Quantity]map[float64]bool, error) {
 	var parts []string
 	window := promDuration(q.End.Sub(q.Start).Truncate(time.Millisecond))
 	for _, hq := range engines.Histograms() {
 		c, ok := res.Metrics[hq]
-		if !ok {
+		if !ok || native[hq] {
 			continue
 		}
 		parts = append(parts, tag(fmt.Sprintf("last_over_time(%s[%s])", q.Selector.With(c.Name+"_bucket", c.Match), window), string(hq)))
 	}
 	out := map[engines.Quantity]map[float64]bool{}
-	parts = append(parts, saneParts(q, res)...)
+	parts = append(parts, saneParts(q, res, native)...)
 	if len(parts) == 0 {
 		return out, nil
 	}
@@ -602,7 +638,7 @@ func (r *runner) layouts(ctx context.Context, q Query, res engines.Resolved) (ma
 // going negative or reaching ±Inf in the window: the increases read from
 // them would be meaningless (a reset is a drop to a smaller non-negative
 // value, which increase() handles). Tagged "negative NAME" and "infinite NAME".
-func saneParts(q Query, res engines.Resolved) []string {
+func saneParts(q Query, res engines.Resolved, native map[engines.Quantity]bool) []string {
 	window := promDuration(q.End.Sub(q.Start).Truncate(time.Millisecond))
 	var names []string
 	for _, oc := range res.Outcomes {
@@ -614,7 +650,7 @@ func saneParts(q Query, res engines.Resolved) []string {
 		}
 	}
 	for _, hq := range engines.Histograms() {
-		if c, ok := res.Metrics[hq]; ok {
+		if c, ok := res.Metrics[hq]; ok && !native[hq] {
 			names = append(names, c.Name+"_bucket")
 		}
 	}
@@ -632,7 +668,10 @@ func saneParts(q Query, res engines.Resolved) []string {
 
 // increaseQuery combines every counter and histogram increase of the arm
 // into one PromQL expression, each part tagged with goodput_query.
-func increaseQuery(q Query, res engines.Resolved) string {
+// Histograms read in native form are left out: label_replace drops a
+// native histogram's value (Prometheus 2.x), so they are queried alone
+// (nativeQuery).
+func increaseQuery(q Query, res engines.Resolved, native map[engines.Quantity]bool) string {
 	step := promDuration(q.Step)
 	var parts []string
 	for i, oc := range res.Outcomes {
@@ -663,7 +702,7 @@ func increaseQuery(q Query, res engines.Resolved) string {
 	}
 	for _, hq := range engines.Histograms() {
 		c, ok := res.Metrics[hq]
-		if !ok {
+		if !ok || native[hq] {
 			continue
 		}
 		parts = append(parts, tag(fmt.Sprintf("sum by (le, %s) (increase(%s[%s]))", q.classLabel(),

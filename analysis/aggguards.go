@@ -1,0 +1,221 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/goodput-dev/goodput/analysis/normalize"
+	"github.com/goodput-dev/goodput/analysis/stats"
+)
+
+// pairing decides whether the arms are compared as paired in time, as the
+// request path does (pairing): both aggregates on one bucket grid (the same
+// step, every slice start a whole number of steps from the others) and
+// each arm's analysed span overlapping the other's for at least
+// MinPairedOverlap of its length. A Prometheus query of both arms over one
+// window, or a request scan on the absolute 10 s grid, is paired.
+func (j *aggJudgement) pairing() bool {
+	step := j.b.ds.Agg.Step
+	if !(step > 0) || step != j.c.ds.Agg.Step {
+		return false
+	}
+	o := j.b.slices[0].start
+	for _, a := range []*aggArm{j.b, j.c} {
+		for _, s := range a.slices {
+			k := (s.start - o) / step
+			if math.Abs(k-math.Round(k)) > 1e-6 {
+				return false
+			}
+		}
+	}
+	span := func(a *aggArm) (float64, float64) { return a.slices[0].start, a.slices[len(a.slices)-1].end }
+	lb, hb := span(j.b)
+	lc, hc := span(j.c)
+	ov := math.Min(hb, hc) - math.Max(lb, lc)
+	return ov >= MinPairedOverlap*(hb-lb) && ov >= MinPairedOverlap*(hc-lc)
+}
+
+// align lays a canary series (one entry per canary slice) and a baseline
+// series (per baseline slice) on the common grid of paired arms, from the
+// earlier first analysed slice to the later last one, zeros where an arm
+// has no slice (as judgement.alignedRatios does for requests).
+func (j *aggJudgement) align(c, b stats.Ratio) (stats.Ratio, stats.Ratio) {
+	step := j.b.ds.Agg.Step
+	lo := math.Min(j.b.slices[0].start, j.c.slices[0].start)
+	hi := math.Max(j.b.slices[len(j.b.slices)-1].start, j.c.slices[len(j.c.slices)-1].start)
+	n := int(math.Round((hi-lo)/step)) + 1
+	lay := func(r stats.Ratio, a *aggArm) stats.Ratio {
+		out := stats.Ratio{Num: make([]float64, n), Den: make([]float64, n)}
+		for i, s := range a.slices {
+			if i >= len(r.Num) {
+				break
+			}
+			t := int(math.Round((s.start - lo) / step))
+			out.Num[t], out.Den[t] = r.Num[i], r.Den[i]
+		}
+		return out
+	}
+	return lay(c, j.c), lay(b, j.b)
+}
+
+// guardrails are the checks the request path decides outside the Holm
+// family: the declared traffic split, or without one the offered load per
+// replica-second; and what the warm-up cut removed.
+func (j *aggJudgement) guardrails(conf float64) []gateEval {
+	var out []gateEval
+	if t := j.p.Traffic; t != nil {
+		srm := normalize.SRM(sumOffered(j.c), sumOffered(j.b), t.CanaryShare)
+		e := gateEval{m: Metric{Name: "traffic_split", Guardrail: true, Direction: "lower_is_better", Scale: "absolute", Unit: "fraction",
+			Baseline: Num(t.CanaryShare), Canary: Num(srm.ObservedShare), Delta: Num(srm.ObservedShare - t.CanaryShare),
+			Interval: [2]Num{Num(math.NaN()), Num(math.NaN())}, Margin: 0, NBaseline: int64(math.Round(srm.Baseline)), NCanary: int64(math.Round(srm.Canary)),
+			Method: "srm-chi-square", Reason: srm.Reason, Adjusted: []string{}, PFail: Num(srm.P), Verdict: Pass}}
+		if srm.Mismatch {
+			e.m.Verdict = Fail
+		} else if math.IsNaN(srm.P) {
+			e.m.Verdict = Inconclusive
+		}
+		out = append(out, e)
+	} else if e, ok := j.loadRatioGuardrail(conf); ok {
+		out = append(out, e)
+	}
+	if e, ok := j.warmupGuardrail(conf); ok {
+		out = append(out, e)
+	}
+	return out
+}
+
+// loadRatioGuardrail is the sample-ratio check without a declared traffic
+// split, as on the request path (judgement.loadRatioGuardrail): offered
+// requests per deployed replica-second (the most replicas an arm reported
+// in any slice) per slice, compared by batch means (paired when the arms
+// are); it fails when the interval of the ratio lies entirely beyond
+// ±LoadRatioTolerance. Absent when an arm reports no replicas.
+func (j *aggJudgement) loadRatioGuardrail(conf float64) (gateEval, bool) {
+	build := func(a *aggArm) (stats.Ratio, bool) {
+		deployed := maxReplicas(a)
+		if !(deployed > 0) {
+			return stats.Ratio{}, false
+		}
+		r := stats.Ratio{Num: make([]float64, len(a.slices)), Den: make([]float64, len(a.slices))}
+		for i, s := range a.slices {
+			r.Num[i], r.Den[i] = s.offered(), (s.end-s.start)*deployed
+		}
+		return r, len(a.slices) >= MinBuckets && sum(r.Num) > 0
+	}
+	rb, okb := build(j.b)
+	rc, okc := build(j.c)
+	if !okb || !okc {
+		return gateEval{}, false
+	}
+	vb, vc := sum(rb.Num)/sum(rb.Den), sum(rc.Num)/sum(rc.Den)
+	est := stats.LogRatioOfRatios(rc, rb, conf)
+	if j.paired {
+		// a traffic wave both arms ride cancels in the paired difference
+		xa, ya := j.align(rc, rb)
+		est = stats.PairedLogRatioOfRatios(xa, ya, conf)
+	}
+	est = poissonFloor(est, sum(rb.Num), sum(rc.Num), conf)
+	m := Metric{Name: "offered_load_ratio", Guardrail: true, Direction: "two_sided", Scale: "relative", Unit: "req/s/replica",
+		Margin: Num(LoadRatioTolerance), Buckets: [2]int{len(rb.Num), len(rc.Num)}, Adjusted: []string{},
+		NBaseline: int64(math.Round(sum(rb.Num))), NCanary: int64(math.Round(sum(rc.Num))), Baseline: Num(vb), Canary: Num(vc),
+		Delta: Num(math.Expm1(est.Point)), Interval: [2]Num{Num(math.Expm1(est.CI.Lo)), Num(math.Expm1(est.CI.Hi))},
+		PFail: Num(math.NaN()), Method: est.Method, Verdict: Pass}
+	e := gateEval{m: m}
+	iv := fmt.Sprintf("%s [%s, %s]", fmtDelta(m, float64(m.Delta)), fmtDelta(m, float64(m.Interval[0])), fmtDelta(m, float64(m.Interval[1])))
+	tol := math.Log1p(LoadRatioTolerance)
+	switch {
+	case math.IsNaN(est.CI.Lo) || math.IsNaN(est.CI.Hi):
+		e.m.Verdict = Inconclusive
+		e.m.Reason = "the offered-load ratio could not be estimated"
+	case est.CI.Hi < -tol:
+		e.m.Verdict = Fail
+		e.m.Reason = fmt.Sprintf("%s offered requests per replica-second: the canary is offered less than the baseline beyond ±%s (sample-ratio mismatch: load shed or routed away before it was counted?); declare traffic.canary_share if the split is intended", iv, fmtMargin(m))
+	case est.CI.Lo > tol:
+		e.m.Verdict = Fail
+		e.m.Reason = fmt.Sprintf("%s offered requests per replica-second: the canary is offered more than the baseline beyond ±%s (sample-ratio mismatch: retries or routing?); declare traffic.canary_share if the split is intended", iv, fmtMargin(m))
+	default:
+		e.m.Reason = fmt.Sprintf("%s offered requests per replica-second: no sample-ratio mismatch beyond ±%s shown", iv, fmtMargin(m))
+	}
+	return e, true
+}
+
+// warmupGuardrail checks what the automatic warm-up cut removed, as the
+// request path does (judgement.warmupGuardrail): over the span cut from
+// either arm, measured from each arm's own start, the canary's share of
+// offered requests that completed may be lower than the baseline's by up
+// to ColdStartMargin before it fails. Present only when something was cut.
+func (j *aggJudgement) warmupGuardrail(conf float64) (gateEval, bool) {
+	cut := math.Max(j.b.cutSecs, j.c.cutSecs)
+	if j.p.Window.Warmup != "auto" || !(cut > 0) {
+		return gateEval{}, false
+	}
+	span := func(a *aggArm) stats.Ratio {
+		var r stats.Ratio
+		all := append(append([]aggSlice{}, a.precut...), a.slices...)
+		for _, s := range all {
+			if s.start >= all[0].start+cut-1e-9 {
+				break
+			}
+			r.Num, r.Den = append(r.Num, s.completed), append(r.Den, s.offered())
+		}
+		return r
+	}
+	rb, rc := span(j.b), span(j.c)
+	m := Metric{Name: "warmup_completed", Guardrail: true, Direction: "higher_is_better", Scale: "absolute", Unit: "fraction",
+		Margin: Num(ColdStartMargin), Buckets: [2]int{len(rb.Num), len(rc.Num)}, Adjusted: []string{},
+		NBaseline: int64(math.Round(sum(rb.Den))), NCanary: int64(math.Round(sum(rc.Den))),
+		Baseline: Num(sum(rb.Num) / sum(rb.Den)), Canary: Num(sum(rc.Num) / sum(rc.Den)), Delta: Num(math.NaN()),
+		Interval: [2]Num{Num(math.NaN()), Num(math.NaN())}, PFail: Num(math.NaN()), Verdict: Pass}
+	e := gateEval{m: m}
+	if len(rb.Num) < MinBuckets || len(rc.Num) < MinBuckets || sum(rb.Den) == 0 || sum(rc.Den) == 0 {
+		e.m.Reason = fmt.Sprintf("the cut start (%gs) is too short to check (%d and %d slices); the judged window decides", cut, len(rb.Num), len(rc.Num))
+		return e, true
+	}
+	est := binomialFloor(stats.DiffOfRatios(rc, rb, conf), sum(rc.Num), sum(rc.Den), sum(rb.Num), sum(rb.Den), conf)
+	e.m.Method = est.Method
+	e.m.Delta = Num(est.Point)
+	e.m.Interval = [2]Num{Num(est.CI.Lo), Num(est.CI.Hi)}
+	iv := fmt.Sprintf("%s [%s, %s]", fmtDelta(e.m, est.Point), fmtDelta(e.m, est.CI.Lo), fmtDelta(e.m, est.CI.Hi))
+	if -est.CI.Hi > ColdStartMargin {
+		e.m.Verdict = Fail
+		e.m.Reason = fmt.Sprintf("%s completed share over the first %gs, which the warm-up cut removed: the canary's start fails or drops requests beyond the loose %s cold-start margin", iv, cut, fmtMargin(e.m))
+		return e, true
+	}
+	e.m.Reason = fmt.Sprintf("%s completed share over the first %gs, which the warm-up cut removed: within the loose %s cold-start margin (checked, not gated at α)", iv, cut, fmtMargin(e.m))
+	return e, true
+}
+
+// shortOutputs is the aggregate's diagnostic on completions cut short: the
+// share of completed requests with fewer output tokens than the class's
+// slo.min_output_tokens (AggBucket.ShortOutputs), canary − baseline, by
+// batch means over slices with a Newcombe floor. Such completions are not
+// good, so the attainment gates already count them; it is shown, not
+// gated, and absent when a source does not count them (metrics).
+func (j *aggJudgement) shortOutputs(conf float64) []Diagnostic {
+	if j.b.unknown["short outputs"] || j.c.unknown["short outputs"] {
+		return nil
+	}
+	build := func(a *aggArm) stats.Ratio {
+		r := stats.Ratio{Num: make([]float64, len(a.slices)), Den: make([]float64, len(a.slices))}
+		for i, s := range a.slices {
+			r.Num[i], r.Den[i] = s.short, s.completed
+		}
+		return r
+	}
+	rb, rc := build(j.b), build(j.c)
+	if !(sum(rb.Den) > 0 && sum(rc.Den) > 0) {
+		return nil
+	}
+	est := stats.DiffOfRatios(rc, rb, conf)
+	if j.paired {
+		xa, ya := j.align(rc, rb)
+		est = stats.PairedDiffOfRatios(xa, ya, conf)
+	}
+	est = binomialFloor(est, sum(rc.Num), sum(rc.Den), sum(rb.Num), sum(rb.Den), conf)
+	nan := Num(math.NaN())
+	return []Diagnostic{{Metric: "short_output_share", Method: est.Method, Statistic: nan, PValue: nan, QValue: nan,
+		Estimate: Num(est.Point), Interval: [2]Num{Num(est.CI.Lo), Num(est.CI.Hi)},
+		NBaseline: int64(math.Round(sum(rb.Den))), NCanary: int64(math.Round(sum(rc.Den))),
+		Note: fmt.Sprintf("completions with fewer output tokens than slo.min_output_tokens, share of completed requests: baseline %.3g%%, canary %.3g%%; canary − baseline with its %.0f%% interval; not good, so already in slo_attainment; shown, not gated",
+			100*sum(rb.Num)/sum(rb.Den), 100*sum(rc.Num)/sum(rc.Den), 100*conf)}}
+}

@@ -1,0 +1,374 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/goodput-dev/goodput/analysis/histo"
+	"github.com/goodput-dev/goodput/analysis/stats"
+	"github.com/goodput-dev/goodput/policies"
+	"github.com/goodput-dev/goodput/sources"
+)
+
+// tailHists holds both arms' histograms of one latency per analysed slice,
+// laid on one edge grid (histo.Align: the common edges of classic
+// histograms, the union of an exact aggregate's log-linear edges), with
+// prefix sums over the slices so that a block of consecutive slices adds in
+// one step: a bootstrap resample costs O(blocks × edges), whatever the
+// number of requests.
+type tailHists struct {
+	edges []float64
+	b, c  tailRows
+}
+
+type tailRows struct {
+	n      int         // slices
+	prefix [][]float64 // prefix[k] = Σ rows[:k], cumulative counts at the edges
+}
+
+func newTailHists(hb, hc []sources.Histogram) tailHists {
+	all := append(append(make([]sources.Histogram, 0, len(hb)+len(hc)), hb...), hc...)
+	edges, rows := histo.Align(all)
+	mk := func(rs [][]float64) tailRows {
+		r := tailRows{n: len(rs), prefix: make([][]float64, len(rs)+1)}
+		r.prefix[0] = make([]float64, len(edges))
+		for k, row := range rs {
+			p := make([]float64, len(edges))
+			for i, v := range row {
+				p[i] = r.prefix[k][i] + v
+			}
+			r.prefix[k+1] = p
+		}
+		return r
+	}
+	return tailHists{edges: edges, b: mk(rows[:len(hb)]), c: mk(rows[len(hb):])}
+}
+
+// sum adds the rows of the slices idx (repeats allowed), run by run.
+func (r tailRows) sum(idx []int) []float64 {
+	out := make([]float64, len(r.prefix[0]))
+	for k := 0; k < len(idx); {
+		e := k + 1
+		for e < len(idx) && idx[e] == idx[e-1]+1 {
+			e++
+		}
+		lo, hi := r.prefix[idx[k]], r.prefix[idx[e-1]+1]
+		for i := range out {
+			out[i] += hi[i] - lo[i]
+		}
+		k = e
+	}
+	return out
+}
+
+func (r tailRows) all() []float64 { return r.prefix[r.n] }
+
+func (t tailHists) hist(counts []float64) sources.Histogram {
+	return sources.Histogram{Edges: t.edges, Counts: counts}
+}
+
+// latencyOfSlice picks a slice's histogram of a latency.
+func latencyOfSlice(s *aggSlice, latency string) sources.Histogram {
+	switch latency {
+	case "ttft":
+		return s.ttft
+	case "tpot":
+		return s.tpot
+	}
+	return s.e2e
+}
+
+// sliceHists is an arm's histograms of a latency per analysed slice.
+func sliceHists(a *aggArm, latency string) []sources.Histogram {
+	out := make([]sources.Histogram, len(a.slices))
+	for i := range a.slices {
+		out[i] = latencyOfSlice(&a.slices[i], latency)
+	}
+	return out
+}
+
+// latencyGate compares a quantile of the arms' merged histograms, with a
+// block bootstrap over time slices for the interval (seeded by idx).
+// Quantiles interpolate within a histogram bucket, so a quantile is only
+// known within its bucket:
+//   - an exact aggregate's log-linear bins are a factor 2^(1/256) wide:
+//     the comparison is made at both ends of the bins holding the two
+//     quantiles, a pass decided at the canary-unfavourable end (canary at
+//     its bin's upper edge, baseline at its lower), a fail at the
+//     favourable end (decideBounds);
+//   - a metrics histogram's buckets are often wider than the margin: the
+//     interval is widened to every ratio the two buckets allow, and when
+//     that leaves the gate undecided it is judged in its exceedance form
+//     at a bucket edge (exceedanceGate).
+func (j *aggJudgement) latencyGate(e gateEval, idx int, info policies.MetricInfo, g policies.Gate, conf float64) gateEval {
+	e.m.Adjusted = []string{}
+	if cut := math.Max(j.b.cutSecs, j.c.cutSecs); cut > 0 {
+		e.m.Adjusted = append(e.m.Adjusted, fmt.Sprintf("warm-up cut %gs", cut))
+	}
+	return j.tailGate(e, idx, info, g, conf, newTailHists(sliceHists(j.b, info.Latency), sliceHists(j.c, info.Latency)))
+}
+
+func (j *aggJudgement) tailGate(e gateEval, idx int, info policies.MetricInfo, g policies.Gate, conf float64, t tailHists) gateEval {
+	q := info.Quantile
+	hb, hc := t.hist(t.b.all()), t.hist(t.c.all())
+	qb, qc := histo.Quantile(q, hb), histo.Quantile(q, hc)
+	e.m.Baseline, e.m.Canary = Num(qb), Num(qc)
+	e.m.NBaseline, e.m.NCanary = int64(math.Round(hb.Total())), int64(math.Round(hc.Total()))
+	e.m.Buckets = [2]int{t.b.n, t.c.n}
+	e.m.Method = "block-bootstrap of histogram quantiles (interpolated within buckets)"
+	if j.exact() {
+		e.m.Method = "block-bootstrap of log-linear histogram quantiles (bins a factor 2^(1/256) wide)"
+	}
+	if !(qb > 0 && qc > 0) || math.IsInf(qb, 0) || math.IsInf(qc, 0) {
+		e.m.Reason = fmt.Sprintf("no %s histogram quantile for an arm (missing histogram, or the quantile lies in the +Inf bucket)", info.Latency)
+		return e
+	}
+	if need := need(q); hb.Total() < float64(need) || hc.Total() < float64(need) {
+		e.m.Reason = fmt.Sprintf("too little data for a p%g: %.0f and %.0f values (need ≥ %d per arm, 10 beyond the quantile)", q*100, hb.Total(), hc.Total(), need)
+		return e
+	}
+	nb, nc := t.b.n, t.c.n
+	if nb < MinBuckets || nc < MinBuckets {
+		e.m.Reason = fmt.Sprintf("too little data: %d and %d buckets (need ≥ %d per arm)", nb, nc, MinBuckets)
+		return e
+	}
+	block := []int{max(1, int(math.Ceil(math.Sqrt(float64(nb))))), max(1, int(math.Ceil(math.Sqrt(float64(nc)))))}
+	reps := stats.BlockBootstrap([]int{nb, nc}, block, j.cfg.Resamples, j.cfg.Seed+uint64(idx)*7919, func(ix [][]int) float64 {
+		b := histo.Quantile(q, t.hist(t.b.sum(ix[0])))
+		c := histo.Quantile(q, t.hist(t.c.sum(ix[1])))
+		return math.Log(c / b)
+	})
+	ci := stats.PercentileInterval(reps, conf)
+	point := math.Log(qc / qb)
+	lb, ub := histo.QuantileBounds(q, hb)
+	lc, uc := histo.QuantileBounds(q, hc)
+	if j.exact() {
+		// the bootstrap interval moved to each end of the two bins: the
+		// canary at its bin's upper edge over the baseline at its lower
+		// (unfavourable), and the other way round (favourable)
+		at := func(to float64) stats.Estimate {
+			d := to - point
+			return stats.Estimate{Point: to, CI: stats.Interval{Lo: ci.Lo + d, Hi: ci.Hi + d}, SE: stats.SDFinite(reps), Method: e.m.Method}
+		}
+		pess, opt := at(math.Log(uc/lb)), at(math.Log(lc/ub))
+		e.m.Adjusted = append(e.m.Adjusted, fmt.Sprintf("p%g within bin (%.6g, %.6g] s in the baseline and (%.6g, %.6g] s in the canary: a pass is decided with the canary at its bin's upper edge and the baseline at its lower, a fail the other way round",
+			q*100, lb, ub, lc, uc))
+		out := decideBounds(e, g, info, pess, opt, [2]float64{lb, uc}, [2]float64{ub, lc})
+		out.m.Baseline, out.m.Canary = Num(qb), Num(qc)
+		return out
+	}
+	// a histogram only places a quantile within its bucket: the interval
+	// covers every ratio the two buckets allow, whatever the interpolation
+	res := stats.Interval{Lo: math.Log(lc / ub), Hi: math.Log(uc / lb)}
+	widened := res.Lo < ci.Lo || res.Hi > ci.Hi
+	if widened {
+		ci = stats.Interval{Lo: math.Min(ci.Lo, res.Lo), Hi: math.Max(ci.Hi, res.Hi)}
+		e.m.Method += "; widened to the histogram buckets' resolution"
+		e.m.Adjusted = append(e.m.Adjusted, fmt.Sprintf("p%g within bucket (%g, %g] s in the baseline and (%g, %g] s in the canary",
+			q*100, lb, ub, lc, uc))
+	}
+	est := stats.Estimate{Point: point, CI: ci, SE: stats.SDFinite(reps), Method: e.m.Method}
+	qe := decide(e, g, info, est)
+	if !widened || qe.decision != stats.Inconclusive {
+		return qe
+	}
+	why := fmt.Sprintf("p%g cannot be resolved by the buckets (baseline in (%g, %g] s, canary in (%g, %g] s: they place the ratio only within [%s, %s], against a %s margin, and more data will not narrow that)",
+		q*100, lb, ub, lc, uc, fmtDelta(qe.m, math.Expm1(res.Lo)), fmtDelta(qe.m, math.Expm1(res.Hi)), fmtMargin(qe.m))
+	if ex, ok := j.exceedanceGate(e, g, info, conf, t, why, lb, ub); ok {
+		return ex
+	}
+	qe.m.Reason += "; " + why + " and no bucket edge gives an exceedance share to judge instead: finer buckets would decide it"
+	return qe
+}
+
+// exceedanceGate judges a tail-latency gate in its exceedance form: the
+// share of requests whose latency is above a bucket edge, which a histogram
+// gives exactly (a quantile it only places within a bucket). The edge is
+// one of the bucket holding the baseline's quantile:
+//   - its lower edge lb, where the baseline's share above is ≥ 1 − q: the
+//     policy's relative margin applies to the share (the canary's share may
+//     exceed the baseline's by at most that fraction of it); shares are
+//     per-slice ratios (delta method over slices, Newcombe floor);
+//   - its upper edge ub when more than half the baseline lies above lb (a
+//     test of the bulk, not the tail): the baseline's share above ub is at
+//     most 1 − q, often 0, where a relative margin allows nothing. The
+//     canary's share may then exceed the baseline's by the margin the gate
+//     gives the tail at its quantile, margin × (1 − q) in absolute terms
+//     (0.1 pp for a p99 with a 10% margin); a difference of shares (paired
+//     when the arms are) with a Newcombe floor.
+//
+// A change of the quantile that stays inside the bucket is not seen; the
+// reason says so, with the bucket's width.
+func (j *aggJudgement) exceedanceGate(e gateEval, g policies.Gate, info policies.MetricInfo, conf float64,
+	t tailHists, why string, lb, ub float64) (gateEval, bool) {
+	if info.Scale != "relative" || info.HigherIsBetter || len(t.edges) == 0 {
+		return e, false
+	}
+	last := len(t.edges) - 1
+	at := func(edge float64) int {
+		if !(edge > 0) || math.IsInf(edge, 0) {
+			return -1
+		}
+		for i, x := range t.edges[:last] {
+			if x == edge {
+				return i
+			}
+		}
+		return -1
+	}
+	hb := t.b.all()
+	share := func(k int) float64 {
+		if k < 0 || !(hb[last] > 0) {
+			return math.NaN()
+		}
+		return (hb[last] - hb[k]) / hb[last]
+	}
+	tail := math.Round((1-info.Quantile)*1e9) / 1e9 // 0.01 for a p99, not 0.010000000000000009
+	edge, k := lb, at(lb)
+	upper := false
+	if sl := share(k); math.IsNaN(sl) || sl > 0.5 {
+		edge, k, upper = ub, at(ub), true
+		if math.IsNaN(share(k)) {
+			return e, false
+		}
+	}
+	ratio := func(r tailRows) stats.Ratio {
+		out := stats.Ratio{Num: make([]float64, r.n), Den: make([]float64, r.n)}
+		for i := 0; i < r.n; i++ {
+			lo, hi := r.prefix[i], r.prefix[i+1]
+			tot := hi[last] - lo[last]
+			out.Num[i], out.Den[i] = tot-(hi[k]-lo[k]), tot
+		}
+		return out
+	}
+	rb, rc := ratio(t.b), ratio(t.c)
+	if !(sum(rb.Den) > 0) || !(sum(rc.Den) > 0) {
+		return e, false
+	}
+	vb, vc := sum(rb.Num)/sum(rb.Den), sum(rc.Num)/sum(rc.Den)
+	var est stats.Estimate
+	gx, ix := g, info
+	if upper {
+		gx.Margin.Value = g.Margin.Value * tail
+		ix.Scale = "absolute"
+		est = stats.DiffOfRatios(rc, rb, conf)
+		if j.paired && t.b.n == len(j.b.slices) && t.c.n == len(j.c.slices) {
+			xa, ya := j.align(rc, rb)
+			est = stats.PairedDiffOfRatios(xa, ya, conf)
+		}
+		est = binomialFloor(est, sum(rc.Num), sum(rc.Den), sum(rb.Num), sum(rb.Den), conf)
+	} else {
+		if !(sum(rb.Num) > 0) {
+			return e, false
+		}
+		est = stats.LogRatioOfRatios(rc, rb, conf)
+		est = ratioFloor(est, sum(rc.Num), sum(rc.Den), sum(rb.Num), sum(rb.Den), conf)
+		if sum(rc.Num) == 0 {
+			// no canary request above the edge: the log ratio is −∞;
+			// bound it by the Newcombe interval alone
+			est = stats.Estimate{Point: math.Inf(-1), CI: stats.Interval{Lo: math.Inf(-1), Hi: math.Inf(-1)}, SE: math.NaN(), Method: "newcombe"}
+			est = ratioFloor(est, 0, sum(rc.Den), sum(rb.Num), sum(rb.Den), conf)
+			est.Point = est.CI.Lo
+		}
+	}
+	e.m.Baseline, e.m.Canary = Num(vb), Num(vc)
+	e.m.Unit = "fraction"
+	e.m.Scale = ix.Scale
+	e.m.Margin = Num(gx.Margin.Value)
+	e.m.NBaseline, e.m.NCanary = int64(math.Round(sum(rb.Den))), int64(math.Round(sum(rc.Den)))
+	e.m.Method = fmt.Sprintf("share of requests above the %g s bucket edge (exact from the histograms), %s", edge, est.Method)
+	e.m.Adjusted = append(e.m.Adjusted, fmt.Sprintf("judged as the share of requests with %s above the %g s bucket edge instead of p%g", strings.ToUpper(info.Latency), edge, info.Quantile*100))
+	ex := decide(e, gx, ix, est)
+	allowed := fmt.Sprintf("may exceed the baseline's by at most %s of it (the gate's margin)", fmtMargin(ex.m))
+	if upper {
+		allowed = fmt.Sprintf("may exceed the baseline's by at most %s (the %s margin on the %g%% tail beyond p%g)", fmtMargin(ex.m), fmtMargin(Metric{Scale: "relative", Margin: Num(g.Margin.Value)}), round6(100*tail), info.Quantile*100)
+	}
+	cost := fmt.Sprintf("a change of the p%g that keeps it inside the (%g, %g] s bucket is below the buckets' resolution and is not seen", info.Quantile*100, lb, ub)
+	ex.m.Reason = fmt.Sprintf("%s; judged instead as the share of requests with %s above the %g s bucket edge, %.3g%% baseline vs %.3g%% canary (exact from the histograms), which %s: %s; %s (an SLO threshold or finer buckets near the p%g would)",
+		why, strings.ToUpper(info.Latency), edge, 100*vb, 100*vc, allowed, ex.m.Reason, cost, info.Quantile*100)
+	return ex, true
+}
+
+// majorClasses lists, sorted, the classes (tailClass of AggBucket.Class: a
+// metrics class label; an exact aggregate's label, else policy class) holding at least
+// MajorClassShare of the baseline's offered requests over the analysed
+// slices; none when no bucket carries a class.
+func (j *aggJudgement) majorClasses() []string {
+	kept := map[float64]bool{}
+	for _, s := range j.b.slices {
+		kept[s.start] = true
+	}
+	n := map[string]float64{}
+	total := 0.0
+	for _, bk := range j.b.ds.Agg.Buckets {
+		if !kept[bk.Start] {
+			continue
+		}
+		if bk.Class == "" {
+			continue
+		}
+		off := nan0(bk.Completed) + nan0(bk.Failed) + nan0(bk.Canceled) + nan0(bk.Rejected)
+		n[j.tailClass(bk.Class)] += off
+		total += off
+	}
+	var out []string
+	for _, k := range sortedKeys(n) {
+		if total > 0 && n[k]/total >= MajorClassShare {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// classHists is an arm's histograms of a latency per analysed slice, of
+// one class's buckets only.
+func (j *aggJudgement) classHists(a *aggArm, latency, class string) []sources.Histogram {
+	at := make(map[float64]int, len(a.slices))
+	for i, s := range a.slices {
+		at[s.start] = i
+	}
+	out := make([]sources.Histogram, len(a.slices))
+	for _, bk := range a.ds.Agg.Buckets {
+		i, ok := at[bk.Start]
+		if !ok || bk.Class == "" || j.tailClass(bk.Class) != class {
+			continue
+		}
+		var h sources.Histogram
+		switch latency {
+		case "ttft":
+			h = bk.TTFT
+		case "tpot":
+			h = bk.TPOT
+		default:
+			h = bk.E2E
+		}
+		out[i] = addHist(out[i], h)
+	}
+	return out
+}
+
+// evalClassTail runs a tail gate on one class's histograms in both arms,
+// as the request path does (judgement.evalClassTail): it fails the
+// comparison when the class is worse beyond the margin with confidence,
+// and otherwise passes, leaving a pass to the pooled gate; a class with
+// too little data is not checked.
+func (j *aggJudgement) evalClassTail(idx int, g policies.Gate, info policies.MetricInfo, class string, conf float64) gateEval {
+	nan := Num(math.NaN())
+	e := gateEval{m: Metric{Name: g.Metric + ":" + class, Class: class, Guardrail: g.Guardrail, Direction: "lower_is_better", Scale: info.Scale, Unit: info.Unit,
+		Margin: Num(g.Margin.Value), Adjusted: []string{"class " + class + " only"},
+		Baseline: nan, Canary: nan, Delta: nan, Interval: [2]Num{nan, nan}, PFail: nan, Verdict: Inconclusive}}
+	t := newTailHists(j.classHists(j.b, info.Latency, class), j.classHists(j.c, info.Latency, class))
+	ev := j.tailGate(e, idx, info, g, conf, t)
+	if !ev.decidable {
+		ev.m.Verdict = Pass
+		ev.m.Reason = fmt.Sprintf("not checked for class %s: %s; the pooled gate decides", class, ev.m.Reason)
+		return ev
+	}
+	if ev.decision != stats.Fail {
+		ev.decision = stats.Pass
+		ev.m.Reason = fmt.Sprintf("%s [%s, %s] for class %s: no regression beyond the %s margin shown (per-class check: it fails the comparison only when the class is worse beyond the margin with confidence)",
+			fmtDelta(ev.m, float64(ev.m.Delta)), fmtDelta(ev.m, float64(ev.m.Interval[0])), fmtDelta(ev.m, float64(ev.m.Interval[1])), class, fmtMargin(ev.m))
+	}
+	return ev
+}

@@ -1,0 +1,455 @@
+package analysis
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/goodput-dev/goodput/analysis/normalize"
+	"github.com/goodput-dev/goodput/policies"
+	"github.com/goodput-dev/goodput/sources"
+	"github.com/goodput-dev/goodput/sources/loglin"
+)
+
+// Aggregator builds one arm's sources.Aggregate from per-request records
+// while they are read, keeping no request: memory grows with the number of
+// (time slice, stratum) cells and latency bins, not with the number of
+// requests. Use one Aggregator per arm (or one per file, combined with
+// Merge); it is not safe for concurrent use.
+//
+// # Grid
+//
+// Requests are bucketed by arrival time on one absolute grid of the
+// policy's window.bucket width w (default 10 s): a request arriving at unix
+// time t belongs to the slice starting at floor(t/w)·w and ending w
+// seconds later, whatever arm or file it comes from, so the two arms'
+// slices pair by Start. Every slice from the arm's first to its last is
+// present (a slice without requests holds one empty bucket with Class "").
+// Records must carry unix arrival times: Aggregate refuses records without
+// one, and an arm whose arrivals span more slices than its records can fill
+// (a stray ts 0), with the request path's messages.
+//
+// # Strata
+//
+// Each slice holds one AggBucket per stratum, ordered by Class. The
+// stratum key (AggBucket.Class) is the request path's mix stratum (see
+// planMix) without prefix-cache bands, built from the request's own class
+// label L (sources.Request.Class), its token-length band B
+// (normalize.Band, e.g. "prompt <1k, output <128") and the name C of the
+// policy class that sets its SLO (the first policy class whose `when`
+// holds, else "default"):
+//
+//	policy declares classes, label given:  L + " × " + C   e.g. "chat × interactive"
+//	policy declares classes, no label:     B + " × " + C   e.g. "prompt <1k, output <128 × default"
+//	no policy classes, label given:        L               (judged with the policy SLO)
+//	no policy classes, no label:           B
+//
+// The separator is " × " (space, U+00D7, space); with policy classes the
+// policy class is the text after the last separator. StratumClass reads it
+// back.
+//
+// # What is exact and what is bounded
+//
+// Exact (Aggregate.Exact is true): the counts of completed, failed
+// (error or timeout), canceled and rejected requests; Good, each completed
+// request checked at scan time against every criterion of its class's SLO
+// (ttft, tpot, e2e, max_itl, quality, slo.min_output_tokens) by the
+// request path's own rule (isGood), so joint attainment is counted, not
+// bounded; Retried (attempt > 1, of all offered); ShortOutputs
+// (completions with a known output count below the class's
+// slo.min_output_tokens); OutputTokens (summed over completions, as the
+// request path's throughput); PromptTokens (summed over admitted requests
+// with a known prompt length); PrefixHits and PrefixQueries (cached and
+// prompt tokens of requests that report both; NaN in every bucket when no
+// record of the arm reports cached tokens); Replicas (replicas serving in
+// the slice, a replica serving from the slice of its first request to that
+// of its last, extended to the arm's edges when within one slice of them;
+// 1 when no record names a replica). Aggregate.Replicas holds one track per
+// named replica: the requests it finished (completed, failed or canceled)
+// per slice by arrival, NaN outside its serving span.
+//
+// Bounded by bin width: TTFT, TPOT and E2E of completed requests are
+// counted on log-linear bins (sources/loglin, Prometheus schema 8) and
+// stored in cumulative form with both edges of every non-empty bin, so a
+// count at a bin edge is exact and a quantile is known to within one bin,
+// a factor 2^(1/256) ≈ 1.0027 of its value.
+//
+// Not available from the aggregate: anything needing the requests
+// themselves in order (per-request diagnostics, prefix-cache strata). A
+// replica that joins late may need its own warm-up cut, found from its
+// per-slice TTFT; judging that cut and re-counting without the cut
+// requests needs a second look at the records, which for files means
+// reading them again (inputs are files, never pipes, on this path).
+type Aggregator struct {
+	p             *policies.Policy
+	cls           *classifier
+	step          float64
+	policyClasses bool
+
+	strata  []string             // stratum id → key
+	byKey   map[stratumKey]int32 // label, band, class → stratum id
+	byName  map[string]int32     // key → stratum id (Merge)
+	cells   map[cellKey]*aggCell
+	reps    map[string]*replicaSpan
+	untimed int64
+	records int64
+	lo, hi  int64 // slice numbers of the first and last arrival
+	// unverified counts completed requests lacking a field an SLO
+	// criterion needs (counted not good)
+	unverified map[string]int64
+	cacheKnown bool
+	// first record without a usable arrival time, for the message
+	badTime float64
+}
+
+type stratumKey struct {
+	label string
+	band  uint8 // prompt band × 4 + output band; 255 when labelled
+	class int32
+}
+
+type cellKey struct {
+	slice   int64
+	stratum int32
+}
+
+type aggCell struct {
+	completed, failed, canceled, rejected float64
+	good, retried, short                  float64
+	prompt, output, hits, queries         float64
+	ttft, tpot, e2e                       loglin.Hist
+}
+
+type replicaSpan struct {
+	first, last int64
+	finished    map[int64]float64
+}
+
+// NewAggregator returns an empty aggregator for one arm judged under p
+// (validated, so window.bucket is set).
+func NewAggregator(p *policies.Policy) *Aggregator {
+	step := p.Window.Bucket.Seconds()
+	if !(step > 0) {
+		step = 10
+	}
+	return &Aggregator{p: p, cls: newClassifier(p), step: step, policyClasses: len(p.Classes) > 0,
+		byKey: map[stratumKey]int32{}, byName: map[string]int32{}, cells: map[cellKey]*aggCell{},
+		reps: map[string]*replicaSpan{}, unverified: map[string]int64{}, lo: math.MaxInt64, hi: math.MinInt64, badTime: math.NaN()}
+}
+
+// stratumSep separates a stratum key's label or band from its policy
+// class.
+const stratumSep = " × "
+
+// StratumClass returns the name of the policy class that sets the SLO of
+// an Aggregator stratum key under p: the text after the last " × " when p
+// declares classes, else the key itself when it is a label the classifier
+// would take as a class, else "default" (see Aggregator).
+func StratumClass(p *policies.Policy, key string) string {
+	if len(p.Classes) > 0 {
+		for i := len(key) - len(stratumSep); i >= 0; i-- {
+			if key[i:i+len(stratumSep)] == stratumSep {
+				return key[i+len(stratumSep):]
+			}
+		}
+		return "default"
+	}
+	if slices.Contains(normalize.Bands(), key) || key == "" || isUnknownBand(key) {
+		return "default"
+	}
+	return key
+}
+
+func isUnknownBand(key string) bool {
+	for _, p := range []int64{-1, 0, normalize.PromptEdge1k, normalize.PromptEdge4k, normalize.PromptEdge16k} {
+		for _, o := range []int64{-1, 0, normalize.OutputEdge128, normalize.OutputEdge512} {
+			if (p < 0 || o < 0) && normalize.Band(p, o) == key {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func bandIndex(prompt, output int64) uint8 {
+	pb := uint8(0)
+	switch {
+	case prompt < 0:
+		pb = 0
+	case prompt < normalize.PromptEdge1k:
+		pb = 1
+	case prompt < normalize.PromptEdge4k:
+		pb = 2
+	case prompt < normalize.PromptEdge16k:
+		pb = 3
+	default:
+		pb = 4
+	}
+	ob := uint8(0)
+	switch {
+	case output < 0:
+		ob = 0
+	case output < normalize.OutputEdge128:
+		ob = 1
+	case output < normalize.OutputEdge512:
+		ob = 2
+	default:
+		ob = 3
+	}
+	return pb*4 + ob
+}
+
+// stratum returns r's stratum id, interning its key on first sight.
+func (a *Aggregator) stratum(r *sources.Request, ci int32) int32 {
+	k := stratumKey{label: r.Class, band: 255, class: ci}
+	if r.Class == "" {
+		k.band = bandIndex(r.PromptTokens, r.OutputTokens)
+	}
+	if !a.policyClasses {
+		// without policy classes the class follows from the label
+		k.class = -1
+	}
+	if id, ok := a.byKey[k]; ok {
+		return id
+	}
+	var name string
+	switch {
+	case r.Class != "" && a.policyClasses:
+		name = r.Class + stratumSep + a.cls.names[ci]
+	case r.Class != "":
+		name = r.Class
+	case a.policyClasses:
+		name = normalize.Band(r.PromptTokens, r.OutputTokens) + stratumSep + a.cls.names[ci]
+	default:
+		name = normalize.Band(r.PromptTokens, r.OutputTokens)
+	}
+	id := a.intern(name)
+	a.byKey[k] = id
+	return id
+}
+
+func (a *Aggregator) intern(name string) int32 {
+	if id, ok := a.byName[name]; ok {
+		return id
+	}
+	id := int32(len(a.strata))
+	a.strata = append(a.strata, name)
+	a.byName[name] = id
+	return id
+}
+
+// Add counts one request. r is not retained.
+func (a *Aggregator) Add(r *sources.Request) {
+	a.records++
+	if !sources.Known(r.Time) || math.IsInf(r.Time, 0) {
+		a.untimed++
+		return
+	}
+	fs := math.Floor(r.Time / a.step)
+	if !(fs > -(1<<62) && fs < 1<<62) {
+		a.untimed++
+		a.badTime = r.Time
+		return
+	}
+	slice := int64(fs)
+	a.lo, a.hi = min(a.lo, slice), max(a.hi, slice)
+	ci := a.cls.classOf(r)
+	slo := &a.cls.slos[ci]
+	ck := cellKey{slice: slice, stratum: a.stratum(r, ci)}
+	c := a.cells[ck]
+	if c == nil {
+		c = &aggCell{}
+		a.cells[ck] = c
+	}
+	if r.Attempt > 1 {
+		c.retried++
+	}
+	switch {
+	case r.Status == sources.StatusOK:
+		c.completed++
+		c.ttft.Add(r.TTFT, 1)
+		c.tpot.Add(r.TPOT, 1)
+		c.e2e.Add(r.E2E, 1)
+		if r.OutputTokens > 0 {
+			c.output += float64(r.OutputTokens)
+		}
+		if r.OutputTokens >= 0 && r.OutputTokens < slo.OutputFloor() {
+			c.short++
+		}
+		if isGood(*slo, r, a.unverified) {
+			c.good++
+		}
+	case r.Status.Failed():
+		c.failed++
+	case r.Status == sources.StatusRejected:
+		c.rejected++
+	case r.Status == sources.StatusCanceled:
+		c.canceled++
+	}
+	if r.Status.Admitted() && r.PromptTokens >= 0 {
+		c.prompt += float64(r.PromptTokens)
+	}
+	if r.CachedTokens >= 0 && r.PromptTokens > 0 {
+		a.cacheKnown = true
+		c.hits += float64(r.CachedTokens)
+		c.queries += float64(r.PromptTokens)
+	}
+	if r.Replica != "" {
+		s := a.reps[r.Replica]
+		if s == nil {
+			s = &replicaSpan{first: slice, last: slice, finished: map[int64]float64{}}
+			a.reps[r.Replica] = s
+		}
+		s.first, s.last = min(s.first, slice), max(s.last, slice)
+		if r.Status.Admitted() {
+			s.finished[slice]++
+		}
+	}
+}
+
+// Merge adds o's counts into a (both built under the same policy), so
+// that files read in parallel can be aggregated apart and combined.
+func (a *Aggregator) Merge(o *Aggregator) {
+	a.records += o.records
+	a.untimed += o.untimed
+	if math.IsNaN(a.badTime) {
+		a.badTime = o.badTime
+	}
+	a.lo, a.hi = min(a.lo, o.lo), max(a.hi, o.hi)
+	a.cacheKnown = a.cacheKnown || o.cacheKnown
+	for k, v := range o.unverified {
+		a.unverified[k] += v
+	}
+	for k, oc := range o.cells {
+		k.stratum = a.intern(o.strata[k.stratum])
+		c := a.cells[k]
+		if c == nil {
+			c = &aggCell{}
+			a.cells[k] = c
+		}
+		c.completed += oc.completed
+		c.failed += oc.failed
+		c.canceled += oc.canceled
+		c.rejected += oc.rejected
+		c.good += oc.good
+		c.retried += oc.retried
+		c.short += oc.short
+		c.prompt += oc.prompt
+		c.output += oc.output
+		c.hits += oc.hits
+		c.queries += oc.queries
+		c.ttft.Merge(&oc.ttft)
+		c.tpot.Merge(&oc.tpot)
+		c.e2e.Merge(&oc.e2e)
+	}
+	for name, os := range o.reps {
+		s := a.reps[name]
+		if s == nil {
+			s = &replicaSpan{first: os.first, last: os.last, finished: map[int64]float64{}}
+			a.reps[name] = s
+		}
+		s.first, s.last = min(s.first, os.first), max(s.last, os.last)
+		for k, v := range os.finished {
+			s.finished[k] += v
+		}
+	}
+}
+
+// Records is the number of requests added (Merge included).
+func (a *Aggregator) Records() int64 { return a.records }
+
+// Aggregate returns the arm's aggregate (see Aggregator). arm names the arm
+// in errors. It refuses an arm without records, records without a unix
+// arrival time, and arrivals spanning more slices than the request path
+// accepts (a stray record far from the rest), with DataErrors.
+func (a *Aggregator) Aggregate(arm sources.Arm) (*sources.Aggregate, error) {
+	if a.records == 0 {
+		return nil, &DataError{Arm: arm, Msg: "no requests: the input holds no request records"}
+	}
+	if a.untimed > 0 {
+		return nil, &DataError{Arm: arm, Msg: fmt.Sprintf("%d of %d records have no usable arrival time (ts): "+
+			"the streaming judge buckets requests by unix arrival time; give records with ts, or judge without --stream", a.untimed, a.records)}
+	}
+	n := a.hi - a.lo + 1
+	if span := float64(n); !(span <= float64(max(int64(maxBuckets), 4*a.records))) {
+		lo, hi := float64(a.lo)*a.step, float64(a.hi+1)*a.step
+		return nil, &DataError{Arm: arm, Msg: fmt.Sprintf("arrival times span %.6g s (%.6g … %.6g) for %d requests, %.3g buckets of %gs: "+
+			"a record far from the rest (ts 0, a clock a year off, perf_counter beside unix times)? Check the earliest and latest records", hi-lo, lo, hi, a.records, span, a.step)}
+	}
+	// replicas serving per slice
+	serving := make([]float64, n)
+	names := make([]string, 0, len(a.reps))
+	for name := range a.reps {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	tracks := make([]sources.ReplicaTrack, 0, len(names))
+	for _, name := range names {
+		s := a.reps[name]
+		first, last := s.first, s.last
+		if first <= a.lo+1 {
+			first = a.lo
+		}
+		if last >= a.hi-1 {
+			last = a.hi
+		}
+		fin := make([]float64, n)
+		for k := range fin {
+			sl := a.lo + int64(k)
+			if sl < first || sl > last {
+				fin[k] = math.NaN()
+				continue
+			}
+			serving[k]++
+			fin[k] = s.finished[sl]
+		}
+		label := "{replica=" + strconv.Quote(name) + "}"
+		tracks = append(tracks, sources.ReplicaTrack{Name: label, Series: label, Finished: fin})
+	}
+	if len(names) == 0 {
+		for k := range serving {
+			serving[k] = 1
+		}
+		tracks = nil
+	}
+	// cells per slice, ordered by stratum key
+	per := make([][]cellKey, n)
+	for k := range a.cells {
+		per[k.slice-a.lo] = append(per[k.slice-a.lo], k)
+	}
+	nan := math.NaN()
+	out := &sources.Aggregate{Profile: "requests", Exact: true, Step: a.step, Replicas: tracks}
+	for k := range per {
+		keys := per[k]
+		slices.SortFunc(keys, func(x, y cellKey) int { return cmp.Compare(a.strata[x.stratum], a.strata[y.stratum]) })
+		start := float64(a.lo+int64(k)) * a.step
+		base := sources.AggBucket{Start: start, End: start + a.step, Replicas: serving[k], PrefixHits: nan, PrefixQueries: nan,
+			Running: nan, Waiting: nan, KVUsage: nan, GPUUtil: nan, GPUPowerW: nan, GPUMemBytes: nan, CostPerHour: nan}
+		if a.cacheKnown {
+			base.PrefixHits, base.PrefixQueries = 0, 0
+		}
+		if len(keys) == 0 {
+			out.Buckets = append(out.Buckets, base)
+			continue
+		}
+		for _, ck := range keys {
+			c := a.cells[ck]
+			b := base
+			b.Class = a.strata[ck.stratum]
+			b.Completed, b.Failed, b.Canceled, b.Rejected = c.completed, c.failed, c.canceled, c.rejected
+			b.Good, b.Retried, b.ShortOutputs = c.good, c.retried, c.short
+			b.PromptTokens, b.OutputTokens = c.prompt, c.output
+			if a.cacheKnown {
+				b.PrefixHits, b.PrefixQueries = c.hits, c.queries
+			}
+			b.TTFT, b.TPOT, b.E2E = c.ttft.Cumulative(), c.tpot.Cumulative(), c.e2e.Cumulative()
+			out.Buckets = append(out.Buckets, b)
+		}
+	}
+	for _, k := range sortedKeys(a.unverified) {
+		out.Notes = append(out.Notes, fmt.Sprintf("%d completed requests lack the field needed to check the %s criterion and were counted as not good", a.unverified[k], k))
+	}
+	return out, nil
+}
