@@ -196,13 +196,8 @@ type Gate struct {
 
 // DefaultAttainmentWeight is the share of α the slo_attainment gate gets
 // when no gate sets a weight: attainment carries the decision, the other
-// gates and guardrails share the rest. 0.8 rather than 0.6: on the 30-minute
-// simulator scenarios it turns 4 of 60 latency regressions that attainment
-// alone had failed (held back by the Holm step) into fails, and no blind
-// spot, masked or mixed scenario changes its outcome beyond 1 of 20
-// replicates (docs/EVIDENCE.md); the fail calls of the other gates are
-// large effects with p-values far below their smaller share.
-const DefaultAttainmentWeight = 0.8
+// gates and guardrails share the rest.
+const DefaultAttainmentWeight = 0.6
 
 // GateWeights returns the weighted-Holm weight of each gate, summing to 1.
 func GateWeights(gates []Gate) []float64 {

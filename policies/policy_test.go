@@ -129,7 +129,7 @@ func TestLoad(t *testing.T) {
 func TestGateWeights(t *testing.T) {
 	g := func(metric string, w float64) Gate { return Gate{Metric: metric, Weight: w} }
 	w := GateWeights([]Gate{g("ttft_p99", 0), g("slo_attainment", 0), g("error_rate", 0)})
-	if math.Abs(w[1]-DefaultAttainmentWeight) > 1e-12 || math.Abs(w[0]-(1-DefaultAttainmentWeight)/2) > 1e-12 || math.Abs(w[2]-(1-DefaultAttainmentWeight)/2) > 1e-12 {
+	if math.Abs(w[1]-DefaultAttainmentWeight) > 1e-12 || math.Abs(w[0]-0.2) > 1e-12 || math.Abs(w[2]-0.2) > 1e-12 {
 		t.Errorf("default weights %v", w)
 	}
 	w = GateWeights([]Gate{g("ttft_p99", 3), g("slo_attainment", 0)})
