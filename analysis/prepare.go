@@ -585,6 +585,9 @@ func (a *armData) autoWarmup() error {
 // checked by the warmup_completed guardrail, which already spans the longer
 // of the two cuts.
 func commonCut(b, c *armData) error {
+	if !(math.Max(b.cutSecs, c.cutSecs) > 0) {
+		return nil // neither arm was cut: their first arrivals are their starts
+	}
 	end := math.Max(b.windowStart, c.windowStart)
 	for _, a := range []*armData{b, c} {
 		if a.pseudo || a.warmup == nil || !(a.windowStart < end-1e-9) {
