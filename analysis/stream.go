@@ -67,8 +67,10 @@ import (
 // the slice, a replica serving from the slice of its first request to that
 // of its last, extended to the arm's edges when within one slice of them;
 // 1 when no record names a replica). Aggregate.Replicas holds one track per
-// named replica: the requests it finished (completed, failed or canceled)
-// per slice by arrival, NaN outside its serving span.
+// named replica (Name {replica="…"}, quoted; Series empty, since a log's
+// replica names are not series two arms' selectors could share): the
+// requests it finished (completed, failed or canceled) per slice by
+// arrival, NaN outside its serving span.
 //
 // Bounded by bin width: TTFT, TPOT and E2E of completed requests are
 // counted on log-linear bins (sources/loglin, Prometheus schema 8) and
@@ -406,7 +408,9 @@ func (a *Aggregator) Aggregate(arm sources.Arm) (*sources.Aggregate, error) {
 			fin[k] = s.finished[sl]
 		}
 		label := "{replica=" + strconv.Quote(name) + "}"
-		tracks = append(tracks, sources.ReplicaTrack{Name: label, Series: label, Finished: fin})
+		// Series stays empty: request logs name replicas, they are not
+		// selected series, and two arms' logs may reuse names
+		tracks = append(tracks, sources.ReplicaTrack{Name: label, Finished: fin})
 	}
 	if len(names) == 0 {
 		for k := range serving {

@@ -146,7 +146,7 @@ func TestBenchEndToEnd(t *testing.T) {
 		t.Fatalf("%v\n%s", err, errb.String())
 	}
 	md := out.String()
-	for _, want := range []string{"| goodput judge |", "| wc -l |", "| pandas + scipy |", "vs the judge's report: agree", "Machine: "} {
+	for _, want := range []string{"| goodput judge --stream |", "| goodput judge |", "| wc -l |", "| pandas + scipy |", "vs the exact judge's report: agree", "vs the streaming judge's report: agree", "Machine: "} {
 		if !strings.Contains(md, want) {
 			t.Errorf("output lacks %q:\n%s", want, md)
 		}

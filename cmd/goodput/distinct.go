@@ -1,9 +1,7 @@
 package main
 
 import (
-	"encoding/binary"
 	"fmt"
-	"hash/fnv"
 	"math"
 	"os"
 	"path/filepath"
@@ -77,25 +75,38 @@ func sameContent(ins []armInput) error {
 	return nil
 }
 
-// recordKey is a 64-bit FNV-1a digest of every field of a record.
+// recordKey is a 64-bit FNV-1a digest of every field of a record,
+// computed without allocating (it runs once per record).
 func recordKey(r *sources.Request) uint64 {
-	h := fnv.New64a()
-	var b [8]byte
-	for _, v := range []float64{r.Time, r.TTFT, r.TPOT, r.E2E, r.MaxITL} {
+	const prime = 1099511628211
+	h := uint64(14695981039346656037)
+	word := func(v uint64) {
+		for i := 0; i < 8; i++ {
+			h ^= v & 0xff
+			h *= prime
+			v >>= 8
+		}
+	}
+	for _, v := range [...]float64{r.Time, r.TTFT, r.TPOT, r.E2E, r.MaxITL} {
 		if math.IsNaN(v) {
 			v = math.NaN() // one bit pattern for unknown
 		}
-		binary.LittleEndian.PutUint64(b[:], math.Float64bits(v))
-		h.Write(b[:])
+		word(math.Float64bits(v))
 	}
-	for _, v := range []int64{r.PromptTokens, r.OutputTokens, r.CachedTokens, int64(r.Attempt), int64(r.Status), int64(r.Quality)} {
-		binary.LittleEndian.PutUint64(b[:], uint64(v))
-		h.Write(b[:])
+	for _, v := range [...]int64{r.PromptTokens, r.OutputTokens, r.CachedTokens, int64(r.Attempt), int64(r.Status), int64(r.Quality)} {
+		word(uint64(v))
 	}
-	h.Write([]byte(r.Class))
-	h.Write([]byte{0})
-	h.Write([]byte(r.Replica))
-	return h.Sum64()
+	for i := 0; i < len(r.Class); i++ {
+		h ^= uint64(r.Class[i])
+		h *= prime
+	}
+	h ^= 0
+	h *= prime
+	for i := 0; i < len(r.Replica); i++ {
+		h ^= uint64(r.Replica[i])
+		h *= prime
+	}
+	return h
 }
 
 // recordKeys returns the sorted record digests of a dataset.
@@ -117,10 +128,20 @@ func duplicateRecords(d *sources.Dataset, keys []uint64) (string, error) {
 			dup++
 		}
 	}
+	return duplicateMessage(d, dup, len(keys), true)
+}
+
+// duplicateMessage judges dup repeated records among n: an error over
+// maxDuplicateShare, a warning below it, "" for none. exact is false when
+// dup is estimated from a sample of the records' digests.
+func duplicateMessage(d *sources.Dataset, dup, n int, exact bool) (string, error) {
 	if dup == 0 {
 		return "", nil
 	}
-	n := len(keys)
+	about := ""
+	if !exact {
+		about = "about "
+	}
 	files := ""
 	for i, in := range d.Inputs {
 		if i > 0 {
@@ -130,10 +151,10 @@ func duplicateRecords(d *sources.Dataset, keys []uint64) (string, error) {
 	}
 	share := float64(dup) / float64(n)
 	if share > maxDuplicateShare {
-		return "", fmt.Errorf("%s: %d of %d records (%.1f%%) repeat another record exactly (same time, status, latencies, lengths, class, replica) in %s: the same data given twice (a file appended to itself, or the same requests in two formats)? Give each request once",
-			d.Arm, dup, n, 100*share, files)
+		return "", fmt.Errorf("%s: %s%d of %d records (%.1f%%) repeat another record exactly (same time, status, latencies, lengths, class, replica) in %s: the same data given twice (a file appended to itself, or the same requests in two formats)? Give each request once",
+			d.Arm, about, dup, n, 100*share, files)
 	}
-	return fmt.Sprintf("%s: %d of %d records repeat another record exactly (same time, status, latencies, lengths, class, replica); kept, as coincidences below %.0f%% are", d.Arm, dup, n, 100*maxDuplicateShare), nil
+	return fmt.Sprintf("%s: %s%d of %d records repeat another record exactly (same time, status, latencies, lengths, class, replica); kept, as coincidences below %.0f%% are", d.Arm, about, dup, n, 100*maxDuplicateShare), nil
 }
 
 // distinctArms refuses arms with the same records (in any order, from any

@@ -84,42 +84,57 @@ func TestPipeReadOnce(t *testing.T) {
 	zw := gzip.NewWriter(&gz)
 	zw.Write([]byte(can))
 	zw.Close()
-	for _, tc := range []struct {
-		name string
-		data []byte
-	}{{"plain", []byte(can)}, {"gzip", gz.Bytes()}} {
-		cz := writeFile(t, d, "c-"+tc.name, string(tc.data))
-		code, out, errs := runCLI(t, nil, "judge", "--baseline", b, "--canary", cz, "--format", "json")
-		if code != ExitFail {
-			t.Fatalf("%s by path: exit %d, want 1 (fail): %s", tc.name, code, errs)
-		}
-		want := parseJudged(t, out)
-		sum := sha256.Sum256(tc.data)
-		wantSum := hex.EncodeToString(sum[:])
-
-		fifo := filepath.Join(d, "fifo-"+tc.name)
-		feedFIFO(t, fifo, tc.data)
-		code, out, errs = runCLI(t, nil, "judge", "--baseline", b, "--canary", fifo, "--format", "json")
-		checkSame(t, tc.name+" FIFO", code, out, errs, want, wantSum)
-
-		for _, name := range []string{"-", "/dev/stdin"} {
-			r, w, err := os.Pipe()
-			if err != nil {
-				t.Fatal(err)
+	for _, mode := range []string{"", "--stream"} {
+		for _, tc := range []struct {
+			name string
+			data []byte
+		}{{"plain", []byte(can)}, {"gzip", gz.Bytes()}} {
+			tc.name += mode
+			runCLI := func(t *testing.T, env map[string]string, args ...string) (int, string, string) {
+				if mode != "" {
+					args = append(args, mode)
+				}
+				return runCLI(t, env, args...)
 			}
-			go func() { w.Write(tc.data); w.Close() }()
-			var code int
-			var out, errs string
-			if name == "-" {
-				code, out, errs = runCLIStdin(t, r, "judge", "--baseline", b, "--canary", "-", "--format", "json")
-			} else {
-				// /dev/stdin is the process's own fd 0: point it at the pipe
-				code, out, errs = withStdin(t, r, func() (int, string, string) {
-					return runCLIStdin(t, os.Stdin, "judge", "--baseline", b, "--canary", "/dev/stdin", "--format", "json")
-				})
+			runCLIStdin := func(t *testing.T, stdin *os.File, args ...string) (int, string, string) {
+				if mode != "" {
+					args = append(args, mode)
+				}
+				return runCLIStdin(t, stdin, args...)
 			}
-			r.Close()
-			checkSame(t, tc.name+" "+name, code, out, errs, want, wantSum)
+			cz := writeFile(t, d, "c-"+tc.name, string(tc.data))
+			code, out, errs := runCLI(t, nil, "judge", "--baseline", b, "--canary", cz, "--format", "json")
+			if code != ExitFail {
+				t.Fatalf("%s by path: exit %d, want 1 (fail): %s", tc.name, code, errs)
+			}
+			want := parseJudged(t, out)
+			sum := sha256.Sum256(tc.data)
+			wantSum := hex.EncodeToString(sum[:])
+
+			fifo := filepath.Join(d, "fifo-"+tc.name)
+			feedFIFO(t, fifo, tc.data)
+			code, out, errs = runCLI(t, nil, "judge", "--baseline", b, "--canary", fifo, "--format", "json")
+			checkSame(t, tc.name+" FIFO", code, out, errs, want, wantSum)
+
+			for _, name := range []string{"-", "/dev/stdin"} {
+				r, w, err := os.Pipe()
+				if err != nil {
+					t.Fatal(err)
+				}
+				go func() { w.Write(tc.data); w.Close() }()
+				var code int
+				var out, errs string
+				if name == "-" {
+					code, out, errs = runCLIStdin(t, r, "judge", "--baseline", b, "--canary", "-", "--format", "json")
+				} else {
+					// /dev/stdin is the process's own fd 0: point it at the pipe
+					code, out, errs = withStdin(t, r, func() (int, string, string) {
+						return runCLIStdin(t, os.Stdin, "judge", "--baseline", b, "--canary", "/dev/stdin", "--format", "json")
+					})
+				}
+				r.Close()
+				checkSame(t, tc.name+" "+name, code, out, errs, want, wantSum)
+			}
 		}
 	}
 	_ = c
@@ -205,24 +220,35 @@ func TestDuplicateInputsRefused(t *testing.T) {
 		{"JSONL and CSV of the same records", []string{"--baseline", b, "--canary", c, ccsv}, []string{"300 of 600 records", "c.csv"}},
 		{"same records in another order", []string{"--baseline", b, "--canary", rev}, []string{"same 300 records"}},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			args := append([]string{"judge"}, tc.args...)
-			code, out, errs := runCLI(t, nil, args...)
-			if code != ExitError || out != "" {
-				t.Errorf("exit %d stdout %q, want 4 and no verdict; stderr %s", code, out, errs)
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(errs, w) {
-					t.Errorf("stderr %q lacks %q", errs, w)
+		for _, mode := range []string{"", "--stream"} {
+			t.Run(tc.name+mode, func(t *testing.T) {
+				args := append([]string{"judge"}, tc.args...)
+				if mode != "" {
+					args = append(args, mode)
 				}
-			}
-		})
+				code, out, errs := runCLI(t, nil, args...)
+				if code != ExitError || out != "" {
+					t.Errorf("exit %d stdout %q, want 4 and no verdict; stderr %s", code, out, errs)
+				}
+				for _, w := range tc.want {
+					if !strings.Contains(errs, w) {
+						t.Errorf("stderr %q lacks %q", errs, w)
+					}
+				}
+			})
+		}
 	}
 	// one coincidental repeat among many records is kept, with a warning
 	few := writeFile(t, d, "few.jsonl", goodLogV(300, 9)+strings.SplitAfter(goodLogV(300, 9), "\n")[0])
-	code, out, errs := runCLI(t, nil, "judge", "--baseline", b, "--canary", few, "--format", "json")
-	if code == ExitError || !strings.Contains(out, "1 of 301 records repeat") {
-		t.Errorf("a single repeat: exit %d, want a warning; %s", code, errs)
+	for _, mode := range []string{"", "--stream"} {
+		args := []string{"judge", "--baseline", b, "--canary", few, "--format", "json"}
+		if mode != "" {
+			args = append(args, mode)
+		}
+		code, out, errs := runCLI(t, nil, args...)
+		if code == ExitError || !strings.Contains(out, "1 of 301 records repeat") {
+			t.Errorf("a single repeat%s: exit %d, want a warning; %s", mode, code, errs)
+		}
 	}
 }
 
@@ -371,5 +397,41 @@ func TestOutFile(t *testing.T) {
 	}
 	if st, _ := os.Stat(fresh); st.Mode().Perm() != 0o644 {
 		t.Errorf("new file mode %v, want 0644", st.Mode().Perm())
+	}
+}
+
+// TestImplausibleRecordStream: the streaming judge refuses a stray ts with
+// the same file:line, drops it with the same count when the policy says
+// so (reading the file a second time), refuses to drop from a pipe it
+// cannot read twice, and refuses benchmark files, naming them.
+func TestImplausibleRecordStream(t *testing.T) {
+	d := t.TempDir()
+	b := writeFile(t, d, "b.jsonl", goodLog(300))
+	lines := strings.SplitAfter(goodLogV(300, 4), "\n")
+	bad := strings.Join(lines[:150], "") + `{"ts": 0, "status": "ok", "ttft_s": 0.2, "tpot_s": 0.03, "output_tokens": 100}` + "\n" + strings.Join(lines[150:], "")
+	c := writeFile(t, d, "c.jsonl", bad)
+	code, out, errs := runCLI(t, nil, "judge", "--stream", "--baseline", b, "--canary", c)
+	if code != ExitError || out != "" || !strings.Contains(errs, "c.jsonl:151") || !strings.Contains(errs, "1970-01-01T00:00:00Z") {
+		t.Errorf("ts 0: exit %d stdout %q stderr %s; want 4 naming c.jsonl:151", code, out, errs)
+	}
+	pol := writeFile(t, d, "p.yaml", "name: p\nslo: {ttft: 1s, tpot: 80ms}\nwindow: {warmup: none, implausible: drop}\ngates:\n  - {metric: slo_attainment, margin: 1pp}\n")
+	code, out, errs = runCLI(t, nil, "judge", "--stream", "--baseline", b, "--canary", c, "--policy", pol, "--format", "json")
+	if code == ExitError || code == ExitUsage || !strings.Contains(out, "dropped 1 record(s)") || !strings.Contains(out, "first on line 151") || !strings.Contains(out, `"offered": 300`) {
+		t.Errorf("drop: exit %d, want a judged report warning of the dropped record; %s", code, errs)
+	}
+	fifo := filepath.Join(d, "fifo")
+	feedFIFO(t, fifo, []byte(bad))
+	code, out, errs = runCLI(t, nil, "judge", "--stream", "--baseline", b, "--canary", fifo, "--policy", pol)
+	if code != ExitError || out != "" || !strings.Contains(errs, "not a regular file that can be read twice") {
+		t.Errorf("drop from a pipe: exit %d stdout %q stderr %s", code, out, errs)
+	}
+	vllm := filepath.Join("..", "..", "sources", "benchfile", "testdata", "vllm_detailed.json")
+	code, out, errs = runCLI(t, nil, "judge", "--stream", "--baseline", b, "--canary", vllm)
+	if code != ExitError || out != "" || !strings.Contains(errs, "vllm_detailed.json: --stream reads native request logs") {
+		t.Errorf("benchmark file: exit %d stdout %q stderr %s", code, out, errs)
+	}
+	code, _, errs = runCLI(t, nil, "judge", "--stream", "--judge", "kayenta", "--baseline", b, "--canary", c)
+	if code != ExitUsage || !strings.Contains(errs, "--stream keeps none") {
+		t.Errorf("--stream with kayenta: exit %d stderr %s", code, errs)
 	}
 }

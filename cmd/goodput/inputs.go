@@ -58,7 +58,7 @@ type input struct {
 	f       io.Reader   // the open file (or standard input)
 	info    os.FileInfo // Stat of the opened file; nil for an injected stream
 	head    []byte      // raw bytes consumed while detecting, not yet delivered
-	h       hash.Hash   // SHA-256 of the raw bytes delivered so far
+	h       hash.Hash   // SHA-256 of the raw bytes delivered so far; nil when the reader hashes them
 	closeFn func() error
 }
 
@@ -72,7 +72,9 @@ func (in *input) Read(p []byte) (int, error) {
 	} else {
 		n, err = in.f.Read(p)
 	}
-	in.h.Write(p[:n])
+	if in.h != nil {
+		in.h.Write(p[:n])
+	}
 	return n, err
 }
 
@@ -101,6 +103,9 @@ func (in *input) ReadAt(p []byte, off int64) (int, error) {
 func (in *input) finish() (string, error) {
 	if _, err := io.Copy(io.Discard, in); err != nil {
 		return "", fmt.Errorf("%s: %w", in.path, err)
+	}
+	if in.h == nil {
+		return "", nil // hashed by its reader
 	}
 	return hex.EncodeToString(in.h.Sum(nil)), nil
 }

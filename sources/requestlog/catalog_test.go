@@ -14,16 +14,54 @@ import (
 // file, the line (path:line:) and, where one field is at fault, the field,
 // and must say what to do. No dataset is returned.
 func TestBadInputs(t *testing.T) {
+	tests := badInputs(t)
+	if len(tests) < 20 {
+		t.Fatalf("catalog has %d entries, want at least 20", len(tests))
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ds, err := Read(context.Background(), tt.file, strings.NewReader(tt.data), sources.Canary)
+			if err == nil {
+				t.Fatalf("accepted: %d requests", len(ds.Requests))
+			}
+			if len(ds.Requests) != 0 || len(ds.Inputs) != 0 {
+				t.Errorf("returned a partial dataset with the error")
+			}
+			msg := err.Error()
+			t.Log(msg)
+			if !strings.HasPrefix(msg, tt.loc) {
+				t.Errorf("error %q does not start with %q", msg, tt.loc)
+			}
+			if tt.field != "" && !strings.Contains(msg, `field "`+tt.field+`"`) {
+				t.Errorf("error %q does not name field %q", msg, tt.field)
+			}
+			if !strings.Contains(msg, tt.advice) {
+				t.Errorf("error %q does not contain %q", msg, tt.advice)
+			}
+			var pe *ParseError
+			if !errors.As(err, &pe) {
+				t.Errorf("error is %T, want *ParseError", err)
+			} else if pe.Field != tt.field {
+				t.Errorf("ParseError.Field = %q, want %q", pe.Field, tt.field)
+			}
+		})
+	}
+}
+
+type badInput struct {
+	name   string
+	file   string
+	data   string
+	loc    string // expected "path:line" or "path:line:col" prefix
+	field  string // expected field, "" when the error is not about one
+	advice string // a piece of the fix that must appear
+}
+
+// badInputs is the catalog.
+func badInputs(t *testing.T) []badInput {
 	const good = `{"ts":1795964400,"status":"ok","ttft_s":0.2}` + "\n"
 	const csvHead = "ts,status,ttft_s,e2e_s,prompt_tokens,quality_ok\n"
-	tests := []struct {
-		name   string
-		file   string
-		data   string
-		loc    string // expected "path:line" or "path:line:col" prefix
-		field  string // expected field, "" when the error is not about one
-		advice string // a piece of the fix that must appear
-	}{
+	return []badInput{
 		{"malformed JSON", "a.jsonl", good + `{"ts":1,"status":"ok",,"ttft_s":0.2}`, "a.jsonl:2:23:", "", "invalid character ','"},
 		{"truncated line", "a.jsonl", good + good + `{"ts":1,"status":"ok","ttft_s":0.`, "a.jsonl:3:", "", "malformed"},
 		{"object over several lines", "a.jsonl", "{\"ts\":1,\n\"status\":\"ok\"}\n", "a.jsonl:1:", "", "each request must be one line"},
@@ -85,37 +123,6 @@ func TestBadInputs(t *testing.T) {
 		{"csv ok without ttft", "a.csv", csvHead + "1,ok,,1,5,true\n", "a.csv:2:", "ttft_s", "completed requests must give"},
 		{"csv gzip header only", "a.csv.gz", string(gz(t, []byte(csvHead))), "a.csv.gz:1:", "", "no rows"},
 		{"not a request log", "notes.txt", "hello world\nthis is text\n", "notes.txt:1:", "ts", "needs ts and status"},
-	}
-	if len(tests) < 20 {
-		t.Fatalf("catalog has %d entries, want at least 20", len(tests))
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			ds, err := Read(context.Background(), tt.file, strings.NewReader(tt.data), sources.Canary)
-			if err == nil {
-				t.Fatalf("accepted: %d requests", len(ds.Requests))
-			}
-			if len(ds.Requests) != 0 || len(ds.Inputs) != 0 {
-				t.Errorf("returned a partial dataset with the error")
-			}
-			msg := err.Error()
-			t.Log(msg)
-			if !strings.HasPrefix(msg, tt.loc) {
-				t.Errorf("error %q does not start with %q", msg, tt.loc)
-			}
-			if tt.field != "" && !strings.Contains(msg, `field "`+tt.field+`"`) {
-				t.Errorf("error %q does not name field %q", msg, tt.field)
-			}
-			if !strings.Contains(msg, tt.advice) {
-				t.Errorf("error %q does not contain %q", msg, tt.advice)
-			}
-			var pe *ParseError
-			if !errors.As(err, &pe) {
-				t.Errorf("error is %T, want *ParseError", err)
-			} else if pe.Field != tt.field {
-				t.Errorf("ParseError.Field = %q, want %q", pe.Field, tt.field)
-			}
-		})
 	}
 }
 

@@ -22,6 +22,26 @@ const estimateAfter = 1000
 // cells may contain commas and line breaks (RFC 4180). src starts at line
 // skipped+1. sizeHint is as for readJSONL.
 func readCSV(ctx context.Context, path string, src io.Reader, skipped int, sizeHint int64, gz bool) ([]sources.Request, lineIndex, map[string]*unknownField, error) {
+	var reqs []sources.Request
+	var lines csvLines
+	grow := func(est int) { reqs = slices.Grow(reqs, est-len(reqs)) }
+	emit := func(r *sources.Request, line int) error {
+		reqs = append(reqs, *r)
+		lines = append(lines, int32(min(line, math.MaxInt32)))
+		return nil
+	}
+	unknown, err := scanCSV(ctx, path, src, skipped, sizeHint, gz, grow, emit)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return reqs, lines, unknown, nil
+}
+
+// scanCSV parses the CSV form (see readCSV), handing each record and its
+// first line to emit, in file order; an error from emit stops the scan and
+// is returned as is. grow, when not nil, is told the expected number of
+// records once the first rows show how many bytes a row takes.
+func scanCSV(ctx context.Context, path string, src io.Reader, skipped int, sizeHint int64, gz bool, grow func(int), emit func(*sources.Request, int) error) (map[string]*unknownField, error) {
 	cr := csv.NewReader(src)
 	cr.ReuseRecord = true
 	cr.TrimLeadingSpace = true
@@ -29,7 +49,7 @@ func readCSV(ctx context.Context, path string, src io.Reader, skipped int, sizeH
 
 	header, err := cr.Read()
 	if err != nil {
-		return nil, nil, nil, csvError(path, skipped, skipped+1, gz, err, 0, len(header))
+		return nil, csvError(path, skipped, skipped+1, gz, err, 0, len(header))
 	}
 	headerLine := skipped + 1
 	cols := make([]field, len(header))
@@ -44,21 +64,19 @@ func readCSV(ctx context.Context, path string, src io.Reader, skipped int, sizeH
 			continue
 		}
 		if have[f] {
-			return nil, nil, nil, &ParseError{Path: path, Line: headerLine, Field: name,
+			return nil, &ParseError{Path: path, Line: headerLine, Field: name,
 				Msg: "column named twice in the header (keep one)"}
 		}
 		have[f] = true
 	}
 	for _, f := range [...]field{fTS, fStatus} {
 		if !have[f] {
-			return nil, nil, nil, &ParseError{Path: path, Line: headerLine, Field: f.String(),
+			return nil, &ParseError{Path: path, Line: headerLine, Field: f.String(),
 				Msg: fmt.Sprintf("the CSV header has no %q column (a request log needs ts and status; found %s%s)",
 					f.String(), listCols(header), csvHint(unknownCols, f))}
 		}
 	}
 
-	var reqs []sources.Request
-	var lines csvLines
 	tmpl := sources.NewRequest()
 	rows := 0
 	lastLine := headerLine
@@ -68,25 +86,23 @@ func readCSV(ctx context.Context, path string, src io.Reader, skipped int, sizeH
 			break
 		}
 		if err != nil {
-			return nil, nil, nil, csvError(path, skipped, lastLine+1, gz, err, len(header), len(rec))
+			return nil, csvError(path, skipped, lastLine+1, gz, err, len(header), len(rec))
 		}
 		line, _ := cr.FieldPos(0)
 		line += skipped
 		lastLine = line
-		lines = append(lines, int32(min(line, math.MaxInt32)))
 		rows++
 		if rows%ctxEvery == 0 {
 			if err := ctx.Err(); err != nil {
-				return nil, nil, nil, fmt.Errorf("%s: %w", path, err)
+				return nil, fmt.Errorf("%s: %w", path, err)
 			}
 		}
-		if rows == estimateAfter && sizeHint > 0 {
+		if rows == estimateAfter && sizeHint > 0 && grow != nil {
 			// size the output from the bytes the first rows took
-			est := estimateLines(sizeHint, int(cr.InputOffset()), rows)
-			reqs = slices.Grow(reqs, est-len(reqs))
+			grow(estimateLines(sizeHint, int(cr.InputOffset()), rows))
 		}
-		reqs = append(reqs, tmpl)
-		r := &reqs[len(reqs)-1]
+		rec1 := tmpl
+		r := &rec1
 		var seen uint32
 		for i, cell := range rec {
 			f := cols[i]
@@ -103,7 +119,7 @@ func readCSV(ctx context.Context, path string, src io.Reader, skipped int, sizeH
 			}
 			if e := d.set(r, f, kText, v); e != nil {
 				l, _ := cr.FieldPos(i) // a quoted cell may sit on a later line
-				return nil, nil, nil, e.at(path, l+skipped)
+				return nil, e.at(path, l+skipped)
 			}
 		}
 		d.lineUnknown = d.lineUnknown[:0]
@@ -111,11 +127,14 @@ func readCSV(ctx context.Context, path string, src io.Reader, skipped int, sizeH
 			if len(unknownCols) > 0 {
 				e.msg += csvHint(unknownCols, e.field)
 			}
-			return nil, nil, nil, e.at(path, line)
+			return nil, e.at(path, line)
+		}
+		if err := emit(r, line); err != nil {
+			return nil, err
 		}
 	}
 	if rows == 0 {
-		return nil, nil, nil, &ParseError{Path: path, Line: headerLine,
+		return nil, &ParseError{Path: path, Line: headerLine,
 			Msg: "no requests: the CSV file has a header but no rows (add one row per request below the header)"}
 	}
 	unknown := make(map[string]*unknownField)
@@ -129,7 +148,7 @@ func readCSV(ctx context.Context, path string, src io.Reader, skipped int, sizeH
 			unknown[n] = &unknownField{name: n, lines: rows}
 		}
 	}
-	return reqs, lines, unknown, nil
+	return unknown, nil
 }
 
 // listCols renders header names for a message.

@@ -44,6 +44,13 @@ func FuzzRead(f *testing.F) {
 		if (err == nil) != (serr == nil) || (err != nil && err.Error() != serr.Error()) {
 			t.Fatalf("chunking changes the outcome: %v vs %v", err, serr)
 		}
+		scanned, scerr := scanAll("f", data, Options{}, options{chunkSize: 16, workers: 2, maxLine: 1 << 20})
+		if (err == nil) != (scerr == nil) || (err != nil && err.Error() != scerr.Error()) {
+			t.Fatalf("Scan changes the outcome: %v vs %v", scerr, err)
+		}
+		if err == nil && !sameDataset(ds, scanned) {
+			t.Fatal("Scan changes the dataset")
+		}
 		if err != nil {
 			if len(ds.Requests) != 0 {
 				t.Fatal("requests returned with an error")

@@ -2,10 +2,10 @@ package requestlog
 
 import (
 	"bytes"
-	"compress/flate"
 	"context"
 	"errors"
 	"fmt"
+	"github.com/klauspost/compress/flate"
 	"io"
 	"runtime"
 	"sync"
@@ -41,6 +41,8 @@ type chunk struct {
 	dst   []sources.Request
 	base  int // index of dst in the shared output
 	lines int // lines in data
+	// wantLines asks the parser for each record's line (Scan)
+	wantLines bool
 }
 
 type chunkResult struct {
@@ -52,6 +54,9 @@ type chunkResult struct {
 	line  int
 	ctx   error   // the context ended while parsing
 	blank []int32 // lines of the chunk (1-based) that held no record
+	// recLine is each record's line in the chunk (1-based), when asked for
+	recLine []int32
+	buf     []byte // the chunk's buffer, for Scan to give back
 }
 
 func isFlateError(err error) bool {
@@ -378,6 +383,8 @@ func (d *decoder) parseChunk(ctx context.Context, c chunk) chunkResult {
 		if blank {
 			reqs = reqs[:len(reqs)-1]
 			res.blank = append(res.blank, int32(line))
+		} else if c.wantLines {
+			res.recLine = append(res.recLine, int32(line))
 		}
 	}
 	res.reqs, res.lines = reqs, line

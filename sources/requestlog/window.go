@@ -70,6 +70,12 @@ func plausibleWindow(reqs []sources.Request) (lo, hi float64) {
 	for i := 0; i < len(reqs); i += step {
 		ts = append(ts, reqs[i].Time)
 	}
+	return windowOf(ts)
+}
+
+// windowOf is plausibleWindow over a sample of arrival times (sorted in
+// place).
+func windowOf(ts []float64) (lo, hi float64) {
 	slices.Sort(ts)
 	q := func(p float64) float64 { return ts[int(math.Round(p*float64(len(ts)-1)))] }
 	a, b := q(0.01), q(0.99)
@@ -97,15 +103,9 @@ func checkWindow(path string, reqs []sources.Request, lines lineIndex, drop bool
 	if out == 0 {
 		return reqs, "", nil
 	}
-	fmtT := func(t float64) string {
-		sec, frac := math.Modf(t)
-		return time.Unix(int64(sec), int64(frac*1e9)).UTC().Format(time.RFC3339Nano)
-	}
 	l := lines.line(first)
 	if !drop {
-		return nil, "", &ParseError{Path: path, Line: l, Field: fTS.String(), Msg: fmt.Sprintf(
-			"ts %s lies outside the file's plausible window %s … %s (the central 98%% of its arrival times, widened by the larger of their span and %s); %d record(s) are outside it. Fix or remove them, or set window.implausible: drop in the policy to drop them with a count",
-			fmtT(reqs[first].Time), fmtT(lo), fmtT(hi), plausibleMargin, out)}
+		return nil, "", implausibleError(path, l, reqs[first].Time, lo, hi, out)
 	}
 	kept := reqs[:0]
 	for i := range reqs {
@@ -114,7 +114,25 @@ func checkWindow(path string, reqs []sources.Request, lines lineIndex, drop bool
 		}
 	}
 	clear(reqs[len(kept):])
-	w := fmt.Sprintf("%s: dropped %d record(s) with arrival times outside the file's plausible window %s … %s (first on line %d); window.implausible is drop",
-		path, out, fmtT(lo), fmtT(hi), l)
-	return kept, w, nil
+	return kept, droppedWarning(path, l, lo, hi, out), nil
+}
+
+func fmtT(t float64) string {
+	sec, frac := math.Modf(t)
+	return time.Unix(int64(sec), int64(frac*1e9)).UTC().Format(time.RFC3339Nano)
+}
+
+// implausibleError refuses a file with out records outside [lo, hi], the
+// first at ts on line.
+func implausibleError(path string, line int, ts, lo, hi float64, out int) error {
+	return &ParseError{Path: path, Line: line, Field: fTS.String(), Msg: fmt.Sprintf(
+		"ts %s lies outside the file's plausible window %s … %s (the central 98%% of its arrival times, widened by the larger of their span and %s); %d record(s) are outside it. Fix or remove them, or set window.implausible: drop in the policy to drop them with a count",
+		fmtT(ts), fmtT(lo), fmtT(hi), plausibleMargin, out)}
+}
+
+// droppedWarning says that out records outside [lo, hi] were dropped, the
+// first on line.
+func droppedWarning(path string, line int, lo, hi float64, out int) string {
+	return fmt.Sprintf("%s: dropped %d record(s) with arrival times outside the file's plausible window %s … %s (first on line %d); window.implausible is drop",
+		path, out, fmtT(lo), fmtT(hi), line)
 }

@@ -1,0 +1,256 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/bits"
+	"os"
+	"sync"
+
+	"github.com/goodput-dev/goodput/analysis"
+	"github.com/goodput-dev/goodput/policies"
+	"github.com/goodput-dev/goodput/sources"
+	"github.com/goodput-dev/goodput/sources/requestlog"
+)
+
+// The streaming judge (judge --stream): every request-log input of both
+// arms is scanned at once, each record counted into its arm's aggregate
+// (analysis.Aggregator) and into a sketch of record digests (keySketch)
+// and then forgotten, so memory does not grow with the number of
+// requests. The arms are judged from their aggregates.
+
+// streamFile is one input's scan.
+type streamFile struct {
+	arm    sources.Arm
+	in     *input
+	agg    *analysis.Aggregator
+	keys   *keySketch
+	ds     sources.Dataset
+	err    error
+	sha256 string
+}
+
+// readArmsStream reads both arms' request logs in parallel into
+// aggregates, refusing what readArms refuses: an input named twice, a copy
+// of another, the same records in both arms or repeated within one.
+func (a *app) readArmsStream(ctx context.Context, o *judgeOptions, pol *policies.Policy, ro requestlog.Options, progress io.Writer) (base, can sources.Dataset, err error) {
+	if err := samePathOrFile(map[sources.Arm][]string{sources.Baseline: o.Baseline, sources.Canary: o.Canary}, a.io.In); err != nil {
+		return base, can, err
+	}
+	var files []*streamFile
+	defer func() {
+		for _, f := range files {
+			f.in.Close()
+		}
+	}()
+	for _, arm := range []sources.Arm{sources.Baseline, sources.Canary} {
+		paths := o.Baseline
+		if arm == sources.Canary {
+			paths = o.Canary
+		}
+		for _, p := range paths {
+			in, err := openInput(ctx, p, a.io.In, progress)
+			if err != nil {
+				var pe *os.PathError
+				if errors.As(err, &pe) {
+					return base, can, fmt.Errorf("%s input %s: %v (give a request log; - reads standard input)", arm, p, pe.Err)
+				}
+				return base, can, err
+			}
+			files = append(files, &streamFile{arm: arm, in: in})
+			format := o.InputFormat
+			if format == "" || format == "auto" {
+				if format, err = detectFormat(in); err != nil {
+					return base, can, err
+				}
+			}
+			if format != requestlog.Format {
+				return base, can, fmt.Errorf("%s: --stream reads native request logs (JSONL or CSV), and this is %s: judge it without --stream", p, format)
+			}
+			in.h = nil // the scan hashes on a goroutine of its own
+		}
+	}
+	var wg sync.WaitGroup
+	for _, f := range files {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f.err = scanStreamFile(ctx, f, pol, ro)
+		}()
+	}
+	wg.Wait()
+	// the first failure in command-line order, whatever finished first
+	for _, f := range files {
+		if f.err != nil {
+			return base, can, f.err
+		}
+	}
+	var ins []armInput
+	for _, f := range files {
+		ins = append(ins, armInput{arm: f.arm, path: f.in.path, info: f.in.info, sha256: f.sha256, format: requestlog.Format})
+	}
+	if err := sameContent(ins); err != nil {
+		return base, can, err
+	}
+	var sk [2]*keySketch
+	var out [2]sources.Dataset
+	for k, arm := range []sources.Arm{sources.Baseline, sources.Canary} {
+		ag := analysis.NewAggregator(pol)
+		sk[k] = newKeySketch()
+		ds := sources.Dataset{Arm: arm, Clock: sources.ClockEpoch, Location: requestlog.Location}
+		for _, f := range files {
+			if f.arm != arm {
+				continue
+			}
+			ag.Merge(f.agg)
+			sk[k].merge(f.keys)
+			ds.Inputs = append(ds.Inputs, f.ds.Inputs...)
+			ds.Warnings = append(ds.Warnings, f.ds.Warnings...)
+		}
+		if ds.Agg, err = ag.Aggregate(arm); err != nil {
+			return base, can, err
+		}
+		out[k] = ds
+	}
+	for k := range out {
+		dup, n, exact := sk[k].duplicates()
+		w, err := duplicateMessage(&out[k], dup, n, exact)
+		if err != nil {
+			return base, can, err
+		}
+		if w != "" {
+			out[k].Warnings = append(out[k].Warnings, w)
+		}
+	}
+	if sk[0].sameAs(sk[1]) {
+		return base, can, fmt.Errorf("the baseline and the canary hold the same %d records: a deployment compared with itself says nothing; give each arm its own data", sk[0].n)
+	}
+	return out[0], out[1], nil
+}
+
+// scanStreamFile scans one input into its own aggregate and key sketch.
+// When the plausible-window check needs a second look (records to drop),
+// a regular file is read again, and must not have changed in between.
+func scanStreamFile(ctx context.Context, f *streamFile, pol *policies.Policy, ro requestlog.Options) error {
+	run := func(r io.Reader, so requestlog.ScanOptions) (sources.Dataset, error) {
+		f.agg, f.keys = analysis.NewAggregator(pol), newKeySketch()
+		return requestlog.Scan(ctx, f.in.path, r, f.arm, so, func(req *sources.Request) error {
+			f.agg.Add(req)
+			f.keys.add(recordKey(req))
+			return nil
+		})
+	}
+	so := requestlog.ScanOptions{Options: ro}
+	ds, err := run(f.in, so)
+	var we *requestlog.WindowError
+	if errors.As(err, &we) {
+		if f.in.info == nil || !f.in.info.Mode().IsRegular() {
+			return fmt.Errorf("%v, and %s is not a regular file that can be read twice: give a file, or judge without --stream", we, f.in.path)
+		}
+		re, err2 := os.Open(f.in.path)
+		if err2 != nil {
+			return err2
+		}
+		defer re.Close()
+		so.Window = &[2]float64{we.Lo, we.Hi}
+		if ds, err = run(re, so); err == nil && ds.Inputs[0].SHA256 != we.SHA256 {
+			return fmt.Errorf("%s changed while it was read (sha256 %s, then %s): judge a file that is no longer being written", f.in.path, we.SHA256, ds.Inputs[0].SHA256)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	f.sha256, f.ds = ds.Inputs[0].SHA256, ds
+	return nil
+}
+
+// keySketch summarises an arm's record digests in bounded memory: the
+// count, an order-independent sum and xor of their mixed values (equal for
+// equal multisets of records; unequal otherwise but with probability
+// 2^-64), and the digests whose top shift bits are zero with their counts
+// (all of them, exactly, until sketchKeys are held; then half as many at
+// each step), from which the share of records repeating another is
+// counted exactly or, once sampled, estimated.
+type keySketch struct {
+	n        int64
+	sum, xor uint64
+	shift    uint
+	keys     map[uint64]uint32
+}
+
+// sketchKeys is how many distinct digests a sketch holds before sampling.
+const sketchKeys = 1 << 18
+
+func newKeySketch() *keySketch { return &keySketch{keys: map[uint64]uint32{}} }
+
+func mix64(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	return x
+}
+
+func (s *keySketch) sampled(k uint64) bool { return s.shift == 0 || k>>(64-s.shift) == 0 }
+
+func (s *keySketch) add(k uint64) {
+	s.n++
+	m := mix64(k)
+	s.sum += m
+	s.xor ^= bits.RotateLeft64(m, 17)
+	if !s.sampled(k) {
+		return
+	}
+	s.keys[k]++
+	for len(s.keys) > sketchKeys {
+		s.shift++
+		for x := range s.keys {
+			if !s.sampled(x) {
+				delete(s.keys, x)
+			}
+		}
+	}
+}
+
+func (s *keySketch) merge(o *keySketch) {
+	s.n += o.n
+	s.sum += o.sum
+	s.xor ^= o.xor
+	s.shift = max(s.shift, o.shift)
+	for k, c := range o.keys {
+		if s.sampled(k) {
+			s.keys[k] += c
+		}
+	}
+	for x := range s.keys {
+		if !s.sampled(x) {
+			delete(s.keys, x)
+		}
+	}
+	for len(s.keys) > sketchKeys {
+		s.shift++
+		for x := range s.keys {
+			if !s.sampled(x) {
+				delete(s.keys, x)
+			}
+		}
+	}
+}
+
+// duplicates returns the records repeating another (exact when the sketch
+// kept every digest, else estimated from its sample) and the records.
+func (s *keySketch) duplicates() (dup, n int, exact bool) {
+	d := 0
+	for _, c := range s.keys {
+		d += int(c) - 1
+	}
+	return d << s.shift, int(s.n), s.shift == 0
+}
+
+// sameAs reports whether two sketches summarise the same records.
+func (s *keySketch) sameAs(o *keySketch) bool {
+	return s.n > 0 && s.n == o.n && s.sum == o.sum && s.xor == o.xor
+}

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"encoding/binary"
+	"hash/fnv"
+	"math"
+	"testing"
+
+	"github.com/goodput-dev/goodput/sources"
+)
+
+// recordKey is FNV-1a over every field, as the digest the duplicate
+// checks were defined with.
+func TestRecordKeyIsFNV(t *testing.T) {
+	ref := func(r *sources.Request) uint64 {
+		h := fnv.New64a()
+		var b [8]byte
+		for _, v := range []float64{r.Time, r.TTFT, r.TPOT, r.E2E, r.MaxITL} {
+			if math.IsNaN(v) {
+				v = math.NaN()
+			}
+			binary.LittleEndian.PutUint64(b[:], math.Float64bits(v))
+			h.Write(b[:])
+		}
+		for _, v := range []int64{r.PromptTokens, r.OutputTokens, r.CachedTokens, int64(r.Attempt), int64(r.Status), int64(r.Quality)} {
+			binary.LittleEndian.PutUint64(b[:], uint64(v))
+			h.Write(b[:])
+		}
+		h.Write([]byte(r.Class))
+		h.Write([]byte{0})
+		h.Write([]byte(r.Replica))
+		return h.Sum64()
+	}
+	r := sources.NewRequest()
+	r2 := r
+	r2.Time, r2.TTFT, r2.Class, r2.Replica, r2.Status, r2.Attempt = 1.7e9, 0.25, "chat", "pod-1", sources.StatusOK, 2
+	for _, x := range []sources.Request{r, r2} {
+		if got, want := recordKey(&x), ref(&x); got != want {
+			t.Errorf("recordKey %x, FNV-1a %x", got, want)
+		}
+	}
+}
+
+// The sketch counts repeats exactly while it holds every digest, and
+// estimates them once it samples; equal multisets compare equal in any
+// order, and one changed record makes them differ.
+func TestKeySketch(t *testing.T) {
+	key := func(i int) uint64 { return mix64(uint64(i) + 12345) }
+	small := newKeySketch()
+	for i := 0; i < 1000; i++ {
+		small.add(key(i % 990)) // 10 repeats
+	}
+	if dup, n, exact := small.duplicates(); dup != 10 || n != 1000 || !exact {
+		t.Errorf("small: %d of %d (exact %v), want 10 of 1000 exactly", dup, n, exact)
+	}
+	const n = 3 * sketchKeys
+	a, b := newKeySketch(), newKeySketch()
+	for i := 0; i < n; i++ {
+		k := key(i)
+		if i%50 == 0 {
+			k = key(i - 1) // 2% repeats
+		}
+		a.add(k)
+	}
+	for i := n - 1; i >= 0; i-- {
+		k := key(i)
+		if i%50 == 0 {
+			k = key(i - 1)
+		}
+		b.add(k)
+	}
+	dup, total, exact := a.duplicates()
+	if exact || total != n || math.Abs(float64(dup)/float64(n)-0.02) > 0.004 {
+		t.Errorf("sampled: %d of %d (exact %v), want about 2%%", dup, total, exact)
+	}
+	if len(a.keys) > sketchKeys {
+		t.Errorf("sketch holds %d digests, more than %d", len(a.keys), sketchKeys)
+	}
+	if !a.sameAs(b) {
+		t.Error("the same records in reverse order differ")
+	}
+	c := newKeySketch()
+	for i := 0; i < n; i++ {
+		k := key(i)
+		if i%50 == 0 {
+			k = key(i - 1)
+		}
+		if i == 77 {
+			k = key(-5)
+		}
+		c.add(k)
+	}
+	if a.sameAs(c) {
+		t.Error("one changed record compares equal")
+	}
+	// merging halves gives the whole
+	h1, h2 := newKeySketch(), newKeySketch()
+	for i := 0; i < n; i++ {
+		k := key(i)
+		if i%50 == 0 {
+			k = key(i - 1)
+		}
+		if i%2 == 0 {
+			h1.add(k)
+		} else {
+			h2.add(k)
+		}
+	}
+	h1.merge(h2)
+	if !h1.sameAs(a) {
+		t.Error("merged halves differ from the whole")
+	}
+	if d1, _, _ := h1.duplicates(); d1 != dup {
+		t.Errorf("merged halves count %d repeats, the whole %d", d1, dup)
+	}
+}

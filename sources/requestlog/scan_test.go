@@ -1,0 +1,143 @@
+package requestlog
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/goodput-dev/goodput/sources"
+)
+
+// scanAll reads data through Scan (a second scan when a *WindowError asks
+// for one) and collects the records, to compare with ReadWith.
+func scanAll(path string, data []byte, o Options, opt options) (sources.Dataset, error) {
+	so := ScanOptions{Options: o}
+	for pass := 0; pass < 2; pass++ {
+		var reqs []sources.Request
+		ds, err := scan(context.Background(), path, bytes.NewReader(data), sources.Canary, so, opt, func(r *sources.Request) error {
+			reqs = append(reqs, *r)
+			return nil
+		})
+		var we *WindowError
+		if errors.As(err, &we) && pass == 0 {
+			so.Window = &[2]float64{we.Lo, we.Hi}
+			continue
+		}
+		if err != nil {
+			return sources.Dataset{}, err
+		}
+		ds.Requests = reqs
+		return ds, nil
+	}
+	panic("unreachable")
+}
+
+// Scan gives every message of the bad-input catalog exactly as ReadWith
+// does, whatever the chunking.
+func TestScanBadInputsSameMessages(t *testing.T) {
+	for _, tt := range badInputs(t) {
+		_, want := Read(context.Background(), tt.file, strings.NewReader(tt.data), sources.Canary)
+		for _, opt := range []options{defaultOptions(), {chunkSize: 16, workers: 2, maxLine: 1 << 20}} {
+			_, got := scanAll(tt.file, []byte(tt.data), Options{}, opt)
+			if got == nil || got.Error() != want.Error() {
+				t.Errorf("%s (chunk %d): Scan gives\n%v\nReadWith gives\n%v", tt.name, opt.chunkSize, got, want)
+			}
+		}
+	}
+}
+
+// On good inputs Scan hands over the records ReadWith returns, in order,
+// with the same inputs (digest included) and warnings.
+func TestScanMatchesRead(t *testing.T) {
+	var inputs []struct {
+		name string
+		data []byte
+	}
+	add := func(name string, data []byte) {
+		inputs = append(inputs, struct {
+			name string
+			data []byte
+		}{name, data})
+	}
+	for _, p := range []string{"testdata/sample.jsonl", "testdata/sample.csv"} {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		add(p, b)
+		add(p+".gz", gz(t, b))
+	}
+	lines := runLog(3000)
+	add("blank-lines.jsonl", []byte("\n\n"+strings.Join(lines[:100], "\n")+"\n\n \n"+strings.Join(lines[100:], "\n")))
+	add("unknown-fields.jsonl", []byte(`{"ts":1795964400,"status":"ok","ttft_s":0.2,"latency":3}`+"\n"+`{"ts":1795964401,"status":"rejected","timestamp":4}`))
+	for _, in := range inputs {
+		want, err := Read(context.Background(), in.name, bytes.NewReader(in.data), sources.Canary)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, opt := range []options{defaultOptions(), {chunkSize: 64, workers: 3, maxLine: 1 << 20}} {
+			got, err := scanAll(in.name, in.data, Options{}, opt)
+			if err != nil {
+				t.Fatalf("%s: %v", in.name, err)
+			}
+			if !sameDataset(got, want) {
+				t.Errorf("%s (chunk %d): Scan and ReadWith differ: %d vs %d records, inputs %+v vs %+v, warnings %q vs %q",
+					in.name, opt.chunkSize, len(got.Requests), len(want.Requests), got.Inputs, want.Inputs, got.Warnings, want.Warnings)
+			}
+		}
+	}
+}
+
+// Records outside the plausible window: the same error, line and count as
+// ReadWith; with DropImplausible a second scan drops them with the same
+// warning.
+func TestScanImplausible(t *testing.T) {
+	lines := runLog(3000)
+	for _, ts := range []string{`0`, `"4999-01-01T00:00:00Z"`, `1764428400`, `1796137200`} {
+		text := "\n" + strings.Join(lines[:1200], "\n") + "\n\n  \n" +
+			`{"ts":` + ts + `,"status":"ok","ttft_s":0.2}` + "\n" + strings.Join(lines[1200:], "\n") + "\n" +
+			`{"ts":` + ts + `,"status":"rejected"}` + "\n"
+		for _, drop := range []bool{false, true} {
+			want, werr := ReadWith(context.Background(), "c.jsonl", strings.NewReader(text), sources.Canary, Options{DropImplausible: drop})
+			got, gerr := scanAll("c.jsonl", []byte(text), Options{DropImplausible: drop}, options{chunkSize: 4096, workers: 2, maxLine: 1 << 20})
+			if fmt.Sprint(werr) != fmt.Sprint(gerr) {
+				t.Fatalf("ts %s drop %v: Scan gives %v, ReadWith %v", ts, drop, gerr, werr)
+			}
+			if werr == nil && !sameDataset(got, want) {
+				t.Errorf("ts %s drop %v: datasets differ: warnings %q vs %q", ts, drop, got.Warnings, want.Warnings)
+			}
+			if !drop && werr == nil {
+				t.Errorf("ts %s: accepted", ts)
+			}
+		}
+	}
+	// a second scan with the window refuses the same way
+	var we *WindowError
+	_, err := scan(context.Background(), "c.jsonl", strings.NewReader(strings.Join(lines, "\n")+"\n"+`{"ts":0,"status":"rejected"}`), sources.Canary,
+		ScanOptions{Options: Options{DropImplausible: true}}, defaultOptions(), func(*sources.Request) error { return nil })
+	if !errors.As(err, &we) || we.Out != 1 {
+		t.Fatalf("want a WindowError for 1 record, got %v", err)
+	}
+}
+
+// An error from fn stops the scan and comes back as is.
+func TestScanStopsOnCallbackError(t *testing.T) {
+	stop := errors.New("enough")
+	n := 0
+	data := []byte(strings.Join(runLog(5000), "\n"))
+	_, err := scan(context.Background(), "c.jsonl", bytes.NewReader(data), sources.Canary, ScanOptions{}, options{chunkSize: 256, workers: 2, maxLine: 1 << 20},
+		func(*sources.Request) error {
+			n++
+			if n == 100 {
+				return stop
+			}
+			return nil
+		})
+	if err != stop || n != 100 {
+		t.Fatalf("got %v after %d records", err, n)
+	}
+}
