@@ -39,6 +39,10 @@ const (
 	// (protobuf) and the odd replicas' as classic ones (text): each form
 	// then has series the other lacks.
 	FormSplit Form = "split"
+	// FormSomeNative exposes both forms for the even replicas (as
+	// FormBoth) and only classic histograms (text) for the odd ones: the
+	// native series then cover only some of the classic ones.
+	FormSomeNative Form = "some-native"
 )
 
 // FleetArm is one simulated vLLM V1 deployment.
@@ -115,9 +119,12 @@ func ServeFleet(tb testing.TB, start time.Time, tick time.Duration, ticks int, a
 				ep.log = &[]string{}
 				f.logs[a.Deployment] = ep.log
 			}
-			if a.Form == FormSplit {
-				odd := text // the text endpoint serves the odd replicas
+			switch {
+			case a.Form == FormSplit || a.Form == FormSomeNative && kind == "text":
+				odd := text // a full text endpoint serves the odd replicas
 				ep.pods = func(i int) bool { return (i%2 == 1) == odd }
+			case a.Form == FormSomeNative:
+				ep.pods = func(i int) bool { return i%2 == 0 }
 			}
 			f.eps = append(f.eps, ep)
 			path := "/" + kind + "/" + a.Deployment
@@ -131,6 +138,10 @@ func ServeFleet(tb testing.TB, start time.Time, tick time.Duration, ticks int, a
 		case FormSplit:
 			jobs = append(jobs, scrapeJob(job, add("native", false, false), ""),
 				scrapeJob(job+"-classic", add("text", false, true), job))
+		case FormSomeNative:
+			jobs = append(jobs, scrapeJob(job, add("native", false, false), ""),
+				scrapeJob(job+"-classic", add("classic", true, true), job),
+				scrapeJob(job+"-text", add("text", false, true), job))
 		case FormBoth:
 			jobs = append(jobs, scrapeJob(job, add("native", false, false), ""),
 				scrapeJob(job+"-classic", add("classic", true, true), job))
