@@ -378,3 +378,49 @@ func TestOtherSchema(t *testing.T) {
 		t.Errorf("replicas %v from a table without a replica column", ds.Agg.Replicas)
 	}
 }
+
+// TestQuotedBytesRoundTrip: every byte value, and strings built to break
+// quoting, come back from the server unchanged from QuoteString literals
+// and as QuoteIdent aliases.
+func TestQuotedBytesRoundTrip(t *testing.T) {
+	srv := chtest.Start(t)
+	var all strings.Builder
+	for b := 0; b < 256; b++ {
+		all.WriteByte(byte(b))
+	}
+	vals := []string{all.String(), "", "'", "''", "\\", "\\'", "`", "\\`", "x'); DROP TABLE t; --", "a\\x41b", "\\n", "é—✓"}
+	var sel []string
+	for i, v := range vals {
+		sel = append(sel, "hex("+QuoteString(v)+") AS v"+strconv.Itoa(i))
+	}
+	out := srv.Exec(t, "SELECT "+strings.Join(sel, ", ")+" FORMAT JSONEachRow", nil)
+	var got map[string]string
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range vals {
+		if g := got["v"+strconv.Itoa(i)]; !strings.EqualFold(g, fmt.Sprintf("%X", v)) {
+			t.Errorf("literal %q came back as hex %s", v, g)
+		}
+	}
+	// identifiers: aliases named by the valid UTF-8 values
+	sel = sel[:0]
+	var names []string
+	for _, v := range vals[1:] {
+		if v == "" {
+			continue
+		}
+		names = append(names, v)
+		sel = append(sel, "1 AS "+QuoteIdent(v))
+	}
+	out = srv.Exec(t, "SELECT "+strings.Join(sel, ", ")+" FORMAT JSONEachRow", nil)
+	var cols map[string]int
+	if err := json.Unmarshal([]byte(out), &cols); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range names {
+		if cols[n] != 1 {
+			t.Errorf("identifier %q not read back: %v", n, cols)
+		}
+	}
+}
