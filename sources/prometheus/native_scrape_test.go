@@ -23,16 +23,17 @@ import (
 // native-only arm reads; the classic arm's counts at the edges both forms
 // share agree with the native ones; a native histogram's quantile is
 // placed within one exponential bucket. An arm whose replicas differ in
-// form (each form has series the other lacks) is read as partial.
+// form (each form has series the other lacks) is read as partial; one
+// whose native series cover only some of its classic ones is read classic.
 func TestNativeHistogramsFromScrapes(t *testing.T) {
 	start := time.Now().Add(-40 * time.Minute).Truncate(time.Minute)
 	classes := []string{"chat", "code"}
-	f := promtest.ServeFleet(t, start, 10*time.Second, 60,
+	f := promtest.ServeCompleteFleet(t, start, 10*time.Second, 60,
 		promtest.FleetArm{Deployment: "both", Form: promtest.FormBoth, Classes: classes, Seed: 7},
 		promtest.FleetArm{Deployment: "native", Form: promtest.FormNative, Classes: classes, Seed: 7},
 		promtest.FleetArm{Deployment: "classic", Form: promtest.FormClassic, Classes: classes, Seed: 7},
-		promtest.FleetArm{Deployment: "split", Form: promtest.FormSplit, Classes: classes, Seed: 7})
-	f.Wait(t, 50*time.Second)
+		promtest.FleetArm{Deployment: "split", Form: promtest.FormSplit, Classes: classes, Seed: 7},
+		promtest.FleetArm{Deployment: "some", Form: promtest.FormSomeNative, Classes: classes, Seed: 7})
 	src, err := New(Config{URL: f.URL})
 	if err != nil {
 		t.Fatal(err)
@@ -74,6 +75,21 @@ func TestNativeHistogramsFromScrapes(t *testing.T) {
 	if len(both.Agg.Partial) > 0 || len(nat.Agg.Partial) > 0 {
 		t.Errorf("partial: %q %q", both.Agg.Partial, nat.Agg.Partial)
 	}
+	// native series for only some replicas that all have classic ones:
+	// the classic form is read, every request counted once
+	some, someForms := read("some")
+	if someForms[engines.TTFT] != Classic || len(some.Agg.Partial) > 0 ||
+		!hasNote(some, "vllm:time_to_first_token_seconds: both classic (_bucket) and native series exist, but 2 classic series have no native counterpart: the classic series were read") {
+		t.Errorf("some native: TTFT read as %s, partial %q, notes %q", someForms[engines.TTFT], some.Agg.Partial, some.Agg.Notes)
+	}
+	var someTTFT, someDone float64
+	for _, b := range some.Agg.Buckets {
+		someTTFT += b.TTFT.Total()
+		someDone += b.Completed
+	}
+	if d := someTTFT/someDone - 1; math.Abs(d) > 0.01 {
+		t.Errorf("some native: TTFT histograms count %.0f requests, the request counter %.0f", someTTFT, someDone)
+	}
 	// replicas that differ in form: native read, the rest missing, partial
 	split, splitForms := read("split")
 	if splitForms[engines.TTFT] != Native || !slices.ContainsFunc(split.Agg.Partial, func(p string) bool {
@@ -82,9 +98,8 @@ func TestNativeHistogramsFromScrapes(t *testing.T) {
 		t.Errorf("split forms: TTFT read as %s, partial %q", splitForms[engines.TTFT], split.Agg.Partial)
 	}
 
-	// both forms present: what native alone gives, nothing twice. The two
-	// arms are scraped separately (a scrape lost under load moves counts
-	// between steps), so the comparison is per edge over the window.
+	// both forms present: what native alone gives, nothing twice (every
+	// scrape kept, the two arms' samples are the same)
 	if len(both.Agg.Buckets) != len(nat.Agg.Buckets) || len(nat.Agg.Buckets) != len(cls.Agg.Buckets) {
 		t.Fatalf("%d, %d and %d buckets", len(both.Agg.Buckets), len(nat.Agg.Buckets), len(cls.Agg.Buckets))
 	}
@@ -109,7 +124,7 @@ func TestNativeHistogramsFromScrapes(t *testing.T) {
 			t.Fatalf("%s: with both forms edges %v, native alone %v", name, hb.Edges, hn.Edges)
 		}
 		for i := range hb.Counts {
-			if math.Abs(hb.Counts[i]-hn.Counts[i]) > 0.01*hn.Total() {
+			if math.Abs(hb.Counts[i]-hn.Counts[i]) > 1e-9*hn.Total() {
 				t.Errorf("%s at %g: %v with both forms, %v native alone", name, hb.Edges[i], hb.Counts[i], hn.Counts[i])
 			}
 		}
@@ -140,7 +155,7 @@ func TestNativeHistogramsFromScrapes(t *testing.T) {
 		}
 		worst = math.Max(worst, math.Abs(ac.Lo-an.Lo))
 	}
-	if worst > 0.005 {
+	if worst > 1e-9 {
 		t.Errorf("classic and native attainment at shared edges differ by up to %.4f", worst)
 	}
 	// a native quantile is placed within one exponential bucket

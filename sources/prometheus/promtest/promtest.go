@@ -1,6 +1,8 @@
 // Package promtest runs a real Prometheus server for tests: it backfills an
 // OpenMetrics file with promtool into a fresh TSDB and serves it on a
-// loopback port. Tests that use it skip when the prometheus and promtool
+// loopback port (Start), or has it scrape a simulated vLLM fleet whose
+// histograms are native, classic or both (ServeFleet: promtool cannot
+// backfill native histograms). Tests that use it skip when the prometheus and promtool
 // binaries are missing (Debian: apt-get install -y --no-install-recommends
 // prometheus), and fail instead when REQUIRE_PROMETHEUS=1, as CI sets.
 package promtest
