@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/goodput-dev/goodput/policies"
 	"github.com/goodput-dev/goodput/sources"
 	"github.com/goodput-dev/goodput/sources/loglin"
 )
@@ -343,5 +344,64 @@ func TestExactAggregateMoreData(t *testing.T) {
 	amp := float64(r.Arms.Canary.RetryAmplification)
 	if !(amp > 1.03 && amp < 1.05) {
 		t.Errorf("canary retry amplification %g, want ≈ 1/(1 − 0.04)", amp)
+	}
+}
+
+// TestExactAggregateCost: an aggregate's cost per good request comes from
+// cost records spread over its slices or from the policy's rates, as on
+// the request path; records that leave part of the window uncovered are
+// refused when cost is gated.
+func TestExactAggregateCost(t *testing.T) {
+	p := costPolicy(t)
+	bs, cs := aa(), aa()
+	t0, t1 := 1.7e9, 1.7e9+float64(bs.slices)*10
+	recs := func(arm sources.Arm, usdPerHour, from float64) []sources.CostRecord {
+		var out []sources.CostRecord
+		for s := from; s < t1; s += 60 {
+			out = append(out, sources.CostRecord{Start: s, End: s + 60, Arm: arm, Accelerator: usdPerHour / 60})
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name   string
+		cUSD   float64
+		cFrom  float64
+		want   Verdict
+		errHas string
+	}{
+		{"equal cost passes", 4, t0, Pass, ""},
+		{"10% dearer fails a 3% gate", 4.4, t0, Fail, ""},
+		{"records missing the first minutes are refused", 4, t0 + 120, "", "cost records cover"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cost := append(recs(sources.Baseline, 4, t0), recs(sources.Canary, tc.cUSD, tc.cFrom)...)
+			r, err := Judge(exactArm(sources.Baseline, 1, bs), exactArm(sources.Canary, 3, cs), Config{Policy: p, Resamples: 300, Cost: cost})
+			if tc.errHas != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.errHas) {
+					t.Fatalf("error %v, want one saying %q", err, tc.errHas)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, _ := metricNamed(r, "cost_per_good_request")
+			if m.Verdict != tc.want {
+				t.Errorf("cost_per_good_request %s, want %s: %s", m.Verdict, tc.want, m.Reason)
+			}
+			if c := r.Arms.Canary.Cost; c == nil || c.Source != "records" || math.Abs(float64(c.TotalUSD)-tc.cUSD*float64(bs.slices)*10/3600) > 1e-6 {
+				t.Errorf("canary cost %+v", c)
+			}
+		})
+	}
+	q := *p
+	q.Cost = &policies.CostRates{AcceleratorPerHour: 2, HostPerHour: 0.5}
+	r, err := Judge(exactArm(sources.Baseline, 1, bs), exactArm(sources.Canary, 3, cs), Config{Policy: &q, Resamples: 300})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := metricNamed(r, "cost_per_good_request"); m.Verdict != Pass || r.Arms.Baseline.Cost == nil || r.Arms.Baseline.Cost.Source != "policy-rates" ||
+		math.Abs(float64(r.Arms.Baseline.Cost.TotalUSD)-2*2.5*float64(bs.slices)*10/3600) > 1e-9 {
+		t.Errorf("policy rates: %s (%s), cost %+v", m.Verdict, m.Reason, r.Arms.Baseline.Cost)
 	}
 }

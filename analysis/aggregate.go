@@ -35,6 +35,9 @@ type aggArm struct {
 	// precut are the slices the warm-up cut removed (for the warm-up
 	// guardrail), in time order.
 	precut []aggSlice
+	// cost is the arm's cost from records or the policy's rates (nil:
+	// OpenCost series, or none); see costs.
+	cost *aggCost
 	// allStarts are the slice starts before any warm-up cut (the grid of
 	// the aggregate's replica tracks); cutSecs is the warm-up cut.
 	allStarts []float64
@@ -114,6 +117,9 @@ func judgeAggregate(baseline, canary *sources.Dataset, cfg Config) (*Report, err
 		j.warnf("per-class SLOs are not applied to metrics data: every request is judged with the policy's default SLO")
 	}
 	j.paired = j.pairing()
+	if err := j.costs(); err != nil {
+		return nil, err
+	}
 	return j.report(), nil
 }
 
@@ -352,7 +358,9 @@ func (j *aggJudgement) armSummary(a *aggArm) ArmSummary {
 	if utilN > 0 {
 		s.GPUUtilization = Num(util / utilN)
 	}
-	if costKnown && cost > 0 {
+	if a.cost != nil {
+		s.Cost, s.CostPerGoodRequest = a.cost.summary(t.goodLo)
+	} else if costKnown && cost > 0 {
 		per := Num(cost / t.goodLo)
 		s.CostPerGoodRequest = &per
 		s.Cost = &ArmCost{Source: "opencost", AcceleratorUSD: Num(math.NaN()), HostUSD: Num(math.NaN()), NetworkUSD: Num(math.NaN()),
@@ -647,7 +655,7 @@ func (j *aggJudgement) evalGate(idx int, g policies.Gate, conf float64) gateEval
 	bWorst, _ := j.b.ratioAt(metric, false)
 	if !okc || !okb {
 		if g.Metric == "cost_per_good_request" {
-			return inconclusive("cost is unknown: no OpenCost series for an arm; a declared cost gate is never passed without cost data")
+			return inconclusive("cost is unknown: no cost records (--cost), policy cost rates or OpenCost series for an arm; a declared cost gate is never passed without cost data")
 		}
 		return inconclusive(fmt.Sprintf("%s cannot be computed from these metrics", g.Metric))
 	}
@@ -676,6 +684,11 @@ func (j *aggJudgement) evalGate(idx int, g policies.Gate, conf float64) gateEval
 	} else if matched {
 		pess = ratioFloor(pess, sum(cWorst.Num), sum(cWorst.Den), sum(bBest.Num), sum(bBest.Den), conf)
 		opt = ratioFloor(opt, sum(cBest.Num), sum(cBest.Den), sum(bWorst.Num), sum(bWorst.Den), conf)
+	} else if g.Metric == "cost_per_good_request" {
+		// the counts are the good requests, in the denominator (the
+		// numerator is dollars), as on the request path
+		pess = poissonFloor(pess, sum(bBest.Den), sum(cWorst.Den), conf)
+		opt = poissonFloor(opt, sum(bWorst.Den), sum(cBest.Den), conf)
 	} else {
 		pess = poissonFloor(pess, sum(bBest.Num), sum(cWorst.Num), conf)
 		opt = poissonFloor(opt, sum(bWorst.Num), sum(cBest.Num), conf)

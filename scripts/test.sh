@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # Runs every test of goodput, after installing what the tests need that Go
 # does not bring: Debian's prometheus and promtool (the Prometheus source is
-# tested against a real server) and tmux (the terminal review is tested in a
-# real terminal). With those present the tests that use them fail, never
-# skip, when they cannot run.
+# tested against a real server), clickhouse-server (so is the ClickHouse
+# source) and tmux (the terminal review is tested in a real terminal). With
+# those present the tests that use them fail, never skip, when they cannot
+# run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 need=()
 { command -v prometheus && command -v promtool; } >/dev/null 2>&1 || need+=(prometheus)
 command -v tmux >/dev/null 2>&1 || need+=(tmux)
+{ command -v clickhouse-server || test -x /usr/sbin/clickhouse-server; } >/dev/null 2>&1 || need+=(clickhouse-server)
 if [ ${#need[@]} -gt 0 ]; then
   sudo=""
   if [ "$(id -u)" != 0 ]; then
@@ -24,9 +26,10 @@ if [ ${#need[@]} -gt 0 ]; then
   # the package may start a daemon on :9090 where services are allowed; the
   # tests start their own servers on loopback ports, so stop it
   $sudo service prometheus stop >/dev/null 2>&1 || true
+  $sudo service clickhouse-server stop >/dev/null 2>&1 || true
 fi
 
-export REQUIRE_PROMETHEUS=1 REQUIRE_TMUX=1
+export REQUIRE_PROMETHEUS=1 REQUIRE_TMUX=1 REQUIRE_CLICKHOUSE=1
 go vet ./...
 go test -count=1 -timeout 20m ./...
 

@@ -41,6 +41,7 @@ type judgeOptions struct {
 	Judge              string
 	Stream             bool
 	prom               promOptions
+	ch                 chOptions
 	metrics            metricsOptions
 }
 
@@ -72,7 +73,9 @@ Exit codes: 0 pass, 1 fail, 2 usage error, 3 inconclusive
   goodput judge --policy bench old.json new.json
   goodput judge --policy bench --slo ttft=500ms,tpot=50ms --margin slo_attainment=2pp old.json new.json
   goodput judge --baseline b1.jsonl b2.jsonl --canary c1.jsonl --policy batch --format json --out report.json
-  goodput judge --stream --baseline big-baseline.jsonl.gz --canary big-canary.jsonl.gz`,
+  goodput judge --stream --baseline big-baseline.jsonl.gz --canary big-canary.jsonl.gz
+  goodput judge --clickhouse http://clickhouse:8123 --table logs.requests --last 30m \
+    --baseline-where "deployment = 'baseline'" --canary-where "deployment = 'canary'"`,
 		Args: cobra.MaximumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
@@ -85,7 +88,10 @@ Exit codes: 0 pass, 1 fail, 2 usage error, 3 inconclusive
 				// the window and step of a Prometheus query mean nothing
 				// for files: refuse rather than ignore them silently
 				flags := []string{"start", "end", "last", "step", "baseline-selector", "canary-selector", "profile"}
-				if o.metrics.PrometheusURL != "" {
+				if o.ch.enabled() {
+					// ClickHouse takes the window; the bucket is the policy's
+					flags = flags[3:]
+				} else if o.metrics.PrometheusURL != "" {
 					// metrics beside files: selectors, step and profile
 					// apply; the window is the files'
 					flags = flags[:3]
@@ -96,8 +102,22 @@ Exit codes: 0 pass, 1 fail, 2 usage error, 3 inconclusive
 						given = append(given, "--"+f)
 					}
 				}
+				if len(given) > 0 && o.ch.enabled() {
+					return usageError("%s only apply with --prometheus; with --clickhouse the arms are --baseline-where/--canary-where and the bucket is the policy's window.bucket", strings.Join(given, ", "))
+				}
 				if len(given) > 0 {
 					return usageError("%s only apply with --prometheus; for files the window is the files' own, and the bucket is the policy's window.bucket", strings.Join(given, ", "))
+				}
+			}
+			if !o.ch.enabled() {
+				var given []string
+				for _, f := range o.ch.flagNames() {
+					if cmd.Flags().Changed(f) {
+						given = append(given, "--"+f)
+					}
+				}
+				if len(given) > 0 {
+					return usageError("%s only apply with --clickhouse URL", strings.Join(given, ", "))
 				}
 			}
 			return a.runJudge(cmd.Context(), o)
@@ -118,6 +138,7 @@ Exit codes: 0 pass, 1 fail, 2 usage error, 3 inconclusive
 	fs.BoolVar(&o.Stream, "stream", false, "judge request logs in one streaming pass with bounded memory: each request is counted into 10 s buckets per stratum (exact counts and good requests, latencies on log-linear bins 0.27% wide) and not kept; both arms and all files are read in parallel. Request logs only (not benchmark files or scrapes); per-request diagnostics are not computed")
 	fs.StringVar(&o.Judge, "judge", "goodput", "which judge decides: goodput (this tool's), or the comparators kayenta (Kayenta-style Mann-Whitney with a ±25% band on per-minute series) and threshold (Argo/Flagger-style per-minute limits), for comparing on your own data")
 	o.prom.addFlags(fs)
+	o.ch.addFlags(fs)
 	o.metrics.addFlags(fs)
 	fs.Uint64Var(&o.Seed, "seed", 1, "seed for resampling; the same inputs and seed give the same report")
 	fs.IntVar(&o.Resamples, "resamples", 2000, "bootstrap resamples for quantile gates (≥ 200)")
@@ -145,12 +166,22 @@ func (a *app) runJudge(ctx context.Context, o *judgeOptions) error {
 	default:
 		return usageError("--judge %q: want goodput, kayenta or threshold", o.Judge)
 	}
-	if o.prom.enabled() {
+	switch {
+	case o.prom.enabled() && o.ch.enabled():
+		return usageError("give either --prometheus or --clickhouse, not both")
+	case o.prom.enabled():
 		if len(o.Baseline) > 0 || len(o.Canary) > 0 {
 			return usageError("give either --prometheus with --baseline-selector/--canary-selector, or --baseline/--canary files, not both")
 		}
-	} else if len(o.Baseline) == 0 || len(o.Canary) == 0 {
-		return usageError("judge needs --baseline FILE and --canary FILE, or --prometheus URL with selectors (see goodput judge --help)")
+	case o.ch.enabled():
+		if len(o.Baseline) > 0 || len(o.Canary) > 0 {
+			return usageError("give either --clickhouse with --baseline-where/--canary-where, or --baseline/--canary files, not both")
+		}
+		if o.metrics.enabled() {
+			return usageError("--baseline-metrics, --canary-metrics and --metrics-prometheus go beside request files, not --clickhouse")
+		}
+	case len(o.Baseline) == 0 || len(o.Canary) == 0:
+		return usageError("judge needs --baseline FILE and --canary FILE, --prometheus URL with selectors, or --clickhouse URL with --table and --baseline-where/--canary-where (see goodput judge --help)")
 	}
 	if o.Resamples < 200 {
 		return usageError("--resamples %d: want at least 200", o.Resamples)
@@ -165,6 +196,8 @@ func (a *app) runJudge(ctx context.Context, o *judgeOptions) error {
 		switch {
 		case o.prom.enabled():
 			return usageError("--stream reads request-log files; --prometheus is already an aggregate: drop --stream")
+		case o.ch.enabled():
+			return usageError("--stream reads request-log files; --clickhouse aggregates on the server already: drop --stream")
 		case o.metrics.enabled():
 			return usageError("--stream does not take --baseline-metrics, --canary-metrics or --metrics-prometheus yet; judge without --stream to read metrics beside the request logs")
 		case o.Judge != "goodput":
@@ -197,11 +230,18 @@ func (a *app) judgeFiles(ctx context.Context, o *judgeOptions, progress io.Write
 	if o.prom.enabled() {
 		stage = "querying " + o.prom.URL
 	}
+	if o.ch.enabled() {
+		stage = "aggregating in " + redactURL(o.ch.URL)
+	}
 	// a line on a terminal's stderr while this takes more than 2 s
 	prog := a.startProgress(stage)
 	defer prog.Stop()
 	if o.prom.enabled() {
 		if base, can, err = o.prom.load(ctx, a.env, a.now); err != nil {
+			return nil, err
+		}
+	} else if o.ch.enabled() {
+		if base, can, err = o.ch.load(ctx, &o.prom, pol, a.env, a.now); err != nil {
 			return nil, err
 		}
 	} else if o.Stream {

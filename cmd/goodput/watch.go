@@ -526,6 +526,7 @@ func (a *app) watchLook(ctx context.Context, src *prometheus.Source, pp promPlan
 	if err != nil {
 		return nil, err
 	}
+	noteMixedForms(src.HistogramForms(sources.Baseline), src.HistogramForms(sources.Canary), can.Agg)
 	return judgeLook(&base, &can, pol, w.seq.Nominal[k-1], o.Seed, o.Resamples)
 }
 

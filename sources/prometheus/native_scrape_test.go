@@ -23,7 +23,8 @@ import (
 // native-only arm reads; the classic arm's counts at the edges both forms
 // share agree with the native ones; a native histogram's quantile is
 // placed within one exponential bucket. An arm whose replicas differ in
-// form (each form has series the other lacks) is read as partial.
+// form (each form has series the other lacks) is read as partial; one
+// whose native series cover only some of its classic ones is read classic.
 func TestNativeHistogramsFromScrapes(t *testing.T) {
 	start := time.Now().Add(-40 * time.Minute).Truncate(time.Minute)
 	classes := []string{"chat", "code"}
@@ -31,7 +32,8 @@ func TestNativeHistogramsFromScrapes(t *testing.T) {
 		promtest.FleetArm{Deployment: "both", Form: promtest.FormBoth, Classes: classes, Seed: 7},
 		promtest.FleetArm{Deployment: "native", Form: promtest.FormNative, Classes: classes, Seed: 7},
 		promtest.FleetArm{Deployment: "classic", Form: promtest.FormClassic, Classes: classes, Seed: 7},
-		promtest.FleetArm{Deployment: "split", Form: promtest.FormSplit, Classes: classes, Seed: 7})
+		promtest.FleetArm{Deployment: "split", Form: promtest.FormSplit, Classes: classes, Seed: 7},
+		promtest.FleetArm{Deployment: "some", Form: promtest.FormSomeNative, Classes: classes, Seed: 7})
 	f.Wait(t, 50*time.Second)
 	src, err := New(Config{URL: f.URL})
 	if err != nil {
@@ -73,6 +75,21 @@ func TestNativeHistogramsFromScrapes(t *testing.T) {
 	}
 	if len(both.Agg.Partial) > 0 || len(nat.Agg.Partial) > 0 {
 		t.Errorf("partial: %q %q", both.Agg.Partial, nat.Agg.Partial)
+	}
+	// native series for only some replicas that all have classic ones:
+	// the classic form is read, every request counted once
+	some, someForms := read("some")
+	if someForms[engines.TTFT] != Classic || len(some.Agg.Partial) > 0 ||
+		!hasNote(some, "vllm:time_to_first_token_seconds: both classic (_bucket) and native series exist, but 2 classic series have no native counterpart: the classic series were read") {
+		t.Errorf("some native: TTFT read as %s, partial %q, notes %q", someForms[engines.TTFT], some.Agg.Partial, some.Agg.Notes)
+	}
+	var someTTFT, someDone float64
+	for _, b := range some.Agg.Buckets {
+		someTTFT += b.TTFT.Total()
+		someDone += b.Completed
+	}
+	if d := someTTFT/someDone - 1; math.Abs(d) > 0.01 {
+		t.Errorf("some native: TTFT histograms count %.0f requests, the request counter %.0f", someTTFT, someDone)
 	}
 	// replicas that differ in form: native read, the rest missing, partial
 	split, splitForms := read("split")

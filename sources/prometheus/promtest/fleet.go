@@ -39,6 +39,10 @@ const (
 	// (protobuf) and the odd replicas' as classic ones (text): each form
 	// then has series the other lacks.
 	FormSplit Form = "split"
+	// FormSomeNative exposes both forms for the even replicas (as
+	// FormBoth) and only classic histograms (text) for the odd ones: the
+	// native series then cover only some of the classic ones.
+	FormSomeNative Form = "some-native"
 )
 
 // FleetArm is one simulated vLLM V1 deployment.
@@ -73,6 +77,23 @@ type Fleet struct {
 	ticks int
 	mu    sync.Mutex
 	eps   []*endpoint
+	// logs holds, per deployment, the simulated requests as request-log
+	// lines (JSON), in the order drawn.
+	logs map[string]*[]string
+}
+
+// RequestLog returns the arm's simulated requests in the native
+// request-log format (JSON lines: ts, status, ttft_s, tpot_s, e2e_s,
+// prompt_tokens, output_tokens, class (the model_name), replica), the
+// same requests its metrics count. Call after Wait.
+func (f *Fleet) RequestLog(deployment string) []byte {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	l := f.logs[deployment]
+	if l == nil {
+		return nil
+	}
+	return []byte(strings.Join(*l, ""))
 }
 
 // ServeFleet starts a loopback exporter for the arms and a Prometheus 2.x
@@ -87,16 +108,23 @@ type Fleet struct {
 func ServeFleet(tb testing.TB, start time.Time, tick time.Duration, ticks int, arms ...FleetArm) *Fleet {
 	tb.Helper()
 	need(tb, "prometheus")
-	f := &Fleet{Start: start, End: start.Add(time.Duration(ticks) * tick), ticks: ticks}
+	f := &Fleet{Start: start, End: start.Add(time.Duration(ticks) * tick), ticks: ticks, logs: map[string]*[]string{}}
 	mux := http.NewServeMux()
 	var jobs []string
 	for _, a := range arms {
 		a = a.withDefaults()
 		add := func(kind string, histOnly, text bool) string {
 			ep := newEndpoint(a, start, tick, ticks, histOnly)
-			if a.Form == FormSplit {
-				odd := text // the text endpoint serves the odd replicas
+			if f.logs[a.Deployment] == nil { // the arm's first endpoint writes its log
+				ep.log = &[]string{}
+				f.logs[a.Deployment] = ep.log
+			}
+			switch {
+			case a.Form == FormSplit || a.Form == FormSomeNative && kind == "text":
+				odd := text // a full text endpoint serves the odd replicas
 				ep.pods = func(i int) bool { return (i%2 == 1) == odd }
+			case a.Form == FormSomeNative:
+				ep.pods = func(i int) bool { return i%2 == 0 }
 			}
 			f.eps = append(f.eps, ep)
 			path := "/" + kind + "/" + a.Deployment
@@ -110,6 +138,10 @@ func ServeFleet(tb testing.TB, start time.Time, tick time.Duration, ticks int, a
 		case FormSplit:
 			jobs = append(jobs, scrapeJob(job, add("native", false, false), ""),
 				scrapeJob(job+"-classic", add("text", false, true), job))
+		case FormSomeNative:
+			jobs = append(jobs, scrapeJob(job, add("native", false, false), ""),
+				scrapeJob(job+"-classic", add("classic", true, true), job),
+				scrapeJob(job+"-text", add("text", false, true), job))
 		case FormBoth:
 			jobs = append(jobs, scrapeJob(job, add("native", false, false), ""),
 				scrapeJob(job+"-classic", add("classic", true, true), job))
@@ -241,6 +273,8 @@ type endpoint struct {
 	// pods, when set, says which replicas (by index) this endpoint
 	// exposes; the others are simulated but not served.
 	pods func(i int) bool
+	// log, when set, receives one request-log line per simulated request.
+	log *[]string
 }
 
 func newEndpoint(a FleetArm, start time.Time, tick time.Duration, ticks int, histOnly bool) *endpoint {
@@ -333,6 +367,11 @@ func (ep *endpoint) simulate() {
 			reason := "stop"
 			if rng.Float64() < 0.1 {
 				reason = "length"
+			}
+			at := ep.start.Add(time.Duration(ep.n-1)*ep.tick + time.Duration(rng.Float64()*float64(ep.tick)))
+			if ep.log != nil {
+				*ep.log = append(*ep.log, fmt.Sprintf(`{"ts":%q,"status":"ok","ttft_s":%g,"tpot_s":%g,"e2e_s":%g,"prompt_tokens":%d,"output_tokens":%d,"class":%q,"replica":%q}`+"\n",
+					at.UTC().Format(time.RFC3339Nano), ttft, tpot, ttft+tpot*float64(out), prompt, out, class, pod))
 			}
 			ep.ttft.WithLabelValues(class, pod).Observe(ttft)
 			ep.tpot.WithLabelValues(class, pod).Observe(tpot)

@@ -1,6 +1,8 @@
 // Package promtest runs a real Prometheus server for tests: it backfills an
 // OpenMetrics file with promtool into a fresh TSDB and serves it on a
-// loopback port. Tests that use it skip when the prometheus and promtool
+// loopback port (Start), or has it scrape a simulated vLLM fleet whose
+// histograms are native, classic or both (ServeFleet: promtool cannot
+// backfill native histograms). Tests that use it skip when the prometheus and promtool
 // binaries are missing (Debian: apt-get install -y --no-install-recommends
 // prometheus), and fail instead when REQUIRE_PROMETHEUS=1, as CI sets.
 package promtest
@@ -13,6 +15,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -82,6 +86,9 @@ func Serve(tb testing.TB, config, data string, flags ...string) string {
 	})
 	re := regexp.MustCompile(`msg="Listening on" address=([0-9.:\[\]]+)`)
 	addrCh := make(chan string, 1)
+	var mu sync.Mutex
+	// tail holds the last log lines, shown when the test fails
+	var tail []string
 	go func() { // keep draining stderr for the life of the process
 		sc, sent := bufio.NewScanner(stderr), false
 		for sc.Scan() {
@@ -89,8 +96,20 @@ func Serve(tb testing.TB, config, data string, flags ...string) string {
 				addrCh <- m[1]
 				sent = true
 			}
+			mu.Lock()
+			if tail = append(tail, sc.Text()); len(tail) > 40 {
+				tail = tail[1:]
+			}
+			mu.Unlock()
 		}
 	}()
+	tb.Cleanup(func() {
+		if tb.Failed() || os.Getenv("PROMTEST_LOG") == "1" {
+			mu.Lock()
+			defer mu.Unlock()
+			tb.Logf("prometheus log (last %d lines):\n%s", len(tail), strings.Join(tail, "\n"))
+		}
+	})
 	var addr string
 	select {
 	case addr = <-addrCh:

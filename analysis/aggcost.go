@@ -1,0 +1,117 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// aggCost is an arm's cost breakdown over its analysed slices when it
+// comes from cost records or the policy's rates (nil: OpenCost series or
+// none), USD.
+type aggCost struct {
+	source                           string // records | policy-rates
+	accelerator, host, network, idle float64
+}
+
+// costs prices both arms' analysed slices as the request path does
+// (judgement.costs): cost records (--cost) spread uniformly over their
+// intervals onto the slices, else the policy's rates (replicas × slice time
+// at accelerator + host rates, plus the idle reserve per arm-hour), else
+// the OpenCost series the metrics carry. A slice's price is kept as a rate
+// (costPerHour) so every cost figure reads it the same way. Records that
+// do not cover the analysed window are refused when the policy gates on
+// cost (missing cost is cheaper cost: never a pass), else a warning.
+func (j *aggJudgement) costs() error {
+	if len(j.cfg.Cost) > 0 {
+		for _, a := range []*aggArm{j.b, j.c} {
+			var mine []int
+			for i, r := range j.cfg.Cost {
+				if r.Arm == a.arm {
+					mine = append(mine, i)
+				}
+			}
+			if len(mine) == 0 {
+				return &DataError{Arm: a.arm, Msg: "the cost file has no records for this arm"}
+			}
+			c := &aggCost{source: "records"}
+			lo, hi := a.slices[0].start, a.slices[len(a.slices)-1].end
+			overlap := func(lo1, hi1, lo2, hi2 float64) float64 { return math.Max(0, math.Min(hi1, hi2)-math.Max(lo1, lo2)) }
+			usd := make([]float64, len(a.slices))
+			recs := j.cfg.Cost[:0:0]
+			for _, k := range mine {
+				r := j.cfg.Cost[k]
+				recs = append(recs, r)
+				d := r.End - r.Start
+				for i, s := range a.slices {
+					if ov := overlap(r.Start, r.End, s.start, s.end); ov > 0 {
+						usd[i] += r.Total() * ov / d
+					}
+				}
+				f := overlap(r.Start, r.End, lo, hi) / d
+				c.accelerator += r.Accelerator * f
+				c.host += r.Host * f
+				c.network += r.Network * f
+				c.idle += r.IdleReserve * f
+			}
+			for i := range a.slices {
+				s := &a.slices[i]
+				s.costPerHour = usd[i] / ((s.end - s.start) / 3600)
+			}
+			if cov := coverage(recs, lo, hi); cov < minCostCoverage {
+				msg := fmt.Sprintf("cost records cover %.1f%% of the analysed window", cov*100)
+				if gatesCost(j.p) {
+					return &DataError{Arm: a.arm, Msg: msg + ": the cost per good request would count the missing time as free; give every replica's cost records for the whole window"}
+				}
+				j.warnf("%s: %s: uncovered time is counted as free", a.arm, msg)
+			}
+			a.cost = c
+		}
+		if len(j.cfg.CostMissing) > 0 {
+			j.warnf("cost file has no %s column: counted as 0", strings.Join(j.cfg.CostMissing, ", "))
+		}
+		return nil
+	}
+	r := j.p.Cost
+	if r == nil || (r.AcceleratorPerHour == 0 && r.HostPerHour == 0 && r.IdleReservePerHour == 0) {
+		return nil
+	}
+	for _, a := range []*aggArm{j.b, j.c} {
+		for _, s := range a.slices {
+			if !math.IsNaN(s.costPerHour) {
+				return nil // the metrics carry OpenCost's figures: they stand
+			}
+		}
+	}
+	for _, a := range []*aggArm{j.b, j.c} {
+		c := &aggCost{source: "policy-rates", network: math.NaN()}
+		for i := range a.slices {
+			s := &a.slices[i]
+			s.costPerHour = s.replicas*(r.AcceleratorPerHour+r.HostPerHour) + r.IdleReservePerHour
+			h := (s.end - s.start) / 3600
+			c.accelerator += s.replicas * h * r.AcceleratorPerHour
+			c.host += s.replicas * h * r.HostPerHour
+			c.idle += h * r.IdleReservePerHour
+		}
+		a.cost = c
+	}
+	j.warnf("cost from the policy's rates (replicas × slice time × accelerator and host rates, plus idle reserve); network cost needs bytes and is not priced")
+	return nil
+}
+
+// summary is an arm's cost summary from records or rates, given its total
+// good requests.
+func (c *aggCost) summary(good float64) (*ArmCost, *Num) {
+	tot := c.accelerator + c.host + c.idle
+	if !math.IsNaN(c.network) {
+		tot += c.network
+	}
+	per := Num(tot / good)
+	out := &ArmCost{Source: c.source, AcceleratorUSD: Num(c.accelerator), HostUSD: Num(c.host), NetworkUSD: Num(c.network),
+		IdleReserveUSD: Num(c.idle), TotalUSD: Num(tot), PerGoodRequest: per, PerMillionGoodTokens: Num(math.NaN()),
+		GoodRequestsPerDollar: Num(good / tot)}
+	if math.IsNaN(c.network) {
+		out.MissingComponents = []string{"network_usd"}
+	}
+	return out, &per
+}

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/goodput-dev/goodput/sources"
+	"github.com/goodput-dev/goodput/sources/clickhouse/chtest"
+	"github.com/goodput-dev/goodput/sources/sim"
+)
+
+// simToClickHouse simulates scenario for d, writes both arms' native logs
+// into dir and loads them into table (arm column "baseline"/"canary").
+func simToClickHouse(t *testing.T, srv *chtest.Server, scenario, table, dir string, d time.Duration) (base, can string) {
+	t.Helper()
+	sc, err := sim.Builtin(scenario)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := sim.Run(context.Background(), sc, 1, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths := map[sources.Arm]string{}
+	for _, arm := range []sources.Arm{sources.Baseline, sources.Canary} {
+		p := filepath.Join(dir, string(arm)+".jsonl")
+		f, err := os.Create(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sim.WriteRequestLog(f, res.Requests(arm)); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		f, _ = os.Open(p)
+		srv.LoadRequests(t, table, string(arm), f)
+		f.Close()
+		paths[arm] = p
+	}
+	return paths[sources.Baseline], paths[sources.Canary]
+}
+
+func chArgs(url string, extra ...string) []string {
+	return append([]string{"judge", "--clickhouse", url, "--table", "req",
+		"--baseline-where", "arm = 'baseline'", "--canary-where", "arm = 'canary'",
+		"--start", "2026-01-01T00:00:00Z", "--end", "2026-01-01T01:00:00Z"}, extra...)
+}
+
+// TestJudgeClickHouseReport: `goodput judge --clickhouse` prints the same
+// JSON report, apart from inputs[], as `goodput judge --stream` on the same
+// records as files; its inputs name the queries, and the same query twice
+// gives the same bytes.
+func TestJudgeClickHouseReport(t *testing.T) {
+	srv := chtest.Start(t)
+	dir := t.TempDir()
+	b, c := simToClickHouse(t, srv, "bs-errors-rejected", "req", dir, 4*time.Minute)
+	code, out, errs := runCLI(t, nil, chArgs(srv.URL, "--format", "json", "--resamples", "200")...)
+	if code != 0 && code != 1 && code != 3 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	fcode, fout, ferrs := runCLI(t, nil, "judge", "--stream", "--baseline", b, "--canary", c, "--format", "json", "--resamples", "200")
+	if fcode != code {
+		t.Fatalf("--stream exit %d, --clickhouse exit %d: %s", fcode, code, ferrs)
+	}
+	withoutInputs := func(s string) (map[string]any, []sources.Input) {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(s), &m); err != nil {
+			t.Fatalf("%v\n%.500s", err, s)
+		}
+		raw, _ := json.Marshal(m["inputs"])
+		var in []sources.Input
+		_ = json.Unmarshal(raw, &in)
+		delete(m, "inputs")
+		return m, in
+	}
+	got, inputs := withoutInputs(out)
+	want, _ := withoutInputs(fout)
+	gj, _ := json.MarshalIndent(got, "", " ")
+	wj, _ := json.MarshalIndent(want, "", " ")
+	if !bytes.Equal(gj, wj) {
+		gl, wl := strings.Split(string(gj), "\n"), strings.Split(string(wj), "\n")
+		for i := 0; i < min(len(gl), len(wl)); i++ {
+			if gl[i] != wl[i] {
+				t.Errorf("reports differ at line %d:\nclickhouse: %s\n--stream:   %s", i, gl[i], wl[i])
+				break
+			}
+		}
+		t.Errorf("reports differ (%d and %d lines)", len(gl), len(wl))
+	}
+	if acc := got["arms"].(map[string]any)["canary"].(map[string]any)["accounting"].(map[string]any); acc["rejected"] == 0.0 {
+		t.Errorf("the canary rejects nothing: %v", acc)
+	}
+	if len(inputs) != 2 || inputs[0].Format != "clickhouse" || !strings.Contains(inputs[0].Path, "where (arm = 'baseline')") ||
+		!strings.Contains(inputs[1].Path, "where (arm = 'canary')") || len(inputs[0].SHA256) != 64 {
+		t.Errorf("inputs %+v", inputs)
+	}
+	_, out2, _ := runCLI(t, nil, chArgs(srv.URL, "--format", "json", "--resamples", "200")...)
+	if out2 != out {
+		t.Error("two runs on the same data gave different reports")
+	}
+}
+
+// TestJudgeClickHouseErrors: flag mistakes exit 2 naming the flag; a
+// failing query exits 4 naming the query, without the credentials.
+func TestJudgeClickHouseErrors(t *testing.T) {
+	srv := chtest.Start(t)
+	srv.LoadRequests(t, "req", "baseline", strings.NewReader(`{"ts":1767225600.5,"status":"ok","ttft_s":0.1,"e2e_s":1.2,"output_tokens":30}`+"\n"))
+	u := srv.URL
+	for _, c := range []struct {
+		name string
+		args []string
+		env  map[string]string
+		code int
+		want []string
+		not  []string
+	}{
+		{"no table", []string{"judge", "--clickhouse", u, "--baseline-where", "a = 1", "--canary-where", "a = 2", "--last", "1h"}, nil, 2, []string{"--table"}, nil},
+		{"no where", []string{"judge", "--clickhouse", u, "--table", "req", "--canary-where", "a = 2", "--last", "1h"}, nil, 2, []string{"--baseline-where"}, nil},
+		{"no window", []string{"judge", "--clickhouse", u, "--table", "req", "--baseline-where", "a = 1", "--canary-where", "a = 2"}, nil, 2, []string{"needs a window"}, nil},
+		{"where with ;", chArgs(u, "--canary-where", "1 = 1; DROP TABLE req"), nil, 2, []string{"--canary-where", "`;`"}, nil},
+		{"where escaping its parentheses", chArgs(u, "--baseline-where", "1) OR (1"), nil, 2, []string{"--baseline-where", "unbalanced )"}, nil},
+		{"same where", chArgs(u, "--canary-where", "arm = 'baseline'"), nil, 2, []string{"the same"}, nil},
+		{"bad columns", chArgs(u, "--columns", "ttft=x"), nil, 2, []string{"--columns", "unknown field"}, nil},
+		{"step", chArgs(u, "--step", "30s"), nil, 2, []string{"--step", "only apply with --prometheus"}, nil},
+		{"table without clickhouse", []string{"judge", "--table", "req", "a.jsonl", "b.jsonl"}, nil, 2, []string{"--table", "only apply with --clickhouse"}, nil},
+		{"files too", append(chArgs(u), "--baseline", "a.jsonl", "--canary", "b.jsonl"), nil, 2, []string{"not both"}, nil},
+		{"credentials in URL", chArgs(strings.Replace(u, "http://", "http://bob:pw-in-url-1@", 1)), nil, 2, []string{"credentials in the URL"}, []string{"pw-in-url-1"}},
+		{"missing table", append(chArgs(u), "--table", "nope"), nil, 4, []string{"clickhouse query describe nope", "doesn't exist"}, nil},
+		{"missing column", chArgs(u, "--columns", "ttft_s=first_token"), nil, 4, []string{"no column `first_token`"}, nil},
+		{"wrong password", chArgs(u), map[string]string{envClickHouseUser: chtest.User, envClickHousePassword: "pw-wrong-5e2a"}, 4,
+			[]string{"clickhouse query describe req", "Wrong password"}, []string{"pw-wrong-5e2a"}},
+		{"no canary rows", chArgs(u), map[string]string{envClickHouseUser: chtest.User, envClickHousePassword: chtest.Password}, 4,
+			[]string{"canary aggregate", "no requests"}, []string{chtest.Password}},
+		{"unreachable", chArgs("http://127.0.0.1:1", "--clickhouse-timeout", "3s"), nil, 4, []string{"cannot reach http://127.0.0.1:1"}, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code, out, errs := runCLI(t, c.env, c.args...)
+			if code != c.code {
+				t.Fatalf("exit %d, want %d; stderr %s", code, c.code, errs)
+			}
+			if out != "" {
+				t.Errorf("stdout %q", out)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(errs, w) {
+					t.Errorf("stderr %q lacks %q", errs, w)
+				}
+			}
+			for _, n := range c.not {
+				if strings.Contains(errs, n) {
+					t.Errorf("stderr %q shows %q", errs, n)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,357 @@
+package clickhouse
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/goodput-dev/goodput/sources"
+	"github.com/goodput-dev/goodput/sources/loglin"
+)
+
+// Query says what to read for one arm.
+type Query struct {
+	Arm sources.Arm
+	// Where is the operator's SQL condition selecting the arm's rows
+	// (checked with CheckWhere, wrapped in parentheses).
+	Where string
+	// Start and End bound the window: rows with Start ≤ ts < End.
+	Start, End time.Time
+	// Plan is the policy's classes, SLOs, strata and bucket width.
+	Plan *Plan
+}
+
+// maxSlices bounds the slices an arm may span, as the request path does:
+// beyond it, and beyond four slices per request, the span is refused.
+const maxSlices = 1 << 20
+
+// count is an integer the server may write quoted (64-bit integers in
+// JSON).
+type count int64
+
+func (c *count) UnmarshalJSON(b []byte) error {
+	b = []byte(strings.Trim(string(b), `"`))
+	v, err := strconv.ParseInt(string(b), 10, 64)
+	if err != nil {
+		return fmt.Errorf("not an integer: %.40q", b)
+	}
+	*c = count(v)
+	return nil
+}
+
+// row is one group of the aggregation query (see buildQuery).
+type row struct {
+	S, M, PB, OB, PC, Bin                                 count
+	Label, Rep                                            string
+	N, Completed, Failed, Canceled, Rejected, Good        count
+	Retried, Short                                        count
+	PromptTokens, OutputTokens, Hits, Queries, CacheKnown count
+	Admitted                                              count
+	UnvTTFT, UnvTPOT, UnvE2E, UnvMaxITL, UnvQuality       count
+	BadStatus, BadTTFT, BadLatency, BadE2E, BadCount      count
+}
+
+func (r *row) UnmarshalJSON(b []byte) error {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	ints := map[string]*count{"s": &r.S, "m": &r.M, "pb": &r.PB, "ob": &r.OB, "pc": &r.PC, "bin": &r.Bin,
+		"n": &r.N, "completed": &r.Completed, "failed": &r.Failed, "canceled": &r.Canceled, "rejected": &r.Rejected,
+		"good": &r.Good, "retried": &r.Retried, "short": &r.Short, "prompt_tokens": &r.PromptTokens,
+		"output_tokens": &r.OutputTokens, "hits": &r.Hits, "queries": &r.Queries, "cache_known": &r.CacheKnown,
+		"admitted": &r.Admitted, "unv_ttft": &r.UnvTTFT, "unv_tpot": &r.UnvTPOT, "unv_e2e": &r.UnvE2E,
+		"unv_max_itl": &r.UnvMaxITL, "unv_quality": &r.UnvQuality, "bad_status": &r.BadStatus, "bad_ttft": &r.BadTTFT,
+		"bad_latency": &r.BadLatency, "bad_e2e": &r.BadE2E, "bad_count": &r.BadCount}
+	for k, p := range ints {
+		v, ok := m[k]
+		if !ok {
+			return fmt.Errorf("answer row lacks column %s", k)
+		}
+		if err := json.Unmarshal(v, p); err != nil {
+			return fmt.Errorf("column %s: %v", k, err)
+		}
+	}
+	for k, p := range map[string]*string{"label": &r.Label, "rep": &r.Rep} {
+		v, ok := m[k]
+		if !ok {
+			return fmt.Errorf("answer row lacks column %s", k)
+		}
+		if err := json.Unmarshal(v, p); err != nil {
+			return fmt.Errorf("column %s: %v", k, err)
+		}
+	}
+	return nil
+}
+
+type cellKey struct {
+	slice   int64
+	stratum string
+}
+
+type cell struct {
+	completed, failed, canceled, rejected float64
+	good, retried, short                  float64
+	prompt, output, hits, queries         float64
+	ttft, tpot, e2e                       loglin.Hist
+}
+
+type replicaSpan struct {
+	first, last int64
+	finished    map[int64]float64
+}
+
+// Read runs the arm's aggregation query and returns its dataset: an Exact
+// aggregate (see the package comment), ClockEpoch, one Input naming the
+// query. Errors name the query; none holds credentials.
+func (s *Source) Read(ctx context.Context, q Query) (sources.Dataset, error) {
+	ds := sources.Dataset{Arm: q.Arm, Clock: sources.ClockEpoch, Location: s.cfg.Location}
+	name := string(q.Arm) + " aggregate"
+	if q.Plan == nil {
+		return ds, &QueryError{name, "no plan"}
+	}
+	if err := q.Plan.check(); err != nil {
+		return ds, &QueryError{name, err.Error()}
+	}
+	if err := CheckWhere(q.Where); err != nil {
+		return ds, &QueryError{name, "condition " + strconv.Quote(sanitize(q.Where, 200)) + ": " + err.Error()}
+	}
+	if !q.End.After(q.Start) {
+		return ds, &QueryError{name, "the window ends before it starts"}
+	}
+	info, err := s.describe(ctx)
+	if err != nil {
+		return ds, err
+	}
+	cols, err := resolve(info, s.cfg.Columns)
+	if err != nil {
+		return ds, &QueryError{"describe " + sanitize(s.cfg.Table, 120), err.Error()}
+	}
+	start := float64(q.Start.UnixNano()) / 1e9
+	end := float64(q.End.UnixNano()) / 1e9
+	if q.Start.Nanosecond() == 0 && q.End.Nanosecond() == 0 {
+		start, end = float64(q.Start.Unix()), float64(q.End.Unix())
+	}
+	query := buildQuery(q.Plan, s.table, cols, q.Where, start, end)
+	var rows []row
+	err = s.run(ctx, name, query, func(line []byte) error {
+		var r row
+		if err := json.Unmarshal(line, &r); err != nil {
+			return fmt.Errorf("unexpected answer row: %v", err)
+		}
+		rows = append(rows, r)
+		return nil
+	}, func() { rows = rows[:0] })
+	if err != nil {
+		return ds, err
+	}
+	agg, records, canon, err := assemble(q.Plan, rows)
+	if err != nil {
+		return ds, &QueryError{name, err.Error()}
+	}
+	ds.Agg = agg
+	ds.Inputs = []sources.Input{{
+		Path:   fmt.Sprintf("clickhouse %s table %s where (%s), ts in [%s, %s)", redact(s.cfg.URL), s.table, sanitize(q.Where, 500), q.Start.UTC().Format(time.RFC3339Nano), q.End.UTC().Format(time.RFC3339Nano)),
+		SHA256: digest(query, canon),
+		Format: Format,
+		Arm:    q.Arm,
+		Count:  int(records),
+		Note:   "aggregated by the server; sha256 of the query text and its answer's rows in sorted order",
+	}}
+	if c := s.cfg.Columns; len(c) > 0 {
+		ds.Inputs[0].Note += "; columns " + sanitize(c.String(), 300)
+	}
+	return ds, nil
+}
+
+// assemble turns the query's rows into the aggregate, in the form the
+// streaming scan of the same records builds.
+func assemble(p *Plan, rows []row) (*sources.Aggregate, int64, []string, error) {
+	var records int64
+	var bad struct{ status, ttft, latency, e2e, count int64 }
+	unverified := map[string]int64{}
+	cells := map[cellKey]*cell{}
+	reps := map[string]*replicaSpan{}
+	cacheKnown := false
+	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
+	stratum := func(r *row) string {
+		class := "default"
+		if r.PC >= 0 && int(r.PC) < len(p.Classes) {
+			class = p.Classes[r.PC].Name
+		}
+		return p.Stratum(r.Label, int(r.PB), int(r.OB), class)
+	}
+	get := func(k cellKey) *cell {
+		c := cells[k]
+		if c == nil {
+			c = &cell{}
+			cells[k] = c
+		}
+		return c
+	}
+	canon := make([]string, 0, len(rows))
+	for i := range rows {
+		r := &rows[i]
+		sl := int64(r.S)
+		lo, hi = min(lo, sl), max(hi, sl)
+		switch r.M {
+		case rowCounts:
+			records += int64(r.N)
+			bad.status += int64(r.BadStatus)
+			bad.ttft += int64(r.BadTTFT)
+			bad.latency += int64(r.BadLatency)
+			bad.e2e += int64(r.BadE2E)
+			bad.count += int64(r.BadCount)
+			for k, v := range map[string]count{"ttft": r.UnvTTFT, "tpot": r.UnvTPOT, "e2e": r.UnvE2E, "max_itl": r.UnvMaxITL, "quality": r.UnvQuality} {
+				if v > 0 {
+					unverified[k] += int64(v)
+				}
+			}
+			if r.CacheKnown > 0 {
+				cacheKnown = true
+			}
+			c := get(cellKey{sl, stratum(r)})
+			c.completed += float64(r.Completed)
+			c.failed += float64(r.Failed)
+			c.canceled += float64(r.Canceled)
+			c.rejected += float64(r.Rejected)
+			c.good += float64(r.Good)
+			c.retried += float64(r.Retried)
+			c.short += float64(r.Short)
+			c.prompt += float64(r.PromptTokens)
+			c.output += float64(r.OutputTokens)
+			c.hits += float64(r.Hits)
+			c.queries += float64(r.Queries)
+			canon = append(canon, fmt.Sprintf("c %d %q %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d", sl, r.Label, r.PB, r.OB, r.PC, r.N,
+				r.Completed, r.Failed, r.Canceled, r.Rejected, r.Good, r.Retried, r.Short, r.PromptTokens, r.OutputTokens, r.Hits, r.Queries))
+		case rowTTFT, rowTPOT, rowE2E:
+			c := get(cellKey{sl, stratum(r)})
+			h := map[count]*loglin.Hist{rowTTFT: &c.ttft, rowTPOT: &c.tpot, rowE2E: &c.e2e}[r.M]
+			h.AddBin(int32(r.Bin), float64(r.N))
+			canon = append(canon, fmt.Sprintf("h %d %q %d %d %d %d %d %d", sl, r.Label, r.PB, r.OB, r.PC, r.M, r.Bin, r.N))
+		case rowReplica:
+			sp := reps[r.Rep]
+			if sp == nil {
+				sp = &replicaSpan{first: sl, last: sl, finished: map[int64]float64{}}
+				reps[r.Rep] = sp
+			}
+			sp.first, sp.last = min(sp.first, sl), max(sp.last, sl)
+			sp.finished[sl] += float64(r.Admitted)
+			canon = append(canon, fmt.Sprintf("r %d %q %d %d", sl, r.Rep, r.N, r.Admitted))
+		default:
+			return nil, 0, nil, fmt.Errorf("unexpected row kind %d", r.M)
+		}
+	}
+	slices.Sort(canon)
+	var problems []string
+	for _, b := range []struct {
+		n   int64
+		msg string
+	}{
+		{bad.status, "a status other than ok, error, timeout, canceled (cancelled) or rejected"},
+		{bad.ttft, "status ok but no ttft_s"},
+		{bad.latency, "a negative or infinite latency"},
+		{bad.e2e, "e2e_s smaller than ttft_s"},
+		{bad.count, "a negative or fractional token count, or attempt below 1"},
+	} {
+		if b.n > 0 {
+			problems = append(problems, fmt.Sprintf("%d with %s", b.n, b.msg))
+		}
+	}
+	if len(problems) > 0 {
+		return nil, 0, nil, fmt.Errorf("rows the native request log does not allow: %s; fix the rows, map other columns with --columns, or narrow the condition", strings.Join(problems, "; "))
+	}
+	if records == 0 {
+		return nil, 0, nil, fmt.Errorf("no requests: no row satisfies the condition in the window; check the condition and the window (--start/--end or --last)")
+	}
+	n := hi - lo + 1
+	if span := float64(n); !(span <= float64(max(int64(maxSlices), 4*records))) {
+		return nil, 0, nil, fmt.Errorf("arrival times span %d slices of %gs for %d requests: a row far from the rest? Narrow the window", n, p.Step, records)
+	}
+	// replicas serving per slice, as the streaming scan counts them
+	serving := make([]float64, n)
+	names := make([]string, 0, len(reps))
+	for name := range reps {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	tracks := make([]sources.ReplicaTrack, 0, len(names))
+	for _, name := range names {
+		sp := reps[name]
+		first, last := sp.first, sp.last
+		if first <= lo+1 {
+			first = lo
+		}
+		if last >= hi-1 {
+			last = hi
+		}
+		fin := make([]float64, n)
+		for k := range fin {
+			sl := lo + int64(k)
+			if sl < first || sl > last {
+				fin[k] = math.NaN()
+				continue
+			}
+			serving[k]++
+			fin[k] = sp.finished[sl]
+		}
+		label := "{replica=" + strconv.Quote(name) + "}"
+		// Series stays empty, as for request logs read from files: replica
+		// names in logs are not series two arms' selectors could share
+		tracks = append(tracks, sources.ReplicaTrack{Name: label, Finished: fin})
+	}
+	if len(names) == 0 {
+		for k := range serving {
+			serving[k] = 1
+		}
+		tracks = nil
+	}
+	per := make([][]cellKey, n)
+	for k := range cells {
+		per[k.slice-lo] = append(per[k.slice-lo], k)
+	}
+	nan := math.NaN()
+	out := &sources.Aggregate{Profile: "requests", Exact: true, Step: p.Step, Replicas: tracks}
+	for k := range per {
+		keys := per[k]
+		slices.SortFunc(keys, func(x, y cellKey) int { return cmp.Compare(x.stratum, y.stratum) })
+		start := float64(lo+int64(k)) * p.Step
+		base := sources.AggBucket{Start: start, End: start + p.Step, Replicas: serving[k], PrefixHits: nan, PrefixQueries: nan,
+			Running: nan, Waiting: nan, KVUsage: nan, GPUUtil: nan, GPUPowerW: nan, GPUMemBytes: nan, CostPerHour: nan}
+		if cacheKnown {
+			base.PrefixHits, base.PrefixQueries = 0, 0
+		}
+		if len(keys) == 0 {
+			out.Buckets = append(out.Buckets, base)
+			continue
+		}
+		for _, ck := range keys {
+			c := cells[ck]
+			b := base
+			b.Class = ck.stratum
+			b.Completed, b.Failed, b.Canceled, b.Rejected = c.completed, c.failed, c.canceled, c.rejected
+			b.Good, b.Retried, b.ShortOutputs = c.good, c.retried, c.short
+			b.PromptTokens, b.OutputTokens = c.prompt, c.output
+			if cacheKnown {
+				b.PrefixHits, b.PrefixQueries = c.hits, c.queries
+			}
+			b.TTFT, b.TPOT, b.E2E = c.ttft.Cumulative(), c.tpot.Cumulative(), c.e2e.Cumulative()
+			out.Buckets = append(out.Buckets, b)
+		}
+	}
+	keys := make([]string, 0, len(unverified))
+	for k := range unverified {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		out.Notes = append(out.Notes, fmt.Sprintf("%d completed requests lack the field needed to check the %s criterion and were counted as not good", unverified[k], k))
+	}
+	return out, records, canon, nil
+}
