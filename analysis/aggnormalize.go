@@ -18,7 +18,10 @@ import (
 // per-slice TTFT medians read from the histograms (interpolated within
 // buckets, so a warm-up shows as long as it moves the median across the
 // buckets' resolution), in batches of about 50 s as on the request path; a duration cuts the slices that start before it;
-// "none" cuts nothing. Returns the normalization step.
+// "none" cuts nothing. As on the request path, MSER's own cut is taken
+// when the changepoint check rejects a gradual ramp that truncation
+// clearly settles, and the cut is capped by window.max_warmup. Returns the
+// normalization step.
 func (a *aggArm) warmup(w policies.WindowSpec) (NormalizationStep, error) {
 	st := NormalizationStep{Name: "warmup", Setting: w.Warmup}
 	cut := 0
@@ -38,12 +41,32 @@ func (a *aggArm) warmup(w policies.WindowSpec) (NormalizationStep, error) {
 			batch = max(1, int(math.Round(50/w)))
 		}
 		res := normalize.Warmup(series, normalize.WarmupOptions{Batch: batch})
+		if res.Cut == 0 && res.MSERCut > 0 && res.MSERSE0 > 0 && res.MSERSE/res.MSERSE0 < MSERAcceptRatio {
+			// as on the request path (armData.autoWarmup): the changepoint
+			// check rejects gradual ramps; MSER's own cut is taken when
+			// truncating halves the standard error of the mean
+			before, after := meanOf(series[:res.MSERCut]), meanOf(series[res.MSERCut:])
+			if before > after {
+				res.Cut, res.MeanBefore, res.MeanAfter = res.MSERCut, before, after
+				res.Reason = fmt.Sprintf("cut %d slices: MSER truncation lowers the standard error of the mean to %.2f× (< %g) and the start is slower (median TTFT %.4gs, then %.4gs)",
+					res.MSERCut, res.MSERSE/res.MSERSE0, MSERAcceptRatio, before, after)
+			}
+		}
 		if res.Cut > 0 && !(res.MeanBefore > res.MeanAfter) {
 			// a start faster than what follows is a later slowdown, which
 			// must stay in the window to be judged
 			res.Cut = 0
 			res.Reason = fmt.Sprintf("no cut: the level shifts but the start is faster (median TTFT %.4gs before, %.4gs after), so it is not a warm-up",
 				res.MeanBefore, res.MeanAfter)
+		}
+		if w0 := a.slices[0].end - a.slices[0].start; w0 > 0 {
+			run := a.slices[len(a.slices)-1].end - a.slices[0].start
+			if capB := int(math.Floor(w.WarmupCap(run)/w0 + 1e-9)); res.Cut > capB {
+				// a slow start longer than a warm-up is judged, not cut
+				res.Reason += fmt.Sprintf("; capped at %d slices (%gs: window.max_warmup, by default the longer of 5 min and %g%% of the run): the slow start beyond it is judged",
+					capB, float64(capB)*w0, 100*policies.MaxWarmupShare)
+				res.Cut = capB
+			}
 		}
 		cut = res.Cut
 		st.Detail = fmt.Sprintf("%s: %s (per-slice TTFT medians from the histogram)", a.arm, res.Reason)

@@ -214,6 +214,9 @@ func TestFleetCalibration(t *testing.T) {
 		}
 		counts := map[Verdict]int{}
 		gateFails, gateInc := map[string]int{}, map[string]int{}
+		// on identical arms every gate's true harm is 0: count how often
+		// each interval holds it
+		covered, intervals := map[string]int{}, map[string]int{}
 		for i := 0; i < reps; i++ {
 			seed := uint64(1000*len(fc.name) + i)
 			b, c := fleetArms(fc.b(seed), fc.c(seed), seed)
@@ -223,6 +226,12 @@ func TestFleetCalibration(t *testing.T) {
 			}
 			counts[r.Verdict]++
 			for _, m := range r.Metrics {
+				if lo, hi := float64(m.Interval[0]), float64(m.Interval[1]); fc.name == "aa" && !math.IsNaN(lo) && !math.IsNaN(hi) && !math.IsInf(lo, 0) && !math.IsInf(hi, 0) {
+					intervals[m.Name]++
+					if lo <= 0 && 0 <= hi {
+						covered[m.Name]++
+					}
+				}
 				switch m.Verdict {
 				case Fail:
 					gateFails[m.Name]++
@@ -245,6 +254,12 @@ func TestFleetCalibration(t *testing.T) {
 		}
 		t.Logf("%-18s want %-5s fail %s  pass %s  inconclusive %s  fails [%s] inconclusive [%s]", fc.name, fc.want,
 			rate(counts[Fail]), rate(counts[Pass]), rate(counts[Inconclusive]), strings.Join(gf, ", "), strings.Join(gi, ", "))
+		for _, m := range sortedKeys(intervals) {
+			n := intervals[m]
+			c := float64(covered[m]) / float64(n)
+			t.Logf("%-18s A/A interval coverage of %s: %.1f%% ± %.1f (%d intervals, nominal %.0f%%)", fc.name, m, 100*c,
+				100*math.Sqrt(c*(1-c)/float64(n)), n, 100*(2*p.Confidence-1))
+		}
 	}
 }
 
@@ -350,9 +365,18 @@ func TestBlindSpots(t *testing.T) {
 			if r.Verdict == Pass {
 				t.Errorf("blind spot passed: %q", r.Reasons)
 			}
+			// the gate built for the blind spot sees it: it fails, or its
+			// interval lies wholly beyond its margin and only the Holm
+			// step across the family holds the fail (a lost replica's
+			// p99 TPOT +26% [+12%, +35%] against 10%, with the pooled
+			// and per-class tail gates sharing one weight)
 			failed := false
 			for _, m := range r.Metrics {
-				failed = failed || m.Verdict == Fail && (m.Name == want || strings.HasPrefix(m.Name, want+":"))
+				if m.Name != want && !strings.HasPrefix(m.Name, want+":") {
+					continue
+				}
+				alone := m.Direction == "lower_is_better" && float64(m.Interval[0]) > float64(m.Margin)
+				failed = failed || m.Verdict == Fail || alone && strings.Contains(m.Reason, "weighted Holm")
 			}
 			if !failed {
 				t.Errorf("%s did not fail; verdict %s %q", want, r.Verdict, r.Reasons)

@@ -75,6 +75,11 @@ func Judge(baseline, canary *sources.Dataset, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	if paired && p.Window.Warmup == "auto" {
+		if err := commonCut(b, c); err != nil {
+			return nil, err
+		}
+	}
 	j := &judgement{p: p, cfg: cfg, b: b, c: c, cls: cls, paired: paired}
 	if _, err := j.costs(); err != nil {
 		return nil, err

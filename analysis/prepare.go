@@ -574,6 +574,43 @@ func (a *armData) autoWarmup() error {
 	return a.replicaWarmups()
 }
 
+// commonCut gives arms paired in time one analysed span: the arm whose
+// automatic warm-up cut ends earlier is cut to where the other's ends (on
+// the shared clock), within its own cap (window.max_warmup). Each arm cut
+// on its own, a canary cut after 150 s was compared with a baseline cut
+// after 300 s: the canary's 150–300 s, the tail of its warm-up, had no
+// baseline buckets to pair with, and on the simulator's cold-start runs it
+// made the canary's attainment look 0.5 pp worse than the baseline's over
+// spans the two arms did not share. What the longer cut removes is still
+// checked by the warmup_completed guardrail, which already spans the longer
+// of the two cuts.
+func commonCut(b, c *armData) error {
+	if !(math.Max(b.cutSecs, c.cutSecs) > 0) {
+		return nil // neither arm was cut: their first arrivals are their starts
+	}
+	end := math.Max(b.windowStart, c.windowStart)
+	for _, a := range []*armData{b, c} {
+		if a.pseudo || a.warmup == nil || !(a.windowStart < end-1e-9) {
+			continue
+		}
+		cut := end - a.t0
+		if capS := a.policy.Window.WarmupCap(a.windowEnd - a.t0); cut > capS+1e-9 || cut >= a.windowEnd-a.t0 {
+			continue
+		}
+		from := a.cutSecs
+		a.exclude, a.replicaCuts = nil, nil
+		if err := a.bucketTime(cut); err != nil {
+			return err
+		}
+		if err := a.replicaWarmups(); err != nil {
+			return err
+		}
+		a.warmup.Cut = int(math.Round(cut / a.bucketSecs))
+		a.warmup.Reason += fmt.Sprintf("; extended from %gs to %gs, where the other arm's warm-up cut ends, so that both arms are compared over the same span", from, cut)
+	}
+	return nil
+}
+
 // replicaWarmups gives each replica that enters service after the arm's
 // window starts — joining late, or coming back after a gap (a restart) —
 // its own warm-up, by the same rule as the arm's, from its own entry: its

@@ -371,14 +371,14 @@ func (p *pooled) quantile(q float64, weight []int64) float64 {
 //
 // Block length per arm: BlockLength (Politis–White) of the quantile's
 // linearised bucket series 1{x ≤ Q̂}-counts − q·n_t (its influence function
-// summed per bucket), floored at ⌈b/8⌉ buckets. The floor matters: when
-// per-bucket sampling noise masks a persistent load signal the automatic rule
-// picks 8–16 buckets on AR(1) φ = 0.8 data, and short blocks drop the
-// correlation beyond them (A/A false fails 7–7.5% at nominal 5%).
+// summed per bucket), floored at ⌈b/QuantileBlocks⌉ buckets. The floor
+// matters: when per-bucket sampling noise masks a persistent load signal the
+// automatic rule picks 8–16 buckets on AR(1) φ = 0.8 data, and short blocks
+// drop the correlation beyond them (A/A false fails 7–7.5% at nominal 5%).
 //
 // Interval: the percentile interval, expanded for the few blocks resampled
 // (expandedLevel: percentiles at ±t_ν instead of ±z, ν from the per-arm
-// bootstrap variances and block counts, about 14 with 8 blocks per arm).
+// bootstrap variances and block counts, about 10 with 6 blocks per arm).
 // Measured A/A false-fail rates at nominal 5% (p95, 360 buckets of ~50
 // lognormal latencies, 1000 runs, MC error ±0.7%): 4.6–5.6% for independent
 // buckets, 5.2–6.2% for AR(1) φ = 0.8 bucket levels. Quantiles are not smooth,
@@ -466,9 +466,18 @@ func expandedLevel(conf float64, ax, ay []float64, blocksX, blocksY float64) flo
 	return 1 - 2*normSF(t)
 }
 
+// QuantileBlocks is the most blocks per arm the quantile bootstrap cuts a
+// run into: blocks are at least ⌈b/QuantileBlocks⌉ buckets long. 6, as for
+// the paired batch means (PairedBatches): with 8 (blocks of 22 buckets in a
+// 30-minute run of 10 s buckets) the p99 TPOT interval covered 85–87% on
+// the simulator's A/A runs, whose decode speed carries a persistent per-arm
+// slowdown; with 6 it covers 89% (100 replicates each, nominal 90%,
+// docs/EVIDENCE.md).
+const QuantileBlocks = 6
+
 // quantileBlock returns the block length for a quantile statistic of bucketed
 // samples: BlockLength of s_t = #{v ≤ Q̂ in bucket t} − q·n_t, floored at
-// ⌈b/8⌉.
+// ⌈b/QuantileBlocks⌉.
 func quantileBlock(buckets [][]float64, qhat, q float64) int {
 	s := make([]float64, len(buckets))
 	for t, vs := range buckets {
@@ -480,5 +489,5 @@ func quantileBlock(buckets [][]float64, qhat, q float64) int {
 		}
 		s[t] = c - q*float64(len(vs))
 	}
-	return max(BlockLength(s), (len(buckets)+7)/8)
+	return max(BlockLength(s), (len(buckets)+QuantileBlocks-1)/QuantileBlocks)
 }

@@ -92,7 +92,7 @@ func TestCalibrationAttainmentAA(t *testing.T) {
 // 90% block-bootstrap interval) on A/A runs of 360 buckets whose latency level
 // follows an AR(1) φ = 0.8 with a strong load signal. This is the hardest case
 // for the block bootstrap: longer simulations put its false-fail rate at about
-// 6–8% at nominal 5% (blocks of b/8 buckets still miss some of the
+// 6–8% at nominal 5% (blocks of b/6 buckets still miss some of the
 // correlation), so the bound here is 2α; resampling buckets as independent
 // (block length 1) fails about 23% of the time and must stay far above it.
 func TestCalibrationQuantileAA(t *testing.T) {

@@ -17,7 +17,7 @@ const PairedBatches = 6
 // Var ≈ q/(q−1)·ΣD_k² (ΣD_k = 0 exactly). What both arms share in time — a
 // traffic wave, the load of the hour — cancels in d_t, where independent
 // arms would count it twice.
-func pairedVar(x, y Ratio, logScale bool) (rx, ry, variance float64, ok bool) {
+func pairedVar(x, y Ratio, logScale bool, batches int) (rx, ry, variance float64, ok bool) {
 	b := len(x.Num)
 	if b != len(x.Den) || b != len(y.Num) || b != len(y.Den) || b == 0 {
 		return math.NaN(), math.NaN(), math.NaN(), false
@@ -45,7 +45,7 @@ func pairedVar(x, y Ratio, logScale bool) (rx, ry, variance float64, ok bool) {
 		}
 		sx, sy = sdx*rx, sdy*ry
 	}
-	q := min(PairedBatches, b/4)
+	q := min(batches, b/4)
 	var ss float64
 	for g := range q {
 		lo, hi := g*b/q, (g+1)*b/q
@@ -77,7 +77,13 @@ func PairedLogRatioOfRatios(x, y Ratio, conf float64) Estimate {
 }
 
 func paired(x, y Ratio, conf float64, logScale bool) Estimate {
-	rx, ry, v, ok := pairedVar(x, y, logScale)
+	return pairedBatches(x, y, conf, logScale, PairedBatches)
+}
+
+// pairedBatches is paired with a batch count other than PairedBatches (the
+// calibration test compares counts).
+func pairedBatches(x, y Ratio, conf float64, logScale bool, batches int) Estimate {
+	rx, ry, v, ok := pairedVar(x, y, logScale, batches)
 	est := Estimate{Point: rx - ry, SE: math.NaN(), CI: Interval{math.Inf(-1), math.Inf(1)}, Method: "paired-delta-batchmeans"}
 	if logScale {
 		est.Method += "-log"
@@ -90,7 +96,7 @@ func paired(x, y Ratio, conf float64, logScale bool) Estimate {
 	if !ok || math.IsNaN(est.Point) || math.IsNaN(z) {
 		return est
 	}
-	q := min(PairedBatches, len(x.Num)/4)
+	q := min(batches, len(x.Num)/4)
 	se := math.Sqrt(v) * tQuantile(0.5+conf/2, float64(q-1)) / z
 	est.SE = se
 	est.CI = Interval{est.Point - z*se, est.Point + z*se}

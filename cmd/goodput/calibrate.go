@@ -38,6 +38,10 @@ type calibrateOptions struct {
 	Policy     string
 	Resamples  int
 	Judges     []string
+	// Gates, when set, is a file that gets the per-replicate breakdown of
+	// goodput's gates on every scenario (which gates kept a replicate
+	// from its expected verdict, and by how much).
+	Gates      string
 	confidence float64 // the policy's, for the coverage table
 }
 
@@ -203,6 +207,7 @@ stderr.`,
 	f.StringVar(&o.Policy, "policy", policies.DefaultName, "policy for goodput's judge and the SLOs of all judges")
 	f.IntVar(&o.Resamples, "resamples", 2000, "bootstrap resamples of goodput's quantile gates (≥ 200)")
 	f.StringSliceVar(&o.Judges, "judges", defaultCalibrationJudges(), "judges to run, comma-separated: goodput, kayenta, threshold, goodput-stream (goodput's judge on the streaming aggregate of the same records; with goodput, every difference of verdict and gate is listed)")
+	f.StringVar(&o.Gates, "gates", "", "also write, per scenario and replicate, goodput's gates that did not pass and how far each interval end lies from its margin, to FILE (Markdown, written atomically)")
 	return cmd
 }
 
@@ -236,6 +241,17 @@ type calibScenario struct {
 	cells    map[string]*calibCell
 	coverage []*gateCoverage // goodput's gates, A/A scenarios only, in policy order
 	stream   *streamDiff     // goodput-stream against goodput, when both ran
+	// replicates are goodput's verdict and gates per replicate, kept for
+	// --gates
+	replicates []replicateGates
+}
+
+// replicateGates is one replicate's verdict and gates under goodput's judge.
+type replicateGates struct {
+	seed    uint64
+	verdict analysis.Verdict
+	err     error
+	gates   []analysis.Metric
 }
 
 func (a *app) runCalibrate(ctx context.Context, o *calibrateOptions) error {
@@ -299,6 +315,13 @@ func (a *app) runCalibrate(ctx context.Context, o *calibrateOptions) error {
 			return inputError(err)
 		}
 	}
+	if o.Gates != "" {
+		var gb bytes.Buffer
+		writeGateBreakdown(&gb, scs, o)
+		if err := writeFileAtomic(o.Gates, gb.Bytes()); err != nil {
+			return inputError(err)
+		}
+	}
 	return nil
 }
 
@@ -337,6 +360,7 @@ type gateCoverage struct {
 	name        string
 	covered, n  int
 	deltas      []float64 // the gate's point estimates, for the spread across replicates
+	halves      []float64 // the gate's interval half-widths, (hi − lo)/2
 	margin      float64
 	unit, scale string
 	noInterval  int // replicates where the gate had no finite interval
@@ -391,6 +415,9 @@ func (a *app) calibrateScenario(ctx context.Context, cs *calibScenario, pol *pol
 		if r.ran[0] && r.ran[3] && r.errs[0] == nil && r.errs[3] == nil {
 			cs.addStreamDiff(r.v[0], r.v[3], r.gates, r.streamGates)
 		}
+		if r.ran[0] {
+			cs.replicates = append(cs.replicates, replicateGates{seed: replicateSeed(o.Seed, cs.name, i), verdict: r.v[0], err: r.errs[0], gates: r.gates})
+		}
 	}
 	return nil
 }
@@ -421,6 +448,7 @@ func (cs *calibScenario) addCoverage(gates []analysis.Metric) {
 		if d := float64(g.Delta); !math.IsNaN(d) && !math.IsInf(d, 0) {
 			gc.deltas = append(gc.deltas, d)
 		}
+		gc.halves = append(gc.halves, (hi-lo)/2)
 	}
 }
 
@@ -632,9 +660,10 @@ func writeCoverageTable(bw *bufio.Writer, scs []*calibScenario, o *calibrateOpti
 		"interval holds 0 (nominal %.0f%%, the (1 − 2α) interval of confidence %g), ± its Monte Carlo standard error. "+
 		"SD is the spread of the gate's estimate across replicates, in the gate's units; for attainment, "+
 		"\"ceiling\" is the pass rate of that gate alone for a judge whose interval were exactly as wide as that spread: "+
-		"Φ(margin/SD − %.3f).\n\n", 100*nominal, conf, z)
-	fmt.Fprintf(bw, "| scenario | gate | coverage %% | intervals | mean estimate | SD across replicates | note |\n")
-	fmt.Fprintf(bw, "|---|---|---:|---:|---:|---:|---|\n")
+		"Φ(margin/SD − %.3f). \"width / spread\" is the mean interval half-width over z·SD: above 1 the intervals are "+
+		"wider than the spread of the estimate asks for (the SD of 20 replicates is itself uncertain by about ±16%%).\n\n", 100*nominal, conf, z)
+	fmt.Fprintf(bw, "| scenario | gate | coverage %% | intervals | mean estimate | SD across replicates | width / spread | note |\n")
+	fmt.Fprintf(bw, "|---|---|---:|---:|---:|---:|---:|---|\n")
 	for _, cs := range rows {
 		for i, g := range cs.coverage {
 			name := ""
@@ -658,8 +687,12 @@ func writeCoverageTable(bw *bufio.Writer, scs []*calibScenario, o *calibrateOpti
 				c := distuv.UnitNormal.CDF(g.margin/sd - z)
 				note = strings.TrimPrefix(note+fmt.Sprintf("; ceiling %.0f%% at margin %s", 100*c, fmtGateNum(g.margin, g.unit, g.scale)), "; ")
 			}
-			fmt.Fprintf(bw, "| %s | %s | %s | %d | %s | %s | %s |\n", name, markdownCell(g.name), cov, g.n,
-				fmtGateNum(mean, g.unit, g.scale), fmtGateNum(sd, g.unit, g.scale), note)
+			ratio := "—"
+			if hw, _ := meanSD(g.halves); sd > 0 && !math.IsNaN(hw) {
+				ratio = fmt.Sprintf("%.2f", hw/(z*sd))
+			}
+			fmt.Fprintf(bw, "| %s | %s | %s | %d | %s | %s | %s | %s |\n", name, markdownCell(g.name), cov, g.n,
+				fmtGateNum(mean, g.unit, g.scale), fmtGateNum(sd, g.unit, g.scale), ratio, note)
 		}
 	}
 	fmt.Fprintln(bw)

@@ -24,14 +24,13 @@ import (
 // own edges, with the mix of forms in the report's warnings.
 func TestJudgeNativeHistograms(t *testing.T) {
 	start := time.Now().Add(-40 * time.Minute).Truncate(time.Minute)
-	f := promtest.ServeFleet(t, start, 10*time.Second, 90,
+	f := promtest.ServeCompleteFleet(t, start, 10*time.Second, 90,
 		promtest.FleetArm{Deployment: "base", Seed: 1},
 		promtest.FleetArm{Deployment: "same", Seed: 2},
 		promtest.FleetArm{Deployment: "slow", Seed: 3, TTFTScale: 1.5},
 		promtest.FleetArm{Deployment: "classic", Seed: 4, Form: promtest.FormClassic},
 		promtest.FleetArm{Deployment: "lora-b", Seed: 5, Classes: []string{"base-model", "lora-1"}},
 		promtest.FleetArm{Deployment: "lora-c", Seed: 6, Classes: []string{"base-model", "lora-1"}})
-	f.Wait(t, 50*time.Second)
 	type rep struct {
 		Verdict string `json:"verdict"`
 		Metrics []struct {

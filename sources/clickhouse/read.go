@@ -3,6 +3,8 @@ package clickhouse
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -39,7 +41,11 @@ func (c *count) UnmarshalJSON(b []byte) error {
 	b = []byte(strings.Trim(string(b), `"`))
 	v, err := strconv.ParseInt(string(b), 10, 64)
 	if err != nil {
-		return fmt.Errorf("not an integer: %.40q", b)
+		f, ferr := strconv.ParseFloat(string(b), 64)
+		if ferr != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
+			return fmt.Errorf("not an integer: %.40q", b)
+		}
+		v = int64(f)
 	}
 	*c = count(v)
 	return nil
@@ -47,7 +53,7 @@ func (c *count) UnmarshalJSON(b []byte) error {
 
 // row is one group of the aggregation query (see buildQuery).
 type row struct {
-	S, M, PB, OB, PC, Bin                                 count
+	S, M, PB, OB, PC                                      count
 	Label, Rep                                            string
 	N, Completed, Failed, Canceled, Rejected, Good        count
 	Retried, Short                                        count
@@ -55,6 +61,31 @@ type row struct {
 	Admitted                                              count
 	UnvTTFT, UnvTPOT, UnvE2E, UnvMaxITL, UnvQuality       count
 	BadStatus, BadTTFT, BadLatency, BadE2E, BadCount      count
+	// TTFT, TPOT and E2E histograms: bins ascending and their counts
+	Hist [3]binCounts
+}
+
+// binCounts is sumMap's answer: [[bin, …], [count, …]].
+type binCounts struct {
+	Bins   []int32
+	Counts []float64
+}
+
+func (h *binCounts) UnmarshalJSON(b []byte) error {
+	var pair [2]json.RawMessage
+	if err := json.Unmarshal(b, &pair); err != nil {
+		return err
+	}
+	if err := json.Unmarshal(pair[0], &h.Bins); err != nil {
+		return err
+	}
+	if err := json.Unmarshal(pair[1], &h.Counts); err != nil {
+		return err
+	}
+	if len(h.Bins) != len(h.Counts) {
+		return fmt.Errorf("%d bins, %d counts", len(h.Bins), len(h.Counts))
+	}
+	return nil
 }
 
 func (r *row) UnmarshalJSON(b []byte) error {
@@ -62,7 +93,7 @@ func (r *row) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &m); err != nil {
 		return err
 	}
-	ints := map[string]*count{"s": &r.S, "m": &r.M, "pb": &r.PB, "ob": &r.OB, "pc": &r.PC, "bin": &r.Bin,
+	ints := map[string]*count{"s": &r.S, "m": &r.M, "pb": &r.PB, "ob": &r.OB, "pc": &r.PC,
 		"n": &r.N, "completed": &r.Completed, "failed": &r.Failed, "canceled": &r.Canceled, "rejected": &r.Rejected,
 		"good": &r.Good, "retried": &r.Retried, "short": &r.Short, "prompt_tokens": &r.PromptTokens,
 		"output_tokens": &r.OutputTokens, "hits": &r.Hits, "queries": &r.Queries, "cache_known": &r.CacheKnown,
@@ -70,6 +101,15 @@ func (r *row) UnmarshalJSON(b []byte) error {
 		"unv_max_itl": &r.UnvMaxITL, "unv_quality": &r.UnvQuality, "bad_status": &r.BadStatus, "bad_ttft": &r.BadTTFT,
 		"bad_latency": &r.BadLatency, "bad_e2e": &r.BadE2E, "bad_count": &r.BadCount}
 	for k, p := range ints {
+		v, ok := m[k]
+		if !ok {
+			return fmt.Errorf("answer row lacks column %s", k)
+		}
+		if err := json.Unmarshal(v, p); err != nil {
+			return fmt.Errorf("column %s: %v", k, err)
+		}
+	}
+	for k, p := range map[string]*binCounts{"h_ttft": &r.Hist[0], "h_tpot": &r.Hist[1], "h_e2e": &r.Hist[2]} {
 		v, ok := m[k]
 		if !ok {
 			return fmt.Errorf("answer row lacks column %s", k)
@@ -139,19 +179,18 @@ func (s *Source) Read(ctx context.Context, q Query) (sources.Dataset, error) {
 		start, end = float64(q.Start.Unix()), float64(q.End.Unix())
 	}
 	query := buildQuery(q.Plan, s.table, cols, q.Where, start, end)
-	var rows []row
+	as := newAssembler(q.Plan)
 	err = s.run(ctx, name, query, func(line []byte) error {
 		var r row
 		if err := json.Unmarshal(line, &r); err != nil {
 			return fmt.Errorf("unexpected answer row: %v", err)
 		}
-		rows = append(rows, r)
-		return nil
-	}, func() { rows = rows[:0] })
+		return as.add(&r)
+	}, func() { as = newAssembler(q.Plan) })
 	if err != nil {
 		return ds, err
 	}
-	agg, records, canon, err := assemble(q.Plan, rows)
+	agg, records, canon, err := as.finish()
 	if err != nil {
 		return ds, &QueryError{name, err.Error()}
 	}
@@ -170,84 +209,107 @@ func (s *Source) Read(ctx context.Context, q Query) (sources.Dataset, error) {
 	return ds, nil
 }
 
-// assemble turns the query's rows into the aggregate, in the form the
-// streaming scan of the same records builds.
-func assemble(p *Plan, rows []row) (*sources.Aggregate, int64, []string, error) {
-	var records int64
-	var bad struct{ status, ttft, latency, e2e, count int64 }
-	unverified := map[string]int64{}
-	cells := map[cellKey]*cell{}
-	reps := map[string]*replicaSpan{}
-	cacheKnown := false
-	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
-	stratum := func(r *row) string {
-		class := "default"
-		if r.PC >= 0 && int(r.PC) < len(p.Classes) {
-			class = p.Classes[r.PC].Name
-		}
-		return p.Stratum(r.Label, int(r.PB), int(r.OB), class)
+// assembler turns the query's rows, as they arrive, into the aggregate in
+// the form the streaming scan of the same records builds; it keeps the
+// aggregate's cells, not the rows.
+type assembler struct {
+	p          *Plan
+	records    int64
+	bad        struct{ status, ttft, latency, e2e, count int64 }
+	unverified map[string]int64
+	cells      map[cellKey]*cell
+	reps       map[string]*replicaSpan
+	cacheKnown bool
+	lo, hi     int64
+	// canon holds each row's digest, for the input's sha256
+	canon []string
+}
+
+func newAssembler(p *Plan) *assembler {
+	return &assembler{p: p, unverified: map[string]int64{}, cells: map[cellKey]*cell{}, reps: map[string]*replicaSpan{},
+		lo: math.MaxInt64, hi: math.MinInt64}
+}
+
+func (as *assembler) stratum(r *row) string {
+	class := "default"
+	if r.PC >= 0 && int(r.PC) < len(as.p.Classes) {
+		class = as.p.Classes[r.PC].Name
 	}
-	get := func(k cellKey) *cell {
-		c := cells[k]
-		if c == nil {
-			c = &cell{}
-			cells[k] = c
-		}
-		return c
+	return as.p.Stratum(r.Label, int(r.PB), int(r.OB), class)
+}
+
+func (as *assembler) get(k cellKey) *cell {
+	c := as.cells[k]
+	if c == nil {
+		c = &cell{}
+		as.cells[k] = c
 	}
-	canon := make([]string, 0, len(rows))
-	for i := range rows {
-		r := &rows[i]
-		sl := int64(r.S)
-		lo, hi = min(lo, sl), max(hi, sl)
-		switch r.M {
-		case rowCounts:
-			records += int64(r.N)
-			bad.status += int64(r.BadStatus)
-			bad.ttft += int64(r.BadTTFT)
-			bad.latency += int64(r.BadLatency)
-			bad.e2e += int64(r.BadE2E)
-			bad.count += int64(r.BadCount)
-			for k, v := range map[string]count{"ttft": r.UnvTTFT, "tpot": r.UnvTPOT, "e2e": r.UnvE2E, "max_itl": r.UnvMaxITL, "quality": r.UnvQuality} {
-				if v > 0 {
-					unverified[k] += int64(v)
-				}
+	return c
+}
+
+// add counts one row.
+func (as *assembler) add(r *row) error {
+	sl := int64(r.S)
+	as.lo, as.hi = min(as.lo, sl), max(as.hi, sl)
+	switch r.M {
+	case rowCounts:
+		as.records += int64(r.N)
+		as.bad.status += int64(r.BadStatus)
+		as.bad.ttft += int64(r.BadTTFT)
+		as.bad.latency += int64(r.BadLatency)
+		as.bad.e2e += int64(r.BadE2E)
+		as.bad.count += int64(r.BadCount)
+		for k, v := range map[string]count{"ttft": r.UnvTTFT, "tpot": r.UnvTPOT, "e2e": r.UnvE2E, "max_itl": r.UnvMaxITL, "quality": r.UnvQuality} {
+			if v > 0 {
+				as.unverified[k] += int64(v)
 			}
-			if r.CacheKnown > 0 {
-				cacheKnown = true
-			}
-			c := get(cellKey{sl, stratum(r)})
-			c.completed += float64(r.Completed)
-			c.failed += float64(r.Failed)
-			c.canceled += float64(r.Canceled)
-			c.rejected += float64(r.Rejected)
-			c.good += float64(r.Good)
-			c.retried += float64(r.Retried)
-			c.short += float64(r.Short)
-			c.prompt += float64(r.PromptTokens)
-			c.output += float64(r.OutputTokens)
-			c.hits += float64(r.Hits)
-			c.queries += float64(r.Queries)
-			canon = append(canon, fmt.Sprintf("c %d %q %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d", sl, r.Label, r.PB, r.OB, r.PC, r.N,
-				r.Completed, r.Failed, r.Canceled, r.Rejected, r.Good, r.Retried, r.Short, r.PromptTokens, r.OutputTokens, r.Hits, r.Queries))
-		case rowTTFT, rowTPOT, rowE2E:
-			c := get(cellKey{sl, stratum(r)})
-			h := map[count]*loglin.Hist{rowTTFT: &c.ttft, rowTPOT: &c.tpot, rowE2E: &c.e2e}[r.M]
-			h.AddBin(int32(r.Bin), float64(r.N))
-			canon = append(canon, fmt.Sprintf("h %d %q %d %d %d %d %d %d", sl, r.Label, r.PB, r.OB, r.PC, r.M, r.Bin, r.N))
-		case rowReplica:
-			sp := reps[r.Rep]
-			if sp == nil {
-				sp = &replicaSpan{first: sl, last: sl, finished: map[int64]float64{}}
-				reps[r.Rep] = sp
-			}
-			sp.first, sp.last = min(sp.first, sl), max(sp.last, sl)
-			sp.finished[sl] += float64(r.Admitted)
-			canon = append(canon, fmt.Sprintf("r %d %q %d %d", sl, r.Rep, r.N, r.Admitted))
-		default:
-			return nil, 0, nil, fmt.Errorf("unexpected row kind %d", r.M)
 		}
+		if r.CacheKnown > 0 {
+			as.cacheKnown = true
+		}
+		c := as.get(cellKey{sl, as.stratum(r)})
+		c.completed += float64(r.Completed)
+		c.failed += float64(r.Failed)
+		c.canceled += float64(r.Canceled)
+		c.rejected += float64(r.Rejected)
+		c.good += float64(r.Good)
+		c.retried += float64(r.Retried)
+		c.short += float64(r.Short)
+		c.prompt += float64(r.PromptTokens)
+		c.output += float64(r.OutputTokens)
+		c.hits += float64(r.Hits)
+		c.queries += float64(r.Queries)
+		as.canon = append(as.canon, rowDigest("c %d %q %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %v", sl, r.Label, r.PB, r.OB, r.PC, r.N,
+			r.Completed, r.Failed, r.Canceled, r.Rejected, r.Good, r.Retried, r.Short, r.PromptTokens, r.OutputTokens, r.Hits, r.Queries, r.Hist))
+		for k, h := range []*loglin.Hist{&c.ttft, &c.tpot, &c.e2e} {
+			for i, bin := range r.Hist[k].Bins {
+				h.AddBin(bin, r.Hist[k].Counts[i])
+			}
+		}
+	case rowReplica:
+		sp := as.reps[r.Rep]
+		if sp == nil {
+			sp = &replicaSpan{first: sl, last: sl, finished: map[int64]float64{}}
+			as.reps[r.Rep] = sp
+		}
+		sp.first, sp.last = min(sp.first, sl), max(sp.last, sl)
+		sp.finished[sl] += float64(r.Admitted)
+		as.canon = append(as.canon, rowDigest("r %d %q %d %d", sl, r.Rep, r.N, r.Admitted))
+	default:
+		return fmt.Errorf("unexpected row kind %d", r.M)
 	}
+	return nil
+}
+
+// rowDigest is the hex SHA-256 of a row's canonical text.
+func rowDigest(format string, a ...any) string {
+	h := sha256.Sum256([]byte(fmt.Sprintf(format, a...)))
+	return hex.EncodeToString(h[:])
+}
+
+// finish checks the rows' counts and builds the aggregate.
+func (as *assembler) finish() (*sources.Aggregate, int64, []string, error) {
+	p, records, bad, unverified, cells, reps, cacheKnown, lo, hi, canon := as.p, as.records, as.bad, as.unverified, as.cells, as.reps, as.cacheKnown, as.lo, as.hi, as.canon
 	slices.Sort(canon)
 	var problems []string
 	for _, b := range []struct {

@@ -363,12 +363,9 @@ func isNumeric(t string) bool {
 	return false
 }
 
-// Metric numbers of the rows the query returns (column m).
+// Kinds of the rows the query returns (column m).
 const (
-	rowCounts  = 0 // counters of one slice × stratum
-	rowTTFT    = 1 // one TTFT bin of one slice × stratum
-	rowTPOT    = 2
-	rowE2E     = 3
+	rowCounts  = 0 // counters and histograms of one slice × stratum
 	rowReplica = 4 // one replica's requests in one slice
 )
 
@@ -377,7 +374,9 @@ const zeroBin = math.MinInt32
 
 // buildQuery returns the aggregation query for one arm: the rows of table
 // (escaped) that satisfy where (checked) and arrive in [start, end) unix
-// seconds, grouped by time slice, stratum columns and latency bin.
+// seconds, grouped by time slice and stratum columns, each latency's
+// histogram one column of bins and counts (sumMap), so the answer has one
+// row per slice × stratum plus one per slice × replica.
 func buildQuery(p *Plan, table string, cols resolved, where string, start, end float64) string {
 	a := func(n string) string { return aliasPrefix + n }
 	col := func(f string) string {
@@ -574,12 +573,15 @@ func buildQuery(p *Plan, table string, cols resolved, where string, start, end f
 	}
 	level2 := "SELECT " + strings.Join(l2, ", ") + " FROM (" + level1 + ")"
 
-	// third level: one row per request for the counters, one per known
-	// latency of a completed request, one per request naming a replica
+	// third level: one row per request for the counters and histograms,
+	// and one per request naming a replica
 	m := a("m")
-	level3 := "SELECT *, arrayJoin([0, 1, 2, 3, 4]) AS " + m + " FROM (" + level2 + ")"
-	keep := m + " = 0 OR (" + m + " IN (1, 2, 3) AND " + ok + " AND multiIf(" + m + " = 1, " + a("ttft_k") + ", " + m + " = 2, " + a("tpot_k") + ", " + a("e2e_k") + ")) OR (" +
-		m + " = 4 AND " + a("rep") + " != '')"
+	level3 := "SELECT *, arrayJoin([0, 4]) AS " + m + " FROM (" + level2 + ")"
+	keep := m + " = 0 OR (" + m + " = 4 AND " + a("rep") + " != '')"
+	// a histogram is one column: sumMap's sorted bins and their counts
+	hist := func(n string) string {
+		return "sumMapIf([" + a("bin_"+n) + "], [toFloat64(1)], " + m + " = 0 AND " + ok + " AND " + a(n+"_k") + ") AS h_" + n
+	}
 	sel := []string{
 		a("s") + " AS s",
 		m + " AS m",
@@ -587,8 +589,8 @@ func buildQuery(p *Plan, table string, cols resolved, where string, start, end f
 		"if(" + m + " = 4, 0, " + a("pb") + ") AS pb",
 		"if(" + m + " = 4, 0, " + a("ob") + ") AS ob",
 		"if(" + m + " = 4, toInt32(-1), " + a("pc") + ") AS pc",
-		"multiIf(" + m + " = 1, " + a("bin_ttft") + ", " + m + " = 2, " + a("bin_tpot") + ", " + m + " = 3, " + a("bin_e2e") + ", toInt32(0)) AS bin",
 		"if(" + m + " = 4, " + a("rep") + ", '') AS rep",
+		hist("ttft"), hist("tpot"), hist("e2e"),
 		"count() AS n",
 		"countIf(" + ok + ") AS completed",
 		"countIf(" + a("st") + " IN (2, 3)) AS failed",
@@ -616,6 +618,6 @@ func buildQuery(p *Plan, table string, cols resolved, where string, start, end f
 	}
 	return "SELECT " + strings.Join(sel, ", ") +
 		" FROM (" + level3 + ") WHERE " + keep +
-		" GROUP BY s, m, label, pb, ob, pc, bin, rep" +
+		" GROUP BY s, m, label, pb, ob, pc, rep" +
 		" FORMAT JSONEachRow"
 }

@@ -28,13 +28,12 @@ import (
 func TestNativeHistogramsFromScrapes(t *testing.T) {
 	start := time.Now().Add(-40 * time.Minute).Truncate(time.Minute)
 	classes := []string{"chat", "code"}
-	f := promtest.ServeFleet(t, start, 10*time.Second, 60,
+	f := promtest.ServeCompleteFleet(t, start, 10*time.Second, 60,
 		promtest.FleetArm{Deployment: "both", Form: promtest.FormBoth, Classes: classes, Seed: 7},
 		promtest.FleetArm{Deployment: "native", Form: promtest.FormNative, Classes: classes, Seed: 7},
 		promtest.FleetArm{Deployment: "classic", Form: promtest.FormClassic, Classes: classes, Seed: 7},
 		promtest.FleetArm{Deployment: "split", Form: promtest.FormSplit, Classes: classes, Seed: 7},
 		promtest.FleetArm{Deployment: "some", Form: promtest.FormSomeNative, Classes: classes, Seed: 7})
-	f.Wait(t, 50*time.Second)
 	src, err := New(Config{URL: f.URL})
 	if err != nil {
 		t.Fatal(err)
@@ -99,9 +98,8 @@ func TestNativeHistogramsFromScrapes(t *testing.T) {
 		t.Errorf("split forms: TTFT read as %s, partial %q", splitForms[engines.TTFT], split.Agg.Partial)
 	}
 
-	// both forms present: what native alone gives, nothing twice. The two
-	// arms are scraped separately (a scrape lost under load moves counts
-	// between steps), so the comparison is per edge over the window.
+	// both forms present: what native alone gives, nothing twice (every
+	// scrape kept, the two arms' samples are the same)
 	if len(both.Agg.Buckets) != len(nat.Agg.Buckets) || len(nat.Agg.Buckets) != len(cls.Agg.Buckets) {
 		t.Fatalf("%d, %d and %d buckets", len(both.Agg.Buckets), len(nat.Agg.Buckets), len(cls.Agg.Buckets))
 	}
@@ -126,7 +124,7 @@ func TestNativeHistogramsFromScrapes(t *testing.T) {
 			t.Fatalf("%s: with both forms edges %v, native alone %v", name, hb.Edges, hn.Edges)
 		}
 		for i := range hb.Counts {
-			if math.Abs(hb.Counts[i]-hn.Counts[i]) > 0.01*hn.Total() {
+			if math.Abs(hb.Counts[i]-hn.Counts[i]) > 1e-9*hn.Total() {
 				t.Errorf("%s at %g: %v with both forms, %v native alone", name, hb.Edges[i], hb.Counts[i], hn.Counts[i])
 			}
 		}
@@ -157,7 +155,7 @@ func TestNativeHistogramsFromScrapes(t *testing.T) {
 		}
 		worst = math.Max(worst, math.Abs(ac.Lo-an.Lo))
 	}
-	if worst > 0.005 {
+	if worst > 1e-9 {
 		t.Errorf("classic and native attainment at shared edges differ by up to %.4f", worst)
 	}
 	// a native quantile is placed within one exponential bucket

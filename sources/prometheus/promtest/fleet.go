@@ -1,12 +1,15 @@
 package promtest
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/url"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -162,6 +165,27 @@ func ServeFleet(tb testing.TB, start time.Time, tick time.Duration, ticks int, a
 	return f
 }
 
+// ServeCompleteFleet is ServeFleet followed by Wait, retried with a fresh
+// Prometheus (up to three attempts) while Prometheus reports failed
+// scrapes: a loaded machine can starve it past the 200 ms scrape timeout,
+// and the samples it then drops are gaps no verdict may pass over. Fails
+// the test, naming the failed scrapes, when every attempt lost some.
+func ServeCompleteFleet(tb testing.TB, start time.Time, tick time.Duration, ticks int, arms ...FleetArm) *Fleet {
+	tb.Helper()
+	const attempts = 3
+	failed := 0
+	for range attempts {
+		f := ServeFleet(tb, start, tick, ticks, arms...)
+		f.Wait(tb, time.Duration(ticks)*300*time.Millisecond+30*time.Second)
+		if failed = f.FailedScrapes(tb); failed == 0 {
+			return f
+		}
+		tb.Logf("Prometheus failed %d scrapes (the machine is loaded): collecting again", failed)
+	}
+	tb.Fatalf("Prometheus failed scrapes in each of %d attempts (%d in the last): the machine is too loaded to deliver every sample", attempts, failed)
+	return nil
+}
+
 // scrapeJob renders one scrape job; relabel, when set, rewrites the job
 // label to it (so two jobs' series carry the same labels).
 func scrapeJob(name, path, relabel string) string {
@@ -196,6 +220,37 @@ func (f *Fleet) Wait(tb testing.TB, timeout time.Duration) {
 		got = append(got, fmt.Sprintf("%s %d", ep.arm.Deployment, ep.n))
 	}
 	tb.Fatalf("the fleet was not scraped through its %d ticks within %v (scrapes per endpoint: %s)", f.ticks, timeout, strings.Join(got, ", "))
+}
+
+// FailedScrapes returns how many scrapes of the fleet Prometheus reports
+// as failed so far (up == 0): each one is a simulated tick whose samples
+// are missing, which the judge rightly treats as a gap. A loaded machine
+// (Prometheus starved past the 200 ms scrape timeout) causes them; tests
+// name the count when a verdict they expect does not come.
+func (f *Fleet) FailedScrapes(tb testing.TB) int {
+	tb.Helper()
+	q := url.Values{"query": {`sum(count_over_time(up[1h]) - sum_over_time(up[1h]))`}}
+	resp, err := http.Get(f.URL + "/api/v1/query?" + q.Encode())
+	if err != nil {
+		tb.Fatalf("query failed scrapes: %v", err)
+	}
+	defer resp.Body.Close()
+	var ans struct {
+		Data struct {
+			Result []struct {
+				Value [2]any `json:"value"`
+			} `json:"result"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&ans); err != nil {
+		tb.Fatalf("query failed scrapes: %v", err)
+	}
+	if len(ans.Data.Result) == 0 {
+		return 0
+	}
+	v, _ := ans.Data.Result[0].Value[1].(string)
+	n, _ := strconv.ParseFloat(v, 64)
+	return int(n)
 }
 
 // handler advances ep by one tick per request and serves its metrics

@@ -1,0 +1,43 @@
+package analysis
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestCommonWarmupCut: arms paired in time are compared over one span. A
+// canary that starts cold is cut by the automatic warm-up rule; the
+// baseline, warm from the start, is cut to the same instant, and the
+// warm-up step says so. Arms run hours apart are not paired and keep their
+// own cuts.
+func TestCommonWarmupCut(t *testing.T) {
+	const seed = 6
+	c := aaFleet(seed)
+	c.coldSecs, c.coldX = 240, 2.5
+	b, cd := fleetArms(aaFleet(seed), c, seed)
+	r, err := Judge(b, cd, Config{Policy: chat(t), Resamples: 300})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cb, cc := float64(r.Arms.Baseline.WarmupCutSeconds), float64(r.Arms.Canary.WarmupCutSeconds)
+	if !(cc > 0) {
+		t.Fatalf("the cold canary was not cut: %q", step(r, "warmup").Detail)
+	}
+	// both arms start within a second of each other on the shared grid
+	if d := cb - cc; d < -1 || d > 1 {
+		t.Errorf("paired arms cut at %gs and %gs", cb, cc)
+	}
+	if !strings.Contains(step(r, "warmup").Detail, "both arms are compared over the same span") {
+		t.Errorf("warm-up step does not name the common cut: %q", step(r, "warmup").Detail)
+	}
+	for i := range cd.Requests {
+		cd.Requests[i].Time += 3 * 3600
+	}
+	r2, err := Judge(b, cd, Config{Policy: chat(t), Resamples: 300})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(step(r2, "warmup").Detail, "same span") {
+		t.Errorf("arms 3 h apart were given one cut: %q", step(r2, "warmup").Detail)
+	}
+}
