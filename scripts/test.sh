@@ -78,4 +78,5 @@ sources/exposition FuzzRead
 sources/costfile FuzzRead
 policies FuzzParse
 sources/sim FuzzParseScenario
+sources/clickhouse FuzzQuote
 TARGETS

@@ -290,7 +290,7 @@ func (a *app) judgeFiles(ctx context.Context, o *judgeOptions, progress io.Write
 			}
 		}()
 	}
-	if o.Stream {
+	if o.Stream || o.ch.enabled() {
 		prog.Stage(fmt.Sprintf("judging %d baseline and %d canary buckets", len(base.Agg.Buckets), len(can.Agg.Buckets)))
 	} else {
 		prog.Stage(fmt.Sprintf("judging %d baseline and %d canary requests (%d resamples per quantile gate)", len(base.Requests), len(can.Requests), o.Resamples))

@@ -3,6 +3,7 @@ package clickhouse
 import (
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestQuote(t *testing.T) {
@@ -137,4 +138,21 @@ func TestResolveColumns(t *testing.T) {
 			t.Errorf("resolve(%v, %v) = %v, want %q", c.t, c.cols, err, c.want)
 		}
 	}
+}
+
+// FuzzQuote: an escaped literal or identifier is one closed token to the
+// condition checker, whatever the bytes: a condition comparing a column
+// with it is accepted unless the text is not UTF-8.
+func FuzzQuote(f *testing.F) {
+	for _, s := range []string{"", "a", "'", "`", "\\", "\\'", "x'); DROP TABLE t; --", "\x00\n\x1b", "a\\`b"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, w := range []string{"col = " + QuoteString(s), QuoteIdent(s) + " = 1", "(" + QuoteIdent(s) + " = " + QuoteString(s) + ")"} {
+			err := CheckWhere(w)
+			if utf8.ValidString(w) && err != nil {
+				t.Fatalf("CheckWhere(%q) = %v", w, err)
+			}
+		}
+	})
 }
