@@ -90,14 +90,17 @@ type Aggregator struct {
 	step          float64
 	policyClasses bool
 
-	strata  []string             // stratum id → key
-	byKey   map[stratumKey]int32 // label, band, class → stratum id
-	byName  map[string]int32     // key → stratum id (Merge)
-	cells   map[cellKey]*aggCell
-	reps    map[string]*replicaSpan
-	untimed int64
-	records int64
-	lo, hi  int64 // slice numbers of the first and last arrival
+	strata []string             // stratum id → key
+	byKey  map[stratumKey]int32 // label, band, class → stratum id
+	byName map[string]int32     // key → stratum id (Merge)
+	cells  map[cellKey]*aggCell
+	// row caches the cells of the slice last added to, by stratum id
+	row      []*aggCell
+	rowSlice int64
+	reps     map[string]*replicaSpan
+	untimed  int64
+	records  int64
+	lo, hi   int64 // slice numbers of the first and last arrival
 	// unverified counts completed requests lacking a field an SLO
 	// criterion needs (counted not good)
 	unverified map[string]int64
@@ -138,7 +141,7 @@ func NewAggregator(p *policies.Policy) *Aggregator {
 	}
 	return &Aggregator{p: p, cls: newClassifier(p), step: step, policyClasses: len(p.Classes) > 0,
 		byKey: map[stratumKey]int32{}, byName: map[string]int32{}, cells: map[cellKey]*aggCell{},
-		reps: map[string]*replicaSpan{}, unverified: map[string]int64{}, lo: math.MaxInt64, hi: math.MinInt64, badTime: math.NaN()}
+		reps: map[string]*replicaSpan{}, unverified: map[string]int64{}, lo: math.MaxInt64, hi: math.MinInt64, badTime: math.NaN(), rowSlice: math.MinInt64}
 }
 
 // stratumSep separates a stratum key's label or band from its policy
@@ -259,11 +262,26 @@ func (a *Aggregator) Add(r *sources.Request) {
 	a.lo, a.hi = min(a.lo, slice), max(a.hi, slice)
 	ci := a.cls.classOf(r)
 	slo := &a.cls.slos[ci]
-	ck := cellKey{slice: slice, stratum: a.stratum(r, ci)}
-	c := a.cells[ck]
+	sid := a.stratum(r, ci)
+	var c *aggCell
+	if slice == a.rowSlice && int(sid) < len(a.row) {
+		c = a.row[sid]
+	}
 	if c == nil {
-		c = &aggCell{}
-		a.cells[ck] = c
+		ck := cellKey{slice: slice, stratum: sid}
+		c = a.cells[ck]
+		if c == nil {
+			c = &aggCell{}
+			a.cells[ck] = c
+		}
+		if slice != a.rowSlice {
+			clear(a.row)
+			a.rowSlice = slice
+		}
+		for len(a.row) <= int(sid) {
+			a.row = append(a.row, nil)
+		}
+		a.row[sid] = c
 	}
 	if r.Attempt > 1 {
 		c.retried++

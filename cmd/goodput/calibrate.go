@@ -45,8 +45,15 @@ type calibrateOptions struct {
 	confidence float64 // the policy's, for the coverage table
 }
 
-// calibrationJudges are the judges compared, in table order.
-func calibrationJudges() []string { return []string{"goodput", "kayenta", "threshold"} }
+// calibrationJudges are the judges compared, in table order:
+// goodput-stream is goodput's judge on the streaming aggregate of the same
+// records (judge --stream).
+func calibrationJudges() []string {
+	return []string{"goodput", "kayenta", "threshold", "goodput-stream"}
+}
+
+// defaultCalibrationJudges are the judges run when --judges is not given.
+func defaultCalibrationJudges() []string { return []string{"goodput", "kayenta", "threshold"} }
 
 // defaultCalibrationScenarios are the scenarios run when --scenarios is not
 // given: the 30-minute fleet with per-arm batch noise, a shared traffic wave
@@ -199,7 +206,7 @@ stderr.`,
 	f.IntVar(&o.Jobs, "jobs", 2, "replicates simulated and judged at once")
 	f.StringVar(&o.Policy, "policy", policies.DefaultName, "policy for goodput's judge and the SLOs of all judges")
 	f.IntVar(&o.Resamples, "resamples", 2000, "bootstrap resamples of goodput's quantile gates (≥ 200)")
-	f.StringSliceVar(&o.Judges, "judges", calibrationJudges(), "judges to run, comma-separated: goodput, kayenta, threshold")
+	f.StringSliceVar(&o.Judges, "judges", defaultCalibrationJudges(), "judges to run, comma-separated: goodput, kayenta, threshold, goodput-stream (goodput's judge on the streaming aggregate of the same records; with goodput, every difference of verdict and gate is listed)")
 	f.StringVar(&o.Gates, "gates", "", "also write, per scenario and replicate, goodput's gates that did not pass and how far each interval end lies from its margin, to FILE (Markdown, written atomically)")
 	return cmd
 }
@@ -233,6 +240,7 @@ type calibScenario struct {
 	expect   expectation
 	cells    map[string]*calibCell
 	coverage []*gateCoverage // goodput's gates, A/A scenarios only, in policy order
+	stream   *streamDiff     // goodput-stream against goodput, when both ran
 	// replicates are goodput's verdict and gates per replicate, kept for
 	// --gates
 	replicates []replicateGates
@@ -335,10 +343,13 @@ func replicateSeed(base uint64, scenario string, i int) uint64 {
 
 // replicateVerdicts is one replicate's verdict per judge.
 type replicateVerdicts struct {
-	v    [3]analysis.Verdict
-	errs [3]error
-	ran  [3]bool
-	err  error // the simulation itself failed
+	v    [4]analysis.Verdict
+	errs [4]error
+	ran  [4]bool
+	// streamGates are the gates of goodput's judge on the streaming
+	// aggregate, when it ran.
+	streamGates []analysis.Metric
+	err         error // the simulation itself failed
 	// gates are goodput's judge's gates (name, delta, interval).
 	gates []analysis.Metric
 }
@@ -400,6 +411,9 @@ func (a *app) calibrateScenario(ctx context.Context, cs *calibScenario, pol *pol
 		}
 		if cs.expect.kind == "A/A" {
 			cs.addCoverage(r.gates)
+		}
+		if r.ran[0] && r.ran[3] && r.errs[0] == nil && r.errs[3] == nil {
+			cs.addStreamDiff(r.v[0], r.v[3], r.gates, r.streamGates)
 		}
 		if r.ran[0] {
 			cs.replicates = append(cs.replicates, replicateGates{seed: replicateSeed(o.Seed, cs.name, i), verdict: r.v[0], err: r.errs[0], gates: r.gates})
@@ -488,7 +502,33 @@ func judgeReplicate(ctx context.Context, sc sim.Scenario, seed uint64, pol *poli
 		rep, err := comparators.Threshold(b, c, pol, comparators.ThresholdOptions{})
 		set(2, rep, err)
 	}
+	if want("goodput-stream") {
+		rep, err := judgeStreamed(b, c, pol, analysis.Config{Policy: pol, Seed: seed, Resamples: o.Resamples, ToolVersion: version, Cost: cost})
+		set(3, rep, err)
+		if err == nil {
+			out.streamGates = rep.Metrics
+		}
+	}
 	return out
+}
+
+// judgeStreamed judges two arms' records as judge --stream does: each arm
+// counted into an analysis.Aggregator, no record kept, and the aggregates
+// judged.
+func judgeStreamed(b, c *sources.Dataset, pol *policies.Policy, cfg analysis.Config) (*analysis.Report, error) {
+	var arms [2]*sources.Dataset
+	for k, d := range []*sources.Dataset{b, c} {
+		ag := analysis.NewAggregator(pol)
+		for i := range d.Requests {
+			ag.Add(&d.Requests[i])
+		}
+		agg, err := ag.Aggregate(d.Arm)
+		if err != nil {
+			return nil, err
+		}
+		arms[k] = &sources.Dataset{Arm: d.Arm, Agg: agg, Clock: sources.ClockEpoch, Location: d.Location, Inputs: d.Inputs}
+	}
+	return analysis.Judge(arms[0], arms[1], cfg)
 }
 
 // rateSE is a Monte Carlo proportion k/n and its standard error, in percent.
@@ -593,6 +633,7 @@ func writeCalibrationTable(w io.Writer, scs []*calibScenario, o *calibrateOption
 	}
 	fmt.Fprintln(bw)
 	writeCoverageTable(bw, scs, o)
+	writeStreamDiffs(bw, scs)
 }
 
 // writeCoverageTable prints, for goodput's judge on every A/A scenario, how
@@ -700,7 +741,7 @@ func calibrateCommandLine(o *calibrateOptions) string {
 	if o.Resamples != 2000 {
 		s += fmt.Sprintf(" --resamples %d", o.Resamples)
 	}
-	if len(o.Judges) != len(calibrationJudges()) {
+	if !slices.Equal(o.Judges, defaultCalibrationJudges()) {
 		s += " --judges " + strings.Join(o.Judges, ",")
 	}
 	return s

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 
 	"github.com/mattn/go-isatty"
@@ -243,6 +245,11 @@ func (a *app) judgeFiles(ctx context.Context, o *judgeOptions, progress io.Write
 			return nil, err
 		}
 	} else if o.Stream {
+		// bounded memory is the point: collect garbage before the heap
+		// passes streamHeapLimit rather than let it double
+		if debug.SetMemoryLimit(-1) == math.MaxInt64 {
+			defer debug.SetMemoryLimit(debug.SetMemoryLimit(streamHeapLimit))
+		}
 		ro := requestlog.Options{DropImplausible: pol.Window.Implausible == "drop"}
 		if base, can, err = a.readArmsStream(ctx, o, pol, ro, progress); err != nil {
 			var de *analysis.DataError

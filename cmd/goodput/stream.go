@@ -22,6 +22,11 @@ import (
 // requests. The arms are judged from their aggregates.
 
 // streamFile is one input's scan.
+// streamHeapLimit is the heap size (bytes) past which the streaming judge
+// collects garbage eagerly (runtime/debug.SetMemoryLimit), unless a limit
+// is set already (GOMEMLIMIT).
+const streamHeapLimit = 256 << 20
+
 type streamFile struct {
 	arm    sources.Arm
 	in     *input
@@ -97,15 +102,19 @@ func (a *app) readArmsStream(ctx context.Context, o *judgeOptions, pol *policies
 	var sk [2]*keySketch
 	var out [2]sources.Dataset
 	for k, arm := range []sources.Arm{sources.Baseline, sources.Canary} {
-		ag := analysis.NewAggregator(pol)
-		sk[k] = newKeySketch()
+		var ag *analysis.Aggregator
 		ds := sources.Dataset{Arm: arm, Clock: sources.ClockEpoch, Location: requestlog.Location}
 		for _, f := range files {
 			if f.arm != arm {
 				continue
 			}
-			ag.Merge(f.agg)
-			sk[k].merge(f.keys)
+			if ag == nil {
+				// the arm's first file: take its aggregate and sketch
+				ag, sk[k] = f.agg, f.keys
+			} else {
+				ag.Merge(f.agg)
+				sk[k].merge(f.keys)
+			}
 			ds.Inputs = append(ds.Inputs, f.ds.Inputs...)
 			ds.Warnings = append(ds.Warnings, f.ds.Warnings...)
 		}
@@ -181,7 +190,7 @@ type keySketch struct {
 }
 
 // sketchKeys is how many distinct digests a sketch holds before sampling.
-const sketchKeys = 1 << 18
+const sketchKeys = 1 << 16
 
 func newKeySketch() *keySketch { return &keySketch{keys: map[uint64]uint32{}} }
 
