@@ -166,7 +166,7 @@ func TestJudgeNativeHistograms(t *testing.T) {
 // the A/A pairs that do not pass. Slow: runs only with
 // GOODPUT_NATIVE_CALIBRATION=N: N rounds, each 5 A/A pairs and a
 // regression per schema scraped by one Prometheus (more arms per
-// Prometheus lose scrapes every 200 ms, and gaps are never a pass).
+// Prometheus lose scrapes every 400 ms, and gaps are never a pass).
 func TestNativeAACalibration(t *testing.T) {
 	rounds, _ := strconv.Atoi(os.Getenv("GOODPUT_NATIVE_CALIBRATION"))
 	if rounds <= 0 {

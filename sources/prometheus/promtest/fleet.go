@@ -100,10 +100,10 @@ func (f *Fleet) RequestLog(deployment string) []byte {
 }
 
 // ServeFleet starts a loopback exporter for the arms and a Prometheus 2.x
-// (native histograms on) scraping it every 200 ms with honor_timestamps:
+// (native histograms on) scraping it every scrapeEvery (400 ms) with honor_timestamps:
 // each scrape of an endpoint advances that endpoint's simulated clock by
 // tick and stamps its samples with it, so ticks steps of simulated traffic
-// from start on reach the TSDB in ticks × 200 ms of real time. Every
+// from start on reach the TSDB in ticks × 400 ms of real time. Every
 // endpoint of an arm replays the same seeded traffic, so the native and the
 // classic exposition of a FormBoth arm count the same requests. start
 // must lie within the hour before now (the TSDB head's appendable range).
@@ -159,15 +159,21 @@ func ServeFleet(tb testing.TB, start time.Time, tick time.Duration, ticks int, a
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	tb.Cleanup(func() { _ = srv.Close() })
-	cfg := "global:\n  scrape_interval: 200ms\n  scrape_timeout: 200ms\nscrape_configs:\n" +
+	cfg := fmt.Sprintf("global:\n  scrape_interval: %s\n  scrape_timeout: %s\nscrape_configs:\n", scrapeEvery, scrapeEvery) +
 		strings.ReplaceAll(strings.Join(jobs, ""), "ADDR", ln.Addr().String())
 	f.URL = Serve(tb, cfg, filepath.Join(tb.TempDir(), "data"), "--enable-feature=native-histograms")
 	return f
 }
 
+// scrapeEvery is the fleet's scrape interval and timeout. Each scrape
+// advances simulated time by one tick, so a test's wall time is ticks ×
+// scrapeEvery; 400 ms leaves a loaded machine twice the headroom 200 ms
+// did before a scrape times out and its sample is lost.
+const scrapeEvery = 400 * time.Millisecond
+
 // ServeCompleteFleet is ServeFleet followed by Wait, retried with a fresh
 // Prometheus (up to three attempts) while Prometheus reports failed
-// scrapes: a loaded machine can starve it past the 200 ms scrape timeout,
+// scrapes: a loaded machine can starve it past the 400 ms scrape timeout,
 // and the samples it then drops are gaps no verdict may pass over. Fails
 // the test, naming the failed scrapes, when every attempt lost some.
 func ServeCompleteFleet(tb testing.TB, start time.Time, tick time.Duration, ticks int, arms ...FleetArm) *Fleet {
@@ -176,7 +182,7 @@ func ServeCompleteFleet(tb testing.TB, start time.Time, tick time.Duration, tick
 	failed := 0
 	for range attempts {
 		f := ServeFleet(tb, start, tick, ticks, arms...)
-		f.Wait(tb, time.Duration(ticks)*300*time.Millisecond+30*time.Second)
+		f.Wait(tb, time.Duration(ticks)*scrapeEvery*3/2+30*time.Second)
 		if failed = f.FailedScrapes(tb); failed == 0 {
 			return f
 		}
@@ -225,7 +231,7 @@ func (f *Fleet) Wait(tb testing.TB, timeout time.Duration) {
 // FailedScrapes returns how many scrapes of the fleet Prometheus reports
 // as failed so far (up == 0): each one is a simulated tick whose samples
 // are missing, which the judge rightly treats as a gap. A loaded machine
-// (Prometheus starved past the 200 ms scrape timeout) causes them; tests
+// (Prometheus starved past the 400 ms scrape timeout) causes them; tests
 // name the count when a verdict they expect does not come.
 func (f *Fleet) FailedScrapes(tb testing.TB) int {
 	tb.Helper()
