@@ -203,43 +203,12 @@ func read(ctx context.Context, path string, r io.Reader, arm sources.Arm, opt op
 		return sources.Dataset{}, fmt.Errorf("%s: %w", path, err)
 	}
 	hr := &hashingReader{r: r, h: sha256.New()}
-	raw := bufio.NewReaderSize(hr, 256<<10)
-	var src io.Reader = raw
-	gz := false
-	if magic, _ := raw.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-		zr, err := gzip.NewReader(raw)
-		if err != nil {
-			return sources.Dataset{}, gzipError(path, 1, err)
-		}
-		defer zr.Close()
-		src, gz = zr, true
+	lb, err := openBody(path, hr)
+	if err != nil {
+		return sources.Dataset{}, err
 	}
-	// skip a BOM and leading blank lines, counting them, to see the first byte
-	body := bufio.NewReaderSize(src, 256<<10)
-	skipped := 0
-	if b, err := body.Peek(3); err == nil && bytes.Equal(b, utf8BOM) {
-		body.Discard(3)
-	}
-	var first byte
-	for {
-		c, err := body.ReadByte()
-		if err == io.EOF {
-			return sources.Dataset{}, &ParseError{Path: path, Msg: "no requests: the file is empty or has only blank lines (write one JSON object or CSV row per request)"}
-		}
-		if err != nil {
-			return sources.Dataset{}, readError(path, skipped+1, gz, err)
-		}
-		if c == '\n' {
-			skipped++
-			continue
-		}
-		if isWS(c) {
-			continue
-		}
-		first = c
-		body.UnreadByte()
-		break
-	}
+	defer lb.close()
+	body, first, skipped, gz, raw := lb.body, lb.first, lb.skipped, lb.gz, lb.raw
 	var (
 		reqs     []sources.Request
 		lines    lineIndex
@@ -289,6 +258,65 @@ func read(ctx context.Context, path string, r io.Reader, arm sources.Arm, opt op
 // sizeHint guesses how many bytes of (decompressed) text r holds, from
 // the size of a file or buffer and, for gzip, the length its trailer records
 // (modulo 4 GiB, so it is used only when plausible); 0 when unknown.
+// logBody is a request log's bytes opened for parsing: gunzipped when they
+// start with the gzip magic, a UTF-8 BOM and leading blank lines skipped
+// (counted in skipped, so line numbers stay the file's), and the first
+// non-blank byte left unread — '{' for JSON Lines, anything else a CSV
+// header.
+type logBody struct {
+	body    *bufio.Reader // the decompressed text, at its first record
+	raw     *bufio.Reader // the bytes as read, for draining what the parser left
+	first   byte
+	skipped int
+	gz      bool
+	zr      io.Closer // the gzip reader; nil when not compressed
+}
+
+// close releases the gzip reader, if any.
+func (b *logBody) close() {
+	if b.zr != nil {
+		b.zr.Close()
+	}
+}
+
+// openBody opens r (named path in messages) as a logBody.
+func openBody(path string, r io.Reader) (*logBody, error) {
+	lb := &logBody{raw: bufio.NewReaderSize(r, 256<<10)}
+	var src io.Reader = lb.raw
+	if magic, _ := lb.raw.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(lb.raw)
+		if err != nil {
+			return nil, gzipError(path, 1, err)
+		}
+		src, lb.gz, lb.zr = zr, true, zr
+	}
+	lb.body = bufio.NewReaderSize(src, 256<<10)
+	if b, err := lb.body.Peek(3); err == nil && bytes.Equal(b, utf8BOM) {
+		lb.body.Discard(3)
+	}
+	for {
+		c, err := lb.body.ReadByte()
+		if err == io.EOF {
+			lb.close()
+			return nil, &ParseError{Path: path, Msg: "no requests: the file is empty or has only blank lines (write one JSON object or CSV row per request)"}
+		}
+		if err != nil {
+			lb.close()
+			return nil, readError(path, lb.skipped+1, lb.gz, err)
+		}
+		if c == '\n' {
+			lb.skipped++
+			continue
+		}
+		if isWS(c) {
+			continue
+		}
+		lb.body.UnreadByte()
+		lb.first = c
+		return lb, nil
+	}
+}
+
 func sizeHint(r io.Reader, gz bool) int64 {
 	var size int64
 	switch v := r.(type) {

@@ -1,8 +1,6 @@
 package requestlog
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -12,8 +10,6 @@ import (
 	"io"
 	"math"
 	"sync"
-
-	"github.com/klauspost/compress/gzip"
 
 	"github.com/goodput-dev/goodput/sources"
 )
@@ -83,42 +79,12 @@ func scan(ctx context.Context, path string, r io.Reader, arm sources.Arm, o Scan
 		defer ah.stop()
 		src0 = ah
 	}
-	raw := bufio.NewReaderSize(src0, 256<<10)
-	var src io.Reader = raw
-	gz := false
-	if magic, _ := raw.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-		zr, err := gzip.NewReader(raw)
-		if err != nil {
-			return sources.Dataset{}, gzipError(path, 1, err)
-		}
-		defer zr.Close()
-		src, gz = zr, true
+	lb, err := openBody(path, src0)
+	if err != nil {
+		return sources.Dataset{}, err
 	}
-	body := bufio.NewReaderSize(src, 256<<10)
-	skipped := 0
-	if b, err := body.Peek(3); err == nil && bytes.Equal(b, utf8BOM) {
-		body.Discard(3)
-	}
-	var first byte
-	for {
-		c, err := body.ReadByte()
-		if err == io.EOF {
-			return sources.Dataset{}, &ParseError{Path: path, Msg: "no requests: the file is empty or has only blank lines (write one JSON object or CSV row per request)"}
-		}
-		if err != nil {
-			return sources.Dataset{}, readError(path, skipped+1, gz, err)
-		}
-		if c == '\n' {
-			skipped++
-			continue
-		}
-		if isWS(c) {
-			continue
-		}
-		first = c
-		body.UnreadByte()
-		break
-	}
+	defer lb.close()
+	body, first, skipped, gz, raw := lb.body, lb.first, lb.skipped, lb.gz, lb.raw
 	win := newWindowTracker(o.Window)
 	count := 0
 	emit := func(r *sources.Request, line int) error {
