@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 
 	"github.com/goodput-dev/goodput/analysis/normalize"
 	"github.com/goodput-dev/goodput/policies"
@@ -97,7 +96,7 @@ type Aggregator struct {
 	// row caches the cells of the slice last added to, by stratum id
 	row      []*aggCell
 	rowSlice int64
-	reps     map[string]*replicaSpan
+	reps     sources.ReplicaSpans
 	untimed  int64
 	records  int64
 	lo, hi   int64 // slice numbers of the first and last arrival
@@ -127,11 +126,6 @@ type aggCell struct {
 	ttft, tpot, e2e                       loglin.Hist
 }
 
-type replicaSpan struct {
-	first, last int64
-	finished    map[int64]float64
-}
-
 // NewAggregator returns an empty aggregator for one arm judged under p
 // (validated, so window.bucket is set).
 func NewAggregator(p *policies.Policy) *Aggregator {
@@ -141,7 +135,7 @@ func NewAggregator(p *policies.Policy) *Aggregator {
 	}
 	return &Aggregator{p: p, cls: newClassifier(p), step: step, policyClasses: len(p.Classes) > 0,
 		byKey: map[stratumKey]int32{}, byName: map[string]int32{}, cells: map[cellKey]*aggCell{},
-		reps: map[string]*replicaSpan{}, unverified: map[string]int64{}, lo: math.MaxInt64, hi: math.MinInt64, badTime: math.NaN(), rowSlice: math.MinInt64}
+		reps: sources.ReplicaSpans{}, unverified: map[string]int64{}, lo: math.MaxInt64, hi: math.MinInt64, badTime: math.NaN(), rowSlice: math.MinInt64}
 }
 
 // stratumSep separates a stratum key's label or band from its policy
@@ -317,15 +311,11 @@ func (a *Aggregator) Add(r *sources.Request) {
 		c.queries += float64(r.PromptTokens)
 	}
 	if r.Replica != "" {
-		s := a.reps[r.Replica]
-		if s == nil {
-			s = &replicaSpan{first: slice, last: slice, finished: map[int64]float64{}}
-			a.reps[r.Replica] = s
-		}
-		s.first, s.last = min(s.first, slice), max(s.last, slice)
+		fin := 0.0
 		if r.Status.Admitted() {
-			s.finished[slice]++
+			fin = 1
 		}
+		a.reps.Add(r.Replica, slice, fin)
 	}
 }
 
@@ -364,17 +354,7 @@ func (a *Aggregator) Merge(o *Aggregator) {
 		c.tpot.Merge(&oc.tpot)
 		c.e2e.Merge(&oc.e2e)
 	}
-	for name, os := range o.reps {
-		s := a.reps[name]
-		if s == nil {
-			s = &replicaSpan{first: os.first, last: os.last, finished: map[int64]float64{}}
-			a.reps[name] = s
-		}
-		s.first, s.last = min(s.first, os.first), max(s.last, os.last)
-		for k, v := range os.finished {
-			s.finished[k] += v
-		}
-	}
+	a.reps.Merge(o.reps)
 }
 
 // Records is the number of requests added (Merge included).
@@ -399,43 +379,7 @@ func (a *Aggregator) Aggregate(arm sources.Arm) (*sources.Aggregate, error) {
 			"a record far from the rest (ts 0, a clock a year off, perf_counter beside unix times)? Check the earliest and latest records", hi-lo, lo, hi, a.records, span, a.step)}
 	}
 	// replicas serving per slice
-	serving := make([]float64, n)
-	names := make([]string, 0, len(a.reps))
-	for name := range a.reps {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	tracks := make([]sources.ReplicaTrack, 0, len(names))
-	for _, name := range names {
-		s := a.reps[name]
-		first, last := s.first, s.last
-		if first <= a.lo+1 {
-			first = a.lo
-		}
-		if last >= a.hi-1 {
-			last = a.hi
-		}
-		fin := make([]float64, n)
-		for k := range fin {
-			sl := a.lo + int64(k)
-			if sl < first || sl > last {
-				fin[k] = math.NaN()
-				continue
-			}
-			serving[k]++
-			fin[k] = s.finished[sl]
-		}
-		label := "{replica=" + strconv.Quote(name) + "}"
-		// Series stays empty: request logs name replicas, they are not
-		// selected series, and two arms' logs may reuse names
-		tracks = append(tracks, sources.ReplicaTrack{Name: label, Finished: fin})
-	}
-	if len(names) == 0 {
-		for k := range serving {
-			serving[k] = 1
-		}
-		tracks = nil
-	}
+	serving, tracks := a.reps.Tracks(a.lo, a.hi)
 	// cells per slice, ordered by stratum key
 	per := make([][]cellKey, n)
 	for k := range a.cells {

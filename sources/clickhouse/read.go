@@ -142,11 +142,6 @@ type cell struct {
 	ttft, tpot, e2e                       loglin.Hist
 }
 
-type replicaSpan struct {
-	first, last int64
-	finished    map[int64]float64
-}
-
 // Read runs the arm's aggregation query and returns its dataset: an Exact
 // aggregate (see the package comment), ClockEpoch, one Input naming the
 // query. Errors name the query; none holds credentials.
@@ -218,7 +213,7 @@ type assembler struct {
 	bad        struct{ status, ttft, latency, e2e, count int64 }
 	unverified map[string]int64
 	cells      map[cellKey]*cell
-	reps       map[string]*replicaSpan
+	reps       sources.ReplicaSpans
 	cacheKnown bool
 	lo, hi     int64
 	// canon holds each row's digest, for the input's sha256
@@ -226,7 +221,7 @@ type assembler struct {
 }
 
 func newAssembler(p *Plan) *assembler {
-	return &assembler{p: p, unverified: map[string]int64{}, cells: map[cellKey]*cell{}, reps: map[string]*replicaSpan{},
+	return &assembler{p: p, unverified: map[string]int64{}, cells: map[cellKey]*cell{}, reps: sources.ReplicaSpans{},
 		lo: math.MaxInt64, hi: math.MinInt64}
 }
 
@@ -287,13 +282,7 @@ func (as *assembler) add(r *row) error {
 			}
 		}
 	case rowReplica:
-		sp := as.reps[r.Rep]
-		if sp == nil {
-			sp = &replicaSpan{first: sl, last: sl, finished: map[int64]float64{}}
-			as.reps[r.Rep] = sp
-		}
-		sp.first, sp.last = min(sp.first, sl), max(sp.last, sl)
-		sp.finished[sl] += float64(r.Admitted)
+		as.reps.Add(r.Rep, sl, float64(r.Admitted))
 		as.canon = append(as.canon, rowDigest("r %d %q %d %d", sl, r.Rep, r.N, r.Admitted))
 	default:
 		return fmt.Errorf("unexpected row kind %d", r.M)
@@ -337,43 +326,7 @@ func (as *assembler) finish() (*sources.Aggregate, int64, []string, error) {
 		return nil, 0, nil, fmt.Errorf("arrival times span %d slices of %gs for %d requests: a row far from the rest? Narrow the window", n, p.Step, records)
 	}
 	// replicas serving per slice, as the streaming scan counts them
-	serving := make([]float64, n)
-	names := make([]string, 0, len(reps))
-	for name := range reps {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	tracks := make([]sources.ReplicaTrack, 0, len(names))
-	for _, name := range names {
-		sp := reps[name]
-		first, last := sp.first, sp.last
-		if first <= lo+1 {
-			first = lo
-		}
-		if last >= hi-1 {
-			last = hi
-		}
-		fin := make([]float64, n)
-		for k := range fin {
-			sl := lo + int64(k)
-			if sl < first || sl > last {
-				fin[k] = math.NaN()
-				continue
-			}
-			serving[k]++
-			fin[k] = sp.finished[sl]
-		}
-		label := "{replica=" + strconv.Quote(name) + "}"
-		// Series stays empty, as for request logs read from files: replica
-		// names in logs are not series two arms' selectors could share
-		tracks = append(tracks, sources.ReplicaTrack{Name: label, Finished: fin})
-	}
-	if len(names) == 0 {
-		for k := range serving {
-			serving[k] = 1
-		}
-		tracks = nil
-	}
+	serving, tracks := reps.Tracks(lo, hi)
 	per := make([][]cellKey, n)
 	for k := range cells {
 		per[k.slice-lo] = append(per[k.slice-lo], k)

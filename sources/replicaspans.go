@@ -1,0 +1,96 @@
+package sources
+
+import (
+	"math"
+	"slices"
+	"strconv"
+)
+
+// ReplicaSpans collects, for an aggregate built from per-request records
+// (request logs scanned, a column store's rows), each named replica's
+// activity on the arm's slice grid: the first and last slice it served a
+// request in, and the requests it finished (completed, failed or
+// canceled) per slice. Slices are integer indexes, floor(t/step). The
+// zero value is not ready: make one with make(ReplicaSpans).
+type ReplicaSpans map[string]*replicaSpan
+
+type replicaSpan struct {
+	first, last int64
+	finished    map[int64]float64
+}
+
+// Add records that replica name served in slice, finishing finished
+// requests there (0 for a rejected request, which it never admitted).
+func (r ReplicaSpans) Add(name string, slice int64, finished float64) {
+	s := r[name]
+	if s == nil {
+		s = &replicaSpan{first: slice, last: slice, finished: map[int64]float64{}}
+		r[name] = s
+	}
+	s.first, s.last = min(s.first, slice), max(s.last, slice)
+	if finished != 0 {
+		s.finished[slice] += finished
+	}
+}
+
+// Merge adds o's spans and counts into r.
+func (r ReplicaSpans) Merge(o ReplicaSpans) {
+	for name, os := range o {
+		s := r[name]
+		if s == nil {
+			s = &replicaSpan{first: os.first, last: os.last, finished: map[int64]float64{}}
+			r[name] = s
+		}
+		s.first, s.last = min(s.first, os.first), max(s.last, os.last)
+		for k, v := range os.finished {
+			s.finished[k] += v
+		}
+	}
+}
+
+// Tracks returns, for the arm's slices lo..hi, the replicas serving in
+// each slice and one ReplicaTrack per replica (named {replica="…"}, in
+// name order). A replica serves from the slice of its first request to
+// that of its last, extended to the arm's edges when within one slice of
+// them; its track is NaN outside that span. Without any named replica
+// every slice has 1 replica serving and tracks is nil. Tracks leave Series
+// empty: replica names in records are not selected series, and two arms'
+// records may reuse names.
+func (r ReplicaSpans) Tracks(lo, hi int64) (serving []float64, tracks []ReplicaTrack) {
+	n := hi - lo + 1
+	serving = make([]float64, n)
+	if len(r) == 0 {
+		for k := range serving {
+			serving[k] = 1
+		}
+		return serving, nil
+	}
+	names := make([]string, 0, len(r))
+	for name := range r {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	tracks = make([]ReplicaTrack, 0, len(names))
+	for _, name := range names {
+		s := r[name]
+		first, last := s.first, s.last
+		if first <= lo+1 {
+			first = lo
+		}
+		if last >= hi-1 {
+			last = hi
+		}
+		fin := make([]float64, n)
+		for k := range fin {
+			sl := lo + int64(k)
+			if sl < first || sl > last {
+				fin[k] = math.NaN()
+				continue
+			}
+			serving[k]++
+			fin[k] = s.finished[sl]
+		}
+		tracks = append(tracks, ReplicaTrack{Name: "{replica=" + strconv.Quote(name) + "}", Finished: fin})
+	}
+	return serving, tracks
+}
