@@ -107,41 +107,13 @@ func (j *aggJudgement) loadRatioGuardrail(conf float64) (gateEval, bool) {
 	if !okb || !okc {
 		return gateEval{}, false
 	}
-	vb, vc := sum(rb.Num)/sum(rb.Den), sum(rc.Num)/sum(rc.Den)
 	est := stats.LogRatioOfRatios(rc, rb, conf)
 	if j.paired {
 		// a traffic wave both arms ride cancels in the paired difference
 		xa, ya := j.align(rc, rb)
 		est = stats.PairedLogRatioOfRatios(xa, ya, conf)
 	}
-	est = poissonFloor(est, sum(rb.Num), sum(rc.Num), conf)
-	m := Metric{Name: "offered_load_ratio", Guardrail: true, Direction: "two_sided", Scale: "relative", Unit: "req/s/replica",
-		Margin: Num(LoadRatioTolerance), Buckets: [2]int{len(rb.Num), len(rc.Num)}, Adjusted: []string{},
-		NBaseline: int64(math.Round(sum(rb.Num))), NCanary: int64(math.Round(sum(rc.Num))), Baseline: Num(vb), Canary: Num(vc),
-		Delta: Num(math.Expm1(est.Point)), Interval: [2]Num{Num(math.Expm1(est.CI.Lo)), Num(math.Expm1(est.CI.Hi))},
-		PFail: Num(math.NaN()), Method: est.Method, Verdict: Pass}
-	e := gateEval{m: m}
-	iv := fmt.Sprintf("%s [%s, %s]", fmtDelta(m, float64(m.Delta)), fmtDelta(m, float64(m.Interval[0])), fmtDelta(m, float64(m.Interval[1])))
-	tol := math.Log1p(LoadRatioTolerance)
-	switch {
-	case math.IsNaN(est.CI.Lo) || math.IsNaN(est.CI.Hi):
-		e.m.Verdict = Inconclusive
-		e.m.Reason = "the offered-load ratio could not be estimated"
-	case est.CI.Hi < -tol:
-		e.m.Verdict = Fail
-		e.m.Reason = fmt.Sprintf("%s offered requests per replica-second: the canary is offered less than the baseline beyond ±%s (sample-ratio mismatch: load shed or routed away before it was counted?); declare traffic.canary_share if the split is intended", iv, fmtMargin(m))
-	case est.CI.Lo > tol:
-		e.m.Verdict = Fail
-		e.m.Reason = fmt.Sprintf("%s offered requests per replica-second: the canary is offered more than the baseline beyond ±%s (sample-ratio mismatch: retries or routing?); declare traffic.canary_share if the split is intended", iv, fmtMargin(m))
-	case est.CI.Lo < -tol && est.Point < -math.Log1p(LoadRatioShedPoint):
-		// as on the request path: a shed beyond the tolerance must be
-		// ruled out before a pass
-		e.m.Verdict = Inconclusive
-		e.m.Reason = fmt.Sprintf("%s offered requests per replica-second: a canary offered less than the baseline by more than %s is not ruled out (load shed or routed away before it was counted?); more data narrows the interval; declare traffic.canary_share if the split is intended", iv, fmtMargin(m))
-	default:
-		e.m.Reason = fmt.Sprintf("%s offered requests per replica-second: no sample-ratio mismatch beyond ±%s shown", iv, fmtMargin(m))
-	}
-	return e, true
+	return loadRatioEval(rb, rc, est, conf, "counted"), true
 }
 
 // warmupGuardrail checks what the automatic warm-up cut removed, as the

@@ -847,7 +847,6 @@ func (j *judgement) loadRatioGuardrail(conf float64) (gateEval, bool) {
 	if len(rb.Num) < MinBuckets || len(rc.Num) < MinBuckets {
 		return gateEval{}, false
 	}
-	vb, vc := sum(rb.Num)/sum(rb.Den), sum(rc.Num)/sum(rc.Den)
 	est := stats.LogRatioOfRatios(rc, rb, conf)
 	if j.paired {
 		// a traffic wave both arms ride cancels in the paired difference
@@ -863,10 +862,21 @@ func (j *judgement) loadRatioGuardrail(conf float64) (gateEval, bool) {
 		}
 		est = stats.PairedLogRatioOfRatios(pc, pb, conf)
 	}
+	return loadRatioEval(rb, rc, est, conf, "logged"), true
+}
+
+// loadRatioEval decides the offered_load_ratio guardrail from the arms'
+// per-bucket offered requests per replica-second (rb, rc) and the
+// estimate of their log ratio (paired or not; a Poisson floor is applied
+// here). seen says where a shed request would have gone missing ("logged"
+// for request records, "counted" for metrics). Both judging paths call it,
+// so they decide the same way.
+func loadRatioEval(rb, rc stats.Ratio, est stats.Estimate, conf float64, seen string) gateEval {
+	vb, vc := sum(rb.Num)/sum(rb.Den), sum(rc.Num)/sum(rc.Den)
 	est = poissonFloor(est, sum(rb.Num), sum(rc.Num), conf)
 	m := Metric{Name: "offered_load_ratio", Guardrail: true, Direction: "two_sided", Scale: "relative", Unit: "req/s/replica",
 		Margin: Num(LoadRatioTolerance), Buckets: [2]int{len(rb.Num), len(rc.Num)}, Adjusted: []string{},
-		NBaseline: int64(sum(rb.Num)), NCanary: int64(sum(rc.Num)), Baseline: Num(vb), Canary: Num(vc),
+		NBaseline: int64(math.Round(sum(rb.Num))), NCanary: int64(math.Round(sum(rc.Num))), Baseline: Num(vb), Canary: Num(vc),
 		Delta: Num(math.Expm1(est.Point)), Interval: [2]Num{Num(math.Expm1(est.CI.Lo)), Num(math.Expm1(est.CI.Hi))},
 		PFail: Num(math.NaN()), Method: est.Method, Verdict: Pass}
 	e := gateEval{m: m}
@@ -878,7 +888,7 @@ func (j *judgement) loadRatioGuardrail(conf float64) (gateEval, bool) {
 		e.m.Reason = "the offered-load ratio could not be estimated"
 	case est.CI.Hi < -tol:
 		e.m.Verdict = Fail
-		e.m.Reason = fmt.Sprintf("%s offered requests per replica-second: the canary is offered less than the baseline beyond ±%s (sample-ratio mismatch: load shed or routed away before it was logged?); declare traffic.canary_share if the split is intended", iv, fmtMargin(m))
+		e.m.Reason = fmt.Sprintf("%s offered requests per replica-second: the canary is offered less than the baseline beyond ±%s (sample-ratio mismatch: load shed or routed away before it was %s?); declare traffic.canary_share if the split is intended", iv, fmtMargin(m), seen)
 	case est.CI.Lo > tol:
 		e.m.Verdict = Fail
 		e.m.Reason = fmt.Sprintf("%s offered requests per replica-second: the canary is offered more than the baseline beyond ±%s (sample-ratio mismatch: retries or routing?); declare traffic.canary_share if the split is intended", iv, fmtMargin(m))
@@ -887,11 +897,11 @@ func (j *judgement) loadRatioGuardrail(conf float64) (gateEval, bool) {
 		// worse, so "less by more than the tolerance" must be ruled out
 		// before a pass, as every gate rules out harm beyond its margin
 		e.m.Verdict = Inconclusive
-		e.m.Reason = fmt.Sprintf("%s offered requests per replica-second: a canary offered less than the baseline by more than %s is not ruled out (load shed or routed away before it was logged?); more data narrows the interval; declare traffic.canary_share if the split is intended", iv, fmtMargin(m))
+		e.m.Reason = fmt.Sprintf("%s offered requests per replica-second: a canary offered less than the baseline by more than %s is not ruled out (load shed or routed away before it was %s?); more data narrows the interval; declare traffic.canary_share if the split is intended", iv, fmtMargin(m), seen)
 	default:
 		e.m.Reason = fmt.Sprintf("%s offered requests per replica-second: no sample-ratio mismatch beyond ±%s shown", iv, fmtMargin(m))
 	}
-	return e, true
+	return e
 }
 
 // countFuncs gives the per-bucket numerator and denominator of a count
