@@ -528,24 +528,10 @@ func (j *aggJudgement) gates() []Metric {
 	// ≥ MajorClassShare of the baseline's offered requests gets each tail
 	// gate on its own histograms; the pooled gate and its class gates
 	// share the pooled gate's weight
-	if classes := j.majorClasses(); len(classes) >= 2 {
-		for gi, g := range gates {
-			info, _ := policies.Metric(g.Metric)
-			if info.Latency == "" || g.Guardrail {
-				continue
-			}
-			share := weights[gi] / float64(len(classes)+1)
-			weights[gi] = share
-			for _, cl := range classes {
-				e := j.evalClassTail(len(evals), g, info, cl, conf)
-				p := math.NaN()
-				if e.decidable {
-					p = stats.FailPValue(e.harmPoint, e.se, e.failAt)
-				}
-				evals, ps, weights = append(evals, e), append(ps, p), append(weights, share)
-			}
-		}
-	}
+	evals, ps, weights = withClassTails(gates, j.majorClasses(), evals, ps, weights,
+		func(idx int, g policies.Gate, info policies.MetricInfo, class string) gateEval {
+			return j.evalClassTail(idx, g, info, class, conf)
+		})
 	family := len(evals)
 	evals = append(evals, j.guardrails(conf)...)
 	adj := stats.WeightedHolm(ps, weights)

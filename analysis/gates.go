@@ -40,24 +40,10 @@ func (j *judgement) gates(r *Report) []Metric {
 	// requests, so a tail regression of a large class cannot hide behind
 	// a pooled quantile set by another class; the pooled gate and its class
 	// gates share the pooled gate's weight
-	if classes := j.majorClasses(); len(classes) >= 2 {
-		for gi, g := range j.p.Gates {
-			info, _ := policies.Metric(g.Metric)
-			if info.Latency == "" || g.Guardrail {
-				continue
-			}
-			share := weights[gi] / float64(len(classes)+1)
-			weights[gi] = share
-			for _, cl := range classes {
-				e := j.evalClassTail(len(evals), g, info, cl, conf)
-				p := math.NaN()
-				if e.decidable {
-					p = stats.FailPValue(e.harmPoint, e.se, e.failAt)
-				}
-				evals, ps, weights = append(evals, e), append(ps, p), append(weights, share)
-			}
-		}
-	}
+	evals, ps, weights = withClassTails(j.p.Gates, j.majorClasses(), evals, ps, weights,
+		func(idx int, g policies.Gate, info policies.MetricInfo, class string) gateEval {
+			return j.evalClassTail(idx, g, info, class, conf)
+		})
 	family := len(evals)
 	if t := j.p.Traffic; t != nil {
 		// the declared traffic split is a guardrail: a mismatch means
@@ -150,6 +136,36 @@ func (j *judgement) offeredRate() float64 {
 		r += a.totals().offered / a.windowSecs
 	}
 	return r
+}
+
+// withClassTails appends the per-class tail gates to a family of gate
+// evaluations (evals, their fail p-values ps and Holm weights, indexed
+// like gates): when at least two classes are major (≥ MajorClassShare of
+// the baseline's traffic), every non-guardrail latency gate gets one gate
+// per class, evaluated by eval, and the pooled gate's weight is split
+// evenly between it and its class gates. Both judging paths call it.
+func withClassTails(gates []policies.Gate, classes []string, evals []gateEval, ps, weights []float64,
+	eval func(idx int, g policies.Gate, info policies.MetricInfo, class string) gateEval) ([]gateEval, []float64, []float64) {
+	if len(classes) < 2 {
+		return evals, ps, weights
+	}
+	for gi, g := range gates {
+		info, _ := policies.Metric(g.Metric)
+		if info.Latency == "" || g.Guardrail {
+			continue
+		}
+		share := weights[gi] / float64(len(classes)+1)
+		weights[gi] = share
+		for _, cl := range classes {
+			e := eval(len(evals), g, info, cl)
+			p := math.NaN()
+			if e.decidable {
+				p = stats.FailPValue(e.harmPoint, e.se, e.failAt)
+			}
+			evals, ps, weights = append(evals, e), append(ps, p), append(weights, share)
+		}
+	}
+	return evals, ps, weights
 }
 
 func moreDataText(md *MoreData, m Metric) string {
