@@ -914,6 +914,10 @@ func loadRatioEval(rb, rc stats.Ratio, est stats.Estimate, conf float64, seen st
 		// before a pass, as every gate rules out harm beyond its margin
 		e.m.Verdict = Inconclusive
 		e.m.Reason = fmt.Sprintf("%s offered requests per replica-second: a canary offered less than the baseline by more than %s is not ruled out (load shed or routed away before it was %s?); more data narrows the interval; declare traffic.canary_share if the split is intended", iv, fmtMargin(m), seen)
+	case est.Point > tol:
+		// more load on the canary is not a blind spot: it only makes the
+		// canary's latency and attainment gates harder to pass
+		e.m.Reason = fmt.Sprintf("%s offered requests per replica-second: the canary was offered more than the baseline (retries or routing?), not shown beyond ±%s; more load only makes the canary's other gates harder to pass, so it does not hold up a pass", iv, fmtMargin(m))
 	default:
 		e.m.Reason = fmt.Sprintf("%s offered requests per replica-second: no sample-ratio mismatch beyond ±%s shown", iv, fmtMargin(m))
 	}
