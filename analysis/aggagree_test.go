@@ -82,3 +82,35 @@ func TestExactAggregateAgreesWithRequests(t *testing.T) {
 		})
 	}
 }
+
+// The arm summary of an exact aggregate shows what was counted: when the
+// canary's mix differs and the gates compare it reweighted to the
+// baseline's, its accounting and attainment are still the measured ones,
+// as on the request path.
+func TestExactAggregateSummaryIsMeasured(t *testing.T) {
+	p := chat(t)
+	base := synth{n: 20000, rate: 50, ttftMed: 0.3, tpotMed: 0.03, errShare: 0.002, replicas: 3, seed: 1, longShare: 0.1}
+	c := base
+	c.seed, c.longShare = 2, 0.35
+	bd, cd := base.dataset(sources.Baseline), c.dataset(sources.Canary)
+	cfg := Config{Policy: p, Resamples: 300}
+	rr, err := Judge(bd, cd, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ra, err := Judge(aggregated(t, bd, p), aggregated(t, cd, p), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rr.Arms.Canary.WarmupCutSeconds != 0 || ra.Arms.Canary.WarmupCutSeconds != 0 {
+		t.Skipf("a warm-up cut (%v, %v) makes the windows differ", rr.Arms.Canary.WarmupCutSeconds, ra.Arms.Canary.WarmupCutSeconds)
+	}
+	got, want := ra.Arms.Canary.Accounting, rr.Arms.Canary.Accounting
+	got.Retries, want.Retries = 0, 0
+	if got != want {
+		t.Errorf("canary accounting: aggregate %+v, requests %+v", got, want)
+	}
+	if d := math.Abs(float64(ra.Arms.Canary.SLOAttainment) - float64(rr.Arms.Canary.SLOAttainment)); d > 1e-9 {
+		t.Errorf("canary attainment: aggregate %v, requests %v", ra.Arms.Canary.SLOAttainment, rr.Arms.Canary.SLOAttainment)
+	}
+}

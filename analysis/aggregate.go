@@ -116,11 +116,41 @@ func judgeAggregate(baseline, canary *sources.Dataset, cfg Config) (*Report, err
 		// an exact aggregate counted good requests per class at scan time
 		j.warnf("per-class SLOs are not applied to metrics data: every request is judged with the policy's default SLO")
 	}
+	j.cRaw = c
+	if plan.factor != nil {
+		if j.cRaw, err = newAggArm(canary, slo, nil); err != nil {
+			return nil, err
+		}
+		j.cRaw.cutTo(c)
+	}
 	j.paired = j.pairing()
 	if err := j.costs(); err != nil {
 		return nil, err
 	}
+	j.cRaw.cost = j.c.cost
 	return j.report(), nil
+}
+
+// cutTo cuts a where o, the same arm weighted otherwise, was cut by its
+// warm-up rule.
+func (a *aggArm) cutTo(o *aggArm) {
+	if len(o.slices) == 0 {
+		return
+	}
+	k := 0
+	for k < len(a.slices) && a.slices[k].start < o.slices[0].start {
+		k++
+	}
+	if k == 0 {
+		return
+	}
+	a.cutSecs = o.cutSecs
+	a.precut = a.slices[:k:k]
+	a.slices = a.slices[k:]
+	a.secs = 0
+	for _, s := range a.slices {
+		a.secs += s.end - s.start
+	}
 }
 
 // factor, when not nil, weights each class's counts and histograms (the
@@ -208,9 +238,13 @@ func addHist(a, b sources.Histogram) sources.Histogram {
 }
 
 type aggJudgement struct {
-	p     *policies.Policy
-	cfg   Config
-	b, c  *aggArm
+	p    *policies.Policy
+	cfg  Config
+	b, c *aggArm
+	// cRaw is the canary as counted, without the mix reweighting the
+	// gates compare (c itself when no reweighting applies): the report's
+	// arm summary shows what was measured, not a reweighted figure
+	cRaw  *aggArm
 	warns []string
 	steps []NormalizationStep // warm-up steps, baseline then canary
 	mix   aggMix
@@ -256,7 +290,7 @@ func (j *aggJudgement) report() *Report {
 	} else {
 		j.warnf("diagnostics (Mann-Whitney, Hodges-Lehmann) need per-request data and are not computed from metrics")
 	}
-	r.Arms.Baseline, r.Arms.Canary = j.armSummary(j.b), j.armSummary(j.c)
+	r.Arms.Baseline, r.Arms.Canary = j.armSummary(j.b), j.armSummary(j.cRaw)
 	lo := math.Min(j.b.slices[0].start, j.c.slices[0].start)
 	hi := math.Max(j.b.slices[len(j.b.slices)-1].end, j.c.slices[len(j.c.slices)-1].end)
 	r.Measurement = Measurement{
