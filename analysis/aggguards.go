@@ -138,28 +138,7 @@ func (j *aggJudgement) warmupGuardrail(conf float64) (gateEval, bool) {
 		return r
 	}
 	rb, rc := span(j.b), span(j.c)
-	m := Metric{Name: "warmup_completed", Guardrail: true, Direction: "higher_is_better", Scale: "absolute", Unit: "fraction",
-		Margin: Num(ColdStartMargin), Buckets: [2]int{len(rb.Num), len(rc.Num)}, Adjusted: []string{},
-		NBaseline: int64(math.Round(sum(rb.Den))), NCanary: int64(math.Round(sum(rc.Den))),
-		Baseline: Num(sum(rb.Num) / sum(rb.Den)), Canary: Num(sum(rc.Num) / sum(rc.Den)), Delta: Num(math.NaN()),
-		Interval: [2]Num{Num(math.NaN()), Num(math.NaN())}, PFail: Num(math.NaN()), Verdict: Pass}
-	e := gateEval{m: m}
-	if len(rb.Num) < MinBuckets || len(rc.Num) < MinBuckets || sum(rb.Den) == 0 || sum(rc.Den) == 0 {
-		e.m.Reason = fmt.Sprintf("the cut start (%gs) is too short to check (%d and %d slices); the judged window decides", cut, len(rb.Num), len(rc.Num))
-		return e, true
-	}
-	est := binomialFloor(stats.DiffOfRatios(rc, rb, conf), sum(rc.Num), sum(rc.Den), sum(rb.Num), sum(rb.Den), conf)
-	e.m.Method = est.Method
-	e.m.Delta = Num(est.Point)
-	e.m.Interval = [2]Num{Num(est.CI.Lo), Num(est.CI.Hi)}
-	iv := fmt.Sprintf("%s [%s, %s]", fmtDelta(e.m, est.Point), fmtDelta(e.m, est.CI.Lo), fmtDelta(e.m, est.CI.Hi))
-	if -est.CI.Hi > ColdStartMargin {
-		e.m.Verdict = Fail
-		e.m.Reason = fmt.Sprintf("%s completed share over the first %gs, which the warm-up cut removed: the canary's start fails or drops requests beyond the loose %s cold-start margin", iv, cut, fmtMargin(e.m))
-		return e, true
-	}
-	e.m.Reason = fmt.Sprintf("%s completed share over the first %gs, which the warm-up cut removed: within the loose %s cold-start margin (checked, not gated at α)", iv, cut, fmtMargin(e.m))
-	return e, true
+	return warmupCompletedEval(rb, rc, cut, conf, "slices"), true
 }
 
 // shortOutputs is the aggregate's diagnostic on completions cut short: the

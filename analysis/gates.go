@@ -719,15 +719,25 @@ func (j *judgement) warmupGuardrail(conf float64) (gateEval, bool) {
 		return r
 	}
 	rb, rc := span(j.b), span(j.c)
+	return warmupCompletedEval(rb, rc, cut, conf, "buckets"), true
+}
+
+// warmupCompletedEval decides the warmup_completed guardrail from the
+// arms' per-bucket completed and offered requests (rb, rc) over the first
+// cut seconds, which the warm-up cut removed: it fails only when the
+// canary's completed share is lower beyond the loose ColdStartMargin with
+// confidence. unit names the buckets in messages ("buckets", "slices").
+// Both judging paths call it.
+func warmupCompletedEval(rb, rc stats.Ratio, cut, conf float64, unit string) gateEval {
 	m := Metric{Name: "warmup_completed", Guardrail: true, Direction: "higher_is_better", Scale: "absolute", Unit: "fraction",
 		Margin: Num(ColdStartMargin), Buckets: [2]int{len(rb.Num), len(rc.Num)}, Adjusted: []string{},
-		NBaseline: int64(sum(rb.Den)), NCanary: int64(sum(rc.Den)),
+		NBaseline: int64(math.Round(sum(rb.Den))), NCanary: int64(math.Round(sum(rc.Den))),
 		Baseline: Num(sum(rb.Num) / sum(rb.Den)), Canary: Num(sum(rc.Num) / sum(rc.Den)), Delta: Num(math.NaN()),
 		Interval: [2]Num{Num(math.NaN()), Num(math.NaN())}, PFail: Num(math.NaN()), Verdict: Pass}
 	e := gateEval{m: m}
 	if len(rb.Num) < MinBuckets || len(rc.Num) < MinBuckets || sum(rb.Den) == 0 || sum(rc.Den) == 0 {
-		e.m.Reason = fmt.Sprintf("the cut start (%gs) is too short to check (%d and %d buckets); the judged window decides", cut, len(rb.Num), len(rc.Num))
-		return e, true
+		e.m.Reason = fmt.Sprintf("the cut start (%gs) is too short to check (%d and %d %s); the judged window decides", cut, len(rb.Num), len(rc.Num), unit)
+		return e
 	}
 	est := binomialFloor(stats.DiffOfRatios(rc, rb, conf), sum(rc.Num), sum(rc.Den), sum(rb.Num), sum(rb.Den), conf)
 	e.m.Method = est.Method
@@ -737,10 +747,10 @@ func (j *judgement) warmupGuardrail(conf float64) (gateEval, bool) {
 	if -est.CI.Hi > ColdStartMargin {
 		e.m.Verdict = Fail
 		e.m.Reason = fmt.Sprintf("%s completed share over the first %gs, which the warm-up cut removed: the canary's start fails or drops requests beyond the loose %s cold-start margin", iv, cut, fmtMargin(e.m))
-		return e, true
+		return e
 	}
 	e.m.Reason = fmt.Sprintf("%s completed share over the first %gs, which the warm-up cut removed: within the loose %s cold-start margin (checked, not gated at α)", iv, cut, fmtMargin(e.m))
-	return e, true
+	return e
 }
 
 // MajorClassShare is the share of the baseline's analysed requests from
