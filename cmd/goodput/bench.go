@@ -384,11 +384,11 @@ func (a *app) runBench(ctx context.Context, o *benchOptions) (err error) {
 		}
 		res := benchSize{records: n, rate: rate, size: size, tools: tools}
 		if tools[1].skipped == "" {
-			res.agree = checkAgreement(exactReport, tools[3])
+			res.agree = checkAgreement(exactReport, tools[3], true)
 		} else {
 			res.agree = "not checked (the exact judge did not run)"
 		}
-		res.agreeStream = checkCounts(streamReport, tools[3])
+		res.agreeStream = checkAgreement(streamReport, tools[3], false)
 		st, wc, py := tools[0], tools[2], tools[3]
 		missed := py.skipped == "" && float64(py.median()) < 10*float64(st.median())
 		missed = missed || float64(st.median()) > 5*float64(wc.median()) || st.peakRSS() > benchRSSTarget
@@ -427,49 +427,6 @@ type benchSize struct {
 	prof               string
 }
 
-// checkCounts compares the script's offered and good counts and attainment
-// with the streaming judge's report (its goodput is over whole buckets,
-// not the first-to-last arrival span, so it is not compared).
-func checkCounts(reportPath string, py *benchTool) string {
-	if py.skipped != "" || len(py.stdout) == 0 {
-		return "not checked (the script did not run)"
-	}
-	data, err := os.ReadFile(reportPath)
-	if err != nil {
-		return "not checked: " + err.Error()
-	}
-	var rep analysis.Report
-	if err := json.Unmarshal(data, &rep); err != nil {
-		return "not checked: the judge's report: " + err.Error()
-	}
-	type arm struct {
-		Offered       int64   `json:"offered"`
-		Good          int64   `json:"good"`
-		SLOAttainment float64 `json:"slo_attainment"`
-	}
-	var ref struct{ Baseline, Canary arm }
-	if err := json.Unmarshal(py.stdout, &ref); err != nil {
-		return "not checked: the script's output: " + err.Error()
-	}
-	var diffs []string
-	for _, p := range []struct {
-		name string
-		g    analysis.ArmSummary
-		r    arm
-	}{{"baseline", rep.Arms.Baseline, ref.Baseline}, {"canary", rep.Arms.Canary, ref.Canary}} {
-		if p.g.Accounting.Offered != p.r.Offered || p.g.Accounting.Good != p.r.Good {
-			diffs = append(diffs, fmt.Sprintf("%s offered %d vs %d, good %d vs %d", p.name, p.g.Accounting.Offered, p.r.Offered, p.g.Accounting.Good, p.r.Good))
-		}
-		if x, y := float64(p.g.SLOAttainment), p.r.SLOAttainment; math.Abs(x-y) > 1e-9*math.Max(math.Abs(x), math.Abs(y)) {
-			diffs = append(diffs, fmt.Sprintf("%s attainment %.10g vs %.10g", p.name, x, y))
-		}
-	}
-	if len(diffs) > 0 {
-		return "**disagree**: " + strings.Join(diffs, "; ")
-	}
-	return "agree (offered, good and attainment of both arms)"
-}
-
 // pythonMissing says why the reference script cannot run, or "".
 func pythonMissing(ctx context.Context, o *benchOptions) string {
 	if _, err := os.Stat(o.Script); err != nil {
@@ -482,9 +439,12 @@ func pythonMissing(ctx context.Context, o *benchOptions) string {
 	return ""
 }
 
-// checkAgreement compares the script's goodput and attainment with the
-// judge's report: both must agree to 1e-9 relative.
-func checkAgreement(reportPath string, py *benchTool) string {
+// checkAgreement compares the script's offered and good counts and
+// attainment of both arms with the judge's report (each to 1e-9
+// relative), and its goodput when withGoodput is set. The streaming
+// judge's goodput is over whole buckets, not the first-to-last arrival
+// span, so its check leaves goodput out.
+func checkAgreement(reportPath string, py *benchTool, withGoodput bool) string {
 	if py.skipped != "" || len(py.stdout) == 0 {
 		return "not checked (the script did not run)"
 	}
@@ -520,13 +480,19 @@ func checkAgreement(reportPath string, py *benchTool) string {
 		cmp(p.name+" offered", float64(p.g.Accounting.Offered), float64(p.r.Offered))
 		cmp(p.name+" good", float64(p.g.Accounting.Good), float64(p.r.Good))
 		cmp(p.name+" attainment", float64(p.g.SLOAttainment), p.r.SLOAttainment)
-		cmp(p.name+" goodput", float64(p.g.GoodputRPS), p.r.GoodputRPS)
+		if withGoodput {
+			cmp(p.name+" goodput", float64(p.g.GoodputRPS), p.r.GoodputRPS)
+		}
 	}
 	if len(diffs) > 0 {
 		return "**disagree**: " + strings.Join(diffs, "; ")
 	}
-	return fmt.Sprintf("agree (offered, good, attainment and goodput of both arms; baseline attainment %.4f, canary %.4f)",
-		float64(rep.Arms.Baseline.SLOAttainment), float64(rep.Arms.Canary.SLOAttainment))
+	what := "offered, good and attainment"
+	if withGoodput {
+		what = "offered, good, attainment and goodput"
+	}
+	return fmt.Sprintf("agree (%s of both arms; baseline attainment %.4f, canary %.4f)",
+		what, float64(rep.Arms.Baseline.SLOAttainment), float64(rep.Arms.Canary.SLOAttainment))
 }
 
 // profileJudge runs the judge in-process under the CPU profiler on the same
