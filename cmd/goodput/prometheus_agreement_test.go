@@ -54,6 +54,35 @@ func (r agreeReport) decisive() string {
 // the simulator's metrics carry no class label, so the metrics path cannot
 // reweight the arms to one mix and must say so with an inconclusive
 // verdict, never a pass or a fail. The table is logged (go test -v).
+// logsAndMetrics simulates scenario (seed 7), judges its request logs and
+// its metrics backfilled into a real Prometheus (the first minutes of the
+// run, 30 s steps) under policy pol, and decodes both JSON reports as R.
+func logsAndMetrics[R any](t *testing.T, scenario, pol string, minutes int) (logs, prom R) {
+	t.Helper()
+	dir := t.TempDir()
+	if code, _, errs := runCLI(t, nil, "simulate", "--scenario", scenario, "--seed", "7", "--out", dir); code != 0 {
+		t.Fatalf("simulate: exit %d: %s", code, errs)
+	}
+	judge := func(args ...string) R {
+		t.Helper()
+		code, out, errs := runCLI(t, nil, append([]string{"judge", "--format", "json", "--policy", pol}, args...)...)
+		if code == ExitError || code == ExitUsage {
+			t.Fatalf("judge %v: exit %d: %s", args, code, errs)
+		}
+		var r R
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	logs = judge("--baseline", filepath.Join(dir, "baseline.jsonl"), "--canary", filepath.Join(dir, "canary.jsonl"))
+	url := promtest.Start(t, filepath.Join(dir, "metrics.om"))
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	prom = judge("--prometheus", url, "--baseline-selector", `deployment="baseline"`, "--canary-selector", `deployment="canary"`,
+		"--step", "30s", "--start", start.Format(time.RFC3339), "--end", start.Add(time.Duration(minutes)*time.Minute).Format(time.RFC3339))
+	return logs, prom
+}
+
 func TestPrometheusAgreesWithRequestLogsAcrossScenarios(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts one Prometheus per scenario")
@@ -77,27 +106,7 @@ func TestPrometheusAgreesWithRequestLogsAcrossScenarios(t *testing.T) {
 	table.WriteString("\n| scenario | request-log verdict | metrics verdict | attainment b/c (logs) | attainment b/c (metrics) | deciding gate (logs) | deciding gate (metrics) |\n|---|---|---|---|---|---|---|\n")
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			if code, _, errs := runCLI(t, nil, "simulate", "--scenario", tc.scenario, "--seed", "7", "--out", dir); code != 0 {
-				t.Fatalf("simulate: exit %d: %s", code, errs)
-			}
-			judge := func(args ...string) agreeReport {
-				t.Helper()
-				code, out, errs := runCLI(t, nil, append([]string{"judge", "--format", "json", "--policy", pol}, args...)...)
-				if code == ExitError || code == ExitUsage {
-					t.Fatalf("judge %v: exit %d: %s", args, code, errs)
-				}
-				var r agreeReport
-				if err := json.Unmarshal([]byte(out), &r); err != nil {
-					t.Fatal(err)
-				}
-				return r
-			}
-			logs := judge("--baseline", filepath.Join(dir, "baseline.jsonl"), "--canary", filepath.Join(dir, "canary.jsonl"))
-			url := promtest.Start(t, filepath.Join(dir, "metrics.om"))
-			start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-			prom := judge("--prometheus", url, "--baseline-selector", `deployment="baseline"`, "--canary-selector", `deployment="canary"`,
-				"--step", "30s", "--start", start.Format(time.RFC3339), "--end", start.Add(time.Duration(tc.minutes)*time.Minute).Format(time.RFC3339))
+			logs, prom := logsAndMetrics[agreeReport](t, tc.scenario, pol, tc.minutes)
 			want := tc.want
 			if tc.metricsWant != "" {
 				want = tc.metricsWant

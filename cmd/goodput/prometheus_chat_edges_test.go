@@ -1,14 +1,10 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/goodput-dev/goodput/sources/prometheus/promtest"
 )
 
 // TestPrometheusChatOnEdgesCanPass judges simulated runs with every gate
@@ -46,27 +42,7 @@ func TestPrometheusChatOnEdgesCanPass(t *testing.T) {
 		{"10% regression", "regress-10", "fail"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			if code, _, errs := runCLI(t, nil, "simulate", "--scenario", tc.scenario, "--seed", "7", "--out", dir); code != 0 {
-				t.Fatalf("simulate: exit %d: %s", code, errs)
-			}
-			judge := func(args ...string) rep {
-				t.Helper()
-				code, out, errs := runCLI(t, nil, append([]string{"judge", "--format", "json", "--policy", pol}, args...)...)
-				if code == ExitError || code == ExitUsage {
-					t.Fatalf("judge %v: exit %d: %s", args, code, errs)
-				}
-				var r rep
-				if err := json.Unmarshal([]byte(out), &r); err != nil {
-					t.Fatal(err)
-				}
-				return r
-			}
-			logs := judge("--baseline", filepath.Join(dir, "baseline.jsonl"), "--canary", filepath.Join(dir, "canary.jsonl"))
-			url := promtest.Start(t, filepath.Join(dir, "metrics.om"))
-			start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-			prom := judge("--prometheus", url, "--baseline-selector", `deployment="baseline"`, "--canary-selector", `deployment="canary"`,
-				"--step", "30s", "--start", start.Format(time.RFC3339), "--end", start.Add(15*time.Minute).Format(time.RFC3339))
+			logs, prom := logsAndMetrics[rep](t, tc.scenario, pol, 15)
 			if logs.Verdict != tc.want || prom.Verdict != tc.want {
 				t.Errorf("verdicts: request logs %s, metrics %s; want %s for both\nlogs: %q\nmetrics: %q", logs.Verdict, prom.Verdict, tc.want, logs.Reasons, prom.Reasons)
 			}
