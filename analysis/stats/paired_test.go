@@ -1,11 +1,8 @@
 package stats
 
 import (
-	"encoding/json"
 	"math"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"testing"
 )
 
@@ -13,10 +10,6 @@ import (
 // testdata/paired.json (make_paired.py: numpy batch sums, scipy's t
 // quantile).
 func TestPairedReference(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join("testdata", "paired.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var ref struct {
 		Cases []struct {
 			NumX []float64 `json:"num_x"`
@@ -27,9 +20,7 @@ func TestPairedReference(t *testing.T) {
 			Want map[string][3]float64
 		} `json:"cases"`
 	}
-	if err := json.Unmarshal(raw, &ref); err != nil {
-		t.Fatal(err)
-	}
+	readTestdata(t, "paired.json", &ref)
 	for i, c := range ref.Cases {
 		x, y := Ratio{c.NumX, c.DenX}, Ratio{c.NumY, c.DenY}
 		for name, est := range map[string]Estimate{"diff": PairedDiffOfRatios(x, y, c.Conf), "log": PairedLogRatioOfRatios(x, y, c.Conf)} {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -42,15 +43,23 @@ type refFile struct {
 
 func loadReference(t *testing.T) refFile {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("testdata", "reference.json"))
-	if err != nil {
-		t.Fatalf("reading reference values: %v (regenerate with /usr/bin/python3 testdata/make_reference.py)", err)
-	}
 	var rf refFile
-	if err := json.Unmarshal(raw, &rf); err != nil {
-		t.Fatalf("testdata/reference.json: %v", err)
-	}
+	readTestdata(t, "reference.json", &rf)
 	return rf
+}
+
+// readTestdata decodes testdata/name (reference values written by
+// testdata/make_<name>.py with scipy) into v, failing the test with how to
+// regenerate it when it cannot.
+func readTestdata(t *testing.T, name string, v any) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatalf("reading reference values: %v (regenerate with /usr/bin/python3 testdata/make_%s.py)", err, strings.TrimSuffix(name, ".json"))
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		t.Fatalf("testdata/%s: %v", name, err)
+	}
 }
 
 func get[T any](t *testing.T, m map[string]json.RawMessage, key string) T {

@@ -1,10 +1,7 @@
 package stats
 
 import (
-	"encoding/json"
 	"math"
-	"os"
-	"path/filepath"
 	"testing"
 )
 
@@ -12,10 +9,6 @@ import (
 // testdata/sectioning.json (make_sectioning.py: numpy's inverted-CDF
 // quantiles per section, scipy's t quantile).
 func TestSectioningReference(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join("testdata", "sectioning.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var ref struct {
 		Cases []struct {
 			X, Y    [][]float64
@@ -23,9 +16,7 @@ func TestSectioningReference(t *testing.T) {
 			Want    [3]float64
 		} `json:"cases"`
 	}
-	if err := json.Unmarshal(raw, &ref); err != nil {
-		t.Fatal(err)
-	}
+	readTestdata(t, "sectioning.json", &ref)
 	if len(ref.Cases) == 0 {
 		t.Fatal("no reference cases")
 	}

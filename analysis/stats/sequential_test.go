@@ -1,11 +1,8 @@
 package stats
 
 import (
-	"encoding/json"
 	"math"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"gonum.org/v1/gonum/stat/distuv"
@@ -14,10 +11,6 @@ import (
 // TestOBFPlanReference checks the boundaries against scipy's
 // multivariate-normal reference (testdata/make_sequential.py).
 func TestOBFPlanReference(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("testdata", "sequential.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var ref struct {
 		Cases []struct {
 			Name      string
@@ -27,9 +20,7 @@ func TestOBFPlanReference(t *testing.T) {
 			Bounds    []float64
 		}
 	}
-	if err := json.Unmarshal(b, &ref); err != nil {
-		t.Fatal(err)
-	}
+	readTestdata(t, "sequential.json", &ref)
 	if len(ref.Cases) == 0 {
 		t.Fatal("no reference cases")
 	}

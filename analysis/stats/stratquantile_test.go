@@ -1,11 +1,8 @@
 package stats
 
 import (
-	"encoding/json"
 	"math"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"strconv"
 	"testing"
 )
@@ -15,10 +12,6 @@ import (
 // evaluated at every value with numpy). The samples of each case are
 // spread over 10 buckets in turn, so bucketing cannot matter.
 func TestStratifiedQuantileReference(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join("testdata", "stratquantile.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var ref struct {
 		Cases []struct {
 			Weights []float64          `json:"weights"`
@@ -26,9 +19,7 @@ func TestStratifiedQuantileReference(t *testing.T) {
 			Want    map[string]float64 `json:"want"`
 		} `json:"cases"`
 	}
-	if err := json.Unmarshal(raw, &ref); err != nil {
-		t.Fatal(err)
-	}
+	readTestdata(t, "stratquantile.json", &ref)
 	for ci, c := range ref.Cases {
 		x, sx := make([][]float64, 10), make([][]int32, 10)
 		k := 0

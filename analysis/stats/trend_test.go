@@ -1,11 +1,8 @@
 package stats
 
 import (
-	"encoding/json"
 	"math"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"testing"
 )
 
@@ -14,10 +11,6 @@ import (
 // and p-value; numpy's least-squares covariance for the fitted value at the
 // window end; scipy's t quantile).
 func TestTrendReference(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join("testdata", "trend.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var ref struct {
 		Cases []struct {
 			X, Y      []float64
@@ -30,9 +23,7 @@ func TestTrendReference(t *testing.T) {
 			T95       float64 `json:"t95"`
 		} `json:"cases"`
 	}
-	if err := json.Unmarshal(raw, &ref); err != nil {
-		t.Fatal(err)
-	}
+	readTestdata(t, "trend.json", &ref)
 	if len(ref.Cases) == 0 {
 		t.Fatal("no reference cases")
 	}
