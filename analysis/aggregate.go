@@ -128,6 +128,7 @@ func judgeAggregate(baseline, canary *sources.Dataset, cfg Config) (*Report, err
 		return nil, err
 	}
 	j.cRaw.cost = j.c.cost
+	j.cRaw.priceLike(j.c)
 	return j.report(), nil
 }
 
@@ -670,9 +671,15 @@ func (j *aggJudgement) evalGate(idx int, g policies.Gate, conf float64) gateEval
 		metric = "slo_attainment"
 		e.m.Adjusted = append(e.m.Adjusted, "matched offered load: good requests per offered request")
 	}
-	cWorst, okc := j.c.ratioAt(metric, false)
+	ca := j.c
+	if metric == "cost_per_good_request" {
+		// cost per good request as counted, as on the request path: the
+		// class mix is not standardized for cost
+		ca = j.cRaw
+	}
+	cWorst, okc := ca.ratioAt(metric, false)
 	bBest, okb := j.b.ratioAt(metric, true)
-	cBest, _ := j.c.ratioAt(metric, true)
+	cBest, _ := ca.ratioAt(metric, true)
 	bWorst, _ := j.b.ratioAt(metric, false)
 	if !okc || !okb {
 		if g.Metric == "cost_per_good_request" {
@@ -714,9 +721,29 @@ func (j *aggJudgement) evalGate(idx int, g policies.Gate, conf float64) gateEval
 		pess = poissonFloor(pess, sum(bBest.Num), sum(cWorst.Num), conf)
 		opt = poissonFloor(opt, sum(bWorst.Num), sum(cBest.Num), conf)
 	}
+	costMatched := false
+	if g.Metric == "cost_per_good_request" && j.p.Normalize.Load == "matched" {
+		mp, okp := j.matchedCost(false, conf)
+		mo, oko := j.matchedCost(true, conf)
+		if okp && oko {
+			naive := pess
+			pess, opt, costMatched = mp, mo, true
+			e.m.Naive = naiveOf(naive, sum(bBest.Num)/sum(bBest.Den), sum(cWorst.Num)/sum(cWorst.Den))
+			e.m.Adjusted = append(e.m.Adjusted, "matched offered load: cost per second over attainment, so the Poisson count of good requests routing sends each arm is not counted as cost noise")
+		}
+	}
 	// the figures shown at each end: (baseline, canary)
 	vals := func(b, c stats.Ratio, baseHi bool) [2]float64 {
 		vb, vc := sum(b.Num)/sum(b.Den), sum(c.Num)/sum(c.Den)
+		if costMatched {
+			// the canary's cost per good request at the baseline's
+			// offered load, as on the request path
+			est := pess
+			if !baseHi {
+				est = opt
+			}
+			return [2]float64{vb, vb * math.Exp(est.Point)}
+		}
 		if matched {
 			// goodput figures: the baseline's, and the canary's at the
 			// baseline's offered load
