@@ -142,6 +142,12 @@ func TestBlindSpotScenarios(t *testing.T) {
 				t.Errorf("requests per replica: canary %v, baseline %v", c.byReplica, b.byReplica)
 			}
 		}},
+		{"bs-replica-restart", 20 * time.Minute, func(t *testing.T, b, c armStats) {
+			// out from 10 to 12 min: 2 of 20 minutes without requests
+			if r := c.byReplica["canary-1"] / c.byReplica["canary-0"]; r < 0.8 || r > 0.95 || b.byReplica["baseline-1"] < 0.9*b.byReplica["baseline-0"] {
+				t.Errorf("requests per replica: canary %v, baseline %v", c.byReplica, b.byReplica)
+			}
+		}},
 		{"bs-slow-start-10m", 30 * time.Minute, func(t *testing.T, b, c armStats) {
 			if c.tpotEarly < 1.2*b.tpotEarly || c.tpotLate > 1.05*b.tpotLate {
 				t.Errorf("median TPOT early %.4f vs %.4f (want canary ≥ 1.2×), late %.4f vs %.4f (want alike)",
