@@ -102,15 +102,15 @@ func (j *aggJudgement) costs() error {
 }
 
 // summary is an arm's cost summary from records or rates, given its total
-// good requests.
-func (c *aggCost) summary(good float64) (*ArmCost, *Num) {
+// good requests and their output tokens (NaN when unknown).
+func (c *aggCost) summary(good, goodTokens float64) (*ArmCost, *Num) {
 	tot := c.accelerator + c.host + c.idle
 	if !math.IsNaN(c.network) {
 		tot += c.network
 	}
 	per := Num(tot / good)
 	out := &ArmCost{Source: c.source, AcceleratorUSD: Num(c.accelerator), HostUSD: Num(c.host), NetworkUSD: Num(c.network),
-		IdleReserveUSD: Num(c.idle), TotalUSD: Num(tot), PerGoodRequest: per, PerMillionGoodTokens: Num(math.NaN()),
+		IdleReserveUSD: Num(c.idle), TotalUSD: Num(tot), PerGoodRequest: per, PerMillionGoodTokens: Num(tot / goodTokens * 1e6),
 		GoodRequestsPerDollar: Num(good / tot)}
 	if math.IsNaN(c.network) {
 		out.MissingComponents = []string{"network_usd"}
