@@ -115,12 +115,14 @@ func (a *app) readArmsStream(ctx context.Context, o *judgeOptions, pol *policies
 				ag.Merge(f.agg)
 				sk[k].merge(f.keys)
 			}
+			f.agg = nil // merged: its bins may go
 			ds.Inputs = append(ds.Inputs, f.ds.Inputs...)
 			ds.Warnings = append(ds.Warnings, f.ds.Warnings...)
 		}
 		if ds.Agg, err = ag.Aggregate(arm); err != nil {
 			return base, can, err
 		}
+		ag = nil
 		out[k] = ds
 	}
 	for k := range out {
