@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/bits"
 	"os"
 	"sync"
@@ -149,7 +150,7 @@ func scanStreamFile(ctx context.Context, f *streamFile, pol *policies.Policy, ro
 		f.agg, f.keys = analysis.NewAggregator(pol), newKeySketch()
 		return requestlog.Scan(ctx, f.in.path, r, f.arm, so, func(req *sources.Request) error {
 			f.agg.Add(req)
-			f.keys.add(recordKey(req))
+			f.keys.add(streamKey(req))
 			return nil
 		})
 	}
@@ -175,6 +176,49 @@ func scanStreamFile(ctx context.Context, f *streamFile, pol *policies.Policy, ro
 	}
 	f.sha256, f.ds = ds.Inputs[0].SHA256, ds
 	return nil
+}
+
+// streamKey is the streaming judge's record digest: every field of r, as
+// recordKey covers them (NaN latencies as one value), mixed a 64-bit word
+// at a time (mix64 after each word; strings eight bytes at a time, their
+// length included) rather than a byte at a time, which made the digest a
+// tenth of the scan's CPU time. It tells records apart as recordKey does
+// (distinct records collide with probability about 2^-64), but its values
+// differ from recordKey's: only the streaming judge's sketches compare
+// them.
+func streamKey(r *sources.Request) uint64 {
+	h := uint64(0x6a09e667f3bcc909)
+	for _, v := range [...]float64{r.Time, r.TTFT, r.TPOT, r.E2E, r.MaxITL} {
+		b := math.Float64bits(v)
+		if v != v {
+			b = math.Float64bits(math.NaN()) // one bit pattern for unknown
+		}
+		h = mix64(h ^ b)
+	}
+	h = mix64(h ^ uint64(r.PromptTokens))
+	h = mix64(h ^ uint64(r.OutputTokens))
+	h = mix64(h ^ uint64(r.CachedTokens))
+	h = mix64(h ^ (uint64(uint32(r.Attempt)) | uint64(r.Status)<<32 | uint64(r.Quality)<<40))
+	h = mixString(h, r.Class)
+	return mixString(h, r.Replica)
+}
+
+// mixString mixes s into h: its length, then eight bytes at a time.
+func mixString(h uint64, s string) uint64 {
+	h = mix64(h ^ uint64(len(s)))
+	for len(s) >= 8 {
+		h = mix64(h ^ (uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+			uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56))
+		s = s[8:]
+	}
+	if len(s) > 0 {
+		var w uint64
+		for i := len(s) - 1; i >= 0; i-- {
+			w = w<<8 | uint64(s[i])
+		}
+		h = mix64(h ^ w)
+	}
+	return h
 }
 
 // keySketch summarises an arm's record digests in bounded memory: the
