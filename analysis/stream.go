@@ -89,10 +89,13 @@ type Aggregator struct {
 	step          float64
 	policyClasses bool
 
-	strata []string             // stratum id → key
-	byKey  map[stratumKey]int32 // label, band, class → stratum id
-	byName map[string]int32     // key → stratum id (Merge)
-	cells  map[cellKey]*aggCell
+	// defaultClass is the class of unlabelled requests under a policy
+	// without classes (−1 until first needed)
+	defaultClass int32
+	strata       []string             // stratum id → key
+	byKey        map[stratumKey]int32 // label, band, class → stratum id
+	byName       map[string]int32     // key → stratum id (Merge)
+	cells        map[cellKey]*aggCell
 	// row caches the cells of the slice last added to, by stratum id
 	row      []*aggCell
 	rowSlice int64
@@ -152,7 +155,7 @@ func NewAggregator(p *policies.Policy) *Aggregator {
 	if !(step > 0) {
 		step = 10
 	}
-	return &Aggregator{p: p, cls: newClassifier(p), step: step, policyClasses: len(p.Classes) > 0,
+	return &Aggregator{p: p, cls: newClassifier(p), step: step, policyClasses: len(p.Classes) > 0, defaultClass: -1,
 		byKey: map[stratumKey]int32{}, byName: map[string]int32{}, cells: map[cellKey]*aggCell{},
 		reps: sources.ReplicaSpans{}, repIdx: map[string]int32{}, unverified: map[string]int64{}, lo: math.MaxInt64, hi: math.MinInt64, badTime: math.NaN(), rowSlice: math.MinInt64}
 }
@@ -301,7 +304,16 @@ func (a *Aggregator) Add(r *sources.Request) {
 	}
 	slice := int64(fs)
 	a.lo, a.hi = min(a.lo, slice), max(a.hi, slice)
-	ci := a.cls.classOf(r)
+	var ci int32
+	if r.Class == "" && !a.policyClasses {
+		// no policy classes, no label: always the default class
+		if a.defaultClass < 0 {
+			a.defaultClass = a.cls.classOf(r)
+		}
+		ci = a.defaultClass
+	} else {
+		ci = a.cls.classOf(r)
+	}
 	slo := &a.cls.slos[ci]
 	sid := a.stratum(r, ci)
 	var c *aggCell

@@ -179,15 +179,24 @@ func (h *Hist) grow(i int32) bool {
 		// extending downwards: leave room below for more, within the limit
 		room := min(int64(len(h.dense)), limit-span)
 		lo = max(lo-room, int64(math.MinInt32)+1)
-		d := make([]uint16, int(hi-lo+1), int(hi-lo+1)+int(room))
+		d := make([]uint16, int(hi-lo+1))
 		copy(d[int64(h.lo)-lo:], h.dense)
 		h.dense, h.lo = d, int32(lo)
 	} else {
-		for int64(len(h.dense)) < span {
-			h.dense = append(h.dense, 0)
+		// extending upwards: by half the length at least, within the limit
+		want := min(max(span, int64(len(h.dense))*3/2), limit)
+		want = min(want, int64(math.MaxInt32)-int64(h.lo)+1)
+		if want > int64(cap(h.dense)) {
+			d := make([]uint16, want)
+			copy(d, h.dense)
+			h.dense = d
+		} else {
+			h.dense = h.dense[:want]
 		}
 	}
-	h.absorb()
+	if len(h.far) > 0 {
+		h.absorb()
+	}
 	return true
 }
 
