@@ -755,6 +755,12 @@ func (j *aggJudgement) evalGate(idx int, g policies.Gate, conf float64) gateEval
 		bw, _ := j.b.ratioAt("slo_attainment", false)
 		pess = ratioFloor(pess, sum(cw.Num), sum(cw.Den), sum(bb.Num), sum(bb.Den), conf)
 		opt = ratioFloor(opt, sum(cb.Num), sum(cb.Den), sum(bw.Num), sum(bw.Den), conf)
+		if j.cRaw != j.c {
+			// reweighted to the baseline's mix: as on the request path,
+			// the interval keeps at least the half-width of the
+			// as-counted comparison at matched load around its point
+			pess, opt = j.rawWidth(pess, metric, false, conf), j.rawWidth(opt, metric, true, conf)
+		}
 	} else if g.Metric == "token_goodput" {
 		// the Poisson floor counts good requests, not their tokens, as
 		// on the request path
@@ -818,6 +824,30 @@ func (j *aggJudgement) evalGate(idx int, g policies.Gate, conf float64) gateEval
 		return inconclusive("the interval could not be computed (no variation or no data in an arm)")
 	}
 	return decideBounds(e, g, info, pess, opt, pessVals, optVals)
+}
+
+// rawWidth widens a mix-reweighted matched-load estimate (canary at the
+// upper end of its good counts when favourable) to at least the half-width,
+// around its own point, of the same comparison with the canary as counted
+// (cRaw), floored by Newcombe on the counted good requests per offered
+// request: the request path takes the larger half-width of the two.
+func (j *aggJudgement) rawWidth(e stats.Estimate, metric string, favourable bool, conf float64) stats.Estimate {
+	rc, _ := j.cRaw.ratioAt(metric, favourable)
+	rb, _ := j.b.ratioAt(metric, !favourable)
+	raw := stats.LogRatioOfRatios(rc, rb, conf)
+	gc, _ := j.cRaw.ratioAt("slo_attainment", favourable)
+	gb, _ := j.b.ratioAt("slo_attainment", !favourable)
+	raw = ratioFloor(raw, sum(gc.Num), sum(gc.Den), sum(gb.Num), sum(gb.Den), conf)
+	half := (raw.CI.Hi - raw.CI.Lo) / 2
+	if !(half > 0) || math.IsNaN(e.Point) {
+		return e
+	}
+	if lo, hi := e.Point-half, e.Point+half; lo < e.CI.Lo || hi > e.CI.Hi {
+		e.CI = stats.Interval{Lo: math.Min(e.CI.Lo, lo), Hi: math.Max(e.CI.Hi, hi)}
+		e.SE = math.Max(nanTo0(e.SE), nanTo0(raw.SE))
+		e.Method += "+counted-width"
+	}
+	return e
 }
 
 // decideBounds decides a gate whose good counts are only bounded by

@@ -57,7 +57,25 @@ func (j *judgement) trendChecks() []gateEval {
 		}
 		return nil
 	}
+	// a last bucket shorter than half the width (the run ended just past
+	// a bucket boundary) is not a step of the time axis: its requests
+	// join the last segment, as an aggregate's whole slices hold them
+	grid := nb
+	if nb > 1 {
+		last := 0.0
+		for _, a := range []*armData{j.b, j.c} {
+			if b := at(a, nb-1); b != nil {
+				last = math.Max(last, b.secs)
+			}
+		}
+		if last < j.b.bucketSecs/2 {
+			grid = nb - 1
+		}
+	}
 	segment := func(metric string, info policies.MetricInfo, lo, hi int) (trendPoint, bool) {
+		if hi == grid {
+			hi = nb
+		}
 		if info.Latency != "" {
 			var xb, xc []float64
 			for t := lo; t < hi; t++ {
@@ -94,7 +112,7 @@ func (j *judgement) trendChecks() []gateEval {
 		}
 		return exactTrendPoint(nbs/dbs, ncs/dcs, dbs, dcs), true
 	}
-	out, _ := trendEvals(j.p, nb, j.b.bucketSecs, nil, segment)
+	out, _ := trendEvals(j.p, grid, j.b.bucketSecs, nil, segment)
 	return out
 }
 
