@@ -88,6 +88,9 @@ func TestAggregateViewAgreesWithRequests(t *testing.T) {
 			diagnosticsAgree(t, rr, ra, bd, cd)
 			curvesAgree(t, rr, ra)
 			naiveAgree(t, rr, ra, tc.mixed)
+			if ra.Warnings == nil {
+				t.Error("warnings: nil, which the JSON report writes as null; want a list")
+			}
 			for _, w := range ra.Warnings {
 				if strings.Contains(w, "diagnostics") {
 					t.Errorf("warning on the diagnostics: %s", w)

@@ -348,6 +348,9 @@ func (j *aggJudgement) report() *Report {
 	}
 	internalView(r, aggWork(j.b), aggWork(j.c), j.b.ds.Agg.Step)
 	r.Warnings = j.warns
+	if r.Warnings == nil {
+		r.Warnings = []string{}
+	}
 	return r
 }
 
