@@ -392,10 +392,9 @@ func (j *aggJudgement) binnedDiagnostics() []Diagnostic {
 			Estimate: Num(hl.est), Interval: [2]Num{Num(hl.ci.Lo), Num(hl.ci.Hi)},
 			NBaseline: int64(math.Round(n2)), NCanary: int64(math.Round(n1)),
 			Note: fmt.Sprintf("U of the canary; Hodges-Lehmann shift canary − baseline in seconds with its 95%% interval; requests treated as independent; "+
-				"from log-linear bins (schema %d, %d per octave, each a factor 2^(1/%d) wide) pooled over the analysed slices: "+
-				"U counts the %.4g%% of pairs that share a bin as ties (the exact U lies in [%.6g, %.6g]) and the p-value is taken at the end of that range nearest to no difference without tie correction, so it is never smaller than the values' own; "+
-				"the shift is the median of the differences with each value spread evenly over its bin (the values' own lies in [%.4g, %.4g]), its interval taken at the bins' outer edges",
-				loglin.Schema, loglin.PerOctave, loglin.PerOctave, 100*same/(n1*n2), mw.uLo, mw.uHi, hl.estLo, hl.estHi)}
+				"from the pooled log-linear bins (%d per octave, %.2f%% wide): the values' U is in [%.6g, %.6g] (the %.2g%% of pairs sharing a bin counted as ties), "+
+				"p taken at its end nearest to no difference without tie correction; shift with values spread over their bins, the values' own in [%.4g, %.4g]; interval at the bins' outer edges",
+				loglin.PerOctave, 100*(math.Exp2(1.0/loglin.PerOctave)-1), mw.uLo, mw.uHi, 100*same/(n1*n2), hl.estLo, hl.estHi)}
 		out = append(out, d)
 		ps = append(ps, mw.p)
 	}
