@@ -367,14 +367,24 @@ func (a *app) readArms(ctx context.Context, o *judgeOptions, ro requestlog.Optio
 	return base, can, nil
 }
 
-// reviewJudge serves `goodput review --baseline … --canary …`: the judge
-// with default options, and the report's JSON bytes for the review record.
-func (a *app) reviewJudge(ctx context.Context, baseline, canary []string, policy string, progress io.Writer) (*analysis.Report, []byte, error) {
-	o := &judgeOptions{Baseline: baseline, Canary: canary, Policy: policy, Seed: 1, Resamples: 2000}
+// reviewJudge serves `goodput review --baseline … --canary …` (and its
+// --stream and --clickhouse forms): the judge with default options, and
+// the report's JSON bytes for the review record.
+func (a *app) reviewJudge(ctx context.Context, in reviewInput, progress io.Writer) (*analysis.Report, []byte, error) {
+	o := &judgeOptions{Baseline: in.Baseline, Canary: in.Canary, Policy: in.Policy, Stream: in.Stream, Judge: "goodput", Seed: 1, Resamples: 2000}
 	if o.Policy == "" {
 		o.Policy = policies.DefaultName
 	}
-	fmt.Fprintf(progress, "judging %d baseline and %d canary files…\n", len(baseline), len(canary))
+	o.ch = in.ClickHouse
+	o.prom.Start, o.prom.End, o.prom.Last = in.Start, in.End, in.Last
+	switch {
+	case o.ch.enabled():
+		fmt.Fprintf(progress, "judging request logs in ClickHouse table %s…\n", in.ClickHouse.Table)
+	case o.Stream:
+		fmt.Fprintf(progress, "judging %d baseline and %d canary files in one streaming pass…\n", len(in.Baseline), len(in.Canary))
+	default:
+		fmt.Fprintf(progress, "judging %d baseline and %d canary files…\n", len(in.Baseline), len(in.Canary))
+	}
 	rep, err := a.judgeFiles(ctx, o, progress)
 	if err != nil {
 		return nil, nil, err
