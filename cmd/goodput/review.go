@@ -102,9 +102,9 @@ its margin and the verdict, attainment against offered rate with the target
 line, and the points. It records no decision.
 
 --stream judges the --baseline/--canary request logs as goodput judge
---stream does, in one pass with bounded memory (no request is kept, so a
-review of ten million requests per arm fits in a few hundred MB); the
-distributions, time series and diagnostics come from the aggregates.
+--stream does, in one pass with bounded memory (no request is kept: memory
+does not grow with the number of requests); the distributions, time series
+and diagnostics come from the aggregates.
 --clickhouse reviews request logs aggregated in ClickHouse, with the
 flags of goodput judge --clickhouse.
 
