@@ -202,7 +202,7 @@ func streamKey(r *sources.Request) uint64 {
 	h = step64(h, uint64(r.PromptTokens))
 	h = step64(h, uint64(r.OutputTokens))
 	h = step64(h, uint64(r.CachedTokens))
-	h = step64(h, uint64(uint32(r.Attempt))|uint64(r.Status)<<32|uint64(r.Quality)<<40)
+	h = step64(h, uint64(uint32(r.Attempt))|uint64(r.Status)<<32|uint64(r.Quality)<<40|uint64(r.CanceledBy)<<48)
 	h = mixString(h, r.Class)
 	return mix64(mixString(h, r.Replica))
 }
