@@ -17,14 +17,22 @@ type aggCoverage struct {
 	// replicas with holes in their series): the verdict is inconclusive,
 	// neither pass nor fail, since the missing part could hold either.
 	missing []string
-	// canaryLost are canary replicas that stopped reporting or serving
-	// while the others went on: a crash the change may have caused, or
-	// missing data. Never a pass; a fail on the remaining data stands.
+	// canaryLost are canary replica series that stopped reporting while
+	// the others went on (metrics only): a crash the change may have
+	// caused, or missing data. Never a pass; a fail on the remaining data
+	// stands.
 	canaryLost []string
-	// events are replica changes that are not blamed on the change (a
-	// baseline replica lost or silent): goodput gates are per
-	// replica-second, so its missing traffic counts against neither arm.
+	// events are replica changes reported: a baseline replica lost or
+	// silent, not blamed on the change (goodput gates are per
+	// replica-second, so its missing traffic counts against neither arm),
+	// and a canary replica's outage, which canary_replica_loss decides.
 	events []string
+	// outages are each arm's replicas that served nothing while the
+	// others served (normalize.ReplicaLoss on its tracks), baseline then
+	// canary: the canary's that the baseline did not show at the time
+	// decide the canary_replica_loss guardrail (replicaLossEval), as on
+	// the request path.
+	outages [2][]replicaOutage
 }
 
 // blocksPass reports whether the coverage checks forbid a pass.
@@ -39,7 +47,7 @@ func (c aggCoverage) blocksPass() bool { return len(c.missing)+len(c.canaryLost)
 // others serve (normalize.ReplicaLoss, as on the request path).
 func coverageOf(b, c *aggArm) aggCoverage {
 	var cov aggCoverage
-	for _, a := range []*aggArm{b, c} {
+	for ai, a := range []*aggArm{b, c} {
 		agg := a.ds.Agg
 		for _, p := range agg.Partial {
 			cov.missing = append(cov.missing, fmt.Sprintf("%s: %s", a.arm, p))
@@ -82,7 +90,9 @@ func coverageOf(b, c *aggArm) aggCoverage {
 				cov.missing = append(cov.missing, fmt.Sprintf("%s: replica %s has no samples from %s to %s and reports again after: data are missing there (partial answer, failed scrapes or a restart)",
 					a.arm, tr.Name, at(from), at(k)))
 			}
-			if last < len(tr.Finished)-1 {
+			if last < len(tr.Finished)-1 && !agg.Exact {
+				// records are complete: a replica of an exact aggregate
+				// that stops serving is found below, as on the request path
 				stopped[tr.Name] = true
 				msg := fmt.Sprintf("%s: replica %s stopped reporting at %s (%d of %d slices without samples to the window's end)",
 					a.arm, tr.Name, at(last+1), len(tr.Finished)-1-last, len(tr.Finished))
@@ -104,17 +114,22 @@ func coverageOf(b, c *aggArm) aggCoverage {
 		if len(acts) < 2 {
 			continue
 		}
+		var evs []normalize.ReplicaEvent
 		for _, ev := range normalize.ReplicaLoss(acts, normalize.LossOptions{BucketSecs: a.ds.Agg.Step}) {
 			if ev.Kind == normalize.EventJoined || ev.Kind == normalize.EventLost && stopped[ev.Replica] {
 				continue // reported above from the series' first or last samples
 			}
-			msg := fmt.Sprintf("%s: replica %s %s: %s", a.arm, ev.Replica, ev.Kind, ev.Reason)
-			if a.arm == sources.Canary {
-				cov.canaryLost = append(cov.canaryLost, msg)
-			} else {
-				cov.events = append(cov.events, msg)
-			}
+			evs = append(evs, ev)
+			cov.events = append(cov.events, fmt.Sprintf("%s: replica %s %s: %s", a.arm, ev.Replica, ev.Kind, ev.Reason))
 		}
+		clock := func(k int) float64 {
+			if k < len(starts) {
+				return starts[k]
+			}
+			return starts[len(starts)-1] + a.ds.Agg.Step
+		}
+		// track names are sanitised label sets, shown as they are
+		cov.outages[ai] = placeOutages(evs, clock, func(s string) string { return s })
 	}
 	return cov
 }

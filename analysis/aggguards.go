@@ -6,6 +6,7 @@ import (
 
 	"github.com/goodput-dev/goodput/analysis/normalize"
 	"github.com/goodput-dev/goodput/analysis/stats"
+	"github.com/goodput-dev/goodput/sources"
 )
 
 // pairing decides whether the arms are compared as paired in time, as the
@@ -81,7 +82,21 @@ func (j *aggJudgement) guardrails(conf float64) []gateEval {
 	if e, ok := j.warmupGuardrail(conf); ok {
 		out = append(out, e)
 	}
+	if e, ok := j.replicaLossGuardrail(); ok {
+		out = append(out, e)
+	}
 	return out
+}
+
+// replicaLossGuardrail is the request path's canary_replica_loss check on
+// the arms' replica tracks (coverageOf finds the outages; replicaLossEval
+// decides them): absent without a canary outage the baseline did not show
+// at the same time.
+func (j *aggJudgement) replicaLossGuardrail() (gateEval, bool) {
+	cov := coverageOf(j.b, j.c)
+	outs := unsharedOutages(cov.outages[1], cov.outages[0])
+	return replicaLossEval(outs, sources.ClockEpoch, j.p.Normalize.CanaryReplicaLoss,
+		int(math.Round(maxReplicas(j.b))), int(math.Round(maxReplicas(j.c))))
 }
 
 // loadRatioGuardrail is the sample-ratio check without a declared traffic

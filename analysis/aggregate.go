@@ -349,7 +349,7 @@ func (j *aggJudgement) report() *Report {
 	if len(cov.events)+len(cov.canaryLost) > 0 {
 		r.Normalization.Steps = append(r.Normalization.Steps, NormalizationStep{Name: "replicas", Setting: "detect", Applied: true,
 			Detail: strings.Join(append(append([]string{}, cov.canaryLost...), cov.events...), "; ") +
-				" (goodput is compared per replica-second; a lost canary replica keeps the verdict from passing)"})
+				" (goodput is compared per replica-second; a canary replica that serves nothing while the baseline's serve is decided by canary_replica_loss; a canary series that stops reporting keeps the verdict from passing)"})
 	}
 	internalView(r, aggWork(j.b), aggWork(j.c), j.b.ds.Agg.Step)
 	r.Warnings = j.warns

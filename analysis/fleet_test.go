@@ -49,7 +49,10 @@ type fleet struct {
 	leak         float64 // TPOT grows by this factor by the end of the window
 	lostReplica  bool    // one replica stops at mid-window; the others absorb its load
 	lostSlowdown float64 // latency factor on the survivors after the loss
-	cacheStray   bool    // every request hits the prefix cache except one
+	// the last replica serves nothing in [outageAt, outageAt+outageSecs)
+	// seconds (a crash and restart); the others absorb its load
+	outageAt, outageSecs float64
+	cacheStray           bool // every request hits the prefix cache except one
 }
 
 func aaFleet(seed uint64) fleet {
@@ -128,6 +131,9 @@ func (f fleet) dataset(arm sources.Arm) *sources.Dataset {
 			rep = rng.IntN(f.replicas - 1)
 			lat *= f.lostSlowdown
 		}
+		if f.outageSecs > 0 && t >= f.outageAt && t < f.outageAt+f.outageSecs {
+			rep = rng.IntN(f.replicas - 1)
+		}
 		r.Replica = fmt.Sprintf("%s-%d", arm, rep)
 		cold := 1.0
 		if f.coldSecs > 0 && t < f.coldSecs {
@@ -186,6 +192,7 @@ func fleetCases() []fleetCase {
 		{"slow-start-10min", Fail, id, same(func(f *fleet) { f.coldSecs, f.coldX = 600, 3 })},
 		{"tpot-leak", Fail, id, same(func(f *fleet) { f.leak = 0.3 })},
 		{"lost-replica", Fail, id, same(func(f *fleet) { f.lostReplica, f.lostSlowdown = true, 1.35 })},
+		{"replica-restart", Fail, id, same(func(f *fleet) { f.outageAt, f.outageSecs = 600, 120 })},
 		{"cache-stray", Pass, same(func(f *fleet) { f.cacheStray = true }), same(func(f *fleet) { f.cacheStray = true; f.longShare = 0.10 })},
 	}
 }
@@ -349,6 +356,7 @@ func TestBlindSpots(t *testing.T) {
 		"canceled-errors":  "canceled_share",
 		"major-class-ttft": "ttft_p99:chat",
 		"lost-replica":     "canary_replica_loss",
+		"replica-restart":  "canary_replica_loss",
 	}
 	for _, fc := range fleetCases() {
 		want, ok := gate[fc.name]

@@ -3,7 +3,6 @@ package analysis
 import (
 	"fmt"
 	"math"
-	"strings"
 
 	"github.com/goodput-dev/goodput/analysis/normalize"
 	"github.com/goodput-dev/goodput/analysis/stats"
@@ -1006,28 +1005,12 @@ func (j *judgement) costMatched(conf float64) (stats.Estimate, bool) {
 	return est, !math.IsNaN(est.Point)
 }
 
-// replicaLossGuardrail is present when the canary lost a replica for good
-// mid-window while the baseline lost none at the time (see canaryLosses): by default (normalize.canary_replica_loss: blame) that is the
-// canary's problem and the guardrail fails — a crash under the change may
-// be the change's doing, and the survivors carrying its load are judged as
-// served; with "excuse" the loss is reported and the guardrail passes.
+// replicaLossGuardrail is present when a canary replica stopped serving
+// mid-window, for good or for a while, while the baseline's did not at the
+// time (replicaLossEval decides it, as on the aggregate path).
 func (j *judgement) replicaLossGuardrail() (gateEval, bool) {
-	lost := j.canaryLosses()
-	if len(lost) == 0 {
-		return gateEval{}, false
-	}
-	m := Metric{Name: "canary_replica_loss", Guardrail: true, Direction: "lower_is_better", Scale: "absolute", Unit: "replicas",
-		Baseline: 0, Canary: Num(len(lost)), Delta: Num(len(lost)), Interval: [2]Num{Num(math.NaN()), Num(math.NaN())},
-		Margin: 0, NBaseline: int64(j.b.replicas), NCanary: int64(j.c.replicas), PFail: Num(math.NaN()),
-		Method: "replica-activity", Adjusted: []string{}, Verdict: Fail}
-	what := strings.Join(lost, "; ")
-	if j.p.Normalize.CanaryReplicaLoss == "excuse" {
-		m.Verdict = Pass
-		m.Reason = fmt.Sprintf("the canary lost a replica the baseline did not (%s); excused by the policy (normalize.canary_replica_loss: excuse): its requests are still judged as served", what)
-	} else {
-		m.Reason = fmt.Sprintf("the canary lost a replica the baseline did not (%s): the canary's problem, a crash the change may have caused; set normalize.canary_replica_loss: excuse when the loss is known not to be the change's (a drained node)", what)
-	}
-	return gateEval{m: m}, true
+	outs := unsharedOutages(armOutages(j.c), armOutages(j.b))
+	return replicaLossEval(outs, j.c.ds.Clock, j.p.Normalize.CanaryReplicaLoss, j.b.replicas, j.c.replicas)
 }
 
 // sectioningHull widens a class's tail interval to the hull of the block

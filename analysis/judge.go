@@ -382,7 +382,7 @@ func (j *judgement) normalization() Normalization {
 // compare at matched offered load); a canary loss is the canary's own
 // outcome, reported as counted against it: its requests stay in every gate,
 // and unless the policy excuses it the canary_replica_loss guardrail fails
-// (see canaryLosses).
+// (see replicaLossEval).
 func (j *judgement) replicaEvents() string {
 	var parts []string
 	for _, a := range []*armData{j.b, j.c} {
@@ -430,31 +430,11 @@ func armReplicaEvents(a *armData) []normalize.ReplicaEvent {
 	return normalize.ReplicaLoss(acts, normalize.LossOptions{BucketSecs: a.bucketSecs})
 }
 
-// canaryLosses are the canary's replicas that stopped serving mid-window
-// for good while the baseline lost none (for good or for a while) at an
-// overlapping time: a loss both arms see at once is the infrastructure's (a
-// shared node or zone), not the change's. A replica that resumes (a gap: a
-// restart) is reported, not counted here; its cold restart is cut as its
-// own warm-up. Each is described in one line.
-func (j *judgement) canaryLosses() []string {
-	var out []string
-	be := armReplicaEvents(j.b)
-	for _, ev := range armReplicaEvents(j.c) {
-		if ev.Kind != normalize.EventLost {
-			continue
-		}
-		from, to := j.c.t0+ev.FromSec, j.c.t0+ev.ToSec
-		shared := false
-		for _, b := range be {
-			if b.Kind != normalize.EventJoined && j.b.t0+b.FromSec < to && from < j.b.t0+b.ToSec {
-				shared = true
-			}
-		}
-		if !shared {
-			out = append(out, fmt.Sprintf("replica %s %s: %s", ev.Replica, ev.Kind, ev.Reason))
-		}
-	}
-	return out
+// armOutages are an arm's replicas lost or silent mid-window
+// (armReplicaEvents) on the arm's clock, names quoted.
+func armOutages(a *armData) []replicaOutage {
+	at := func(k int) float64 { return a.t0 + float64(k)*a.bucketSecs }
+	return placeOutages(armReplicaEvents(a), at, func(s string) string { return fmt.Sprintf("%q", s) })
 }
 
 // countCut counts the requests cut by the arm's warm-up (a replica's own

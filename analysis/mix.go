@@ -410,7 +410,7 @@ func requestGoodTokens(a *armData, i int) float64 {
 func requestOne(*armData, int) float64 { return 1 }
 
 func requestFailed(a *armData, i int) float64 {
-	if a.ds.Requests[i].Status.Failed() {
+	if a.ds.Requests[i].Failed() {
 		return 1
 	}
 	return 0
@@ -424,7 +424,7 @@ func requestRejected(a *armData, i int) float64 {
 }
 
 func requestCanceled(a *armData, i int) float64 {
-	if a.ds.Requests[i].Status == sources.StatusCanceled {
+	if a.ds.Requests[i].Canceled() {
 		return 1
 	}
 	return 0

@@ -2,10 +2,12 @@ package analysis
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
 
+	"github.com/goodput-dev/goodput/analysis/normalize"
 	"github.com/goodput-dev/goodput/policies"
 	"github.com/goodput-dev/goodput/sources"
 	"github.com/goodput-dev/goodput/sources/sim"
@@ -273,10 +275,13 @@ func TestOfferedLoadShed(t *testing.T) {
 	}
 }
 
-// TestCanaryReplicaLoss: a canary that loses a replica the baseline keeps
-// fails the canary_replica_loss guardrail by default and is reported but
-// not failed for it under normalize.canary_replica_loss: excuse; a loss in
-// the baseline alone, or in both arms at once, adds no guardrail.
+// TestCanaryReplicaLoss: a canary that loses a replica the baseline keeps,
+// for good or for a crash and restart, fails the canary_replica_loss
+// guardrail by default and is reported but not failed for it under
+// normalize.canary_replica_loss: excuse, judged from the requests and from
+// their streaming aggregate alike, with a reason naming the replica, when
+// it stopped and for how long; a loss in the baseline alone, or in both
+// arms at once, adds no guardrail.
 func TestCanaryReplicaLoss(t *testing.T) {
 	find := func(r *Report) (Metric, bool) {
 		for _, m := range r.Metrics {
@@ -286,36 +291,106 @@ func TestCanaryReplicaLoss(t *testing.T) {
 		}
 		return Metric{}, false
 	}
-	b, c := simArms(t, "bs-replica-lost", 1)
-	for _, tc := range []struct {
-		setting string
-		want    Verdict
-	}{{"", Fail}, {"blame", Fail}, {"excuse", Pass}} {
-		p := chat(t)
-		p.Normalize.CanaryReplicaLoss = tc.setting
-		r, err := Judge(b, c, Config{Policy: p, Resamples: 200})
-		if err != nil {
-			t.Fatal(err)
-		}
-		m, ok := find(r)
-		if !ok {
-			t.Fatalf("%q: no canary_replica_loss guardrail; metrics %+v", tc.setting, r.Metrics)
-		}
-		if m.Verdict != tc.want || !m.Guardrail || !strings.Contains(m.Reason, "replica") {
-			t.Errorf("%q: canary_replica_loss %s (guardrail %v), want %s: %s", tc.setting, m.Verdict, m.Guardrail, tc.want, m.Reason)
-		}
-		if tc.want == Fail && r.Verdict != Fail {
-			t.Errorf("%q: a lost canary replica left the verdict %s", tc.setting, r.Verdict)
+	for _, sc := range []struct{ name, what string }{
+		{"bs-replica-lost", `stopped serving at 2026-`},
+		{"bs-replica-restart", `served nothing from 2026-`},
+	} {
+		b, c := simArms(t, sc.name, 1)
+		for _, tc := range []struct {
+			setting string
+			want    Verdict
+		}{{"", Fail}, {"blame", Fail}, {"excuse", Pass}} {
+			p := chat(t)
+			p.Normalize.CanaryReplicaLoss = tc.setting
+			for _, path := range []struct {
+				name string
+				b, c *sources.Dataset
+			}{{"requests", b, c}, {"aggregate", aggregated(t, b, p), aggregated(t, c, p)}} {
+				r, err := Judge(path.b, path.c, Config{Policy: p, Resamples: 200})
+				if err != nil {
+					t.Fatal(err)
+				}
+				m, ok := find(r)
+				if !ok {
+					t.Fatalf("%s %s %q: no canary_replica_loss guardrail; metrics %+v", sc.name, path.name, tc.setting, r.Metrics)
+				}
+				if m.Verdict != tc.want || !m.Guardrail || !strings.Contains(m.Reason, "canary-1") || !strings.Contains(m.Reason, sc.what) ||
+					strings.Contains(m.Reason, "canary-0") {
+					t.Errorf("%s %s %q: canary_replica_loss %s (guardrail %v), want %s naming canary-1 (%q): %s", sc.name, path.name, tc.setting, m.Verdict, m.Guardrail, tc.want, sc.what, m.Reason)
+				}
+				if tc.want == Fail && r.Verdict != Fail {
+					t.Errorf("%s %s %q: a canary replica's outage left the verdict %s", sc.name, path.name, tc.setting, r.Verdict)
+				}
+				t.Logf("%s %s %q: %s", sc.name, path.name, tc.setting, m.Reason)
+			}
 		}
 	}
-	for _, name := range []string{"replica-loss", "seed-overload"} {
+	for _, name := range []string{"replica-loss", "seed-overload", "aa-quiet-30m"} {
 		b, c := simArms(t, name, 1)
-		r, err := Judge(b, c, Config{Policy: chat(t), Resamples: 200})
-		if err != nil {
-			t.Fatal(err)
+		p := chat(t)
+		for _, path := range []struct {
+			name string
+			b, c *sources.Dataset
+		}{{"requests", b, c}, {"aggregate", aggregated(t, b, p), aggregated(t, c, p)}} {
+			r, err := Judge(path.b, path.c, Config{Policy: p, Resamples: 200})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m, ok := find(r); ok {
+				t.Errorf("%s %s: the canary is blamed for a loss it does not have alone: %s", name, path.name, m.Reason)
+			}
 		}
-		if m, ok := find(r); ok {
-			t.Errorf("%s: the canary is blamed for a loss it does not have alone: %s", name, m.Reason)
-		}
+	}
+}
+
+// TestReplicaLossEval: the canary_replica_loss decision on outages of given
+// kind and length: lost for good or out for ≥ OutageFailSecs fails, a
+// shorter outage is inconclusive, an outage the baseline shows at an
+// overlapping time is not the canary's, the policy's excuse passes, and a
+// hostile replica name is quoted.
+func TestReplicaLossEval(t *testing.T) {
+	ev := func(kind string, from, to int) normalize.ReplicaEvent {
+		return normalize.ReplicaEvent{Replica: "r\x1b[31m\"1", Kind: kind, From: from, To: to, FromSec: 10 * float64(from), ToSec: 10 * float64(to), Others: 3}
+	}
+	at := func(k int) float64 { return 1.75e9 + 10*float64(k) }
+	quote := func(s string) string { return fmt.Sprintf("%q", s) }
+	for _, tc := range []struct {
+		name     string
+		c, b     []normalize.ReplicaEvent
+		setting  string
+		want     Verdict // "" : no guardrail
+		inReason string
+	}{
+		{"none", nil, nil, "", "", ""},
+		{"lost", []normalize.ReplicaEvent{ev(normalize.EventLost, 100, 180)}, nil, "", Fail, "stopped serving at 2025-06-15T"},
+		{"restart 120 s", []normalize.ReplicaEvent{ev(normalize.EventGap, 60, 72)}, nil, "", Fail, "for 120s, then served again"},
+		{"restart 60 s", []normalize.ReplicaEvent{ev(normalize.EventGap, 60, 66)}, nil, "", Fail, "(+600s) for 60s"},
+		{"pause 50 s", []normalize.ReplicaEvent{ev(normalize.EventGap, 60, 65)}, nil, "", Inconclusive, "shorter than 60s"},
+		{"pause 50 s and a restart", []normalize.ReplicaEvent{ev(normalize.EventGap, 10, 15), ev(normalize.EventGap, 60, 80)}, nil, "", Fail, "for 200s"},
+		{"shared with the baseline", []normalize.ReplicaEvent{ev(normalize.EventGap, 60, 72)}, []normalize.ReplicaEvent{ev(normalize.EventGap, 70, 75)}, "", "", ""},
+		{"baseline's at another time", []normalize.ReplicaEvent{ev(normalize.EventGap, 60, 72)}, []normalize.ReplicaEvent{ev(normalize.EventGap, 72, 80)}, "", Fail, "for 120s"},
+		{"joined late is no outage", []normalize.ReplicaEvent{ev(normalize.EventJoined, 0, 30)}, nil, "", "", ""},
+		{"excused", []normalize.ReplicaEvent{ev(normalize.EventGap, 60, 72)}, nil, "excuse", Pass, "excused by the policy"},
+		{"excused short", []normalize.ReplicaEvent{ev(normalize.EventGap, 60, 64)}, nil, "excuse", Pass, "excused by the policy"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			outs := unsharedOutages(placeOutages(tc.c, at, quote), placeOutages(tc.b, at, quote))
+			e, ok := replicaLossEval(outs, sources.ClockEpoch, tc.setting, 4, 4)
+			if tc.want == "" {
+				if ok {
+					t.Fatalf("guardrail %s: %s", e.m.Verdict, e.m.Reason)
+				}
+				return
+			}
+			if !ok {
+				t.Fatal("no guardrail")
+			}
+			if e.m.Verdict != tc.want || !strings.Contains(e.m.Reason, tc.inReason) || e.m.Canary != 1 {
+				t.Errorf("%s (canary %v): %s; want %s with %q", e.m.Verdict, e.m.Canary, e.m.Reason, tc.want, tc.inReason)
+			}
+			if strings.Contains(e.m.Reason, "\x1b") || !strings.Contains(e.m.Reason, `"r\x1b[31m\"1"`) {
+				t.Errorf("replica name not quoted: %s", e.m.Reason)
+			}
+		})
 	}
 }

@@ -459,11 +459,11 @@ func (a *armData) add(b *bucket, i int) {
 		if r.OutputTokens > 0 {
 			b.outTokens += float64(r.OutputTokens)
 		}
-	case r.Status.Failed():
+	case r.Failed():
 		b.failed++
 	case r.Status == sources.StatusRejected:
 		b.rejected++
-	case r.Status == sources.StatusCanceled:
+	case r.Canceled():
 		b.canceled++
 	}
 	if a.good[i] {

@@ -52,7 +52,7 @@ import (
 // # What is exact and what is bounded
 //
 // Exact (Aggregate.Exact is true): the counts of completed, failed
-// (error or timeout), canceled and rejected requests; Good, each completed
+// (error, timeout or canceled by the server: sources.CountsFailed), canceled and rejected requests; Good, each completed
 // request checked at scan time against every criterion of its class's SLO
 // (ttft, tpot, e2e, max_itl, quality, slo.min_output_tokens) by the
 // request path's own rule (isGood), so joint attainment is counted, not
@@ -295,11 +295,11 @@ func (a *Aggregator) Add(r *sources.Request) {
 		if isGood(*slo, r, a.unverified) {
 			c.good++
 		}
-	case r.Status.Failed():
+	case r.Failed():
 		c.failed++
 	case r.Status == sources.StatusRejected:
 		c.rejected++
-	case r.Status == sources.StatusCanceled:
+	case r.Canceled():
 		c.canceled++
 	}
 	if r.Status.Admitted() && r.PromptTokens >= 0 {

@@ -173,13 +173,15 @@ type NormalizeSpec struct {
 	Mix   string `yaml:"mix"`   // baseline | canary | pooled | none | weights
 	Cache string `yaml:"cache"` // auto | stratify | adjust | none
 	Load  string `yaml:"load"`  // matched | flag | none
-	// CanaryReplicaLoss says what a canary replica that stops serving for
-	// good mid-window while the baseline keeps all of its replicas means
-	// (one that resumes, a restart, is reported either way): "blame" (the default) makes it the canary's
-	// problem — the canary_replica_loss guardrail fails, since a crash under
-	// the change may be the change's doing; "excuse" reports it without
-	// failing (e.g. a node drained for maintenance). Either way the
-	// canary's requests stay in every gate as served.
+	// CanaryReplicaLoss says what a canary replica that stops serving
+	// mid-window while the baseline's serve means — lost for good, or out
+	// for a while and back (a crash and restart): "blame" (the default)
+	// makes it the canary's problem — the canary_replica_loss guardrail
+	// fails for a loss or an outage of at least 60 s and is inconclusive on
+	// a shorter one, since a crash under the change may be the change's
+	// doing; "excuse" reports it without failing (e.g. a node drained for
+	// maintenance). Either way the canary's requests stay in every gate as
+	// served.
 	CanaryReplicaLoss string `yaml:"canary_replica_loss"`
 	// Weights is the explicit reference mix when Mix is "weights":
 	// class name → share (normalized to sum 1).

@@ -34,9 +34,9 @@ type MetricInfo struct {
 func Metrics() []MetricInfo {
 	ms := []MetricInfo{
 		{Name: "slo_attainment", Scale: "absolute", HigherIsBetter: true, Unit: "fraction", Doc: "good / offered requests"},
-		{Name: "error_rate", Scale: "absolute", Unit: "fraction", Doc: "failed (error or timeout) / offered requests; usually a guardrail"},
+		{Name: "error_rate", Scale: "absolute", Unit: "fraction", Doc: "failed (error, timeout, or canceled_by server) / offered requests; usually a guardrail"},
 		{Name: "rejected_share", Scale: "absolute", Unit: "fraction", Doc: "rejected / offered requests; usually a guardrail"},
-		{Name: "canceled_share", Scale: "absolute", Unit: "fraction", RequestsOnly: true, Doc: "canceled (client gave up) / offered requests; usually a guardrail"},
+		{Name: "canceled_share", Scale: "absolute", Unit: "fraction", RequestsOnly: true, Doc: "canceled (by the client, or by someone the log does not name) / offered requests; usually a guardrail"},
 		{Name: "retry_share", Scale: "absolute", Unit: "fraction", RequestsOnly: true, Doc: "offered requests that are retries (attempt > 1) / offered requests; usually a guardrail"},
 		{Name: "output_tokens_mean", Scale: "relative", HigherIsBetter: true, Unit: "tokens", RequestsOnly: true, Doc: "mean output tokens per completed request; a guardrail against truncated answers"},
 		{Name: "goodput", Scale: "relative", HigherIsBetter: true, Unit: "req/s", Doc: "good requests per second of window"},

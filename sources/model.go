@@ -81,6 +81,33 @@ func ParseStatus(s string) (Status, error) {
 	return 0, fmt.Errorf("unknown status %q (want ok, error, timeout, canceled or rejected)", s)
 }
 
+// CanceledBy says who ended a canceled request (the native log's optional
+// canceled_by field). A server-side cancel — the engine or gateway aborted
+// a request it had admitted: preemption, an out-of-memory abort, a drain, a
+// proxy cutting the upstream — is a failure of the service; a client's
+// cancel (it disconnected or gave up; HTTP 499 at nginx-style gateways,
+// AIPerf's was_cancelled) is not. vLLM's finish reason "abort" and SGLang's
+// aborted counter cover both and so stay unknown.
+type CanceledBy uint8
+
+// Who canceled a request; CanceledByUnknown when the input does not say.
+const (
+	CanceledByUnknown CanceledBy = iota
+	CanceledByClient
+	CanceledByServer
+)
+
+// String returns the native-log spelling ("client", "server"; "" unknown).
+func (c CanceledBy) String() string {
+	switch c {
+	case CanceledByClient:
+		return "client"
+	case CanceledByServer:
+		return "server"
+	}
+	return ""
+}
+
 // Completed reports whether the request finished successfully.
 func (s Status) Completed() bool { return s == StatusOK }
 
@@ -89,6 +116,23 @@ func (s Status) Admitted() bool { return s != StatusRejected }
 
 // Failed reports whether the request failed (error or timeout).
 func (s Status) Failed() bool { return s == StatusError || s == StatusTimeout }
+
+// CountsFailed is the one rule of request accounting for a request's
+// outcome: it failed when its status is error or timeout, or when it was
+// canceled by the server (CanceledByServer) — the service dropped a request
+// it had admitted. Every reader that counts failed and canceled requests
+// (the exact judge, the streaming aggregate) decides with it; the
+// ClickHouse query states the same rule in SQL.
+func CountsFailed(s Status, by CanceledBy) bool {
+	return s.Failed() || s == StatusCanceled && by == CanceledByServer
+}
+
+// CountsCanceled reports whether the request counts as canceled in request
+// accounting: canceled by the client, or by someone the input does not
+// name (see CountsFailed).
+func CountsCanceled(s Status, by CanceledBy) bool {
+	return s == StatusCanceled && by != CanceledByServer
+}
 
 // Quality is the optional per-request quality verdict.
 type Quality uint8
@@ -121,7 +165,16 @@ type Request struct {
 	Attempt      int32   // 1 = first try, > 1 = retry; 0 when unknown (treated as 1)
 	Status       Status
 	Quality      Quality
+	// CanceledBy says who canceled a request with Status StatusCanceled;
+	// CanceledByUnknown otherwise and when the input does not say.
+	CanceledBy CanceledBy
 }
+
+// Failed reports whether r counts as failed (CountsFailed).
+func (r *Request) Failed() bool { return CountsFailed(r.Status, r.CanceledBy) }
+
+// Canceled reports whether r counts as canceled (CountsCanceled).
+func (r *Request) Canceled() bool { return CountsCanceled(r.Status, r.CanceledBy) }
 
 // Known reports whether a latency field holds a value.
 func Known(v float64) bool { return !math.IsNaN(v) }
@@ -256,8 +309,8 @@ type AggBucket struct {
 	End   float64 // unix seconds, exclusive
 
 	Completed float64 // finished successfully (finish reason stop/length)
-	Failed    float64 // finished with an error
-	Canceled  float64 // aborted by the client
+	Failed    float64 // finished with an error or timeout, or canceled by the server (sources.CountsFailed)
+	Canceled  float64 // aborted by the client, or by someone the source does not name (vLLM's "abort")
 	Rejected  float64 // never admitted; NaN when the engine does not count rejections
 
 	// Good is the increase of a per-request "good" counter when the engine

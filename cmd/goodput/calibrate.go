@@ -63,8 +63,9 @@ func defaultCalibrationJudges() []string { return []string{"goodput", "kayenta",
 // available by name.
 func defaultCalibrationScenarios() []string {
 	return []string{"aa-quiet-30m", "mix-shift-labels", "masked-regression", "regress-latency-10", "regress-latency-10-edge", "cold-start-30m",
-		"bs-short-outputs", "bs-half-outputs", "bs-shed-8", "bs-retry-5", "bs-errors-canceled", "bs-errors-rejected",
-		"bs-class-ttft-50", "bs-slow-start-10m", "bs-tpot-leak", "bs-replica-lost"}
+		"bs-short-outputs", "bs-half-outputs", "bs-shed-8", "bs-retry-5", "bs-errors-canceled", "bs-server-cancels",
+		"bs-errors-rejected", "bs-class-ttft-50", "bs-slow-start-10m", "bs-tpot-leak", "bs-replica-lost",
+		"bs-replica-restart"}
 }
 
 // expectation is what a correct judge answers on a scenario and the targets
@@ -122,11 +123,13 @@ func expectedFor(name string) expectation {
 			"bs-shed-8":          "6–10% of canary traffic shed upstream, never logged",
 			"bs-retry-5":         "4–6% of canary requests succeed only on an unlogged gateway retry",
 			"bs-errors-canceled": "2–4% canary server errors logged as canceled",
+			"bs-server-cancels":  "1–2% of canary requests canceled by the server (canceled_by: server)",
 			"bs-errors-rejected": "2–4% canary server errors logged as rejected",
 			"bs-class-ttft-50":   "+40–60% TTFT on the class with 80% of traffic",
 			"bs-slow-start-10m":  "canary 1.4–1.8× slower for its first 10 minutes",
 			"bs-tpot-leak":       "canary decode slows by 20–40% over 30 minutes",
 			"bs-replica-lost":    "canary loses 1 of 4 replicas at minute 10",
+			"bs-replica-restart": "a canary replica crashes at minute 10 and restarts 2 minutes later",
 		}
 		if n, ok := notes[name]; ok {
 			return expectation{"blind spot", analysis.Fail, n + "; no PASS allowed", noWrongPass}

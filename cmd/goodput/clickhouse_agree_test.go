@@ -91,6 +91,9 @@ func edgeRecords(seed uint64, n int) []sources.Request {
 		}
 		r.Attempt = int32(rng.IntN(3))
 		r.Quality = sources.Quality(rng.IntN(3))
+		if r.Status == sources.StatusCanceled {
+			r.CanceledBy = sources.CanceledBy(rng.IntN(3)) // unknown, client, server
+		}
 		out[i] = r
 	}
 	return out

@@ -170,7 +170,9 @@ func readAIPerf(ctx context.Context, f *file) error {
 		}
 		switch {
 		case canceled:
-			r.Status = sources.StatusCanceled
+			// AIPerf cancels requests itself (--request-cancellation-rate):
+			// the client's cancel, not the server's
+			r.Status, r.CanceledBy = sources.StatusCanceled, sources.CanceledByClient
 		case hasErr:
 			r.Status = errorStatus(errMsg)
 		default:

@@ -285,6 +285,21 @@ func TestFixtures(t *testing.T) {
 				t.Errorf("Detect = %q, want %q", got, tt.format)
 			}
 			compareFigures(t, measure(ds), tt.want)
+			if tt.format == FormatAIPerf {
+				// AIPerf cancels requests itself: the client's cancels
+				n := 0
+				for _, r := range ds.Requests {
+					if r.Status == sources.StatusCanceled {
+						n++
+						if r.CanceledBy != sources.CanceledByClient || r.Failed() {
+							t.Errorf("AIPerf cancellation read as canceled by %q (failed %v), want the client's", r.CanceledBy, r.Failed())
+						}
+					}
+				}
+				if n != 1 {
+					t.Errorf("%d canceled requests, want the file's 1", n)
+				}
+			}
 			all := strings.Join(ds.Warnings, "\n")
 			for _, w := range tt.warnings {
 				if !strings.Contains(all, w) {

@@ -61,6 +61,7 @@ type row struct {
 	Admitted                                              count
 	UnvTTFT, UnvTPOT, UnvE2E, UnvMaxITL, UnvQuality       count
 	BadStatus, BadTTFT, BadLatency, BadE2E, BadCount      count
+	BadCanceledBy                                         count
 	// TTFT, TPOT and E2E histograms: bins ascending and their counts
 	Hist [3]binCounts
 }
@@ -99,7 +100,7 @@ func (r *row) UnmarshalJSON(b []byte) error {
 		"output_tokens": &r.OutputTokens, "hits": &r.Hits, "queries": &r.Queries, "cache_known": &r.CacheKnown,
 		"admitted": &r.Admitted, "unv_ttft": &r.UnvTTFT, "unv_tpot": &r.UnvTPOT, "unv_e2e": &r.UnvE2E,
 		"unv_max_itl": &r.UnvMaxITL, "unv_quality": &r.UnvQuality, "bad_status": &r.BadStatus, "bad_ttft": &r.BadTTFT,
-		"bad_latency": &r.BadLatency, "bad_e2e": &r.BadE2E, "bad_count": &r.BadCount}
+		"bad_latency": &r.BadLatency, "bad_e2e": &r.BadE2E, "bad_count": &r.BadCount, "bad_canceled_by": &r.BadCanceledBy}
 	for k, p := range ints {
 		v, ok := m[k]
 		if !ok {
@@ -210,7 +211,7 @@ func (s *Source) Read(ctx context.Context, q Query) (sources.Dataset, error) {
 type assembler struct {
 	p          *Plan
 	records    int64
-	bad        struct{ status, ttft, latency, e2e, count int64 }
+	bad        struct{ status, ttft, latency, e2e, count, canceledBy int64 }
 	unverified map[string]int64
 	cells      map[cellKey]*cell
 	reps       sources.ReplicaSpans
@@ -254,6 +255,7 @@ func (as *assembler) add(r *row) error {
 		as.bad.latency += int64(r.BadLatency)
 		as.bad.e2e += int64(r.BadE2E)
 		as.bad.count += int64(r.BadCount)
+		as.bad.canceledBy += int64(r.BadCanceledBy)
 		for k, v := range map[string]count{"ttft": r.UnvTTFT, "tpot": r.UnvTPOT, "e2e": r.UnvE2E, "max_itl": r.UnvMaxITL, "quality": r.UnvQuality} {
 			if v > 0 {
 				as.unverified[k] += int64(v)
@@ -310,6 +312,7 @@ func (as *assembler) finish() (*sources.Aggregate, int64, []string, error) {
 		{bad.latency, "a negative or infinite latency"},
 		{bad.e2e, "e2e_s smaller than ttft_s"},
 		{bad.count, "a negative or fractional token count, or attempt below 1"},
+		{bad.canceledBy, "a canceled_by other than client or server, or canceled_by on a row whose status is not canceled"},
 	} {
 		if b.n > 0 {
 			problems = append(problems, fmt.Sprintf("%d with %s", b.n, b.msg))

@@ -312,10 +312,13 @@ func TestBadRowsRefused(t *testing.T) {
 {"ts":1767225621,"status":"ok","e2e_s":0.1}
 {"ts":1767225622,"status":"ok","ttft_s":0.5,"e2e_s":0.2}
 {"ts":1767225623,"status":"error","attempt":0}
+{"ts":1767225624,"status":"canceled","canceled_by":"upstream"}
+{"ts":1767225625,"status":"error","canceled_by":"server"}
 `))
 	src, _ := New(Config{URL: srv.URL, Table: "req"})
 	_, err := read(t, src, "arm = 'c'", testPlan())
-	for _, want := range []string{"1 with a status other than ok", "1 with status ok but no ttft_s", "1 with e2e_s smaller than ttft_s", "1 with a negative or fractional token count, or attempt below 1"} {
+	for _, want := range []string{"1 with a status other than ok", "1 with status ok but no ttft_s", "1 with e2e_s smaller than ttft_s", "1 with a negative or fractional token count, or attempt below 1",
+		"2 with a canceled_by other than client or server, or canceled_by on a row whose status is not canceled"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error %v lacks %q", err, want)
 		}

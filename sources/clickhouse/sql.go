@@ -139,7 +139,7 @@ func CheckWhere(w string) error {
 // Fields of the native request log (DESIGN.md §3) that the aggregate
 // reads, in the order of Columns.
 var fieldNames = []string{"ts", "status", "ttft_s", "tpot_s", "e2e_s", "max_itl_s",
-	"prompt_tokens", "output_tokens", "cached_tokens", "class", "replica", "attempt", "quality_ok"}
+	"prompt_tokens", "output_tokens", "cached_tokens", "class", "replica", "attempt", "quality_ok", "canceled_by"}
 
 // FieldNames lists the native-log fields a column mapping may name.
 func FieldNames() []string { return append([]string(nil), fieldNames...) }
@@ -330,7 +330,9 @@ func resolve(t tableInfo, c Columns) (resolved, error) {
 			return r, fmt.Errorf("column %s (ts) has type %s: want unix seconds (Float64, UInt32, …) or DateTime", QuoteIdent(col), sanitize(typ, 60))
 		case f == "status" && !(base == "String" || strings.HasPrefix(base, "FixedString") || strings.HasPrefix(base, "Enum")):
 			return r, fmt.Errorf("column %s (status) has type %s: want String or Enum with ok, error, timeout, canceled, rejected", QuoteIdent(col), sanitize(typ, 60))
-		case f != "ts" && f != "status" && f != "class" && f != "replica" && !isNumeric(base):
+		case f == "canceled_by" && !(base == "String" || strings.HasPrefix(base, "FixedString") || strings.HasPrefix(base, "Enum")):
+			return r, fmt.Errorf("column %s (canceled_by) has type %s: want String or Enum with client, server", QuoteIdent(col), sanitize(typ, 60))
+		case f != "ts" && f != "status" && f != "class" && f != "replica" && f != "canceled_by" && !isNumeric(base):
 			return r, fmt.Errorf("column %s (%s) has type %s: want a number", QuoteIdent(col), f, sanitize(typ, 60))
 		case (f == "class" || f == "replica") && !(base == "String" || strings.HasPrefix(base, "FixedString") || strings.HasPrefix(base, "Enum") || isNumeric(base)):
 			return r, fmt.Errorf("column %s (%s) has type %s: want String", QuoteIdent(col), f, sanitize(typ, 60))
@@ -426,7 +428,7 @@ func buildQuery(p *Plan, table string, cols resolved, where string, start, end f
 		badTok = []string{"0"}
 	}
 	add(strings.Join(badTok, " OR "), "bad_count")
-	for _, f := range []struct{ field, name string }{{"class", "label"}, {"replica", "rep"}} {
+	for _, f := range []struct{ field, name string }{{"class", "label"}, {"replica", "rep"}, {"canceled_by", "by"}} {
 		if c := col(f.field); c != "" {
 			add("ifNull(toString("+c+"), '')", f.name)
 		} else {
@@ -449,6 +451,12 @@ func buildQuery(p *Plan, table string, cols resolved, where string, start, end f
 	// 1 ok, 2 error, 3 timeout, 4 canceled, 5 rejected, 0 unknown
 	add2("multiIf("+a("status")+" = 'ok', 1, "+a("status")+" = 'error', 2, "+a("status")+" = 'timeout', 3, "+
 		a("status")+" IN ('canceled', 'cancelled'), 4, "+a("status")+" = 'rejected', 5, 0)", "st")
+	// request accounting (sources.CountsFailed): error, timeout and a
+	// cancel by the server fail; other cancels are canceled
+	add2(a("st")+" IN (2, 3) OR ("+a("st")+" = 4 AND "+a("by")+" = 'server')", "failed")
+	add2(a("st")+" = 4 AND "+a("by")+" != 'server'", "canceled")
+	// canceled_by: "", client or server, and set only on canceled rows
+	add2(a("by")+" NOT IN ('', 'client', 'server') OR ("+a("by")+" != '' AND "+a("st")+" != 4)", "bad_by")
 	// TPOT: given, else (e2e − ttft)/(output − 1) for outputs > 1 token
 	derivable := a("output") + " > 1 AND " + a("e2e_k") + " AND " + a("ttft_k")
 	add2(a("tpot_raw_k")+" OR ("+derivable+")", "tpot_k")
@@ -593,8 +601,8 @@ func buildQuery(p *Plan, table string, cols resolved, where string, start, end f
 		hist("ttft"), hist("tpot"), hist("e2e"),
 		"count() AS n",
 		"countIf(" + ok + ") AS completed",
-		"countIf(" + a("st") + " IN (2, 3)) AS failed",
-		"countIf(" + a("st") + " = 4) AS canceled",
+		"countIf(" + a("failed") + ") AS failed",
+		"countIf(" + a("canceled") + ") AS canceled",
 		"countIf(" + a("st") + " = 5) AS rejected",
 		"countIf(" + a("good") + ") AS good",
 		"countIf(" + a("attempt") + " > 1) AS retried",
@@ -615,6 +623,7 @@ func buildQuery(p *Plan, table string, cols resolved, where string, start, end f
 		"countIf(" + a("bad_latency") + ") AS bad_latency",
 		"countIf(" + a("bad_e2e") + ") AS bad_e2e",
 		"countIf(" + a("bad_count") + ") AS bad_count",
+		"countIf(" + a("bad_by") + ") AS bad_canceled_by",
 	}
 	return "SELECT " + strings.Join(sel, ", ") +
 		" FROM (" + level3 + ") WHERE " + keep +

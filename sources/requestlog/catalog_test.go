@@ -122,6 +122,13 @@ func badInputs(t *testing.T) []badInput {
 		{"csv bad ts", "a.csv", csvHead + "29/11/2026 15:00,ok,0.1,1,5,true\n", "a.csv:2:", "ts", "RFC 3339"},
 		{"csv ok without ttft", "a.csv", csvHead + "1,ok,,1,5,true\n", "a.csv:2:", "ttft_s", "completed requests must give"},
 		{"csv gzip header only", "a.csv.gz", string(gz(t, []byte(csvHead))), "a.csv.gz:1:", "", "no rows"},
+		{"canceled_by unknown", "a.jsonl", good + `{"ts":1,"status":"canceled","canceled_by":"nobody"}`, "a.jsonl:2:", "canceled_by", `"client" (the client gave up`},
+		{"canceled_by in capitals", "a.jsonl", `{"ts":1,"status":"canceled","canceled_by":"Server"}`, "a.jsonl:1:", "canceled_by", `lower case: write "server"`},
+		{"canceled_by another tool's word", "a.jsonl", `{"ts":1,"status":"canceled","canceled_by":"upstream"}`, "a.jsonl:1:", "canceled_by", `write "server"`},
+		{"canceled_by as boolean", "a.jsonl", `{"ts":1,"status":"canceled","canceled_by":true}`, "a.jsonl:1:", "canceled_by", "got true"},
+		{"canceled_by on an ok request", "a.jsonl", good + good + `{"ts":1,"status":"ok","ttft_s":0.1,"canceled_by":"server"}`, "a.jsonl:3:", "canceled_by", "only a canceled request says who canceled it"},
+		{"csv canceled_by unknown", "a.csv", "ts,status,canceled_by\n1,canceled,client\n2,canceled,499\n", "a.csv:3:", "canceled_by", `write "client"`},
+		{"csv canceled_by on an error", "a.csv", "ts,status,canceled_by\n1,canceled,\n2,error,server\n", "a.csv:3:", "canceled_by", `set status "canceled"`},
 		{"not a request log", "notes.txt", "hello world\nthis is text\n", "notes.txt:1:", "ts", "needs ts and status"},
 	}
 }

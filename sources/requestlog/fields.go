@@ -28,6 +28,7 @@ const (
 	fReplica
 	fAttempt
 	fQualityOK
+	fCanceledBy
 	nFields
 )
 
@@ -60,6 +61,8 @@ func (f field) String() string {
 		return "attempt"
 	case fQualityOK:
 		return "quality_ok"
+	case fCanceledBy:
+		return "canceled_by"
 	}
 	return ""
 }
@@ -94,6 +97,8 @@ func lookupField(k []byte) field {
 		return fAttempt
 	case "quality_ok":
 		return fQualityOK
+	case "canceled_by":
+		return fCanceledBy
 	}
 	return fUnknown
 }
@@ -115,6 +120,8 @@ func (f field) want() string {
 		return "a string (quote it)"
 	case fQualityOK:
 		return "true or false"
+	case fCanceledBy:
+		return "\"client\" (the client gave up or disconnected, e.g. HTTP 499) or \"server\" (the engine or gateway aborted a request it had admitted), on canceled requests only; leave it out when unknown"
 	}
 	return "a value"
 }
@@ -319,8 +326,47 @@ func (d *decoder) set(r *sources.Request, f field, k kind, v []byte) *lineErr {
 		default:
 			return wrongType(f, k)
 		}
+	case fCanceledBy:
+		if k != kString && k != kText {
+			return wrongType(f, k)
+		}
+		if len(v) == 0 {
+			return nil // "" is unknown, as if absent
+		}
+		by, e := canceledBy(v)
+		if e != nil {
+			return e
+		}
+		r.CanceledBy = by
 	}
 	return nil
+}
+
+// canceledBy reads the canceled_by field: "client" or "server". Other
+// tools' words for the two sides are named in the error with the value to
+// write instead.
+func canceledBy(v []byte) (sources.CanceledBy, *lineErr) {
+	switch string(v) {
+	case "client":
+		return sources.CanceledByClient, nil
+	case "server":
+		return sources.CanceledByServer, nil
+	}
+	hint := ""
+	switch strings.ToLower(string(trimSpace(v))) {
+	case "client":
+		hint = "values are lower case: write \"client\""
+	case "server":
+		hint = "values are lower case: write \"server\""
+	case "user", "downstream", "caller", "499":
+		hint = "a cancel by the caller is the client's: write \"client\""
+	case "upstream", "engine", "gateway", "proxy", "backend", "scheduler", "abort", "aborted":
+		hint = "an abort by the engine or a proxy is the server's: write \"server\""
+	}
+	if hint != "" {
+		return 0, fieldErr(fCanceledBy, "unknown value %s; %s", quoteVal(v), hint)
+	}
+	return 0, fieldErr(fCanceledBy, "unknown value %s; want %s", quoteVal(v), fCanceledBy.want())
 }
 
 func emptyName(k kind) string {
@@ -544,6 +590,10 @@ func (d *decoder) finish(r *sources.Request, seen uint32) *lineErr {
 	if r.Status == sources.StatusOK && !sources.Known(r.TTFT) {
 		return fieldErr(fTTFT, "missing for a request with status \"ok\"%s (completed requests must give the time to first token in seconds; use status error, timeout or canceled for requests that did not finish)", d.hint(fTTFT))
 	}
+	if r.CanceledBy != sources.CanceledByUnknown && r.Status != sources.StatusCanceled {
+		return fieldErr(fCanceledBy, "%q on a request with status %q: only a canceled request says who canceled it; leave canceled_by out (or empty) for this status, or set status \"canceled\" if the request was canceled",
+			r.CanceledBy.String(), r.Status.String())
+	}
 	if sources.Known(r.TTFT) && sources.Known(r.E2E) && r.E2E < r.TTFT {
 		return fieldErr(fE2E, "end-to-end latency %g is smaller than ttft_s %g (e2e_s includes the time to first token; are the columns swapped?)", r.E2E, r.TTFT)
 	}
@@ -579,6 +629,8 @@ func alias(name string) field {
 		return fReplica
 	case "quality":
 		return fQualityOK
+	case "cancelled_by", "cancel_by", "canceler", "canceller", "cancel_source":
+		return fCanceledBy
 	}
 	return fUnknown
 }

@@ -30,7 +30,7 @@ func sameRequest(a, b sources.Request) bool {
 	return eq(a.Time, b.Time) && eq(a.TTFT, b.TTFT) && eq(a.TPOT, b.TPOT) && eq(a.E2E, b.E2E) &&
 		eq(a.MaxITL, b.MaxITL) && a.PromptTokens == b.PromptTokens && a.OutputTokens == b.OutputTokens &&
 		a.CachedTokens == b.CachedTokens && a.Class == b.Class && a.Replica == b.Replica &&
-		a.Attempt == b.Attempt && a.Status == b.Status && a.Quality == b.Quality
+		a.Attempt == b.Attempt && a.Status == b.Status && a.Quality == b.Quality && a.CanceledBy == b.CanceledBy
 }
 
 func readString(t *testing.T, name, text string) (sources.Dataset, error) {
@@ -124,6 +124,42 @@ func TestFields(t *testing.T) {
 			}
 			if tt.wantCheck != nil {
 				tt.wantCheck(t, ds.Requests[0])
+			}
+		})
+	}
+}
+
+// TestCanceledBy decodes who canceled a canceled request, in JSON and in
+// CSV, and what it does to request accounting: a server's cancel counts as
+// failed, a client's or an unattributed one as canceled.
+func TestCanceledBy(t *testing.T) {
+	for _, tt := range []struct {
+		name, json, cell string
+		want             sources.CanceledBy
+		failed           bool
+	}{
+		{"client", `,"canceled_by":"client"`, "client", sources.CanceledByClient, false},
+		{"server", `,"canceled_by":"server"`, "server", sources.CanceledByServer, true},
+		{"absent", ``, "", sources.CanceledByUnknown, false},
+		{"null", `,"canceled_by":null`, "", sources.CanceledByUnknown, false},
+		{"empty string", `,"canceled_by":""`, " ", sources.CanceledByUnknown, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, in := range []struct{ name, text string }{
+				{"t.jsonl", `{"ts":1795964400,"status":"cancelled"` + tt.json + "}\n"},
+				{"t.csv", "ts,status,canceled_by\n1795964400,canceled," + tt.cell + "\n"},
+			} {
+				ds, err := readString(t, in.name, in.text)
+				if err != nil {
+					t.Fatalf("%s: %v", in.name, err)
+				}
+				r := ds.Requests[0]
+				if r.Status != sources.StatusCanceled || r.CanceledBy != tt.want {
+					t.Errorf("%s: status %v canceled_by %v, want canceled %v", in.name, r.Status, r.CanceledBy, tt.want)
+				}
+				if r.Failed() != tt.failed || r.Canceled() == tt.failed {
+					t.Errorf("%s: Failed %v Canceled %v, want failed %v", in.name, r.Failed(), r.Canceled(), tt.failed)
+				}
 			}
 		})
 	}

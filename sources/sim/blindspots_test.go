@@ -14,8 +14,10 @@ import (
 type armStats struct {
 	offered, ok, canceled, rejected, failed, retried, shortOK float64
 	meanOut                                                   float64
-	ttftChat, tpotEarly, tpotLate                             float64 // medians, seconds
-	byReplica                                                 map[string]float64
+	// canceled requests by who the log says canceled them
+	byServer, byClient            float64
+	ttftChat, tpotEarly, tpotLate float64 // medians, seconds
+	byReplica                     map[string]float64
 }
 
 func statsOf(res *Result, arm sources.Arm) armStats {
@@ -50,6 +52,12 @@ func statsOf(res *Result, arm sources.Arm) armStats {
 			}
 		case sources.StatusCanceled:
 			s.canceled++
+			switch r.CanceledBy {
+			case sources.CanceledByServer:
+				s.byServer++
+			case sources.CanceledByClient:
+				s.byClient++
+			}
 		case sources.StatusRejected:
 			s.rejected++
 		default:
@@ -107,6 +115,13 @@ func TestBlindSpotScenarios(t *testing.T) {
 				t.Errorf("errors must be logged as canceled only: canary failed %v, baseline canceled %v", c.failed, b.canceled)
 			}
 		}},
+		{"bs-server-cancels", 10 * time.Minute, func(t *testing.T, b, c armStats) {
+			near(t, "canary share canceled by the server", c.byServer/c.offered, 0.015, 0.004)
+			if c.failed > 0 || b.byServer > 0 || b.canceled != b.byClient || c.canceled != c.byServer+c.byClient {
+				t.Errorf("only the canary's server cancels are the harm, and every cancel says who: canary failed %v canceled %v (server %v, client %v), baseline canceled %v (server %v, client %v)",
+					c.failed, c.canceled, c.byServer, c.byClient, b.canceled, b.byServer, b.byClient)
+			}
+		}},
 		{"bs-errors-rejected", 10 * time.Minute, func(t *testing.T, b, c armStats) {
 			near(t, "canary rejected share", c.rejected/c.offered, 0.03, 0.006)
 			if c.failed > 0 || b.rejected > 0 || c.byReplica[""] != c.rejected {
@@ -124,6 +139,12 @@ func TestBlindSpotScenarios(t *testing.T) {
 		}},
 		{"bs-replica-lost", 20 * time.Minute, func(t *testing.T, b, c armStats) {
 			if c.byReplica["canary-1"] > 0.6*c.byReplica["canary-0"] || b.byReplica["baseline-1"] < 0.8*b.byReplica["baseline-0"] {
+				t.Errorf("requests per replica: canary %v, baseline %v", c.byReplica, b.byReplica)
+			}
+		}},
+		{"bs-replica-restart", 20 * time.Minute, func(t *testing.T, b, c armStats) {
+			// out from 10 to 12 min: 2 of 20 minutes without requests
+			if r := c.byReplica["canary-1"] / c.byReplica["canary-0"]; r < 0.8 || r > 0.95 || b.byReplica["baseline-1"] < 0.9*b.byReplica["baseline-0"] {
 				t.Errorf("requests per replica: canary %v, baseline %v", c.byReplica, b.byReplica)
 			}
 		}},

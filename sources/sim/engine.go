@@ -760,6 +760,9 @@ func (s *armSim) record(q *simReq, t float64, st sources.Status) {
 	rec.PromptTokens = int64(q.prompt)
 	rec.Class = s.sc.Traffic.Classes[q.class].Name
 	rec.Attempt = q.attempt
+	if st == sources.StatusCanceled && s.spec.LogCanceledBy {
+		rec.CanceledBy = sources.CanceledByClient
+	}
 	if q.replica >= 0 {
 		rec.Replica = s.reps[q.replica].name
 	}
@@ -1096,6 +1099,9 @@ func (s *armSim) finish(r *replica, q *simReq, t float64) {
 	}
 	s.addBytes(r, q, t)
 	s.record(q, t+q.shift, st)
+	if q.doomed && st == sources.StatusCanceled && s.spec.LogCanceledBy {
+		s.out[len(s.out)-1].CanceledBy = sources.CanceledByServer // the server aborted it
+	}
 	s.maybeRetry(q, st, t+q.shift)
 }
 

@@ -262,10 +262,16 @@ type ArmSpec struct {
 	// dooms: "error" (default; "" means error), "timeout", "canceled" (a server-side cancel,
 	// logged as if the client gave up) or "rejected" (turned away at
 	// admission without being served).
-	ErrorStatus string  `yaml:"error_status"`
-	Quality     Quality `yaml:"quality"`
-	GPU         GPU     `yaml:"gpu"`
-	Cost        Cost    `yaml:"cost"`
+	ErrorStatus string `yaml:"error_status"`
+	// LogCanceledBy makes the arm's log say who canceled each canceled
+	// request (the native log's canceled_by): "server" for the requests
+	// ErrorRate dooms under error_status canceled, "client" for the
+	// client's own cancels (a deadline it gave up on, the drain limit).
+	// Default false: canceled requests are not attributed.
+	LogCanceledBy bool    `yaml:"log_canceled_by"`
+	Quality       Quality `yaml:"quality"`
+	GPU           GPU     `yaml:"gpu"`
+	Cost          Cost    `yaml:"cost"`
 	// BatchNoise is a persistent, arm-wide slowdown of engine steps
 	// (co-tenant interference, thermal and clock variation, batch
 	// composition): independent between the arms, so that two identical

@@ -17,7 +17,7 @@ import (
 // (DESIGN.md §3): one object per line with ts (unix seconds, 6 decimals),
 // status, and the known ones of ttft_s, tpot_s, e2e_s, max_itl_s (seconds, 6
 // decimals), prompt_tokens, output_tokens, cached_tokens, class, replica,
-// attempt and quality_ok. Unknown fields are left out.
+// attempt, quality_ok and canceled_by. Unknown fields are left out.
 func WriteRequestLog(w io.Writer, reqs []sources.Request) error {
 	bw := bufio.NewWriterSize(w, 1<<16)
 	buf := make([]byte, 0, 256)
@@ -46,6 +46,11 @@ func WriteRequestLog(w io.Writer, reqs []sources.Request) error {
 			buf = append(buf, `,"quality_ok":true`...)
 		case sources.QualityBad:
 			buf = append(buf, `,"quality_ok":false`...)
+		}
+		if r.CanceledBy != sources.CanceledByUnknown {
+			buf = append(buf, `,"canceled_by":"`...)
+			buf = append(buf, r.CanceledBy.String()...)
+			buf = append(buf, '"')
 		}
 		buf = append(buf, "}\n"...)
 		if _, err := bw.Write(buf); err != nil {

@@ -249,6 +249,7 @@ const RequestTable = `CREATE TABLE %s (
   replica Nullable(String),
   attempt Nullable(Int64),
   quality_ok Nullable(UInt8),
+  canceled_by Nullable(String),
   arm String
 ) ENGINE = MergeTree ORDER BY (arm, ts)`
 
