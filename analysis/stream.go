@@ -89,23 +89,45 @@ type Aggregator struct {
 	step          float64
 	policyClasses bool
 
-	strata []string             // stratum id → key
-	byKey  map[stratumKey]int32 // label, band, class → stratum id
-	byName map[string]int32     // key → stratum id (Merge)
-	cells  map[cellKey]*aggCell
+	// defaultClass is the class of unlabelled requests under a policy
+	// without classes (−1 until first needed)
+	defaultClass int32
+	strata       []string             // stratum id → key
+	byKey        map[stratumKey]int32 // label, band, class → stratum id
+	byName       map[string]int32     // key → stratum id (Merge)
+	cells        map[cellKey]*aggCell
 	// row caches the cells of the slice last added to, by stratum id
 	row      []*aggCell
 	rowSlice int64
-	reps     sources.ReplicaSpans
-	untimed  int64
-	records  int64
-	lo, hi   int64 // slice numbers of the first and last arrival
+	// unlabeled[class+1][band] caches the stratum id of unlabelled
+	// requests (−1: not seen yet)
+	unlabeled [][]int32
+	reps      sources.ReplicaSpans
+	// repPend holds, per replica seen, the requests it finished in the
+	// last slice it served in, not yet added to reps (see flushReplicas);
+	// repIdx finds a replica's entry past the first few
+	repPend []replicaRun
+	repIdx  map[string]int32
+	untimed int64
+	records int64
+	lo, hi  int64 // slice numbers of the first and last arrival
 	// unverified counts completed requests lacking a field an SLO
 	// criterion needs (counted not good)
 	unverified map[string]int64
 	cacheKnown bool
+	// aggregated is set once Aggregate has handed the bins over
+	aggregated bool
 	// first record without a usable arrival time, for the message
 	badTime float64
+}
+
+// replicaRun is a replica's requests finished in one slice, counted
+// before they are added to the arm's ReplicaSpans (one map update per
+// replica and slice instead of one per request).
+type replicaRun struct {
+	name  string
+	slice int64
+	fin   float64
 }
 
 type stratumKey struct {
@@ -133,9 +155,9 @@ func NewAggregator(p *policies.Policy) *Aggregator {
 	if !(step > 0) {
 		step = 10
 	}
-	return &Aggregator{p: p, cls: newClassifier(p), step: step, policyClasses: len(p.Classes) > 0,
+	return &Aggregator{p: p, cls: newClassifier(p), step: step, policyClasses: len(p.Classes) > 0, defaultClass: -1,
 		byKey: map[stratumKey]int32{}, byName: map[string]int32{}, cells: map[cellKey]*aggCell{},
-		reps: sources.ReplicaSpans{}, unverified: map[string]int64{}, lo: math.MaxInt64, hi: math.MinInt64, badTime: math.NaN(), rowSlice: math.MinInt64}
+		reps: sources.ReplicaSpans{}, repIdx: map[string]int32{}, unverified: map[string]int64{}, lo: math.MaxInt64, hi: math.MinInt64, badTime: math.NaN(), rowSlice: math.MinInt64}
 }
 
 // stratumSep separates a stratum key's label or band from its policy
@@ -202,6 +224,34 @@ func bandIndex(prompt, output int64) uint8 {
 
 // stratum returns r's stratum id, interning its key on first sight.
 func (a *Aggregator) stratum(r *sources.Request, ci int32) int32 {
+	if r.Class == "" {
+		c := int(ci) + 1
+		if !a.policyClasses {
+			c = 0
+		}
+		for len(a.unlabeled) <= c {
+			a.unlabeled = append(a.unlabeled, nil)
+		}
+		row := a.unlabeled[c]
+		if row == nil {
+			row = make([]int32, 20)
+			for k := range row {
+				row[k] = -1
+			}
+			a.unlabeled[c] = row
+		}
+		b := bandIndex(r.PromptTokens, r.OutputTokens)
+		if id := row[b]; id >= 0 {
+			return id
+		}
+		id := a.stratumSlow(r, ci)
+		row[b] = id
+		return id
+	}
+	return a.stratumSlow(r, ci)
+}
+
+func (a *Aggregator) stratumSlow(r *sources.Request, ci int32) int32 {
 	k := stratumKey{label: r.Class, band: 255, class: ci}
 	if r.Class == "" {
 		k.band = bandIndex(r.PromptTokens, r.OutputTokens)
@@ -254,7 +304,16 @@ func (a *Aggregator) Add(r *sources.Request) {
 	}
 	slice := int64(fs)
 	a.lo, a.hi = min(a.lo, slice), max(a.hi, slice)
-	ci := a.cls.classOf(r)
+	var ci int32
+	if r.Class == "" && !a.policyClasses {
+		// no policy classes, no label: always the default class
+		if a.defaultClass < 0 {
+			a.defaultClass = a.cls.classOf(r)
+		}
+		ci = a.defaultClass
+	} else {
+		ci = a.cls.classOf(r)
+	}
 	slo := &a.cls.slos[ci]
 	sid := a.stratum(r, ci)
 	var c *aggCell
@@ -315,7 +374,42 @@ func (a *Aggregator) Add(r *sources.Request) {
 		if r.Status.Admitted() {
 			fin = 1
 		}
-		a.reps.Add(r.Replica, slice, fin)
+		a.addReplica(r.Replica, slice, fin)
+	}
+}
+
+// addReplica counts fin requests finished by replica name in slice.
+func (a *Aggregator) addReplica(name string, slice int64, fin float64) {
+	var run *replicaRun
+	// a log names a few replicas: look among them before the map
+	for k := range a.repPend[:min(len(a.repPend), 16)] {
+		if a.repPend[k].name == name {
+			run = &a.repPend[k]
+			break
+		}
+	}
+	if run == nil {
+		if k, ok := a.repIdx[name]; ok {
+			run = &a.repPend[k]
+		} else {
+			a.repIdx[name] = int32(len(a.repPend))
+			a.repPend = append(a.repPend, replicaRun{name: name, slice: slice})
+			run = &a.repPend[len(a.repPend)-1]
+		}
+	}
+	if run.slice != slice {
+		a.reps.Add(run.name, run.slice, run.fin)
+		run.slice, run.fin = slice, 0
+	}
+	run.fin += fin
+}
+
+// flushReplicas adds the replicas' pending counts to reps.
+func (a *Aggregator) flushReplicas() {
+	for k := range a.repPend {
+		run := &a.repPend[k]
+		a.reps.Add(run.name, run.slice, run.fin)
+		run.fin = 0
 	}
 }
 
@@ -354,6 +448,8 @@ func (a *Aggregator) Merge(o *Aggregator) {
 		c.tpot.Merge(&oc.tpot)
 		c.e2e.Merge(&oc.e2e)
 	}
+	a.flushReplicas()
+	o.flushReplicas()
 	a.reps.Merge(o.reps)
 }
 
@@ -361,10 +457,15 @@ func (a *Aggregator) Merge(o *Aggregator) {
 func (a *Aggregator) Records() int64 { return a.records }
 
 // Aggregate returns the arm's aggregate (see Aggregator). arm names the arm
-// in errors. It refuses an arm without records, records without a unix
+// in errors. The latency bins are handed over to the result, cell by cell
+// as it is built, so that they are not held twice: Aggregate may be called
+// once (a second call is an error), and Merge must not be called after it. It refuses an arm without records, records without a unix
 // arrival time, and arrivals spanning more slices than the request path
 // accepts (a stray record far from the rest), with DataErrors.
 func (a *Aggregator) Aggregate(arm sources.Arm) (*sources.Aggregate, error) {
+	if a.aggregated {
+		return nil, fmt.Errorf("the %s aggregate was taken already (Aggregate hands the bins over once)", arm)
+	}
 	if a.records == 0 {
 		return nil, &DataError{Arm: arm, Msg: "no requests: the input holds no request records"}
 	}
@@ -378,6 +479,8 @@ func (a *Aggregator) Aggregate(arm sources.Arm) (*sources.Aggregate, error) {
 		return nil, &DataError{Arm: arm, Msg: fmt.Sprintf("arrival times span %.6g s (%.6g … %.6g) for %d requests, %.3g buckets of %gs: "+
 			"a record far from the rest (ts 0, a clock a year off, perf_counter beside unix times)? Check the earliest and latest records", hi-lo, lo, hi, a.records, span, a.step)}
 	}
+	a.aggregated = true
+	a.flushReplicas()
 	// replicas serving per slice
 	serving, tracks := a.reps.Tracks(a.lo, a.hi)
 	// cells per slice, ordered by stratum key
@@ -411,6 +514,8 @@ func (a *Aggregator) Aggregate(arm sources.Arm) (*sources.Aggregate, error) {
 				b.PrefixHits, b.PrefixQueries = c.hits, c.queries
 			}
 			b.TTFT, b.TPOT, b.E2E = c.ttft.Cumulative(), c.tpot.Cumulative(), c.e2e.Cumulative()
+			// the bins are in b now: let them go while the rest is built
+			c.ttft, c.tpot, c.e2e = loglin.Hist{}, loglin.Hist{}, loglin.Hist{}
 			out.Buckets = append(out.Buckets, b)
 		}
 	}

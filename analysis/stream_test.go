@@ -2,7 +2,10 @@ package analysis
 
 import (
 	"context"
+	"fmt"
 	"math"
+	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -185,6 +188,22 @@ func TestAggregatorRefuses(t *testing.T) {
 				t.Fatalf("got %v, want %q naming the arm", err, tc.want)
 			}
 		})
+	}
+}
+
+// Aggregate hands the bins over: a second call is refused rather than
+// answered with empty histograms.
+func TestAggregatorOnce(t *testing.T) {
+	p := streamPolicy(t, "name: x\nslo: {ttft: 1s}\n"+streamGates)
+	ag := NewAggregator(p)
+	r := rec(1.7e9, 0.1, 0.01, 10, 10)
+	ag.Add(&r)
+	agg, err := ag.Aggregate(sources.Baseline)
+	if err != nil || agg.Buckets[0].TTFT.Total() != 1 {
+		t.Fatalf("first call: %v, %+v", err, agg)
+	}
+	if _, err := ag.Aggregate(sources.Baseline); err == nil || !strings.Contains(err.Error(), "taken already") {
+		t.Fatalf("second call: got %v, want a refusal", err)
 	}
 }
 
@@ -400,6 +419,42 @@ func TestAggregatorMatchesRequestPath(t *testing.T) {
 					t.Errorf("%s %s p%g: exact %g, bin (%g, %g] (ratio %g, one bin %g)", arm, l.name, 100*q, exact, lo, hi, hi/lo, width)
 				}
 			}
+		}
+	}
+}
+
+// Replica counts batched per slice give the tracks that counting request
+// by request gives, for a few replicas and for many (past the ones looked
+// up without the map), in any arrival order.
+func TestAggregatorReplicaTracks(t *testing.T) {
+	p := streamPolicy(t, "name: x\nslo: {ttft: 1s}\n"+streamGates)
+	for _, nrep := range []int{3, 40} {
+		rng := rand.New(rand.NewPCG(uint64(nrep), 9))
+		ag := NewAggregator(p)
+		want := sources.ReplicaSpans{}
+		lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
+		for k := 0; k < 3000; k++ {
+			r := rec(1_700_000_000+float64(rng.IntN(600)), 0.1, 0.01, 10, 10)
+			if rng.IntN(10) == 0 {
+				r.Status = sources.StatusRejected
+			}
+			r.Replica = fmt.Sprintf("r%d", rng.IntN(nrep))
+			ag.Add(&r)
+			s := int64(math.Floor(r.Time / 10))
+			lo, hi = min(lo, s), max(hi, s)
+			fin := 1.0
+			if r.Status == sources.StatusRejected {
+				fin = 0
+			}
+			want.Add(r.Replica, s, fin)
+		}
+		agg, err := ag.Aggregate(sources.Baseline)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, tracks := want.Tracks(lo, hi)
+		if len(tracks) != nrep || !reflect.DeepEqual(fmt.Sprint(agg.Replicas), fmt.Sprint(tracks)) {
+			t.Fatalf("%d replicas: tracks differ:\n got %v\nwant %v", nrep, agg.Replicas, tracks)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/bits"
 	"os"
 	"sync"
@@ -115,12 +116,14 @@ func (a *app) readArmsStream(ctx context.Context, o *judgeOptions, pol *policies
 				ag.Merge(f.agg)
 				sk[k].merge(f.keys)
 			}
+			f.agg = nil // merged: its bins may go
 			ds.Inputs = append(ds.Inputs, f.ds.Inputs...)
 			ds.Warnings = append(ds.Warnings, f.ds.Warnings...)
 		}
 		if ds.Agg, err = ag.Aggregate(arm); err != nil {
 			return base, can, err
 		}
+		ag = nil
 		out[k] = ds
 	}
 	for k := range out {
@@ -147,7 +150,7 @@ func scanStreamFile(ctx context.Context, f *streamFile, pol *policies.Policy, ro
 		f.agg, f.keys = analysis.NewAggregator(pol), newKeySketch()
 		return requestlog.Scan(ctx, f.in.path, r, f.arm, so, func(req *sources.Request) error {
 			f.agg.Add(req)
-			f.keys.add(recordKey(req))
+			f.keys.add(streamKey(req))
 			return nil
 		})
 	}
@@ -173,6 +176,54 @@ func scanStreamFile(ctx context.Context, f *streamFile, pol *policies.Policy, ro
 	}
 	f.sha256, f.ds = ds.Inputs[0].SHA256, ds
 	return nil
+}
+
+// streamKey is the streaming judge's record digest: every field of r, as
+// recordKey covers them (NaN latencies as one value), mixed a 64-bit word
+// at a time (a multiply and a shift per word, strings eight bytes at a
+// time with their length, mix64 at the end) rather than FNV's byte at a
+// time, which made the digest a tenth of the scan's CPU time. Its values
+// differ from recordKey's: only the streaming judge's sketches compare
+// them.
+func streamKey(r *sources.Request) uint64 {
+	h := uint64(0x6a09e667f3bcc909)
+	for _, v := range [...]float64{r.Time, r.TTFT, r.TPOT, r.E2E, r.MaxITL} {
+		b := math.Float64bits(v)
+		if v != v {
+			b = math.Float64bits(math.NaN()) // one bit pattern for unknown
+		}
+		h = step64(h, b)
+	}
+	h = step64(h, uint64(r.PromptTokens))
+	h = step64(h, uint64(r.OutputTokens))
+	h = step64(h, uint64(r.CachedTokens))
+	h = step64(h, uint64(uint32(r.Attempt))|uint64(r.Status)<<32|uint64(r.Quality)<<40)
+	h = mixString(h, r.Class)
+	return mix64(mixString(h, r.Replica))
+}
+
+// step64 mixes word w into h: a bijection of h for each w.
+func step64(h, w uint64) uint64 {
+	h = (h ^ w) * 0x9e3779b97f4a7c15
+	return h ^ h>>29
+}
+
+// mixString mixes s into h: its length, then eight bytes at a time.
+func mixString(h uint64, s string) uint64 {
+	h = step64(h, uint64(len(s)))
+	for len(s) >= 8 {
+		h = step64(h, uint64(s[0])|uint64(s[1])<<8|uint64(s[2])<<16|uint64(s[3])<<24|
+			uint64(s[4])<<32|uint64(s[5])<<40|uint64(s[6])<<48|uint64(s[7])<<56)
+		s = s[8:]
+	}
+	if len(s) > 0 {
+		var w uint64
+		for i := len(s) - 1; i >= 0; i-- {
+			w = w<<8 | uint64(s[i])
+		}
+		h = step64(h, w)
+	}
+	return h
 }
 
 // keySketch summarises an arm's record digests in bounded memory: the

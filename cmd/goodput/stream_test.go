@@ -114,3 +114,44 @@ func TestKeySketch(t *testing.T) {
 		t.Errorf("merged halves count %d repeats, the whole %d", d1, dup)
 	}
 }
+
+// The streaming digest gives equal records equal digests (whatever NaN
+// they hold for unknown) and changes with every field, strings of any
+// length included.
+func TestStreamKeyCoversEveryField(t *testing.T) {
+	base := sources.NewRequest()
+	base.Time, base.TTFT, base.E2E, base.Class, base.Replica, base.Status, base.Attempt = 1.7e9, 0.25, 1.5, "chat", "pod-1", sources.StatusOK, 1
+	same := base
+	same.TPOT = math.Float64frombits(math.Float64bits(math.NaN()) | 1) // another NaN
+	if streamKey(&base) != streamKey(&same) {
+		t.Error("unknown latencies with different NaN bits give different digests")
+	}
+	edits := []func(r *sources.Request){
+		func(r *sources.Request) { r.Time += 1e-6 },
+		func(r *sources.Request) { r.TTFT = 0.26 },
+		func(r *sources.Request) { r.TPOT = 0.03 },
+		func(r *sources.Request) { r.E2E = 1.6 },
+		func(r *sources.Request) { r.MaxITL = 0.1 },
+		func(r *sources.Request) { r.PromptTokens = 10 },
+		func(r *sources.Request) { r.OutputTokens = 10 },
+		func(r *sources.Request) { r.CachedTokens = 10 },
+		func(r *sources.Request) { r.Attempt = 2 },
+		func(r *sources.Request) { r.Status = sources.StatusError },
+		func(r *sources.Request) { r.Quality = sources.QualityBad },
+		func(r *sources.Request) { r.Class = "chat-long-label" },
+		func(r *sources.Request) { r.Class = "" },
+		func(r *sources.Request) { r.Replica = "pod-2" },
+		func(r *sources.Request) { r.Class, r.Replica = "chatpod-1", "" }, // same bytes, moved between fields
+		func(r *sources.Request) { r.Replica = "pod-1\x00" },
+	}
+	seen := map[uint64]int{streamKey(&base): -1}
+	for k, edit := range edits {
+		r := base
+		edit(&r)
+		key := streamKey(&r)
+		if j, dup := seen[key]; dup {
+			t.Errorf("edit %d gives the digest of %d", k, j)
+		}
+		seen[key] = k
+	}
+}

@@ -75,9 +75,31 @@ func Lower(i int32) float64 {
 
 // Hist counts values per bin. The zero value is an empty histogram ready
 // to use; it is not safe for concurrent use.
+//
+// Bins are held in an array of 16-bit counts over a range of consecutive
+// indexes (2 bytes per bin of the range) that grows to take in new bins
+// while it stays at most denseSlack times as long as the number of
+// non-empty bins (and at least minDense long). A bin further out, the part
+// of a count past 16 bits, and a weight that is not a whole number go to a
+// map of float64 weights; a bin's weight is the sum of both. Memory is
+// thus linear in the number of non-empty bins, whatever the number of
+// values. Whole weights (counts of requests) are summed exactly; a bin
+// given fractional weights holds their float64 sum.
 type Hist struct {
-	bins map[int32]float64
+	lo    int32    // index of dense[0]
+	dense []uint16 // whole weights of bins lo … lo+len(dense)−1
+	zero  float64  // weight of the zero bin
+	far   map[int32]float64
+	n     int // bins of dense with a non-zero count
 }
+
+const (
+	// minDense is the length the array may reach whatever the number of
+	// non-empty bins (256 bins: one octave, 512 bytes).
+	minDense = PerOctave
+	// denseSlack bounds the array's length relative to its non-empty bins.
+	denseSlack = 8
+)
 
 // Add counts v with weight w (1 for one request). NaN values are ignored
 // and reported as not added.
@@ -92,45 +114,177 @@ func (h *Hist) Add(v, w float64) bool {
 
 // AddBin adds weight w to bin i (as read from a store that binned already).
 func (h *Hist) AddBin(i int32, w float64) {
-	if h.bins == nil {
-		h.bins = make(map[int32]float64)
+	if w == 0 {
+		return
 	}
-	h.bins[i] += w
+	if i == Zero {
+		h.zero += w
+		return
+	}
+	if w == 1 {
+		// the common case: one request
+		if k := int64(i) - int64(h.lo); k >= 0 && k < int64(len(h.dense)) && h.dense[k] != 0 && h.dense[k] < math.MaxUint16 {
+			h.dense[k]++
+			return
+		}
+	}
+	if !(w >= 0 && w <= math.MaxUint16 && w == math.Trunc(w)) {
+		h.addFar(i, w)
+		return
+	}
+	k := int64(i) - int64(h.lo)
+	if k < 0 || k >= int64(len(h.dense)) {
+		if !h.grow(i) {
+			h.addFar(i, w)
+			return
+		}
+		k = int64(i) - int64(h.lo)
+	}
+	c := uint32(h.dense[k]) + uint32(w)
+	if h.dense[k] == 0 && c != 0 {
+		h.n++
+	}
+	if c > math.MaxUint16 {
+		// the count outgrows 16 bits: the map holds the excess
+		h.addFar(i, float64(c-math.MaxUint16))
+		c = math.MaxUint16
+	}
+	h.dense[k] = uint16(c)
+}
+
+func (h *Hist) addFar(i int32, w float64) {
+	if h.far == nil {
+		h.far = make(map[int32]float64)
+	}
+	h.far[i] += w
+}
+
+// grow extends the array to cover bin i when the bounds allow, taking in
+// the map's whole counts that the new range covers; it reports whether i
+// is covered.
+func (h *Hist) grow(i int32) bool {
+	if len(h.dense) == 0 {
+		h.lo = i
+		h.dense = make([]uint16, 1, 16)
+		h.absorb()
+		return true
+	}
+	lo, hi := int64(min(h.lo, i)), int64(max(h.lo+int32(len(h.dense))-1, i))
+	span := hi - lo + 1
+	limit := int64(max(minDense, denseSlack*(h.n+len(h.far)+1)))
+	if span > limit {
+		return false
+	}
+	if lo < int64(h.lo) {
+		// extending downwards: leave room below for more, within the limit
+		room := min(int64(len(h.dense)), limit-span)
+		lo = max(lo-room, int64(math.MinInt32)+1)
+		d := make([]uint16, int(hi-lo+1))
+		copy(d[int64(h.lo)-lo:], h.dense)
+		h.dense, h.lo = d, int32(lo)
+	} else {
+		// extending upwards: by half the length at least, within the limit
+		want := min(max(span, int64(len(h.dense))*3/2), limit)
+		want = min(want, int64(math.MaxInt32)-int64(h.lo)+1)
+		if want > int64(cap(h.dense)) {
+			d := make([]uint16, want)
+			copy(d, h.dense)
+			h.dense = d
+		} else {
+			h.dense = h.dense[:want]
+		}
+	}
+	if len(h.far) > 0 {
+		h.absorb()
+	}
+	return true
+}
+
+// absorb moves the map's bins within the array's range into it when their
+// weight is a whole number that fits.
+func (h *Hist) absorb() {
+	for i, w := range h.far {
+		k := int64(i) - int64(h.lo)
+		if k < 0 || k >= int64(len(h.dense)) || h.dense[k] != 0 || !(w > 0 && w <= math.MaxUint16 && w == math.Trunc(w)) {
+			continue
+		}
+		delete(h.far, i)
+		h.dense[k] = uint16(w)
+		h.n++
+	}
 }
 
 // Merge adds o's counts into h.
 func (h *Hist) Merge(o *Hist) {
-	for i, w := range o.bins {
-		h.AddBin(i, w)
+	o.each(func(i int32, w float64) { h.AddBin(i, w) })
+}
+
+// each calls fn for every non-empty bin in ascending index order.
+func (h *Hist) each(fn func(i int32, w float64)) {
+	if h.zero != 0 {
+		fn(Zero, h.zero)
+	}
+	var far []int32
+	for i := range h.far {
+		far = append(far, i)
+	}
+	slices.Sort(far)
+	f := 0
+	for k, c := range h.dense {
+		i := h.lo + int32(k)
+		for ; f < len(far) && far[f] < i; f++ {
+			if w := h.far[far[f]]; w != 0 {
+				fn(far[f], w)
+			}
+		}
+		w := float64(c)
+		if f < len(far) && far[f] == i {
+			w += h.far[i]
+			f++
+		}
+		if w != 0 {
+			fn(i, w)
+		}
+	}
+	for ; f < len(far); f++ {
+		if w := h.far[far[f]]; w != 0 {
+			fn(far[f], w)
+		}
 	}
 }
 
 // Total is the summed weight of every bin.
 func (h *Hist) Total() float64 {
 	t := 0.0
-	for _, i := range h.Indexes() {
-		t += h.bins[i]
-	}
+	h.each(func(_ int32, w float64) { t += w })
 	return t
 }
 
 // Len is the number of non-empty bins.
-func (h *Hist) Len() int { return len(h.bins) }
+func (h *Hist) Len() int {
+	n := 0
+	h.each(func(int32, float64) { n++ })
+	return n
+}
 
 // Indexes returns the non-empty bins' indexes in ascending order.
 func (h *Hist) Indexes() []int32 {
-	out := make([]int32, 0, len(h.bins))
-	for i, w := range h.bins {
-		if w != 0 {
-			out = append(out, i)
-		}
-	}
-	slices.Sort(out)
+	var out []int32
+	h.each(func(i int32, _ float64) { out = append(out, i) })
 	return out
 }
 
 // Count is the weight in bin i.
-func (h *Hist) Count(i int32) float64 { return h.bins[i] }
+func (h *Hist) Count(i int32) float64 {
+	if i == Zero {
+		return h.zero
+	}
+	w := h.far[i]
+	if k := int64(i) - int64(h.lo); k >= 0 && k < int64(len(h.dense)) {
+		w += float64(h.dense[k])
+	}
+	return w
+}
 
 // Cumulative returns h in the cumulative form classic histograms use
 // (sources.Histogram): every non-empty bin contributes its lower and its
@@ -138,27 +292,44 @@ func (h *Hist) Count(i int32) float64 { return h.bins[i] }
 // left about a value is its bin's width (a factor 2^(1/256)). The last
 // edge is +Inf with the total. An empty histogram gives the zero value.
 func (h *Hist) Cumulative() sources.Histogram {
-	idx := h.Indexes()
-	if len(idx) == 0 {
+	// an upper bound of the edges, so the slices are allocated once: one
+	// per bin whose lower edge is its neighbour's upper, two for others,
+	// and +Inf
+	n, last := 0, int32(0)
+	h.each(func(i int32, _ float64) {
+		if i == Zero || (n > 0 && last == i-1) {
+			n++
+		} else {
+			n += 2
+		}
+		last = i
+	})
+	if n == 0 {
 		return sources.Histogram{}
 	}
-	out := sources.Histogram{Sparse: true}
+	out := sources.Histogram{Sparse: true, Edges: make([]float64, 0, n+1), Counts: make([]float64, 0, n+1)}
 	push := func(edge, cum float64) {
-		if n := len(out.Edges); n > 0 && out.Edges[n-1] == edge {
-			out.Counts[n-1] = cum
+		if k := len(out.Edges); k > 0 && out.Edges[k-1] == edge {
+			out.Counts[k-1] = cum
 			return
 		}
 		out.Edges = append(out.Edges, edge)
 		out.Counts = append(out.Counts, cum)
 	}
-	cum := 0.0
-	for _, i := range idx {
+	cum, upper, prev := 0.0, 0.0, false
+	h.each(func(i int32, w float64) {
 		if i != Zero {
-			push(Lower(i), cum)
+			if prev && last == i-1 {
+				push(upper, cum) // Lower(i) is the previous bin's upper edge
+			} else {
+				push(Lower(i), cum)
+			}
 		}
-		cum += h.bins[i]
-		push(Upper(i), cum)
-	}
+		cum += w
+		upper = Upper(i)
+		push(upper, cum)
+		last, prev = i, true
+	})
 	if !math.IsInf(out.Edges[len(out.Edges)-1], 1) {
 		push(math.Inf(1), cum)
 	}

@@ -2,6 +2,8 @@ package loglin
 
 import (
 	"math"
+	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -81,5 +83,121 @@ func TestCumulative(t *testing.T) {
 	h.Merge(&o)
 	if h.Total() != 8 || h.Count(i01) != 4 || h.Len() != 4 {
 		t.Errorf("merge: total %v count %v len %d", h.Total(), h.Count(i01), h.Len())
+	}
+}
+
+// refHist is the plain map form of Hist, the reference the array form
+// must agree with.
+type refHist map[int32]float64
+
+func (r refHist) cumulative() ([]float64, []float64) {
+	var idx []int32
+	for i, w := range r {
+		if w != 0 {
+			idx = append(idx, i)
+		}
+	}
+	slices.Sort(idx)
+	var edges, counts []float64
+	push := func(e, c float64) {
+		if n := len(edges); n > 0 && edges[n-1] == e {
+			counts[n-1] = c
+			return
+		}
+		edges, counts = append(edges, e), append(counts, c)
+	}
+	cum := 0.0
+	for _, i := range idx {
+		if i != Zero {
+			push(Lower(i), cum)
+		}
+		cum += r[i]
+		push(Upper(i), cum)
+	}
+	if len(edges) > 0 && !math.IsInf(edges[len(edges)-1], 1) {
+		push(math.Inf(1), cum)
+	}
+	return edges, counts
+}
+
+// The array form gives the same bins, totals and cumulative form as a map
+// of bins, whatever the spread of the values (outliers far from the bulk,
+// zeros, extremes) and however histograms are merged.
+func TestHistAgreesWithMap(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	draw := func(kind int) float64 {
+		switch kind {
+		case 0: // a lognormal bulk
+			return 0.25 * math.Exp(0.5*rng.NormFloat64())
+		case 1: // anything from 1e-9 to 1e6, zeros and extremes
+			switch rng.IntN(12) {
+			case 0:
+				return 0
+			case 1:
+				return math.Inf(1)
+			case 2:
+				return math.SmallestNonzeroFloat64
+			case 3:
+				return math.MaxFloat64
+			}
+			return math.Pow(10, -9+15*rng.Float64())
+		default: // a bulk with rare far outliers
+			if rng.IntN(50) == 0 {
+				return math.Pow(10, -6+10*rng.Float64())
+			}
+			return 0.03 * math.Exp(0.3*rng.NormFloat64())
+		}
+	}
+	weight := func(trial int) float64 {
+		switch trial % 4 {
+		case 1: // counts past 16 bits
+			return float64(rng.IntN(70000))
+		case 2: // fractions (dyadic: every order of summing is exact)
+			return float64(rng.IntN(8)) / 4
+		}
+		return float64(1 + rng.IntN(3))
+	}
+	for trial := range 400 {
+		kind := trial % 3
+		n := rng.IntN(3000)
+		var h, o Hist
+		ref := refHist{}
+		for k := range n {
+			v, w := draw(kind), weight(trial/3)
+			if k%2 == 0 {
+				h.Add(v, w)
+			} else {
+				o.Add(v, w)
+			}
+			i, _ := Index(v)
+			ref[i] += w
+		}
+		h.Merge(&o)
+		got := h.Cumulative()
+		we, wc := ref.cumulative()
+		if !slices.Equal(got.Edges, we) || !slices.Equal(got.Counts, wc) {
+			t.Fatalf("trial %d (kind %d, %d values): cumulative differs:\n got %v %v\nwant %v %v", trial, kind, n, got.Edges, got.Counts, we, wc)
+		}
+		if len(we) > 0 && !got.Sparse {
+			t.Fatalf("trial %d: not marked sparse", trial)
+		}
+		want := 0
+		for i, w := range ref {
+			if h.Count(i) != w {
+				t.Fatalf("trial %d: bin %d holds %v, want %v", trial, i, h.Count(i), w)
+			}
+			if w != 0 {
+				want++
+			}
+		}
+		if h.Len() != want || len(h.Indexes()) != want {
+			t.Fatalf("trial %d: %d bins (%d indexes), want %d", trial, h.Len(), len(h.Indexes()), want)
+		}
+		// the array never holds more than its bound relative to its bins
+		// (a bin may be counted twice: in the array and, for its excess
+		// or fractions, in the map)
+		if limit := max(minDense, denseSlack*(2*want+1)); len(h.dense) > limit {
+			t.Fatalf("trial %d: array of %d bins for %d non-empty bins (bound %d)", trial, len(h.dense), want, limit)
+		}
 	}
 }

@@ -375,6 +375,14 @@ func (d *decoder) parseChunk(ctx context.Context, c chunk) chunkResult {
 			}
 		}
 		reqs = append(reqs, tmpl)
+		if d.fastLine(ln, &reqs[len(reqs)-1]) {
+			if c.wantLines {
+				res.recLine = append(res.recLine, int32(line))
+			}
+			continue
+		}
+		// anything unusual: the strict parser, from a fresh record
+		reqs[len(reqs)-1] = tmpl
 		blank, err := d.parseLine(ln, &reqs[len(reqs)-1])
 		if err != nil {
 			res.err, res.line = err, line

@@ -1,0 +1,109 @@
+package requestlog
+
+import (
+	"bytes"
+	"math"
+	"os"
+	"testing"
+
+	"github.com/goodput-dev/goodput/sources"
+)
+
+// sameBits compares two records field by field, bit for bit (NaNs equal).
+func sameBits(a, b *sources.Request) bool {
+	same := func(x, y float64) bool {
+		return math.Float64bits(x) == math.Float64bits(y) || (math.IsNaN(x) && math.IsNaN(y))
+	}
+	return same(a.Time, b.Time) && same(a.TTFT, b.TTFT) && same(a.TPOT, b.TPOT) && same(a.E2E, b.E2E) && same(a.MaxITL, b.MaxITL) &&
+		a.PromptTokens == b.PromptTokens && a.OutputTokens == b.OutputTokens && a.CachedTokens == b.CachedTokens &&
+		a.Class == b.Class && a.Replica == b.Replica && a.Attempt == b.Attempt && a.Status == b.Status && a.Quality == b.Quality
+}
+
+// checkFast decodes line with the fast path and the strict parser: when
+// the fast path takes the line, the strict parser must accept it as the
+// same record with no unknown field; the fast path may decline any line.
+func checkFast(t *testing.T, line []byte) (taken bool) {
+	t.Helper()
+	tmpl := sources.NewRequest()
+	fd, sd := newDecoder(), newDecoder()
+	fr, sr := tmpl, tmpl
+	if !fd.fastLine(line, &fr) {
+		return false
+	}
+	blank, err := sd.parseLine(line, &sr)
+	switch {
+	case blank:
+		t.Fatalf("fast path took a line the strict parser finds blank: %q", line)
+	case err != nil:
+		t.Fatalf("fast path took a line the strict parser refuses (%s): %q", err.msg, line)
+	case !sameBits(&fr, &sr):
+		t.Fatalf("fast path decodes %q as\n%+v\nthe strict parser as\n%+v", line, fr, sr)
+	case len(sd.unknown) > 0:
+		t.Fatalf("fast path took a line with unknown fields: %q", line)
+	}
+	return true
+}
+
+// The fast path takes the lines writers emit, and declines what only the
+// strict parser can judge, so that the strict parser's message is given.
+func TestFastLine(t *testing.T) {
+	for _, tc := range []struct {
+		line  string
+		taken bool
+	}{
+		{`{"ts":1767225600.003175,"status":"ok","ttft_s":0.156341,"tpot_s":0.034238,"e2e_s":9.434851,"max_itl_s":0.055244,"prompt_tokens":347,"output_tokens":272,"cached_tokens":0,"replica":"replica-5","attempt":1}`, true},
+		{`{"ts": 1767225600.5, "status": "rejected", "class": "chat", "quality_ok": false}` + "\r", true},
+		{`{"ts":"2026-11-29T15:00:00.010Z","status":"ok","ttft_s":0.3114,"output_tokens":91,"quality_ok":true}`, true},
+		{`{"ts":1,"status":"cancelled"}`, true},
+		{`{"ts":1,"status":"ok","ttft_s":0.5,"e2e_s":0.25}`, false},      // e2e < ttft: the strict message
+		{`{"ts":1,"status":"ok"}`, false},                                // ok without ttft
+		{`{"ts":1,"status":"OK","ttft_s":1}`, false},                     // lower-case hint
+		{`{"ts":1,"status":"ok","ttft_s":null}`, false},                  // null
+		{`{"ts":1,"status":"ok","ttft_s":1,"ttft_s":1}`, false},          // twice
+		{`{"ts":1,"status":"ok","ttft_s":1,"x":1}`, false},               // unknown field: tallied
+		{`{"ts":1,"status":"ok","ttft_s":1,"class":"caf\u00e9"}`, false}, // escape
+		{` {"ts":1,"status":"rejected"}`, false},                         // leading blank
+		{`{"ts":1,"status":"rejected"} `, false},                         // trailing blank
+		{`{"ts":1,"status":"rejected"}}`, false},
+		{`{"ts":1,"status":"rejected",}`, false},
+		{`{"ts":1,"status":"rejected","attempt":0}`, false},
+		{`{"ts":1,"status":"rejected","prompt_tokens":1.5}`, false},
+		{`{"ts":1e12,"status":"rejected"}`, false},
+		{`{"ts":1,"status":"rejected","ttft_s":-1}`, false},
+		{`{}`, false},
+		{``, false},
+	} {
+		if got := checkFast(t, []byte(tc.line)); got != tc.taken {
+			t.Errorf("%q: fast path taken %v, want %v", tc.line, got, tc.taken)
+		}
+	}
+}
+
+// FuzzFastLine feeds arbitrary lines to the fast path and the strict
+// parser: whatever the fast path accepts, the strict parser accepts as the
+// same record.
+func FuzzFastLine(f *testing.F) {
+	for _, p := range []string{"testdata/sample.jsonl"} {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		for _, ln := range bytes.Split(b, []byte("\n")) {
+			f.Add(ln)
+		}
+	}
+	for _, s := range []string{
+		`{"ts":1767225600.003175,"status":"ok","ttft_s":0.156341,"tpot_s":0.034238,"e2e_s":9.434851,"max_itl_s":0.055244,"prompt_tokens":347,"output_tokens":272,"cached_tokens":0,"replica":"replica-5","attempt":1}`,
+		`{"ts": "2026-11-29T15:00:00.5+01:00", "status": "canceled", "class": "a b", "quality_ok": true}`,
+		`{"ts":1,"status":"ok","ttft_s":1e-400,"tpot_s":-0,"output_tokens":1e2,"attempt":2.0}`,
+		`{"ts":1,"status":"ok","ttft_s":0.1,"e2e_s":0.1,"output_tokens":1}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		if bytes.IndexByte(line, '\n') >= 0 {
+			return // lines are split on newlines before parsing
+		}
+		checkFast(t, line)
+	})
+}
