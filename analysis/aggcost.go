@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/goodput-dev/goodput/analysis/stats"
 )
 
 // aggCost is an arm's cost breakdown over its analysed slices when it
@@ -100,18 +102,74 @@ func (j *aggJudgement) costs() error {
 }
 
 // summary is an arm's cost summary from records or rates, given its total
-// good requests.
-func (c *aggCost) summary(good float64) (*ArmCost, *Num) {
+// good requests and their output tokens (NaN when unknown).
+func (c *aggCost) summary(good, goodTokens float64) (*ArmCost, *Num) {
 	tot := c.accelerator + c.host + c.idle
 	if !math.IsNaN(c.network) {
 		tot += c.network
 	}
 	per := Num(tot / good)
 	out := &ArmCost{Source: c.source, AcceleratorUSD: Num(c.accelerator), HostUSD: Num(c.host), NetworkUSD: Num(c.network),
-		IdleReserveUSD: Num(c.idle), TotalUSD: Num(tot), PerGoodRequest: per, PerMillionGoodTokens: Num(math.NaN()),
+		IdleReserveUSD: Num(c.idle), TotalUSD: Num(tot), PerGoodRequest: per, PerMillionGoodTokens: Num(tot / goodTokens * 1e6),
 		GoodRequestsPerDollar: Num(good / tot)}
 	if math.IsNaN(c.network) {
 		out.MissingComponents = []string{"network_usd"}
 	}
 	return out, &per
+}
+
+// priceLike gives a's slices the prices o's slices of the same start
+// carry (the counted canary priced like its reweighted copy).
+func (a *aggArm) priceLike(o *aggArm) {
+	if a == o {
+		return
+	}
+	price := make(map[float64]float64, len(o.slices))
+	for _, s := range o.slices {
+		price[s.start] = s.costPerHour
+	}
+	for i := range a.slices {
+		if v, ok := price[a.slices[i].start]; ok {
+			a.slices[i].costPerHour = v
+		}
+	}
+}
+
+// matchedCost compares cost per good request at matched offered load on
+// the slices, as the request path does (judgement.costMatched, through
+// matchedCostEstimate): the baseline and the canary as counted (cRaw), on
+// the shared grid when the arms are paired. Good requests bounded by
+// histograms are taken at one end: favourable = the canary at its upper
+// bound and the baseline at its lower (an exact aggregate's ends
+// coincide). False when an arm's slices carry no price.
+func (j *aggJudgement) matchedCost(favourable bool, conf float64) (stats.Estimate, bool) {
+	cells := func(a *aggArm, hi bool) (stats.Ratio, stats.Ratio, bool) {
+		n := len(a.slices)
+		cs := stats.Ratio{Num: make([]float64, n), Den: make([]float64, n)}
+		gr := stats.Ratio{Num: make([]float64, n), Den: make([]float64, n)}
+		for i, s := range a.slices {
+			if math.IsNaN(s.costPerHour) {
+				return cs, gr, false
+			}
+			secs := s.end - s.start
+			good := s.goodLo
+			if hi {
+				good = s.goodHi
+			}
+			cs.Num[i], cs.Den[i] = s.costPerHour*secs/3600, secs
+			gr.Num[i], gr.Den[i] = good, s.offered()
+		}
+		return cs, gr, true
+	}
+	csB, goB, okb := cells(j.b, !favourable)
+	csC, goC, okc := cells(j.cRaw, favourable)
+	if !okb || !okc {
+		return stats.Estimate{}, false
+	}
+	if j.paired {
+		csC, csB = j.align(csC, csB)
+		goC, goB = j.align(goC, goB)
+	}
+	return matchedCostEstimate(costCells{cost: csB.Num, secs: csB.Den, good: goB.Num, offered: goB.Den},
+		costCells{cost: csC.Num, secs: csC.Den, good: goC.Num, offered: goC.Den}, j.paired, conf)
 }

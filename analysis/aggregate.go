@@ -55,6 +55,7 @@ type aggSlice struct {
 	gpuUtil                     float64
 	gauges                      sources.AggBucket // Running, Waiting, KVUsage, GPUPowerW, GPUMemBytes of the slice
 	outTokens                   float64
+	goodTokens                  float64 // output tokens of good requests; 0 where unknown (aggArm.unknown)
 	promptTokens                float64 // NaN when unknown
 	prefixHits, prefixQueries   float64 // NaN when unknown
 	ttft, tpot, e2e             sources.Histogram
@@ -128,6 +129,7 @@ func judgeAggregate(baseline, canary *sources.Dataset, cfg Config) (*Report, err
 		return nil, err
 	}
 	j.cRaw.cost = j.c.cost
+	j.cRaw.priceLike(j.c)
 	return j.report(), nil
 }
 
@@ -193,6 +195,11 @@ func newAggArm(ds *sources.Dataset, slo histo.SLO, factor map[string]float64) (*
 			a.unknown["rejected"] = true
 		} else {
 			s.rejected += bk.Rejected
+		}
+		if agg.GoodTokensCounted {
+			s.goodTokens += bk.GoodTokens
+		} else {
+			a.unknown[goodTokensCount] = true
 		}
 		s.goodLo += nan0(bb.Lo)
 		s.goodHi += nan0(bb.Hi)
@@ -367,6 +374,7 @@ func (j *aggJudgement) armSummary(a *aggArm) ArmSummary {
 		t.rejected += s.rejected
 		t.goodLo += s.goodLo
 		t.outTokens += s.outTokens
+		t.goodTokens += s.goodTokens
 		repSecs += s.replicas * (s.end - s.start)
 		if !math.IsNaN(s.gpuUtil) {
 			util += s.gpuUtil
@@ -382,8 +390,12 @@ func (j *aggJudgement) armSummary(a *aggArm) ArmSummary {
 	acc := Accounting{Offered: int64(math.Round(off)), Rejected: int64(math.Round(t.rejected)), Canceled: int64(math.Round(t.canceled)),
 		Failed: int64(math.Round(t.failed)), Completed: int64(math.Round(t.completed)), Good: int64(math.Round(t.goodLo))}
 	acc.Admitted = acc.Offered - acc.Rejected
+	tokenGoodput, goodTokens := math.NaN(), math.NaN()
+	if !a.unknown[goodTokensCount] {
+		tokenGoodput, goodTokens = t.goodTokens/a.secs, t.goodTokens
+	}
 	s := ArmSummary{Accounting: acc, SLOAttainment: Num(t.goodLo / off), GoodputRPS: Num(t.goodLo / a.secs),
-		TokenGoodputTPS: Num(math.NaN()), ThroughputRPS: Num(t.completed / a.secs), OutputTokensPS: Num(t.outTokens / a.secs),
+		TokenGoodputTPS: Num(tokenGoodput), ThroughputRPS: Num(t.completed / a.secs), OutputTokensPS: Num(t.outTokens / a.secs),
 		RetryAmplification: Num(retryAmplification(a, off)), WindowSeconds: Num(a.secs),
 		Window:         makeWindow(sources.ClockEpoch, a.slices[0].start, a.slices[len(a.slices)-1].end),
 		ReplicaSeconds: Num(repSecs), GoodputPerReplica: Num(t.goodLo / repSecs), CacheHitRate: Num(cacheRate(a)), WarmupCutSeconds: Num(a.cutSecs),
@@ -393,7 +405,7 @@ func (j *aggJudgement) armSummary(a *aggArm) ArmSummary {
 		s.GPUUtilization = Num(util / utilN)
 	}
 	if a.cost != nil {
-		s.Cost, s.CostPerGoodRequest = a.cost.summary(t.goodLo)
+		s.Cost, s.CostPerGoodRequest = a.cost.summary(t.goodLo, goodTokens)
 	} else if costKnown && cost > 0 {
 		per := Num(cost / t.goodLo)
 		s.CostPerGoodRequest = &per
@@ -467,6 +479,16 @@ func (a *aggArm) ratioAt(metric string, useHi bool) (stats.Ratio, bool) {
 			r.Num[i], r.Den[i] = s.outTokens, s.completed
 		case "goodput":
 			r.Num[i], r.Den[i] = good, secs
+		case "token_goodput":
+			if a.unknown[goodTokensCount] {
+				return r, false
+			}
+			r.Num[i], r.Den[i] = s.goodTokens, secs
+		case matchedTokens:
+			if a.unknown[goodTokensCount] {
+				return r, false
+			}
+			r.Num[i], r.Den[i] = s.goodTokens, s.offered()
 		case "goodput_per_replica":
 			r.Num[i], r.Den[i] = good, s.replicas*secs
 		case "cost_per_good_request":
@@ -495,9 +517,20 @@ func countOf(metric string) string {
 		return "retried"
 	case "output_tokens_mean":
 		return "output tokens"
+	case "token_goodput":
+		return goodTokensCount
 	}
 	return ""
 }
+
+// goodTokensCount names the good requests' output tokens among an arm's
+// unknown counts (the message reads "does not report output tokens of
+// good requests").
+const goodTokensCount = "output tokens of good"
+
+// matchedTokens is ratioAt's name for token goodput at matched offered
+// load: good requests' output tokens per offered request.
+const matchedTokens = "good tokens per offered request"
 
 // unreported says which arm's source does not report the count a metric
 // needs ("" when both do).
@@ -568,6 +601,7 @@ func (j *aggJudgement) gates() []Metric {
 		})
 	family := len(evals)
 	evals = append(evals, j.guardrails(conf)...)
+	evals = append(evals, j.trendChecks()...)
 	adj := stats.WeightedHolm(ps, weights)
 	out := make([]Metric, len(evals))
 	for i := range evals {
@@ -662,16 +696,27 @@ func (j *aggJudgement) evalGate(idx int, g policies.Gate, conf float64) gateEval
 	// worse for attainment, goodput and cost per good request alike),
 	// baseline at its best
 	metric := g.Metric
-	matched := j.p.Normalize.Load == "matched" && (metric == "goodput" || metric == "goodput_per_replica")
+	matched := j.p.Normalize.Load == "matched" && (metric == "goodput" || metric == "goodput_per_replica" || metric == "token_goodput")
 	if matched {
 		// at matched offered load a goodput ratio is the ratio of good
-		// requests per offered request (see judgement.matchedLoad)
+		// requests (or their output tokens) per offered request (see
+		// judgement.matchedLoad)
 		metric = "slo_attainment"
 		e.m.Adjusted = append(e.m.Adjusted, "matched offered load: good requests per offered request")
+		if g.Metric == "token_goodput" {
+			metric = matchedTokens
+			e.m.Adjusted[len(e.m.Adjusted)-1] = "matched offered load: good requests' output tokens per offered request"
+		}
 	}
-	cWorst, okc := j.c.ratioAt(metric, false)
+	ca := j.c
+	if metric == "cost_per_good_request" {
+		// cost per good request as counted, as on the request path: the
+		// class mix is not standardized for cost
+		ca = j.cRaw
+	}
+	cWorst, okc := ca.ratioAt(metric, false)
 	bBest, okb := j.b.ratioAt(metric, true)
-	cBest, _ := j.c.ratioAt(metric, true)
+	cBest, _ := ca.ratioAt(metric, true)
 	bWorst, _ := j.b.ratioAt(metric, false)
 	if !okc || !okb {
 		if g.Metric == "cost_per_good_request" {
@@ -702,8 +747,23 @@ func (j *aggJudgement) evalGate(idx int, g policies.Gate, conf float64) gateEval
 		pess = binomialFloor(pess, sum(cWorst.Num), sum(cWorst.Den), sum(bBest.Num), sum(bBest.Den), conf)
 		opt = binomialFloor(opt, sum(cBest.Num), sum(cBest.Den), sum(bWorst.Num), sum(bWorst.Den), conf)
 	} else if matched {
-		pess = ratioFloor(pess, sum(cWorst.Num), sum(cWorst.Den), sum(bBest.Num), sum(bBest.Den), conf)
-		opt = ratioFloor(opt, sum(cBest.Num), sum(cBest.Den), sum(bWorst.Num), sum(bWorst.Den), conf)
+		// the floor counts good requests per offered request, for token
+		// goodput too, as on the request path
+		cw, _ := ca.ratioAt("slo_attainment", false)
+		bb, _ := j.b.ratioAt("slo_attainment", true)
+		cb, _ := ca.ratioAt("slo_attainment", true)
+		bw, _ := j.b.ratioAt("slo_attainment", false)
+		pess = ratioFloor(pess, sum(cw.Num), sum(cw.Den), sum(bb.Num), sum(bb.Den), conf)
+		opt = ratioFloor(opt, sum(cb.Num), sum(cb.Den), sum(bw.Num), sum(bw.Den), conf)
+	} else if g.Metric == "token_goodput" {
+		// the Poisson floor counts good requests, not their tokens, as
+		// on the request path
+		cw, _ := ca.ratioAt("goodput", false)
+		bb, _ := j.b.ratioAt("goodput", true)
+		cb, _ := ca.ratioAt("goodput", true)
+		bw, _ := j.b.ratioAt("goodput", false)
+		pess = poissonFloor(pess, sum(bb.Num), sum(cw.Num), conf)
+		opt = poissonFloor(opt, sum(bw.Num), sum(cb.Num), conf)
 	} else if g.Metric == "cost_per_good_request" {
 		// the counts are the good requests, in the denominator (the
 		// numerator is dollars), as on the request path
@@ -713,9 +773,29 @@ func (j *aggJudgement) evalGate(idx int, g policies.Gate, conf float64) gateEval
 		pess = poissonFloor(pess, sum(bBest.Num), sum(cWorst.Num), conf)
 		opt = poissonFloor(opt, sum(bWorst.Num), sum(cBest.Num), conf)
 	}
+	costMatched := false
+	if g.Metric == "cost_per_good_request" && j.p.Normalize.Load == "matched" {
+		mp, okp := j.matchedCost(false, conf)
+		mo, oko := j.matchedCost(true, conf)
+		if okp && oko {
+			naive := pess
+			pess, opt, costMatched = mp, mo, true
+			e.m.Naive = naiveOf(naive, sum(bBest.Num)/sum(bBest.Den), sum(cWorst.Num)/sum(cWorst.Den))
+			e.m.Adjusted = append(e.m.Adjusted, "matched offered load: cost per second over attainment, so the Poisson count of good requests routing sends each arm is not counted as cost noise")
+		}
+	}
 	// the figures shown at each end: (baseline, canary)
 	vals := func(b, c stats.Ratio, baseHi bool) [2]float64 {
 		vb, vc := sum(b.Num)/sum(b.Den), sum(c.Num)/sum(c.Den)
+		if costMatched {
+			// the canary's cost per good request at the baseline's
+			// offered load, as on the request path
+			est := pess
+			if !baseHi {
+				est = opt
+			}
+			return [2]float64{vb, vb * math.Exp(est.Point)}
+		}
 		if matched {
 			// goodput figures: the baseline's, and the canary's at the
 			// baseline's offered load

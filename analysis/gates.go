@@ -963,46 +963,21 @@ func countFuncs(metric string) (num, den func(b *bucket) float64) {
 // are paired in time).
 func (j *judgement) costMatched(conf float64) (stats.Estimate, bool) {
 	from, nb := j.grid()
-	arm := func(a *armData) (stats.Ratio, bool) {
+	arm := func(a *armData) costCells {
 		lo, n := a.firstKept, len(a.buckets)-a.firstKept
 		if j.paired {
 			lo, n = from, nb
 		}
-		var C, S, G, O float64
+		c := newCostCells(n)
 		for t := 0; t < n; t++ {
 			if i := lo + t; i >= a.firstKept && i < len(a.buckets) {
 				b := &a.buckets[i]
-				C, S, G, O = C+b.cost, S+b.secs, G+b.good, O+b.offered
+				c.cost[t], c.secs[t], c.good[t], c.offered[t] = b.cost, b.secs, b.good, b.offered
 			}
 		}
-		if !(C > 0 && S > 0 && G > 0 && O > 0) {
-			return stats.Ratio{}, false
-		}
-		v := (C / S) / (G / O)
-		r := stats.Ratio{Num: make([]float64, n), Den: make([]float64, n)}
-		for t := 0; t < n; t++ {
-			u := 0.0
-			if i := lo + t; i >= a.firstKept && i < len(a.buckets) {
-				b := &a.buckets[i]
-				u = (b.cost-C/S*b.secs)/C - (b.good-G/O*b.offered)/G
-			}
-			// ratio v, residuals v·u_t: the log-scale delta method sees u_t
-			r.Num[t] = v*u + v/float64(n)
-			r.Den[t] = 1 / float64(n)
-		}
-		return r, true
+		return c
 	}
-	rb, okb := arm(j.b)
-	rc, okc := arm(j.c)
-	if !okb || !okc {
-		return stats.Estimate{}, false
-	}
-	est := stats.LogRatioOfRatios(rc, rb, conf)
-	if j.paired {
-		est = stats.PairedLogRatioOfRatios(rc, rb, conf)
-	}
-	est.Method += "-matched-load"
-	return est, !math.IsNaN(est.Point)
+	return matchedCostEstimate(arm(j.b), arm(j.c), j.paired, conf)
 }
 
 // replicaLossGuardrail is present when a canary replica stopped serving

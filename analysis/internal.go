@@ -753,15 +753,19 @@ func gaugesOf(bk sources.AggBucket) sources.AggBucket {
 		GPUPowerW: bk.GPUPowerW, GPUMemBytes: bk.GPUMemBytes}
 }
 
-// aggWork is a metrics-based arm's per-slice view. Retries and good tokens
-// are unknown from engine metrics.
+// aggWork is an aggregated arm's per-slice view. Retries are not read here,
+// and good tokens are unknown from engine metrics.
 func aggWork(a *aggArm) *workArm {
 	w := &workArm{arm: a.arm, source: metricsSource(a.ds.Inputs, a.ds.Agg)}
 	for i := range a.slices {
 		s := &a.slices[i]
 		g := s.gauges
+		goodTokens := s.goodTokens
+		if a.unknown[goodTokensCount] {
+			goodTokens = math.NaN()
+		}
 		w.slices = append(w.slices, workSlice{start: s.start, secs: s.end - s.start, offered: s.offered(),
-			good: s.goodLo, goodHi: s.goodHi, retries: math.NaN(), goodTokens: math.NaN(), replicas: s.replicas,
+			good: s.goodLo, goodHi: s.goodHi, retries: math.NaN(), goodTokens: goodTokens, replicas: s.replicas,
 			util: s.gpuUtil, power: g.GPUPowerW, mem: g.GPUMemBytes, kv: g.KVUsage, waiting: g.Waiting, runn: g.Running})
 	}
 	return w

@@ -59,7 +59,8 @@ import (
 // bounded; Retried (attempt > 1, of all offered); ShortOutputs
 // (completions with a known output count below the class's
 // slo.min_output_tokens); OutputTokens (summed over completions, as the
-// request path's throughput); PromptTokens (summed over admitted requests
+// request path's throughput); GoodTokens (summed over good requests, token
+// goodput's numerator; Aggregate.GoodTokensCounted); PromptTokens (summed over admitted requests
 // with a known prompt length); PrefixHits and PrefixQueries (cached and
 // prompt tokens of requests that report both; NaN in every bucket when no
 // record of the arm reports cached tokens); Replicas (replicas serving in
@@ -145,6 +146,7 @@ type aggCell struct {
 	completed, failed, canceled, rejected float64
 	good, retried, short                  float64
 	prompt, output, hits, queries         float64
+	goodTokens                            float64
 	ttft, tpot, e2e                       loglin.Hist
 }
 
@@ -353,6 +355,9 @@ func (a *Aggregator) Add(r *sources.Request) {
 		}
 		if isGood(*slo, r, a.unverified) {
 			c.good++
+			if r.OutputTokens > 0 {
+				c.goodTokens += float64(r.OutputTokens)
+			}
 		}
 	case r.Failed():
 		c.failed++
@@ -438,6 +443,7 @@ func (a *Aggregator) Merge(o *Aggregator) {
 		c.canceled += oc.canceled
 		c.rejected += oc.rejected
 		c.good += oc.good
+		c.goodTokens += oc.goodTokens
 		c.retried += oc.retried
 		c.short += oc.short
 		c.prompt += oc.prompt
@@ -489,7 +495,7 @@ func (a *Aggregator) Aggregate(arm sources.Arm) (*sources.Aggregate, error) {
 		per[k.slice-a.lo] = append(per[k.slice-a.lo], k)
 	}
 	nan := math.NaN()
-	out := &sources.Aggregate{Profile: "requests", Exact: true, Step: a.step, Replicas: tracks}
+	out := &sources.Aggregate{Profile: "requests", Exact: true, GoodTokensCounted: true, Step: a.step, Replicas: tracks}
 	for k := range per {
 		keys := per[k]
 		slices.SortFunc(keys, func(x, y cellKey) int { return cmp.Compare(a.strata[x.stratum], a.strata[y.stratum]) })
@@ -509,7 +515,7 @@ func (a *Aggregator) Aggregate(arm sources.Arm) (*sources.Aggregate, error) {
 			b.Class = a.strata[ck.stratum]
 			b.Completed, b.Failed, b.Canceled, b.Rejected = c.completed, c.failed, c.canceled, c.rejected
 			b.Good, b.Retried, b.ShortOutputs = c.good, c.retried, c.short
-			b.PromptTokens, b.OutputTokens = c.prompt, c.output
+			b.PromptTokens, b.OutputTokens, b.GoodTokens = c.prompt, c.output, c.goodTokens
 			if a.cacheKnown {
 				b.PrefixHits, b.PrefixQueries = c.hits, c.queries
 			}

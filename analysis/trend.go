@@ -51,83 +51,124 @@ func (j *judgement) trendChecks() []gateEval {
 		return nil
 	}
 	from, nb := j.grid()
-	k := min(TrendSegments, nb/MinTrendBuckets)
-	if k < MinTrendSegments {
-		return nil
-	}
-	secs := j.b.bucketSecs
 	at := func(a *armData, t int) *bucket {
 		if i := from + t; i >= a.firstKept && i < len(a.buckets) {
 			return &a.buckets[i]
 		}
 		return nil
 	}
+	segment := func(metric string, info policies.MetricInfo, lo, hi int) (trendPoint, bool) {
+		if info.Latency != "" {
+			var xb, xc []float64
+			for t := lo; t < hi; t++ {
+				if b := at(j.b, t); b != nil {
+					xb = append(xb, samplesOf(b, info.Latency)...)
+				}
+				if c := at(j.c, t); c != nil {
+					xc = append(xc, samplesOf(c, info.Latency)...)
+				}
+			}
+			need := int(math.Ceil(minTailPerSegment / (1 - info.Quantile)))
+			if len(xb) < need || len(xc) < need {
+				return trendPoint{}, false
+			}
+			slices.Sort(xb)
+			slices.Sort(xc)
+			return exactTrendPoint(quantile(xb, info.Quantile), quantile(xc, info.Quantile), float64(len(xb)), float64(len(xc))), true
+		}
+		num, den := countFuncs(metric)
+		if metric == "output_tokens_mean" {
+			num, den = func(b *bucket) float64 { return b.outTokens }, func(b *bucket) float64 { return b.completed }
+		}
+		var nbs, dbs, ncs, dcs float64
+		for t := lo; t < hi; t++ {
+			if b := at(j.b, t); b != nil {
+				nbs, dbs = nbs+num(b), dbs+den(b)
+			}
+			if c := at(j.c, t); c != nil {
+				ncs, dcs = ncs+num(c), dcs+den(c)
+			}
+		}
+		if !(dbs > 0 && dcs > 0) {
+			return trendPoint{}, false
+		}
+		return exactTrendPoint(nbs/dbs, ncs/dcs, dbs, dcs), true
+	}
+	out, _ := trendEvals(j.p, nb, j.b.bucketSecs, nil, segment)
+	return out
+}
+
+// trendPoint is one segment of one gate's trend series: both arms' values
+// over the segment and the requests behind them (a count gate's
+// denominators), and the intervals in which the values are known to lie
+// (a quantile read from histogram bins: the bin holding it; a counted
+// value: the value itself).
+type trendPoint struct {
+	b, c           float64
+	nb, nc         float64
+	bLo, bHi       float64
+	cLo, cHi       float64
+	fromHistograms bool
+}
+
+func exactTrendPoint(vb, vc, nb, nc float64) trendPoint {
+	return trendPoint{b: vb, c: vc, nb: nb, nc: nc, bLo: vb, bHi: vb, cLo: vc, cHi: vc}
+}
+
+// trendMetric reports whether the trend check follows a gate's metric: the
+// count and share gates, the mean output length and the latency
+// quantiles.
+func trendMetric(metric string, info policies.MetricInfo) bool {
+	switch metric {
+	case "slo_attainment", "error_rate", "rejected_share", "canceled_share", "retry_share", "output_tokens_mean":
+		return true
+	}
+	return info.Latency != "" && info.Quantile > 0
+}
+
+// trendEvals is the trend check of paired arms, whatever holds them (the
+// requests themselves or their aggregate): nb buckets of secs seconds on
+// the shared grid are cut into contiguous segments, segment gives both
+// arms' values of a gate's metric over the buckets [lo, hi) (false: too
+// little data in the segment), and skip names metrics the data cannot
+// follow (nil: none). When a value is only known within an interval, the
+// line is bounded over every value in the intervals (stats.FitTrendWithin)
+// and decided the cautious way: the row appears when some values in the
+// intervals give a worsening slope, fails only when all of them fail, and
+// passes only when none puts the end of the window beyond the margin. A
+// metric whose intervals leave the end of the window undetermined over
+// more than half its margin (coarse histogram buckets, wide bounds) is not
+// followed: unresolved names it, for a warning.
+func trendEvals(p *policies.Policy, nb int, secs float64, skip func(metric string) bool,
+	segment func(metric string, info policies.MetricInfo, lo, hi int) (trendPoint, bool)) (out []gateEval, unresolved []string) {
+	k := min(TrendSegments, nb/MinTrendBuckets)
+	if k < MinTrendSegments {
+		return nil, nil
+	}
 	type series struct {
-		g      policies.Gate
-		info   policies.MetricInfo
-		x, h   []float64
-		lastB  float64
-		lastC  float64
-		nb, nc float64
+		g            policies.Gate
+		info         policies.MetricInfo
+		x, h, lo, hi []float64
+		lastB, lastC float64
+		nb, nc       float64
+		binned       bool
 	}
 	var all []series
 	seen := map[string]bool{}
-	for _, g := range j.p.Gates {
+	for _, g := range p.Gates {
 		info, ok := policies.Metric(g.Metric)
-		if !ok || seen[g.Metric] {
-			continue
-		}
-		num, den := countFuncs(g.Metric)
-		if g.Metric == "output_tokens_mean" {
-			num, den = func(b *bucket) float64 { return b.outTokens }, func(b *bucket) float64 { return b.completed }
-		}
-		quant := info.Latency != "" && info.Quantile > 0
-		if num == nil && !quant {
+		if !ok || seen[g.Metric] || !trendMetric(g.Metric, info) || (skip != nil && skip(g.Metric)) {
 			continue
 		}
 		seen[g.Metric] = true
 		s := series{g: g, info: info}
-		for seg := 0; seg < k; seg++ {
-			lo, hi := seg*nb/k, (seg+1)*nb/k
-			var vb, vc float64
-			if quant {
-				var xb, xc []float64
-				for t := lo; t < hi; t++ {
-					if b := at(j.b, t); b != nil {
-						xb = append(xb, samplesOf(b, info.Latency)...)
-					}
-					if c := at(j.c, t); c != nil {
-						xc = append(xc, samplesOf(c, info.Latency)...)
-					}
-				}
-				need := int(math.Ceil(minTailPerSegment / (1 - info.Quantile)))
-				if len(xb) < need || len(xc) < need {
-					continue
-				}
-				slices.Sort(xb)
-				slices.Sort(xc)
-				vb, vc = quantile(xb, info.Quantile), quantile(xc, info.Quantile)
-				s.nb, s.nc = s.nb+float64(len(xb)), s.nc+float64(len(xc))
-			} else {
-				var nbs, dbs, ncs, dcs float64
-				for t := lo; t < hi; t++ {
-					if b := at(j.b, t); b != nil {
-						nbs, dbs = nbs+num(b), dbs+den(b)
-					}
-					if c := at(j.c, t); c != nil {
-						ncs, dcs = ncs+num(c), dcs+den(c)
-					}
-				}
-				if !(dbs > 0 && dcs > 0) {
-					continue
-				}
-				vb, vc = nbs/dbs, ncs/dcs
-				s.nb, s.nc = s.nb+dbs, s.nc+dcs
-			}
+		// harm: positive = canary worse, a difference for absolute
+		// metrics, a log ratio for relative ones
+		harm := func(vb, vc float64) (float64, bool) {
 			var d float64
 			if info.Scale == "relative" {
 				if !(vb > 0 && vc > 0) {
-					continue
+					return 0, false
 				}
 				d = math.Log(vc / vb)
 			} else {
@@ -136,26 +177,49 @@ func (j *judgement) trendChecks() []gateEval {
 			if info.HigherIsBetter {
 				d = -d
 			}
+			return d, true
+		}
+		for seg := 0; seg < k; seg++ {
+			lo, hi := seg*nb/k, (seg+1)*nb/k
+			pt, ok := segment(g.Metric, info, lo, hi)
+			if !ok {
+				continue
+			}
+			d, ok := harm(pt.b, pt.c)
+			if !ok {
+				continue
+			}
+			// harm is monotone in each value: its range is at the corners
+			dLo, dHi := d, d
+			cornersOK := true
+			for _, vb := range []float64{pt.bLo, pt.bHi} {
+				for _, vc := range []float64{pt.cLo, pt.cHi} {
+					h, ok := harm(vb, vc)
+					cornersOK = cornersOK && ok
+					dLo, dHi = math.Min(dLo, h), math.Max(dHi, h)
+				}
+			}
+			if !cornersOK {
+				continue
+			}
 			s.x = append(s.x, float64(lo+hi)/2*secs/60)
-			s.h = append(s.h, d)
-			s.lastB, s.lastC = vb, vc
+			s.h, s.lo, s.hi = append(s.h, d), append(s.lo, dLo), append(s.hi, dHi)
+			s.lastB, s.lastC = pt.b, pt.c
+			s.nb, s.nc = s.nb+pt.nb, s.nc+pt.nc
+			s.binned = s.binned || pt.fromHistograms
 		}
 		if len(s.x) >= MinTrendSegments {
 			all = append(all, s)
 		}
 	}
 	if len(all) == 0 {
-		return nil
+		return nil, nil
 	}
-	alpha := j.p.Alpha()
+	alpha := p.Alpha()
 	level := alpha / float64(len(all))
 	end := float64(nb) * secs / 60
-	var out []gateEval
 	for _, s := range all {
-		f := stats.FitTrend(s.x, s.h, end)
-		if !(f.PIncrease < level) {
-			continue
-		}
+		f, fb := stats.FitTrendWithin(s.x, s.h, s.lo, s.hi, end)
 		info, g := s.info, s.g
 		passAt := g.Margin.Value
 		if info.Scale == "relative" {
@@ -164,9 +228,6 @@ func (j *judgement) trendChecks() []gateEval {
 				passAt = -math.Log1p(-g.Margin.Value)
 			}
 		}
-		tq := stats.TQuantile(1-alpha, f.DF)
-		lo, hi := f.At-tq*f.AtSE, f.At+tq*f.AtSE
-		start := f.At - f.Slope*end
 		// harm h back to the gate's delta (canary vs baseline)
 		delta := func(h float64) float64 {
 			if info.HigherIsBetter {
@@ -181,6 +242,27 @@ func (j *judgement) trendChecks() []gateEval {
 			}
 			return h
 		}
+		if w := fb.AtHi - fb.AtLo; w > passAt/2 {
+			m := Metric{Scale: info.Scale, Unit: info.Unit, Margin: Num(g.Margin.Value)}
+			a, b := delta(fb.AtLo), delta(fb.AtHi)
+			if a > b {
+				a, b = b, a
+			}
+			unresolved = append(unresolved, fmt.Sprintf("the %s trend is not checked on this data: each segment's value is known only within its histogram buckets or bounds, which leave the end of the window anywhere within [%s, %s], too wide against the %s margin; finer buckets (native histograms) or per-request records would check it",
+				g.Metric, fmtDelta(m, a), fmtDelta(m, b), fmtMargin(m)))
+			continue
+		}
+		// the row appears when the slope is a worsening one (with values
+		// known within intervals: at the point values, or for every value
+		// within them), or when some values within them give one and the
+		// end of the window may lie beyond the margin
+		sure := fb.PHi < level
+		if !sure && !(f.PIncrease < level) && !(fb.PLo < level && fb.AtHi > passAt) {
+			continue
+		}
+		tq := stats.TQuantile(1-alpha, f.DF)
+		lo, hi := fb.AtLo-tq*fb.SEHi, fb.AtHi+tq*fb.SEHi
+		start := f.At - f.Slope*end
 		dl, dh := delta(lo), delta(hi)
 		if dl > dh {
 			dl, dh = dh, dl
@@ -195,11 +277,20 @@ func (j *judgement) trendChecks() []gateEval {
 			Buckets: [2]int{nb, nb}, Method: fmt.Sprintf("segment-ols-trend-%d", len(s.x)), Adjusted: []string{}}
 		iv := fmt.Sprintf("%s at the start to %s [%s, %s] at the end of the window (%d segments; a worsening trend at one-sided p = %.2g < α/%d)",
 			fmtDelta(m, delta(start)), fmtDelta(m, delta(f.At)), fmtDelta(m, dl), fmtDelta(m, dh), len(s.x), f.PIncrease, len(all))
+		if s.binned {
+			a, b := delta(fb.AtLo), delta(fb.AtHi)
+			if a > b {
+				a, b = b, a
+			}
+			iv = fmt.Sprintf("%s at the start to %s [%s, %s] at the end of the window (%d segments; each segment's values known only within their histogram bins or bounds put the end value within [%s, %s] and the slope's one-sided p within [%.2g, %.2g], against α/%d)",
+				fmtDelta(m, delta(start)), fmtDelta(m, delta(f.At)), fmtDelta(m, dl), fmtDelta(m, dh), len(s.x), fmtDelta(m, a), fmtDelta(m, b), fb.PLo, fb.PHi, len(all))
+			m.Adjusted = append(m.Adjusted, "segment values within their histogram bins or bounds: a fail is decided where every value within them fails, a pass where none puts the end of the window beyond the margin")
+		}
 		switch {
-		case lo > passAt:
+		case sure && lo > passAt:
 			m.Verdict = Fail
 			m.Reason = fmt.Sprintf("the canary gets worse through the window (a leak?): %s goes from %s, beyond the %s margin with confidence by the end; the window average hides it", g.Metric, iv, fmtMargin(m))
-		case f.At > passAt:
+		case fb.AtHi > passAt:
 			m.Verdict = Inconclusive
 			m.Reason = fmt.Sprintf("the canary gets worse through the window (a leak?): %s goes from %s; a difference beyond the %s margin by the end is not ruled out", g.Metric, iv, fmtMargin(m))
 		default:
@@ -208,5 +299,5 @@ func (j *judgement) trendChecks() []gateEval {
 		}
 		out = append(out, gateEval{m: m})
 	}
-	return out
+	return out, unresolved
 }

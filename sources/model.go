@@ -335,6 +335,10 @@ type AggBucket struct {
 	OutputTokens  float64 // increase of generated tokens
 	PrefixHits    float64 // prefix-cache hit tokens (or blocks); NaN if unknown
 	PrefixQueries float64 // prefix-cache queried tokens; NaN if unknown
+	// GoodTokens sums the output tokens of the good requests (token
+	// goodput's numerator); counted only when the aggregate's
+	// GoodTokensCounted is true, meaningless otherwise.
+	GoodTokens float64
 
 	Replicas float64 // mean number of replicas reporting during the slice
 	// Gauges averaged over the slice (NaN when absent): running and waiting
@@ -361,6 +365,9 @@ type Aggregate struct {
 	Exact   bool
 	Step    float64     // bucket width, seconds
 	Buckets []AggBucket // in time order
+	// GoodTokensCounted is true when every bucket's GoodTokens was counted
+	// (per-request records); metrics cannot tell them.
+	GoodTokensCounted bool
 	// Notes are facts the report must show (renamed metrics detected,
 	// Prometheus infos, bucket edges that do not fall on an SLO threshold).
 	Notes []string

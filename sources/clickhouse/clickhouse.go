@@ -11,8 +11,9 @@
 // bands for unlabelled requests, policy class) and log-linear latency bin
 // (⌈log2(v)·256⌉, Prometheus schema 8, as sources/loglin computes it).
 // Each group carries the request accounting counts, the "good" count under
-// the request's class SLO, retries, short outputs, token and prefix-cache
-// sums and unverified criteria; replica rows carry each replica's
+// the request's class SLO, retries, short outputs, token sums (the good
+// requests' output tokens among them) and prefix-cache sums and unverified
+// criteria; replica rows carry each replica's
 // requests per slice. The result is the same sources.Aggregate (Exact) that
 // the streaming scan of the same records as files builds: same slices,
 // same stratum keys, same counts and the same bins. The rule deciding a

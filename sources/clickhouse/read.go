@@ -58,7 +58,7 @@ type row struct {
 	N, Completed, Failed, Canceled, Rejected, Good        count
 	Retried, Short                                        count
 	PromptTokens, OutputTokens, Hits, Queries, CacheKnown count
-	Admitted                                              count
+	GoodTokens, Admitted                                  count
 	UnvTTFT, UnvTPOT, UnvE2E, UnvMaxITL, UnvQuality       count
 	BadStatus, BadTTFT, BadLatency, BadE2E, BadCount      count
 	BadCanceledBy                                         count
@@ -97,7 +97,7 @@ func (r *row) UnmarshalJSON(b []byte) error {
 	ints := map[string]*count{"s": &r.S, "m": &r.M, "pb": &r.PB, "ob": &r.OB, "pc": &r.PC,
 		"n": &r.N, "completed": &r.Completed, "failed": &r.Failed, "canceled": &r.Canceled, "rejected": &r.Rejected,
 		"good": &r.Good, "retried": &r.Retried, "short": &r.Short, "prompt_tokens": &r.PromptTokens,
-		"output_tokens": &r.OutputTokens, "hits": &r.Hits, "queries": &r.Queries, "cache_known": &r.CacheKnown,
+		"output_tokens": &r.OutputTokens, "good_tokens": &r.GoodTokens, "hits": &r.Hits, "queries": &r.Queries, "cache_known": &r.CacheKnown,
 		"admitted": &r.Admitted, "unv_ttft": &r.UnvTTFT, "unv_tpot": &r.UnvTPOT, "unv_e2e": &r.UnvE2E,
 		"unv_max_itl": &r.UnvMaxITL, "unv_quality": &r.UnvQuality, "bad_status": &r.BadStatus, "bad_ttft": &r.BadTTFT,
 		"bad_latency": &r.BadLatency, "bad_e2e": &r.BadE2E, "bad_count": &r.BadCount, "bad_canceled_by": &r.BadCanceledBy}
@@ -140,6 +140,7 @@ type cell struct {
 	completed, failed, canceled, rejected float64
 	good, retried, short                  float64
 	prompt, output, hits, queries         float64
+	goodTokens                            float64
 	ttft, tpot, e2e                       loglin.Hist
 }
 
@@ -274,10 +275,11 @@ func (as *assembler) add(r *row) error {
 		c.short += float64(r.Short)
 		c.prompt += float64(r.PromptTokens)
 		c.output += float64(r.OutputTokens)
+		c.goodTokens += float64(r.GoodTokens)
 		c.hits += float64(r.Hits)
 		c.queries += float64(r.Queries)
-		as.canon = append(as.canon, rowDigest("c %d %q %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %v", sl, r.Label, r.PB, r.OB, r.PC, r.N,
-			r.Completed, r.Failed, r.Canceled, r.Rejected, r.Good, r.Retried, r.Short, r.PromptTokens, r.OutputTokens, r.Hits, r.Queries, r.Hist))
+		as.canon = append(as.canon, rowDigest("c %d %q %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %v", sl, r.Label, r.PB, r.OB, r.PC, r.N,
+			r.Completed, r.Failed, r.Canceled, r.Rejected, r.Good, r.Retried, r.Short, r.PromptTokens, r.OutputTokens, r.GoodTokens, r.Hits, r.Queries, r.Hist))
 		for k, h := range []*loglin.Hist{&c.ttft, &c.tpot, &c.e2e} {
 			for i, bin := range r.Hist[k].Bins {
 				h.AddBin(bin, r.Hist[k].Counts[i])
@@ -335,7 +337,7 @@ func (as *assembler) finish() (*sources.Aggregate, int64, []string, error) {
 		per[k.slice-lo] = append(per[k.slice-lo], k)
 	}
 	nan := math.NaN()
-	out := &sources.Aggregate{Profile: "requests", Exact: true, Step: p.Step, Replicas: tracks}
+	out := &sources.Aggregate{Profile: "requests", Exact: true, GoodTokensCounted: true, Step: p.Step, Replicas: tracks}
 	for k := range per {
 		keys := per[k]
 		slices.SortFunc(keys, func(x, y cellKey) int { return cmp.Compare(x.stratum, y.stratum) })
@@ -355,7 +357,7 @@ func (as *assembler) finish() (*sources.Aggregate, int64, []string, error) {
 			b.Class = ck.stratum
 			b.Completed, b.Failed, b.Canceled, b.Rejected = c.completed, c.failed, c.canceled, c.rejected
 			b.Good, b.Retried, b.ShortOutputs = c.good, c.retried, c.short
-			b.PromptTokens, b.OutputTokens = c.prompt, c.output
+			b.PromptTokens, b.OutputTokens, b.GoodTokens = c.prompt, c.output, c.goodTokens
 			if cacheKnown {
 				b.PrefixHits, b.PrefixQueries = c.hits, c.queries
 			}

@@ -1,0 +1,118 @@
+package analysis
+
+import (
+	"math"
+
+	"github.com/goodput-dev/goodput/analysis/histo"
+	"github.com/goodput-dev/goodput/policies"
+	"github.com/goodput-dev/goodput/sources"
+)
+
+// trendChecks is the trend check on paired aggregated arms, the request
+// path's (trendEvals) on the slices: the shared grid runs from the earlier
+// first analysed slice to the later last one; a count, share or mean gate
+// takes each segment's summed counts, a latency-quantile gate the quantile
+// of each arm's histograms merged over the segment's slices, known within
+// the bin that holds it (an exact aggregate's log-linear bins, a factor
+// 2^(1/256); a metrics histogram's buckets, often far wider: a metric
+// they leave unresolved is not followed, with a warning). The canary is taken as counted
+// (cRaw), not reweighted to the baseline's class mix, as on the request
+// path. A count the source does not report is not followed.
+func (j *aggJudgement) trendChecks() []gateEval {
+	if !j.paired {
+		return nil
+	}
+	step := j.b.ds.Agg.Step
+	b, c := j.b, j.cRaw
+	lo := math.Min(b.slices[0].start, c.slices[0].start)
+	hi := math.Max(b.slices[len(b.slices)-1].start, c.slices[len(c.slices)-1].start)
+	nb := int(math.Round((hi-lo)/step)) + 1
+	// at[t] is an arm's slice at grid position t, or −1
+	index := func(a *aggArm) []int {
+		at := make([]int, nb)
+		for i := range at {
+			at[i] = -1
+		}
+		for i, s := range a.slices {
+			if t := int(math.Round((s.start - lo) / step)); t >= 0 && t < nb {
+				at[t] = i
+			}
+		}
+		return at
+	}
+	atB, atC := index(b), index(c)
+	ratios := map[string][2]aggRatioSeries{}
+	segment := func(metric string, info policies.MetricInfo, from, to int) (trendPoint, bool) {
+		if info.Latency != "" {
+			var hb, hc sources.Histogram
+			for t := from; t < to; t++ {
+				if i := atB[t]; i >= 0 {
+					hb = addHist(hb, latencyOfSlice(&b.slices[i], info.Latency))
+				}
+				if i := atC[t]; i >= 0 {
+					hc = addHist(hc, latencyOfSlice(&c.slices[i], info.Latency))
+				}
+			}
+			need := math.Ceil(minTailPerSegment / (1 - info.Quantile))
+			if !(hb.Total() >= need && hc.Total() >= need) {
+				return trendPoint{}, false
+			}
+			q := info.Quantile
+			pt := trendPoint{b: histo.Quantile(q, hb), c: histo.Quantile(q, hc), nb: hb.Total(), nc: hc.Total(), fromHistograms: true}
+			pt.bLo, pt.bHi = histo.QuantileBounds(q, hb)
+			pt.cLo, pt.cHi = histo.QuantileBounds(q, hc)
+			// the interpolated point lies within its bin; a quantile in
+			// the +Inf bucket has no finite upper end and is not followed
+			ok := pt.bLo <= pt.b && pt.b <= pt.bHi && pt.cLo <= pt.c && pt.c <= pt.cHi && !math.IsInf(pt.bHi, 1) && !math.IsInf(pt.cHi, 1)
+			return pt, ok
+		}
+		rs, ok := ratios[metric]
+		if !ok {
+			rb, okb := b.ratioAt(metric, false)
+			rc, okc := c.ratioAt(metric, false)
+			if !okb || !okc {
+				return trendPoint{}, false
+			}
+			rs = [2]aggRatioSeries{{rb.Num, rb.Den}, {rc.Num, rc.Den}}
+			ratios[metric] = rs
+		}
+		var nbs, dbs, ncs, dcs float64
+		for t := from; t < to; t++ {
+			if i := atB[t]; i >= 0 {
+				nbs, dbs = nbs+rs[0].num[i], dbs+rs[0].den[i]
+			}
+			if i := atC[t]; i >= 0 {
+				ncs, dcs = ncs+rs[1].num[i], dcs+rs[1].den[i]
+			}
+		}
+		if !(dbs > 0 && dcs > 0) {
+			return trendPoint{}, false
+		}
+		if !j.exact() && metric == "slo_attainment" {
+			// good requests bounded from histograms: the segment's share
+			// lies between its counts at the two ends of the bounds
+			pt := trendPoint{b: nbs / dbs, c: ncs / dcs, nb: dbs, nc: dcs, fromHistograms: true}
+			pt.bLo, pt.cLo = pt.b, pt.c
+			var hbs, hcs float64
+			for t := from; t < to; t++ {
+				if i := atB[t]; i >= 0 {
+					hbs += b.slices[i].goodHi
+				}
+				if i := atC[t]; i >= 0 {
+					hcs += c.slices[i].goodHi
+				}
+			}
+			pt.bHi, pt.cHi = hbs/dbs, hcs/dcs
+			return pt, true
+		}
+		return exactTrendPoint(nbs/dbs, ncs/dcs, dbs, dcs), true
+	}
+	skip := func(metric string) bool { return j.unreported(metric) != "" }
+	out, unresolved := trendEvals(j.p, nb, step, skip, segment)
+	for _, w := range unresolved {
+		j.warnf("%s", w)
+	}
+	return out
+}
+
+type aggRatioSeries struct{ num, den []float64 }
