@@ -219,7 +219,8 @@ func trendEvals(p *policies.Policy, nb int, secs float64, skip func(metric strin
 	level := alpha / float64(len(all))
 	end := float64(nb) * secs / 60
 	for _, s := range all {
-		f, fb := stats.FitTrendWithin(s.x, s.h, s.lo, s.hi, end)
+		tq := stats.TQuantile(1-alpha, float64(len(s.x)-2))
+		f, fb := stats.FitTrendWithin(s.x, s.h, s.lo, s.hi, end, tq)
 		info, g := s.info, s.g
 		passAt := g.Margin.Value
 		if info.Scale == "relative" {
@@ -260,8 +261,7 @@ func trendEvals(p *policies.Policy, nb int, secs float64, skip func(metric strin
 		if !sure && !(f.PIncrease < level) && !(fb.PLo < level && fb.AtHi > passAt) {
 			continue
 		}
-		tq := stats.TQuantile(1-alpha, f.DF)
-		lo, hi := fb.AtLo-tq*fb.SEHi, fb.AtHi+tq*fb.SEHi
+		lo, hi := fb.Lower, fb.Upper
 		start := f.At - f.Slope*end
 		dl, dh := delta(lo), delta(hi)
 		if dl > dh {
@@ -282,8 +282,12 @@ func trendEvals(p *policies.Policy, nb int, secs float64, skip func(metric strin
 			if a > b {
 				a, b = b, a
 			}
-			iv = fmt.Sprintf("%s at the start to %s [%s, %s] at the end of the window (%d segments; each segment's values known only within their histogram bins or bounds put the end value within [%s, %s] and the slope's one-sided p within [%.2g, %.2g], against α/%d)",
-				fmtDelta(m, delta(start)), fmtDelta(m, delta(f.At)), fmtDelta(m, dl), fmtDelta(m, dh), len(s.x), fmtDelta(m, a), fmtDelta(m, b), fb.PLo, fb.PHi, len(all))
+			p := fmt.Sprintf("between %.2g and %.2g", fb.PLo, fb.PHi)
+			if !(fb.PHi < 0.5) {
+				p = fmt.Sprintf("%.2g or more", fb.PLo)
+			}
+			iv = fmt.Sprintf("%s at the start to %s [%s, %s] at the end of the window (%d segments; each segment's values known only within their histogram bins or bounds put the end value within [%s, %s] and the slope's one-sided p %s, against α/%d)",
+				fmtDelta(m, delta(start)), fmtDelta(m, delta(f.At)), fmtDelta(m, dl), fmtDelta(m, dh), len(s.x), fmtDelta(m, a), fmtDelta(m, b), p, len(all))
 			m.Adjusted = append(m.Adjusted, "segment values within their histogram bins or bounds: a fail is decided where every value within them fails, a pass where none puts the end of the window beyond the margin")
 		}
 		switch {

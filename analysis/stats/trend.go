@@ -81,27 +81,33 @@ const maxCornerPoints = 12
 // TrendBounds bounds what FitTrend would give when each y_i is only known to
 // lie in [lo_i, hi_i] (a quantile read from histogram bins): whatever the
 // values in those intervals, the fitted value at x0 lies in [AtLo, AtHi],
-// its standard error in [SELo, SEHi], and the one-sided p-value of "slope
-// > 0" in [PLo, PHi]. With lo = hi = y every range collapses to FitTrend's
-// figure.
+// the lower confidence bound At − tq·AtSE is at least Lower and the upper
+// one At + tq·AtSE at most Upper, and the one-sided p-value of "slope > 0"
+// is at least PLo and, when the slope is positive for every value, at most
+// PHi. With lo = hi = y every figure is FitTrend's.
 type TrendBounds struct {
-	AtLo, AtHi float64
-	SELo, SEHi float64
-	PLo, PHi   float64
+	AtLo, AtHi   float64
+	Lower, Upper float64
+	PLo, PHi     float64
 }
 
 // FitTrendWithin fits y on x as FitTrend does (y_i the point values, each
 // within [lo_i, hi_i]) and bounds the fit over every series within the
-// intervals. The fitted value and the slope are linear in y, so their
-// ranges are exact; the residual standard deviation s moves by at most
-// ‖d‖/√(n − 2) for a move d of y (the residual projection does not lengthen
-// a vector), which bounds both standard errors and, with the slope's
-// range, the t statistic and its p-value. Fields are NaN where FitTrend's
-// are; an interval not holding its y_i is an error of the caller (NaN out).
-func FitTrendWithin(x, y, lo, hi []float64, x0 float64) (LinearTrend, TrendBounds) {
+// intervals, for confidence bounds at tq standard errors. The fitted value
+// and the slope are linear in y, so their ranges are exact. With few points
+// (n ≤ maxCornerPoints) every corner of the box is fitted: the residual
+// standard deviation s is convex in y, so At − tq·AtSE is concave and its
+// smallest value is at a corner (likewise the largest At + tq·AtSE), and
+// the t statistic b/SE(b) is quasi-concave where positive, so a p-value
+// below 1/2 at every corner is at most the corners' largest. Otherwise, and
+// for the smallest p-value, s moves by at most ‖d‖/√(n − 2) for a move d of
+// y (the residual projection does not lengthen a vector). Fields are NaN
+// where FitTrend's are; an interval not holding its y_i is an error of the
+// caller (NaN out).
+func FitTrendWithin(x, y, lo, hi []float64, x0, tq float64) (LinearTrend, TrendBounds) {
 	f := FitTrend(x, y, x0)
 	nan := math.NaN()
-	out := TrendBounds{AtLo: nan, AtHi: nan, SELo: nan, SEHi: nan, PLo: nan, PHi: nan}
+	out := TrendBounds{AtLo: nan, AtHi: nan, Lower: nan, Upper: nan, PLo: nan, PHi: nan}
 	n := len(x)
 	if math.IsNaN(f.At) || len(lo) != n || len(hi) != n {
 		return f, out
@@ -135,74 +141,38 @@ func FitTrendWithin(x, y, lo, hi []float64, x0 float64) (LinearTrend, TrendBound
 	out.AtLo, out.AtHi = f.At+atLo, f.At+atHi
 	bLo, bHi = f.Slope+bLo, f.Slope+bHi
 	if dd == 0 {
-		out.SELo, out.SEHi, out.PLo, out.PHi = f.AtSE, f.AtSE, f.PIncrease, f.PIncrease
+		out.Lower, out.Upper = f.At-tq*f.AtSE, f.At+tq*f.AtSE
+		out.PLo, out.PHi = f.PIncrease, f.PIncrease
 		return f, out
 	}
-	s := f.SlopeSE * math.Sqrt(sxx)
-	// ‖residual(z)‖ is convex in z: over a box its largest value is at a
-	// corner. With few points every corner is tried (the largest s over
-	// the box exactly, and the largest residual of a move, which bounds
-	// how far s can fall); otherwise ‖d‖ bounds both moves.
-	res := func(z []float64) float64 {
+	cAt := math.Sqrt(1/float64(n) + (x0-mx)*(x0-mx)/sxx)
+	cb := 1 / math.Sqrt(sxx)
+	// fit returns a series' slope and residual standard deviation
+	fit := func(z []float64) (b, s float64) {
 		var mz, sxz float64
 		for i := range z {
 			mz += z[i]
-		}
-		mz /= float64(n)
-		for i := range z {
 			sxz += (x[i] - mx) * z[i]
 		}
-		b := sxz / sxx
+		mz /= float64(n)
+		b = sxz / sxx
 		var r2 float64
 		for i := range z {
 			r := z[i] - mz - b*(x[i]-mx)
 			r2 += r * r
 		}
-		return math.Sqrt(r2)
+		return b, math.Sqrt(r2 / f.DF)
 	}
-	sLo, sHi := math.Max(0, s-math.Sqrt(dd/f.DF)), s+math.Sqrt(dd/f.DF)
-	if n <= maxCornerPoints {
-		z, d := make([]float64, n), make([]float64, n)
-		var zMax, dMax float64
-		for m := 0; m < 1<<n; m++ {
-			for i := range z {
-				if m>>i&1 == 1 {
-					z[i], d[i] = hi[i], hi[i]-y[i]
-				} else {
-					z[i], d[i] = lo[i], lo[i]-y[i]
-				}
-			}
-			zMax, dMax = math.Max(zMax, res(z)), math.Max(dMax, res(d))
-		}
-		sLo, sHi = math.Max(0, s-dMax/math.Sqrt(f.DF)), math.Max(s, zMax/math.Sqrt(f.DF))
-	}
-	cAt := math.Sqrt(1/float64(n) + (x0-mx)*(x0-mx)/sxx)
-	cb := 1 / math.Sqrt(sxx)
-	out.SELo, out.SEHi = sLo*cAt, sHi*cAt
-	if !(sHi > 0) {
-		// no residual whatever the values: no test, as FitTrend
-		return f, out
-	}
-	// t = b / (s·cb) at its largest and smallest over the ranges
 	tOf := func(b, s float64) float64 {
-		if s > 0 {
+		switch {
+		case s > 0:
 			return b / (s * cb)
-		}
-		if b > 0 {
+		case b > 0:
 			return math.Inf(1)
-		}
-		if b < 0 {
+		case b < 0:
 			return math.Inf(-1)
 		}
-		return 0
-	}
-	tHi := tOf(bHi, sHi)
-	if bHi > 0 {
-		tHi = tOf(bHi, sLo)
-	}
-	tLo := tOf(bLo, sLo)
-	if bLo >= 0 {
-		tLo = tOf(bLo, sHi)
+		return math.NaN()
 	}
 	surv := func(t float64) float64 {
 		switch {
@@ -213,6 +183,47 @@ func FitTrendWithin(x, y, lo, hi []float64, x0 float64) (LinearTrend, TrendBound
 		}
 		return tSurvival(t, f.DF)
 	}
+	s := f.SlopeSE * math.Sqrt(sxx)
+	ds := math.Sqrt(dd / f.DF)
+	sLo, sHi := math.Max(0, s-ds), s+ds
+	out.Lower, out.Upper = out.AtLo-tq*sHi*cAt, out.AtHi+tq*sHi*cAt
+	tLo := tOf(bLo, sHi)
+	if bLo < 0 {
+		tLo = tOf(bLo, sLo)
+	}
+	if n <= maxCornerPoints {
+		z, d := make([]float64, n), make([]float64, n)
+		var dMax float64
+		lower, upper, tMin := math.Inf(1), math.Inf(-1), math.Inf(1)
+		for m := 0; m < 1<<n; m++ {
+			for i := range z {
+				if m>>i&1 == 1 {
+					z[i], d[i] = hi[i], hi[i]-y[i]
+				} else {
+					z[i], d[i] = lo[i], lo[i]-y[i]
+				}
+			}
+			b, sz := fit(z)
+			at := f.At
+			for i := range z {
+				at += (1/float64(n) + (x0-mx)*(x[i]-mx)/sxx) * (z[i] - y[i])
+			}
+			lower, upper = math.Min(lower, at-tq*sz*cAt), math.Max(upper, at+tq*sz*cAt)
+			tMin = math.Min(tMin, tOf(b, sz))
+			_, sd := fit(d)
+			dMax = math.Max(dMax, sd)
+		}
+		out.Lower, out.Upper, tLo = lower, upper, tMin
+		sLo = math.Max(0, s-dMax)
+	}
+	// the largest t: the largest slope over the smallest s
+	tHi := tOf(bHi, sLo)
+	if bHi <= 0 {
+		tHi = tOf(bHi, sHi)
+	}
 	out.PLo, out.PHi = surv(tHi), surv(tLo)
+	if math.IsNaN(tHi) || math.IsNaN(tLo) {
+		out.PLo, out.PHi = nan, nan
+	}
 	return f, out
 }

@@ -77,49 +77,54 @@ func TestTrendFalseAlarm(t *testing.T) {
 }
 
 // TestFitTrendWithin: with lo = hi = y the bounds are FitTrend's figures;
-// for intervals around y, every series drawn within them fits inside the
-// bounds (fitted end value, its standard error, the slope's p-value).
+// for intervals around y, every series drawn within them (inside and at the
+// corners) fits inside the bounds: fitted end value, its confidence bounds
+// at tq standard errors, the slope's p-value.
 func TestFitTrendWithin(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 9))
-	x := []float64{1, 3, 5, 7, 9, 11, 13, 15}
-	for rep := 0; rep < 200; rep++ {
-		y := make([]float64, len(x))
-		lo, hi := make([]float64, len(x)), make([]float64, len(x))
-		for i := range y {
-			y[i] = 0.01*x[i]*rng.Float64() + 0.02*rng.NormFloat64()
-			lo[i], hi[i] = y[i]-0.004*rng.Float64(), y[i]+0.004*rng.Float64()
-		}
-		f, b := FitTrendWithin(x, y, y, y, 16)
-		if b.AtLo != f.At || b.AtHi != f.At || math.Abs(b.SELo-f.AtSE) > 1e-12*f.AtSE || math.Abs(b.SEHi-f.AtSE) > 1e-12*f.AtSE ||
-			math.Abs(b.PLo-f.PIncrease) > 1e-12 || math.Abs(b.PHi-f.PIncrease) > 1e-12 {
-			t.Fatalf("zero-width bounds %+v differ from the fit %+v", b, f)
-		}
-		_, b = FitTrendWithin(x, y, lo, hi, 16)
-		if !(b.AtLo < f.At && f.At < b.AtHi && b.SELo < f.AtSE && f.AtSE < b.SEHi && b.PLo <= f.PIncrease && f.PIncrease <= b.PHi) {
-			t.Fatalf("bounds %+v do not hold the point fit %+v", b, f)
-		}
-		for k := 0; k < 50; k++ {
-			z := make([]float64, len(x))
-			for i := range z {
-				z[i] = lo[i] + (hi[i]-lo[i])*rng.Float64()
-				if k%2 == 0 {
-					// the corners, where linear figures reach their ends
-					z[i] = [2]float64{lo[i], hi[i]}[rng.IntN(2)]
-				}
+	const tq = 1.94
+	for _, x := range [][]float64{{1, 3, 5, 7, 9, 11, 13, 15}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14}} {
+		for rep := 0; rep < 200; rep++ {
+			y := make([]float64, len(x))
+			lo, hi := make([]float64, len(x)), make([]float64, len(x))
+			for i := range y {
+				y[i] = 0.01*x[i]*rng.Float64() + 0.02*rng.NormFloat64()
+				lo[i], hi[i] = y[i]-0.004*rng.Float64(), y[i]+0.004*rng.Float64()
 			}
-			g := FitTrend(x, z, 16)
-			const eps = 1e-12
-			if g.At < b.AtLo-eps || g.At > b.AtHi+eps || g.AtSE < b.SELo-eps || g.AtSE > b.SEHi+eps ||
-				g.PIncrease < b.PLo-eps || g.PIncrease > b.PHi+eps {
-				t.Fatalf("series %v fits %+v outside the bounds %+v", z, g, b)
+			f, b := FitTrendWithin(x, y, y, y, 16, tq)
+			if b.AtLo != f.At || b.AtHi != f.At || b.Lower != f.At-tq*f.AtSE || b.Upper != f.At+tq*f.AtSE ||
+				b.PLo != f.PIncrease || b.PHi != f.PIncrease {
+				t.Fatalf("zero-width bounds %+v differ from the fit %+v", b, f)
+			}
+			_, b = FitTrendWithin(x, y, lo, hi, 16, tq)
+			if !(b.AtLo < f.At && f.At < b.AtHi && b.Lower < f.At-tq*f.AtSE && f.At+tq*f.AtSE < b.Upper && b.PLo <= f.PIncrease) ||
+				(b.PHi < 0.5 && !(f.PIncrease <= b.PHi)) {
+				t.Fatalf("bounds %+v do not hold the point fit %+v", b, f)
+			}
+			for k := 0; k < 50; k++ {
+				z := make([]float64, len(x))
+				for i := range z {
+					z[i] = lo[i] + (hi[i]-lo[i])*rng.Float64()
+					if k%2 == 0 {
+						// the corners, where the bounds are reached
+						z[i] = [2]float64{lo[i], hi[i]}[rng.IntN(2)]
+					}
+				}
+				g := FitTrend(x, z, 16)
+				const eps = 1e-12
+				if g.At < b.AtLo-eps || g.At > b.AtHi+eps || g.At-tq*g.AtSE < b.Lower-eps || g.At+tq*g.AtSE > b.Upper+eps ||
+					g.PIncrease < b.PLo-eps || (b.PHi < 0.5 && g.PIncrease > b.PHi+eps) {
+					t.Fatalf("series %v fits %+v outside the bounds %+v", z, g, b)
+				}
 			}
 		}
 	}
-	if _, b := FitTrendWithin(x[:2], x[:2], x[:2], x[:2], 3); !math.IsNaN(b.AtLo) || !math.IsNaN(b.PLo) {
+	x := []float64{1, 3, 5}
+	if _, b := FitTrendWithin(x[:2], x[:2], x[:2], x[:2], 3, tq); !math.IsNaN(b.AtLo) || !math.IsNaN(b.PLo) {
 		t.Errorf("two points: bounds %+v, want NaN", b)
 	}
 	y := []float64{1, 2, 3}
-	if _, b := FitTrendWithin(x[:3], y, []float64{1, 2.5, 3}, y, 6); !math.IsNaN(b.AtLo) {
+	if _, b := FitTrendWithin(x, y, []float64{1, 2.5, 3}, y, 6, tq); !math.IsNaN(b.AtLo) {
 		t.Errorf("an interval not holding its point: bounds %+v, want NaN", b)
 	}
 }
