@@ -292,11 +292,6 @@ func (j *aggJudgement) report() *Report {
 		}
 		r.Inputs = append(r.Inputs, a.ds.Inputs...)
 	}
-	if j.exact() {
-		j.warnf("diagnostics (Mann-Whitney, Hodges-Lehmann) need the requests themselves and are not computed from an aggregate")
-	} else {
-		j.warnf("diagnostics (Mann-Whitney, Hodges-Lehmann) need per-request data and are not computed from metrics")
-	}
 	r.Arms.Baseline, r.Arms.Canary = j.armSummary(j.b), j.armSummary(j.cRaw)
 	lo := math.Min(j.b.slices[0].start, j.c.slices[0].start)
 	hi := math.Max(j.b.slices[len(j.b.slices)-1].end, j.c.slices[len(j.c.slices)-1].end)
@@ -335,7 +330,7 @@ func (j *aggJudgement) report() *Report {
 	}
 	r.Normalization.Steps = append(r.Normalization.Steps, j.normSteps()...)
 	r.Metrics = j.gates()
-	r.Diagnostics = append(r.Diagnostics, j.shortOutputs(1-2*p.Alpha())...)
+	r.Diagnostics = append(j.binnedDiagnostics(), j.shortOutputs(1-2*p.Alpha())...)
 	r.Series = j.series()
 	r.Classes = aggClasses(j.b, j.c, j.classOf)
 	r.Distributions = j.distributions()
@@ -360,6 +355,9 @@ func (j *aggJudgement) report() *Report {
 	}
 	internalView(r, aggWork(j.b), aggWork(j.c), j.b.ds.Agg.Step)
 	r.Warnings = j.warns
+	if r.Warnings == nil {
+		r.Warnings = []string{}
+	}
 	return r
 }
 
@@ -591,6 +589,7 @@ func (j *aggJudgement) gates() []Metric {
 			ps[i] = stats.FailPValue(evals[i].harmPoint, evals[i].se, evals[i].failAt)
 		}
 	}
+	j.naive(gates, evals, conf)
 	// per-class tail gates, as on the request path: every class with
 	// ≥ MajorClassShare of the baseline's offered requests gets each tail
 	// gate on its own histograms; the pooled gate and its class gates
@@ -881,47 +880,6 @@ func sumOffered(a *aggArm) float64 {
 		t += a.slices[i].offered()
 	}
 	return t
-}
-
-func (j *aggJudgement) series() Series {
-	s := Series{BucketSeconds: Num(j.b.ds.Agg.Step)}
-	pts := func(a *aggArm) []Point {
-		out := []Point{}
-		t0 := a.slices[0].start
-		for _, sl := range a.slices {
-			out = append(out, Point{T: Num(sl.start - t0), Offered: int64(math.Round(sl.offered())), Good: int64(math.Round(sl.goodLo)),
-				GoodputRPS: Num(sl.goodLo / (sl.end - sl.start)), TTFTP50: Num(histo.Quantile(0.5, sl.ttft)), TTFTP99: Num(histo.Quantile(0.99, sl.ttft))})
-		}
-		return out
-	}
-	s.Baseline, s.Canary = pts(j.b), pts(j.c)
-	return s
-}
-
-func (j *aggJudgement) distributions() Distributions {
-	ps := distributionProbs()
-	d := Distributions{Probs: make([]Num, len(ps))}
-	for i, q := range ps {
-		d.Probs[i] = Num(q)
-	}
-	curve := func(a *aggArm, tpot bool) []Num {
-		var h sources.Histogram
-		for i := range a.slices {
-			if tpot {
-				h = addHist(h, a.slices[i].tpot)
-			} else {
-				h = addHist(h, a.slices[i].ttft)
-			}
-		}
-		out := make([]Num, len(ps))
-		for i, q := range ps {
-			out[i] = Num(histo.Quantile(q, h))
-		}
-		return out
-	}
-	d.TTFT = ArmQuantCurve{Baseline: curve(j.b, false), Canary: curve(j.c, false)}
-	d.TPOT = ArmQuantCurve{Baseline: curve(j.b, true), Canary: curve(j.c, true)}
-	return d
 }
 
 func gateKind(g policies.Gate) string {

@@ -79,7 +79,8 @@ import (
 // a factor 2^(1/256) ≈ 1.0027 of its value.
 //
 // Not available from the aggregate: anything needing the requests
-// themselves in order (per-request diagnostics, prefix-cache strata). A
+// themselves in order (prefix-cache strata; the Mann-Whitney and
+// Hodges-Lehmann diagnostics come from the pooled bins, see aggdiag.go). A
 // replica that joins late may need its own warm-up cut, found from its
 // per-slice TTFT; judging that cut and re-counting without the cut
 // requests needs a second look at the records, which for files means

@@ -63,9 +63,10 @@ detected from content; --input-format overrides it. Formats:
 --stream judges request logs of any size in bounded memory: each request is
 counted into 10 s buckets per stratum (exact counts and good requests,
 latencies on log-linear bins 0.27% wide) and not kept, and the arms are
-judged from those aggregates. It reads native request logs only; benchmark
-files and scrapes stay on the exact path, as do the per-request
-diagnostics.
+judged from those aggregates, the Mann-Whitney / Hodges-Lehmann diagnostics
+included (from the pooled bins, never less cautious than from the values).
+It reads native request logs only; benchmark files and scrapes stay on the
+exact path.
 
 Exit codes: 0 pass, 1 fail, 2 usage error, 3 inconclusive
 (1 with --fail-on-inconclusive), 4 could not evaluate.`,
@@ -135,7 +136,7 @@ Exit codes: 0 pass, 1 fail, 2 usage error, 3 inconclusive
 	fs.BoolVar(&o.FailOnInconclusive, "fail-on-inconclusive", false, "exit 1 instead of 3 when the verdict is inconclusive")
 	fs.BoolVar(&o.NoColor, "no-color", false, "no colour in text output (also when NO_COLOR is set)")
 	fs.StringVar(&o.Cost, "cost", "", "cost records (CSV or JSONL: start,end,arm[,replica],accelerator_usd,host_usd,network_usd,idle_reserve_usd)")
-	fs.BoolVar(&o.Stream, "stream", false, "judge request logs in one streaming pass with bounded memory: each request is counted into 10 s buckets per stratum (exact counts and good requests, latencies on log-linear bins 0.27% wide) and not kept; both arms and all files are read in parallel. Request logs only (not benchmark files or scrapes); per-request diagnostics are not computed")
+	fs.BoolVar(&o.Stream, "stream", false, "judge request logs in one streaming pass with bounded memory: each request is counted into 10 s buckets per stratum (exact counts and good requests, latencies on log-linear bins 0.27% wide) and not kept; both arms and all files are read in parallel. Request logs only (not benchmark files or scrapes)")
 	fs.StringVar(&o.Judge, "judge", "goodput", "which judge decides: goodput (this tool's), or the comparators kayenta (Kayenta-style Mann-Whitney with a ±25% band on per-minute series) and threshold (Argo/Flagger-style per-minute limits), for comparing on your own data")
 	o.prom.addFlags(fs)
 	o.ch.addFlags(fs)
@@ -366,14 +367,24 @@ func (a *app) readArms(ctx context.Context, o *judgeOptions, ro requestlog.Optio
 	return base, can, nil
 }
 
-// reviewJudge serves `goodput review --baseline … --canary …`: the judge
-// with default options, and the report's JSON bytes for the review record.
-func (a *app) reviewJudge(ctx context.Context, baseline, canary []string, policy string, progress io.Writer) (*analysis.Report, []byte, error) {
-	o := &judgeOptions{Baseline: baseline, Canary: canary, Policy: policy, Seed: 1, Resamples: 2000}
+// reviewJudge serves `goodput review --baseline … --canary …` (and its
+// --stream and --clickhouse forms): the judge with default options, and
+// the report's JSON bytes for the review record.
+func (a *app) reviewJudge(ctx context.Context, in reviewInput, progress io.Writer) (*analysis.Report, []byte, error) {
+	o := &judgeOptions{Baseline: in.Baseline, Canary: in.Canary, Policy: in.Policy, Stream: in.Stream, Judge: "goodput", Seed: 1, Resamples: 2000}
 	if o.Policy == "" {
 		o.Policy = policies.DefaultName
 	}
-	fmt.Fprintf(progress, "judging %d baseline and %d canary files…\n", len(baseline), len(canary))
+	o.ch = in.ClickHouse
+	o.prom.Start, o.prom.End, o.prom.Last = in.Start, in.End, in.Last
+	switch {
+	case o.ch.enabled():
+		fmt.Fprintf(progress, "judging request logs in ClickHouse table %s…\n", in.ClickHouse.Table)
+	case o.Stream:
+		fmt.Fprintf(progress, "judging %d baseline and %d canary files in one streaming pass…\n", len(in.Baseline), len(in.Canary))
+	default:
+		fmt.Fprintf(progress, "judging %d baseline and %d canary files…\n", len(in.Baseline), len(in.Canary))
+	}
 	rep, err := a.judgeFiles(ctx, o, progress)
 	if err != nil {
 		return nil, nil, err

@@ -24,10 +24,26 @@ import (
 	"github.com/goodput-dev/goodput/sources"
 )
 
-// reviewJudgeFunc runs the judge pipeline on input files and returns the
-// report and its JSON encoding (the bytes the review record's
+// reviewJudgeFunc runs the judge pipeline on the review's inputs and
+// returns the report and its JSON encoding (the bytes the review record's
 // report_sha256 is computed over). Progress goes to progress.
-type reviewJudgeFunc func(ctx context.Context, baseline, canary []string, policy string, progress io.Writer) (*analysis.Report, []byte, error)
+type reviewJudgeFunc func(ctx context.Context, in reviewInput, progress io.Writer) (*analysis.Report, []byte, error)
+
+// reviewInput is what `goodput review` judges instead of reading a
+// report: request files per arm (on the exact path, or streamed into
+// aggregates with Stream), or request logs aggregated in ClickHouse.
+type reviewInput struct {
+	Baseline, Canary []string
+	Policy           string // "" is the judge's default
+	// Stream counts the files' requests into aggregates while reading
+	// them, keeping none (goodput judge --stream).
+	Stream bool
+	// ClickHouse, when its URL is set, reads both arms from a table with
+	// the window Start/End or Last (goodput judge --clickhouse).
+	ClickHouse chOptions
+	Start, End string
+	Last       time.Duration
+}
 
 // reviewOptions are the dependencies of `goodput review` that tests and
 // the wiring replace.
@@ -57,14 +73,13 @@ func (a *app) newReviewCmd() *cobra.Command {
 
 func (a *app) newReviewCmdWith(ro reviewOptions) *cobra.Command {
 	var (
-		record           string
-		baseline, canary []string
-		policy           string
-		noColor          bool
-		capacityMode     bool
+		record       string
+		in           reviewInput
+		noColor      bool
+		capacityMode bool
 	)
 	cmd := &cobra.Command{
-		Use:   "review REPORT.json [--record FILE] | review [--capacity] --baseline FILE… --canary FILE… [--policy P]",
+		Use:   "review REPORT.json [--record FILE] | review [--capacity] [--stream] --baseline FILE… --canary FILE… [--policy P] | review --clickhouse URL --table T --baseline-where … --canary-where … (--start/--end | --last)",
 		Short: "Review a report interactively in the terminal and record approve or reject",
 		Long: `Open a judge report (from goodput judge --format json) in an interactive
 terminal view: the verdict and gates, each gate's interval against its margin,
@@ -86,42 +101,79 @@ the comparison: both arms' capacities at SLO with intervals, the ratio against
 its margin and the verdict, attainment against offered rate with the target
 line, and the points. It records no decision.
 
+--stream judges the --baseline/--canary request logs as goodput judge
+--stream does, in one pass with bounded memory (no request is kept: memory
+does not grow with the number of requests); the distributions, time series
+and diagnostics come from the aggregates.
+--clickhouse reviews request logs aggregated in ClickHouse, with the
+flags of goodput judge --clickhouse.
+
 review needs a terminal; in scripts and pipes use goodput judge. NO_COLOR or
 --no-color turns colour off.`,
 		Example: `  goodput judge --baseline b.jsonl --canary c.jsonl --format json --out run.json
   goodput review run.json                      # decision goes to run.review.json
   goodput review run.json --record decisions/run-42.json
+  goodput review --stream --baseline big-baseline.jsonl.gz --canary big-canary.jsonl.gz
+  goodput review --clickhouse http://clickhouse:8123 --table logs.requests --last 30m \
+    --baseline-where "deployment = 'baseline'" --canary-where "deployment = 'canary'"
   goodput review --capacity --baseline sweeps/v1 --canary sweeps/quantized
   goodput capacity --baseline sweeps/v1 --canary sweeps/quantized --format json --out cap.json; goodput review cap.json`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if capacityMode {
-				return a.runCapacityReview(cmd.Context(), ro, args, record, baseline, canary, policy, noColor)
+			if !in.ClickHouse.enabled() {
+				var given []string
+				for _, f := range append(in.ClickHouse.flagNames(), "start", "end", "last") {
+					if cmd.Flags().Changed(f) {
+						given = append(given, "--"+f)
+					}
+				}
+				if len(given) > 0 {
+					return usageError("%s only apply with --clickhouse URL", strings.Join(given, ", "))
+				}
 			}
-			return a.runReview(cmd.Context(), ro, args, record, baseline, canary, policy, noColor)
+			if capacityMode {
+				if in.Stream || in.ClickHouse.enabled() {
+					return usageError("--capacity reads rate sweeps; --stream and --clickhouse judge request logs: drop one of them")
+				}
+				return a.runCapacityReview(cmd.Context(), ro, args, record, in.Baseline, in.Canary, in.Policy, noColor)
+			}
+			return a.runReview(cmd.Context(), ro, args, record, in, noColor)
 		},
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&record, "record", "", "write the review record to FILE (default: REPORT.review.json beside the report)")
-	fs.StringArrayVar(&baseline, "baseline", nil, "judge these baseline files first instead of reading a report")
-	fs.StringArrayVar(&canary, "canary", nil, "judge these canary files first instead of reading a report")
-	fs.StringVar(&policy, "policy", "", "policy for --baseline/--canary (built-in name or YAML file; default: the judge's)")
+	fs.StringArrayVar(&in.Baseline, "baseline", nil, "judge these baseline files first instead of reading a report")
+	fs.StringArrayVar(&in.Canary, "canary", nil, "judge these canary files first instead of reading a report")
+	fs.StringVar(&in.Policy, "policy", "", "policy for --baseline/--canary or --clickhouse (built-in name or YAML file; default: the judge's)")
+	fs.BoolVar(&in.Stream, "stream", false, "with --baseline/--canary request logs: judge them in one streaming pass with bounded memory, keeping no request (as goodput judge --stream)")
+	in.ClickHouse.addFlags(fs)
+	fs.StringVar(&in.Start, "start", "", "with --clickhouse: window start, RFC 3339 (e.g. 2026-11-29T14:00:00Z); with --end")
+	fs.StringVar(&in.End, "end", "", "with --clickhouse: window end, RFC 3339; default now when --last is given")
+	fs.DurationVar(&in.Last, "last", 0, "with --clickhouse: window of this length ending at --end or now (e.g. 30m); instead of --start")
 	fs.BoolVar(&noColor, "no-color", false, "no colour (also when NO_COLOR is set)")
 	fs.BoolVar(&capacityMode, "capacity", false, "review the capacity comparison of two rate sweeps given with --baseline/--canary (see goodput capacity)")
 	return cmd
 }
 
-func (a *app) runReview(ctx context.Context, ro reviewOptions, args []string, record string, baseline, canary []string, policy string, noColor bool) error {
-	judged := len(baseline) > 0 || len(canary) > 0
+func (a *app) runReview(ctx context.Context, ro reviewOptions, args []string, record string, in reviewInput, noColor bool) error {
+	files := len(in.Baseline) > 0 || len(in.Canary) > 0
+	ch := in.ClickHouse.enabled()
+	judged := files || ch
 	switch {
+	case files && ch:
+		return usageError("give either --clickhouse with --baseline-where/--canary-where, or --baseline/--canary files, not both")
 	case judged && len(args) > 0:
-		return usageError("give either REPORT.json or --baseline/--canary, not both")
+		return usageError("give either REPORT.json or --baseline/--canary (or --clickhouse), not both")
 	case !judged && len(args) == 0:
-		return usageError("review needs REPORT.json (from goodput judge --format json) or --baseline FILE --canary FILE")
-	case judged && (len(baseline) == 0 || len(canary) == 0):
+		return usageError("review needs REPORT.json (from goodput judge --format json), --baseline FILE --canary FILE, or --clickhouse URL")
+	case files && (len(in.Baseline) == 0 || len(in.Canary) == 0):
 		return usageError("review needs both --baseline and --canary")
-	case !judged && policy != "":
-		return usageError("--policy applies only with --baseline/--canary; a report already names its policy")
+	case !judged && in.Policy != "":
+		return usageError("--policy applies only with --baseline/--canary or --clickhouse; a report already names its policy")
+	case in.Stream && ch:
+		return usageError("--stream reads request-log files; --clickhouse aggregates on the server already: drop --stream")
+	case in.Stream && !files:
+		return usageError("--stream applies only with --baseline/--canary request logs; a report is already judged")
 	}
 	interactive := ro.interactive
 	if interactive == nil {
@@ -146,7 +198,7 @@ func (a *app) runReview(ctx context.Context, ro reviewOptions, args []string, re
 				"`goodput judge --baseline … --canary … --format json --out report.json` and then `goodput review report.json`"))
 		}
 		var err error
-		rep, raw, err = ro.judge(ctx, baseline, canary, policy, a.io.ErrOut)
+		rep, raw, err = ro.judge(ctx, in, a.io.ErrOut)
 		if err != nil {
 			var ee *exitError
 			if errors.As(err, &ee) {
@@ -157,7 +209,14 @@ func (a *app) runReview(ctx context.Context, ro reviewOptions, args []string, re
 		if rep == nil {
 			return inputError(errors.New("review: the judge returned no report"))
 		}
-		name = fmt.Sprintf("judged %d baseline + %d canary inputs", len(baseline), len(canary))
+		switch {
+		case ch:
+			name = fmt.Sprintf("judged in ClickHouse (%s)", clip(in.ClickHouse.Table))
+		case in.Stream:
+			name = fmt.Sprintf("judged %d baseline + %d canary inputs, streamed", len(in.Baseline), len(in.Canary))
+		default:
+			name = fmt.Sprintf("judged %d baseline + %d canary inputs", len(in.Baseline), len(in.Canary))
+		}
 		if record == "" {
 			record = defaultJudgedRecord
 		}

@@ -83,6 +83,11 @@ func TestReviewRefusesAndValidates(t *testing.T) {
 		{"no schema", []string{writeTemp(t, "other.json", `{"verdict":"pass"}`)}, true, ExitError, "not a goodput report"},
 		{"newer schema", []string{writeTemp(t, "new.json", `{"schema_version":99,"verdict":"pass"}`)}, true, ExitError, "upgrade goodput"},
 		{"bad verdict", []string{writeTemp(t, "v.json", "{\"schema_version\":1,\"verdict\":\"ok\\u001b[2J\"}")}, true, ExitError, `verdict "ok\x1b[2J"`},
+		{"stream with a report", []string{good, "--stream"}, true, ExitUsage, "--stream applies only"},
+		{"stream with clickhouse", []string{"--stream", "--clickhouse", "http://127.0.0.1:8123", "--table", "t"}, true, ExitUsage, "drop --stream"},
+		{"clickhouse and files", []string{"--clickhouse", "http://127.0.0.1:8123", "--baseline", "b.jsonl", "--canary", "c.jsonl"}, true, ExitUsage, "not both"},
+		{"clickhouse flags without clickhouse", []string{good, "--table", "t", "--last", "30m"}, true, ExitUsage, "--table, --last only apply with --clickhouse"},
+		{"stream with capacity", []string{"--capacity", "--stream", "--baseline", "b", "--canary", "c"}, true, ExitUsage, "drop one of them"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -185,14 +190,13 @@ func TestReviewJudgeHook(t *testing.T) {
 	if err := json.Unmarshal(raw, &rep); err != nil {
 		t.Fatal(err)
 	}
-	var gotBase, gotCan []string
-	var gotPolicy string
+	var got reviewInput
 	ro := reviewOptions{
 		now:         reviewNow,
 		interactive: func(io.Reader, io.Writer) bool { return true },
 		teaOptions:  []tea.ProgramOption{tea.WithoutSignalHandler()},
-		judge: func(_ context.Context, b, c []string, p string, progress io.Writer) (*analysis.Report, []byte, error) {
-			gotBase, gotCan, gotPolicy = b, c, p
+		judge: func(_ context.Context, in reviewInput, progress io.Writer) (*analysis.Report, []byte, error) {
+			got = in
 			return &rep, raw, nil
 		},
 	}
@@ -202,14 +206,27 @@ func TestReviewJudgeHook(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, msg)
 	}
-	if strings.Join(gotBase, ",") != "b1.jsonl,b2.jsonl" || strings.Join(gotCan, ",") != "c.jsonl" || gotPolicy != "batch" {
-		t.Fatalf("hook got %v %v %q", gotBase, gotCan, gotPolicy)
+	if strings.Join(got.Baseline, ",") != "b1.jsonl,b2.jsonl" || strings.Join(got.Canary, ",") != "c.jsonl" || got.Policy != "batch" || got.Stream {
+		t.Fatalf("hook got %+v", got)
 	}
 	if r := readRecord(t, rec); r.Decision != "reject" || r.Reviewer != "" && r.Reviewer != "unknown" || r.ReportSHA256 != sha256Hex(raw) {
 		t.Fatalf("record %+v", r)
 	}
 
-	ro.judge = func(context.Context, []string, []string, string, io.Writer) (*analysis.Report, []byte, error) {
+	// --stream and --clickhouse reach the judge
+	rec2 := filepath.Join(t.TempDir(), "streamed.json")
+	if code, _, msg := runReviewCmd(t, ro, byteReader{strings.NewReader("x\rq")}, nil,
+		"--stream", "--baseline", "b.jsonl", "--canary", "c.jsonl", "--record", rec2); code != 0 || !got.Stream || got.ClickHouse.enabled() {
+		t.Fatalf("--stream: exit %d %q, hook got %+v", code, msg, got)
+	}
+	if code, _, msg := runReviewCmd(t, ro, byteReader{strings.NewReader("x\rq")}, nil,
+		"--clickhouse", "http://127.0.0.1:8123", "--table", "logs.requests", "--baseline-where", "d = 'b'", "--canary-where", "d = 'c'",
+		"--last", "30m", "--record", rec2); code != 0 || got.Stream || got.ClickHouse.URL != "http://127.0.0.1:8123" ||
+		got.ClickHouse.Table != "logs.requests" || got.Last != 30*time.Minute || got.ClickHouse.CanaryWhere != "d = 'c'" {
+		t.Fatalf("--clickhouse: exit %d %q, hook got %+v", code, msg, got)
+	}
+
+	ro.judge = func(context.Context, reviewInput, io.Writer) (*analysis.Report, []byte, error) {
 		return nil, nil, errors.New("canary.jsonl:3: bad status")
 	}
 	if code, _, msg := runReviewCmd(t, ro, strings.NewReader(""), nil, "--baseline", "b", "--canary", "c"); code != ExitError || !strings.Contains(msg, "canary.jsonl:3") {

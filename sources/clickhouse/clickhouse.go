@@ -24,12 +24,13 @@
 // native-log fields the table lacks read as unknown. Columns map like the
 // native request log (DESIGN.md §3: ts, status, ttft_s, tpot_s, e2e_s,
 // max_itl_s, prompt_tokens, output_tokens, cached_tokens, class, replica,
-// attempt, quality_ok; latencies in seconds); a Columns mapping names
+// attempt, quality_ok, canceled_by; latencies in seconds); a Columns mapping names
 // other columns. ts is unix seconds (any number type) or DateTime; a NULL
 // or NaN latency is unknown. Rows the native log's reader refuses (an
 // unknown status, a completion without ttft_s, a negative or infinite
 // latency, e2e_s below ttft_s, a negative or fractional count, attempt
-// below 1) make the read fail with their counts.
+// below 1, a canceled_by other than client or server or on a request that
+// was not canceled) make the read fail with their counts.
 //
 // # Safety
 //

@@ -18,6 +18,9 @@
 //   - class, replica: strings.
 //   - attempt: a whole number ≥ 1 (1 = first try).
 //   - quality_ok: true or false (CSV also True/False/1/0).
+//   - canceled_by: client or server, lower case, only on a canceled request
+//     (JSON "" means unknown too); a server's cancel counts as failed
+//     (sources.CountsFailed).
 //
 // JSON null or an empty CSV cell means unknown (NaN latency, -1 token count,
 // 0 attempt, unknown quality). A field given twice in one object is an
