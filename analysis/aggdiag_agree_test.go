@@ -88,6 +88,11 @@ func TestAggregateViewAgreesWithRequests(t *testing.T) {
 			diagnosticsAgree(t, rr, ra, bd, cd)
 			curvesAgree(t, rr, ra)
 			naiveAgree(t, rr, ra, tc.mixed)
+			for _, st := range ra.Normalization.Steps {
+				if st.Name == "mix" && st.Applied && !strings.Contains(st.Detail, "slo_attainment naive ") {
+					t.Errorf("the mix step does not list the naive comparisons: %s", st.Detail)
+				}
+			}
 			if ra.Warnings == nil {
 				t.Error("warnings: nil, which the JSON report writes as null; want a list")
 			}

@@ -1,7 +1,9 @@
 package analysis
 
 import (
+	"fmt"
 	"math"
+	"strings"
 
 	"github.com/goodput-dev/goodput/policies"
 )
@@ -41,4 +43,41 @@ func (j *aggJudgement) naive(gates []policies.Gate, evals []gateEval, conf float
 			m.Adjusted = append(m.Adjusted, "standardized to the baseline mix (strata: class label or token-length band × policy class): the canary's counts reweighted per stratum to the baseline's shares")
 		}
 	}
+}
+
+// naiveInMixStep lists, in the mix normalization step's detail, each
+// standardized gate's comparison as measured and as standardized, as the
+// request path's mix step does ("slo_attainment naive +0.12 pp [−0.05,
+// +0.29] → standardized …"; pp for absolute gates, % for relative ones).
+func naiveInMixStep(r *Report) {
+	var parts []string
+	for _, m := range r.Metrics {
+		if m.Naive == nil || !slicesHasPrefix(m.Adjusted, "standardized to the") {
+			continue
+		}
+		f := func(d Num, iv [2]Num) string {
+			if m.Scale == "relative" {
+				return fmt.Sprintf("%+.2f%% [%+.2f, %+.2f]", 100*float64(d), 100*float64(iv[0]), 100*float64(iv[1]))
+			}
+			return fmt.Sprintf("%+.2f pp [%+.2f, %+.2f]", 100*float64(d), 100*float64(iv[0]), 100*float64(iv[1]))
+		}
+		parts = append(parts, m.Name+" naive "+f(m.Naive.Delta, m.Naive.Interval)+" → standardized "+f(m.Delta, m.Interval))
+	}
+	if len(parts) == 0 {
+		return
+	}
+	for i := range r.Normalization.Steps {
+		if st := &r.Normalization.Steps[i]; st.Name == "mix" && st.Applied {
+			st.Detail += "; " + strings.Join(parts, "; ")
+		}
+	}
+}
+
+func slicesHasPrefix(xs []string, prefix string) bool {
+	for _, x := range xs {
+		if strings.HasPrefix(x, prefix) {
+			return true
+		}
+	}
+	return false
 }

@@ -330,6 +330,7 @@ func (j *aggJudgement) report() *Report {
 	}
 	r.Normalization.Steps = append(r.Normalization.Steps, j.normSteps()...)
 	r.Metrics = j.gates()
+	naiveInMixStep(r)
 	r.Diagnostics = append(j.binnedDiagnostics(), j.shortOutputs(1-2*p.Alpha())...)
 	r.Series = j.series()
 	r.Classes = aggClasses(j.b, j.c, j.classOf)
