@@ -122,13 +122,13 @@ func (j *aggJudgement) loadRatioGuardrail(conf float64) (gateEval, bool) {
 	if !okb || !okc {
 		return gateEval{}, false
 	}
-	est := stats.LogRatioOfRatios(rc, rb, conf)
+	estimate := func(conf float64) stats.Estimate { return stats.LogRatioOfRatios(rc, rb, conf) }
 	if j.paired {
 		// a traffic wave both arms ride cancels in the paired difference
 		xa, ya := j.align(rc, rb)
-		est = stats.PairedLogRatioOfRatios(xa, ya, conf)
+		estimate = func(conf float64) stats.Estimate { return stats.PairedLogRatioOfRatios(xa, ya, conf) }
 	}
-	return loadRatioEval(rb, rc, est, conf, "counted"), true
+	return loadRatioEval(rb, rc, estimate, conf, "counted"), true
 }
 
 // warmupGuardrail checks what the automatic warm-up cut removed, as the

@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"strconv"
 
 	"github.com/goodput-dev/goodput/analysis/normalize"
 	"github.com/goodput-dev/goodput/analysis/stats"
@@ -872,7 +873,7 @@ func (j *judgement) loadRatioGuardrail(conf float64) (gateEval, bool) {
 	if len(rb.Num) < MinBuckets || len(rc.Num) < MinBuckets {
 		return gateEval{}, false
 	}
-	est := stats.LogRatioOfRatios(rc, rb, conf)
+	estimate := func(conf float64) stats.Estimate { return stats.LogRatioOfRatios(rc, rb, conf) }
 	if j.paired {
 		// a traffic wave both arms ride cancels in the paired difference
 		pb, pc := j.alignedRatios(func(b *bucket) float64 { return b.offered }, func(b *bucket) float64 { return b.secs * float64(j.b.replicas) })
@@ -885,9 +886,9 @@ func (j *judgement) loadRatioGuardrail(conf float64) (gateEval, bool) {
 				pb.Num[t], pb.Den[t], pc.Num[t], pc.Den[t] = 0, 0, 0, 0
 			}
 		}
-		est = stats.PairedLogRatioOfRatios(pc, pb, conf)
+		estimate = func(conf float64) stats.Estimate { return stats.PairedLogRatioOfRatios(pc, pb, conf) }
 	}
-	return loadRatioEval(rb, rc, est, conf, "logged"), true
+	return loadRatioEval(rb, rc, estimate, conf, "logged"), true
 }
 
 // loadRatioEval decides the offered_load_ratio guardrail from the arms'
@@ -896,9 +897,16 @@ func (j *judgement) loadRatioGuardrail(conf float64) (gateEval, bool) {
 // here). seen says where a shed request would have gone missing ("logged"
 // for request records, "counted" for metrics). Both judging paths call it,
 // so they decide the same way.
-func loadRatioEval(rb, rc stats.Ratio, est stats.Estimate, conf float64, seen string) gateEval {
+func loadRatioEval(rb, rc stats.Ratio, estimate func(conf float64) stats.Estimate, conf float64, seen string) gateEval {
 	vb, vc := sum(rb.Num)/sum(rb.Den), sum(rc.Num)/sum(rc.Den)
-	est = poissonFloor(est, sum(rb.Num), sum(rc.Num), conf)
+	est := poissonFloor(estimate(conf), sum(rb.Num), sum(rc.Num), conf)
+	// the check fails in either direction, so each direction is tested at
+	// half the error rate of a one-sided gate: the interval that decides a
+	// failure is the (1 − (1 − conf)/2) one (95% two-sided at the default
+	// 90%), or an even split would fail up to twice as often as any other
+	// gate when the tolerance is small against the interval (short runs)
+	failConf := 1 - (1-conf)/2
+	failEst := poissonFloor(estimate(failConf), sum(rb.Num), sum(rc.Num), failConf)
 	m := Metric{Name: "offered_load_ratio", Guardrail: true, Direction: "two_sided", Scale: "relative", Unit: "req/s/replica",
 		Margin: Num(LoadRatioTolerance), Buckets: [2]int{len(rb.Num), len(rc.Num)}, Adjusted: []string{},
 		NBaseline: int64(math.Round(sum(rb.Num))), NCanary: int64(math.Round(sum(rc.Num))), Baseline: Num(vb), Canary: Num(vc),
@@ -911,12 +919,17 @@ func loadRatioEval(rb, rc stats.Ratio, est stats.Estimate, conf float64, seen st
 	case math.IsNaN(est.CI.Lo) || math.IsNaN(est.CI.Hi):
 		e.m.Verdict = Inconclusive
 		e.m.Reason = "the offered-load ratio could not be estimated"
-	case est.CI.Hi < -tol:
+	case failEst.CI.Hi < -tol:
 		e.m.Verdict = Fail
-		e.m.Reason = fmt.Sprintf("%s offered requests per replica-second: the canary is offered less than the baseline beyond ±%s (sample-ratio mismatch: load shed or routed away before it was %s?); declare traffic.canary_share if the split is intended", iv, fmtMargin(m), seen)
-	case est.CI.Lo > tol:
+		e.m.Reason = fmt.Sprintf("%s offered requests per replica-second: the canary is offered less than the baseline beyond ±%s%s (sample-ratio mismatch: load shed or routed away before it was %s?); declare traffic.canary_share if the split is intended", iv, fmtMargin(m), failAt(conf, failConf), seen)
+	case failEst.CI.Lo > tol:
 		e.m.Verdict = Fail
-		e.m.Reason = fmt.Sprintf("%s offered requests per replica-second: the canary is offered more than the baseline beyond ±%s (sample-ratio mismatch: retries or routing?); declare traffic.canary_share if the split is intended", iv, fmtMargin(m))
+		e.m.Reason = fmt.Sprintf("%s offered requests per replica-second: the canary is offered more than the baseline beyond ±%s%s (sample-ratio mismatch: retries or routing?); declare traffic.canary_share if the split is intended", iv, fmtMargin(m), failAt(conf, failConf))
+	case est.CI.Hi < -tol || est.CI.Lo > tol:
+		// beyond the tolerance at the shown level only: not a failure of a
+		// two-sided check, but a shortfall is not ruled out either way
+		e.m.Verdict = Inconclusive
+		e.m.Reason = fmt.Sprintf("%s offered requests per replica-second: beyond ±%s at %s but not at %s, the level a check that fails in either direction needs; more data decides it; declare traffic.canary_share if the split is intended", iv, fmtMargin(m), pctLevel(conf), pctLevel(failConf))
 	case est.CI.Lo < -tol && est.Point < -math.Log1p(LoadRatioShedPoint):
 		// a shed is the blind spot: the canary serves less and looks no
 		// worse, so "less by more than the tolerance" must be ruled out
@@ -1005,4 +1018,19 @@ func sectioningHull(est stats.Estimate, x, y [][]float64, q, conf float64) stats
 		est.Method += "+sectioning-hull"
 	}
 	return est
+}
+
+// pctLevel writes a two-sided confidence level such as 0.95 as "95%"
+// (one decimal when it is not a whole percent, e.g. "97.5%").
+func pctLevel(conf float64) string {
+	return strconv.FormatFloat(math.Round(1000*conf)/10, 'f', -1, 64) + "%"
+}
+
+// failAt names the level a two-sided check's failure was shown at when it
+// is not the level of the interval shown beside it.
+func failAt(shown, fail float64) string {
+	if fail == shown {
+		return ""
+	}
+	return " at " + pctLevel(fail)
 }

@@ -93,7 +93,7 @@ func recordKey(r *sources.Request) uint64 {
 		}
 		word(math.Float64bits(v))
 	}
-	for _, v := range [...]int64{r.PromptTokens, r.OutputTokens, r.CachedTokens, int64(r.Attempt), int64(r.Status), int64(r.Quality)} {
+	for _, v := range [...]int64{r.PromptTokens, r.OutputTokens, r.CachedTokens, int64(r.Attempt), int64(r.Status), int64(r.Quality), int64(r.CanceledBy)} {
 		word(uint64(v))
 	}
 	for i := 0; i < len(r.Class); i++ {

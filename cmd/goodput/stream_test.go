@@ -22,7 +22,7 @@ func TestRecordKeyIsFNV(t *testing.T) {
 			binary.LittleEndian.PutUint64(b[:], math.Float64bits(v))
 			h.Write(b[:])
 		}
-		for _, v := range []int64{r.PromptTokens, r.OutputTokens, r.CachedTokens, int64(r.Attempt), int64(r.Status), int64(r.Quality)} {
+		for _, v := range []int64{r.PromptTokens, r.OutputTokens, r.CachedTokens, int64(r.Attempt), int64(r.Status), int64(r.Quality), int64(r.CanceledBy)} {
 			binary.LittleEndian.PutUint64(b[:], uint64(v))
 			h.Write(b[:])
 		}
@@ -34,7 +34,14 @@ func TestRecordKeyIsFNV(t *testing.T) {
 	r := sources.NewRequest()
 	r2 := r
 	r2.Time, r2.TTFT, r2.Class, r2.Replica, r2.Status, r2.Attempt = 1.7e9, 0.25, "chat", "pod-1", sources.StatusOK, 2
-	for _, x := range []sources.Request{r, r2} {
+	r3 := r2
+	r3.Status, r3.CanceledBy = sources.StatusCanceled, sources.CanceledByServer
+	r4 := r3
+	r4.CanceledBy = sources.CanceledByClient
+	if recordKey(&r3) == recordKey(&r4) {
+		t.Error("a server's and a client's cancel of the same request give one digest")
+	}
+	for _, x := range []sources.Request{r, r2, r3, r4} {
 		if got, want := recordKey(&x), ref(&x); got != want {
 			t.Errorf("recordKey %x, FNV-1a %x", got, want)
 		}
@@ -138,6 +145,9 @@ func TestStreamKeyCoversEveryField(t *testing.T) {
 		func(r *sources.Request) { r.Attempt = 2 },
 		func(r *sources.Request) { r.Status = sources.StatusError },
 		func(r *sources.Request) { r.Quality = sources.QualityBad },
+		func(r *sources.Request) { r.Status, r.CanceledBy = sources.StatusCanceled, sources.CanceledByUnknown },
+		func(r *sources.Request) { r.Status, r.CanceledBy = sources.StatusCanceled, sources.CanceledByClient },
+		func(r *sources.Request) { r.Status, r.CanceledBy = sources.StatusCanceled, sources.CanceledByServer },
 		func(r *sources.Request) { r.Class = "chat-long-label" },
 		func(r *sources.Request) { r.Class = "" },
 		func(r *sources.Request) { r.Replica = "pod-2" },

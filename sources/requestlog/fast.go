@@ -81,7 +81,7 @@ func (d *decoder) fastLine(b []byte, r *sources.Request) bool {
 				return false
 			}
 			i = end
-		case fStatus, fClass, fReplica:
+		case fStatus, fClass, fReplica, fCanceledBy:
 			v, end, ok := plainString(b, i)
 			if !ok {
 				return false
@@ -95,6 +95,14 @@ func (d *decoder) fastLine(b []byte, r *sources.Request) bool {
 				r.Status = s
 			case fClass:
 				r.Class = d.internStr(v)
+			case fCanceledBy:
+				if len(v) > 0 { // "" is unknown, as if absent
+					by, e := canceledBy(v)
+					if e != nil {
+						return false
+					}
+					r.CanceledBy = by
+				}
 			default:
 				r.Replica = d.internStr(v)
 			}

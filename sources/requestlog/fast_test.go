@@ -16,7 +16,7 @@ func sameBits(a, b *sources.Request) bool {
 	}
 	return same(a.Time, b.Time) && same(a.TTFT, b.TTFT) && same(a.TPOT, b.TPOT) && same(a.E2E, b.E2E) && same(a.MaxITL, b.MaxITL) &&
 		a.PromptTokens == b.PromptTokens && a.OutputTokens == b.OutputTokens && a.CachedTokens == b.CachedTokens &&
-		a.Class == b.Class && a.Replica == b.Replica && a.Attempt == b.Attempt && a.Status == b.Status && a.Quality == b.Quality
+		a.Class == b.Class && a.Replica == b.Replica && a.Attempt == b.Attempt && a.Status == b.Status && a.Quality == b.Quality && a.CanceledBy == b.CanceledBy
 }
 
 // checkFast decodes line with the fast path and the strict parser: when
@@ -55,15 +55,19 @@ func TestFastLine(t *testing.T) {
 		{`{"ts": 1767225600.5, "status": "rejected", "class": "chat", "quality_ok": false}` + "\r", true},
 		{`{"ts":"2026-11-29T15:00:00.010Z","status":"ok","ttft_s":0.3114,"output_tokens":91,"quality_ok":true}`, true},
 		{`{"ts":1,"status":"cancelled"}`, true},
-		{`{"ts":1,"status":"ok","ttft_s":0.5,"e2e_s":0.25}`, false},      // e2e < ttft: the strict message
-		{`{"ts":1,"status":"ok"}`, false},                                // ok without ttft
-		{`{"ts":1,"status":"OK","ttft_s":1}`, false},                     // lower-case hint
-		{`{"ts":1,"status":"ok","ttft_s":null}`, false},                  // null
-		{`{"ts":1,"status":"ok","ttft_s":1,"ttft_s":1}`, false},          // twice
-		{`{"ts":1,"status":"ok","ttft_s":1,"x":1}`, false},               // unknown field: tallied
-		{`{"ts":1,"status":"ok","ttft_s":1,"class":"caf\u00e9"}`, false}, // escape
-		{` {"ts":1,"status":"rejected"}`, false},                         // leading blank
-		{`{"ts":1,"status":"rejected"} `, false},                         // trailing blank
+		{`{"ts":1,"status":"canceled","canceled_by":"server"}`, true},
+		{`{"ts":1,"status":"canceled","canceled_by":""}`, true},
+		{`{"ts":1,"status":"ok","ttft_s":1,"canceled_by":"client"}`, false}, // only on canceled requests
+		{`{"ts":1,"status":"canceled","canceled_by":"Server"}`, false},      // the strict hint
+		{`{"ts":1,"status":"ok","ttft_s":0.5,"e2e_s":0.25}`, false},         // e2e < ttft: the strict message
+		{`{"ts":1,"status":"ok"}`, false},                                   // ok without ttft
+		{`{"ts":1,"status":"OK","ttft_s":1}`, false},                        // lower-case hint
+		{`{"ts":1,"status":"ok","ttft_s":null}`, false},                     // null
+		{`{"ts":1,"status":"ok","ttft_s":1,"ttft_s":1}`, false},             // twice
+		{`{"ts":1,"status":"ok","ttft_s":1,"x":1}`, false},                  // unknown field: tallied
+		{`{"ts":1,"status":"ok","ttft_s":1,"class":"caf\u00e9"}`, false},    // escape
+		{` {"ts":1,"status":"rejected"}`, false},                            // leading blank
+		{`{"ts":1,"status":"rejected"} `, false},                            // trailing blank
 		{`{"ts":1,"status":"rejected"}}`, false},
 		{`{"ts":1,"status":"rejected",}`, false},
 		{`{"ts":1,"status":"rejected","attempt":0}`, false},
@@ -97,6 +101,7 @@ func FuzzFastLine(f *testing.F) {
 		`{"ts": "2026-11-29T15:00:00.5+01:00", "status": "canceled", "class": "a b", "quality_ok": true}`,
 		`{"ts":1,"status":"ok","ttft_s":1e-400,"tpot_s":-0,"output_tokens":1e2,"attempt":2.0}`,
 		`{"ts":1,"status":"ok","ttft_s":0.1,"e2e_s":0.1,"output_tokens":1}`,
+		`{"ts":1,"status":"canceled","canceled_by":"client","ttft_s":0.2}`,
 	} {
 		f.Add([]byte(s))
 	}
