@@ -34,7 +34,7 @@ go vet ./...
 go test -count=1 -timeout 20m ./...
 
 # Fuzz every reader of untrusted input for a short budget each (about
-# 13 × 10 s). A crash fails the run and leaves its input under the
+# 15 × 10 s). A crash fails the run and leaves its input under the
 # package's testdata/fuzz/; commit it with the fix, so it is replayed by
 # every `go test` from then on.
 fuzztime="${FUZZTIME:-10s}"
@@ -68,6 +68,7 @@ done <<'TARGETS'
 sources/requestlog FuzzRead
 sources/requestlog FuzzParseFloat
 sources/requestlog FuzzRFC3339
+sources/requestlog FuzzFastLine
 sources/benchfile FuzzVLLM
 sources/benchfile FuzzSGLang
 sources/benchfile FuzzLLMPerf
