@@ -10,6 +10,21 @@ import (
 	"github.com/goodput-dev/goodput/sources"
 )
 
+// judgedBothWays judges the same records exactly and from their streaming
+// aggregates (built under cfg.Policy), for the tests that compare the two.
+func judgedBothWays(t *testing.T, bd, cd *sources.Dataset, cfg Config) (exact, agg *Report) {
+	t.Helper()
+	exact, err := Judge(bd, cd, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	agg, err = Judge(aggregated(t, bd, cfg.Policy), aggregated(t, cd, cfg.Policy), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exact, agg
+}
+
 // aggregated turns a per-request dataset into the exact aggregate a
 // request scan builds (Aggregator).
 func aggregated(t *testing.T, ds *sources.Dataset, p *policies.Policy) *sources.Dataset {
@@ -47,14 +62,7 @@ func TestExactAggregateAgreesWithRequests(t *testing.T) {
 			tc.canary(&c)
 			bd, cd := base.dataset(sources.Baseline), c.dataset(sources.Canary)
 			cfg := Config{Policy: p, Resamples: 300}
-			rr, err := Judge(bd, cd, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ra, err := Judge(aggregated(t, bd, p), aggregated(t, cd, p), cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
+			rr, ra := judgedBothWays(t, bd, cd, cfg)
 			var rows []string
 			for _, m := range rr.Metrics {
 				if strings.HasSuffix(m.Name, "_trend") {
@@ -94,14 +102,7 @@ func TestExactAggregateSummaryIsMeasured(t *testing.T) {
 	c.seed, c.longShare = 2, 0.35
 	bd, cd := base.dataset(sources.Baseline), c.dataset(sources.Canary)
 	cfg := Config{Policy: p, Resamples: 300}
-	rr, err := Judge(bd, cd, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ra, err := Judge(aggregated(t, bd, p), aggregated(t, cd, p), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rr, ra := judgedBothWays(t, bd, cd, cfg)
 	if rr.Arms.Canary.WarmupCutSeconds != 0 || ra.Arms.Canary.WarmupCutSeconds != 0 {
 		t.Skipf("a warm-up cut (%v, %v) makes the windows differ", rr.Arms.Canary.WarmupCutSeconds, ra.Arms.Canary.WarmupCutSeconds)
 	}

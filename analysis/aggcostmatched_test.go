@@ -40,14 +40,7 @@ func TestAggregateMatchedCostAgreesWithRequests(t *testing.T) {
 			onGrid(bd, cd)
 			recs := append(perMinute(sources.Baseline, t0, 21, 2, 2.0), perMinute(sources.Canary, t0, 21, 2, tc.cAccel)...)
 			cfg := Config{Policy: p, Cost: recs, Resamples: 300}
-			rr, err := Judge(bd, cd, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ra, err := Judge(aggregated(t, bd, p), aggregated(t, cd, p), cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
+			rr, ra := judgedBothWays(t, bd, cd, cfg)
 			m, a := metric(t, rr, "cost_per_good_request"), metric(t, ra, "cost_per_good_request")
 			t.Logf("requests %s %+.4f [%+.4f, %+.4f] %s; aggregate %s %+.4f [%+.4f, %+.4f] %s", m.Verdict, float64(m.Delta), float64(m.Interval[0]), float64(m.Interval[1]), m.Method,
 				a.Verdict, float64(a.Delta), float64(a.Interval[0]), float64(a.Interval[1]), a.Method)

@@ -77,14 +77,7 @@ func TestAggregateViewAgreesWithRequests(t *testing.T) {
 				}
 			}
 			cfg := Config{Policy: p, Resamples: 300}
-			rr, err := Judge(bd, cd, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ra, err := Judge(aggregated(t, bd, p), aggregated(t, cd, p), cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
+			rr, ra := judgedBothWays(t, bd, cd, cfg)
 			diagnosticsAgree(t, rr, ra, bd, cd)
 			curvesAgree(t, rr, ra)
 			naiveAgree(t, rr, ra, tc.mixed)
@@ -241,14 +234,7 @@ func TestAggregateSeriesMarksWarmup(t *testing.T) {
 	c.seed, c.longShare = 2, 0.3
 	bd, cd := b.dataset(sources.Baseline), c.dataset(sources.Canary)
 	cfg := Config{Policy: p, Resamples: 200}
-	rr, err := Judge(bd, cd, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ra, err := Judge(aggregated(t, bd, p), aggregated(t, cd, p), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rr, ra := judgedBothWays(t, bd, cd, cfg)
 	cuts := func(pts []Point) (n int) {
 		for i, pt := range pts {
 			if pt.Cut {

@@ -57,14 +57,7 @@ gates:
 			bd, cd := base.dataset(sources.Baseline), tc.c.dataset(sources.Canary)
 			onGrid(bd, cd)
 			cfg := Config{Policy: p, Resamples: 300}
-			rr, err := Judge(bd, cd, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ra, err := Judge(aggregated(t, bd, p), aggregated(t, cd, p), cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
+			rr, ra := judgedBothWays(t, bd, cd, cfg)
 			m, a := metric(t, rr, "token_goodput"), metric(t, ra, "token_goodput")
 			t.Logf("requests %s %+.4f [%+.4f, %+.4f] %s; aggregate %s %+.4f [%+.4f, %+.4f] %s", m.Verdict, float64(m.Delta), float64(m.Interval[0]), float64(m.Interval[1]), m.Method,
 				a.Verdict, float64(a.Delta), float64(a.Interval[0]), float64(a.Interval[1]), a.Method)

@@ -65,14 +65,7 @@ func TestAggregateTrendAgreesWithRequests(t *testing.T) {
 			leak(cd, tc.tpot, tc.err)
 			onGrid(bd, cd)
 			cfg := Config{Policy: p, Resamples: 300}
-			rr, err := Judge(bd, cd, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ra, err := Judge(aggregated(t, bd, p), aggregated(t, cd, p), cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
+			rr, ra := judgedBothWays(t, bd, cd, cfg)
 			trends := func(r *Report) map[string]Metric {
 				out := map[string]Metric{}
 				for _, m := range r.Metrics {
