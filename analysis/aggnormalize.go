@@ -40,18 +40,7 @@ func (a *aggArm) warmup(w policies.WindowSpec) (NormalizationStep, error) {
 		if w := a.slices[0].end - a.slices[0].start; w > 0 {
 			batch = max(1, int(math.Round(50/w)))
 		}
-		res := normalize.Warmup(series, normalize.WarmupOptions{Batch: batch})
-		if res.Cut == 0 && res.MSERCut > 0 && res.MSERSE0 > 0 && res.MSERSE/res.MSERSE0 < MSERAcceptRatio {
-			// as on the request path (armData.autoWarmup): the changepoint
-			// check rejects gradual ramps; MSER's own cut is taken when
-			// truncating halves the standard error of the mean
-			before, after := meanOf(series[:res.MSERCut]), meanOf(series[res.MSERCut:])
-			if before > after {
-				res.Cut, res.MeanBefore, res.MeanAfter = res.MSERCut, before, after
-				res.Reason = fmt.Sprintf("cut %d slices: MSER truncation lowers the standard error of the mean to %.2f× (< %g) and the start is slower (median TTFT %.4gs, then %.4gs)",
-					res.MSERCut, res.MSERSE/res.MSERSE0, MSERAcceptRatio, before, after)
-			}
-		}
+		res := acceptMSER(normalize.Warmup(series, normalize.WarmupOptions{Batch: batch}), series, "slices")
 		if res.Cut > 0 && !(res.MeanBefore > res.MeanAfter) {
 			// a start faster than what follows is a later slowdown, which
 			// must stay in the window to be judged

@@ -61,6 +61,25 @@ type armData struct {
 	origin float64
 }
 
+// acceptMSER takes MSER's own cut when the changepoint check found none
+// (it rejects gradual ramps), truncating halves the standard error of the
+// mean (SE(cut)/SE(0) < MSERAcceptRatio; missed ramps 0.19–0.28,
+// stationary arms ≥ 0.52) and the start is slower than the rest. series
+// holds the median TTFT per time step, unit names the steps in the reason
+// ("buckets" on the request path, "slices" on the aggregate). Both paths
+// call it, so they cut the same way.
+func acceptMSER(res normalize.WarmupResult, series []float64, unit string) normalize.WarmupResult {
+	if res.Cut == 0 && res.MSERCut > 0 && res.MSERSE0 > 0 && res.MSERSE/res.MSERSE0 < MSERAcceptRatio {
+		before, after := meanOf(series[:res.MSERCut]), meanOf(series[res.MSERCut:])
+		if before > after {
+			res.Cut, res.MeanBefore, res.MeanAfter = res.MSERCut, before, after
+			res.Reason = fmt.Sprintf("cut %d %s: MSER truncation lowers the standard error of the mean to %.2f× (< %g) and the start is slower (median TTFT %.4gs, then %.4gs)",
+				res.MSERCut, unit, res.MSERSE/res.MSERSE0, MSERAcceptRatio, before, after)
+		}
+	}
+	return res
+}
+
 // MSERAcceptRatio is the largest SE(cut)/SE(0) of MSER at which its cut is
 // taken without CUSUM confirmation (window.warmup: auto), when the start is
 // slower than the rest.
@@ -537,18 +556,7 @@ func (a *armData) autoWarmup() error {
 			series[i] = quantile(xs, 0.5)
 		}
 	}
-	res := normalize.Warmup(series, normalize.WarmupOptions{})
-	if res.Cut == 0 && res.MSERCut > 0 && res.MSERSE0 > 0 && res.MSERSE/res.MSERSE0 < MSERAcceptRatio {
-		// the changepoint check rejects gradual ramps; MSER's own cut is
-		// taken when truncating halves the standard error of the mean
-		// (missed ramps 0.19–0.28, stationary arms ≥ 0.52)
-		before, after := meanOf(series[:res.MSERCut]), meanOf(series[res.MSERCut:])
-		if before > after {
-			res.Cut, res.MeanBefore, res.MeanAfter = res.MSERCut, before, after
-			res.Reason = fmt.Sprintf("cut %d buckets: MSER truncation lowers the standard error of the mean to %.2f× (< %g) and the start is slower (median TTFT %.4gs, then %.4gs)",
-				res.MSERCut, res.MSERSE/res.MSERSE0, MSERAcceptRatio, before, after)
-		}
-	}
+	res := acceptMSER(normalize.Warmup(series, normalize.WarmupOptions{}), series, "buckets")
 	if res.Cut > 0 && !(res.MeanBefore > res.MeanAfter) {
 		// a warm-up is a slow start; a start faster than what follows is a
 		// later slowdown (load, a lost replica), which must stay in the
