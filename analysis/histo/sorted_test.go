@@ -1,0 +1,93 @@
+package histo
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/goodput-dev/goodput/sources"
+)
+
+// TestQuantileSortedIsQuantile: on histograms with strictly increasing
+// edges ending with +Inf, QuantileSorted and (for non-decreasing counts)
+// QuantileMonotone give Quantile's value bit for bit, at every rank kind
+// (first bucket, interior, +Inf bucket, empty histogram, out-of-range q).
+func TestQuantileSortedIsQuantile(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	qs := []float64{math.NaN(), -0.1, 0, 1e-9, 0.01, 0.5, 0.9, 0.99, 0.999, 1, 1.5}
+	checked := 0
+	for trial := range 400 {
+		n := 2 + rng.IntN(40)
+		edges := make([]float64, n)
+		x := -0.5 + rng.Float64()
+		if trial%3 == 0 {
+			x = 0
+		}
+		for i := range n - 1 {
+			edges[i] = x
+			x += 1e-3 + rng.Float64()
+		}
+		edges[n-1] = math.Inf(1)
+		counts := make([]float64, n)
+		c := 0.0
+		for i := range counts {
+			switch {
+			case trial%5 == 0:
+				// fractional weights, not always monotone
+				c = math.Max(0, c+rng.Float64()*3-0.5)
+			case trial%7 == 0:
+				// nothing observed
+			default:
+				c += float64(rng.IntN(4))
+			}
+			counts[i] = c
+		}
+		if trial%11 == 0 {
+			counts[n-1] = counts[n-2] + 5 // mass in the +Inf bucket
+		}
+		h := sources.Histogram{Edges: edges, Counts: counts}
+		if !Increasing(edges) {
+			t.Fatalf("trial %d: edges %v not increasing", trial, edges)
+		}
+		monotone := slices.IsSorted(counts)
+		for _, q := range qs {
+			want := Quantile(q, h)
+			got := QuantileSorted(q, edges, slices.Clone(counts))
+			if math.Float64bits(got) != math.Float64bits(want) && !(math.IsNaN(got) && math.IsNaN(want)) {
+				t.Fatalf("trial %d q=%v: QuantileSorted %v, Quantile %v (counts %v)", trial, q, got, want, counts)
+			}
+			if monotone {
+				got := QuantileMonotone(q, edges, func(i int) float64 { return counts[i] })
+				if math.Float64bits(got) != math.Float64bits(want) && !(math.IsNaN(got) && math.IsNaN(want)) {
+					t.Fatalf("trial %d q=%v: QuantileMonotone %v, Quantile %v", trial, q, got, want)
+				}
+			}
+			checked++
+		}
+	}
+	if checked < 4000 {
+		t.Fatalf("only %d cases checked", checked)
+	}
+}
+
+func TestIncreasing(t *testing.T) {
+	inf := math.Inf(1)
+	for _, tc := range []struct {
+		edges []float64
+		want  bool
+	}{
+		{[]float64{0, 1, inf}, true},
+		{[]float64{1, inf}, true},
+		{[]float64{inf}, false},
+		{nil, false},
+		{[]float64{0, 1, 2}, false},
+		{[]float64{0, 1, 1, inf}, false},
+		{[]float64{1, 0, inf}, false},
+		{[]float64{0, math.NaN(), inf}, false},
+	} {
+		if got := Increasing(tc.edges); got != tc.want {
+			t.Errorf("Increasing(%v) = %v, want %v", tc.edges, got, tc.want)
+		}
+	}
+}
