@@ -404,7 +404,8 @@ func (j *aggJudgement) classHists(a *aggArm, latency, class string) []sources.Hi
 	for i, s := range a.slices {
 		at[s.start] = i
 	}
-	out := make([]sources.Histogram, len(a.slices))
+	// each slice's histograms of the class, in bucket order
+	per := make([][]sources.Histogram, len(a.slices))
 	for _, bk := range a.ds.Agg.Buckets {
 		i, ok := at[bk.Start]
 		if !ok || bk.Class == "" || j.tailClass(bk.Class) != class {
@@ -419,7 +420,16 @@ func (j *aggJudgement) classHists(a *aggArm, latency, class string) []sources.Hi
 		default:
 			h = bk.E2E
 		}
-		out[i] = addHist(out[i], h)
+		per[i] = append(per[i], h)
+	}
+	out := make([]sources.Histogram, len(a.slices))
+	var sum histo.Sum
+	for i, hs := range per {
+		sum.Reset()
+		for _, h := range hs {
+			sum.Add(h)
+		}
+		out[i] = sum.Histogram()
 	}
 	return out
 }
