@@ -164,16 +164,22 @@ func TestSumIsRepeatedMerge(t *testing.T) {
 				h = sparse(1, 1)
 			}
 			s.Add(h)
+			ref0 := ref
 			switch {
 			case len(h.Edges) == 0:
 			case len(ref.Edges) == 0:
 				ref = sources.Histogram{Edges: slices.Clone(h.Edges), Counts: slices.Clone(h.Counts), Sparse: h.Sparse}
-			default:
+			case ref.Sparse && h.Sparse:
 				var d bool
-				ref, d = Merge(ref, h)
+				ref, d = mergeRef(ref, h)
 				if d {
 					drops++
 				}
+				if m, d2 := merge2(ref0, h); !same(m, ref) || d2 != d {
+					t.Fatalf("trial %d, addition %d: merge2 %+v (dropped %v), want %+v (dropped %v)", trial, k, m, d2, ref, d)
+				}
+			default:
+				ref, _ = Merge(ref, h)
 			}
 			if got := s.Histogram(); !same(got, ref) {
 				t.Fatalf("trial %d, addition %d: Sum %+v, Merge %+v", trial, k, got, ref)
@@ -183,4 +189,48 @@ func TestSumIsRepeatedMerge(t *testing.T) {
 	if drops == 0 {
 		t.Fatal("no merge dropped an edge: the nested-grid case is not exercised")
 	}
+}
+
+// mergeRef is the pairwise merge of two sparse histograms as it was
+// first written (one edge at a time), the reference merge2 must match.
+func mergeRef(a, b sources.Histogram) (out sources.Histogram, dropped bool) {
+	out = sources.Histogram{Sparse: true}
+	at := func(h sources.Histogram, k int, x float64) (float64, bool) {
+		if k < len(h.Edges) && h.Edges[k] == x {
+			return h.Counts[k], true
+		}
+		below := 0.0
+		if k > 0 {
+			below = h.Counts[k-1]
+		}
+		if k < len(h.Edges) && h.Counts[k] > below {
+			return 0, false
+		}
+		return below, true
+	}
+	i, j := 0, 0
+	for i < len(a.Edges) || j < len(b.Edges) {
+		var x float64
+		switch {
+		case j >= len(b.Edges) || (i < len(a.Edges) && a.Edges[i] <= b.Edges[j]):
+			x = a.Edges[i]
+		default:
+			x = b.Edges[j]
+		}
+		ca, oka := at(a, i, x)
+		cb, okb := at(b, j, x)
+		if i < len(a.Edges) && a.Edges[i] == x {
+			i++
+		}
+		if j < len(b.Edges) && b.Edges[j] == x {
+			j++
+		}
+		if !oka || !okb {
+			dropped = true
+			continue
+		}
+		out.Edges = append(out.Edges, x)
+		out.Counts = append(out.Counts, ca+cb)
+	}
+	return out, dropped
 }

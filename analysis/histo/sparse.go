@@ -55,33 +55,53 @@ func merge2(a, b sources.Histogram) (out sources.Histogram, dropped bool) {
 }
 
 // merge2Into is merge2 appending the result's edges and counts to edges
-// and counts (which must not share memory with a or b).
+// and counts (which must not share memory with a or b). Edges are taken
+// in runs: while one histogram's edges lie below the other's next edge,
+// the other's count there is one and the same.
 func merge2Into(edges, counts []float64, a, b sources.Histogram) ([]float64, []float64, bool) {
 	dropped := false
 	ae, ac, be, bc := a.Edges, a.Counts, b.Edges, b.Counts
 	i, j := 0, 0
 	for i < len(ae) || j < len(be) {
-		var x float64
 		switch {
-		case j >= len(be) || (i < len(ae) && ae[i] <= be[j]):
-			x = ae[i]
+		case j >= len(be) || (i < len(ae) && ae[i] < be[j]):
+			// a's edges below b's next: b's count is its count below
+			cb, okb := countAt(be, bc, j, ae[i])
+			end := i + 1
+			for end < len(ae) && (j >= len(be) || ae[end] < be[j]) {
+				end++
+			}
+			if !okb {
+				dropped = true
+				i = end
+				continue
+			}
+			for ; i < end; i++ {
+				edges = append(edges, ae[i])
+				counts = append(counts, ac[i]+cb)
+			}
+		case i >= len(ae) || be[j] < ae[i]:
+			ca, oka := countAt(ae, ac, i, be[j])
+			end := j + 1
+			for end < len(be) && (i >= len(ae) || be[end] < ae[i]) {
+				end++
+			}
+			if !oka {
+				dropped = true
+				j = end
+				continue
+			}
+			for ; j < end; j++ {
+				edges = append(edges, be[j])
+				counts = append(counts, ca+bc[j])
+			}
 		default:
-			x = be[j]
-		}
-		ca, oka := countAt(ae, ac, i, x)
-		cb, okb := countAt(be, bc, j, x)
-		if i < len(ae) && ae[i] == x {
+			// the same edge in both
+			edges = append(edges, ae[i])
+			counts = append(counts, ac[i]+bc[j])
 			i++
-		}
-		if j < len(be) && be[j] == x {
 			j++
 		}
-		if !oka || !okb {
-			dropped = true
-			continue
-		}
-		edges = append(edges, x)
-		counts = append(counts, ca+cb)
 	}
 	return edges, counts, dropped
 }
