@@ -59,6 +59,9 @@ type aggSlice struct {
 	promptTokens                float64 // NaN when unknown
 	prefixHits, prefixQueries   float64 // NaN when unknown
 	ttft, tpot, e2e             sources.Histogram
+	// sums of the latencies the histograms count, seconds; 0 unless the
+	// aggregate has LatencySums
+	ttftSum, tpotSum, e2eSum float64
 }
 
 func (s *aggSlice) offered() float64 { return s.completed + s.failed + s.canceled + s.rejected }
@@ -209,6 +212,9 @@ func newAggArm(ds *sources.Dataset, slo histo.SLO, factor map[string]float64) (*
 		s.ttft = addHist(s.ttft, bk.TTFT)
 		s.tpot = addHist(s.tpot, bk.TPOT)
 		s.e2e = addHist(s.e2e, bk.E2E)
+		s.ttftSum += bk.TTFTSum
+		s.tpotSum += bk.TPOTSum
+		s.e2eSum += bk.E2ESum
 	}
 	slices.SortFunc(a.slices, func(x, y aggSlice) int { return cmp.Compare(x.start, y.start) })
 	a.allStarts = a.sliceStarts()
@@ -413,10 +419,15 @@ func (j *aggJudgement) armSummary(a *aggArm) ArmSummary {
 			GoodRequestsPerDollar: Num(t.goodLo / cost), MissingComponents: []string{"breakdown by component (OpenCost gives the total)"}}
 	}
 	var ttft, tpot, e2e sources.Histogram
+	var sums [3]float64
 	for _, sl := range a.slices {
 		ttft, tpot, e2e = addHist(ttft, sl.ttft), addHist(tpot, sl.tpot), addHist(e2e, sl.e2e)
+		sums[0], sums[1], sums[2] = sums[0]+sl.ttftSum, sums[1]+sl.tpotSum, sums[2]+sl.e2eSum
 	}
-	s.Latency = Latency{TTFT: histQuantiles(ttft), TPOT: histQuantiles(tpot), E2E: histQuantiles(e2e)}
+	if !a.ds.Agg.LatencySums {
+		sums = [3]float64{math.NaN(), math.NaN(), math.NaN()}
+	}
+	s.Latency = Latency{TTFT: histQuantiles(ttft, sums[0]), TPOT: histQuantiles(tpot, sums[1]), E2E: histQuantiles(e2e, sums[2])}
 	return s
 }
 
@@ -444,8 +455,30 @@ func maxReplicas(a *aggArm) float64 {
 	return m
 }
 
-func histQuantiles(h sources.Histogram) Quantiles {
-	return Quantiles{N: int64(math.Round(h.Total())), Mean: Num(math.NaN()), P50: Num(histo.Quantile(0.5, h)),
+// histQuantiles summarises histogram h; sum is the sum of the values it
+// counts (NaN when unknown), for the mean, which is left unknown when it
+// falls outside the histogram's non-empty bins (a sum that overflowed).
+func histQuantiles(h sources.Histogram, sum float64) Quantiles {
+	mean := math.NaN()
+	if n := h.Total(); n > 0 {
+		mean = sum / n
+		// the values lie within the non-empty bins; so does their mean,
+		// to the nanosecond each was rounded to
+		lo, hi := math.Inf(-1), math.Inf(1)
+		for i, c := range h.Counts {
+			if i > 0 && c > 0 && h.Counts[i-1] == 0 {
+				lo = h.Edges[i-1] // the first non-empty bin's lower edge
+			}
+			if c >= n {
+				hi = h.Edges[i]
+				break
+			}
+		}
+		if !(mean >= lo-1e-9 && mean <= hi+1e-9) {
+			mean = math.NaN()
+		}
+	}
+	return Quantiles{N: int64(math.Round(h.Total())), Mean: Num(mean), P50: Num(histo.Quantile(0.5, h)),
 		P90: Num(histo.Quantile(0.9, h)), P95: Num(histo.Quantile(0.95, h)), P99: Num(histo.Quantile(0.99, h))}
 }
 
