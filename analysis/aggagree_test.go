@@ -115,3 +115,57 @@ func TestExactAggregateSummaryIsMeasured(t *testing.T) {
 		t.Errorf("canary attainment: aggregate %v, requests %v", ra.Arms.Canary.SLOAttainment, rr.Arms.Canary.SLOAttainment)
 	}
 }
+
+// The arms' latency means from an exact aggregate are the request path's,
+// to the nanosecond each value is rounded to: the aggregate sums the
+// latencies its histograms count.
+func TestExactAggregateLatencyMeans(t *testing.T) {
+	p := chat(t)
+	base := synth{n: 20000, rate: 50, ttftMed: 0.3, tpotMed: 0.03, errShare: 0.01, replicas: 3, seed: 1, longShare: 0.1}
+	c := base
+	c.seed, c.longShare, c.ttftMed = 2, 0.35, 0.4
+	bd, cd := base.dataset(sources.Baseline), c.dataset(sources.Canary)
+	rr, ra := judgedBothWays(t, bd, cd, Config{Policy: p, Resamples: 300})
+	if rr.Arms.Canary.WarmupCutSeconds != ra.Arms.Canary.WarmupCutSeconds || rr.Arms.Baseline.WarmupCutSeconds != ra.Arms.Baseline.WarmupCutSeconds {
+		t.Skip("the warm-up cuts differ, and with them the windows")
+	}
+	for _, arm := range []struct {
+		name     string
+		exact, a Latency
+	}{{"baseline", rr.Arms.Baseline.Latency, ra.Arms.Baseline.Latency}, {"canary", rr.Arms.Canary.Latency, ra.Arms.Canary.Latency}} {
+		for _, q := range []struct {
+			name     string
+			exact, a Quantiles
+		}{{"ttft", arm.exact.TTFT, arm.a.TTFT}, {"tpot", arm.exact.TPOT, arm.a.TPOT}, {"e2e", arm.exact.E2E, arm.a.E2E}} {
+			want, got := float64(q.exact.Mean), float64(q.a.Mean)
+			if q.a.N != q.exact.N || !(math.Abs(got-want) <= 1e-9) {
+				t.Errorf("%s %s: aggregate mean %v of %d, requests %v of %d", arm.name, q.name, got, q.a.N, want, q.exact.N)
+			}
+		}
+	}
+}
+
+// A latency sum that cannot be the values' (an overflow) gives no mean,
+// nor does an aggregate without sums (metrics).
+func TestHistQuantilesMean(t *testing.T) {
+	// 2 values in (0.1, 0.2], 2 in (0.3, 0.4]
+	h := sources.Histogram{Edges: []float64{0.1, 0.2, 0.3, 0.4, math.Inf(1)}, Counts: []float64{0, 2, 2, 4, 4}, Sparse: true}
+	for _, tc := range []struct {
+		sum, want float64
+	}{
+		{1, 0.25},
+		{0.8, 0.2},
+		{0.36, math.NaN()}, // mean 0.09: below every value
+		{1.7, math.NaN()},  // mean 0.425: above every value
+		{-3, math.NaN()},   // a wrapped sum
+		{math.NaN(), math.NaN()},
+	} {
+		got := float64(histQuantiles(h, tc.sum).Mean)
+		if !(got == tc.want || math.IsNaN(got) && math.IsNaN(tc.want)) {
+			t.Errorf("sum %v: mean %v, want %v", tc.sum, got, tc.want)
+		}
+	}
+	if q := histQuantiles(sources.Histogram{}, 0); !math.IsNaN(float64(q.Mean)) || q.N != 0 {
+		t.Errorf("empty histogram: %+v", q)
+	}
+}

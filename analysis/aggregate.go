@@ -59,6 +59,9 @@ type aggSlice struct {
 	promptTokens                float64 // NaN when unknown
 	prefixHits, prefixQueries   float64 // NaN when unknown
 	ttft, tpot, e2e             sources.Histogram
+	// sums of the latencies the histograms count, seconds; 0 unless the
+	// aggregate has LatencySums
+	ttftSum, tpotSum, e2eSum float64
 }
 
 func (s *aggSlice) offered() float64 { return s.completed + s.failed + s.canceled + s.rejected }
@@ -210,6 +213,9 @@ func newAggArm(ds *sources.Dataset, slo histo.SLO, factor map[string]float64) (*
 		s.promptTokens += bk.PromptTokens
 		s.prefixHits += bk.PrefixHits
 		s.prefixQueries += bk.PrefixQueries
+		s.ttftSum += bk.TTFTSum
+		s.tpotSum += bk.TPOTSum
+		s.e2eSum += bk.E2ESum
 		lat[k] = append(lat[k], [3]sources.Histogram{bk.TTFT, bk.TPOT, bk.E2E})
 	}
 	var sums [3]histo.Sum
@@ -426,12 +432,17 @@ func (j *aggJudgement) armSummary(a *aggArm) ArmSummary {
 			GoodRequestsPerDollar: Num(t.goodLo / cost), MissingComponents: []string{"breakdown by component (OpenCost gives the total)"}}
 	}
 	var ttft, tpot, e2e histo.Sum
+	var sums [3]float64
 	for _, sl := range a.slices {
 		ttft.Add(sl.ttft)
 		tpot.Add(sl.tpot)
 		e2e.Add(sl.e2e)
+		sums[0], sums[1], sums[2] = sums[0]+sl.ttftSum, sums[1]+sl.tpotSum, sums[2]+sl.e2eSum
 	}
-	s.Latency = Latency{TTFT: histQuantiles(ttft.Histogram()), TPOT: histQuantiles(tpot.Histogram()), E2E: histQuantiles(e2e.Histogram())}
+	if !a.ds.Agg.LatencySums {
+		sums = [3]float64{math.NaN(), math.NaN(), math.NaN()}
+	}
+	s.Latency = Latency{TTFT: histQuantiles(ttft.Histogram(), sums[0]), TPOT: histQuantiles(tpot.Histogram(), sums[1]), E2E: histQuantiles(e2e.Histogram(), sums[2])}
 	return s
 }
 
@@ -459,8 +470,30 @@ func maxReplicas(a *aggArm) float64 {
 	return m
 }
 
-func histQuantiles(h sources.Histogram) Quantiles {
-	return Quantiles{N: int64(math.Round(h.Total())), Mean: Num(math.NaN()), P50: Num(histo.Quantile(0.5, h)),
+// histQuantiles summarises histogram h; sum is the sum of the values it
+// counts (NaN when unknown), for the mean, which is left unknown when it
+// falls outside the histogram's non-empty bins (a sum that overflowed).
+func histQuantiles(h sources.Histogram, sum float64) Quantiles {
+	mean := math.NaN()
+	if n := h.Total(); n > 0 {
+		mean = sum / n
+		// the values lie within the non-empty bins; so does their mean,
+		// to the nanosecond each was rounded to
+		lo, hi := math.Inf(-1), math.Inf(1)
+		for i, c := range h.Counts {
+			if i > 0 && c > 0 && h.Counts[i-1] == 0 {
+				lo = h.Edges[i-1] // the first non-empty bin's lower edge
+			}
+			if c >= n {
+				hi = h.Edges[i]
+				break
+			}
+		}
+		if !(mean >= lo-1e-9 && mean <= hi+1e-9) {
+			mean = math.NaN()
+		}
+	}
+	return Quantiles{N: int64(math.Round(h.Total())), Mean: Num(mean), P50: Num(histo.Quantile(0.5, h)),
 		P90: Num(histo.Quantile(0.9, h)), P95: Num(histo.Quantile(0.95, h)), P99: Num(histo.Quantile(0.99, h))}
 }
 
