@@ -350,7 +350,11 @@ func (h *Hist) Count(i int32) float64 {
 // upper edge, so the count at each edge is exact and the only uncertainty
 // left about a value is its bin's width (a factor 2^(1/256)). The last
 // edge is +Inf with the total. An empty histogram gives the zero value.
-func (h *Hist) Cumulative() sources.Histogram {
+func (h *Hist) Cumulative() sources.Histogram { return h.CumulativeWith(nil) }
+
+// CumulativeWith is Cumulative taking the bins' edges from e, which
+// remembers them between histograms (nil: computed each time).
+func (h *Hist) CumulativeWith(e *Edges) sources.Histogram {
 	// an upper bound of the edges, so the slices are allocated once: one
 	// per bin whose lower edge is its neighbour's upper, two for others,
 	// and +Inf
@@ -381,11 +385,11 @@ func (h *Hist) Cumulative() sources.Histogram {
 			if prev && last == i-1 {
 				push(upper, cum) // Lower(i) is the previous bin's upper edge
 			} else {
-				push(Lower(i), cum)
+				push(e.lower(i), cum)
 			}
 		}
 		cum += w
-		upper = Upper(i)
+		upper = e.Upper(i)
 		push(upper, cum)
 		last, prev = i, true
 	})
@@ -393,4 +397,68 @@ func (h *Hist) Cumulative() sources.Histogram {
 		push(math.Inf(1), cum)
 	}
 	return out
+}
+
+// Edges remembers bins' upper edges once computed, so that building the
+// cumulative form of many histograms over the same bins (one per slice and
+// stratum) takes math.Exp2 once per bin instead of once per histogram and
+// bin. A nil *Edges computes every edge. The zero value is ready to use;
+// it is not safe for concurrent use.
+type Edges struct {
+	lo int32     // index of v[0]
+	v  []float64 // Upper(lo+k); 0 until computed (no edge of an ordinary bin is 0)
+}
+
+// maxEdges bounds the remembered range (2^16 bins, 512 KiB; 256 octaves).
+const maxEdges = 1 << 16
+
+// Upper is Upper(i), remembered.
+func (e *Edges) Upper(i int32) float64 {
+	if e == nil || i == Zero || i == math.MaxInt32 {
+		return Upper(i)
+	}
+	k := int64(i) - int64(e.lo)
+	if k < 0 || k >= int64(len(e.v)) {
+		if !e.cover(i) {
+			return Upper(i)
+		}
+		k = int64(i) - int64(e.lo)
+	}
+	if x := e.v[k]; x != 0 {
+		return x
+	}
+	x := Upper(i)
+	e.v[k] = x
+	return x
+}
+
+// lower is Lower(i), remembered.
+func (e *Edges) lower(i int32) float64 {
+	if i == Zero || i == math.MinInt32+1 {
+		return 0
+	}
+	return e.Upper(i - 1)
+}
+
+// cover extends the remembered range to take in i, doubling it, when it
+// stays within maxEdges; it reports whether i is covered.
+func (e *Edges) cover(i int32) bool {
+	if len(e.v) == 0 {
+		e.lo, e.v = i, make([]float64, 1, 64)
+		return true
+	}
+	lo, hi := min(int64(e.lo), int64(i)), max(int64(e.lo)+int64(len(e.v))-1, int64(i))
+	if hi-lo+1 > maxEdges {
+		return false
+	}
+	// grow by at least the current length on the side of i, within bounds
+	if int64(i) < int64(e.lo) {
+		lo = max(min(lo, int64(e.lo)-int64(len(e.v))), hi-maxEdges+1, int64(math.MinInt32)+1)
+	} else {
+		hi = min(max(hi, int64(e.lo)+2*int64(len(e.v))-1), lo+maxEdges-1, int64(math.MaxInt32)-1)
+	}
+	v := make([]float64, hi-lo+1)
+	copy(v[int64(e.lo)-lo:], e.v)
+	e.lo, e.v = int32(lo), v
+	return true
 }

@@ -284,3 +284,42 @@ func BenchmarkIndex(b *testing.B) {
 		b.Fatal("no bins")
 	}
 }
+
+// TestCumulativeWithEdges: histograms built with one shared Edges are
+// Cumulative's, bit for bit, whether their bins lie inside the remembered
+// range, extend it either way, or lie too far out for it (the zero bin,
+// +Inf and bins 2^20 apart included).
+func TestCumulativeWithEdges(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 5))
+	var e Edges
+	for trial := range 200 {
+		var h Hist
+		centre := 0.3 * math.Exp(3*rng.NormFloat64())
+		for range 1 + rng.IntN(300) {
+			h.Add(centre*math.Exp(0.5*rng.NormFloat64()), 1)
+		}
+		switch trial % 10 {
+		case 0:
+			h.Add(0, 1)
+		case 1:
+			h.Add(math.Inf(1), 2)
+		case 2:
+			h.AddBin(1<<20, 1)
+			h.AddBin(-1<<20, 3)
+		case 3:
+			h.AddBin(math.MinInt32+1, 1)
+		}
+		want, got := h.Cumulative(), h.CumulativeWith(&e)
+		if want.Sparse != got.Sparse || !slices.Equal(want.Counts, got.Counts) || len(want.Edges) != len(got.Edges) {
+			t.Fatalf("trial %d: CumulativeWith %+v, Cumulative %+v", trial, got, want)
+		}
+		for i := range want.Edges {
+			if math.Float64bits(want.Edges[i]) != math.Float64bits(got.Edges[i]) {
+				t.Fatalf("trial %d: edge %d is %v, Cumulative's %v", trial, i, got.Edges[i], want.Edges[i])
+			}
+		}
+	}
+	if len(e.v) == 0 || len(e.v) > maxEdges {
+		t.Fatalf("remembered %d edges", len(e.v))
+	}
+}
