@@ -10,10 +10,12 @@ import (
 // into, which QuantileSorted and QuantileMonotone take as given.
 func Increasing(edges []float64) bool {
 	n := len(edges)
-	if n < 2 || !math.IsInf(edges[n-1], 1) {
-		return false
-	}
-	for i := 1; i < n; i++ {
+	return n >= 2 && math.IsInf(edges[n-1], 1) && increasing(edges)
+}
+
+// increasing reports whether edges are strictly increasing (no NaN).
+func increasing(edges []float64) bool {
+	for i := 1; i < len(edges); i++ {
 		if !(edges[i-1] < edges[i]) {
 			return false
 		}

@@ -31,6 +31,8 @@ func allSparse(hs []sources.Histogram) bool {
 // (native-histogram schemas) merge to the coarser grid where they
 // overlap. The result is Sparse. Cost O(edges × inputs).
 func mergeSparse(hs []sources.Histogram) (out sources.Histogram, dropped bool) {
+	// the running sum and the next, in two buffers taking turns
+	var buf sources.Histogram
 	for _, h := range hs {
 		if len(h.Edges) == 0 {
 			continue
@@ -40,7 +42,9 @@ func mergeSparse(hs []sources.Histogram) (out sources.Histogram, dropped bool) {
 			continue
 		}
 		var d bool
-		out, d = merge2(out, h)
+		buf.Edges, buf.Counts, d = merge2Into(buf.Edges[:0], buf.Counts[:0], out, h)
+		buf.Sparse = true
+		out, buf = buf, out
 		dropped = dropped || d
 	}
 	return out, dropped
