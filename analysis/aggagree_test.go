@@ -169,3 +169,92 @@ func TestHistQuantilesMean(t *testing.T) {
 		t.Errorf("empty histogram: %+v", q)
 	}
 }
+
+// A TTFT shift left after the warm-up cut (here the canary slows by half
+// two thirds into the run) is a warning from the aggregate as from the
+// requests, with the same words; the steady baseline gets none.
+func TestExactAggregateWarnsOfDrift(t *testing.T) {
+	p := chat(t)
+	base := synth{n: 30000, rate: 50, ttftMed: 0.3, tpotMed: 0.03, errShare: 0.002, replicas: 3, seed: 1}
+	c := base
+	c.seed = 2
+	bd, cd := base.dataset(sources.Baseline), c.dataset(sources.Canary)
+	t0, t1 := cd.Requests[0].Time, cd.Requests[len(cd.Requests)-1].Time
+	for i := range cd.Requests {
+		if r := &cd.Requests[i]; r.Time > t0+2*(t1-t0)/3 {
+			r.TTFT *= 1.5
+		}
+	}
+	rr, ra := judgedBothWays(t, bd, cd, Config{Policy: p, Resamples: 300})
+	drift := func(r *Report, arm string) string {
+		for _, w := range r.Warnings {
+			if strings.HasPrefix(w, arm+": TTFT still shifts after the warm-up cut") {
+				return w
+			}
+		}
+		return ""
+	}
+	if w := drift(rr, "canary"); w == "" {
+		t.Fatalf("the request path does not see the shift: %q", rr.Warnings)
+	}
+	if w := drift(ra, "canary"); w == "" {
+		t.Errorf("the aggregate does not warn of the canary's shift: %q", ra.Warnings)
+	}
+	if w := drift(ra, "baseline"); w != "" || drift(rr, "baseline") != "" {
+		t.Errorf("a steady baseline warned of: %q / %q", w, drift(rr, "baseline"))
+	}
+}
+
+// A replica lost mid-run is named in the aggregate's warning as in the
+// request path's: by its own name, not the track's label set.
+func TestExactAggregateNamesLostReplica(t *testing.T) {
+	p := chat(t)
+	base := synth{n: 30000, rate: 50, ttftMed: 0.3, tpotMed: 0.03, errShare: 0.002, replicas: 3, seed: 1}
+	c := base
+	c.seed = 2
+	bd, cd := base.dataset(sources.Baseline), c.dataset(sources.Baseline)
+	t0, t1 := bd.Requests[0].Time, bd.Requests[len(bd.Requests)-1].Time
+	kept := bd.Requests[:0]
+	for _, r := range bd.Requests {
+		if r.Replica != "b" || r.Time < t0+(t1-t0)/2 {
+			kept = append(kept, r)
+		}
+	}
+	bd.Requests = kept
+	cd.Arm = sources.Canary
+	rr, ra := judgedBothWays(t, bd, cd, Config{Policy: p, Resamples: 300})
+	lost := func(r *Report) string {
+		for _, w := range r.Warnings {
+			if strings.HasPrefix(w, "baseline: replica ") && strings.Contains(w, " lost: ") {
+				return w[:strings.Index(w, " served nothing")]
+			}
+		}
+		return ""
+	}
+	want := `baseline: replica b lost: replica "b"`
+	if got := lost(rr); got != want {
+		t.Fatalf("request path: %q, want %q (warnings %q)", got, want, rr.Warnings)
+	}
+	if got := lost(ra); got != want {
+		t.Errorf("aggregate: %q, want %q (warnings %q)", got, want, ra.Warnings)
+	}
+}
+
+func TestRecordReplicaName(t *testing.T) {
+	for _, tc := range []struct {
+		tr    sources.ReplicaTrack
+		exact bool
+		want  string
+	}{
+		{sources.ReplicaTrack{Name: `{replica="vllm-0"}`}, true, "vllm-0"},
+		{sources.ReplicaTrack{Name: `{replica="vllm-0"}`}, false, `{replica="vllm-0"}`},
+		{sources.ReplicaTrack{Name: `{replica="vllm-0"}`, Series: `{pod="vllm-0"}`}, true, `{replica="vllm-0"}`},
+		{sources.ReplicaTrack{Name: `{replica="b\x1b"}`}, true, `{replica="b\x1b"}`},
+		{sources.ReplicaTrack{Name: `{replica="a\"b"}`}, true, `{replica="a\"b"}`},
+		{sources.ReplicaTrack{Name: `{instance="10.0.0.7:8000"}`}, true, `{instance="10.0.0.7:8000"}`},
+	} {
+		if got := recordReplicaName(tc.tr, tc.exact); got != tc.want {
+			t.Errorf("%+v exact %v: %q, want %q", tc.tr, tc.exact, got, tc.want)
+		}
+	}
+}

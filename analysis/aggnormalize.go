@@ -58,6 +58,9 @@ func (a *aggArm) warmup(w policies.WindowSpec) (NormalizationStep, error) {
 			}
 		}
 		cut = res.Cut
+		if res.Drift {
+			a.driftAt = res.DriftAt
+		}
 		st.Detail = fmt.Sprintf("%s: %s (per-slice TTFT medians from the histogram)", a.arm, res.Reason)
 	default:
 		d := w.WarmupDuration().Seconds()

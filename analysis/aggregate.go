@@ -42,6 +42,9 @@ type aggArm struct {
 	// the aggregate's replica tracks); cutSecs is the warm-up cut.
 	allStarts []float64
 	cutSecs   float64
+	// driftAt is the slice after the warm-up cut where TTFT still shifts
+	// (the run is not stationary); −1 when none was found
+	driftAt int
 }
 
 type aggSlice struct {
@@ -115,6 +118,9 @@ func judgeAggregate(baseline, canary *sources.Dataset, cfg Config) (*Report, err
 			return nil, err
 		}
 		j.steps = append(j.steps, st)
+		if a.driftAt >= 0 {
+			j.warnf("%s: TTFT still shifts after the warm-up cut (at bucket %d): the run is not stationary; extend it or treat the verdict with care", a.arm, a.driftAt)
+		}
 	}
 	if len(p.Classes) > 0 && !j.exact() {
 		// an exact aggregate counted good requests per class at scan time
@@ -165,7 +171,7 @@ func newAggArm(ds *sources.Dataset, slo histo.SLO, factor map[string]float64) (*
 	if len(agg.Buckets) == 0 {
 		return nil, &DataError{Arm: ds.Arm, Msg: "no metrics in the window: no series matched (check the selector and the time range)"}
 	}
-	a := &aggArm{arm: ds.Arm, ds: ds, rejectedKnown: true, exact: agg.Exact, unknown: map[string]bool{}}
+	a := &aggArm{arm: ds.Arm, ds: ds, rejectedKnown: true, exact: agg.Exact, unknown: map[string]bool{}, driftAt: -1}
 	a.bounds = histo.GoodBounds(agg, slo)
 	byStart := map[float64]int{}
 	// each slice's buckets' latency histograms, in bucket order, added up
