@@ -65,6 +65,10 @@ func merge2(a, b sources.Histogram) (out sources.Histogram, dropped bool) {
 func merge2Into(edges, counts []float64, a, b sources.Histogram) ([]float64, []float64, bool) {
 	dropped := false
 	ae, ac, be, bc := a.Edges, a.Counts, b.Edges, b.Counts
+	// room for every edge of both; n is the length written
+	n := len(edges)
+	edges = slices.Grow(edges, len(ae)+len(be))[:n+len(ae)+len(be)]
+	counts = slices.Grow(counts, len(ae)+len(be))[:n+len(ae)+len(be)]
 	i, j := 0, 0
 	for i < len(ae) || j < len(be) {
 		switch {
@@ -80,10 +84,12 @@ func merge2Into(edges, counts []float64, a, b sources.Histogram) ([]float64, []f
 				i = end
 				continue
 			}
-			for ; i < end; i++ {
-				edges = append(edges, ae[i])
-				counts = append(counts, ac[i]+cb)
+			copy(edges[n:], ae[i:end])
+			for _, c := range ac[i:end] {
+				counts[n] = c + cb
+				n++
 			}
+			i = end
 		case i >= len(ae) || be[j] < ae[i]:
 			ca, oka := countAt(ae, ac, i, be[j])
 			end := j + 1
@@ -95,19 +101,21 @@ func merge2Into(edges, counts []float64, a, b sources.Histogram) ([]float64, []f
 				j = end
 				continue
 			}
-			for ; j < end; j++ {
-				edges = append(edges, be[j])
-				counts = append(counts, ca+bc[j])
+			copy(edges[n:], be[j:end])
+			for _, c := range bc[j:end] {
+				counts[n] = ca + c
+				n++
 			}
+			j = end
 		default:
 			// the same edge in both
-			edges = append(edges, ae[i])
-			counts = append(counts, ac[i]+bc[j])
+			edges[n], counts[n] = ae[i], ac[i]+bc[j]
+			n++
 			i++
 			j++
 		}
 	}
-	return edges, counts, dropped
+	return edges[:n], counts[:n], dropped
 }
 
 // countAt returns a sparse histogram's count at x, given that edges[k] is

@@ -136,13 +136,14 @@ func Lower(i int32) float64 {
 // to use; it is not safe for concurrent use.
 //
 // Bins are held in an array of 16-bit counts over a range of consecutive
-// indexes (2 bytes per bin of the range) that grows to take in new bins
+// indexes (2 bytes per bin of the range), one octave (minDense bins, 512
+// bytes) around the first bin at first, that grows to take in new bins
 // while it stays at most denseSlack times as long as the number of
-// non-empty bins (and at least minDense long). A bin further out, the part
-// of a count past 16 bits, and a weight that is not a whole number go to a
-// map of float64 weights; a bin's weight is the sum of both. Memory is
-// thus linear in the number of non-empty bins, whatever the number of
-// values. Whole weights (counts of requests) are summed exactly; a bin
+// non-empty bins (or minDense long). A bin further out, the part of a
+// count past 16 bits, and a weight that is not a whole number go to a map
+// of float64 weights; a bin's weight is the sum of both. Memory is thus
+// linear in the number of non-empty bins (512 bytes at least once one
+// is), whatever the number of values. Whole weights (counts of requests) are summed exactly; a bin
 // given fractional weights holds their float64 sum.
 type Hist struct {
 	lo    int32    // index of dense[0]
@@ -223,8 +224,13 @@ func (h *Hist) addFar(i int32, w float64) {
 // is covered.
 func (h *Hist) grow(i int32) bool {
 	if len(h.dense) == 0 {
-		h.lo = i
-		h.dense = make([]uint16, 1, 16)
+		// the first bin: an octave around it at once (latencies of one
+		// slice and stratum spread over a few octaves), within the
+		// indexes an ordinary bin can have
+		lo := max(int64(i)-minDense/2, int64(math.MinInt32)+1)
+		lo = min(lo, int64(math.MaxInt32)-minDense+1)
+		h.lo = int32(lo)
+		h.dense = make([]uint16, minDense)
 		h.absorb()
 		return true
 	}
