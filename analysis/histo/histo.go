@@ -13,6 +13,7 @@ package histo
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/goodput-dev/goodput/sources"
@@ -140,6 +141,14 @@ func Quantile(q float64, h sources.Histogram) float64 {
 	n := len(h.Edges)
 	if n == 0 || len(h.Counts) != n {
 		return math.NaN()
+	}
+	if Increasing(h.Edges) {
+		// already sorted, nothing to coalesce: read in place when the
+		// counts are monotone, else from a monotone copy
+		if !nonDecreasing(h.Counts) {
+			return QuantileSorted(q, h.Edges, slices.Clone(h.Counts))
+		}
+		return quantileAt(q, h.Edges, func(i int) float64 { return h.Counts[i] })
 	}
 	type bkt struct{ ub, c float64 }
 	bs := make([]bkt, n)

@@ -91,3 +91,14 @@ func quantileAt(q float64, edges []float64, count func(i int) float64) float64 {
 	}
 	return start + (end-start)*(rank/c)
 }
+
+// nonDecreasing reports whether no count is below the one before it (as
+// the running maximum Quantile takes leaves them; NaN counts fail).
+func nonDecreasing(c []float64) bool {
+	for i := 1; i < len(c); i++ {
+		if !(c[i] >= c[i-1]) {
+			return false
+		}
+	}
+	return len(c) == 0 || !math.IsNaN(c[0])
+}
