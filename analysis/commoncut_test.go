@@ -30,6 +30,13 @@ func TestCommonWarmupCut(t *testing.T) {
 	if !strings.Contains(step(r, "warmup").Detail, "both arms are compared over the same span") {
 		t.Errorf("warm-up step does not name the common cut: %q", step(r, "warmup").Detail)
 	}
+	// the arm cut to the other's instant is re-bucketed: its
+	// replica-seconds must be too
+	for name, a := range map[string]ArmSummary{"baseline": r.Arms.Baseline, "canary": r.Arms.Canary} {
+		if rs, gpr := float64(a.ReplicaSeconds), float64(a.GoodputPerReplica); !(rs > 0) || !(gpr > 0) {
+			t.Errorf("%s: replica-seconds %v, goodput per replica %v after the common cut", name, rs, gpr)
+		}
+	}
 	for i := range cd.Requests {
 		cd.Requests[i].Time += 3 * 3600
 	}

@@ -630,6 +630,9 @@ func commonCut(b, c *armData) error {
 		if err := a.replicaWarmups(); err != nil {
 			return err
 		}
+		// the buckets are new: their replica-seconds too (cost, goodput
+		// per replica and the arm's replica-seconds read them)
+		a.replicaTime()
 		a.warmup.Cut = int(math.Round(cut / a.bucketSecs))
 		a.warmup.Reason += fmt.Sprintf("; extended from %gs to %gs, where the other arm's warm-up cut ends, so that both arms are compared over the same span", from, cut)
 	}
