@@ -174,6 +174,9 @@ func newAggArm(ds *sources.Dataset, slo histo.SLO, factor map[string]float64) (*
 	a := &aggArm{arm: ds.Arm, ds: ds, rejectedKnown: true, exact: agg.Exact, unknown: map[string]bool{}, driftAt: -1}
 	a.bounds = histo.GoodBounds(agg, slo)
 	byStart := map[float64]int{}
+	// each slice's buckets' latency histograms, in bucket order, added up
+	// once every bucket is read
+	var lat [][][3]sources.Histogram
 	for i, bk := range agg.Buckets {
 		bb := a.bounds.Buckets[i]
 		k, ok := byStart[bk.Start]
@@ -181,6 +184,7 @@ func newAggArm(ds *sources.Dataset, slo histo.SLO, factor map[string]float64) (*
 			k = len(a.slices)
 			byStart[bk.Start] = k
 			a.slices = append(a.slices, aggSlice{start: bk.Start, end: bk.End, replicas: bk.Replicas, costPerHour: bk.CostPerHour, gpuUtil: bk.GPUUtil, gauges: gaugesOf(bk)})
+			lat = append(lat, nil)
 		}
 		s := &a.slices[k]
 		if f, ok := factor[bk.Class]; ok {
@@ -215,12 +219,21 @@ func newAggArm(ds *sources.Dataset, slo histo.SLO, factor map[string]float64) (*
 		s.promptTokens += bk.PromptTokens
 		s.prefixHits += bk.PrefixHits
 		s.prefixQueries += bk.PrefixQueries
-		s.ttft = addHist(s.ttft, bk.TTFT)
-		s.tpot = addHist(s.tpot, bk.TPOT)
-		s.e2e = addHist(s.e2e, bk.E2E)
 		s.ttftSum += bk.TTFTSum
 		s.tpotSum += bk.TPOTSum
 		s.e2eSum += bk.E2ESum
+		lat[k] = append(lat[k], [3]sources.Histogram{bk.TTFT, bk.TPOT, bk.E2E})
+	}
+	var sums [3]histo.Sum
+	for k, hs := range lat {
+		for l := range sums {
+			sums[l].Reset()
+			for _, h := range hs {
+				sums[l].Add(h[l])
+			}
+		}
+		s := &a.slices[k]
+		s.ttft, s.tpot, s.e2e = sums[0].Histogram(), sums[1].Histogram(), sums[2].Histogram()
 	}
 	slices.SortFunc(a.slices, func(x, y aggSlice) int { return cmp.Compare(x.start, y.start) })
 	a.allStarts = a.sliceStarts()
@@ -425,16 +438,18 @@ func (j *aggJudgement) armSummary(a *aggArm) ArmSummary {
 			IdleReserveUSD: Num(math.NaN()), TotalUSD: Num(cost), PerGoodRequest: per, PerMillionGoodTokens: Num(math.NaN()),
 			GoodRequestsPerDollar: Num(t.goodLo / cost), MissingComponents: []string{"breakdown by component (OpenCost gives the total)"}}
 	}
-	var ttft, tpot, e2e sources.Histogram
+	var ttft, tpot, e2e histo.Sum
 	var sums [3]float64
 	for _, sl := range a.slices {
-		ttft, tpot, e2e = addHist(ttft, sl.ttft), addHist(tpot, sl.tpot), addHist(e2e, sl.e2e)
+		ttft.Add(sl.ttft)
+		tpot.Add(sl.tpot)
+		e2e.Add(sl.e2e)
 		sums[0], sums[1], sums[2] = sums[0]+sl.ttftSum, sums[1]+sl.tpotSum, sums[2]+sl.e2eSum
 	}
 	if !a.ds.Agg.LatencySums {
 		sums = [3]float64{math.NaN(), math.NaN(), math.NaN()}
 	}
-	s.Latency = Latency{TTFT: histQuantiles(ttft, sums[0]), TPOT: histQuantiles(tpot, sums[1]), E2E: histQuantiles(e2e, sums[2])}
+	s.Latency = Latency{TTFT: histQuantiles(ttft.Histogram(), sums[0]), TPOT: histQuantiles(tpot.Histogram(), sums[1]), E2E: histQuantiles(e2e.Histogram(), sums[2])}
 	return s
 }
 

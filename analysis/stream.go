@@ -509,6 +509,7 @@ func (a *Aggregator) Aggregate(arm sources.Arm) (*sources.Aggregate, error) {
 		per[k.slice-a.lo] = append(per[k.slice-a.lo], k)
 	}
 	nan := math.NaN()
+	var edges loglin.Edges
 	out := &sources.Aggregate{Profile: "requests", Exact: true, GoodTokensCounted: true, LatencySums: true, Step: a.step, Replicas: tracks}
 	for k := range per {
 		keys := per[k]
@@ -533,7 +534,7 @@ func (a *Aggregator) Aggregate(arm sources.Arm) (*sources.Aggregate, error) {
 			if a.cacheKnown {
 				b.PrefixHits, b.PrefixQueries = c.hits, c.queries
 			}
-			b.TTFT, b.TPOT, b.E2E = c.ttft.Cumulative(), c.tpot.Cumulative(), c.e2e.Cumulative()
+			b.TTFT, b.TPOT, b.E2E = c.ttft.CumulativeWith(&edges), c.tpot.CumulativeWith(&edges), c.e2e.CumulativeWith(&edges)
 			b.TTFTSum, b.TPOTSum, b.E2ESum = float64(c.ttftNs)/1e9, float64(c.tpotNs)/1e9, float64(c.e2eNs)/1e9
 			// the bins are in b now: let them go while the rest is built
 			c.ttft, c.tpot, c.e2e = loglin.Hist{}, loglin.Hist{}, loglin.Hist{}
