@@ -115,3 +115,146 @@ func TestExactAggregateSummaryIsMeasured(t *testing.T) {
 		t.Errorf("canary attainment: aggregate %v, requests %v", ra.Arms.Canary.SLOAttainment, rr.Arms.Canary.SLOAttainment)
 	}
 }
+
+// The arms' latency means from an exact aggregate are the request path's,
+// to the nanosecond each value is rounded to: the aggregate sums the
+// latencies its histograms count.
+func TestExactAggregateLatencyMeans(t *testing.T) {
+	p := chat(t)
+	base := synth{n: 20000, rate: 50, ttftMed: 0.3, tpotMed: 0.03, errShare: 0.01, replicas: 3, seed: 1, longShare: 0.1}
+	c := base
+	c.seed, c.longShare, c.ttftMed = 2, 0.35, 0.4
+	bd, cd := base.dataset(sources.Baseline), c.dataset(sources.Canary)
+	rr, ra := judgedBothWays(t, bd, cd, Config{Policy: p, Resamples: 300})
+	if rr.Arms.Canary.WarmupCutSeconds != ra.Arms.Canary.WarmupCutSeconds || rr.Arms.Baseline.WarmupCutSeconds != ra.Arms.Baseline.WarmupCutSeconds {
+		t.Skip("the warm-up cuts differ, and with them the windows")
+	}
+	for _, arm := range []struct {
+		name     string
+		exact, a Latency
+	}{{"baseline", rr.Arms.Baseline.Latency, ra.Arms.Baseline.Latency}, {"canary", rr.Arms.Canary.Latency, ra.Arms.Canary.Latency}} {
+		for _, q := range []struct {
+			name     string
+			exact, a Quantiles
+		}{{"ttft", arm.exact.TTFT, arm.a.TTFT}, {"tpot", arm.exact.TPOT, arm.a.TPOT}, {"e2e", arm.exact.E2E, arm.a.E2E}} {
+			want, got := float64(q.exact.Mean), float64(q.a.Mean)
+			if q.a.N != q.exact.N || !(math.Abs(got-want) <= 1e-9) {
+				t.Errorf("%s %s: aggregate mean %v of %d, requests %v of %d", arm.name, q.name, got, q.a.N, want, q.exact.N)
+			}
+		}
+	}
+}
+
+// A latency sum that cannot be the values' (an overflow) gives no mean,
+// nor does an aggregate without sums (metrics).
+func TestHistQuantilesMean(t *testing.T) {
+	// 2 values in (0.1, 0.2], 2 in (0.3, 0.4]
+	h := sources.Histogram{Edges: []float64{0.1, 0.2, 0.3, 0.4, math.Inf(1)}, Counts: []float64{0, 2, 2, 4, 4}, Sparse: true}
+	for _, tc := range []struct {
+		sum, want float64
+	}{
+		{1, 0.25},
+		{0.8, 0.2},
+		{0.36, math.NaN()}, // mean 0.09: below every value
+		{1.7, math.NaN()},  // mean 0.425: above every value
+		{-3, math.NaN()},   // a wrapped sum
+		{math.NaN(), math.NaN()},
+	} {
+		got := float64(histQuantiles(h, tc.sum).Mean)
+		if !(got == tc.want || math.IsNaN(got) && math.IsNaN(tc.want)) {
+			t.Errorf("sum %v: mean %v, want %v", tc.sum, got, tc.want)
+		}
+	}
+	if q := histQuantiles(sources.Histogram{}, 0); !math.IsNaN(float64(q.Mean)) || q.N != 0 {
+		t.Errorf("empty histogram: %+v", q)
+	}
+}
+
+// A TTFT shift left after the warm-up cut (here the canary slows by half
+// two thirds into the run) is a warning from the aggregate as from the
+// requests, with the same words; the steady baseline gets none.
+func TestExactAggregateWarnsOfDrift(t *testing.T) {
+	p := chat(t)
+	base := synth{n: 30000, rate: 50, ttftMed: 0.3, tpotMed: 0.03, errShare: 0.002, replicas: 3, seed: 1}
+	c := base
+	c.seed = 2
+	bd, cd := base.dataset(sources.Baseline), c.dataset(sources.Canary)
+	t0, t1 := cd.Requests[0].Time, cd.Requests[len(cd.Requests)-1].Time
+	for i := range cd.Requests {
+		if r := &cd.Requests[i]; r.Time > t0+2*(t1-t0)/3 {
+			r.TTFT *= 1.5
+		}
+	}
+	rr, ra := judgedBothWays(t, bd, cd, Config{Policy: p, Resamples: 300})
+	drift := func(r *Report, arm string) string {
+		for _, w := range r.Warnings {
+			if strings.HasPrefix(w, arm+": TTFT still shifts after the warm-up cut") {
+				return w
+			}
+		}
+		return ""
+	}
+	if w := drift(rr, "canary"); w == "" {
+		t.Fatalf("the request path does not see the shift: %q", rr.Warnings)
+	}
+	if w := drift(ra, "canary"); w == "" {
+		t.Errorf("the aggregate does not warn of the canary's shift: %q", ra.Warnings)
+	}
+	if w := drift(ra, "baseline"); w != "" || drift(rr, "baseline") != "" {
+		t.Errorf("a steady baseline warned of: %q / %q", w, drift(rr, "baseline"))
+	}
+}
+
+// A replica lost mid-run is named in the aggregate's warning as in the
+// request path's: by its own name, not the track's label set.
+func TestExactAggregateNamesLostReplica(t *testing.T) {
+	p := chat(t)
+	base := synth{n: 30000, rate: 50, ttftMed: 0.3, tpotMed: 0.03, errShare: 0.002, replicas: 3, seed: 1}
+	c := base
+	c.seed = 2
+	bd, cd := base.dataset(sources.Baseline), c.dataset(sources.Baseline)
+	t0, t1 := bd.Requests[0].Time, bd.Requests[len(bd.Requests)-1].Time
+	kept := bd.Requests[:0]
+	for _, r := range bd.Requests {
+		if r.Replica != "b" || r.Time < t0+(t1-t0)/2 {
+			kept = append(kept, r)
+		}
+	}
+	bd.Requests = kept
+	cd.Arm = sources.Canary
+	rr, ra := judgedBothWays(t, bd, cd, Config{Policy: p, Resamples: 300})
+	lost := func(r *Report) string {
+		for _, w := range r.Warnings {
+			if strings.HasPrefix(w, "baseline: replica ") && strings.Contains(w, " lost: ") {
+				return w[:strings.Index(w, " served nothing")]
+			}
+		}
+		return ""
+	}
+	want := `baseline: replica b lost: replica "b"`
+	if got := lost(rr); got != want {
+		t.Fatalf("request path: %q, want %q (warnings %q)", got, want, rr.Warnings)
+	}
+	if got := lost(ra); got != want {
+		t.Errorf("aggregate: %q, want %q (warnings %q)", got, want, ra.Warnings)
+	}
+}
+
+func TestRecordReplicaName(t *testing.T) {
+	for _, tc := range []struct {
+		tr    sources.ReplicaTrack
+		exact bool
+		want  string
+	}{
+		{sources.ReplicaTrack{Name: `{replica="vllm-0"}`}, true, "vllm-0"},
+		{sources.ReplicaTrack{Name: `{replica="vllm-0"}`}, false, `{replica="vllm-0"}`},
+		{sources.ReplicaTrack{Name: `{replica="vllm-0"}`, Series: `{pod="vllm-0"}`}, true, `{replica="vllm-0"}`},
+		{sources.ReplicaTrack{Name: `{replica="b\x1b"}`}, true, `{replica="b\x1b"}`},
+		{sources.ReplicaTrack{Name: `{replica="a\"b"}`}, true, `{replica="a\"b"}`},
+		{sources.ReplicaTrack{Name: `{instance="10.0.0.7:8000"}`}, true, `{instance="10.0.0.7:8000"}`},
+	} {
+		if got := recordReplicaName(tc.tr, tc.exact); got != tc.want {
+			t.Errorf("%+v exact %v: %q, want %q", tc.tr, tc.exact, got, tc.want)
+		}
+	}
+}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/goodput-dev/goodput/analysis/histo"
 	"github.com/goodput-dev/goodput/analysis/normalize"
-	"github.com/goodput-dev/goodput/sources"
 )
 
 // aggClasses is the per-class breakdown of a metrics comparison whose
@@ -26,7 +25,7 @@ import (
 func aggClasses(b, c *aggArm, classOf func(key string) (class, label string)) []ClassRow {
 	type acc struct {
 		offered, lo, hi float64
-		ttft, tpot      sources.Histogram
+		ttft, tpot      histo.Sum
 	}
 	per := func(a *aggArm) (map[string]*acc, float64) {
 		out := map[string]*acc{}
@@ -49,8 +48,8 @@ func aggClasses(b, c *aggArm, classOf func(key string) (class, label string)) []
 			bb := a.bounds.Buckets[i]
 			x.lo += nan0(bb.Lo)
 			x.hi += nan0(bb.Hi)
-			x.ttft = addHist(x.ttft, bk.TTFT)
-			x.tpot = addHist(x.tpot, bk.TPOT)
+			x.ttft.Add(bk.TTFT)
+			x.tpot.Add(bk.TPOT)
 		}
 		return out, total
 	}
@@ -64,12 +63,13 @@ func aggClasses(b, c *aggArm, classOf func(key string) (class, label string)) []
 			x = &acc{}
 		}
 		bounds := func(lo, hi float64) *[2]Num { return &[2]Num{Num(lo), Num(hi)} }
-		tl, th := histo.QuantileBounds(0.99, x.ttft)
-		pl, ph := histo.QuantileBounds(0.99, x.tpot)
+		ttft, tpot := x.ttft.Histogram(), x.tpot.Histogram()
+		tl, th := histo.QuantileBounds(0.99, ttft)
+		pl, ph := histo.QuantileBounds(0.99, tpot)
 		return ClassArm{Offered: int64(math.Round(x.offered)), Good: int64(math.Round(x.lo)), Share: Num(x.offered / total),
 			SLOAttainment: Num(x.lo / x.offered), SLOAttainmentBounds: bounds(x.lo/x.offered, x.hi/x.offered),
-			TTFTP99: Num(histo.Quantile(0.99, x.ttft)), TTFTP99Bounds: bounds(tl, th),
-			TPOTP99: Num(histo.Quantile(0.99, x.tpot)), TPOTP99Bounds: bounds(pl, ph)}
+			TTFTP99: Num(histo.Quantile(0.99, ttft)), TTFTP99Bounds: bounds(tl, th),
+			TPOTP99: Num(histo.Quantile(0.99, tpot)), TPOTP99Bounds: bounds(pl, ph)}
 	}
 	names := map[string]bool{}
 	for k := range bs {

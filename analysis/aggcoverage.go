@@ -3,7 +3,9 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/goodput-dev/goodput/analysis/normalize"
 	"github.com/goodput-dev/goodput/sources"
@@ -65,6 +67,7 @@ func coverageOf(b, c *aggArm) aggCoverage {
 		acts := make([]normalize.ReplicaActivity, 0, len(agg.Replicas))
 		stopped := map[string]bool{} // reported from the series' last samples
 		for _, tr := range agg.Replicas {
+			tr.Name = recordReplicaName(tr, agg.Exact)
 			first, last := -1, -1
 			for k, v := range tr.Finished {
 				if !math.IsNaN(v) {
@@ -203,4 +206,21 @@ func overlap(b, c *sources.Dataset) error {
 	return &DataError{Msg: fmt.Sprintf("the arms' selectors pick the same series: %d of the canary's %d replica series are also the baseline's (%s); "+
 		"give selectors that no series matches both (e.g. deployment=\"baseline\" and deployment=\"canary\")",
 		len(both), len(c.Agg.Replicas), strings.Join(ex, ", "))}
+}
+
+// recordReplicaName is how a replica track is named in messages: a track
+// an exact aggregate built from records (named {replica="…"}, no series)
+// by the replica's own name, as the request path names it (unless the
+// name needs quoting: control characters, quotes, backslashes); any
+// other by its label set.
+func recordReplicaName(tr sources.ReplicaTrack, exact bool) string {
+	const pre, post = "{replica=", "}"
+	if !exact || tr.Series != "" || !strings.HasPrefix(tr.Name, pre) || !strings.HasSuffix(tr.Name, post) {
+		return tr.Name
+	}
+	name, err := strconv.Unquote(tr.Name[len(pre) : len(tr.Name)-len(post)])
+	if err != nil || name == "" || strings.ContainsFunc(name, func(r rune) bool { return !unicode.IsPrint(r) || r == '"' || r == '\\' }) {
+		return tr.Name // quoted, as the track names it
+	}
+	return name
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"sort"
 
+	"github.com/goodput-dev/goodput/analysis/histo"
 	"github.com/goodput-dev/goodput/analysis/stats"
 	"github.com/goodput-dev/goodput/sources"
 	"github.com/goodput-dev/goodput/sources/loglin"
@@ -54,7 +55,7 @@ type latBin struct{ lo, hi, n float64 }
 // analysed slices as ascending bins; ok is false when a slice's histogram is
 // not a log-linear (sparse) one.
 func pooledBins(a *aggArm, latency string) (bins []latBin, ok bool) {
-	var h sources.Histogram
+	var h histo.Sum
 	for i := range a.slices {
 		s := latencyOfSlice(&a.slices[i], latency)
 		if len(s.Edges) == 0 {
@@ -63,9 +64,9 @@ func pooledBins(a *aggArm, latency string) (bins []latBin, ok bool) {
 		if !s.Sparse {
 			return nil, false
 		}
-		h = addHist(h, s)
+		h.Add(s)
 	}
-	return binsOf(h), true
+	return binsOf(h.Histogram()), true
 }
 
 // binsOf lists a cumulative histogram's non-empty bins in ascending order.
@@ -378,7 +379,7 @@ func (j *aggJudgement) binnedDiagnostics() []Diagnostic {
 			inf = inf || math.IsInf(x.hi, 1)
 		}
 		if n1+n2 <= stats.ExactMaxN {
-			j.warnf("%s diagnostics are not computed: with %d requests the Mann-Whitney test takes the exact permutation distribution, which needs the values; judge without --stream",
+			j.warnf("%s diagnostics are not computed: with %d requests the Mann-Whitney test takes the exact permutation distribution, which needs the values; judge with --exact",
 				lat, int64(n1+n2))
 			continue
 		}

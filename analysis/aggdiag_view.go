@@ -45,10 +45,11 @@ func (j *aggJudgement) distributions() Distributions {
 		d.Probs[i] = Num(q)
 	}
 	curve := func(a *aggArm, latency string) []Num {
-		var h sources.Histogram
+		var sum histo.Sum
 		for i := range a.slices {
-			h = addHist(h, latencyOfSlice(&a.slices[i], latency))
+			sum.Add(latencyOfSlice(&a.slices[i], latency))
 		}
+		h := sum.Histogram()
 		out := make([]Num, len(ps))
 		for i, q := range ps {
 			out[i] = Num(histo.Quantile(q, h))

@@ -58,6 +58,9 @@ func (a *aggArm) warmup(w policies.WindowSpec) (NormalizationStep, error) {
 			}
 		}
 		cut = res.Cut
+		if res.Drift {
+			a.driftAt = res.DriftAt
+		}
 		st.Detail = fmt.Sprintf("%s: %s (per-slice TTFT medians from the histogram)", a.arm, res.Reason)
 	default:
 		d := w.WarmupDuration().Seconds()
@@ -242,7 +245,8 @@ func classMix(b, c *sources.Aggregate, setting string) aggMix {
 // its good-request bounds, by f.
 func scaleBucket(bk sources.AggBucket, bb histo.BucketBound, f float64) (sources.AggBucket, histo.BucketBound) {
 	for _, v := range []*float64{&bk.Completed, &bk.Failed, &bk.Canceled, &bk.Rejected, &bk.Good, &bk.PromptTokens,
-		&bk.OutputTokens, &bk.GoodTokens, &bk.PrefixHits, &bk.PrefixQueries, &bk.Retried, &bk.ShortOutputs} {
+		&bk.OutputTokens, &bk.GoodTokens, &bk.PrefixHits, &bk.PrefixQueries, &bk.Retried, &bk.ShortOutputs,
+		&bk.TTFTSum, &bk.TPOTSum, &bk.E2ESum} {
 		*v *= f
 	}
 	for _, h := range []*sources.Histogram{&bk.TTFT, &bk.TPOT, &bk.E2E, &bk.Queue} {

@@ -42,6 +42,9 @@ type aggArm struct {
 	// the aggregate's replica tracks); cutSecs is the warm-up cut.
 	allStarts []float64
 	cutSecs   float64
+	// driftAt is the slice after the warm-up cut where TTFT still shifts
+	// (the run is not stationary); −1 when none was found
+	driftAt int
 }
 
 type aggSlice struct {
@@ -59,6 +62,9 @@ type aggSlice struct {
 	promptTokens                float64 // NaN when unknown
 	prefixHits, prefixQueries   float64 // NaN when unknown
 	ttft, tpot, e2e             sources.Histogram
+	// sums of the latencies the histograms count, seconds; 0 unless the
+	// aggregate has LatencySums
+	ttftSum, tpotSum, e2eSum float64
 }
 
 func (s *aggSlice) offered() float64 { return s.completed + s.failed + s.canceled + s.rejected }
@@ -112,6 +118,9 @@ func judgeAggregate(baseline, canary *sources.Dataset, cfg Config) (*Report, err
 			return nil, err
 		}
 		j.steps = append(j.steps, st)
+		if a.driftAt >= 0 {
+			j.warnf("%s: TTFT still shifts after the warm-up cut (at bucket %d): the run is not stationary; extend it or treat the verdict with care", a.arm, a.driftAt)
+		}
 	}
 	if len(p.Classes) > 0 && !j.exact() {
 		// an exact aggregate counted good requests per class at scan time
@@ -162,9 +171,12 @@ func newAggArm(ds *sources.Dataset, slo histo.SLO, factor map[string]float64) (*
 	if len(agg.Buckets) == 0 {
 		return nil, &DataError{Arm: ds.Arm, Msg: "no metrics in the window: no series matched (check the selector and the time range)"}
 	}
-	a := &aggArm{arm: ds.Arm, ds: ds, rejectedKnown: true, exact: agg.Exact, unknown: map[string]bool{}}
+	a := &aggArm{arm: ds.Arm, ds: ds, rejectedKnown: true, exact: agg.Exact, unknown: map[string]bool{}, driftAt: -1}
 	a.bounds = histo.GoodBounds(agg, slo)
 	byStart := map[float64]int{}
+	// each slice's buckets' latency histograms, in bucket order, added up
+	// once every bucket is read
+	var lat [][][3]sources.Histogram
 	for i, bk := range agg.Buckets {
 		bb := a.bounds.Buckets[i]
 		k, ok := byStart[bk.Start]
@@ -172,6 +184,7 @@ func newAggArm(ds *sources.Dataset, slo histo.SLO, factor map[string]float64) (*
 			k = len(a.slices)
 			byStart[bk.Start] = k
 			a.slices = append(a.slices, aggSlice{start: bk.Start, end: bk.End, replicas: bk.Replicas, costPerHour: bk.CostPerHour, gpuUtil: bk.GPUUtil, gauges: gaugesOf(bk)})
+			lat = append(lat, nil)
 		}
 		s := &a.slices[k]
 		if f, ok := factor[bk.Class]; ok {
@@ -206,9 +219,21 @@ func newAggArm(ds *sources.Dataset, slo histo.SLO, factor map[string]float64) (*
 		s.promptTokens += bk.PromptTokens
 		s.prefixHits += bk.PrefixHits
 		s.prefixQueries += bk.PrefixQueries
-		s.ttft = addHist(s.ttft, bk.TTFT)
-		s.tpot = addHist(s.tpot, bk.TPOT)
-		s.e2e = addHist(s.e2e, bk.E2E)
+		s.ttftSum += bk.TTFTSum
+		s.tpotSum += bk.TPOTSum
+		s.e2eSum += bk.E2ESum
+		lat[k] = append(lat[k], [3]sources.Histogram{bk.TTFT, bk.TPOT, bk.E2E})
+	}
+	var sums [3]histo.Sum
+	for k, hs := range lat {
+		for l := range sums {
+			sums[l].Reset()
+			for _, h := range hs {
+				sums[l].Add(h[l])
+			}
+		}
+		s := &a.slices[k]
+		s.ttft, s.tpot, s.e2e = sums[0].Histogram(), sums[1].Histogram(), sums[2].Histogram()
 	}
 	slices.SortFunc(a.slices, func(x, y aggSlice) int { return cmp.Compare(x.start, y.start) })
 	a.allStarts = a.sliceStarts()
@@ -303,6 +328,7 @@ func (j *aggJudgement) report() *Report {
 		BucketSeconds:       j.b.ds.Agg.Step,
 		Clock:               string(sources.ClockEpoch),
 		Confidence:          p.Confidence,
+		Method:              MethodAggregate,
 		SLO:                 []ClassSLO{{Class: "default", TTFT: Num(p.SLO.TTFT.Seconds()), TPOT: Num(p.SLO.TPOT.Seconds())}},
 	}
 	r.Normalization = Normalization{Steps: []NormalizationStep{{Name: "histogram-bounds", Setting: "both ends", Applied: true,
@@ -412,11 +438,18 @@ func (j *aggJudgement) armSummary(a *aggArm) ArmSummary {
 			IdleReserveUSD: Num(math.NaN()), TotalUSD: Num(cost), PerGoodRequest: per, PerMillionGoodTokens: Num(math.NaN()),
 			GoodRequestsPerDollar: Num(t.goodLo / cost), MissingComponents: []string{"breakdown by component (OpenCost gives the total)"}}
 	}
-	var ttft, tpot, e2e sources.Histogram
+	var ttft, tpot, e2e histo.Sum
+	var sums [3]float64
 	for _, sl := range a.slices {
-		ttft, tpot, e2e = addHist(ttft, sl.ttft), addHist(tpot, sl.tpot), addHist(e2e, sl.e2e)
+		ttft.Add(sl.ttft)
+		tpot.Add(sl.tpot)
+		e2e.Add(sl.e2e)
+		sums[0], sums[1], sums[2] = sums[0]+sl.ttftSum, sums[1]+sl.tpotSum, sums[2]+sl.e2eSum
 	}
-	s.Latency = Latency{TTFT: histQuantiles(ttft), TPOT: histQuantiles(tpot), E2E: histQuantiles(e2e)}
+	if !a.ds.Agg.LatencySums {
+		sums = [3]float64{math.NaN(), math.NaN(), math.NaN()}
+	}
+	s.Latency = Latency{TTFT: histQuantiles(ttft.Histogram(), sums[0]), TPOT: histQuantiles(tpot.Histogram(), sums[1]), E2E: histQuantiles(e2e.Histogram(), sums[2])}
 	return s
 }
 
@@ -444,8 +477,30 @@ func maxReplicas(a *aggArm) float64 {
 	return m
 }
 
-func histQuantiles(h sources.Histogram) Quantiles {
-	return Quantiles{N: int64(math.Round(h.Total())), Mean: Num(math.NaN()), P50: Num(histo.Quantile(0.5, h)),
+// histQuantiles summarises histogram h; sum is the sum of the values it
+// counts (NaN when unknown), for the mean, which is left unknown when it
+// falls outside the histogram's non-empty bins (a sum that overflowed).
+func histQuantiles(h sources.Histogram, sum float64) Quantiles {
+	mean := math.NaN()
+	if n := h.Total(); n > 0 {
+		mean = sum / n
+		// the values lie within the non-empty bins; so does their mean,
+		// to the nanosecond each was rounded to
+		lo, hi := math.Inf(-1), math.Inf(1)
+		for i, c := range h.Counts {
+			if i > 0 && c > 0 && h.Counts[i-1] == 0 {
+				lo = h.Edges[i-1] // the first non-empty bin's lower edge
+			}
+			if c >= n {
+				hi = h.Edges[i]
+				break
+			}
+		}
+		if !(mean >= lo-1e-9 && mean <= hi+1e-9) {
+			mean = math.NaN()
+		}
+	}
+	return Quantiles{N: int64(math.Round(h.Total())), Mean: Num(mean), P50: Num(histo.Quantile(0.5, h)),
 		P90: Num(histo.Quantile(0.9, h)), P95: Num(histo.Quantile(0.95, h)), P99: Num(histo.Quantile(0.99, h))}
 }
 

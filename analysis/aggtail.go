@@ -19,30 +19,50 @@ import (
 // number of requests.
 type tailHists struct {
 	edges []float64
-	b, c  tailRows
+	// increasing is set when the edges are strictly increasing and end
+	// with +Inf (histo.Increasing): a resample's quantile is then read
+	// without sorting its histogram
+	increasing bool
+	b, c       tailRows
 }
 
 type tailRows struct {
 	n      int         // slices
 	prefix [][]float64 // prefix[k] = Σ rows[:k], cumulative counts at the edges
+	// whole is set when every row holds whole counts and n times their
+	// total is below 2^53: every sum of rows is then exact, so a
+	// resample's cumulative counts are non-decreasing and each can be
+	// read on its own (tailRows.quantile)
+	whole bool
 }
+
+// maxWhole bounds sums of whole counts that float64 holds exactly (2^53).
+const maxWhole = 1 << 53
 
 func newTailHists(hb, hc []sources.Histogram) tailHists {
 	all := append(append(make([]sources.Histogram, 0, len(hb)+len(hc)), hb...), hc...)
 	edges, rows := histo.Align(all)
 	mk := func(rs [][]float64) tailRows {
-		r := tailRows{n: len(rs), prefix: make([][]float64, len(rs)+1)}
+		r := tailRows{n: len(rs), prefix: make([][]float64, len(rs)+1), whole: true}
 		r.prefix[0] = make([]float64, len(edges))
+		total := 0.0
 		for k, row := range rs {
 			p := make([]float64, len(edges))
 			for i, v := range row {
 				p[i] = r.prefix[k][i] + v
+				if !(v >= 0 && v < maxWhole && v == math.Trunc(v)) {
+					r.whole = false
+				}
+			}
+			if len(row) > 0 {
+				total += row[len(row)-1]
 			}
 			r.prefix[k+1] = p
 		}
+		r.whole = r.whole && float64(len(rs))*total < maxWhole
 		return r
 	}
-	return tailHists{edges: edges, b: mk(rows[:len(hb)]), c: mk(rows[len(hb):])}
+	return tailHists{edges: edges, increasing: histo.Increasing(edges), b: mk(rows[:len(hb)]), c: mk(rows[len(hb):])}
 }
 
 // sum adds the rows of the slices idx (repeats allowed), run by run.
@@ -63,6 +83,61 @@ func (r tailRows) sum(idx []int) []float64 {
 }
 
 func (r tailRows) all() []float64 { return r.prefix[r.n] }
+
+// runs appends to dst the runs of consecutive slices in idx, as sum adds
+// them: prefix[lo] and prefix[hi] bound each run.
+func (r tailRows) runs(dst [][2]int, idx []int) [][2]int {
+	dst = dst[:0]
+	for k := 0; k < len(idx); {
+		e := k + 1
+		for e < len(idx) && idx[e] == idx[e-1]+1 {
+			e++
+		}
+		dst = append(dst, [2]int{idx[k], idx[e-1] + 1})
+		k = e
+	}
+	return dst
+}
+
+// tailScratch holds one arm's buffers for the resamples of a tail gate.
+type tailScratch struct {
+	runs   [][2]int
+	counts []float64
+}
+
+// quantile is histo.Quantile(q, t.hist(r.sum(idx))), bit for bit, without
+// allocating: with whole counts each cumulative count the quantile needs
+// is added up on its own, run by run as sum adds it (the counts are
+// exact, hence non-decreasing, so O(log edges) of them are read);
+// otherwise the counts are summed into the scratch buffer and read in
+// place.
+func (r tailRows) quantile(q float64, t *tailHists, idx []int, sc *tailScratch) float64 {
+	if !t.increasing {
+		return histo.Quantile(q, t.hist(r.sum(idx)))
+	}
+	sc.runs = r.runs(sc.runs, idx)
+	if r.whole {
+		return histo.QuantileMonotone(q, t.edges, func(i int) float64 {
+			v := 0.0
+			for _, run := range sc.runs {
+				v += r.prefix[run[1]][i] - r.prefix[run[0]][i]
+			}
+			return v
+		})
+	}
+	if cap(sc.counts) < len(t.edges) {
+		sc.counts = make([]float64, len(t.edges))
+	}
+	out := sc.counts[:len(t.edges)]
+	clear(out)
+	for _, run := range sc.runs {
+		lo, hi := r.prefix[run[0]], r.prefix[run[1]]
+		for i := range out {
+			out[i] += hi[i] - lo[i]
+		}
+	}
+	return histo.QuantileSorted(q, t.edges, out)
+}
 
 func (t tailHists) hist(counts []float64) sources.Histogram {
 	return sources.Histogram{Edges: t.edges, Counts: counts}
@@ -134,9 +209,10 @@ func (j *aggJudgement) tailGate(e gateEval, idx int, info policies.MetricInfo, g
 		return e
 	}
 	block := []int{max(1, int(math.Ceil(math.Sqrt(float64(nb))))), max(1, int(math.Ceil(math.Sqrt(float64(nc)))))}
+	var sb, sc tailScratch
 	reps := stats.BlockBootstrap([]int{nb, nc}, block, j.cfg.Resamples, j.cfg.Seed+uint64(idx)*7919, func(ix [][]int) float64 {
-		b := histo.Quantile(q, t.hist(t.b.sum(ix[0])))
-		c := histo.Quantile(q, t.hist(t.c.sum(ix[1])))
+		b := t.b.quantile(q, &t, ix[0], &sb)
+		c := t.c.quantile(q, &t, ix[1], &sc)
 		return math.Log(c / b)
 	})
 	ci := stats.PercentileInterval(reps, conf)
@@ -328,7 +404,8 @@ func (j *aggJudgement) classHists(a *aggArm, latency, class string) []sources.Hi
 	for i, s := range a.slices {
 		at[s.start] = i
 	}
-	out := make([]sources.Histogram, len(a.slices))
+	// each slice's histograms of the class, in bucket order
+	per := make([][]sources.Histogram, len(a.slices))
 	for _, bk := range a.ds.Agg.Buckets {
 		i, ok := at[bk.Start]
 		if !ok || bk.Class == "" || j.tailClass(bk.Class) != class {
@@ -343,7 +420,16 @@ func (j *aggJudgement) classHists(a *aggArm, latency, class string) []sources.Hi
 		default:
 			h = bk.E2E
 		}
-		out[i] = addHist(out[i], h)
+		per[i] = append(per[i], h)
+	}
+	out := make([]sources.Histogram, len(a.slices))
+	var sum histo.Sum
+	for i, hs := range per {
+		sum.Reset()
+		for _, h := range hs {
+			sum.Add(h)
+		}
+		out[i] = sum.Histogram()
 	}
 	return out
 }

@@ -5,7 +5,6 @@ import (
 
 	"github.com/goodput-dev/goodput/analysis/histo"
 	"github.com/goodput-dev/goodput/policies"
-	"github.com/goodput-dev/goodput/sources"
 )
 
 // trendChecks is the trend check on paired aggregated arms, the request
@@ -44,15 +43,16 @@ func (j *aggJudgement) trendChecks() []gateEval {
 	ratios := map[string][2]aggRatioSeries{}
 	segment := func(metric string, info policies.MetricInfo, from, to int) (trendPoint, bool) {
 		if info.Latency != "" {
-			var hb, hc sources.Histogram
+			var sb, sc histo.Sum
 			for t := from; t < to; t++ {
 				if i := atB[t]; i >= 0 {
-					hb = addHist(hb, latencyOfSlice(&b.slices[i], info.Latency))
+					sb.Add(latencyOfSlice(&b.slices[i], info.Latency))
 				}
 				if i := atC[t]; i >= 0 {
-					hc = addHist(hc, latencyOfSlice(&c.slices[i], info.Latency))
+					sc.Add(latencyOfSlice(&c.slices[i], info.Latency))
 				}
 			}
+			hb, hc := sb.Histogram(), sc.Histogram()
 			need := math.Ceil(minTailPerSegment / (1 - info.Quantile))
 			if !(hb.Total() >= need && hc.Total() >= need) {
 				return trendPoint{}, false

@@ -76,7 +76,9 @@ import (
 // counted on log-linear bins (sources/loglin, Prometheus schema 8) and
 // stored in cumulative form with both edges of every non-empty bin, so a
 // count at a bin edge is exact and a quantile is known to within one bin,
-// a factor 2^(1/256) ≈ 1.0027 of its value.
+// a factor 2^(1/256) ≈ 1.0027 of its value. Their sums (TTFTSum, TPOTSum,
+// E2ESum, for the arm's means) are exact to the nanosecond
+// (Aggregate.LatencySums).
 //
 // Not available from the aggregate: anything needing the requests
 // themselves in order (prefix-cache strata; the Mann-Whitney and
@@ -149,6 +151,8 @@ type aggCell struct {
 	prompt, output, hits, queries         float64
 	goodTokens                            float64
 	ttft, tpot, e2e                       loglin.Hist
+	// latency sums, nanoseconds (sources.LatencyNanos)
+	ttftNs, tpotNs, e2eNs int64
 }
 
 // NewAggregator returns an empty aggregator for one arm judged under p
@@ -345,9 +349,15 @@ func (a *Aggregator) Add(r *sources.Request) {
 	switch {
 	case r.Status == sources.StatusOK:
 		c.completed++
-		c.ttft.Add(r.TTFT, 1)
-		c.tpot.Add(r.TPOT, 1)
-		c.e2e.Add(r.E2E, 1)
+		if c.ttft.Add(r.TTFT, 1) {
+			c.ttftNs += sources.LatencyNanos(r.TTFT)
+		}
+		if c.tpot.Add(r.TPOT, 1) {
+			c.tpotNs += sources.LatencyNanos(r.TPOT)
+		}
+		if c.e2e.Add(r.E2E, 1) {
+			c.e2eNs += sources.LatencyNanos(r.E2E)
+		}
 		if r.OutputTokens > 0 {
 			c.output += float64(r.OutputTokens)
 		}
@@ -454,6 +464,9 @@ func (a *Aggregator) Merge(o *Aggregator) {
 		c.ttft.Merge(&oc.ttft)
 		c.tpot.Merge(&oc.tpot)
 		c.e2e.Merge(&oc.e2e)
+		c.ttftNs += oc.ttftNs
+		c.tpotNs += oc.tpotNs
+		c.e2eNs += oc.e2eNs
 	}
 	a.flushReplicas()
 	o.flushReplicas()
@@ -478,7 +491,7 @@ func (a *Aggregator) Aggregate(arm sources.Arm) (*sources.Aggregate, error) {
 	}
 	if a.untimed > 0 {
 		return nil, &DataError{Arm: arm, Msg: fmt.Sprintf("%d of %d records have no usable arrival time (ts): "+
-			"the streaming judge buckets requests by unix arrival time; give records with ts, or judge without --stream", a.untimed, a.records)}
+			"the streaming judge buckets requests by unix arrival time; give records with ts, or judge with --exact (every request in memory)", a.untimed, a.records)}
 	}
 	n := a.hi - a.lo + 1
 	if span := float64(n); !(span <= float64(max(int64(maxBuckets), 4*a.records))) {
@@ -496,7 +509,8 @@ func (a *Aggregator) Aggregate(arm sources.Arm) (*sources.Aggregate, error) {
 		per[k.slice-a.lo] = append(per[k.slice-a.lo], k)
 	}
 	nan := math.NaN()
-	out := &sources.Aggregate{Profile: "requests", Exact: true, GoodTokensCounted: true, Step: a.step, Replicas: tracks}
+	var edges loglin.Edges
+	out := &sources.Aggregate{Profile: "requests", Exact: true, GoodTokensCounted: true, LatencySums: true, Step: a.step, Replicas: tracks}
 	for k := range per {
 		keys := per[k]
 		slices.SortFunc(keys, func(x, y cellKey) int { return cmp.Compare(a.strata[x.stratum], a.strata[y.stratum]) })
@@ -520,7 +534,8 @@ func (a *Aggregator) Aggregate(arm sources.Arm) (*sources.Aggregate, error) {
 			if a.cacheKnown {
 				b.PrefixHits, b.PrefixQueries = c.hits, c.queries
 			}
-			b.TTFT, b.TPOT, b.E2E = c.ttft.Cumulative(), c.tpot.Cumulative(), c.e2e.Cumulative()
+			b.TTFT, b.TPOT, b.E2E = c.ttft.CumulativeWith(&edges), c.tpot.CumulativeWith(&edges), c.e2e.CumulativeWith(&edges)
+			b.TTFTSum, b.TPOTSum, b.E2ESum = float64(c.ttftNs)/1e9, float64(c.tpotNs)/1e9, float64(c.e2eNs)/1e9
 			// the bins are in b now: let them go while the rest is built
 			c.ttft, c.tpot, c.e2e = loglin.Hist{}, loglin.Hist{}, loglin.Hist{}
 			out.Buckets = append(out.Buckets, b)

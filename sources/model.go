@@ -292,6 +292,14 @@ type Histogram struct {
 	Sparse bool
 }
 
+// LatencyNanos is latency v (seconds, ≥ 0) rounded to the nanosecond,
+// halves up: floor(v·1e9 + 0.5), the rule every source of an aggregate's
+// latency sums (AggBucket.TTFTSum) applies, so that their integer sums
+// agree bit for bit. Values past about 9.2e9 s do not fit; sums holding
+// them are meaningless, and a mean outside the histogram's range is not
+// reported.
+func LatencyNanos(v float64) int64 { return int64(math.Floor(v*1e9 + 0.5)) }
+
 // Total is the number of observations (the +Inf bucket).
 func (h Histogram) Total() float64 {
 	if len(h.Counts) == 0 {
@@ -331,6 +339,14 @@ type AggBucket struct {
 	E2E   Histogram // seconds
 	Queue Histogram // seconds waiting before admission to a batch
 
+	// TTFTSum, TPOTSum and E2ESum are the sums, in seconds, of the values
+	// the TTFT, TPOT and E2E histograms count (the arm's latency mean's
+	// numerators), each value rounded to the nanosecond and summed as an
+	// integer, so that every source summing the same records in any order
+	// gets the same bits. Set only when the aggregate's LatencySums is
+	// true, meaningless otherwise.
+	TTFTSum, TPOTSum, E2ESum float64
+
 	PromptTokens  float64 // increase of prompt tokens processed
 	OutputTokens  float64 // increase of generated tokens
 	PrefixHits    float64 // prefix-cache hit tokens (or blocks); NaN if unknown
@@ -368,6 +384,10 @@ type Aggregate struct {
 	// GoodTokensCounted is true when every bucket's GoodTokens was counted
 	// (per-request records); metrics cannot tell them.
 	GoodTokensCounted bool
+	// LatencySums is true when every bucket's TTFTSum, TPOTSum and E2ESum
+	// were summed from the same observations as its histograms
+	// (per-request records); metrics leave it false.
+	LatencySums bool
 	// Notes are facts the report must show (renamed metrics detected,
 	// Prometheus infos, bucket edges that do not fall on an SLO threshold).
 	Notes []string

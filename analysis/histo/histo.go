@@ -489,6 +489,18 @@ func Align(hs []sources.Histogram) (edges []float64, rows [][]float64) {
 			continue
 		}
 		counts := monotone(h.Counts)
+		if increasing(h.Edges) {
+			// the usual case: no index to sort
+			j, cum := 0, 0.0
+			for i, e := range edges {
+				for j < len(h.Edges) && h.Edges[j] <= e {
+					cum = math.Max(cum, counts[j])
+					j++
+				}
+				row[i] = cum
+			}
+			continue
+		}
 		// h's edges may be unsorted only in malformed input; sort an index
 		idx := make([]int, len(h.Edges))
 		for i := range idx {

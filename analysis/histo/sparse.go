@@ -31,6 +31,8 @@ func allSparse(hs []sources.Histogram) bool {
 // (native-histogram schemas) merge to the coarser grid where they
 // overlap. The result is Sparse. Cost O(edges × inputs).
 func mergeSparse(hs []sources.Histogram) (out sources.Histogram, dropped bool) {
+	// the running sum and the next, in two buffers taking turns
+	var buf sources.Histogram
 	for _, h := range hs {
 		if len(h.Edges) == 0 {
 			continue
@@ -40,7 +42,9 @@ func mergeSparse(hs []sources.Histogram) (out sources.Histogram, dropped bool) {
 			continue
 		}
 		var d bool
-		out, d = merge2(out, h)
+		buf.Edges, buf.Counts, d = merge2Into(buf.Edges[:0], buf.Counts[:0], out, h)
+		buf.Sparse = true
+		out, buf = buf, out
 		dropped = dropped || d
 	}
 	return out, dropped
@@ -48,45 +52,117 @@ func mergeSparse(hs []sources.Histogram) (out sources.Histogram, dropped bool) {
 
 // merge2 merges two sparse histograms in one pass over their sorted edges.
 func merge2(a, b sources.Histogram) (out sources.Histogram, dropped bool) {
-	out = sources.Histogram{Edges: make([]float64, 0, len(a.Edges)+len(b.Edges)), Counts: make([]float64, 0, len(a.Edges)+len(b.Edges)), Sparse: true}
-	// at returns h's count at x, given that h.Edges[k] is its first edge
-	// ≥ x, and whether it is known (x not inside an occupied interval)
-	at := func(h sources.Histogram, k int, x float64) (float64, bool) {
-		if k < len(h.Edges) && h.Edges[k] == x {
-			return h.Counts[k], true
-		}
-		below := 0.0
-		if k > 0 {
-			below = h.Counts[k-1]
-		}
-		if k < len(h.Edges) && h.Counts[k] > below {
-			return 0, false
-		}
-		return below, true
-	}
+	n := len(a.Edges) + len(b.Edges)
+	out = sources.Histogram{Edges: make([]float64, 0, n), Counts: make([]float64, 0, n), Sparse: true}
+	out.Edges, out.Counts, dropped = merge2Into(out.Edges, out.Counts, a, b)
+	return out, dropped
+}
+
+// merge2Into is merge2 appending the result's edges and counts to edges
+// and counts (which must not share memory with a or b). Edges are taken
+// in runs: while one histogram's edges lie below the other's next edge,
+// the other's count there is one and the same.
+func merge2Into(edges, counts []float64, a, b sources.Histogram) ([]float64, []float64, bool) {
+	dropped := false
+	ae, ac, be, bc := a.Edges, a.Counts, b.Edges, b.Counts
 	i, j := 0, 0
-	for i < len(a.Edges) || j < len(b.Edges) {
-		var x float64
+	for i < len(ae) || j < len(be) {
 		switch {
-		case j >= len(b.Edges) || (i < len(a.Edges) && a.Edges[i] <= b.Edges[j]):
-			x = a.Edges[i]
+		case j >= len(be) || (i < len(ae) && ae[i] < be[j]):
+			// a's edges below b's next: b's count is its count below
+			cb, okb := countAt(be, bc, j, ae[i])
+			end := i + 1
+			for end < len(ae) && (j >= len(be) || ae[end] < be[j]) {
+				end++
+			}
+			if !okb {
+				dropped = true
+				i = end
+				continue
+			}
+			for ; i < end; i++ {
+				edges = append(edges, ae[i])
+				counts = append(counts, ac[i]+cb)
+			}
+		case i >= len(ae) || be[j] < ae[i]:
+			ca, oka := countAt(ae, ac, i, be[j])
+			end := j + 1
+			for end < len(be) && (i >= len(ae) || be[end] < ae[i]) {
+				end++
+			}
+			if !oka {
+				dropped = true
+				j = end
+				continue
+			}
+			for ; j < end; j++ {
+				edges = append(edges, be[j])
+				counts = append(counts, ca+bc[j])
+			}
 		default:
-			x = b.Edges[j]
-		}
-		ca, oka := at(a, i, x)
-		cb, okb := at(b, j, x)
-		if i < len(a.Edges) && a.Edges[i] == x {
+			// the same edge in both
+			edges = append(edges, ae[i])
+			counts = append(counts, ac[i]+bc[j])
 			i++
-		}
-		if j < len(b.Edges) && b.Edges[j] == x {
 			j++
 		}
-		if !oka || !okb {
-			dropped = true
-			continue
-		}
-		out.Edges = append(out.Edges, x)
-		out.Counts = append(out.Counts, ca+cb)
 	}
-	return out, dropped
+	return edges, counts, dropped
+}
+
+// countAt returns a sparse histogram's count at x, given that edges[k] is
+// its first edge ≥ x, and whether it is known (x not inside an occupied
+// interval).
+func countAt(edges, counts []float64, k int, x float64) (float64, bool) {
+	if k < len(edges) && edges[k] == x {
+		return counts[k], true
+	}
+	below := 0.0
+	if k > 0 {
+		below = counts[k-1]
+	}
+	if k < len(edges) && counts[k] > below {
+		return 0, false
+	}
+	return below, true
+}
+
+// Sum adds histograms one at a time, each to the sum of those before it
+// as Merge(sum, h) would (Sparse histograms over the union of their edges,
+// classic ones on their common edges; an empty histogram adds nothing),
+// with the same edges and counts bit for bit, reusing its buffers from one
+// addition to the next. The zero value is an empty sum.
+type Sum struct {
+	h, buf sources.Histogram
+}
+
+// Add adds h to the sum.
+func (s *Sum) Add(h sources.Histogram) {
+	switch {
+	case len(h.Edges) == 0:
+	case len(s.h.Edges) == 0:
+		s.h.Edges = append(s.h.Edges[:0], h.Edges...)
+		s.h.Counts = append(s.h.Counts[:0], h.Counts...)
+		s.h.Sparse = h.Sparse
+	case s.h.Sparse && h.Sparse:
+		s.buf.Edges, s.buf.Counts, _ = merge2Into(s.buf.Edges[:0], s.buf.Counts[:0], s.h, h)
+		s.buf.Sparse = true
+		s.h, s.buf = s.buf, s.h
+	default:
+		s.h, _ = Merge(s.h, h)
+	}
+}
+
+// Reset empties the sum, keeping its buffers.
+func (s *Sum) Reset() {
+	s.h.Edges, s.h.Counts, s.h.Sparse = s.h.Edges[:0], s.h.Counts[:0], false
+}
+
+// Histogram returns a copy of the sum (the zero Histogram when nothing
+// was added).
+func (s *Sum) Histogram() sources.Histogram {
+	if len(s.h.Edges) == 0 {
+		return sources.Histogram{}
+	}
+	return sources.Histogram{Edges: slices.Clone(s.h.Edges), Counts: slices.Clone(s.h.Counts), Sparse: s.h.Sparse}
 }

@@ -136,7 +136,7 @@ func streamAggregate(t *testing.T, pol *policies.Policy, ds sources.Dataset) *so
 // aggLines writes an aggregate one field per line, NaN spelt out, so two
 // aggregates compare field by field.
 func aggLines(a *sources.Aggregate) []string {
-	out := []string{fmt.Sprintf("profile %q exact %v step %v partial %q notes %q", a.Profile, a.Exact, a.Step, a.Partial, a.Notes)}
+	out := []string{fmt.Sprintf("profile %q exact %v sums %v step %v partial %q notes %q", a.Profile, a.Exact, a.LatencySums, a.Step, a.Partial, a.Notes)}
 	for i, b := range a.Buckets {
 		out = append(out,
 			fmt.Sprintf("bucket %d [%v, %v) class %q", i, b.Start, b.End, b.Class),
@@ -146,6 +146,7 @@ func aggLines(a *sources.Aggregate) []string {
 			fmt.Sprintf("bucket %d %q ttft %v %v", i, b.Class, b.TTFT.Edges, b.TTFT.Counts),
 			fmt.Sprintf("bucket %d %q tpot %v %v", i, b.Class, b.TPOT.Edges, b.TPOT.Counts),
 			fmt.Sprintf("bucket %d %q e2e %v %v", i, b.Class, b.E2E.Edges, b.E2E.Counts),
+			fmt.Sprintf("bucket %d %q latency sums %v %v %v", i, b.Class, b.TTFTSum, b.TPOTSum, b.E2ESum),
 			fmt.Sprintf("bucket %d %q queue %v %v", i, b.Class, b.Queue.Edges, b.Queue.Counts))
 	}
 	for _, r := range a.Replicas {
@@ -183,7 +184,7 @@ func sameAggregate(t *testing.T, what string, want, got *sources.Aggregate) {
 // built to hit every branch of the good rule, the aggregate ClickHouse
 // computes equals, field by field, the aggregate the streaming scan of the
 // same records as files builds — same slices, strata, counts, token sums,
-// replicas, notes and latency bins.
+// replicas, notes, latency bins and latency sums.
 func TestClickHouseAggregateEqualsFiles(t *testing.T) {
 	srv := chtest.Start(t)
 	edge, err := policies.Parse("edge.yaml", []byte(edgePolicy))

@@ -62,6 +62,9 @@ type row struct {
 	UnvTTFT, UnvTPOT, UnvE2E, UnvMaxITL, UnvQuality       count
 	BadStatus, BadTTFT, BadLatency, BadE2E, BadCount      count
 	BadCanceledBy                                         count
+	// SumTTFT, SumTPOT and SumE2E sum the histograms' latencies, each
+	// rounded to the nanosecond (sources.LatencyNanos)
+	SumTTFT, SumTPOT, SumE2E count
 	// TTFT, TPOT and E2E histograms: bins ascending and their counts
 	Hist [3]binCounts
 }
@@ -100,7 +103,8 @@ func (r *row) UnmarshalJSON(b []byte) error {
 		"output_tokens": &r.OutputTokens, "good_tokens": &r.GoodTokens, "hits": &r.Hits, "queries": &r.Queries, "cache_known": &r.CacheKnown,
 		"admitted": &r.Admitted, "unv_ttft": &r.UnvTTFT, "unv_tpot": &r.UnvTPOT, "unv_e2e": &r.UnvE2E,
 		"unv_max_itl": &r.UnvMaxITL, "unv_quality": &r.UnvQuality, "bad_status": &r.BadStatus, "bad_ttft": &r.BadTTFT,
-		"bad_latency": &r.BadLatency, "bad_e2e": &r.BadE2E, "bad_count": &r.BadCount, "bad_canceled_by": &r.BadCanceledBy}
+		"bad_latency": &r.BadLatency, "bad_e2e": &r.BadE2E, "bad_count": &r.BadCount, "bad_canceled_by": &r.BadCanceledBy,
+		"sum_ttft": &r.SumTTFT, "sum_tpot": &r.SumTPOT, "sum_e2e": &r.SumE2E}
 	for k, p := range ints {
 		v, ok := m[k]
 		if !ok {
@@ -142,6 +146,7 @@ type cell struct {
 	prompt, output, hits, queries         float64
 	goodTokens                            float64
 	ttft, tpot, e2e                       loglin.Hist
+	ttftNs, tpotNs, e2eNs                 int64
 }
 
 // Read runs the arm's aggregation query and returns its dataset: an Exact
@@ -278,8 +283,12 @@ func (as *assembler) add(r *row) error {
 		c.goodTokens += float64(r.GoodTokens)
 		c.hits += float64(r.Hits)
 		c.queries += float64(r.Queries)
-		as.canon = append(as.canon, rowDigest("c %d %q %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %v", sl, r.Label, r.PB, r.OB, r.PC, r.N,
-			r.Completed, r.Failed, r.Canceled, r.Rejected, r.Good, r.Retried, r.Short, r.PromptTokens, r.OutputTokens, r.GoodTokens, r.Hits, r.Queries, r.Hist))
+		c.ttftNs += int64(r.SumTTFT)
+		c.tpotNs += int64(r.SumTPOT)
+		c.e2eNs += int64(r.SumE2E)
+		as.canon = append(as.canon, rowDigest("c %d %q %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %v %d %d %d", sl, r.Label, r.PB, r.OB, r.PC, r.N,
+			r.Completed, r.Failed, r.Canceled, r.Rejected, r.Good, r.Retried, r.Short, r.PromptTokens, r.OutputTokens, r.GoodTokens, r.Hits, r.Queries, r.Hist,
+			r.SumTTFT, r.SumTPOT, r.SumE2E))
 		for k, h := range []*loglin.Hist{&c.ttft, &c.tpot, &c.e2e} {
 			for i, bin := range r.Hist[k].Bins {
 				h.AddBin(bin, r.Hist[k].Counts[i])
@@ -337,7 +346,7 @@ func (as *assembler) finish() (*sources.Aggregate, int64, []string, error) {
 		per[k.slice-lo] = append(per[k.slice-lo], k)
 	}
 	nan := math.NaN()
-	out := &sources.Aggregate{Profile: "requests", Exact: true, GoodTokensCounted: true, Step: p.Step, Replicas: tracks}
+	out := &sources.Aggregate{Profile: "requests", Exact: true, GoodTokensCounted: true, LatencySums: true, Step: p.Step, Replicas: tracks}
 	for k := range per {
 		keys := per[k]
 		slices.SortFunc(keys, func(x, y cellKey) int { return cmp.Compare(x.stratum, y.stratum) })
@@ -362,6 +371,7 @@ func (as *assembler) finish() (*sources.Aggregate, int64, []string, error) {
 				b.PrefixHits, b.PrefixQueries = c.hits, c.queries
 			}
 			b.TTFT, b.TPOT, b.E2E = c.ttft.Cumulative(), c.tpot.Cumulative(), c.e2e.Cumulative()
+			b.TTFTSum, b.TPOTSum, b.E2ESum = float64(c.ttftNs)/1e9, float64(c.tpotNs)/1e9, float64(c.e2eNs)/1e9
 			out.Buckets = append(out.Buckets, b)
 		}
 	}

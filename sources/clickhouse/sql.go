@@ -576,7 +576,7 @@ func buildQuery(p *Plan, table string, cols resolved, where string, start, end f
 	add2(bin("ttft"), "bin_ttft")
 	add2(bin("tpot"), "bin_tpot")
 	add2(bin("e2e"), "bin_e2e")
-	for _, n := range []string{"label", "rep", "prompt", "output", "cached", "attempt", "bad_count", "ttft_k", "e2e_k"} {
+	for _, n := range []string{"label", "rep", "prompt", "output", "cached", "attempt", "bad_count", "ttft_k", "e2e_k", "ttft", "e2e"} {
 		l2 = append(l2, a(n))
 	}
 	level2 := "SELECT " + strings.Join(l2, ", ") + " FROM (" + level1 + ")"
@@ -590,6 +590,12 @@ func buildQuery(p *Plan, table string, cols resolved, where string, start, end f
 	hist := func(n string) string {
 		return "sumMapIf([" + a("bin_"+n) + "], [toFloat64(1)], " + m + " = 0 AND " + ok + " AND " + a(n+"_k") + ") AS h_" + n
 	}
+	// a latency's sum over the histogram's values, each rounded to the
+	// nanosecond as sources.LatencyNanos rounds: integers, so the sum is
+	// the same in any order
+	latSum := func(n string) string {
+		return "sumIf(toInt64(floor(" + a(n) + " * 1e9 + 0.5)), " + m + " = 0 AND " + ok + " AND " + a(n+"_k") + ") AS sum_" + n
+	}
 	sel := []string{
 		a("s") + " AS s",
 		m + " AS m",
@@ -599,6 +605,7 @@ func buildQuery(p *Plan, table string, cols resolved, where string, start, end f
 		"if(" + m + " = 4, toInt32(-1), " + a("pc") + ") AS pc",
 		"if(" + m + " = 4, " + a("rep") + ", '') AS rep",
 		hist("ttft"), hist("tpot"), hist("e2e"),
+		latSum("ttft"), latSum("tpot"), latSum("e2e"),
 		"count() AS n",
 		"countIf(" + ok + ") AS completed",
 		"countIf(" + a("failed") + ") AS failed",

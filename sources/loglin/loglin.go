@@ -43,6 +43,9 @@ func Index(v float64) (int32, bool) {
 	case math.IsInf(v, 1):
 		return math.MaxInt32, true
 	}
+	if i, ok := octaveIndex(v); ok {
+		return i, true
+	}
 	x := math.Ceil(math.Log2(v) * PerOctave)
 	if x >= math.MaxInt32 {
 		return math.MaxInt32, true
@@ -52,6 +55,62 @@ func Index(v float64) (int32, bool) {
 	}
 	return int32(x), true
 }
+
+// octaveIndex is ⌈log2(v)·256⌉ for a normal positive finite v, computed
+// without a logarithm: v = f·2^e with f in [1, 2), and the bin within the
+// octave is the first j with 2^(j/256) ≥ f, found from a table of the 257
+// edges 1 … 2 (and a table over the top 12 bits of f, at most one edge in
+// each of its 4096 slots). It declines (ok false) within 2^-30 of an edge
+// (and for v a power of two, subnormal or not finite), where Index takes
+// the logarithm: everywhere else ⌈log2(v)·256⌉ computed in float64 is more
+// than 10^-7 from an integer, while its rounding error is below 10^-10
+// (log2(v)·256 < 2^19 in magnitude), so both give the same bin —
+// TestOctaveIndexIsLog2 checks it at every edge from 2^-1022 to 2^1023
+// and at its float64 neighbours.
+func octaveIndex(v float64) (int32, bool) {
+	const (
+		mantBits = 52
+		slotBits = 12
+		eps      = 1.0 / (1 << 30)
+	)
+	b := math.Float64bits(v)
+	exp := int32(b>>mantBits) & 0x7ff
+	if exp == 0 || exp == 0x7ff || b>>63 != 0 {
+		return 0, false
+	}
+	mant := b & (1<<mantBits - 1)
+	f := math.Float64frombits(mant | 1023<<mantBits)
+	j := int32(octaveTable.slot[mant>>(mantBits-slotBits)])
+	if f > octaveTable.edge[j] {
+		j++
+	}
+	if j == 0 || f-octaveTable.edge[j-1] <= eps || octaveTable.edge[j]-f <= eps {
+		return 0, false
+	}
+	return (exp-1023)*PerOctave + j, true
+}
+
+// octaveTable holds the edges 2^(j/256), j = 0 … 256, and for each of
+// the 4096 slots [1 + t/4096, 1 + (t+1)/4096) of [1, 2) the first j whose
+// edge is at or above the slot's start. Read-only after initialisation.
+var octaveTable = func() (t struct {
+	edge [PerOctave + 1]float64
+	slot [4096]uint16
+}) {
+	for j := range t.edge {
+		t.edge[j] = math.Exp2(float64(j) / PerOctave)
+	}
+	t.edge[0], t.edge[PerOctave] = 1, 2
+	j := 0
+	for s := range t.slot {
+		start := 1 + float64(s)/4096
+		for t.edge[j] < start {
+			j++
+		}
+		t.slot[s] = uint16(j)
+	}
+	return t
+}()
 
 // Upper is bin i's upper edge, 2^(i/256); 0 for the zero bin.
 func Upper(i int32) float64 {
@@ -291,7 +350,11 @@ func (h *Hist) Count(i int32) float64 {
 // upper edge, so the count at each edge is exact and the only uncertainty
 // left about a value is its bin's width (a factor 2^(1/256)). The last
 // edge is +Inf with the total. An empty histogram gives the zero value.
-func (h *Hist) Cumulative() sources.Histogram {
+func (h *Hist) Cumulative() sources.Histogram { return h.CumulativeWith(nil) }
+
+// CumulativeWith is Cumulative taking the bins' edges from e, which
+// remembers them between histograms (nil: computed each time).
+func (h *Hist) CumulativeWith(e *Edges) sources.Histogram {
 	// an upper bound of the edges, so the slices are allocated once: one
 	// per bin whose lower edge is its neighbour's upper, two for others,
 	// and +Inf
@@ -322,11 +385,11 @@ func (h *Hist) Cumulative() sources.Histogram {
 			if prev && last == i-1 {
 				push(upper, cum) // Lower(i) is the previous bin's upper edge
 			} else {
-				push(Lower(i), cum)
+				push(e.lower(i), cum)
 			}
 		}
 		cum += w
-		upper = Upper(i)
+		upper = e.Upper(i)
 		push(upper, cum)
 		last, prev = i, true
 	})
@@ -334,4 +397,68 @@ func (h *Hist) Cumulative() sources.Histogram {
 		push(math.Inf(1), cum)
 	}
 	return out
+}
+
+// Edges remembers bins' upper edges once computed, so that building the
+// cumulative form of many histograms over the same bins (one per slice and
+// stratum) takes math.Exp2 once per bin instead of once per histogram and
+// bin. A nil *Edges computes every edge. The zero value is ready to use;
+// it is not safe for concurrent use.
+type Edges struct {
+	lo int32     // index of v[0]
+	v  []float64 // Upper(lo+k); 0 until computed (no edge of an ordinary bin is 0)
+}
+
+// maxEdges bounds the remembered range (2^16 bins, 512 KiB; 256 octaves).
+const maxEdges = 1 << 16
+
+// Upper is Upper(i), remembered.
+func (e *Edges) Upper(i int32) float64 {
+	if e == nil || i == Zero || i == math.MaxInt32 {
+		return Upper(i)
+	}
+	k := int64(i) - int64(e.lo)
+	if k < 0 || k >= int64(len(e.v)) {
+		if !e.cover(i) {
+			return Upper(i)
+		}
+		k = int64(i) - int64(e.lo)
+	}
+	if x := e.v[k]; x != 0 {
+		return x
+	}
+	x := Upper(i)
+	e.v[k] = x
+	return x
+}
+
+// lower is Lower(i), remembered.
+func (e *Edges) lower(i int32) float64 {
+	if i == Zero || i == math.MinInt32+1 {
+		return 0
+	}
+	return e.Upper(i - 1)
+}
+
+// cover extends the remembered range to take in i, doubling it, when it
+// stays within maxEdges; it reports whether i is covered.
+func (e *Edges) cover(i int32) bool {
+	if len(e.v) == 0 {
+		e.lo, e.v = i, make([]float64, 1, 64)
+		return true
+	}
+	lo, hi := min(int64(e.lo), int64(i)), max(int64(e.lo)+int64(len(e.v))-1, int64(i))
+	if hi-lo+1 > maxEdges {
+		return false
+	}
+	// grow by at least the current length on the side of i, within bounds
+	if int64(i) < int64(e.lo) {
+		lo = max(min(lo, int64(e.lo)-int64(len(e.v))), hi-maxEdges+1, int64(math.MinInt32)+1)
+	} else {
+		hi = min(max(hi, int64(e.lo)+2*int64(len(e.v))-1), lo+maxEdges-1, int64(math.MaxInt32)-1)
+	}
+	v := make([]float64, hi-lo+1)
+	copy(v[int64(e.lo)-lo:], e.v)
+	e.lo, e.v = int32(lo), v
+	return true
 }

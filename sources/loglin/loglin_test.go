@@ -201,3 +201,125 @@ func TestHistAgreesWithMap(t *testing.T) {
 		}
 	}
 }
+
+// TestOctaveIndexIsLog2: the bin Index gives without a logarithm is the
+// bin ⌈log2(v)·256⌉ computed with math.Log2, for every float64 tried: the
+// 256 edges of every octave from 2^-1022 to 2^1023 (2^(k/256) as
+// math.Exp2 gives it, exact powers of two included) and their three
+// float64 neighbours either side, values 10^-9 and 10^-12 (relative) off
+// the edges, subnormals, the extremes, microsecond-rounded latencies and
+// random bit patterns. The table path must also take nearly all the
+// latencies (it is the point of it).
+func TestOctaveIndexIsLog2(t *testing.T) {
+	ref := func(v float64) int32 {
+		x := math.Ceil(math.Log2(v) * PerOctave)
+		switch {
+		case x >= math.MaxInt32:
+			return math.MaxInt32
+		case x <= math.MinInt32+1:
+			return math.MinInt32 + 1
+		}
+		return int32(x)
+	}
+	checked := 0
+	check := func(v float64) {
+		if !(v > 0) || math.IsInf(v, 1) {
+			return
+		}
+		checked++
+		got, ok := Index(v)
+		if want := ref(v); !ok || got != want {
+			t.Fatalf("Index(%v) (bits %#x) = %d, want ⌈log2·256⌉ = %d", v, math.Float64bits(v), got, want)
+		}
+	}
+	for k := -1022 * PerOctave; k <= 1023*PerOctave; k++ {
+		e := math.Exp2(float64(k) / PerOctave)
+		check(e)
+		check(e * (1 + 1e-9))
+		check(e * (1 - 1e-9))
+		check(e * (1 + 1e-12))
+		check(e * (1 - 1e-12))
+		lo, hi := e, e
+		for range 3 {
+			lo, hi = math.Nextafter(lo, 0), math.Nextafter(hi, math.Inf(1))
+			check(lo)
+			check(hi)
+		}
+	}
+	for _, v := range []float64{math.SmallestNonzeroFloat64, 1e-310, 2.2250738585072014e-308, math.MaxFloat64, 0.5, 1, 2, 1024} {
+		check(v)
+		check(math.Nextafter(v, 0))
+		check(math.Nextafter(v, math.Inf(1)))
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	fast := 0
+	const n = 1_000_000
+	for range n {
+		v := math.Round(rng.ExpFloat64()*1e6) / 1e6
+		check(v)
+		if _, ok := octaveIndex(v); ok {
+			fast++
+		}
+		check(math.Float64frombits(rng.Uint64() >> 1))
+	}
+	if fast < n*99/100 {
+		t.Fatalf("the table path took %d of %d latencies", fast, n)
+	}
+	t.Logf("%d values; the table path took %d of %d latencies", checked, fast, n)
+}
+
+// BenchmarkIndex bins microsecond-rounded latencies around 250 ms.
+func BenchmarkIndex(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	vs := make([]float64, 4096)
+	for i := range vs {
+		vs[i] = math.Round(0.25*math.Exp(0.5*rng.NormFloat64())*1e6) / 1e6
+	}
+	var sum int64
+	for i := 0; b.Loop(); i++ {
+		x, _ := Index(vs[i%len(vs)])
+		sum += int64(x)
+	}
+	if sum == 0 {
+		b.Fatal("no bins")
+	}
+}
+
+// TestCumulativeWithEdges: histograms built with one shared Edges are
+// Cumulative's, bit for bit, whether their bins lie inside the remembered
+// range, extend it either way, or lie too far out for it (the zero bin,
+// +Inf and bins 2^20 apart included).
+func TestCumulativeWithEdges(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 5))
+	var e Edges
+	for trial := range 200 {
+		var h Hist
+		centre := 0.3 * math.Exp(3*rng.NormFloat64())
+		for range 1 + rng.IntN(300) {
+			h.Add(centre*math.Exp(0.5*rng.NormFloat64()), 1)
+		}
+		switch trial % 10 {
+		case 0:
+			h.Add(0, 1)
+		case 1:
+			h.Add(math.Inf(1), 2)
+		case 2:
+			h.AddBin(1<<20, 1)
+			h.AddBin(-1<<20, 3)
+		case 3:
+			h.AddBin(math.MinInt32+1, 1)
+		}
+		want, got := h.Cumulative(), h.CumulativeWith(&e)
+		if want.Sparse != got.Sparse || !slices.Equal(want.Counts, got.Counts) || len(want.Edges) != len(got.Edges) {
+			t.Fatalf("trial %d: CumulativeWith %+v, Cumulative %+v", trial, got, want)
+		}
+		for i := range want.Edges {
+			if math.Float64bits(want.Edges[i]) != math.Float64bits(got.Edges[i]) {
+				t.Fatalf("trial %d: edge %d is %v, Cumulative's %v", trial, i, got.Edges[i], want.Edges[i])
+			}
+		}
+	}
+	if len(e.v) == 0 || len(e.v) > maxEdges {
+		t.Fatalf("remembered %d edges", len(e.v))
+	}
+}
