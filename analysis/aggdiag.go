@@ -379,7 +379,7 @@ func (j *aggJudgement) binnedDiagnostics() []Diagnostic {
 			inf = inf || math.IsInf(x.hi, 1)
 		}
 		if n1+n2 <= stats.ExactMaxN {
-			j.warnf("%s diagnostics are not computed: with %d requests the Mann-Whitney test takes the exact permutation distribution, which needs the values; judge without --stream",
+			j.warnf("%s diagnostics are not computed: with %d requests the Mann-Whitney test takes the exact permutation distribution, which needs the values; judge with --exact",
 				lat, int64(n1+n2))
 			continue
 		}

@@ -328,6 +328,7 @@ func (j *aggJudgement) report() *Report {
 		BucketSeconds:       j.b.ds.Agg.Step,
 		Clock:               string(sources.ClockEpoch),
 		Confidence:          p.Confidence,
+		Method:              MethodAggregate,
 		SLO:                 []ClassSLO{{Class: "default", TTFT: Num(p.SLO.TTFT.Seconds()), TPOT: Num(p.SLO.TPOT.Seconds())}},
 	}
 	r.Normalization = Normalization{Steps: []NormalizationStep{{Name: "histogram-bounds", Setting: "both ends", Applied: true,

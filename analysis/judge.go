@@ -254,6 +254,7 @@ func (j *judgement) measurement() Measurement {
 		BucketSeconds:       j.p.Window.Bucket.Seconds(),
 		Clock:               clock,
 		Confidence:          j.p.Confidence,
+		Method:              MethodRequests,
 	}
 	m.Window = unionWindow(j.b, j.c)
 	for i, name := range j.cls.names {

@@ -61,22 +61,35 @@ type armData struct {
 	origin float64
 }
 
-// acceptMSER takes MSER's own cut when the changepoint check found none
-// (it rejects gradual ramps), truncating halves the standard error of the
-// mean (SE(cut)/SE(0) < MSERAcceptRatio; missed ramps 0.19–0.28,
-// stationary arms ≥ 0.52) and the start is slower than the rest. series
-// holds the median TTFT per time step, unit names the steps in the reason
-// ("buckets" on the request path, "slices" on the aggregate). Both paths
-// call it, so they cut the same way.
+// acceptMSER takes MSER's own cut when truncating there halves the
+// standard error of the mean (SE(cut)/SE(0) < MSERAcceptRatio; missed ramps
+// 0.19–0.28, stationary arms ≥ 0.52) and the start is slower than the rest:
+// when the changepoint check found no cut (it rejects gradual ramps), and
+// when it cut earlier than MSER (it locates the steepest part of a ramp,
+// not its end: on the simulator's cold starts, steps up to 2.4× slower
+// easing over 2–4 minutes, a cut at the changepoint left the last half
+// minute of the ramp and the queue it built in the window, and the
+// canary's attainment interval came out up to three times as wide as
+// with the cut at MSER's point). series holds the median TTFT per time
+// step, unit names the steps in the reason ("buckets" on the request path,
+// "slices" on the aggregate). Both paths call it, so they cut the same
+// way; the cap (window.max_warmup) applies after it.
 func acceptMSER(res normalize.WarmupResult, series []float64, unit string) normalize.WarmupResult {
-	if res.Cut == 0 && res.MSERCut > 0 && res.MSERSE0 > 0 && res.MSERSE/res.MSERSE0 < MSERAcceptRatio {
-		before, after := meanOf(series[:res.MSERCut]), meanOf(series[res.MSERCut:])
-		if before > after {
-			res.Cut, res.MeanBefore, res.MeanAfter = res.MSERCut, before, after
-			res.Reason = fmt.Sprintf("cut %d %s: MSER truncation lowers the standard error of the mean to %.2f× (< %g) and the start is slower (median TTFT %.4gs, then %.4gs)",
-				res.MSERCut, unit, res.MSERSE/res.MSERSE0, MSERAcceptRatio, before, after)
-		}
+	if !(res.MSERCut > res.Cut && res.MSERSE0 > 0 && res.MSERSE/res.MSERSE0 < MSERAcceptRatio) {
+		return res
 	}
+	before, after := meanOf(series[:res.MSERCut]), meanOf(series[res.MSERCut:])
+	if !(before > after) {
+		return res
+	}
+	if res.Cut == 0 {
+		res.Reason = fmt.Sprintf("cut %d %s: MSER truncation lowers the standard error of the mean to %.2f× (< %g) and the start is slower (median TTFT %.4gs, then %.4gs)",
+			res.MSERCut, unit, res.MSERSE/res.MSERSE0, MSERAcceptRatio, before, after)
+	} else {
+		res.Reason += fmt.Sprintf("; extended to MSER's %d %s: its truncation lowers the standard error of the mean to %.2f× (< %g), so the slow start outlasts the changepoint (median TTFT %.4gs, then %.4gs)",
+			res.MSERCut, unit, res.MSERSE/res.MSERSE0, MSERAcceptRatio, before, after)
+	}
+	res.Cut, res.MeanBefore, res.MeanAfter = res.MSERCut, before, after
 	return res
 }
 
@@ -584,7 +597,11 @@ func (a *armData) autoWarmup() error {
 
 // commonCut gives arms paired in time one analysed span: the arm whose
 // automatic warm-up cut ends earlier is cut to where the other's ends (on
-// the shared clock), within its own cap (window.max_warmup). Each arm cut
+// the shared clock), within its own cap (window.max_warmup) plus one
+// bucket: arms that run side by side start within a second of each other,
+// and an arm cut at the cap must not leave the other uncut because its
+// first request came 0.1 s earlier (a canary cut at 300 s once left its
+// baseline's first 300 s in the window). Each arm cut
 // on its own, a canary cut after 150 s was compared with a baseline cut
 // after 300 s: the canary's 150–300 s, the tail of its warm-up, had no
 // baseline buckets to pair with, and on the simulator's cold-start runs it
@@ -602,7 +619,7 @@ func commonCut(b, c *armData) error {
 			continue
 		}
 		cut := end - a.t0
-		if capS := a.policy.Window.WarmupCap(a.windowEnd - a.t0); cut > capS+1e-9 || cut >= a.windowEnd-a.t0 {
+		if capS := a.policy.Window.WarmupCap(a.windowEnd - a.t0); cut > capS+a.bucketSecs+1e-9 || cut >= a.windowEnd-a.t0 {
 			continue
 		}
 		from := a.cutSecs
@@ -613,6 +630,9 @@ func commonCut(b, c *armData) error {
 		if err := a.replicaWarmups(); err != nil {
 			return err
 		}
+		// the buckets are new: their replica-seconds too (cost, goodput
+		// per replica and the arm's replica-seconds read them)
+		a.replicaTime()
 		a.warmup.Cut = int(math.Round(cut / a.bucketSecs))
 		a.warmup.Reason += fmt.Sprintf("; extended from %gs to %gs, where the other arm's warm-up cut ends, so that both arms are compared over the same span", from, cut)
 	}

@@ -96,7 +96,23 @@ type Measurement struct {
 	Clock               string     `json:"clock"`                // epoch | relative | none (see sources.Clock)
 	Confidence          float64    `json:"confidence"`           // e.g. 0.95; gate intervals are (1 − 2α) two-sided
 	SLO                 []ClassSLO `json:"slo"`                  // the per-class SLOs applied
+	// Method is how the arms were judged: MethodRequests (every request
+	// kept: quantiles, strata and diagnostics from the values) or
+	// MethodAggregate (per time slice × stratum counts and log-linear
+	// histograms: request logs scanned in bounded memory, ClickHouse,
+	// Prometheus, scrapes).
+	Method string `json:"method,omitempty"`
+	// MethodReason says why `goodput judge` took Method for files, e.g.
+	// "--exact given" or "the inputs hold 1.2 GiB, above 256 MiB";
+	// omitted when the source left no choice (ClickHouse, Prometheus).
+	MethodReason string `json:"method_reason,omitempty"`
 }
+
+// The values of Measurement.Method.
+const (
+	MethodRequests  = "requests"
+	MethodAggregate = "aggregate"
+)
 
 // Window is a time range. Start and End are RFC 3339 when the clock is
 // epoch, otherwise seconds on the input's own clock as a decimal string.

@@ -491,7 +491,7 @@ func (a *Aggregator) Aggregate(arm sources.Arm) (*sources.Aggregate, error) {
 	}
 	if a.untimed > 0 {
 		return nil, &DataError{Arm: arm, Msg: fmt.Sprintf("%d of %d records have no usable arrival time (ts): "+
-			"the streaming judge buckets requests by unix arrival time; give records with ts, or judge without --stream", a.untimed, a.records)}
+			"the streaming judge buckets requests by unix arrival time; give records with ts, or judge with --exact (every request in memory)", a.untimed, a.records)}
 	}
 	n := a.hi - a.lo + 1
 	if span := float64(n); !(span <= float64(max(int64(maxBuckets), 4*a.records))) {

@@ -324,7 +324,9 @@ func StandardizeLog(x, y Strata, w []float64, conf float64) (MixResult, error) {
 // both covering the same seconds; zeros where an arm has no data): the
 // adjusted interval comes from the paired batch-means variance of the
 // per-bucket influence differences (stats.PairedDiffOfRatios), so what the
-// arms share in time cancels. Method "standardized-paired-delta-batchmeans".
+// arms share in time cancels. Method "standardized-" followed by that
+// estimator's ("standardized-paired-delta-lagwindow" from 60 buckets on,
+// "standardized-paired-delta-batchmeans" below).
 func StandardizePaired(x, y Strata, w []float64, conf float64) (MixResult, error) {
 	return standardize(x, y, w, conf, false, true)
 }
@@ -414,7 +416,7 @@ func standardize(x, y Strata, w []float64, conf float64, logScale, paired bool) 
 	switch {
 	case paired && logScale:
 		res.Adjusted = stats.PairedLogRatioOfRatios(ix, iy, conf)
-		res.Adjusted.Method = "standardized-paired-delta-batchmeans-log"
+		res.Adjusted.Method = "standardized-" + res.Adjusted.Method
 		if tx > 0 && ty > 0 {
 			shift := math.Log(tx/ty) - res.Adjusted.Point
 			res.Adjusted.Point += shift
@@ -423,7 +425,7 @@ func standardize(x, y Strata, w []float64, conf float64, logScale, paired bool) 
 		}
 	case paired:
 		res.Adjusted = stats.PairedDiffOfRatios(ix, iy, conf)
-		res.Adjusted.Method = "standardized-paired-delta-batchmeans"
+		res.Adjusted.Method = "standardized-" + res.Adjusted.Method
 		shift := (tx - ty) - res.Adjusted.Point
 		res.Adjusted.Point += shift
 		res.Adjusted.CI.Lo += shift

@@ -60,7 +60,7 @@ func (a *app) newBenchCmd() *cobra.Command {
 fields), then time, in one invocation and on the same files:
 
   goodput judge --stream  this binary as a subprocess, streaming aggregates
-  goodput judge           the same on the exact (per-request) path
+  goodput judge --exact   the same on the exact (per-request) path
   wc -l                   the floor: reading both files once
   pandas + scipy          the reference script (scripts/reference_judge.py)
                           computing the same goodput, attainment and
@@ -356,8 +356,8 @@ func (a *app) runBench(ctx context.Context, o *benchOptions) (err error) {
 		tools := []*benchTool{
 			{name: "goodput judge --stream", desc: "streaming aggregates (subprocess)", okCodes: []int{ExitPass, ExitFail, ExitInconclusive},
 				argv: []string{exe, "judge", "--stream", "--baseline", b, "--canary", c, "--format", "json", "--out", streamReport}},
-			{name: "goodput judge", desc: "exact, every request in memory (subprocess)", okCodes: []int{ExitPass, ExitFail, ExitInconclusive},
-				argv: []string{exe, "judge", "--baseline", b, "--canary", c, "--format", "json", "--out", exactReport}},
+			{name: "goodput judge --exact", desc: "exact, every request in memory (subprocess)", okCodes: []int{ExitPass, ExitFail, ExitInconclusive},
+				argv: []string{exe, "judge", "--exact", "--baseline", b, "--canary", c, "--format", "json", "--out", exactReport}},
 			{name: "wc -l", desc: "reads both files once (the floor)", okCodes: []int{0}, argv: []string{"wc", "-l", b, c}},
 			{name: "pandas + scipy", desc: "scripts/reference\\_judge.py", okCodes: []int{0}, argv: []string{o.Python, o.Script, b, c}},
 		}

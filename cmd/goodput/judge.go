@@ -39,10 +39,14 @@ type judgeOptions struct {
 	Resamples          int
 	Cost               string
 	Judge              string
-	Stream             bool
-	prom               promOptions
-	ch                 chOptions
-	metrics            metricsOptions
+	Stream, Exact      bool
+	// streamAbove is the size of request logs (bytes, both arms) above
+	// which they are judged from streaming aggregates; 0 means
+	// autoStreamBytes (see chooseJudgePath)
+	streamAbove int64
+	prom        promOptions
+	ch          chOptions
+	metrics     metricsOptions
 }
 
 func (a *app) newJudgeCmd() *cobra.Command {
@@ -60,13 +64,17 @@ repeated runs. Benchmark files of a few hundred prompts decide under
 --policy bench (p50/p90 gates). The input format is
 detected from content; --input-format overrides it. Formats:
 ` + formatHelp() + `
---stream judges request logs of any size in bounded memory: each request is
-counted into 10 s buckets per stratum (exact counts and good requests,
-latencies on log-linear bins 0.27% wide) and not kept, and the arms are
-judged from those aggregates, the Mann-Whitney / Hodges-Lehmann diagnostics
-included (from the pooled bins, never less cautious than from the values).
-It reads native request logs only; benchmark files and scrapes stay on the
-exact path.
+Request logs larger than 256 MiB (both arms together, gzip counted
+uncompressed), or read from a pipe, are judged in bounded memory: each
+request is counted into 10 s buckets per stratum (exact counts and good
+requests, latencies on log-linear bins 0.27% wide) and not kept, and the
+arms are judged from those aggregates, the Mann-Whitney / Hodges-Lehmann
+diagnostics included (from the pooled bins, never less cautious than from
+the values). Smaller logs, benchmark files, scrapes, metrics beside the
+logs and --judge kayenta/threshold keep every request in memory (the exact
+path). --stream forces the aggregates, --exact every request; stderr says
+which path was taken and why, and so does the JSON report
+(measurement.method, measurement.method_reason).
 
 Exit codes: 0 pass, 1 fail, 2 usage error, 3 inconclusive
 (1 with --fail-on-inconclusive), 4 could not evaluate.`,
@@ -136,7 +144,8 @@ Exit codes: 0 pass, 1 fail, 2 usage error, 3 inconclusive
 	fs.BoolVar(&o.FailOnInconclusive, "fail-on-inconclusive", false, "exit 1 instead of 3 when the verdict is inconclusive")
 	fs.BoolVar(&o.NoColor, "no-color", false, "no colour in text output (also when NO_COLOR is set)")
 	fs.StringVar(&o.Cost, "cost", "", "cost records (CSV or JSONL: start,end,arm[,replica],accelerator_usd,host_usd,network_usd,idle_reserve_usd)")
-	fs.BoolVar(&o.Stream, "stream", false, "judge request logs in one streaming pass with bounded memory: each request is counted into 10 s buckets per stratum (exact counts and good requests, latencies on log-linear bins 0.27% wide) and not kept; both arms and all files are read in parallel. Request logs only (not benchmark files or scrapes)")
+	fs.BoolVar(&o.Stream, "stream", false, "judge request logs in one streaming pass with bounded memory, whatever their size (the default above 256 MiB): each request is counted into 10 s buckets per stratum (exact counts and good requests, latencies on log-linear bins 0.27% wide) and not kept; both arms and all files are read in parallel. Request logs only (not benchmark files or scrapes)")
+	fs.BoolVar(&o.Exact, "exact", false, "keep every request in memory, whatever the request logs' size (the default up to 256 MiB): prefix-cache strata and per-replica warm-up cuts from the values; memory grows by about 440 bytes per request")
 	fs.StringVar(&o.Judge, "judge", "goodput", "which judge decides: goodput (this tool's), or the comparators kayenta (Kayenta-style Mann-Whitney with a ±25% band on per-minute series) and threshold (Argo/Flagger-style per-minute limits), for comparing on your own data")
 	o.prom.addFlags(fs)
 	o.ch.addFlags(fs)
@@ -193,6 +202,12 @@ func (a *app) runJudge(ctx context.Context, o *judgeOptions) error {
 	if err := o.metrics.check(o); err != nil {
 		return err
 	}
+	if o.Stream && o.Exact {
+		return usageError("--stream and --exact choose opposite paths: give one of them")
+	}
+	if o.Exact && (o.prom.enabled() || o.ch.enabled()) {
+		return usageError("--exact reads request-log files; --prometheus and --clickhouse are aggregates already: drop --exact")
+	}
 	if o.Stream {
 		switch {
 		case o.prom.enabled():
@@ -227,6 +242,13 @@ func (a *app) judgeFiles(ctx context.Context, o *judgeOptions, progress io.Write
 		return nil, err
 	}
 	var base, can sources.Dataset
+	var path judgePath
+	if !o.prom.enabled() && !o.ch.enabled() {
+		if path, err = a.chooseJudgePath(ctx, o); err != nil {
+			return nil, err
+		}
+		fmt.Fprintln(progress, path.line())
+	}
 	stage := fmt.Sprintf("reading %d baseline and %d canary files", len(o.Baseline), len(o.Canary))
 	if o.prom.enabled() {
 		stage = "querying " + o.prom.URL
@@ -245,7 +267,7 @@ func (a *app) judgeFiles(ctx context.Context, o *judgeOptions, progress io.Write
 		if base, can, err = o.ch.load(ctx, &o.prom, pol, a.env, a.now); err != nil {
 			return nil, err
 		}
-	} else if o.Stream {
+	} else if path.stream {
 		// bounded memory is the point: collect garbage before the heap
 		// passes streamHeapLimit rather than let it double
 		if debug.SetMemoryLimit(-1) == math.MaxInt64 {
@@ -291,7 +313,7 @@ func (a *app) judgeFiles(ctx context.Context, o *judgeOptions, progress io.Write
 			}
 		}()
 	}
-	if o.Stream || o.ch.enabled() {
+	if path.stream || o.ch.enabled() {
 		prog.Stage(fmt.Sprintf("judging %d baseline and %d canary buckets", len(base.Agg.Buckets), len(can.Agg.Buckets)))
 	} else {
 		prog.Stage(fmt.Sprintf("judging %d baseline and %d canary requests (%d resamples per quantile gate)", len(base.Requests), len(can.Requests), o.Resamples))
@@ -312,6 +334,13 @@ func (a *app) judgeFiles(ctx context.Context, o *judgeOptions, progress io.Write
 	}
 	if rep != nil {
 		rep.ToolVersion = version
+		if path.reason != "" {
+			rep.Measurement.MethodReason = path.reason
+		}
+		if rep.Measurement.Method == "" {
+			// the comparators judge every request
+			rep.Measurement.Method = analysis.MethodRequests
+		}
 	}
 	if err != nil {
 		var de *analysis.DataError
@@ -371,7 +400,7 @@ func (a *app) readArms(ctx context.Context, o *judgeOptions, ro requestlog.Optio
 // --stream and --clickhouse forms): the judge with default options, and
 // the report's JSON bytes for the review record.
 func (a *app) reviewJudge(ctx context.Context, in reviewInput, progress io.Writer) (*analysis.Report, []byte, error) {
-	o := &judgeOptions{Baseline: in.Baseline, Canary: in.Canary, Policy: in.Policy, Stream: in.Stream, Judge: "goodput", Seed: 1, Resamples: 2000}
+	o := &judgeOptions{Baseline: in.Baseline, Canary: in.Canary, Policy: in.Policy, Stream: in.Stream, Exact: in.Exact, Judge: "goodput", Seed: 1, Resamples: 2000}
 	if o.Policy == "" {
 		o.Policy = policies.DefaultName
 	}

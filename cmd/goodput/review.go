@@ -36,8 +36,9 @@ type reviewInput struct {
 	Baseline, Canary []string
 	Policy           string // "" is the judge's default
 	// Stream counts the files' requests into aggregates while reading
-	// them, keeping none (goodput judge --stream).
-	Stream bool
+	// them, keeping none (goodput judge --stream); Exact keeps every
+	// request (goodput judge --exact); neither: the judge's choice by size.
+	Stream, Exact bool
 	// ClickHouse, when its URL is set, reads both arms from a table with
 	// the window Start/End or Last (goodput judge --clickhouse).
 	ClickHouse chOptions
@@ -132,8 +133,8 @@ review needs a terminal; in scripts and pipes use goodput judge. NO_COLOR or
 				}
 			}
 			if capacityMode {
-				if in.Stream || in.ClickHouse.enabled() {
-					return usageError("--capacity reads rate sweeps; --stream and --clickhouse judge request logs: drop one of them")
+				if in.Stream || in.Exact || in.ClickHouse.enabled() {
+					return usageError("--capacity reads rate sweeps; --stream, --exact and --clickhouse judge request logs: drop one of them")
 				}
 				return a.runCapacityReview(cmd.Context(), ro, args, record, in.Baseline, in.Canary, in.Policy, noColor)
 			}
@@ -145,7 +146,8 @@ review needs a terminal; in scripts and pipes use goodput judge. NO_COLOR or
 	fs.StringArrayVar(&in.Baseline, "baseline", nil, "judge these baseline files first instead of reading a report")
 	fs.StringArrayVar(&in.Canary, "canary", nil, "judge these canary files first instead of reading a report")
 	fs.StringVar(&in.Policy, "policy", "", "policy for --baseline/--canary or --clickhouse (built-in name or YAML file; default: the judge's)")
-	fs.BoolVar(&in.Stream, "stream", false, "with --baseline/--canary request logs: judge them in one streaming pass with bounded memory, keeping no request (as goodput judge --stream)")
+	fs.BoolVar(&in.Stream, "stream", false, "with --baseline/--canary request logs: judge them in one streaming pass with bounded memory, keeping no request, whatever their size (as goodput judge --stream)")
+	fs.BoolVar(&in.Exact, "exact", false, "with --baseline/--canary request logs: keep every request in memory, whatever their size (as goodput judge --exact)")
 	in.ClickHouse.addFlags(fs)
 	fs.StringVar(&in.Start, "start", "", "with --clickhouse: window start, RFC 3339 (e.g. 2026-11-29T14:00:00Z); with --end")
 	fs.StringVar(&in.End, "end", "", "with --clickhouse: window end, RFC 3339; default now when --last is given")
@@ -174,6 +176,10 @@ func (a *app) runReview(ctx context.Context, ro reviewOptions, args []string, re
 		return usageError("--stream reads request-log files; --clickhouse aggregates on the server already: drop --stream")
 	case in.Stream && !files:
 		return usageError("--stream applies only with --baseline/--canary request logs; a report is already judged")
+	case in.Exact && !files:
+		return usageError("--exact applies only with --baseline/--canary request logs")
+	case in.Stream && in.Exact:
+		return usageError("--stream and --exact choose opposite paths: give one of them")
 	}
 	interactive := ro.interactive
 	if interactive == nil {
@@ -212,7 +218,7 @@ func (a *app) runReview(ctx context.Context, ro reviewOptions, args []string, re
 		switch {
 		case ch:
 			name = fmt.Sprintf("judged in ClickHouse (%s)", clip(in.ClickHouse.Table))
-		case in.Stream:
+		case rep.Measurement.Method == analysis.MethodAggregate:
 			name = fmt.Sprintf("judged %d baseline + %d canary inputs, streamed", len(in.Baseline), len(in.Canary))
 		default:
 			name = fmt.Sprintf("judged %d baseline + %d canary inputs", len(in.Baseline), len(in.Canary))

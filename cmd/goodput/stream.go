@@ -77,8 +77,11 @@ func (a *app) readArmsStream(ctx context.Context, o *judgeOptions, pol *policies
 					return base, can, err
 				}
 			}
-			if format != requestlog.Format {
+			if format != requestlog.Format && o.Stream {
 				return base, can, fmt.Errorf("%s: --stream reads native request logs (JSONL or CSV), and this is %s: judge it without --stream", p, format)
+			}
+			if format != requestlog.Format {
+				return base, can, fmt.Errorf("%s: its size is not known before it is read (a pipe or standard input), so it was to be judged from streaming aggregates, which read native request logs only, and this is %s: give --exact", p, format)
 			}
 			in.h = nil // the scan hashes on a goroutine of its own
 		}
@@ -164,7 +167,7 @@ func scanStreamFile(ctx context.Context, f *streamFile, pol *policies.Policy, ro
 	var we *requestlog.WindowError
 	if errors.As(err, &we) {
 		if f.in.info == nil || !f.in.info.Mode().IsRegular() {
-			return fmt.Errorf("%v, and %s is not a regular file that can be read twice: give a file, or judge without --stream", we, f.in.path)
+			return fmt.Errorf("%v, and %s is not a regular file that can be read twice: give a file, or judge with --exact", we, f.in.path)
 		}
 		re, err2 := os.Open(f.in.path)
 		if err2 != nil {
