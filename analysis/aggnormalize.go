@@ -263,3 +263,50 @@ func scaleBucket(bk sources.AggBucket, bb histo.BucketBound, f float64) (sources
 	bb.Completed *= f
 	return bk, bb
 }
+
+// aggCommonCut gives aggregate arms paired in time one analysed span, as the
+// request path's commonCut does: the arm whose automatic warm-up cut ends
+// earlier is cut to the first slice the other analyses, within its own cap
+// (window.max_warmup) plus one slice. It returns what it did to each arm
+// for its warm-up step (b's, c's; "" when nothing). Each arm cut on its own, the canary's
+// slow start was judged against its baseline's first minutes with the
+// canary's own minutes removed, and the slow-start blind spot failed here
+// where the request path, whose arms share the cut, was inconclusive.
+func aggCommonCut(b, c *aggArm, w policies.WindowSpec) [2]string {
+	var said [2]string
+	if len(b.slices) == 0 || len(c.slices) == 0 || !(math.Max(b.cutSecs, c.cutSecs) > 0) {
+		return said
+	}
+	end := math.Max(b.slices[0].start, c.slices[0].start)
+	for i, a := range []*aggArm{b, c} {
+		if !(a.slices[0].start < end-1e-9) {
+			continue
+		}
+		first := a.slices[0].start
+		if len(a.precut) > 0 {
+			first = a.precut[0].start
+		}
+		w0 := a.slices[0].end - a.slices[0].start
+		run := a.slices[len(a.slices)-1].end - first
+		if end-first > w.WarmupCap(run)+w0+1e-9 {
+			continue
+		}
+		k := 0
+		for k < len(a.slices) && a.slices[k].start < end-1e-9 {
+			k++
+		}
+		if k == 0 || k >= len(a.slices) {
+			continue
+		}
+		from := a.cutSecs
+		a.precut = append(a.precut[:len(a.precut):len(a.precut)], a.slices[:k]...)
+		a.slices = a.slices[k:]
+		a.cutSecs = a.slices[0].start - first
+		a.secs = 0
+		for _, s := range a.slices {
+			a.secs += s.end - s.start
+		}
+		said[i] = fmt.Sprintf("; extended from %gs to %gs, where the other arm's warm-up cut ends, so that both arms are compared over the same span", from, a.cutSecs)
+	}
+	return said
+}

@@ -112,14 +112,24 @@ func judgeAggregate(baseline, canary *sources.Dataset, cfg Config) (*Report, err
 		return nil, err
 	}
 	j := &aggJudgement{p: p, cfg: cfg, b: b, c: c, mix: plan}
-	for _, a := range []*aggArm{b, c} {
+	var warmSteps [2]int
+	for i, a := range []*aggArm{b, c} {
 		st, err := a.warmup(p.Window)
 		if err != nil {
 			return nil, err
 		}
+		warmSteps[i] = len(j.steps)
 		j.steps = append(j.steps, st)
 		if a.driftAt >= 0 {
 			j.warnf("%s: TTFT still shifts after the warm-up cut (at bucket %d): the run is not stationary; extend it or treat the verdict with care", a.arm, a.driftAt)
+		}
+	}
+	if p.Window.Warmup == "auto" && j.pairing() {
+		for i, s := range aggCommonCut(b, c, p.Window) {
+			if s != "" {
+				j.steps[warmSteps[i]].Detail += s
+				j.steps[warmSteps[i]].Applied = true
+			}
 		}
 	}
 	if len(p.Classes) > 0 && !j.exact() {

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"math"
 	"strings"
 	"testing"
 )
@@ -74,4 +75,39 @@ func TestCommonWarmupCutAtTheCap(t *testing.T) {
 	if d := cb - cc; d < -1 || d > 1 {
 		t.Errorf("paired arms cut at %gs (baseline) and %gs (canary): %q", cb, cc, step(r, "warmup").Detail)
 	}
+}
+
+// TestCommonWarmupCutAggregate: the streaming aggregate gives paired arms
+// one analysed span as the request path does — the warm baseline is cut
+// where the cold canary's cut ends, on both paths, to the same slice.
+func TestCommonWarmupCutAggregate(t *testing.T) {
+	const seed = 6
+	c := aaFleet(seed)
+	c.coldSecs, c.coldX = 240, 2.5
+	b, cd := fleetArms(aaFleet(seed), c, seed)
+	exact, agg := judgedBothWays(t, b, cd, Config{Policy: chat(t), Resamples: 300})
+	cb, cc := float64(agg.Arms.Baseline.WarmupCutSeconds), float64(agg.Arms.Canary.WarmupCutSeconds)
+	if !(cc > 0) {
+		t.Fatalf("the cold canary was not cut on the aggregate: %q", step(agg, "warmup").Detail)
+	}
+	if d := cb - cc; d < -10 || d > 10 {
+		t.Errorf("aggregate: paired arms cut at %gs and %gs: %q", cb, cc, stepsNamed(agg, "warmup"))
+	}
+	if !strings.Contains(stepsNamed(agg, "warmup"), "both arms are compared over the same span") {
+		t.Errorf("aggregate warm-up steps do not name the common cut: %q", stepsNamed(agg, "warmup"))
+	}
+	if e := float64(exact.Arms.Canary.WarmupCutSeconds); math.Abs(e-cc) > 10 {
+		t.Errorf("canary cut %gs exactly, %gs on the aggregate", e, cc)
+	}
+}
+
+// stepsNamed joins the details of every normalization step called name.
+func stepsNamed(r *Report, name string) string {
+	var out []string
+	for _, s := range r.Normalization.Steps {
+		if s.Name == name {
+			out = append(out, s.Detail)
+		}
+	}
+	return strings.Join(out, " | ")
 }
