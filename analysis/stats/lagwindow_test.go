@@ -110,20 +110,7 @@ func TestPairedLagWindowCoverage(t *testing.T) {
 		rng := rand.New(rand.NewPCG(31, 32))
 		var r res
 		for range reps {
-			phase := rng.Float64() * 6
-			x, y := Ratio{make([]float64, b), make([]float64, b)}, Ratio{make([]float64, b), make([]float64, b)}
-			sd := arAmp / math.Sqrt(1-phi*phi)
-			s := [2]float64{rng.NormFloat64() * sd, rng.NormFloat64() * sd}
-			for i := 0; i < b; i++ {
-				w := 0.93 + 0.03*math.Sin(float64(i)/20+phase)
-				for k, a := range []*Ratio{&x, &y} {
-					s[k] = phi*s[k] + arAmp*rng.NormFloat64()
-					p := math.Min(1, w+s[k])
-					n := 200 + math.Round(rng.NormFloat64()*14)
-					a.Num[i] = n*p + rng.NormFloat64()*math.Sqrt(n*p*(1-p))
-					a.Den[i] = n
-				}
-			}
+			x, y := slowdownArms(rng, b, arAmp, phi)
 			lw := PairedDiffOfRatios(x, y, 0.9)
 			nb := pairedBatches(x, y, 0.9, false, PairedBatches)
 			if lw.Method != "paired-delta-lagwindow" {

@@ -94,20 +94,7 @@ func TestPairedBatchCount(t *testing.T) {
 		rng := rand.New(rand.NewPCG(9, 10))
 		miss := 0
 		for r := 0; r < reps; r++ {
-			phase := rng.Float64() * 6
-			x, y := Ratio{make([]float64, b), make([]float64, b)}, Ratio{make([]float64, b), make([]float64, b)}
-			sd := arAmp / math.Sqrt(1-0.64)
-			s := [2]float64{rng.NormFloat64() * sd, rng.NormFloat64() * sd}
-			for i := 0; i < b; i++ {
-				w := 0.93 + 0.03*math.Sin(float64(i)/20+phase)
-				for k, a := range []*Ratio{&x, &y} {
-					s[k] = 0.8*s[k] + arAmp*rng.NormFloat64()
-					p := math.Min(1, w+s[k])
-					n := 200 + math.Round(rng.NormFloat64()*14)
-					a.Num[i] = n*p + rng.NormFloat64()*math.Sqrt(n*p*(1-p))
-					a.Den[i] = n
-				}
-			}
+			x, y := slowdownArms(rng, b, arAmp, 0.8)
 			if e := pairedBatches(x, y, 0.9, false, batches); e.CI.Lo > 0 || e.CI.Hi < 0 {
 				miss++
 			}
@@ -186,20 +173,7 @@ func TestPairedOverlappingBatches(t *testing.T) {
 		rng := rand.New(rand.NewPCG(21, 22))
 		var r res
 		for range reps {
-			phase := rng.Float64() * 6
-			x, y := Ratio{make([]float64, b), make([]float64, b)}, Ratio{make([]float64, b), make([]float64, b)}
-			sd := arAmp / math.Sqrt(1-phi*phi)
-			s := [2]float64{rng.NormFloat64() * sd, rng.NormFloat64() * sd}
-			for i := 0; i < b; i++ {
-				w := 0.93 + 0.03*math.Sin(float64(i)/20+phase)
-				for k, a := range []*Ratio{&x, &y} {
-					s[k] = phi*s[k] + arAmp*rng.NormFloat64()
-					p := math.Min(1, w+s[k])
-					n := 200 + math.Round(rng.NormFloat64()*14)
-					a.Num[i] = n*p + rng.NormFloat64()*math.Sqrt(n*p*(1-p))
-					a.Den[i] = n
-				}
-			}
+			x, y := slowdownArms(rng, b, arAmp, phi)
 			e := pairedBatches(x, y, 0.9, false, 6)
 			h := obmPaired(x, y, 0.9, 6)
 			if e.CI.Lo <= 0 && 0 <= e.CI.Hi {
@@ -228,4 +202,27 @@ func TestPairedOverlappingBatches(t *testing.T) {
 			t.Errorf("φ %.1f: OBM covers %.3f, batches %.3f: OBM should not cover more under persistent noise", c.phi, r.obm, r.nbm)
 		}
 	}
+}
+
+// slowdownArms draws two arms of b buckets on one grid that share a traffic
+// wave (attainment 0.93 ± 0.03, a random phase) and each carry their own
+// AR(1) slowdown (innovation amp, lag-1 correlation phi, stationary from
+// the first bucket) on top of binomial noise (normal approximation), about
+// 200 requests per bucket.
+func slowdownArms(rng *rand.Rand, b int, amp, phi float64) (x, y Ratio) {
+	phase := rng.Float64() * 6
+	x, y = Ratio{make([]float64, b), make([]float64, b)}, Ratio{make([]float64, b), make([]float64, b)}
+	sd := amp / math.Sqrt(1-phi*phi)
+	s := [2]float64{rng.NormFloat64() * sd, rng.NormFloat64() * sd}
+	for i := 0; i < b; i++ {
+		w := 0.93 + 0.03*math.Sin(float64(i)/20+phase)
+		for k, a := range []*Ratio{&x, &y} {
+			s[k] = phi*s[k] + amp*rng.NormFloat64()
+			p := math.Min(1, w+s[k])
+			n := 200 + math.Round(rng.NormFloat64()*14)
+			a.Num[i] = n*p + rng.NormFloat64()*math.Sqrt(n*p*(1-p))
+			a.Den[i] = n
+		}
+	}
+	return x, y
 }
