@@ -361,6 +361,76 @@ func (h *Hist) Cumulative() sources.Histogram { return h.CumulativeWith(nil) }
 // CumulativeWith is Cumulative taking the bins' edges from e, which
 // remembers them between histograms (nil: computed each time).
 func (h *Hist) CumulativeWith(e *Edges) sources.Histogram {
+	if len(h.far) == 0 {
+		return h.cumulativeDense(e)
+	}
+	return h.cumulativeEach(e)
+}
+
+// cumulativeDense is cumulativeEach for a histogram whose bins are all in
+// the array (no map), the common case: the same edges and counts, walking
+// the array directly instead of through each's callback.
+func (h *Hist) cumulativeDense(e *Edges) sources.Histogram {
+	n, last, any := 0, int32(0), false
+	if h.zero != 0 {
+		n, last, any = 1, Zero, true
+	}
+	for k, c := range h.dense {
+		if c == 0 {
+			continue
+		}
+		i := h.lo + int32(k)
+		if any && last == i-1 {
+			n++
+		} else {
+			n += 2
+		}
+		last, any = i, true
+	}
+	if n == 0 {
+		return sources.Histogram{}
+	}
+	edges, counts := make([]float64, 0, n+1), make([]float64, 0, n+1)
+	push := func(edge, cum float64) {
+		if k := len(edges); k > 0 && edges[k-1] == edge {
+			counts[k-1] = cum
+			return
+		}
+		edges = append(edges, edge)
+		counts = append(counts, cum)
+	}
+	cum, upper := 0.0, 0.0
+	prev := false
+	if h.zero != 0 {
+		cum = h.zero
+		upper = e.Upper(Zero)
+		push(upper, cum)
+		last, prev = Zero, true
+	}
+	for k, c := range h.dense {
+		if c == 0 {
+			continue
+		}
+		i := h.lo + int32(k)
+		if prev && last == i-1 {
+			push(upper, cum) // Lower(i) is the previous bin's upper edge
+		} else {
+			push(e.lower(i), cum)
+		}
+		cum += float64(c)
+		upper = e.Upper(i)
+		push(upper, cum)
+		last, prev = i, true
+	}
+	if !math.IsInf(edges[len(edges)-1], 1) {
+		push(math.Inf(1), cum)
+	}
+	return sources.Histogram{Sparse: true, Edges: edges, Counts: counts}
+}
+
+// cumulativeEach is CumulativeWith for any histogram, its bins read
+// through each.
+func (h *Hist) cumulativeEach(e *Edges) sources.Histogram {
 	// an upper bound of the edges, so the slices are allocated once: one
 	// per bin whose lower edge is its neighbour's upper, two for others,
 	// and +Inf

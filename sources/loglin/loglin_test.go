@@ -323,3 +323,58 @@ func TestCumulativeWithEdges(t *testing.T) {
 		t.Fatalf("remembered %d edges", len(e.v))
 	}
 }
+
+// TestCumulativeDenseIsEach: the array-only walk gives cumulativeEach's
+// edges and counts bit for bit, with and without remembered edges, for
+// histograms of one to a few hundred values, the zero bin, +Inf and the
+// lowest ordinary bin included.
+func TestCumulativeDenseIsEach(t *testing.T) {
+	rng := rand.New(rand.NewPCG(6, 7))
+	var e Edges
+	dense := 0
+	for trial := range 400 {
+		var h Hist
+		centre := 0.3 * math.Exp(3*rng.NormFloat64())
+		spread := 0.5
+		if trial%2 == 1 {
+			spread = 0.05 // within the array's reach
+		}
+		for range 1 + rng.IntN(300) {
+			h.Add(centre*math.Exp(spread*rng.NormFloat64()), 1)
+		}
+		switch trial % 8 {
+		case 0:
+			h.Add(0, 1)
+		case 1:
+			h.Add(math.Inf(1), 2)
+		case 2:
+			h.AddBin(math.MinInt32+1, 1)
+		case 3:
+			h.Add(0, 3)
+			h.AddBin(h.lo, 1) // the array's first bin
+		}
+		if len(h.far) != 0 {
+			continue
+		}
+		dense++
+		for _, ep := range []*Edges{nil, &e} {
+			want, got := h.cumulativeEach(ep), h.cumulativeDense(ep)
+			if want.Sparse != got.Sparse || !slices.Equal(want.Counts, got.Counts) || len(want.Edges) != len(got.Edges) ||
+				cap(want.Edges) != cap(got.Edges) {
+				t.Fatalf("trial %d: dense %+v, each %+v", trial, got, want)
+			}
+			for i := range want.Edges {
+				if math.Float64bits(want.Edges[i]) != math.Float64bits(got.Edges[i]) {
+					t.Fatalf("trial %d: edge %d is %v, each's %v", trial, i, got.Edges[i], want.Edges[i])
+				}
+			}
+		}
+	}
+	if dense < 150 {
+		t.Fatalf("only %d of 400 histograms had no map bins", dense)
+	}
+	var h Hist
+	if c := h.cumulativeDense(nil); c.Edges != nil || c.Counts != nil || c.Sparse {
+		t.Fatalf("empty histogram: %+v", c)
+	}
+}
