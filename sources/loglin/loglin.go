@@ -16,6 +16,7 @@
 package loglin
 
 import (
+	"cmp"
 	"math"
 	"slices"
 
@@ -361,31 +362,25 @@ func (h *Hist) Cumulative() sources.Histogram { return h.CumulativeWith(nil) }
 // CumulativeWith is Cumulative taking the bins' edges from e, which
 // remembers them between histograms (nil: computed each time).
 func (h *Hist) CumulativeWith(e *Edges) sources.Histogram {
-	if len(h.far) == 0 {
-		return h.cumulativeDense(e)
+	var scratch []bin
+	if e != nil {
+		scratch = e.bins
 	}
-	return h.cumulativeEach(e)
-}
-
-// cumulativeDense is cumulativeEach for a histogram whose bins are all in
-// the array (no map), the common case: the same edges and counts, walking
-// the array directly instead of through each's callback.
-func (h *Hist) cumulativeDense(e *Edges) sources.Histogram {
-	n, last, any := 0, int32(0), false
-	if h.zero != 0 {
-		n, last, any = 1, Zero, true
+	bins := h.appendBins(scratch[:0])
+	if e != nil {
+		e.bins = bins[:0]
 	}
-	for k, c := range h.dense {
-		if c == 0 {
-			continue
-		}
-		i := h.lo + int32(k)
-		if any && last == i-1 {
+	// an upper bound of the edges, so the slices are allocated once: one
+	// per bin whose lower edge is its neighbour's upper, two for others,
+	// and +Inf
+	n, last := 0, int32(0)
+	for _, b := range bins {
+		if b.i == Zero || (n > 0 && last == b.i-1) {
 			n++
 		} else {
 			n += 2
 		}
-		last, any = i, true
+		last = b.i
 	}
 	if n == 0 {
 		return sources.Histogram{}
@@ -399,28 +394,19 @@ func (h *Hist) cumulativeDense(e *Edges) sources.Histogram {
 		edges = append(edges, edge)
 		counts = append(counts, cum)
 	}
-	cum, upper := 0.0, 0.0
-	prev := false
-	if h.zero != 0 {
-		cum = h.zero
-		upper = e.Upper(Zero)
-		push(upper, cum)
-		last, prev = Zero, true
-	}
-	for k, c := range h.dense {
-		if c == 0 {
-			continue
+	cum, upper, prev := 0.0, 0.0, false
+	for _, b := range bins {
+		if b.i != Zero {
+			if prev && last == b.i-1 {
+				push(upper, cum) // Lower(i) is the previous bin's upper edge
+			} else {
+				push(e.lower(b.i), cum)
+			}
 		}
-		i := h.lo + int32(k)
-		if prev && last == i-1 {
-			push(upper, cum) // Lower(i) is the previous bin's upper edge
-		} else {
-			push(e.lower(i), cum)
-		}
-		cum += float64(c)
-		upper = e.Upper(i)
+		cum += b.w
+		upper = e.Upper(b.i)
 		push(upper, cum)
-		last, prev = i, true
+		last, prev = b.i, true
 	}
 	if !math.IsInf(edges[len(edges)-1], 1) {
 		push(math.Inf(1), cum)
@@ -428,51 +414,56 @@ func (h *Hist) cumulativeDense(e *Edges) sources.Histogram {
 	return sources.Histogram{Sparse: true, Edges: edges, Counts: counts}
 }
 
-// cumulativeEach is CumulativeWith for any histogram, its bins read
-// through each.
-func (h *Hist) cumulativeEach(e *Edges) sources.Histogram {
-	// an upper bound of the edges, so the slices are allocated once: one
-	// per bin whose lower edge is its neighbour's upper, two for others,
-	// and +Inf
-	n, last := 0, int32(0)
-	h.each(func(i int32, _ float64) {
-		if i == Zero || (n > 0 && last == i-1) {
-			n++
-		} else {
-			n += 2
-		}
-		last = i
-	})
-	if n == 0 {
-		return sources.Histogram{}
+// bin is a non-empty bin's index and weight.
+type bin struct {
+	i int32
+	w float64
+}
+
+// appendBins appends h's non-empty bins to buf in ascending index order
+// with the weights each gives them, reading the array directly: walking
+// the bins twice through each's callback (and the map twice per bin) was
+// a tenth of judge --stream's CPU time.
+func (h *Hist) appendBins(buf []bin) []bin {
+	if h.zero != 0 {
+		buf = append(buf, bin{Zero, h.zero})
 	}
-	out := sources.Histogram{Sparse: true, Edges: make([]float64, 0, n+1), Counts: make([]float64, 0, n+1)}
-	push := func(edge, cum float64) {
-		if k := len(out.Edges); k > 0 && out.Edges[k-1] == edge {
-			out.Counts[k-1] = cum
-			return
-		}
-		out.Edges = append(out.Edges, edge)
-		out.Counts = append(out.Counts, cum)
-	}
-	cum, upper, prev := 0.0, 0.0, false
-	h.each(func(i int32, w float64) {
-		if i != Zero {
-			if prev && last == i-1 {
-				push(upper, cum) // Lower(i) is the previous bin's upper edge
-			} else {
-				push(e.lower(i), cum)
+	if len(h.far) == 0 {
+		for k, c := range h.dense {
+			if c != 0 {
+				buf = append(buf, bin{h.lo + int32(k), float64(c)})
 			}
 		}
-		cum += w
-		upper = e.Upper(i)
-		push(upper, cum)
-		last, prev = i, true
-	})
-	if !math.IsInf(out.Edges[len(out.Edges)-1], 1) {
-		push(math.Inf(1), cum)
+		return buf
 	}
-	return out
+	far := make([]bin, 0, len(h.far))
+	for i, w := range h.far {
+		far = append(far, bin{i, w})
+	}
+	slices.SortFunc(far, func(x, y bin) int { return cmp.Compare(x.i, y.i) })
+	f := 0
+	for k, c := range h.dense {
+		i := h.lo + int32(k)
+		for ; f < len(far) && far[f].i < i; f++ {
+			if far[f].w != 0 {
+				buf = append(buf, far[f])
+			}
+		}
+		w := float64(c)
+		if f < len(far) && far[f].i == i {
+			w += far[f].w
+			f++
+		}
+		if w != 0 {
+			buf = append(buf, bin{i, w})
+		}
+	}
+	for ; f < len(far); f++ {
+		if far[f].w != 0 {
+			buf = append(buf, far[f])
+		}
+	}
+	return buf
 }
 
 // Edges remembers bins' upper edges once computed, so that building the
@@ -483,6 +474,8 @@ func (h *Hist) cumulativeEach(e *Edges) sources.Histogram {
 type Edges struct {
 	lo int32     // index of v[0]
 	v  []float64 // Upper(lo+k); 0 until computed (no edge of an ordinary bin is 0)
+	// bins is CumulativeWith's scratch list of a histogram's bins
+	bins []bin
 }
 
 // maxEdges bounds the remembered range (2^16 bins, 512 KiB; 256 octaves).

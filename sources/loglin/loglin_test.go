@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/goodput-dev/goodput/sources"
 )
 
 func TestIndexEdges(t *testing.T) {
@@ -324,14 +326,15 @@ func TestCumulativeWithEdges(t *testing.T) {
 	}
 }
 
-// TestCumulativeDenseIsEach: the array-only walk gives cumulativeEach's
-// edges and counts bit for bit, with and without remembered edges, for
-// histograms of one to a few hundred values, the zero bin, +Inf and the
-// lowest ordinary bin included.
-func TestCumulativeDenseIsEach(t *testing.T) {
+// TestCumulativeBinsIsEach: CumulativeWith gives cumulativeEach's edges
+// and counts bit for bit, with and without remembered edges, for
+// histograms of one to a few hundred values with and without map bins,
+// the zero bin, +Inf, the lowest ordinary bin and fractional weights
+// included.
+func TestCumulativeBinsIsEach(t *testing.T) {
 	rng := rand.New(rand.NewPCG(6, 7))
 	var e Edges
-	dense := 0
+	withMap := 0
 	for trial := range 400 {
 		var h Hist
 		centre := 0.3 * math.Exp(3*rng.NormFloat64())
@@ -352,16 +355,21 @@ func TestCumulativeDenseIsEach(t *testing.T) {
 		case 3:
 			h.Add(0, 3)
 			h.AddBin(h.lo, 1) // the array's first bin
+		case 4:
+			h.Add(centre, 0.25) // a fractional weight: a map bin
+			h.AddBin(h.lo+3, 0.5)
+		case 5:
+			h.AddBin(1<<20, 1)
+			h.AddBin(-1<<20, 3)
 		}
 		if len(h.far) != 0 {
-			continue
+			withMap++
 		}
-		dense++
 		for _, ep := range []*Edges{nil, &e} {
-			want, got := h.cumulativeEach(ep), h.cumulativeDense(ep)
+			want, got := h.cumulativeEach(ep), h.CumulativeWith(ep)
 			if want.Sparse != got.Sparse || !slices.Equal(want.Counts, got.Counts) || len(want.Edges) != len(got.Edges) ||
 				cap(want.Edges) != cap(got.Edges) {
-				t.Fatalf("trial %d: dense %+v, each %+v", trial, got, want)
+				t.Fatalf("trial %d: CumulativeWith %+v, each %+v", trial, got, want)
 			}
 			for i := range want.Edges {
 				if math.Float64bits(want.Edges[i]) != math.Float64bits(got.Edges[i]) {
@@ -370,11 +378,58 @@ func TestCumulativeDenseIsEach(t *testing.T) {
 			}
 		}
 	}
-	if dense < 150 {
-		t.Fatalf("only %d of 400 histograms had no map bins", dense)
+	if withMap < 100 || withMap > 300 {
+		t.Fatalf("%d of 400 histograms had map bins, want both kinds", withMap)
 	}
 	var h Hist
-	if c := h.cumulativeDense(nil); c.Edges != nil || c.Counts != nil || c.Sparse {
+	if c := h.CumulativeWith(&e); c.Edges != nil || c.Counts != nil || c.Sparse {
 		t.Fatalf("empty histogram: %+v", c)
 	}
+}
+
+// cumulativeEach is CumulativeWith as it was before appendBins: the
+// bins read through each, twice. The reference for TestCumulativeBinsIsEach.
+func (h *Hist) cumulativeEach(e *Edges) sources.Histogram {
+	// an upper bound of the edges, so the slices are allocated once: one
+	// per bin whose lower edge is its neighbour's upper, two for others,
+	// and +Inf
+	n, last := 0, int32(0)
+	h.each(func(i int32, _ float64) {
+		if i == Zero || (n > 0 && last == i-1) {
+			n++
+		} else {
+			n += 2
+		}
+		last = i
+	})
+	if n == 0 {
+		return sources.Histogram{}
+	}
+	out := sources.Histogram{Sparse: true, Edges: make([]float64, 0, n+1), Counts: make([]float64, 0, n+1)}
+	push := func(edge, cum float64) {
+		if k := len(out.Edges); k > 0 && out.Edges[k-1] == edge {
+			out.Counts[k-1] = cum
+			return
+		}
+		out.Edges = append(out.Edges, edge)
+		out.Counts = append(out.Counts, cum)
+	}
+	cum, upper, prev := 0.0, 0.0, false
+	h.each(func(i int32, w float64) {
+		if i != Zero {
+			if prev && last == i-1 {
+				push(upper, cum) // Lower(i) is the previous bin's upper edge
+			} else {
+				push(e.lower(i), cum)
+			}
+		}
+		cum += w
+		upper = e.Upper(i)
+		push(upper, cum)
+		last, prev = i, true
+	})
+	if !math.IsInf(out.Edges[len(out.Edges)-1], 1) {
+		push(math.Inf(1), cum)
+	}
+	return out
 }
