@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/goodput-dev/goodput/analysis"
 	"github.com/goodput-dev/goodput/analysis/normalize"
 	"github.com/goodput-dev/goodput/policies"
 	"github.com/goodput-dev/goodput/sources"
@@ -137,7 +138,7 @@ func clickHousePlan(pol *policies.Policy) *clickhouse.Plan {
 	}
 	p := &clickhouse.Plan{Step: step, SLO: slo(pol.SLO),
 		PromptEdges: []int64{normalize.PromptEdge1k, normalize.PromptEdge4k, normalize.PromptEdge16k},
-		OutputEdges: []int64{normalize.OutputEdge128, normalize.OutputEdge512}}
+		OutputEdges: []int64{normalize.OutputEdge128, normalize.OutputEdge512}, CacheEdge: normalize.CacheHighEdge}
 	for _, c := range pol.Classes {
 		p.Classes = append(p.Classes, clickhouse.Class{Name: c.Name, Labels: c.When.Label,
 			PromptTokens: rng(c.When.PromptTokens), OutputTokens: rng(c.When.OutputTokens), SLO: slo(c.SLO)})
@@ -153,19 +154,20 @@ func clickHousePlan(pol *policies.Policy) *clickhouse.Plan {
 		return edges[band-2]
 	}
 	policyClasses := len(pol.Classes) > 0
-	p.Stratum = func(label string, pb, ob int, class string) string {
+	p.Stratum = func(label string, pb, ob, cb int, class string) string {
 		const sep = " × "
+		var key string
 		switch {
 		case label != "" && policyClasses:
-			return label + sep + class
+			key = label + sep + class
 		case label != "":
-			return label
+			key = label
+		case policyClasses:
+			key = normalize.Band(rep(pb, p.PromptEdges), rep(ob, p.OutputEdges)) + sep + class
+		default:
+			key = normalize.Band(rep(pb, p.PromptEdges), rep(ob, p.OutputEdges))
 		}
-		band := normalize.Band(rep(pb, p.PromptEdges), rep(ob, p.OutputEdges))
-		if policyClasses {
-			return band + sep + class
-		}
-		return band
+		return analysis.WithCacheBand(key, cb)
 	}
 	return p
 }
