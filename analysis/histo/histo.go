@@ -129,14 +129,8 @@ func FrechetInterval(aLo, aHi, bLo, bHi float64) (lo, hi float64) {
 // starting at 0 (or returning its edge when that edge is ≤ 0). A rank in the
 // +Inf bucket returns the highest finite edge.
 func Quantile(q float64, h sources.Histogram) float64 {
-	if math.IsNaN(q) {
-		return math.NaN()
-	}
-	if q < 0 {
-		return math.Inf(-1)
-	}
-	if q > 1 {
-		return math.Inf(1)
+	if v, out := outsideUnit(q); out {
+		return v
 	}
 	n := len(h.Edges)
 	if n == 0 || len(h.Counts) != n {
@@ -526,4 +520,19 @@ func Align(hs []sources.Histogram) (edges []float64, rows [][]float64) {
 		}
 	}
 	return edges, rows
+}
+
+// outsideUnit answers a quantile level q that is not in [0, 1]: NaN for
+// NaN, −Inf below 0, +Inf above 1 (out true); out is false for q in
+// [0, 1].
+func outsideUnit(q float64) (v float64, out bool) {
+	switch {
+	case math.IsNaN(q):
+		return math.NaN(), true
+	case q < 0:
+		return math.Inf(-1), true
+	case q > 1:
+		return math.Inf(1), true
+	}
+	return 0, false
 }

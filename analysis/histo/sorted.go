@@ -28,14 +28,8 @@ func increasing(edges []float64) bool {
 // edge) is made monotone in place (running maximum), as Quantile does to
 // its copy.
 func QuantileSorted(q float64, edges, counts []float64) float64 {
-	if math.IsNaN(q) {
-		return math.NaN()
-	}
-	if q < 0 {
-		return math.Inf(-1)
-	}
-	if q > 1 {
-		return math.Inf(1)
+	if v, out := outsideUnit(q); out {
+		return v
 	}
 	if len(counts) != len(edges) {
 		return math.NaN()
@@ -53,14 +47,8 @@ func QuantileSorted(q float64, edges, counts []float64) float64 {
 // already non-decreasing: bit for bit the same value, reading O(log n)
 // counts.
 func QuantileMonotone(q float64, edges []float64, count func(i int) float64) float64 {
-	if math.IsNaN(q) {
-		return math.NaN()
-	}
-	if q < 0 {
-		return math.Inf(-1)
-	}
-	if q > 1 {
-		return math.Inf(1)
+	if v, out := outsideUnit(q); out {
+		return v
 	}
 	return quantileAt(q, edges, count)
 }
