@@ -99,8 +99,7 @@ func aggClasses(b, c *aggArm, classOf func(key string) (class, label string)) []
 // only: with policy classes the row is ("default", label) — metrics are
 // judged with the default SLO —, else (label, ""). An exact aggregate's
 // stratum key (see Aggregator) holds the label or token-length band and,
-// with policy classes, the policy class, and may end in a prefix-cache
-// band, which is no part of the class either; a band is not a label.
+// with policy classes, the policy class; a band is not a label.
 func (j *aggJudgement) classOf(key string) (class, label string) {
 	policyClasses := len(j.p.Classes) > 0
 	if !j.exact() {
@@ -109,7 +108,6 @@ func (j *aggJudgement) classOf(key string) (class, label string) {
 		}
 		return key, ""
 	}
-	key, _ = SplitCacheBand(key)
 	isBand := func(s string) bool { return s == "" || slices.Contains(normalize.Bands(), s) || isUnknownBand(s) }
 	if !policyClasses {
 		if isBand(key) {

@@ -117,10 +117,8 @@ func (j *aggJudgement) loadRatioGuardrail(conf float64) (gateEval, bool) {
 		}
 		return r, len(a.slices) >= MinBuckets && sum(r.Num) > 0
 	}
-	// the canary as counted: a mix reweighting (which gives strata only
-	// the canary has weight 0) does not change what the router sent it
 	rb, okb := build(j.b)
-	rc, okc := build(j.cRaw)
+	rc, okc := build(j.c)
 	if !okb || !okc {
 		return gateEval{}, false
 	}

@@ -146,7 +146,12 @@ func (j *aggJudgement) normSteps() []NormalizationStep {
 		}
 	}
 	steps = append(steps, mix)
-	steps = append(steps, j.cacheStep())
+	cache := NormalizationStep{Name: "cache", Setting: p.Normalize.Cache, Detail: "not requested"}
+	if p.Normalize.Cache != "none" {
+		cache.Detail = fmt.Sprintf("hit rate (prefix_cache_hits / prefix_cache_queries) baseline %s, canary %s; shown, not adjusted",
+			pctOrNA(cacheRate(j.b)), pctOrNA(cacheRate(j.c)))
+	}
+	steps = append(steps, cache)
 	load := NormalizationStep{Name: "load", Setting: p.Normalize.Load, Detail: "not requested"}
 	if p.Normalize.Load != "none" {
 		lf := func(a *aggArm) normalize.Load {
@@ -195,10 +200,8 @@ func classOffered(agg *sources.Aggregate) (map[string]float64, float64) {
 
 // classMix plans the class-mix standardisation for setting (the policy's
 // normalize.mix: "none" or a reference; the reference is the baseline's
-// mix). With bands (the strata include prefix-cache bands, see
-// planAggCache) a stratum only the canary has gets weight 0, as on the
-// request path, where the baseline's mix gives it none.
-func classMix(b, c *sources.Aggregate, setting string, bands bool) aggMix {
+// mix).
+func classMix(b, c *sources.Aggregate, setting string) aggMix {
 	if setting == "none" {
 		return aggMix{detail: "not requested"}
 	}
@@ -226,10 +229,6 @@ func classMix(b, c *sources.Aggregate, setting string, bands bool) aggMix {
 			label = "(unlabelled)"
 		}
 		parts = append(parts, fmt.Sprintf("%s %.1f%% vs %.1f%%", label, 100*pb, 100*pc))
-		if bands && pc > 0 && !(pb > 0) {
-			f[k] = 0
-			continue
-		}
 		if pb > 0 && !(pc > 0) || pc > 0 && !(pb > 0) {
 			return aggMix{detail: fmt.Sprintf("not applied: class %s has requests in only one arm (%s), so the canary cannot be reweighted to the baseline's mix",
 				label, strings.Join(parts, ", "))}
@@ -238,12 +237,8 @@ func classMix(b, c *sources.Aggregate, setting string, bands bool) aggMix {
 			f[k] = pb / pc
 		}
 	}
-	per := "class"
-	if bands {
-		per = "stratum (class × prefix-cache hit band; a stratum only the canary has gets weight 0)"
-	}
-	return aggMix{factor: f, applied: true, detail: fmt.Sprintf("canary reweighted per %s to the baseline's mix, its arm figures included (share of offered requests, baseline vs canary: %s)",
-		per, strings.Join(parts, ", "))}
+	return aggMix{factor: f, applied: true, detail: fmt.Sprintf("canary reweighted per class to the baseline's mix, its arm figures included (share of offered requests, baseline vs canary: %s)",
+		strings.Join(parts, ", "))}
 }
 
 // scaleBucket multiplies a bucket's counts, token sums and histograms, and

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/goodput-dev/goodput/analysis/histo"
-	"github.com/goodput-dev/goodput/analysis/normalize"
 	"github.com/goodput-dev/goodput/analysis/stats"
 	"github.com/goodput-dev/goodput/policies"
 	"github.com/goodput-dev/goodput/sources"
@@ -103,21 +102,7 @@ func judgeAggregate(baseline, canary *sources.Dataset, cfg Config) (*Report, err
 	if p.SLO.TPOT > 0 {
 		slo.TPOT = p.SLO.TPOT.Seconds()
 	}
-	// the prefix-cache bands: strata or merged away, by the request
-	// path's rule
-	bAgg, cAgg, cache := planAggCache(p, baseline.Agg, canary.Agg)
-	if bAgg != baseline.Agg || cAgg != canary.Agg {
-		bds, cds := *baseline, *canary
-		bds.Agg, cds.Agg = bAgg, cAgg
-		baseline, canary = &bds, &cds
-	}
-	mixSetting := p.Normalize.Mix
-	if cache.stratified() && mixSetting == "none" {
-		// bands as strata are standardized to the baseline's mix, as on
-		// the request path
-		mixSetting = "baseline"
-	}
-	plan := classMix(baseline.Agg, canary.Agg, mixSetting, cache.stratified())
+	plan := classMix(baseline.Agg, canary.Agg, p.Normalize.Mix)
 	b, err := newAggArm(baseline, slo, nil)
 	if err != nil {
 		return nil, err
@@ -126,21 +111,9 @@ func judgeAggregate(baseline, canary *sources.Dataset, cfg Config) (*Report, err
 	if err != nil {
 		return nil, err
 	}
-	j := &aggJudgement{p: p, cfg: cfg, b: b, c: c, mix: plan, cache: cache}
-	// with prefix-cache strata the canary reweighted to the baseline's
-	// strata gives a cold cache's requests weight 0, and with them its
-	// slow start: its warm-up is found on the canary as counted, as on the
-	// request path, and the reweighted canary cut to it
-	var raw *aggArm
-	wc := c
-	if cache.stratified() && plan.factor != nil {
-		if raw, err = newAggArm(canary, slo, nil); err != nil {
-			return nil, err
-		}
-		wc = raw
-	}
+	j := &aggJudgement{p: p, cfg: cfg, b: b, c: c, mix: plan}
 	var warmSteps [2]int
-	for i, a := range []*aggArm{b, wc} {
+	for i, a := range []*aggArm{b, c} {
 		st, err := a.warmup(p.Window)
 		if err != nil {
 			return nil, err
@@ -152,33 +125,23 @@ func judgeAggregate(baseline, canary *sources.Dataset, cfg Config) (*Report, err
 		}
 	}
 	if p.Window.Warmup == "auto" && j.pairing() {
-		for i, s := range aggCommonCut(b, wc, p.Window) {
+		for i, s := range aggCommonCut(b, c, p.Window) {
 			if s != "" {
 				j.steps[warmSteps[i]].Detail += s
 				j.steps[warmSteps[i]].Applied = true
 			}
 		}
 	}
-	if raw != nil {
-		c.cutTo(raw)
-		c.driftAt = raw.driftAt
-	}
 	if len(p.Classes) > 0 && !j.exact() {
 		// an exact aggregate counted good requests per class at scan time
 		j.warnf("per-class SLOs are not applied to metrics data: every request is judged with the policy's default SLO")
 	}
 	j.cRaw = c
-	switch {
-	case raw != nil:
-		j.cRaw = raw
-	case plan.factor != nil:
+	if plan.factor != nil {
 		if j.cRaw, err = newAggArm(canary, slo, nil); err != nil {
 			return nil, err
 		}
 		j.cRaw.cutTo(c)
-	}
-	if cache.stratified() && aggCacheShifted(cacheRate(b), cacheRate(j.cRaw)) {
-		j.warnf("prefix-cache bands are strata: %s", normalize.MediatorCaveat)
 	}
 	j.paired = j.pairing()
 	if err := j.costs(); err != nil {
@@ -327,8 +290,6 @@ type aggJudgement struct {
 	warns []string
 	steps []NormalizationStep // warm-up steps, baseline then canary
 	mix   aggMix
-	// cache is the prefix-cache handling (exact aggregates)
-	cache aggCache
 	// paired is true when both arms' slices lie on one time grid and
 	// overlap (see pairing): count gates then take the paired variance.
 	paired bool

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 
 	"github.com/goodput-dev/goodput/analysis/normalize"
 	"github.com/goodput-dev/goodput/policies"
@@ -35,7 +34,7 @@ import (
 //
 // Each slice holds one AggBucket per stratum, ordered by Class. The
 // stratum key (AggBucket.Class) is the request path's mix stratum (see
-// planMix) with the request's prefix-cache band, built from the request's own class
+// planMix) without prefix-cache bands, built from the request's own class
 // label L (sources.Request.Class), its token-length band B
 // (normalize.Band, e.g. "prompt <1k, output <128") and the name C of the
 // policy class that sets its SLO (the first policy class whose `when`
@@ -47,12 +46,8 @@ import (
 //	no policy classes, no label:           B
 //
 // The separator is " × " (space, U+00D7, space); with policy classes the
-// policy class is the text after the last separator. A request whose
-// cached and prompt token counts are known adds its prefix-cache band
-// (normalize.CacheBand) after " · ", e.g. "chat × interactive · cache
-// >=50%"; the judge keeps the bands as strata or merges them away by the
-// request path's rule (normalize.cache, see planAggCache).
-// SplitCacheBand and StratumClass read the key back.
+// policy class is the text after the last separator. StratumClass reads it
+// back.
 //
 // # What is exact and what is bounded
 //
@@ -86,7 +81,7 @@ import (
 // (Aggregate.LatencySums).
 //
 // Not available from the aggregate: anything needing the requests
-// themselves in order (CUPED on the per-bucket hit rate; the Mann-Whitney and
+// themselves in order (prefix-cache strata; the Mann-Whitney and
 // Hodges-Lehmann diagnostics come from the pooled bins, see aggdiag.go). A
 // replica that joins late may need its own warm-up cut, found from its
 // per-slice TTFT; judging that cut and re-counting without the cut
@@ -143,7 +138,6 @@ type stratumKey struct {
 	label string
 	band  uint8 // prompt band × 4 + output band; 255 when labelled
 	class int32
-	cache uint8 // cacheBandIndex
 }
 
 type cellKey struct {
@@ -177,70 +171,11 @@ func NewAggregator(p *policies.Policy) *Aggregator {
 // class.
 const stratumSep = " × "
 
-// cacheSep separates a stratum key from its prefix-cache band (the
-// request path's mix strata use the same).
-const cacheSep = " · "
-
-// cacheBandName names cacheBandIndex's band i (normalize.CacheBand's
-// names); band 0 (unknown) puts no suffix on an Aggregator stratum key.
-func cacheBandName(i uint8) string {
-	switch i {
-	case 1:
-		return normalize.CacheNone
-	case 2:
-		return normalize.CachePartial
-	case 3:
-		return normalize.CacheMostly
-	}
-	return normalize.CacheUnknown
-}
-
-// cacheBandIndex is normalize.CacheBand as an index: 0 unknown, 1 none
-// (no cached token), 2 partial (under normalize.CacheHighEdge of the
-// prompt), 3 mostly.
-func cacheBandIndex(cached, prompt int64) uint8 {
-	switch {
-	case cached < 0 || prompt <= 0:
-		return 0
-	case cached == 0:
-		return 1
-	case float64(cached)/float64(prompt) < normalize.CacheHighEdge:
-		return 2
-	}
-	return 3
-}
-
-// WithCacheBand is an Aggregator stratum key with the prefix-cache band
-// of index band (0 unknown: no suffix, 1 no cached token, 2 under
-// normalize.CacheHighEdge of the prompt cached, 3 at least that), for
-// sources that count the bands themselves (ClickHouse).
-func WithCacheBand(key string, band int) string {
-	if band < 1 || band > 3 {
-		return key
-	}
-	return key + cacheSep + cacheBandName(uint8(band))
-}
-
-// SplitCacheBand splits an Aggregator stratum key into the stratum without
-// its prefix-cache band and the band (a normalize.CacheBand name; "" when
-// the key carries none).
-func SplitCacheBand(key string) (head, band string) {
-	for i := range uint8(4) {
-		b := cacheBandName(i)
-		if strings.HasSuffix(key, cacheSep+b) {
-			return key[:len(key)-len(cacheSep)-len(b)], b
-		}
-	}
-	return key, ""
-}
-
 // StratumClass returns the name of the policy class that sets the SLO of
 // an Aggregator stratum key under p: the text after the last " × " when p
 // declares classes, else the key itself when it is a label the classifier
-// would take as a class, else "default" (see Aggregator). A prefix-cache
-// band at the key's end is not part of the class.
+// would take as a class, else "default" (see Aggregator).
 func StratumClass(p *policies.Policy, key string) string {
-	key, _ = SplitCacheBand(key)
 	if len(p.Classes) > 0 {
 		for i := len(key) - len(stratumSep); i >= 0; i-- {
 			if key[i:i+len(stratumSep)] == stratumSep {
@@ -306,13 +241,13 @@ func (a *Aggregator) stratum(r *sources.Request, ci int32) int32 {
 		}
 		row := a.unlabeled[c]
 		if row == nil {
-			row = make([]int32, 20*4)
+			row = make([]int32, 20)
 			for k := range row {
 				row[k] = -1
 			}
 			a.unlabeled[c] = row
 		}
-		b := int(bandIndex(r.PromptTokens, r.OutputTokens))*4 + int(cacheBandIndex(r.CachedTokens, r.PromptTokens))
+		b := bandIndex(r.PromptTokens, r.OutputTokens)
 		if id := row[b]; id >= 0 {
 			return id
 		}
@@ -324,8 +259,7 @@ func (a *Aggregator) stratum(r *sources.Request, ci int32) int32 {
 }
 
 func (a *Aggregator) stratumSlow(r *sources.Request, ci int32) int32 {
-	cb := cacheBandIndex(r.CachedTokens, r.PromptTokens)
-	k := stratumKey{label: r.Class, band: 255, class: ci, cache: cb}
+	k := stratumKey{label: r.Class, band: 255, class: ci}
 	if r.Class == "" {
 		k.band = bandIndex(r.PromptTokens, r.OutputTokens)
 	}
@@ -347,7 +281,6 @@ func (a *Aggregator) stratumSlow(r *sources.Request, ci int32) int32 {
 	default:
 		name = normalize.Band(r.PromptTokens, r.OutputTokens)
 	}
-	name = WithCacheBand(name, int(cb))
 	id := a.intern(name)
 	a.byKey[k] = id
 	return id

@@ -217,7 +217,6 @@ func TestClickHouseAggregateEqualsFiles(t *testing.T) {
 		{"short-outputs chat", chat, simRun("bs-short-outputs")},
 		{"errors-rejected batch", batch, simRun("bs-errors-rejected")},
 		{"retry chat", chat, simRun("bs-retry-5")},
-		{"cache-cold chat", chat, simRun("cache-cold")},
 		{"edge records edge policy", edge, edgeRun},
 		{"edge records chat", chat, edgeRun},
 		{"edge records batch", batch, edgeRun},
@@ -270,26 +269,21 @@ func TestClickHousePlanStrata(t *testing.T) {
 		pol       *policies.Policy
 		label     string
 		pb, ob    int
-		cb        int
 		class     string
 		want      string
 		wantClass string
 	}{
-		{chat, "chat", 0, 0, 0, "long", "chat × long", "long"},
-		{chat, "", 1, 1, 0, "default", "prompt <1k, output <128 × default", "default"},
-		{chat, "", 0, 3, 0, "default", "prompt unknown, output >=512 × default", "default"},
-		{chat, "", 4, 0, 0, "long", "prompt >=16k, output unknown × long", "long"},
-		{batch, "chat", 0, 0, 0, "default", "chat", "chat"},
-		{batch, "", 2, 2, 0, "default", "prompt 1k-4k, output 128-512", "default"},
-		{chat, "chat", 0, 0, 1, "long", "chat × long · cache 0", "long"},
-		{chat, "", 1, 1, 2, "default", "prompt <1k, output <128 × default · cache <50%", "default"},
-		{batch, "chat", 0, 0, 3, "default", "chat · cache >=50%", "chat"},
-		{batch, "", 2, 2, 3, "default", "prompt 1k-4k, output 128-512 · cache >=50%", "default"},
+		{chat, "chat", 0, 0, "long", "chat × long", "long"},
+		{chat, "", 1, 1, "default", "prompt <1k, output <128 × default", "default"},
+		{chat, "", 0, 3, "default", "prompt unknown, output >=512 × default", "default"},
+		{chat, "", 4, 0, "long", "prompt >=16k, output unknown × long", "long"},
+		{batch, "chat", 0, 0, "default", "chat", "chat"},
+		{batch, "", 2, 2, "default", "prompt 1k-4k, output 128-512", "default"},
 	} {
 		p := clickHousePlan(c.pol)
-		got := p.Stratum(c.label, c.pb, c.ob, c.cb, c.class)
+		got := p.Stratum(c.label, c.pb, c.ob, c.class)
 		if got != c.want || analysis.StratumClass(c.pol, got) != c.wantClass {
-			t.Errorf("%s: Stratum(%q, %d, %d, %d, %q) = %q (class %q), want %q (class %q)", c.pol.Name, c.label, c.pb, c.ob, c.cb, c.class,
+			t.Errorf("%s: Stratum(%q, %d, %d, %q) = %q (class %q), want %q (class %q)", c.pol.Name, c.label, c.pb, c.ob, c.class,
 				got, analysis.StratumClass(c.pol, got), c.want, c.wantClass)
 		}
 	}

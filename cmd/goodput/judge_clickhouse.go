@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/goodput-dev/goodput/analysis"
 	"github.com/goodput-dev/goodput/analysis/normalize"
 	"github.com/goodput-dev/goodput/policies"
 	"github.com/goodput-dev/goodput/sources"
@@ -138,7 +137,7 @@ func clickHousePlan(pol *policies.Policy) *clickhouse.Plan {
 	}
 	p := &clickhouse.Plan{Step: step, SLO: slo(pol.SLO),
 		PromptEdges: []int64{normalize.PromptEdge1k, normalize.PromptEdge4k, normalize.PromptEdge16k},
-		OutputEdges: []int64{normalize.OutputEdge128, normalize.OutputEdge512}, CacheEdge: normalize.CacheHighEdge}
+		OutputEdges: []int64{normalize.OutputEdge128, normalize.OutputEdge512}}
 	for _, c := range pol.Classes {
 		p.Classes = append(p.Classes, clickhouse.Class{Name: c.Name, Labels: c.When.Label,
 			PromptTokens: rng(c.When.PromptTokens), OutputTokens: rng(c.When.OutputTokens), SLO: slo(c.SLO)})
@@ -154,20 +153,19 @@ func clickHousePlan(pol *policies.Policy) *clickhouse.Plan {
 		return edges[band-2]
 	}
 	policyClasses := len(pol.Classes) > 0
-	p.Stratum = func(label string, pb, ob, cb int, class string) string {
+	p.Stratum = func(label string, pb, ob int, class string) string {
 		const sep = " × "
-		var key string
 		switch {
 		case label != "" && policyClasses:
-			key = label + sep + class
+			return label + sep + class
 		case label != "":
-			key = label
-		case policyClasses:
-			key = normalize.Band(rep(pb, p.PromptEdges), rep(ob, p.OutputEdges)) + sep + class
-		default:
-			key = normalize.Band(rep(pb, p.PromptEdges), rep(ob, p.OutputEdges))
+			return label
 		}
-		return analysis.WithCacheBand(key, cb)
+		band := normalize.Band(rep(pb, p.PromptEdges), rep(ob, p.OutputEdges))
+		if policyClasses {
+			return band + sep + class
+		}
+		return band
 	}
 	return p
 }

@@ -53,7 +53,7 @@ func (c *count) UnmarshalJSON(b []byte) error {
 
 // row is one group of the aggregation query (see buildQuery).
 type row struct {
-	S, M, PB, OB, CB, PC                                  count
+	S, M, PB, OB, PC                                      count
 	Label, Rep                                            string
 	N, Completed, Failed, Canceled, Rejected, Good        count
 	Retried, Short                                        count
@@ -97,7 +97,7 @@ func (r *row) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &m); err != nil {
 		return err
 	}
-	ints := map[string]*count{"s": &r.S, "m": &r.M, "pb": &r.PB, "ob": &r.OB, "cb": &r.CB, "pc": &r.PC,
+	ints := map[string]*count{"s": &r.S, "m": &r.M, "pb": &r.PB, "ob": &r.OB, "pc": &r.PC,
 		"n": &r.N, "completed": &r.Completed, "failed": &r.Failed, "canceled": &r.Canceled, "rejected": &r.Rejected,
 		"good": &r.Good, "retried": &r.Retried, "short": &r.Short, "prompt_tokens": &r.PromptTokens,
 		"output_tokens": &r.OutputTokens, "good_tokens": &r.GoodTokens, "hits": &r.Hits, "queries": &r.Queries, "cache_known": &r.CacheKnown,
@@ -237,7 +237,7 @@ func (as *assembler) stratum(r *row) string {
 	if r.PC >= 0 && int(r.PC) < len(as.p.Classes) {
 		class = as.p.Classes[r.PC].Name
 	}
-	return as.p.Stratum(r.Label, int(r.PB), int(r.OB), int(r.CB), class)
+	return as.p.Stratum(r.Label, int(r.PB), int(r.OB), class)
 }
 
 func (as *assembler) get(k cellKey) *cell {
@@ -286,7 +286,7 @@ func (as *assembler) add(r *row) error {
 		c.ttftNs += int64(r.SumTTFT)
 		c.tpotNs += int64(r.SumTPOT)
 		c.e2eNs += int64(r.SumE2E)
-		as.canon = append(as.canon, rowDigest("c %d %q %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %v %d %d %d", sl, r.Label, r.PB, r.OB, r.CB, r.PC, r.N,
+		as.canon = append(as.canon, rowDigest("c %d %q %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %v %d %d %d", sl, r.Label, r.PB, r.OB, r.PC, r.N,
 			r.Completed, r.Failed, r.Canceled, r.Rejected, r.Good, r.Retried, r.Short, r.PromptTokens, r.OutputTokens, r.GoodTokens, r.Hits, r.Queries, r.Hist,
 			r.SumTTFT, r.SumTPOT, r.SumE2E))
 		for k, h := range []*loglin.Hist{&c.ttft, &c.tpot, &c.e2e} {

@@ -21,19 +21,15 @@ import (
 )
 
 // testPlan judges with TTFT ≤ 1 s and TPOT ≤ 80 ms; strata are the label,
-// else "bands P/O", with " cache C" for a known prefix-cache band.
+// else "bands P/O".
 func testPlan() *Plan {
 	return &Plan{Step: 10, SLO: SLO{TTFT: 1, TPOT: 0.08, MinOutputTokens: 2},
 		PromptEdges: []int64{1024}, OutputEdges: []int64{128},
-		Stratum: func(l string, pb, ob, cb int, c string) string {
-			k := fmt.Sprintf("bands %d/%d × %s", pb, ob, c)
+		Stratum: func(l string, pb, ob int, c string) string {
 			if l != "" {
-				k = l + " × " + c
+				return l + " × " + c
 			}
-			if cb > 0 {
-				k += fmt.Sprintf(" cache %d", cb)
-			}
-			return k
+			return fmt.Sprintf("bands %d/%d × %s", pb, ob, c)
 		}}
 }
 

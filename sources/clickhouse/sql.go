@@ -257,16 +257,11 @@ type Plan struct {
 	// is unknown, band k ≥ 1 holds counts with k−1 edges at or below
 	// them. Bands are read only for requests without a class label.
 	PromptEdges, OutputEdges []int64
-	// CacheEdge is the share of a prompt's tokens served from the prefix
-	// cache at which its cache band turns from 2 to 3 (0.5 when 0).
-	CacheEdge float64
 	// Stratum names the stratum (AggBucket.Class) of requests with class
 	// label label ("" when absent), token bands promptBand and outputBand
-	// (as above; 0 when the request has a label), prefix-cache band
-	// cacheBand (0 cached or prompt tokens unknown, 1 no cached token,
-	// 2 cached/prompt under CacheEdge, 3 at least CacheEdge) and policy
-	// class class (a Classes name, or "default").
-	Stratum func(label string, promptBand, outputBand, cacheBand int, class string) string
+	// (as above; 0 when the request has a label) and policy class class
+	// (a Classes name, or "default").
+	Stratum func(label string, promptBand, outputBand int, class string) string
 }
 
 // check validates p.
@@ -512,11 +507,6 @@ func buildQuery(p *Plan, table string, cols resolved, where string, start, end f
 	}
 	add2("if("+a("label")+" != '', 0, "+band("prompt", p.PromptEdges)+")", "pb")
 	add2("if("+a("label")+" != '', 0, "+band("output", p.OutputEdges)+")", "ob")
-	edge := p.CacheEdge
-	if !(edge > 0) {
-		edge = 0.5
-	}
-	add2("multiIf("+a("cached")+" < 0 OR "+a("prompt")+" <= 0, 0, "+a("cached")+" = 0, 1, toFloat64("+a("cached")+") / toFloat64("+a("prompt")+") < "+num(edge)+", 2, 3)", "cb")
 	// per class: good, short, unverified criteria
 	bySLO := func(f func(SLO) string) string {
 		if len(p.Classes) == 0 {
@@ -612,7 +602,6 @@ func buildQuery(p *Plan, table string, cols resolved, where string, start, end f
 		"if(" + m + " = 4, '', " + a("label") + ") AS label",
 		"if(" + m + " = 4, 0, " + a("pb") + ") AS pb",
 		"if(" + m + " = 4, 0, " + a("ob") + ") AS ob",
-		"if(" + m + " = 4, 0, " + a("cb") + ") AS cb",
 		"if(" + m + " = 4, toInt32(-1), " + a("pc") + ") AS pc",
 		"if(" + m + " = 4, " + a("rep") + ", '') AS rep",
 		hist("ttft"), hist("tpot"), hist("e2e"),
@@ -646,6 +635,6 @@ func buildQuery(p *Plan, table string, cols resolved, where string, start, end f
 	}
 	return "SELECT " + strings.Join(sel, ", ") +
 		" FROM (" + level3 + ") WHERE " + keep +
-		" GROUP BY s, m, label, pb, ob, cb, pc, rep" +
+		" GROUP BY s, m, label, pb, ob, pc, rep" +
 		" FORMAT JSONEachRow"
 }
