@@ -73,16 +73,39 @@ func (a *aggArm) warmup(w policies.WindowSpec) (NormalizationStep, error) {
 		return st, &DataError{Arm: a.arm, Msg: fmt.Sprintf("the warm-up cut removes every slice of the window (%d); shorten window.warmup or widen the window", len(a.slices))}
 	}
 	if cut > 0 {
-		a.cutSecs = a.slices[cut].start - a.slices[0].start
-		a.precut = a.slices[:cut:cut]
-		a.slices = a.slices[cut:]
-		a.secs = 0
-		for _, s := range a.slices {
-			a.secs += s.end - s.start
-		}
+		a.dropLeading(cut)
 		st.Applied = true
 	}
 	return st, nil
+}
+
+// dropLeading moves a's first k analysed slices (0 < k < len(a.slices))
+// after those already cut (precut), and sets cutSecs to the span from the
+// arm's first slice to its first analysed one and secs to the analysed
+// seconds. The warm-up cut, the common cut of paired arms and the counted
+// canary's cut (cutTo) all go through it.
+func (a *aggArm) dropLeading(k int) {
+	first := a.slices[0].start
+	if len(a.precut) > 0 {
+		first = a.precut[0].start
+	}
+	a.precut = append(a.precut[:len(a.precut):len(a.precut)], a.slices[:k]...)
+	a.slices = a.slices[k:]
+	a.cutSecs = a.slices[0].start - first
+	a.secs = 0
+	for _, s := range a.slices {
+		a.secs += s.end - s.start
+	}
+}
+
+// slicesBefore counts a's analysed slices that start before t (seconds on
+// the aggregate's clock).
+func (a *aggArm) slicesBefore(t float64) int {
+	k := 0
+	for k < len(a.slices) && a.slices[k].start < t {
+		k++
+	}
+	return k
 }
 
 // mixShift compares the arms' mean prompt tokens per finished request, per
@@ -291,21 +314,12 @@ func aggCommonCut(b, c *aggArm, w policies.WindowSpec) [2]string {
 		if end-first > w.WarmupCap(run)+w0+1e-9 {
 			continue
 		}
-		k := 0
-		for k < len(a.slices) && a.slices[k].start < end-1e-9 {
-			k++
-		}
+		k := a.slicesBefore(end - 1e-9)
 		if k == 0 || k >= len(a.slices) {
 			continue
 		}
 		from := a.cutSecs
-		a.precut = append(a.precut[:len(a.precut):len(a.precut)], a.slices[:k]...)
-		a.slices = a.slices[k:]
-		a.cutSecs = a.slices[0].start - first
-		a.secs = 0
-		for _, s := range a.slices {
-			a.secs += s.end - s.start
-		}
+		a.dropLeading(k)
 		said[i] = fmt.Sprintf("; extended from %gs to %gs, where the other arm's warm-up cut ends, so that both arms are compared over the same span", from, a.cutSecs)
 	}
 	return said

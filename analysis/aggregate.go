@@ -158,19 +158,8 @@ func (a *aggArm) cutTo(o *aggArm) {
 	if len(o.slices) == 0 {
 		return
 	}
-	k := 0
-	for k < len(a.slices) && a.slices[k].start < o.slices[0].start {
-		k++
-	}
-	if k == 0 {
-		return
-	}
-	a.cutSecs = o.cutSecs
-	a.precut = a.slices[:k:k]
-	a.slices = a.slices[k:]
-	a.secs = 0
-	for _, s := range a.slices {
-		a.secs += s.end - s.start
+	if k := a.slicesBefore(o.slices[0].start); k > 0 && k < len(a.slices) {
+		a.dropLeading(k)
 	}
 }
 
