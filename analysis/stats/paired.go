@@ -85,21 +85,16 @@ func pairedSums(x, y Ratio, logScale bool, batches int) (rx, ry float64, sums []
 	return rx, ry, sums, true
 }
 
-// pairedVar returns both ratios and the plain batch-means variance of
-// g(R̂_x) − g(R̂_y) (see pairedSums): Var ≈ q/(q−1)·ΣD_k², to be used with
-// Student's t on q − 1 degrees of freedom. ok is false with fewer than 2
-// batches.
-func pairedVar(x, y Ratio, logScale bool, batches int) (rx, ry, variance float64, ok bool) {
-	rx, ry, sums, ok := pairedSums(x, y, logScale, batches)
-	if !ok {
-		return rx, ry, math.NaN(), false
-	}
-	q := len(sums)
+// batchMeansVar is the plain batch-means variance of the total of batch
+// sums D_k that sum to 0: q/(q−1)·ΣD_k², to be used with Student's t on
+// q − 1 degrees of freedom (q ≥ 2).
+func batchMeansVar(sums []float64) float64 {
 	var ss float64
 	for _, d := range sums {
 		ss += d * d
 	}
-	return rx, ry, float64(q) / float64(q-1) * ss, q > 1
+	q := float64(len(sums))
+	return q / (q - 1) * ss
 }
 
 // lagWindowVar is the lag-window long-run variance of the total of batch
@@ -200,11 +195,11 @@ func pairedLagWindow(x, y Ratio, conf float64, logScale bool) Estimate {
 // pairedBatches is paired with the plain batch means on a batch count
 // other than the default (the calibration tests compare counts).
 func pairedBatches(x, y Ratio, conf float64, logScale bool, batches int) Estimate {
-	rx, ry, v, ok := pairedVar(x, y, logScale, batches)
+	rx, ry, sums, ok := pairedSums(x, y, logScale, batches)
 	est := pairedEstimate(rx, ry, logScale, "paired-delta-batchmeans")
-	if !ok {
+	if !ok || len(sums) < 2 {
 		return est
 	}
-	q := min(batches, len(x.Num)/4)
-	return withHalfWidth(est, math.Sqrt(v)*tQuantile(0.5+conf/2, float64(q-1)), zTwoSided(conf))
+	q := len(sums)
+	return withHalfWidth(est, math.Sqrt(batchMeansVar(sums))*tQuantile(0.5+conf/2, float64(q-1)), zTwoSided(conf))
 }

@@ -125,7 +125,7 @@ func TestPairedBatchCount(t *testing.T) {
 // t with 1.5·(q−1) degrees of freedom. It returns the interval's half-width
 // on the difference scale.
 func obmPaired(x, y Ratio, conf float64, q int) float64 {
-	rx, ry, _, ok := pairedVar(x, y, false, q)
+	rx, ry, _, ok := pairedSums(x, y, false, q)
 	if !ok {
 		return math.NaN()
 	}
