@@ -82,6 +82,42 @@ func (s *aggSlice) offered() float64 { return s.completed + s.failed + s.cancele
 // scan time (per class), so the two ends coincide; only its quantiles are
 // bounded, by their log-linear bins, and decided the same cautious way.
 func judgeAggregate(baseline, canary *sources.Dataset, cfg Config) (*Report, error) {
+	j, err := aggArms(baseline, canary, cfg)
+	if err != nil {
+		return nil, err
+	}
+	p := cfg.Policy
+	for i, a := range []*aggArm{j.b, j.c} {
+		for _, c := range a.ds.Agg.ReplicaWarmups {
+			j.steps[j.warmStep[i]].Detail += "; " + c
+			j.steps[j.warmStep[i]].Applied = true
+		}
+	}
+	if len(p.Classes) > 0 && !j.exact() {
+		// an exact aggregate counted good requests per class at scan time
+		j.warnf("per-class SLOs are not applied to metrics data: every request is judged with the policy's default SLO")
+	}
+	j.cRaw = j.c
+	if j.mix.factor != nil {
+		if j.cRaw, err = newAggArm(canary, j.slo, nil); err != nil {
+			return nil, err
+		}
+		j.cRaw.cutTo(j.c)
+	}
+	j.paired = j.pairing()
+	if err := j.costs(); err != nil {
+		return nil, err
+	}
+	j.cRaw.cost = j.c.cost
+	j.cRaw.priceLike(j.c)
+	return j.report(), nil
+}
+
+// aggArms reads both arms from their aggregates and cuts their warm-ups,
+// each arm by its own rule and then, for paired arms, to a common start
+// (aggCommonCut): the judge's first steps, which ReplicaWarmupCuts takes
+// too.
+func aggArms(baseline, canary *sources.Dataset, cfg Config) (*aggJudgement, error) {
 	p := cfg.Policy
 	if baseline.Agg == nil || canary.Agg == nil {
 		return nil, &DataError{Msg: "one arm is metrics-based (Prometheus or scrapes) and the other per-request files: give both arms the same kind of input"}
@@ -111,14 +147,13 @@ func judgeAggregate(baseline, canary *sources.Dataset, cfg Config) (*Report, err
 	if err != nil {
 		return nil, err
 	}
-	j := &aggJudgement{p: p, cfg: cfg, b: b, c: c, mix: plan}
-	var warmSteps [2]int
+	j := &aggJudgement{p: p, cfg: cfg, b: b, c: c, mix: plan, slo: slo}
 	for i, a := range []*aggArm{b, c} {
 		st, err := a.warmup(p.Window)
 		if err != nil {
 			return nil, err
 		}
-		warmSteps[i] = len(j.steps)
+		j.warmStep[i] = len(j.steps)
 		j.steps = append(j.steps, st)
 		if a.driftAt >= 0 {
 			j.warnf("%s: TTFT still shifts after the warm-up cut (at bucket %d): the run is not stationary; extend it or treat the verdict with care", a.arm, a.driftAt)
@@ -127,29 +162,12 @@ func judgeAggregate(baseline, canary *sources.Dataset, cfg Config) (*Report, err
 	if p.Window.Warmup == "auto" && j.pairing() {
 		for i, s := range aggCommonCut(b, c, p.Window) {
 			if s != "" {
-				j.steps[warmSteps[i]].Detail += s
-				j.steps[warmSteps[i]].Applied = true
+				j.steps[j.warmStep[i]].Detail += s
+				j.steps[j.warmStep[i]].Applied = true
 			}
 		}
 	}
-	if len(p.Classes) > 0 && !j.exact() {
-		// an exact aggregate counted good requests per class at scan time
-		j.warnf("per-class SLOs are not applied to metrics data: every request is judged with the policy's default SLO")
-	}
-	j.cRaw = c
-	if plan.factor != nil {
-		if j.cRaw, err = newAggArm(canary, slo, nil); err != nil {
-			return nil, err
-		}
-		j.cRaw.cutTo(c)
-	}
-	j.paired = j.pairing()
-	if err := j.costs(); err != nil {
-		return nil, err
-	}
-	j.cRaw.cost = j.c.cost
-	j.cRaw.priceLike(j.c)
-	return j.report(), nil
+	return j, nil
 }
 
 // cutTo cuts a where o, the same arm weighted otherwise, was cut by its
@@ -278,7 +296,10 @@ type aggJudgement struct {
 	cRaw  *aggArm
 	warns []string
 	steps []NormalizationStep // warm-up steps, baseline then canary
-	mix   aggMix
+	// warmStep indexes each arm's warm-up step in steps
+	warmStep [2]int
+	slo      histo.SLO
+	mix      aggMix
 	// paired is true when both arms' slices lie on one time grid and
 	// overlap (see pairing): count gates then take the paired variance.
 	paired bool

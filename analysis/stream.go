@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/goodput-dev/goodput/analysis/normalize"
 	"github.com/goodput-dev/goodput/policies"
@@ -82,11 +84,17 @@ import (
 //
 // Not available from the aggregate: anything needing the requests
 // themselves in order (prefix-cache strata; the Mann-Whitney and
-// Hodges-Lehmann diagnostics come from the pooled bins, see aggdiag.go). A
-// replica that joins late may need its own warm-up cut, found from its
-// per-slice TTFT; judging that cut and re-counting without the cut
-// requests needs a second look at the records, which for files means
-// reading them again (inputs are files, never pipes, on this path).
+// Hodges-Lehmann diagnostics come from the pooled bins, see aggdiag.go).
+//
+// # Replica warm-ups: a second look
+//
+// A replica that joins late, or serves again after a gap (a restart), may
+// need its own warm-up cut. Each track keeps the replica's per-slice TTFT
+// median (ReplicaTrack.TTFTMedian, on bins 2^(4/256) wide) from which
+// ReplicaWarmupCuts finds the cut by the request path's rule; leaving the
+// cut requests out needs a second look at the records, which for files
+// means reading them again into an Aggregator told what to leave out
+// (Exclude). An input that cannot be read twice (a pipe) keeps them.
 type Aggregator struct {
 	p             *policies.Policy
 	cls           *classifier
@@ -112,9 +120,17 @@ type Aggregator struct {
 	// repIdx finds a replica's entry past the first few
 	repPend []replicaRun
 	repIdx  map[string]int32
-	untimed int64
-	records int64
-	lo, hi  int64 // slice numbers of the first and last arrival
+	// repTTFT holds each replica's completed requests' TTFT per slice,
+	// for the median a replica's own warm-up is found from: bounded by
+	// replicas × slices, never by requests
+	repTTFT map[repSlice]*loglin.Hist
+	// exclude, when set (Exclude), lists per replica the slices
+	// [from, until) whose requests are left out of the counts
+	exclude    map[string][][2]int64
+	cutDetails []string
+	untimed    int64
+	records    int64
+	lo, hi     int64 // slice numbers of the first and last arrival
 	// unverified counts completed requests lacking a field an SLO
 	// criterion needs (counted not good)
 	unverified map[string]int64
@@ -132,6 +148,12 @@ type replicaRun struct {
 	name  string
 	slice int64
 	fin   float64
+	ttft  *loglin.Hist // repTTFT's entry for (name, slice), once needed
+}
+
+type repSlice struct {
+	name  string
+	slice int64
 }
 
 type stratumKey struct {
@@ -164,7 +186,7 @@ func NewAggregator(p *policies.Policy) *Aggregator {
 	}
 	return &Aggregator{p: p, cls: newClassifier(p), step: step, policyClasses: len(p.Classes) > 0, defaultClass: -1,
 		byKey: map[stratumKey]int32{}, byName: map[string]int32{}, cells: map[cellKey]*aggCell{},
-		reps: sources.ReplicaSpans{}, repIdx: map[string]int32{}, unverified: map[string]int64{}, lo: math.MaxInt64, hi: math.MinInt64, badTime: math.NaN(), rowSlice: math.MinInt64}
+		reps: sources.ReplicaSpans{}, repIdx: map[string]int32{}, repTTFT: map[repSlice]*loglin.Hist{}, unverified: map[string]int64{}, lo: math.MaxInt64, hi: math.MinInt64, badTime: math.NaN(), rowSlice: math.MinInt64}
 }
 
 // stratumSep separates a stratum key's label or band from its policy
@@ -311,6 +333,12 @@ func (a *Aggregator) Add(r *sources.Request) {
 	}
 	slice := int64(fs)
 	a.lo, a.hi = min(a.lo, slice), max(a.hi, slice)
+	if a.exclude != nil && r.Replica != "" && a.excluded(r.Replica, slice) {
+		// a replica's own warm-up: it served, but its requests are not
+		// judged
+		a.addReplica(r.Replica, slice, finished(r), 0, false)
+		return
+	}
 	var ci int32
 	if r.Class == "" && !a.policyClasses {
 		// no policy classes, no label: always the default class
@@ -343,13 +371,18 @@ func (a *Aggregator) Add(r *sources.Request) {
 		}
 		a.row[sid] = c
 	}
+	var ttftBin int32
+	var ttftOK bool
 	if r.Attempt > 1 {
 		c.retried++
 	}
 	switch {
 	case r.Status == sources.StatusOK:
 		c.completed++
-		if c.ttft.Add(r.TTFT, 1) {
+		// the bin is found once, for the cell and the replica's median
+		ttftBin, ttftOK = loglin.Index(r.TTFT)
+		if ttftOK {
+			c.ttft.AddBin(ttftBin, 1)
 			c.ttftNs += sources.LatencyNanos(r.TTFT)
 		}
 		if c.tpot.Add(r.TPOT, 1) {
@@ -386,16 +419,49 @@ func (a *Aggregator) Add(r *sources.Request) {
 		c.queries += float64(r.PromptTokens)
 	}
 	if r.Replica != "" {
-		fin := 0.0
-		if r.Status.Admitted() {
-			fin = 1
-		}
-		a.addReplica(r.Replica, slice, fin)
+		a.addReplica(r.Replica, slice, finished(r), ttftBin, ttftOK)
 	}
 }
 
-// addReplica counts fin requests finished by replica name in slice.
-func (a *Aggregator) addReplica(name string, slice int64, fin float64) {
+// finished is 1 for a request its replica admitted (and so finished), 0
+// for one it rejected.
+func finished(r *sources.Request) float64 {
+	if r.Status.Admitted() {
+		return 1
+	}
+	return 0
+}
+
+// excluded reports whether replica name's requests in slice are left out
+// (Exclude).
+func (a *Aggregator) excluded(name string, slice int64) bool {
+	for _, iv := range a.exclude[name] {
+		if slice >= iv[0] && slice < iv[1] {
+			return true
+		}
+	}
+	return false
+}
+
+// Exclude leaves out of the counts every request replica r.Replica
+// received in a slice of one of its cuts, as found by ReplicaWarmupCuts on
+// an earlier aggregate of the same records: the replica still counts as
+// serving there. Call it before the first Add; the aggregate then lists
+// the cuts' details in ReplicaWarmups.
+func (a *Aggregator) Exclude(cuts []ReplicaCut) {
+	if len(cuts) == 0 {
+		return
+	}
+	a.exclude = map[string][][2]int64{}
+	for _, c := range cuts {
+		a.exclude[c.Replica] = append(a.exclude[c.Replica], [2]int64{c.FromSlice, c.UntilSlice})
+		a.cutDetails = append(a.cutDetails, c.Detail)
+	}
+}
+
+// addReplica counts fin requests finished by replica name in slice, and,
+// when hasTTFT, one completed request's TTFT in log-linear bin ttftBin.
+func (a *Aggregator) addReplica(name string, slice int64, fin float64, ttftBin int32, hasTTFT bool) {
 	var run *replicaRun
 	// a log names a few replicas: look among them before the map
 	for k := range a.repPend[:min(len(a.repPend), 16)] {
@@ -415,9 +481,48 @@ func (a *Aggregator) addReplica(name string, slice int64, fin float64) {
 	}
 	if run.slice != slice {
 		a.reps.Add(run.name, run.slice, run.fin)
-		run.slice, run.fin = slice, 0
+		run.slice, run.fin, run.ttft = slice, 0, nil
 	}
 	run.fin += fin
+	if hasTTFT {
+		if run.ttft == nil {
+			run.ttft = a.repHist(name, slice)
+		}
+		run.ttft.AddBin(medianBin(ttftBin), 1)
+	}
+}
+
+// medianBin coarsens log-linear bin i (256 per octave) to the 64 per
+// octave a replica's per-slice TTFT median is read on: a few hundred
+// requests per replica and slice then fall within the histogram's first
+// array (four octaves), which the full resolution would overflow into its
+// map at a sixth more CPU time for the whole scan. The zero and +Inf
+// bins stay as they are.
+func medianBin(i int32) int32 {
+	if i == loglin.Zero || i == math.MaxInt32 {
+		return i
+	}
+	return i >> 2
+}
+
+// medianUpper is the upper edge of coarse bin c (medianBin), seconds.
+func medianUpper(c int32) float64 {
+	if c == loglin.Zero || c == math.MaxInt32 {
+		return loglin.Upper(c)
+	}
+	return loglin.Upper(c<<2 + 3)
+}
+
+// repHist returns replica name's TTFT histogram of slice, made on first
+// use.
+func (a *Aggregator) repHist(name string, slice int64) *loglin.Hist {
+	k := repSlice{name: name, slice: slice}
+	h := a.repTTFT[k]
+	if h == nil {
+		h = &loglin.Hist{}
+		a.repTTFT[k] = h
+	}
+	return h
 }
 
 // flushReplicas adds the replicas' pending counts to reps.
@@ -471,6 +576,9 @@ func (a *Aggregator) Merge(o *Aggregator) {
 	a.flushReplicas()
 	o.flushReplicas()
 	a.reps.Merge(o.reps)
+	for k, h := range o.repTTFT {
+		a.repHist(k.name, k.slice).Merge(h)
+	}
 }
 
 // Records is the number of requests added (Merge included).
@@ -503,6 +611,7 @@ func (a *Aggregator) Aggregate(arm sources.Arm) (*sources.Aggregate, error) {
 	a.flushReplicas()
 	// replicas serving per slice
 	serving, tracks := a.reps.Tracks(a.lo, a.hi)
+	a.replicaMedians(tracks)
 	// cells per slice, ordered by stratum key
 	per := make([][]cellKey, n)
 	for k := range a.cells {
@@ -510,7 +619,7 @@ func (a *Aggregator) Aggregate(arm sources.Arm) (*sources.Aggregate, error) {
 	}
 	nan := math.NaN()
 	var edges loglin.Edges
-	out := &sources.Aggregate{Profile: "requests", Exact: true, GoodTokensCounted: true, LatencySums: true, Step: a.step, Replicas: tracks}
+	out := &sources.Aggregate{Profile: "requests", Exact: true, GoodTokensCounted: true, LatencySums: true, Step: a.step, Replicas: tracks, ReplicaWarmups: a.cutDetails}
 	for k := range per {
 		keys := per[k]
 		slices.SortFunc(keys, func(x, y cellKey) int { return cmp.Compare(a.strata[x.stratum], a.strata[y.stratum]) })
@@ -545,4 +654,32 @@ func (a *Aggregator) Aggregate(arm sources.Arm) (*sources.Aggregate, error) {
 		out.Notes = append(out.Notes, fmt.Sprintf("%d completed requests lack the field needed to check the %s criterion and were counted as not good", a.unverified[k], k))
 	}
 	return out, nil
+}
+
+// replicaMedians fills each track's TTFTMedian from repTTFT: per slice,
+// the upper edge of the coarse bin (medianBin) holding the lower median
+// (the request path's median, quantile(xs, 0.5), lies in that bin, at most
+// a factor 2^(4/256) ≈ 1.011 below its upper edge). The histograms are
+// let go.
+func (a *Aggregator) replicaMedians(tracks []sources.ReplicaTrack) {
+	for t := range tracks {
+		tr := &tracks[t]
+		name, err := strconv.Unquote(strings.TrimSuffix(strings.TrimPrefix(tr.Name, "{replica="), "}"))
+		if err != nil {
+			continue
+		}
+		tr.TTFTMedian = make([]float64, len(tr.Finished))
+		for k := range tr.TTFTMedian {
+			tr.TTFTMedian[k] = math.NaN()
+			h := a.repTTFT[repSlice{name: name, slice: a.lo + int64(k)}]
+			if h == nil {
+				continue
+			}
+			n := h.Total()
+			if i, ok := h.Rank(math.Max(1, math.Ceil(0.5*n-1e-9))); ok {
+				tr.TTFTMedian[k] = medianUpper(i)
+			}
+		}
+	}
+	a.repTTFT = nil
 }

@@ -452,6 +452,18 @@ func TestAggregatorReplicaTracks(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// every completed request has TTFT 0.1 s: each slice a replica
+		// completed any in has that bin's upper edge as its median
+		bin, _ := loglin.Index(0.1)
+		for k := range agg.Replicas {
+			tr := &agg.Replicas[k]
+			for b, f := range tr.Finished {
+				if m := tr.TTFTMedian[b]; f > 0 && m != medianUpper(medianBin(bin)) || !(f > 0) && !math.IsNaN(m) {
+					t.Fatalf("%s slice %d: %g completed, median %g", tr.Name, b, f, m)
+				}
+			}
+			tr.TTFTMedian = nil
+		}
 		_, tracks := want.Tracks(lo, hi)
 		if len(tracks) != nrep || !reflect.DeepEqual(fmt.Sprint(agg.Replicas), fmt.Sprint(tracks)) {
 			t.Fatalf("%d replicas: tracks differ:\n got %v\nwant %v", nrep, agg.Replicas, tracks)

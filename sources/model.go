@@ -399,6 +399,12 @@ type Aggregate struct {
 	// apart (nil when it cannot): the requests each replica finished per
 	// time slice, for finding replicas lost, silent or missing mid-window.
 	Replicas []ReplicaTrack
+	// ReplicaWarmups says, one line per cut, which replicas that entered
+	// service after the arm's start had their own warm-up left out of this
+	// aggregate (records scanned a second time without them), e.g.
+	// `replica "r3" entered at 600s: cut its first 60s (median TTFT
+	// 1.2s, then 0.31s)`; empty when nothing was cut.
+	ReplicaWarmups []string
 }
 
 // ReplicaTrack is one replica's activity on its aggregate's time grid.
@@ -414,6 +420,12 @@ type ReplicaTrack struct {
 	// starts, in order), the requests the replica finished; NaN where the
 	// replica's counters had no samples in the slice.
 	Finished []float64
+	// TTFTMedian holds, per time slice as Finished, the median TTFT
+	// (seconds) of the requests the replica completed with a known TTFT:
+	// the upper edge of a log-linear bin 2^(4/256) wide that holds the
+	// lower median, so at most 1.1% above it; NaN where it completed none. Nil when the source
+	// cannot tell (metrics), so no replica warm-up can be found.
+	TTFTMedian []float64
 }
 
 // CostRecord is the expense of one arm (optionally one replica) over a time

@@ -519,20 +519,35 @@ func judgeReplicate(ctx context.Context, sc sim.Scenario, seed uint64, pol *poli
 }
 
 // judgeStreamed judges two arms' records as judge --stream does: each arm
-// counted into an analysis.Aggregator, no record kept, and the aggregates
+// counted into an analysis.Aggregator, no record kept, counted again
+// without the replica warm-ups the aggregates show, and the aggregates
 // judged.
 func judgeStreamed(b, c *sources.Dataset, pol *policies.Policy, cfg analysis.Config) (*analysis.Report, error) {
 	var arms [2]*sources.Dataset
-	for k, d := range []*sources.Dataset{b, c} {
+	count := func(d *sources.Dataset, cuts []analysis.ReplicaCut) (*sources.Aggregate, error) {
 		ag := analysis.NewAggregator(pol)
+		ag.Exclude(cuts)
 		for i := range d.Requests {
 			ag.Add(&d.Requests[i])
 		}
-		agg, err := ag.Aggregate(d.Arm)
+		return ag.Aggregate(d.Arm)
+	}
+	for k, d := range []*sources.Dataset{b, c} {
+		agg, err := count(d, nil)
 		if err != nil {
 			return nil, err
 		}
 		arms[k] = &sources.Dataset{Arm: d.Arm, Agg: agg, Clock: sources.ClockEpoch, Location: d.Location, Inputs: d.Inputs}
+	}
+	cuts, err := analysis.ReplicaWarmupCuts(arms[0], arms[1], cfg)
+	if err == nil {
+		for k, d := range []*sources.Dataset{b, c} {
+			if len(cuts[k]) > 0 {
+				if arms[k].Agg, err = count(d, cuts[k]); err != nil {
+					return nil, err
+				}
+			}
+		}
 	}
 	return analysis.Judge(arms[0], arms[1], cfg)
 }

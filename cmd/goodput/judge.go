@@ -145,7 +145,7 @@ Exit codes: 0 pass, 1 fail, 2 usage error, 3 inconclusive
 	fs.BoolVar(&o.NoColor, "no-color", false, "no colour in text output (also when NO_COLOR is set)")
 	fs.StringVar(&o.Cost, "cost", "", "cost records (CSV or JSONL: start,end,arm[,replica],accelerator_usd,host_usd,network_usd,idle_reserve_usd)")
 	fs.BoolVar(&o.Stream, "stream", false, "judge request logs in one streaming pass with bounded memory, whatever their size (the default above 256 MiB): each request is counted into 10 s buckets per stratum (exact counts and good requests, latencies on log-linear bins 0.27% wide) and not kept; both arms and all files are read in parallel. Request logs only (not benchmark files or scrapes)")
-	fs.BoolVar(&o.Exact, "exact", false, "keep every request in memory, whatever the request logs' size (the default up to 256 MiB): prefix-cache strata and per-replica warm-up cuts from the values; memory grows by about 440 bytes per request")
+	fs.BoolVar(&o.Exact, "exact", false, "keep every request in memory, whatever the request logs' size (the default up to 256 MiB): prefix-cache strata from the values, per-replica warm-up cuts without a second read; memory grows by about 440 bytes per request")
 	fs.StringVar(&o.Judge, "judge", "goodput", "which judge decides: goodput (this tool's), or the comparators kayenta (Kayenta-style Mann-Whitney with a ±25% band on per-minute series) and threshold (Argo/Flagger-style per-minute limits), for comparing on your own data")
 	o.prom.addFlags(fs)
 	o.ch.addFlags(fs)

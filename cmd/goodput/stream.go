@@ -8,6 +8,8 @@ import (
 	"math"
 	"math/bits"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/goodput-dev/goodput/analysis"
@@ -41,6 +43,9 @@ type streamFile struct {
 	ds     sources.Dataset
 	err    error
 	sha256 string
+	// window is the plausible window a second read kept, when the first
+	// found records outside it (nil: every record)
+	window *[2]float64
 }
 
 // readArmsStream reads both arms' request logs in parallel into
@@ -147,7 +152,91 @@ func (a *app) readArmsStream(ctx context.Context, o *judgeOptions, pol *policies
 	if sk[0].sameAs(sk[1]) {
 		return base, can, fmt.Errorf("the baseline and the canary hold the same %d records: a deployment compared with itself says nothing; give each arm its own data", sk[0].n)
 	}
+	if err := cutReplicaWarmups(ctx, files, &out, pol, ro, progress); err != nil {
+		return base, can, err
+	}
 	return out[0], out[1], nil
+}
+
+// cutReplicaWarmups finds the replicas that entered service late and were
+// slow at first (analysis.ReplicaWarmupCuts, on the aggregates just
+// built) and, for an arm with any, reads its files a second time without
+// those requests, replacing its aggregate. The aggregate keeps per-replica
+// TTFT medians per slice, not the requests, so leaving a replica's warm-up
+// out means reading the records again: inputs that cannot be read twice
+// (standard input, a pipe) keep their aggregate and get a warning.
+func cutReplicaWarmups(ctx context.Context, files []*streamFile, out *[2]sources.Dataset, pol *policies.Policy, ro requestlog.Options, progress io.Writer) error {
+	cuts, err := analysis.ReplicaWarmupCuts(&out[0], &out[1], analysis.Config{Policy: pol})
+	if err != nil {
+		return nil // the judge reports what is wrong with the arms
+	}
+	for k, arm := range []sources.Arm{sources.Baseline, sources.Canary} {
+		if len(cuts[k]) == 0 {
+			continue
+		}
+		var which []string
+		for _, c := range cuts[k] {
+			which = append(which, strconv.Quote(c.Replica))
+		}
+		var armFiles []*streamFile
+		for _, f := range files {
+			if f.arm != arm {
+				continue
+			}
+			if f.in.info == nil || !f.in.info.Mode().IsRegular() {
+				out[k].Warnings = append(out[k].Warnings, fmt.Sprintf("%s: replica %s entered late and was slow at first, but its warm-up was not cut: %s cannot be read a second time without it; give a file, or judge with --exact",
+					arm, strings.Join(which, ", "), f.in.path))
+				armFiles = nil
+				break
+			}
+			armFiles = append(armFiles, f)
+		}
+		if armFiles == nil {
+			continue
+		}
+		fmt.Fprintf(progress, "%s: reading %d file(s) again without the warm-up of replica %s\n", arm, len(armFiles), strings.Join(which, ", "))
+		var ag *analysis.Aggregator
+		for _, f := range armFiles {
+			a, err := rescanExcluding(ctx, f, pol, ro, cuts[k])
+			if err != nil {
+				return err
+			}
+			if ag == nil {
+				ag = a
+			} else {
+				ag.Merge(a)
+			}
+		}
+		if out[k].Agg, err = ag.Aggregate(arm); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// rescanExcluding reads f again into a new aggregate that leaves out the
+// cut replicas' requests, refusing a file that changed since the first
+// read.
+func rescanExcluding(ctx context.Context, f *streamFile, pol *policies.Policy, ro requestlog.Options, cuts []analysis.ReplicaCut) (*analysis.Aggregator, error) {
+	in, err := os.Open(f.in.path)
+	if err != nil {
+		return nil, err
+	}
+	defer in.Close()
+	ag := analysis.NewAggregator(pol)
+	ag.Exclude(cuts)
+	so := requestlog.ScanOptions{Options: ro, Window: f.window}
+	ds, err := requestlog.Scan(ctx, f.in.path, in, f.arm, so, func(req *sources.Request) error {
+		ag.Add(req)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if ds.Inputs[0].SHA256 != f.sha256 {
+		return nil, fmt.Errorf("%s changed while it was read (sha256 %s, then %s): judge a file that is no longer being written", f.in.path, f.sha256, ds.Inputs[0].SHA256)
+	}
+	return ag, nil
 }
 
 // scanStreamFile scans one input into its own aggregate and key sketch.
@@ -175,6 +264,7 @@ func scanStreamFile(ctx context.Context, f *streamFile, pol *policies.Policy, ro
 		}
 		defer re.Close()
 		so.Window = &[2]float64{we.Lo, we.Hi}
+		f.window = so.Window
 		if ds, err = run(re, so); err == nil && ds.Inputs[0].SHA256 != we.SHA256 {
 			return fmt.Errorf("%s changed while it was read (sha256 %s, then %s): judge a file that is no longer being written", f.in.path, we.SHA256, ds.Inputs[0].SHA256)
 		}

@@ -2,8 +2,12 @@ package main
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"hash/fnv"
 	"math"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/goodput-dev/goodput/sources"
@@ -163,5 +167,73 @@ func TestStreamKeyCoversEveryField(t *testing.T) {
 			t.Errorf("edit %d gives the digest of %d", k, j)
 		}
 		seen[key] = k
+	}
+}
+
+// TestStreamCutsReplicaWarmup: a canary replica that fails and comes back
+// cold has its own warm-up cut by the streaming judge, which reads the
+// canary's file a second time without it (the request path cuts it from
+// the requests in memory): the report names the cut as the exact judge's
+// does. From a pipe, which cannot be read twice, the replica is kept and
+// a warning says so.
+func TestStreamCutsReplicaWarmup(t *testing.T) {
+	d := t.TempDir()
+	sc := writeFile(t, d, "restart.yaml", `name: restart
+description: a canary replica fails at 5m and restarts cold 1m later
+duration: 15m
+traffic:
+  rate: 60
+fleet:
+  replicas: 4
+  warmup: {duration: 2m, slowdown: 3}
+failures:
+  - {arm: canary, replica: 1, at: 5m, restart_after: 1m}
+`)
+	run := filepath.Join(d, "run")
+	if code, _, errs := runCLI(t, nil, "simulate", "--scenario", sc, "--seed", "2", "--out", run); code != 0 {
+		t.Fatalf("simulate: exit %d: %s", code, errs)
+	}
+	b, c := filepath.Join(run, "baseline.jsonl"), filepath.Join(run, "canary.jsonl")
+	warmup := func(out string) string {
+		t.Helper()
+		var rep struct {
+			Normalization struct {
+				Steps []struct{ Name, Detail string }
+			}
+			Warnings []string
+		}
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+		var ds []string
+		for _, s := range rep.Normalization.Steps {
+			if s.Name == "warmup" {
+				ds = append(ds, s.Detail)
+			}
+		}
+		return strings.Join(ds, " | ") + " || " + strings.Join(rep.Warnings, " | ")
+	}
+	code, out, errs := runCLI(t, nil, "judge", "--exact", "--baseline", b, "--canary", c, "--format", "json")
+	if code == ExitError || code == ExitUsage || !strings.Contains(warmup(out), `replica "canary-1" entered at`) {
+		t.Fatalf("exact: exit %d, no replica cut: %s %s", code, warmup(out), errs)
+	}
+	code, out, errs = runCLI(t, nil, "judge", "--stream", "--baseline", b, "--canary", c, "--format", "json")
+	if code == ExitError || code == ExitUsage || !strings.Contains(warmup(out), `replica "canary-1" entered at`) {
+		t.Errorf("stream: exit %d, no replica cut: %s", code, warmup(out))
+	}
+	if !strings.Contains(errs, "canary: reading 1 file(s) again without the warm-up of replica \"canary-1\"") {
+		t.Errorf("stream: the second read is not said on stderr: %s", errs)
+	}
+	data, err := os.ReadFile(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(d, "fifo")
+	feedFIFO(t, fifo, data)
+	code, out, errs = runCLI(t, nil, "judge", "--stream", "--baseline", b, "--canary", fifo, "--format", "json")
+	w := warmup(out)
+	if code == ExitError || code == ExitUsage || strings.Contains(w, `replica "canary-1" entered at`) ||
+		!strings.Contains(w, `canary: replica "canary-1" entered late and was slow at first, but its warm-up was not cut`) {
+		t.Errorf("pipe: exit %d, want the replica kept and a warning: %s %s", code, w, errs)
 	}
 }

@@ -340,6 +340,20 @@ func (h *Hist) Indexes() []int32 {
 	return out
 }
 
+// Rank returns the index of the bin that holds the k-th smallest value
+// (k from 1 to Total), counting each bin's weight; ok is false for an
+// empty histogram or k outside that range.
+func (h *Hist) Rank(k float64) (i int32, ok bool) {
+	var seen float64
+	h.each(func(j int32, w float64) {
+		if !ok && seen+w >= k {
+			i, ok = j, true
+		}
+		seen += w
+	})
+	return i, ok && k >= 1
+}
+
 // Count is the weight in bin i.
 func (h *Hist) Count(i int32) float64 {
 	if i == Zero {

@@ -433,3 +433,41 @@ func (h *Hist) cumulativeEach(e *Edges) sources.Histogram {
 	}
 	return out
 }
+
+// Rank finds the bin of the k-th smallest value, as sorting the values
+// and binning the k-th does, through the zero bin, the array, the map
+// (values far apart) and fractional weights summed past k.
+func TestRank(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for trial := 0; trial < 200; trial++ {
+		var h Hist
+		var xs []float64
+		for n := 1 + rng.IntN(60); n > 0; n-- {
+			v := math.Exp2(rng.Float64()*40 - 20)
+			if rng.IntN(15) == 0 {
+				v = 0
+			}
+			xs = append(xs, v)
+			h.Add(v, 1)
+		}
+		slices.Sort(xs)
+		for k := 1; k <= len(xs); k++ {
+			want, _ := Index(xs[k-1])
+			if got, ok := h.Rank(float64(k)); !ok || got != want {
+				t.Fatalf("trial %d: rank %d of %v: bin %d (%v), want %d", trial, k, xs, got, ok, want)
+			}
+		}
+		if _, ok := h.Rank(0); ok {
+			t.Fatal("rank 0 found")
+		}
+		if _, ok := h.Rank(float64(len(xs) + 1)); ok {
+			t.Fatal("a rank past the total found")
+		}
+	}
+	var h Hist
+	h.AddBin(10, 0.5)
+	h.AddBin(20, 0.75)
+	if i, ok := h.Rank(1); !ok || i != 20 {
+		t.Errorf("fractional weights: rank 1 in bin %d (%v), want 20", i, ok)
+	}
+}
