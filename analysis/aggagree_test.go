@@ -37,7 +37,7 @@ func aggregatedCut(t *testing.T, bd, cd *sources.Dataset, cfg Config) (*sources.
 		return arms[0], arms[1] // the judge says what is wrong
 	}
 	for k, ds := range []*sources.Dataset{bd, cd} {
-		if len(cuts[k]) == 0 {
+		if len(cuts[k].Cuts) == 0 {
 			continue
 		}
 		a := NewAggregator(cfg.Policy)

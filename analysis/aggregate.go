@@ -149,8 +149,16 @@ func aggArms(baseline, canary *sources.Dataset, cfg Config) (*aggJudgement, erro
 	}
 	j := &aggJudgement{p: p, cfg: cfg, b: b, c: c, mix: plan, slo: slo}
 	for i, a := range []*aggArm{b, c} {
-		st, err := a.warmup(p.Window)
-		if err != nil {
+		var st NormalizationStep
+		if wk := a.ds.Agg.WarmupKept; wk != nil {
+			// decided on the records before replicas' own warm-ups were
+			// left out (ReplicaWarmupCuts): kept
+			st = NormalizationStep{Name: "warmup", Setting: p.Window.Warmup, Detail: wk.Detail, Applied: wk.Applied}
+			if k := a.slicesBefore(wk.From - 1e-9); k > 0 && k < len(a.slices) {
+				a.dropLeading(k)
+			}
+			a.driftAt = wk.DriftAt
+		} else if st, err = a.warmup(p.Window); err != nil {
 			return nil, err
 		}
 		j.warmStep[i] = len(j.steps)

@@ -21,6 +21,14 @@ type ReplicaCut struct {
 	Detail                string
 }
 
+// ReplicaWarmupPlan is what ReplicaWarmupCuts found for one arm: the
+// replicas' cuts, and the arm's own warm-up decision, to be kept when the
+// records are counted again without the cut requests (Aggregator.Exclude).
+type ReplicaWarmupPlan struct {
+	Cuts   []ReplicaCut
+	Warmup sources.AggWarmup
+}
+
 // ReplicaWarmupCuts finds, on both arms' aggregates of per-request records,
 // the replicas that entered service after the arm's analysed window starts
 // (joining late, or serving again after a gap: a restart) and were slow at
@@ -29,12 +37,13 @@ type ReplicaCut struct {
 // warm-up rule (normalize.ReplicaStarts), and a confirmed slow start is
 // cut. The arms' own warm-up cuts are taken first, as the judge takes them
 // (aggArms), since a replica entering within the arm's cut is covered by
-// it. Nothing is found under a fixed or no warm-up (window.warmup other
+// it; they are returned with the cuts, so that the arm counted again
+// keeps them (the request path, too, decides the arm's cut first). Nothing is found under a fixed or no warm-up (window.warmup other
 // than auto), from metrics, or without TTFT medians (a source that keeps
 // none). The cuts are applied by aggregating the records again with
 // Aggregator.Exclude; the judge then reports them (Aggregate.ReplicaWarmups).
-func ReplicaWarmupCuts(baseline, canary *sources.Dataset, cfg Config) ([2][]ReplicaCut, error) {
-	var out [2][]ReplicaCut
+func ReplicaWarmupCuts(baseline, canary *sources.Dataset, cfg Config) ([2]ReplicaWarmupPlan, error) {
+	var out [2]ReplicaWarmupPlan
 	if cfg.Policy.Window.Warmup != "auto" || baseline.Agg == nil || canary.Agg == nil {
 		return out, nil
 	}
@@ -55,7 +64,9 @@ func ReplicaWarmupCuts(baseline, canary *sources.Dataset, cfg Config) ([2][]Repl
 		return out, err
 	}
 	for i, a := range []*aggArm{j.b, j.c} {
-		out[i] = replicaCutsOf(a, ent[i])
+		st := j.steps[j.warmStep[i]]
+		out[i] = ReplicaWarmupPlan{Cuts: replicaCutsOf(a, ent[i]),
+			Warmup: sources.AggWarmup{From: a.slices[0].start, Detail: st.Detail, Applied: st.Applied, DriftAt: a.driftAt}}
 	}
 	return out, nil
 }

@@ -1,7 +1,6 @@
 package analysis
 
 import (
-	"context"
 	"math"
 	"regexp"
 	"strconv"
@@ -9,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/goodput-dev/goodput/sources"
-	"github.com/goodput-dev/goodput/sources/sim"
 )
 
 // TestReplicaRestartWarmupAggregate: the canary replica of
@@ -21,26 +19,7 @@ import (
 // path does. Without the second count the aggregate keeps the slow
 // restart in the window.
 func TestReplicaRestartWarmupAggregate(t *testing.T) {
-	sc, err := sim.ParseScenario("restart", []byte(`name: restart
-description: a canary replica fails at 5m and restarts cold 1m later
-duration: 15m
-traffic:
-  rate: 60
-fleet:
-  replicas: 4
-  warmup: {duration: 2m, slowdown: 3}
-failures:
-  - {arm: canary, replica: 1, at: 5m, restart_after: 1m}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := sim.Run(context.Background(), sc, 2, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := &sources.Dataset{Arm: sources.Baseline, Requests: res.Baseline, Clock: sources.ClockEpoch}
-	c := &sources.Dataset{Arm: sources.Canary, Requests: res.Canary, Clock: sources.ClockEpoch}
+	b, c := restartArms(t)
 	cfg := Config{Policy: chat(t), Resamples: 300}
 
 	ab, ac := aggregated(t, b, cfg.Policy), aggregated(t, c, cfg.Policy)
@@ -48,13 +27,13 @@ failures:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(cuts[0]) != 0 {
-		t.Errorf("baseline replicas cut, none restarted: %+v", cuts[0])
+	if len(cuts[0].Cuts) != 0 {
+		t.Errorf("baseline replicas cut, none restarted: %+v", cuts[0].Cuts)
 	}
-	if len(cuts[1]) != 1 || cuts[1][0].Replica != "canary-1" || cuts[1][0].UntilSlice <= cuts[1][0].FromSlice {
-		t.Fatalf("canary cuts %+v, want one of canary-1", cuts[1])
+	if len(cuts[1].Cuts) != 1 || cuts[1].Cuts[0].Replica != "canary-1" || cuts[1].Cuts[0].UntilSlice <= cuts[1].Cuts[0].FromSlice {
+		t.Fatalf("canary cuts %+v, want one of canary-1", cuts[1].Cuts)
 	}
-	cut := cuts[1][0]
+	cut := cuts[1].Cuts[0]
 
 	// the request path's cut of the same replica: the same entry and
 	// length, within the one bucket by which the grids differ (the
@@ -87,7 +66,7 @@ failures:
 	// the requests left out are exactly canary-1's in the cut slices
 	step := cfg.Policy.Window.Bucket.Seconds()
 	var out float64
-	for _, r := range res.Canary {
+	for _, r := range c.Requests {
 		s := int64(math.Floor(r.Time / step))
 		if r.Replica == "canary-1" && s >= cut.FromSlice && s < cut.UntilSlice && r.Status == sources.StatusOK {
 			out++
@@ -98,8 +77,8 @@ failures:
 	}
 	x := NewAggregator(cfg.Policy)
 	x.Exclude(cuts[1])
-	for i := range res.Canary {
-		x.Add(&res.Canary[i])
+	for i := range c.Requests {
+		x.Add(&c.Requests[i])
 	}
 	agg, err := x.Aggregate(sources.Canary)
 	if err != nil {
@@ -163,5 +142,54 @@ func TestReplicaMedianIsLowerMedian(t *testing.T) {
 		if !(got >= tc.want && got <= tc.want*math.Exp2(4.0/256)) {
 			t.Errorf("%v: median %g, want the bin above %g", tc.ttfts, got, tc.want)
 		}
+	}
+}
+
+// TestWarmupKeptOnRecount: an aggregate counted again without a replica's
+// warm-up keeps the arm's own warm-up as first decided (the request path
+// decides it before the replicas'), whatever the recounted slices would
+// say: the judge cuts where WarmupKept says and reports its detail, and
+// the recount of the restart scenario reports the first count's steps
+// with the replica's cut added.
+func TestWarmupKeptOnRecount(t *testing.T) {
+	b, c := restartArms(t)
+	cfg := Config{Policy: chat(t), Resamples: 300}
+	ab, ac := aggregated(t, b, cfg.Policy), aggregated(t, c, cfg.Policy)
+	first := ac.Agg.Buckets[0].Start
+	ac.Agg.WarmupKept = &sources.AggWarmup{From: first + 120, Detail: "canary: decided before", Applied: true, DriftAt: -1}
+	r, err := Judge(ab, ac, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := float64(r.Arms.Canary.WarmupCutSeconds); got != 120 {
+		t.Errorf("canary cut %gs, want the kept 120 s", got)
+	}
+	if d := stepsNamed(r, "warmup"); !strings.Contains(d, "canary: decided before") {
+		t.Errorf("the kept decision is not reported: %s", d)
+	}
+
+	ab, ac = aggregated(t, b, cfg.Policy), aggregated(t, c, cfg.Policy)
+	plain, err := Judge(ab, ac, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cuts, err := ReplicaWarmupCuts(ab, ac, cfg)
+	if err != nil || len(cuts[1].Cuts) != 1 {
+		t.Fatalf("cuts %+v, %v", cuts, err)
+	}
+	rb, rc := aggregatedCut(t, b, c, cfg)
+	if rc.Agg.WarmupKept == nil || rb.Agg.WarmupKept != nil {
+		t.Fatalf("WarmupKept: baseline %+v, canary %+v; want the canary's only", rb.Agg.WarmupKept, rc.Agg.WarmupKept)
+	}
+	re, err := Judge(rb, rc, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Replace(stepsNamed(re, "warmup"), "; "+cuts[1].Cuts[0].Detail, "", 1), stepsNamed(plain, "warmup"); got != want {
+		t.Errorf("recount's warm-up steps, the replica's cut taken out:\n%s\nfirst count's:\n%s", got, want)
+	}
+	if re.Arms.Canary.WarmupCutSeconds != plain.Arms.Canary.WarmupCutSeconds || re.Arms.Baseline.WarmupCutSeconds != plain.Arms.Baseline.WarmupCutSeconds {
+		t.Errorf("arm cuts moved on the recount: %v/%v, first %v/%v", re.Arms.Baseline.WarmupCutSeconds, re.Arms.Canary.WarmupCutSeconds,
+			plain.Arms.Baseline.WarmupCutSeconds, plain.Arms.Canary.WarmupCutSeconds)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -192,21 +194,15 @@ func TestCacheAdjust(t *testing.T) {
 	}
 }
 
-// TestReplicaRestartWarmup: a canary replica fails at 5 min and comes back
-// cold a minute later; its own slow restart is cut from the window (by the
-// arm-level rule, from its re-entry) and reported.
-func TestReplicaRestartWarmup(t *testing.T) {
-	sc, err := sim.ParseScenario("restart", []byte(`name: restart
-description: a canary replica fails at 5m and restarts cold 1m later
-duration: 15m
-traffic:
-  rate: 60
-fleet:
-  replicas: 4
-  warmup: {duration: 2m, slowdown: 3}
-failures:
-  - {arm: canary, replica: 1, at: 5m, restart_after: 1m}
-`))
+// restartArms runs testdata/scenarios/replica-restart.yaml (seed 2): a
+// canary replica fails at 5 min and comes back cold a minute later.
+func restartArms(t *testing.T) (*sources.Dataset, *sources.Dataset) {
+	t.Helper()
+	y, err := os.ReadFile(filepath.Join("..", "testdata", "scenarios", "replica-restart.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := sim.ParseScenario("replica-restart.yaml", y)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,8 +210,15 @@ failures:
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &sources.Dataset{Arm: sources.Baseline, Requests: res.Baseline, Clock: sources.ClockEpoch}
-	c := &sources.Dataset{Arm: sources.Canary, Requests: res.Canary, Clock: sources.ClockEpoch}
+	return &sources.Dataset{Arm: sources.Baseline, Requests: res.Baseline, Clock: sources.ClockEpoch},
+		&sources.Dataset{Arm: sources.Canary, Requests: res.Canary, Clock: sources.ClockEpoch}
+}
+
+// TestReplicaRestartWarmup: a canary replica fails at 5 min and comes back
+// cold a minute later; its own slow restart is cut from the window (by the
+// arm-level rule, from its re-entry) and reported.
+func TestReplicaRestartWarmup(t *testing.T) {
+	b, c := restartArms(t)
 	r, err := Judge(b, c, Config{Policy: chat(t), Resamples: 300})
 	if err != nil {
 		t.Fatal(err)

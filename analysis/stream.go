@@ -128,6 +128,7 @@ type Aggregator struct {
 	// [from, until) whose requests are left out of the counts
 	exclude    map[string][][2]int64
 	cutDetails []string
+	warmupKept *sources.AggWarmup
 	untimed    int64
 	records    int64
 	lo, hi     int64 // slice numbers of the first and last arrival
@@ -444,16 +445,20 @@ func (a *Aggregator) excluded(name string, slice int64) bool {
 }
 
 // Exclude leaves out of the counts every request replica r.Replica
-// received in a slice of one of its cuts, as found by ReplicaWarmupCuts on
-// an earlier aggregate of the same records: the replica still counts as
-// serving there. Call it before the first Add; the aggregate then lists
-// the cuts' details in ReplicaWarmups.
-func (a *Aggregator) Exclude(cuts []ReplicaCut) {
-	if len(cuts) == 0 {
+// received in a slice of one of plan's cuts, as found by
+// ReplicaWarmupCuts on an earlier aggregate of the same records: the
+// replica still counts as serving there. Call it before the first Add;
+// the aggregate then lists the cuts' details in ReplicaWarmups and keeps
+// the arm's warm-up decision (WarmupKept). A plan without cuts changes
+// nothing.
+func (a *Aggregator) Exclude(plan ReplicaWarmupPlan) {
+	if len(plan.Cuts) == 0 {
 		return
 	}
 	a.exclude = map[string][][2]int64{}
-	for _, c := range cuts {
+	w := plan.Warmup
+	a.warmupKept = &w
+	for _, c := range plan.Cuts {
 		a.exclude[c.Replica] = append(a.exclude[c.Replica], [2]int64{c.FromSlice, c.UntilSlice})
 		a.cutDetails = append(a.cutDetails, c.Detail)
 	}
@@ -619,7 +624,7 @@ func (a *Aggregator) Aggregate(arm sources.Arm) (*sources.Aggregate, error) {
 	}
 	nan := math.NaN()
 	var edges loglin.Edges
-	out := &sources.Aggregate{Profile: "requests", Exact: true, GoodTokensCounted: true, LatencySums: true, Step: a.step, Replicas: tracks, ReplicaWarmups: a.cutDetails}
+	out := &sources.Aggregate{Profile: "requests", Exact: true, GoodTokensCounted: true, LatencySums: true, Step: a.step, Replicas: tracks, ReplicaWarmups: a.cutDetails, WarmupKept: a.warmupKept}
 	for k := range per {
 		keys := per[k]
 		slices.SortFunc(keys, func(x, y cellKey) int { return cmp.Compare(a.strata[x.stratum], a.strata[y.stratum]) })

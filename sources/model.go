@@ -405,6 +405,23 @@ type Aggregate struct {
 	// `replica "r3" entered at 600s: cut its first 60s (median TTFT
 	// 1.2s, then 0.31s)`; empty when nothing was cut.
 	ReplicaWarmups []string
+	// WarmupKept, when set, is the arm's own warm-up as decided on an
+	// earlier aggregate of the same records, before replicas' own
+	// warm-ups were left out of this one: the judge keeps that decision,
+	// as the request path decides the arm's cut before the replicas'.
+	WarmupKept *AggWarmup
+}
+
+// AggWarmup is an arm's warm-up decision (Aggregate.WarmupKept).
+type AggWarmup struct {
+	// From is the start of the arm's first analysed slice, unix seconds.
+	From float64
+	// Detail and Applied are the warm-up step as it was reported.
+	Detail  string
+	Applied bool
+	// DriftAt is the slice at which TTFT still shifted after the cut; −1
+	// when it did not.
+	DriftAt int
 }
 
 // ReplicaTrack is one replica's activity on its aggregate's time grid.

@@ -524,16 +524,16 @@ func judgeReplicate(ctx context.Context, sc sim.Scenario, seed uint64, pol *poli
 // judged.
 func judgeStreamed(b, c *sources.Dataset, pol *policies.Policy, cfg analysis.Config) (*analysis.Report, error) {
 	var arms [2]*sources.Dataset
-	count := func(d *sources.Dataset, cuts []analysis.ReplicaCut) (*sources.Aggregate, error) {
+	count := func(d *sources.Dataset, plan analysis.ReplicaWarmupPlan) (*sources.Aggregate, error) {
 		ag := analysis.NewAggregator(pol)
-		ag.Exclude(cuts)
+		ag.Exclude(plan)
 		for i := range d.Requests {
 			ag.Add(&d.Requests[i])
 		}
 		return ag.Aggregate(d.Arm)
 	}
 	for k, d := range []*sources.Dataset{b, c} {
-		agg, err := count(d, nil)
+		agg, err := count(d, analysis.ReplicaWarmupPlan{})
 		if err != nil {
 			return nil, err
 		}
@@ -542,7 +542,7 @@ func judgeStreamed(b, c *sources.Dataset, pol *policies.Policy, cfg analysis.Con
 	cuts, err := analysis.ReplicaWarmupCuts(arms[0], arms[1], cfg)
 	if err == nil {
 		for k, d := range []*sources.Dataset{b, c} {
-			if len(cuts[k]) > 0 {
+			if len(cuts[k].Cuts) > 0 {
 				if arms[k].Agg, err = count(d, cuts[k]); err != nil {
 					return nil, err
 				}

@@ -171,11 +171,11 @@ func cutReplicaWarmups(ctx context.Context, files []*streamFile, out *[2]sources
 		return nil // the judge reports what is wrong with the arms
 	}
 	for k, arm := range []sources.Arm{sources.Baseline, sources.Canary} {
-		if len(cuts[k]) == 0 {
+		if len(cuts[k].Cuts) == 0 {
 			continue
 		}
 		var which []string
-		for _, c := range cuts[k] {
+		for _, c := range cuts[k].Cuts {
 			which = append(which, strconv.Quote(c.Replica))
 		}
 		var armFiles []*streamFile
@@ -217,14 +217,14 @@ func cutReplicaWarmups(ctx context.Context, files []*streamFile, out *[2]sources
 // rescanExcluding reads f again into a new aggregate that leaves out the
 // cut replicas' requests, refusing a file that changed since the first
 // read.
-func rescanExcluding(ctx context.Context, f *streamFile, pol *policies.Policy, ro requestlog.Options, cuts []analysis.ReplicaCut) (*analysis.Aggregator, error) {
+func rescanExcluding(ctx context.Context, f *streamFile, pol *policies.Policy, ro requestlog.Options, plan analysis.ReplicaWarmupPlan) (*analysis.Aggregator, error) {
 	in, err := os.Open(f.in.path)
 	if err != nil {
 		return nil, err
 	}
 	defer in.Close()
 	ag := analysis.NewAggregator(pol)
-	ag.Exclude(cuts)
+	ag.Exclude(plan)
 	so := requestlog.ScanOptions{Options: ro, Window: f.window}
 	ds, err := requestlog.Scan(ctx, f.in.path, in, f.arm, so, func(req *sources.Request) error {
 		ag.Add(req)

@@ -178,17 +178,7 @@ func TestStreamKeyCoversEveryField(t *testing.T) {
 // a warning says so.
 func TestStreamCutsReplicaWarmup(t *testing.T) {
 	d := t.TempDir()
-	sc := writeFile(t, d, "restart.yaml", `name: restart
-description: a canary replica fails at 5m and restarts cold 1m later
-duration: 15m
-traffic:
-  rate: 60
-fleet:
-  replicas: 4
-  warmup: {duration: 2m, slowdown: 3}
-failures:
-  - {arm: canary, replica: 1, at: 5m, restart_after: 1m}
-`)
+	sc := filepath.Join("..", "..", "testdata", "scenarios", "replica-restart.yaml")
 	run := filepath.Join(d, "run")
 	if code, _, errs := runCLI(t, nil, "simulate", "--scenario", sc, "--seed", "2", "--out", run); code != 0 {
 		t.Fatalf("simulate: exit %d: %s", code, errs)
