@@ -141,30 +141,32 @@ func (j *judgement) planMix() *mixPlan {
 	// in its class's most common known band, so that its failure stays in
 	// a stratum both arms have
 	dominant := map[string]string{}
+	// classFold[class][band] is where a band only one arm has requests
+	// in, within the class, is counted: the class's most common band of
+	// those both arms have (see classBandFolds)
+	var classFold map[string]map[string]string
 	if plan.cache == "stratify" {
-		counts := map[string]map[string]float64{}
-		for _, a := range []*armData{j.b, j.c} {
+		var counts [2]map[string]map[string]float64
+		for k, a := range []*armData{j.b, j.c} {
+			counts[k] = map[string]map[string]float64{}
 			for i := range a.ds.Requests {
 				if a.bidx[i] < int32(a.firstKept) {
 					continue
 				}
 				if b := plan.cacheBand(&a.ds.Requests[i]); b != normalize.CacheUnknown {
 					ck := classKey(a, i)
-					if counts[ck] == nil {
-						counts[ck] = map[string]float64{}
+					if counts[k][ck] == nil {
+						counts[k][ck] = map[string]float64{}
 					}
-					counts[ck][b]++
+					counts[k][ck][b]++
 				}
 			}
 		}
-		for ck, m := range counts {
-			best := ""
-			for _, b := range sortedKeys(m) {
-				if best == "" || m[b] > m[best] {
-					best = b
-				}
-			}
-			dominant[ck] = best
+		var said []string
+		dominant, classFold, said = classBandFolds(counts[0], counts[1])
+		if len(said) > 0 {
+			plan.cacheReason += "; " + strings.Join(said, "; ")
+			j.cacheReason = plan.cacheReason
 		}
 	}
 	key := func(a *armData, i int) string {
@@ -173,6 +175,9 @@ func (j *judgement) planMix() *mixPlan {
 			b := plan.cacheBand(&a.ds.Requests[i])
 			if d, ok := dominant[k]; ok && b == normalize.CacheUnknown {
 				b = d
+			}
+			if to, ok := classFold[k][b]; ok {
+				b = to
 			}
 			k += " · " + b
 		}
@@ -218,6 +223,59 @@ func (j *judgement) planMix() *mixPlan {
 	}
 	plan.names = names
 	return plan
+}
+
+// classBandFolds decides, per class stratum, where each prefix-cache band
+// is counted, from the arms' request counts per class and band (baseline,
+// canary): a band only one arm has requests in, within a class, cannot be
+// standardised (its ratio is undefined in the other arm) and would make
+// every count gate inconclusive for a stray request or two, so it is
+// counted in the class's most common band among those both arms have (of
+// all its bands when none is shared). The bands are a nuisance
+// stratification the judge chose; classes, which the data or the policy
+// declare, are never folded. It returns each class's target band (where
+// its requests without a cached-token count go too), the folds, and one
+// line per fold for the report, in class order.
+func classBandFolds(b, c map[string]map[string]float64) (dominant map[string]string, fold map[string]map[string]string, said []string) {
+	dominant, fold = map[string]string{}, map[string]map[string]string{}
+	classes := map[string]bool{}
+	for _, m := range []map[string]map[string]float64{b, c} {
+		for ck := range m {
+			classes[ck] = true
+		}
+	}
+	for _, ck := range sortedKeys(classes) {
+		all := map[string]float64{}
+		for _, m := range []map[string]map[string]float64{b, c} {
+			for band, n := range m[ck] {
+				all[band] += n
+			}
+		}
+		best, shared := "", false
+		for _, band := range sortedKeys(all) {
+			both := b[ck][band] > 0 && c[ck][band] > 0
+			switch {
+			case best == "", both && !shared, both == shared && all[band] > all[best]:
+				best, shared = band, both
+			}
+		}
+		dominant[ck] = best
+		for _, band := range sortedKeys(all) {
+			if band == best || b[ck][band] > 0 && c[ck][band] > 0 {
+				continue
+			}
+			if fold[ck] == nil {
+				fold[ck] = map[string]string{}
+			}
+			fold[ck][band] = best
+			arm, n := "baseline", b[ck][band]
+			if n == 0 {
+				arm, n = "canary", c[ck][band]
+			}
+			said = append(said, fmt.Sprintf("in %q band %q counted in %q (only the %s has requests there: %g)", ck, band, best, arm, n))
+		}
+	}
+	return dominant, fold, said
 }
 
 // StrayBandShare is the share of an arm's analysed requests under which a

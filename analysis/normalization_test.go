@@ -197,16 +197,21 @@ func TestCacheAdjust(t *testing.T) {
 // restartArms runs testdata/scenarios/replica-restart.yaml (seed 2): a
 // canary replica fails at 5 min and comes back cold a minute later.
 func restartArms(t *testing.T) (*sources.Dataset, *sources.Dataset) {
+	return scenarioArms(t, "replica-restart.yaml", 2)
+}
+
+// scenarioArms runs the scenario file testdata/scenarios/NAME with seed.
+func scenarioArms(t *testing.T, name string, seed uint64) (*sources.Dataset, *sources.Dataset) {
 	t.Helper()
-	y, err := os.ReadFile(filepath.Join("..", "testdata", "scenarios", "replica-restart.yaml"))
+	y, err := os.ReadFile(filepath.Join("..", "testdata", "scenarios", name))
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc, err := sim.ParseScenario("replica-restart.yaml", y)
+	sc, err := sim.ParseScenario(name, y)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := sim.Run(context.Background(), sc, 2, 0)
+	res, err := sim.Run(context.Background(), sc, seed, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

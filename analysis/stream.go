@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/goodput-dev/goodput/analysis/normalize"
 	"github.com/goodput-dev/goodput/policies"
@@ -493,29 +491,8 @@ func (a *Aggregator) addReplica(name string, slice int64, fin float64, ttftBin i
 		if run.ttft == nil {
 			run.ttft = a.repHist(name, slice)
 		}
-		run.ttft.AddBin(medianBin(ttftBin), 1)
+		run.ttft.AddBin(loglin.Coarse(ttftBin), 1)
 	}
-}
-
-// medianBin coarsens log-linear bin i (256 per octave) to the 64 per
-// octave a replica's per-slice TTFT median is read on: a few hundred
-// requests per replica and slice then fall within the histogram's first
-// array (four octaves), which the full resolution would overflow into its
-// map at a sixth more CPU time for the whole scan. The zero and +Inf
-// bins stay as they are.
-func medianBin(i int32) int32 {
-	if i == loglin.Zero || i == math.MaxInt32 {
-		return i
-	}
-	return i >> 2
-}
-
-// medianUpper is the upper edge of coarse bin c (medianBin), seconds.
-func medianUpper(c int32) float64 {
-	if c == loglin.Zero || c == math.MaxInt32 {
-		return loglin.Upper(c)
-	}
-	return loglin.Upper(c<<2 + 3)
 }
 
 // repHist returns replica name's TTFT histogram of slice, made on first
@@ -661,30 +638,15 @@ func (a *Aggregator) Aggregate(arm sources.Arm) (*sources.Aggregate, error) {
 	return out, nil
 }
 
-// replicaMedians fills each track's TTFTMedian from repTTFT: per slice,
-// the upper edge of the coarse bin (medianBin) holding the lower median
-// (the request path's median, quantile(xs, 0.5), lies in that bin, at most
-// a factor 2^(4/256) ≈ 1.011 below its upper edge). The histograms are
-// let go.
+// replicaMedians fills each track's TTFTMedian from repTTFT
+// (loglin.CoarseMedian: within 1.1% above the request path's median,
+// quantile(xs, 0.5)). The histograms are let go.
 func (a *Aggregator) replicaMedians(tracks []sources.ReplicaTrack) {
-	for t := range tracks {
-		tr := &tracks[t]
-		name, err := strconv.Unquote(strings.TrimSuffix(strings.TrimPrefix(tr.Name, "{replica="), "}"))
-		if err != nil {
-			continue
+	sources.SetTTFTMedians(tracks, a.lo, func(name string, slice int64) float64 {
+		if h := a.repTTFT[repSlice{name: name, slice: slice}]; h != nil {
+			return loglin.CoarseMedian(h)
 		}
-		tr.TTFTMedian = make([]float64, len(tr.Finished))
-		for k := range tr.TTFTMedian {
-			tr.TTFTMedian[k] = math.NaN()
-			h := a.repTTFT[repSlice{name: name, slice: a.lo + int64(k)}]
-			if h == nil {
-				continue
-			}
-			n := h.Total()
-			if i, ok := h.Rank(math.Max(1, math.Ceil(0.5*n-1e-9))); ok {
-				tr.TTFTMedian[k] = medianUpper(i)
-			}
-		}
-	}
+		return math.NaN()
+	})
 	a.repTTFT = nil
 }

@@ -458,7 +458,7 @@ func TestAggregatorReplicaTracks(t *testing.T) {
 		for k := range agg.Replicas {
 			tr := &agg.Replicas[k]
 			for b, f := range tr.Finished {
-				if m := tr.TTFTMedian[b]; f > 0 && m != medianUpper(medianBin(bin)) || !(f > 0) && !math.IsNaN(m) {
+				if m := tr.TTFTMedian[b]; f > 0 && m != loglin.Upper(loglin.Coarse(bin)<<2+3) || !(f > 0) && !math.IsNaN(m) {
 					t.Fatalf("%s slice %d: %g completed, median %g", tr.Name, b, f, m)
 				}
 			}
