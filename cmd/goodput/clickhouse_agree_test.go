@@ -150,7 +150,11 @@ func aggLines(a *sources.Aggregate) []string {
 			fmt.Sprintf("bucket %d %q queue %v %v", i, b.Class, b.Queue.Edges, b.Queue.Counts))
 	}
 	for _, r := range a.Replicas {
-		out = append(out, fmt.Sprintf("replica %s %s %v", r.Name, r.Series, r.Finished))
+		out = append(out, fmt.Sprintf("replica %s %s %v", r.Name, r.Series, r.Finished), fmt.Sprintf("replica %s TTFT medians %v", r.Name, r.TTFTMedian))
+	}
+	out = append(out, fmt.Sprintf("replica warm-ups %q", a.ReplicaWarmups))
+	if w := a.WarmupKept; w != nil {
+		out = append(out, fmt.Sprintf("warm-up kept %+v", *w))
 	}
 	return out
 }

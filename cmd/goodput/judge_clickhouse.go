@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/goodput-dev/goodput/analysis"
 	"github.com/goodput-dev/goodput/analysis/normalize"
 	"github.com/goodput-dev/goodput/policies"
 	"github.com/goodput-dev/goodput/sources"
@@ -99,18 +100,45 @@ func (o *chOptions) load(ctx context.Context, prom *promOptions, pol *policies.P
 	if err != nil {
 		return baseline, canary, usageError("%v", err)
 	}
-	read := func(arm sources.Arm, where string) (sources.Dataset, error) {
-		ds, err := src.Read(ctx, clickhouse.Query{Arm: arm, Where: where, Start: start, End: end, Plan: plan})
+	read := func(arm sources.Arm, where string, exclude []clickhouse.Exclusion) (sources.Dataset, error) {
+		ds, err := src.Read(ctx, clickhouse.Query{Arm: arm, Where: where, Start: start, End: end, Plan: plan, Exclude: exclude})
 		if err != nil {
 			return ds, inputError(err)
 		}
 		return ds, nil
 	}
-	if baseline, err = read(sources.Baseline, o.BaselineWhere); err != nil {
+	if baseline, err = read(sources.Baseline, o.BaselineWhere, nil); err != nil {
 		return baseline, canary, err
 	}
-	if canary, err = read(sources.Canary, o.CanaryWhere); err != nil {
+	if canary, err = read(sources.Canary, o.CanaryWhere, nil); err != nil {
 		return baseline, canary, err
+	}
+	// a replica that entered late and was slow at first: its own warm-up
+	// is left out by a second query, as judge --stream reads a file again
+	plans, err := analysis.ReplicaWarmupCuts(&baseline, &canary, analysis.Config{Policy: pol})
+	if err != nil {
+		return baseline, canary, nil // the judge says what is wrong with the arms
+	}
+	for k, arm := range []struct {
+		ds    *sources.Dataset
+		where string
+	}{{&baseline, o.BaselineWhere}, {&canary, o.CanaryWhere}} {
+		if len(plans[k].Cuts) == 0 {
+			continue
+		}
+		var ex []clickhouse.Exclusion
+		var said []string
+		for _, c := range plans[k].Cuts {
+			ex = append(ex, clickhouse.Exclusion{Replica: c.Replica, FromSlice: c.FromSlice, UntilSlice: c.UntilSlice})
+			said = append(said, c.Detail)
+		}
+		again, err := read(arm.ds.Arm, arm.where, ex)
+		if err != nil {
+			return baseline, canary, err
+		}
+		w := plans[k].Warmup
+		again.Agg.ReplicaWarmups, again.Agg.WarmupKept = said, &w
+		*arm.ds = again
 	}
 	return baseline, canary, nil
 }

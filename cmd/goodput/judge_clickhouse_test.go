@@ -17,9 +17,19 @@ import (
 
 // simToClickHouse simulates scenario for d, writes both arms' native logs
 // into dir and loads them into table (arm column "baseline"/"canary").
+// A scenario ending in .yaml is read from testdata/scenarios.
 func simToClickHouse(t *testing.T, srv *chtest.Server, scenario, table, dir string, d time.Duration) (base, can string) {
 	t.Helper()
-	sc, err := sim.Builtin(scenario)
+	var sc sim.Scenario
+	var err error
+	if strings.HasSuffix(scenario, ".yaml") {
+		var y []byte
+		if y, err = os.ReadFile(filepath.Join("..", "..", "testdata", "scenarios", scenario)); err == nil {
+			sc, err = sim.ParseScenario(scenario, y)
+		}
+	} else {
+		sc, err = sim.Builtin(scenario)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,6 +79,50 @@ func TestJudgeClickHouseReport(t *testing.T) {
 	if fcode != code {
 		t.Fatalf("--stream exit %d, --clickhouse exit %d: %s", fcode, code, ferrs)
 	}
+	got, inputs := sameReportBut(t, out, fout)
+	if acc := got["arms"].(map[string]any)["canary"].(map[string]any)["accounting"].(map[string]any); acc["rejected"] == 0.0 {
+		t.Errorf("the canary rejects nothing: %v", acc)
+	}
+	if len(inputs) != 2 || inputs[0].Format != "clickhouse" || !strings.Contains(inputs[0].Path, "where (arm = 'baseline')") ||
+		!strings.Contains(inputs[1].Path, "where (arm = 'canary')") || len(inputs[0].SHA256) != 64 {
+		t.Errorf("inputs %+v", inputs)
+	}
+	_, out2, _ := runCLI(t, nil, chArgs(srv.URL, "--format", "json", "--resamples", "200")...)
+	if out2 != out {
+		t.Error("two runs on the same data gave different reports")
+	}
+}
+
+// TestJudgeClickHouseReplicaWarmup: a canary replica fails and comes back
+// cold (testdata/scenarios/replica-restart.yaml): from ClickHouse its own
+// warm-up is found from the per-replica TTFT medians the query returns
+// and left out by a second query, and the report equals judge --stream's
+// on the same records as files (which reads the file a second time),
+// the cut named in both.
+func TestJudgeClickHouseReplicaWarmup(t *testing.T) {
+	srv := chtest.Start(t)
+	dir := t.TempDir()
+	b, c := simToClickHouse(t, srv, "replica-restart.yaml", "req", dir, 0)
+	code, out, errs := runCLI(t, nil, chArgs(srv.URL, "--format", "json", "--resamples", "200")...)
+	if code != 0 && code != 1 && code != 3 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	fcode, fout, ferrs := runCLI(t, nil, "judge", "--stream", "--baseline", b, "--canary", c, "--format", "json", "--resamples", "200")
+	if fcode != code {
+		t.Fatalf("--stream exit %d, --clickhouse exit %d: %s", fcode, code, ferrs)
+	}
+	got, _ := sameReportBut(t, out, fout)
+	steps, _ := json.Marshal(got["normalization"])
+	if !strings.Contains(string(steps), `replica \"canary-1\" entered at`) {
+		t.Errorf("no replica cut in the report: %s", steps)
+	}
+}
+
+// sameReportBut compares two JSON reports of one run read from ClickHouse
+// and from files, apart from inputs[] and measurement.method_reason, and
+// returns the first without them and its inputs.
+func sameReportBut(t *testing.T, out, fout string) (map[string]any, []sources.Input) {
+	t.Helper()
 	withoutInputs := func(s string) (map[string]any, []sources.Input) {
 		var m map[string]any
 		if err := json.Unmarshal([]byte(s), &m); err != nil {
@@ -95,17 +149,7 @@ func TestJudgeClickHouseReport(t *testing.T) {
 		}
 		t.Errorf("reports differ (%d and %d lines)", len(gl), len(wl))
 	}
-	if acc := got["arms"].(map[string]any)["canary"].(map[string]any)["accounting"].(map[string]any); acc["rejected"] == 0.0 {
-		t.Errorf("the canary rejects nothing: %v", acc)
-	}
-	if len(inputs) != 2 || inputs[0].Format != "clickhouse" || !strings.Contains(inputs[0].Path, "where (arm = 'baseline')") ||
-		!strings.Contains(inputs[1].Path, "where (arm = 'canary')") || len(inputs[0].SHA256) != 64 {
-		t.Errorf("inputs %+v", inputs)
-	}
-	_, out2, _ := runCLI(t, nil, chArgs(srv.URL, "--format", "json", "--resamples", "200")...)
-	if out2 != out {
-		t.Error("two runs on the same data gave different reports")
-	}
+	return got, inputs
 }
 
 // TestJudgeClickHouseErrors: flag mistakes exit 2 naming the flag; a

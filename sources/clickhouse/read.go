@@ -27,6 +27,16 @@ type Query struct {
 	Start, End time.Time
 	// Plan is the policy's classes, SLOs, strata and bucket width.
 	Plan *Plan
+	// Exclude leaves replicas' own warm-ups out of the counts (the
+	// replicas still count as serving there); nil: every row.
+	Exclude []Exclusion
+}
+
+// Exclusion is one replica's warm-up to leave out: its rows in slices
+// FromSlice up to (not including) UntilSlice, slice numbers floor(ts/step).
+type Exclusion struct {
+	Replica               string
+	FromSlice, UntilSlice int64
 }
 
 // maxSlices bounds the slices an arm may span, as the request path does:
@@ -140,6 +150,11 @@ type cellKey struct {
 	stratum string
 }
 
+type repSlice struct {
+	name  string
+	slice int64
+}
+
 type cell struct {
 	completed, failed, canceled, rejected float64
 	good, retried, short                  float64
@@ -180,7 +195,7 @@ func (s *Source) Read(ctx context.Context, q Query) (sources.Dataset, error) {
 	if q.Start.Nanosecond() == 0 && q.End.Nanosecond() == 0 {
 		start, end = float64(q.Start.Unix()), float64(q.End.Unix())
 	}
-	query := buildQuery(q.Plan, s.table, cols, q.Where, start, end)
+	query := buildQuery(q.Plan, s.table, cols, q.Where, start, end, q.Exclude)
 	as := newAssembler(q.Plan)
 	err = s.run(ctx, name, query, func(line []byte) error {
 		var r row
@@ -221,6 +236,9 @@ type assembler struct {
 	unverified map[string]int64
 	cells      map[cellKey]*cell
 	reps       sources.ReplicaSpans
+	// repTTFT holds each replica's TTFT per slice on coarse bins
+	// (loglin.Coarse), for its per-slice median
+	repTTFT    map[repSlice]*loglin.Hist
 	cacheKnown bool
 	lo, hi     int64
 	// canon holds each row's digest, for the input's sha256
@@ -228,7 +246,7 @@ type assembler struct {
 }
 
 func newAssembler(p *Plan) *assembler {
-	return &assembler{p: p, unverified: map[string]int64{}, cells: map[cellKey]*cell{}, reps: sources.ReplicaSpans{},
+	return &assembler{p: p, unverified: map[string]int64{}, cells: map[cellKey]*cell{}, reps: sources.ReplicaSpans{}, repTTFT: map[repSlice]*loglin.Hist{},
 		lo: math.MaxInt64, hi: math.MinInt64}
 }
 
@@ -296,7 +314,18 @@ func (as *assembler) add(r *row) error {
 		}
 	case rowReplica:
 		as.reps.Add(r.Rep, sl, float64(r.Admitted))
-		as.canon = append(as.canon, rowDigest("r %d %q %d %d", sl, r.Rep, r.N, r.Admitted))
+		as.canon = append(as.canon, rowDigest("r %d %q %d %d %v", sl, r.Rep, r.N, r.Admitted, r.Hist[0]))
+		if len(r.Hist[0].Bins) > 0 {
+			k := repSlice{r.Rep, sl}
+			h := as.repTTFT[k]
+			if h == nil {
+				h = &loglin.Hist{}
+				as.repTTFT[k] = h
+			}
+			for i, bin := range r.Hist[0].Bins {
+				h.AddBin(loglin.Coarse(bin), r.Hist[0].Counts[i])
+			}
+		}
 	default:
 		return fmt.Errorf("unexpected row kind %d", r.M)
 	}
@@ -341,6 +370,12 @@ func (as *assembler) finish() (*sources.Aggregate, int64, []string, error) {
 	}
 	// replicas serving per slice, as the streaming scan counts them
 	serving, tracks := reps.Tracks(lo, hi)
+	sources.SetTTFTMedians(tracks, lo, func(name string, slice int64) float64 {
+		if h := as.repTTFT[repSlice{name, slice}]; h != nil {
+			return loglin.CoarseMedian(h)
+		}
+		return math.NaN()
+	})
 	per := make([][]cellKey, n)
 	for k := range cells {
 		per[k.slice-lo] = append(per[k.slice-lo], k)

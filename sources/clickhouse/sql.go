@@ -379,7 +379,7 @@ const zeroBin = math.MinInt32
 // seconds, grouped by time slice and stratum columns, each latency's
 // histogram one column of bins and counts (sumMap), so the answer has one
 // row per slice × stratum plus one per slice × replica.
-func buildQuery(p *Plan, table string, cols resolved, where string, start, end float64) string {
+func buildQuery(p *Plan, table string, cols resolved, where string, start, end float64, exclude []Exclusion) string {
 	a := func(n string) string { return aliasPrefix + n }
 	col := func(f string) string {
 		if c, ok := cols.col[f]; ok {
@@ -576,6 +576,14 @@ func buildQuery(p *Plan, table string, cols resolved, where string, start, end f
 	add2(bin("ttft"), "bin_ttft")
 	add2(bin("tpot"), "bin_tpot")
 	add2(bin("e2e"), "bin_e2e")
+	// a replica's own warm-up, left out of the counts (Query.Exclude);
+	// names are escaped, slices are integers
+	excl := []string{"0"}
+	for _, e := range exclude {
+		excl = append(excl, "("+a("rep")+" = "+QuoteString(e.Replica)+" AND "+a("s")+" >= "+strconv.FormatInt(e.FromSlice, 10)+
+			" AND "+a("s")+" < "+strconv.FormatInt(e.UntilSlice, 10)+")")
+	}
+	add2(strings.Join(excl, " OR "), "excl")
 	for _, n := range []string{"label", "rep", "prompt", "output", "cached", "attempt", "bad_count", "ttft_k", "e2e_k", "ttft", "e2e"} {
 		l2 = append(l2, a(n))
 	}
@@ -585,10 +593,15 @@ func buildQuery(p *Plan, table string, cols resolved, where string, start, end f
 	// and one per request naming a replica
 	m := a("m")
 	level3 := "SELECT *, arrayJoin([0, 4]) AS " + m + " FROM (" + level2 + ")"
-	keep := m + " = 0 OR (" + m + " = 4 AND " + a("rep") + " != '')"
-	// a histogram is one column: sumMap's sorted bins and their counts
+	keep := "(" + m + " = 0 AND NOT " + a("excl") + ") OR (" + m + " = 4 AND " + a("rep") + " != '')"
+	// a histogram is one column: sumMap's sorted bins and their counts;
+	// a replica's row has its TTFT histogram, for its per-slice median
 	hist := func(n string) string {
-		return "sumMapIf([" + a("bin_"+n) + "], [toFloat64(1)], " + m + " = 0 AND " + ok + " AND " + a(n+"_k") + ") AS h_" + n
+		rows := m + " = 0"
+		if n == "ttft" {
+			rows = "(" + m + " = 0 OR " + m + " = 4)"
+		}
+		return "sumMapIf([" + a("bin_"+n) + "], [toFloat64(1)], " + rows + " AND " + ok + " AND " + a(n+"_k") + ") AS h_" + n
 	}
 	// a latency's sum over the histogram's values, each rounded to the
 	// nanosecond as sources.LatencyNanos rounds: integers, so the sum is
