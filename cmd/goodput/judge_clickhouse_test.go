@@ -69,17 +69,7 @@ func chArgs(url string, extra ...string) []string {
 // gives the same bytes.
 func TestJudgeClickHouseReport(t *testing.T) {
 	srv := chtest.Start(t)
-	dir := t.TempDir()
-	b, c := simToClickHouse(t, srv, "bs-errors-rejected", "req", dir, 4*time.Minute)
-	code, out, errs := runCLI(t, nil, chArgs(srv.URL, "--format", "json", "--resamples", "200")...)
-	if code != 0 && code != 1 && code != 3 {
-		t.Fatalf("exit %d: %s", code, errs)
-	}
-	fcode, fout, ferrs := runCLI(t, nil, "judge", "--stream", "--baseline", b, "--canary", c, "--format", "json", "--resamples", "200")
-	if fcode != code {
-		t.Fatalf("--stream exit %d, --clickhouse exit %d: %s", fcode, code, ferrs)
-	}
-	got, inputs := sameReportBut(t, out, fout)
+	out, got, inputs := judgedFromBoth(t, srv, "bs-errors-rejected", 4*time.Minute)
 	if acc := got["arms"].(map[string]any)["canary"].(map[string]any)["accounting"].(map[string]any); acc["rejected"] == 0.0 {
 		t.Errorf("the canary rejects nothing: %v", acc)
 	}
@@ -100,9 +90,21 @@ func TestJudgeClickHouseReport(t *testing.T) {
 // on the same records as files (which reads the file a second time),
 // the cut named in both.
 func TestJudgeClickHouseReplicaWarmup(t *testing.T) {
-	srv := chtest.Start(t)
-	dir := t.TempDir()
-	b, c := simToClickHouse(t, srv, "replica-restart.yaml", "req", dir, 0)
+	_, got, _ := judgedFromBoth(t, chtest.Start(t), "replica-restart.yaml", 0)
+	steps, _ := json.Marshal(got["normalization"])
+	if !strings.Contains(string(steps), `replica \"canary-1\" entered at`) {
+		t.Errorf("no replica cut in the report: %s", steps)
+	}
+}
+
+// judgedFromBoth simulates scenario (see simToClickHouse) into table req
+// and files, judges it with --clickhouse and with --stream on the files,
+// requires the same exit code and the same report apart from inputs (see
+// sameReportBut), and returns the ClickHouse report's text, its fields
+// without inputs, and its inputs.
+func judgedFromBoth(t *testing.T, srv *chtest.Server, scenario string, d time.Duration) (string, map[string]any, []sources.Input) {
+	t.Helper()
+	b, c := simToClickHouse(t, srv, scenario, "req", t.TempDir(), d)
 	code, out, errs := runCLI(t, nil, chArgs(srv.URL, "--format", "json", "--resamples", "200")...)
 	if code != 0 && code != 1 && code != 3 {
 		t.Fatalf("exit %d: %s", code, errs)
@@ -111,11 +113,8 @@ func TestJudgeClickHouseReplicaWarmup(t *testing.T) {
 	if fcode != code {
 		t.Fatalf("--stream exit %d, --clickhouse exit %d: %s", fcode, code, ferrs)
 	}
-	got, _ := sameReportBut(t, out, fout)
-	steps, _ := json.Marshal(got["normalization"])
-	if !strings.Contains(string(steps), `replica \"canary-1\" entered at`) {
-		t.Errorf("no replica cut in the report: %s", steps)
-	}
+	got, inputs := sameReportBut(t, out, fout)
+	return out, got, inputs
 }
 
 // sameReportBut compares two JSON reports of one run read from ClickHouse
