@@ -233,6 +233,15 @@ func classMix(b, c *sources.Aggregate, setting string) aggMix {
 	if len(wb) < 2 && len(wc) < 2 {
 		return aggMix{detail: "not applied: the metrics carry no class label (see --class-label) to reweight by"}
 	}
+	// as on the request path, a stray stratum only one arm has is
+	// counted in one both arms have: reweighted by that one's factor
+	fold, said := strayStrataFolds(wb, wc)
+	for k, to := range fold {
+		wb[to] += wb[k]
+		wc[to] += wc[k]
+		delete(wb, k)
+		delete(wc, k)
+	}
 	names := make([]string, 0, len(wb))
 	for k := range wb {
 		names = append(names, k)
@@ -260,8 +269,17 @@ func classMix(b, c *sources.Aggregate, setting string) aggMix {
 			f[k] = pb / pc
 		}
 	}
-	return aggMix{factor: f, applied: true, detail: fmt.Sprintf("canary reweighted per class to the baseline's mix, its arm figures included (share of offered requests, baseline vs canary: %s)",
-		strings.Join(parts, ", "))}
+	for k, to := range fold {
+		if v, ok := f[to]; ok {
+			f[k] = v
+		}
+	}
+	detail := fmt.Sprintf("canary reweighted per class to the baseline's mix, its arm figures included (share of offered requests, baseline vs canary: %s)",
+		strings.Join(parts, ", "))
+	for _, s := range said {
+		detail += "; " + s
+	}
+	return aggMix{factor: f, applied: true, detail: detail}
 }
 
 // scaleBucket multiplies a bucket's counts, token sums and histograms, and

@@ -337,6 +337,9 @@ func (j *judgement) normalization() Normalization {
 	}
 	if m := j.mix; m != nil {
 		detail := fmt.Sprintf("standardized to the %s mix over %s (%s); quantile gates take quantiles of that mixture, every value weighted by its stratum's reference share over the stratum's count", m.mode, plural(len(m.names), "stratum", "strata"), m.by)
+		for _, f := range m.strataFolds {
+			detail += "; " + f
+		}
 		if m.mixes != "" {
 			detail += "; " + m.mixes
 		}

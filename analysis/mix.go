@@ -27,6 +27,9 @@ type mixPlan struct {
 	cacheReason string
 	// stratum of each request per arm, −1 when not analysed
 	b, c []int32
+	// strataFolds says which stray strata were counted in which
+	// (strayStrataFolds), for the report
+	strataFolds []string
 	// results per gate, and the arms' mixes, for the report
 	notes []string
 	mixes string
@@ -120,7 +123,7 @@ func (j *judgement) planMix() *mixPlan {
 	if plan.cache == "stratify" {
 		plan.by += " × prefix-cache hit bands"
 	}
-	classKey := func(a *armData, i int) string {
+	rawKey := func(a *armData, i int) string {
 		r := &a.ds.Requests[i]
 		var k string
 		switch {
@@ -134,6 +137,26 @@ func (j *judgement) planMix() *mixPlan {
 			k = normalize.Band(r.PromptTokens, r.OutputTokens) + " × " + j.cls.names[a.class[i]]
 		default:
 			k = normalize.Band(r.PromptTokens, r.OutputTokens)
+		}
+		return k
+	}
+	// a stratum only one arm has a stray request or two in is counted in
+	// a stratum both arms have (strayStrataFolds)
+	var perArm [2]map[string]float64
+	for k, a := range []*armData{j.b, j.c} {
+		perArm[k] = map[string]float64{}
+		for i := range a.ds.Requests {
+			if a.bidx[i] >= int32(a.firstKept) {
+				perArm[k][rawKey(a, i)]++
+			}
+		}
+	}
+	strataFold, said := strayStrataFolds(perArm[0], perArm[1])
+	plan.strataFolds = said
+	classKey := func(a *armData, i int) string {
+		k := rawKey(a, i)
+		if to, ok := strataFold[k]; ok {
+			return to
 		}
 		return k
 	}
@@ -223,6 +246,66 @@ func (j *judgement) planMix() *mixPlan {
 	}
 	plan.names = names
 	return plan
+}
+
+// StrayStratumShare is the share of an arm's requests under which a
+// stratum that only this arm has requests in is counted in a stratum both
+// arms have (strayStrataFolds): a request or two with an odd label, or an
+// odd length band, would otherwise leave the canary impossible to
+// standardise to the baseline's mix, and every count gate undecided. At
+// 0.1% the mix left unadjusted moves a rate by at most 0.1 pp.
+const StrayStratumShare = 0.001
+
+// strayStrataFolds decides, from the arms' request counts per stratum
+// (baseline, canary; keys as the mix strata, "label × policy class" and
+// the like), which strata only one arm has requests in, under
+// StrayStratumShare of that arm's requests, are counted in another: the
+// largest stratum both arms have of the same policy class (the text after
+// the last " × "; any, for keys without one). Larger one-arm strata are a
+// real difference of mix and stay, as do strays without such a stratum.
+// It returns the folds and one line per fold for the report, in stratum
+// order.
+func strayStrataFolds(b, c map[string]float64) (fold map[string]string, said []string) {
+	fold = map[string]string{}
+	var tb, tc float64
+	keys := map[string]bool{}
+	for k, n := range b {
+		tb += n
+		keys[k] = true
+	}
+	for k, n := range c {
+		tc += n
+		keys[k] = true
+	}
+	policyClass := func(k string) string {
+		if i := strings.LastIndex(k, " × "); i >= 0 {
+			return k[i+len(" × "):]
+		}
+		return ""
+	}
+	sorted := sortedKeys(keys)
+	for _, k := range sorted {
+		arm, n, total := "baseline", b[k], tb
+		if n == 0 {
+			arm, n, total = "canary", c[k], tc
+		}
+		if b[k] > 0 && c[k] > 0 || !(n > 0) || n/total >= StrayStratumShare {
+			continue
+		}
+		to := ""
+		for _, t := range sorted {
+			if b[t] > 0 && c[t] > 0 && policyClass(t) == policyClass(k) && (to == "" || b[t]+c[t] > b[to]+c[to]) {
+				to = t
+			}
+		}
+		if to == "" {
+			continue
+		}
+		fold[k] = to
+		said = append(said, fmt.Sprintf("stray stratum %q (%s, only in the %s: %.2g%% of its requests) counted in %q",
+			k, plural(int(math.Round(n)), "request", "requests"), arm, 100*n/total, to))
+	}
+	return fold, said
 }
 
 // classBandFolds decides, per class stratum, where each prefix-cache band

@@ -83,3 +83,57 @@ func TestStrayCacheBandDoesNotBlockCounts(t *testing.T) {
 		}
 	}
 }
+
+// strayStrataFolds counts a stratum only one arm has requests in, under
+// StrayStratumShare of that arm, in the largest stratum both arms have of
+// its policy class; a larger one-arm stratum, or one without such a
+// stratum, stays (a real difference of mix).
+func TestStrayStrataFolds(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		b, c map[string]float64
+		fold map[string]string
+		said []string
+	}{
+		{
+			name: "one stray label in the baseline",
+			b:    map[string]float64{"chat × default": 30000, "long × default": 9000, "typo × default": 1},
+			c:    map[string]float64{"chat × default": 31000, "long × default": 8800},
+			fold: map[string]string{"typo × default": "chat × default"},
+			said: []string{`stray stratum "typo × default" (1 request, only in the baseline: 0.0026% of its requests) counted in "chat × default"`},
+		},
+		{
+			name: "the same policy class only",
+			b:    map[string]float64{"chat × default": 30000, "long × long": 9000},
+			c:    map[string]float64{"chat × default": 31000, "long × long": 8800, "odd × long": 3},
+			fold: map[string]string{"odd × long": "long × long"},
+			said: []string{`stray stratum "odd × long" (3 requests, only in the canary: 0.0075% of its requests) counted in "long × long"`},
+		},
+		{
+			name: "no shared stratum of that class: kept",
+			b:    map[string]float64{"chat × default": 30000},
+			c:    map[string]float64{"chat × default": 31000, "odd × long": 3},
+			fold: map[string]string{},
+		},
+		{
+			name: "a real class missing from the canary: kept",
+			b:    map[string]float64{"chat": 30000, "long": 900},
+			c:    map[string]float64{"chat": 31000},
+			fold: map[string]string{},
+		},
+		{
+			name: "without policy classes any shared stratum",
+			b:    map[string]float64{"chat": 30000, "long": 9000, "typo": 2},
+			c:    map[string]float64{"chat": 31000, "long": 8800},
+			fold: map[string]string{"typo": "chat"},
+			said: []string{`stray stratum "typo" (2 requests, only in the baseline: 0.0051% of its requests) counted in "chat"`},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, s := strayStrataFolds(tc.b, tc.c)
+			if !reflect.DeepEqual(f, tc.fold) || strings.Join(s, "\n") != strings.Join(tc.said, "\n") {
+				t.Errorf("got %v %q\nwant %v %q", f, s, tc.fold, tc.said)
+			}
+		})
+	}
+}

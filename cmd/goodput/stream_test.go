@@ -227,3 +227,57 @@ func TestStreamCutsReplicaWarmup(t *testing.T) {
 		t.Errorf("pipe: exit %d, want the replica kept and a warning: %s %s", code, w, errs)
 	}
 }
+
+// TestStrayLabelIsFolded: one baseline record of the example with a label
+// no canary record has (a typo) no longer leaves every count gate
+// undecided on the request path ("cannot standardise"), nor turns the
+// aggregate's reweighting off: both judges count it in the largest
+// stratum of its policy class, say so in the mix step, and decide. A
+// label on 5% of the baseline's records is a real difference of mix and
+// is not folded.
+func TestStrayLabelIsFolded(t *testing.T) {
+	d := t.TempDir()
+	base, err := os.ReadFile(filepath.Join("..", "..", "testdata", "example", "baseline.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	can := filepath.Join("..", "..", "testdata", "example", "canary.jsonl")
+	relabel := func(every int, label string) string {
+		lines := strings.SplitAfter(string(base), "\n")
+		for i := 99; i < len(lines); i += every {
+			lines[i] = strings.Replace(lines[i], `"class":"chat"`, `"class":"`+label+`"`, 1)
+		}
+		return writeFile(t, d, label+".jsonl", strings.Join(lines, ""))
+	}
+	mix := func(out string) string {
+		t.Helper()
+		var rep struct {
+			Verdict       string
+			Normalization struct {
+				Steps []struct{ Name, Detail string }
+			}
+		}
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatalf("%v: %.300s", err, out)
+		}
+		for _, s := range rep.Normalization.Steps {
+			if s.Name == "mix" {
+				return rep.Verdict + ": " + s.Detail
+			}
+		}
+		return rep.Verdict
+	}
+	stray := relabel(1<<30, "typo") // line 100 only
+	for _, how := range []string{"--exact", "--stream"} {
+		_, out, errs := runCLI(t, nil, "judge", how, "--baseline", stray, "--canary", can, "--format", "json")
+		m := mix(out)
+		if !strings.HasPrefix(m, "pass") || !strings.Contains(m, `stray stratum "typo × default" (1 request, only in the baseline`) {
+			t.Errorf("%s, one stray label: %s %s", how, m, errs)
+		}
+	}
+	rare := relabel(20, "rare") // every 20th line from 100: about 5%
+	_, out, _ := runCLI(t, nil, "judge", "--exact", "--baseline", rare, "--canary", can, "--format", "json")
+	if m := mix(out); strings.Contains(m, "stray stratum") || !strings.Contains(out, "cannot standardise") {
+		t.Errorf("--exact, a 5%% class only in the baseline was folded or standardised: %.600s", m)
+	}
+}
