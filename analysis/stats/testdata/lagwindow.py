@@ -26,6 +26,8 @@ import numpy as np
 import scipy
 from scipy import stats
 
+from pairedarms import arms, batch_sums
+
 DRAWS, CHUNK = 2_000_000, 200_000
 CONFS = [0.8, 0.9, 0.95, 0.99]
 
@@ -57,35 +59,12 @@ for q in range(15, 19):
     print(f"q {q} m {m:.5f} nu {nu:.4f}  " + "  ".join(cells))
 
 print("part 2: coverage (nominal 90%) and width; nbm6 = 6 batches with t5, lw18 = the lag window on 18 batches")
-REPS, B = 4000, 180
 rng = np.random.default_rng(1)
-
-
-def arms(amp, phi):
-    sd = amp / np.sqrt(1 - phi ** 2) if amp > 0 else 0.0
-    s = rng.normal(0, 1, (REPS, 2)) * sd
-    n = 200 + np.round(rng.normal(0, 14, (REPS, B, 2)))
-    phase = rng.uniform(0, 6, REPS)
-    num = np.empty((REPS, B, 2))
-    for i in range(B):
-        s = phi * s + amp * rng.normal(0, 1, (REPS, 2))
-        p = np.minimum(1, 0.93 + 0.03 * np.sin(i / 20 + phase)[:, None] + s)
-        num[:, i, :] = n[:, i, :] * p + rng.normal(0, 1, (REPS, 2)) * np.sqrt(n[:, i, :] * p * (1 - p))
-    r = num.sum(1) / n.sum(1)
-    e = (num - r[:, None, :] * n) / n.sum(1)[:, None, :]
-    return r[:, 0] - r[:, 1], e[:, :, 0] - e[:, :, 1]
-
-
-def batch_sums(d, q):
-    edges = [g * d.shape[1] // q for g in range(q + 1)]
-    return np.stack([d[:, edges[g]:edges[g + 1]].sum(1) for g in range(q)], 1)
-
-
 m18, nu18 = consts[18]
 cv = {"nbm6": stats.t.ppf(0.95, 5), "lw18": stats.t.ppf(0.95, nu18) / np.sqrt(m18)}
 est = {"nbm6": lambda d: 6 / 5 * (batch_sums(d, 6) ** 2).sum(1), "lw18": lambda d: V(batch_sums(d, 18))}
 for amp, phi in [(0.0, 0.8), (0.01, 0.5), (0.01, 0.8), (0.006, 0.9), (0.01, 0.9)]:
-    pt, d = arms(amp, phi)
+    pt, d = arms(rng, amp, phi)
     row = []
     for name in ["nbm6", "lw18"]:
         h = cv[name] * np.sqrt(est[name](d))

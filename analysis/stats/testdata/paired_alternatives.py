@@ -21,28 +21,9 @@ import numpy as np
 import scipy
 from scipy import stats
 
-REPS, B = 4000, 180
+from pairedarms import B, REPS, arms, batch_sums
+
 rng = np.random.default_rng(1)
-
-
-def arms(amp, phi):
-    sd = amp / np.sqrt(1 - phi ** 2) if amp > 0 else 0.0
-    s = rng.normal(0, 1, (REPS, 2)) * sd
-    n = 200 + np.round(rng.normal(0, 14, (REPS, B, 2)))
-    phase = rng.uniform(0, 6, REPS)
-    num = np.empty((REPS, B, 2))
-    for i in range(B):
-        s = phi * s + amp * rng.normal(0, 1, (REPS, 2))
-        p = np.minimum(1, 0.93 + 0.03 * np.sin(i / 20 + phase)[:, None] + s)
-        num[:, i, :] = n[:, i, :] * p + rng.normal(0, 1, (REPS, 2)) * np.sqrt(n[:, i, :] * p * (1 - p))
-    r = num.sum(1) / n.sum(1)
-    e = (num - r[:, None, :] * n) / n.sum(1)[:, None, :]
-    return r[:, 0] - r[:, 1], e[:, :, 0] - e[:, :, 1]
-
-
-def batch_sums(d, q):
-    edges = [g * d.shape[1] // q for g in range(q + 1)]
-    return np.stack([d[:, edges[g]:edges[g + 1]].sum(1) for g in range(q)], 1)
 
 
 def nbm(d, q=6):
@@ -75,7 +56,7 @@ print(f"scipy {scipy.__version__}; critical values: nbm6 t5 {cvs['nbm6']:.3f}, o
       f"(iid-exact {iid_cv(obm):.3f}), l1q18 iid-exact {cvs['l1q18']:.3f}")
 print(f"{REPS} replicates per row; coverage Monte Carlo SE about 0.5 pp")
 for amp, phi in [(0.0, 0.8), (0.01, 0.5), (0.01, 0.8), (0.006, 0.9), (0.01, 0.9)]:
-    pt, d = arms(amp, phi)
+    pt, d = arms(rng, amp, phi)
     row = []
     for name, f in [("nbm6", nbm), ("obm6", obm), ("l1q18", l1)]:
         h = cvs[name] * np.sqrt(f(d))
