@@ -1,13 +1,11 @@
 package analysis
 
 import (
-	"fmt"
-	"math"
-	"math/rand/v2"
 	"testing"
 
 	"github.com/goodput-dev/goodput/policies"
 	"github.com/goodput-dev/goodput/sources"
+	"github.com/goodput-dev/goodput/sources/sim"
 )
 
 func benchPolicy(b *testing.B) *policies.Policy {
@@ -19,59 +17,23 @@ func benchPolicy(b *testing.B) *policies.Policy {
 	return p
 }
 
-// benchAggArm streams n requests of an hour-long run (the shape goodput
-// bench writes: 5% long prompts, eight replicas, a few failures, lognormal
-// latencies, the canary's TTFT 3% slower) through an Aggregator and
-// returns the arm's exact aggregate.
+// benchAggArm streams n requests of an hour-long run (the records goodput
+// bench writes, sim.BenchRequests) through an Aggregator and returns the
+// arm's exact aggregate.
 func benchAggArm(b *testing.B, arm sources.Arm, n int) *sources.Dataset {
 	b.Helper()
 	p := benchPolicy(b)
-	stream, scale := uint64(1), 1.0
-	if arm == sources.Canary {
-		stream, scale = 2, 1.03
-	}
-	rng := rand.New(rand.NewPCG(7, stream))
-	round6 := func(v float64) float64 { return math.Round(v*1e6) / 1e6 }
 	a := NewAggregator(p)
+	// the records goodput bench writes, over an hour, in chunks as it
+	// makes them
+	buf := make([]sources.Request, 1<<16)
 	t, rate := 1.7e9, float64(n)/3600
-	replicas := make([]string, 8)
-	for i := range replicas {
-		replicas[i] = fmt.Sprintf("replica-%d", i)
-	}
-	for range n {
-		t += rng.ExpFloat64() / rate
-		r := sources.NewRequest()
-		r.Time = math.Round(t*1e6) / 1e6
-		long := rng.Float64() < 0.05
-		if long {
-			r.PromptTokens = int64(8192 + rng.IntN(24000))
-		} else {
-			r.PromptTokens = int64(math.Max(16, math.Round(600*math.Exp(0.7*rng.NormFloat64()))))
+	for first := 0; first < n; first += len(buf) {
+		chunk := buf[:min(len(buf), n-first)]
+		t = sim.BenchRequests(chunk, arm, first, t, rate)
+		for i := range chunk {
+			a.Add(&chunk[i])
 		}
-		r.CachedTokens = r.PromptTokens * int64(rng.IntN(4)) / 4
-		r.Replica = replicas[rng.IntN(8)]
-		r.Attempt = 1
-		if rng.Float64() < 0.01 {
-			r.Attempt = 2
-		}
-		switch u := rng.Float64(); {
-		case u < 0.002:
-			r.Status = sources.StatusRejected
-		case u < 0.007:
-			r.Status = sources.StatusError
-		default:
-			r.Status = sources.StatusOK
-			ttft := 0.25 * scale * math.Exp(0.5*rng.NormFloat64())
-			if long {
-				ttft *= 4
-			}
-			r.OutputTokens = int64(math.Max(2, math.Round(180*math.Exp(0.6*rng.NormFloat64()))))
-			tpot := 0.03 * math.Exp(0.3*rng.NormFloat64())
-			r.TTFT, r.TPOT = round6(ttft), round6(tpot)
-			r.E2E = round6(ttft + tpot*float64(r.OutputTokens-1))
-			r.MaxITL = round6(tpot * (1.5 + rng.ExpFloat64()))
-		}
-		a.Add(&r)
 	}
 	agg, err := a.Aggregate(arm)
 	if err != nil {

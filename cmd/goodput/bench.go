@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -101,76 +100,6 @@ goes to stderr; the Markdown result to stdout (and --out).`,
 // benchArm returns the generated file of an arm in dir.
 func benchArm(dir string, arm sources.Arm) string { return filepath.Join(dir, string(arm)+".jsonl") }
 
-// genBenchRequests fills reqs with synthetic chat traffic of one arm: 500
-// arrivals/s (Poisson), 8 replicas, 5% long prompts, lognormal TTFT (median
-// 250 ms; long prompts 4×) and TPOT (median 30 ms), 98.8% ok, 0.5% errors,
-// 0.2% timeouts, 0.3% canceled, 0.2% rejected, 1% retries. The canary's TTFT
-// is 3% higher. first is the index of reqs[0] in the arm and t the previous
-// arrival (unix seconds); it returns the last arrival. The random stream
-// depends only on the arm and first, so files are identical for the same N.
-func genBenchRequests(reqs []sources.Request, arm sources.Arm, first int, t float64) float64 {
-	return genBenchRequestsAt(reqs, arm, first, t, 500)
-}
-
-// genBenchRequestsAt is genBenchRequests at rate arrivals per second.
-func genBenchRequestsAt(reqs []sources.Request, arm sources.Arm, first int, t, rate float64) float64 {
-	stream := uint64(1)
-	scale := 1.0
-	if arm == sources.Canary {
-		stream, scale = 2, 1.03
-	}
-	rng := rand.New(rand.NewPCG(uint64(first)+1, stream))
-	for i := range reqs {
-		t += rng.ExpFloat64() / rate
-		r := sources.NewRequest()
-		r.Time = math.Round(t*1e6) / 1e6
-		long := rng.Float64() < 0.05
-		if long {
-			r.PromptTokens = int64(8192 + rng.IntN(24000))
-		} else {
-			r.PromptTokens = int64(math.Max(16, math.Round(600*math.Exp(0.7*rng.NormFloat64()))))
-		}
-		r.CachedTokens = r.PromptTokens * int64(rng.IntN(4)) / 4
-		r.Replica = fmt.Sprintf("replica-%d", rng.IntN(8))
-		r.Attempt = 1
-		if rng.Float64() < 0.01 {
-			r.Attempt = 2
-		}
-		u := rng.Float64()
-		switch {
-		case u < 0.002:
-			r.Status = sources.StatusRejected
-		case u < 0.005:
-			r.Status = sources.StatusCanceled
-			r.TTFT = round6(0.25 * math.Exp(0.5*rng.NormFloat64()))
-		case u < 0.007:
-			r.Status = sources.StatusTimeout
-		case u < 0.012:
-			r.Status = sources.StatusError
-		default:
-			r.Status = sources.StatusOK
-			ttft := 0.25 * scale * math.Exp(0.5*rng.NormFloat64())
-			if long {
-				ttft *= 4
-			}
-			r.OutputTokens = int64(math.Max(1, math.Round(180*math.Exp(0.6*rng.NormFloat64()))))
-			tpot := 0.03 * math.Exp(0.3*rng.NormFloat64())
-			r.TTFT = round6(ttft)
-			if r.OutputTokens > 1 {
-				r.TPOT = round6(tpot)
-				r.E2E = round6(ttft + tpot*float64(r.OutputTokens-1))
-				r.MaxITL = round6(tpot * (1.5 + rng.ExpFloat64()))
-			} else {
-				r.E2E = r.TTFT
-			}
-		}
-		reqs[i] = r
-	}
-	return t
-}
-
-func round6(v float64) float64 { return math.Round(v*1e6) / 1e6 }
-
 // writeBenchLogs writes n records per arm into dir as native JSONL, both
 // arms at once, in chunks so memory stays small.
 func writeBenchLogs(ctx context.Context, dir string, n int) error {
@@ -201,7 +130,7 @@ func writeBenchLogsAt(ctx context.Context, dir string, n int, rate float64) erro
 						return err
 					}
 					m := min(chunk, n-first)
-					t = genBenchRequestsAt(buf[:m], arm, first, t, rate)
+					t = sim.BenchRequests(buf[:m], arm, first, t, rate)
 					if err := sim.WriteRequestLog(bw, buf[:m]); err != nil {
 						f.Close()
 						return err
