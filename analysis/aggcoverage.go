@@ -3,7 +3,6 @@ package analysis
 import (
 	"fmt"
 	"math"
-	"strconv"
 	"strings"
 	"unicode"
 
@@ -214,12 +213,11 @@ func overlap(b, c *sources.Dataset) error {
 // name needs quoting: control characters, quotes, backslashes); any
 // other by its label set.
 func recordReplicaName(tr sources.ReplicaTrack, exact bool) string {
-	const pre, post = "{replica=", "}"
-	if !exact || tr.Series != "" || !strings.HasPrefix(tr.Name, pre) || !strings.HasSuffix(tr.Name, post) {
+	if !exact || tr.Series != "" {
 		return tr.Name
 	}
-	name, err := strconv.Unquote(tr.Name[len(pre) : len(tr.Name)-len(post)])
-	if err != nil || name == "" || strings.ContainsFunc(name, func(r rune) bool { return !unicode.IsPrint(r) || r == '"' || r == '\\' }) {
+	name, ok := sources.RecordReplica(tr.Name)
+	if !ok || name == "" || strings.ContainsFunc(name, func(r rune) bool { return !unicode.IsPrint(r) || r == '"' || r == '\\' }) {
 		return tr.Name // quoted, as the track names it
 	}
 	return name

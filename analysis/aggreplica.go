@@ -1,10 +1,7 @@
 package analysis
 
 import (
-	"fmt"
 	"math"
-	"strconv"
-	"strings"
 
 	"github.com/goodput-dev/goodput/analysis/normalize"
 	"github.com/goodput-dev/goodput/sources"
@@ -50,11 +47,11 @@ func ReplicaWarmupCuts(baseline, canary *sources.Dataset, cfg Config) ([2]Replic
 	// the arms' own cuts are needed only when a replica enters after
 	// the start: most runs have none, and cutting costs a pass over
 	// every bin
-	var ent [2]replicaEntries
+	var acts [2]trackActivity
 	found := false
 	for i, ds := range []*sources.Dataset{baseline, canary} {
-		ent[i] = entriesOf(ds.Agg)
-		found = found || len(ent[i].late)+len(ent[i].gaps) > 0
+		acts[i] = trackActivityOf(ds.Agg)
+		found = found || len(replicaEntries(acts[i].acts, acts[i].first, 0, ds.Agg.Step)) > 0
 	}
 	if !found {
 		return out, nil
@@ -65,91 +62,59 @@ func ReplicaWarmupCuts(baseline, canary *sources.Dataset, cfg Config) ([2]Replic
 	}
 	for i, a := range []*aggArm{j.b, j.c} {
 		st := j.steps[j.warmStep[i]]
-		out[i] = ReplicaWarmupPlan{Cuts: replicaCutsOf(a, ent[i]),
+		out[i] = ReplicaWarmupPlan{Cuts: replicaCutsOf(a, acts[i]),
 			Warmup: sources.AggWarmup{From: a.slices[0].start, Detail: st.Detail, Applied: st.Applied, DriftAt: a.driftAt}}
 	}
 	return out, nil
 }
 
-// replicaEntries are an arm's replicas entering service after its first
-// slice: late[name] is the slice index (into the tracks) of a replica's
-// first, gaps[name] those where it serves again after a gap.
-type replicaEntries struct {
-	names      []string // the tracks' replica names, unquoted
-	late, gaps map[string][]int
+// trackActivity is an aggregate's replica tracks as replicaEntries and
+// replicaStarts read them: per replica (in the tracks' name order) its
+// requests per slice, its first slice with a sample, and its TTFT medians.
+type trackActivity struct {
+	acts    []normalize.ReplicaActivity
+	first   []int
+	medians [][]float64
 }
 
-// entriesOf finds the entries of an aggregate of records whose tracks
-// have TTFT medians; none otherwise.
-func entriesOf(agg *sources.Aggregate) replicaEntries {
-	e := replicaEntries{late: map[string][]int{}, gaps: map[string][]int{}}
-	if agg == nil || !agg.Exact || len(agg.Replicas) < 2 {
-		return e
+// trackActivityOf reads the tracks of an aggregate of records whose
+// tracks have TTFT medians; it is empty otherwise.
+func trackActivityOf(agg *sources.Aggregate) trackActivity {
+	var t trackActivity
+	if agg == nil || !agg.Exact {
+		return t
 	}
-	e.names = make([]string, len(agg.Replicas))
-	acts := make([]normalize.ReplicaActivity, len(agg.Replicas))
-	for k, tr := range agg.Replicas {
-		name, err := strconv.Unquote(strings.TrimSuffix(strings.TrimPrefix(tr.Name, "{replica="), "}"))
-		if err != nil || tr.TTFTMedian == nil {
-			return replicaEntries{}
+	for _, tr := range agg.Replicas {
+		name, ok := sources.RecordReplica(tr.Name)
+		if !ok || tr.TTFTMedian == nil {
+			return trackActivity{}
 		}
-		e.names[k] = name
-		acts[k] = normalize.ReplicaActivity{Name: name, Requests: make([]float64, len(tr.Finished))}
+		act := normalize.ReplicaActivity{Name: name, Requests: make([]float64, len(tr.Finished))}
+		first := -1 // never entered: no sample at all
 		for b, v := range tr.Finished {
-			acts[k].Requests[b] = nan0(v)
-		}
-		for b, v := range tr.Finished {
-			if !math.IsNaN(v) {
-				if b > 0 {
-					e.late[name] = append(e.late[name], b)
-				}
-				break
+			act.Requests[b] = nan0(v)
+			if first < 0 && !math.IsNaN(v) {
+				first = b
 			}
 		}
+		t.acts, t.first, t.medians = append(t.acts, act), append(t.first, first), append(t.medians, tr.TTFTMedian)
 	}
-	for _, ev := range normalize.ReplicaLoss(acts, normalize.LossOptions{BucketSecs: agg.Step}) {
-		if ev.Kind == normalize.EventGap && ev.To < len(agg.Replicas[0].Finished) {
-			e.gaps[ev.Replica] = append(e.gaps[ev.Replica], ev.To)
-		}
-	}
-	return e
+	return t
 }
 
 // replicaCutsOf finds one arm's replica warm-ups (see ReplicaWarmupCuts)
-// among its entries: a late first entry counts only after the arm's own
-// cut, which covers the replicas entering within it.
-func replicaCutsOf(a *aggArm, e replicaEntries) []ReplicaCut {
-	agg := a.ds.Agg
-	if len(e.names) == 0 || len(a.slices) == 0 || len(a.allStarts) == 0 {
+// after its own cut, on the aggregate's slice numbers.
+func replicaCutsOf(a *aggArm, t trackActivity) []ReplicaCut {
+	if len(t.acts) == 0 || len(a.slices) == 0 || len(a.allStarts) == 0 {
 		return nil
 	}
-	step := agg.Step
+	step := a.ds.Agg.Step
 	lo := int64(math.Round(a.allStarts[0] / step))
 	firstKept := int(math.Round((a.slices[0].start - a.allStarts[0]) / step))
-	names := e.names
-	entries := map[string][]int{}
-	for _, n := range names {
-		for _, b := range e.late[n] {
-			if b > firstKept {
-				entries[n] = append(entries[n], b)
-			}
-		}
-		entries[n] = append(entries[n], e.gaps[n]...)
-	}
-	var series []normalize.ReplicaSeries
-	for k, tr := range agg.Replicas {
-		for _, f := range entries[names[k]] {
-			series = append(series, normalize.ReplicaSeries{Name: names[k], First: f, Medians: tr.TTFTMedian})
-		}
-	}
+	entries := replicaEntries(t.acts, t.first, firstKept, step)
 	var cuts []ReplicaCut
-	for _, w := range normalize.ReplicaStarts(series, normalize.WarmupOptions{}) {
-		if w.Result.Cut == 0 || !(w.Result.MeanBefore > w.Result.MeanAfter) {
-			continue
-		}
-		cuts = append(cuts, ReplicaCut{Replica: w.Name, FromSlice: lo + int64(w.First), UntilSlice: lo + int64(w.Until),
-			Detail: fmt.Sprintf("replica %q entered at %gs: cut its first %gs (median TTFT %.4gs, then %.4gs)",
-				w.Name, float64(w.First)*step, float64(w.Until-w.First)*step, w.Result.MeanBefore, w.Result.MeanAfter)})
+	for _, w := range replicaStarts(t.acts, entries, func(k int) []float64 { return t.medians[k] }, step) {
+		cuts = append(cuts, ReplicaCut{Replica: w.name, FromSlice: lo + int64(w.first), UntilSlice: lo + int64(w.until), Detail: w.detail})
 	}
 	return cuts
 }

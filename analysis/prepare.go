@@ -687,43 +687,25 @@ func (a *armData) replicaWarmups() error {
 	}
 	slices.Sort(names)
 	acts := make([]normalize.ReplicaActivity, len(names))
+	first := make([]int, len(names))
 	for k, n := range names {
 		acts[k] = normalize.ReplicaActivity{Name: n, Requests: reps[n].arrives}
+		first[k] = reps[n].first
 	}
-	entries := map[string][]int{}
-	for _, n := range names {
-		if f := reps[n].first; f > a.firstKept {
-			entries[n] = append(entries[n], f)
-		}
-	}
-	for _, ev := range normalize.ReplicaLoss(acts, normalize.LossOptions{BucketSecs: a.bucketSecs}) {
-		if ev.Kind == normalize.EventGap && ev.To < nb {
-			entries[ev.Replica] = append(entries[ev.Replica], ev.To)
-		}
-	}
-	var series []normalize.ReplicaSeries
-	for _, n := range names {
+	entries := replicaEntries(acts, first, a.firstKept, a.bucketSecs)
+	median := func(k int) []float64 {
 		med := make([]float64, nb)
 		for b := range med {
-			xs := slices.Clone(reps[n].ttft[b])
+			xs := slices.Clone(reps[names[k]].ttft[b])
 			slices.Sort(xs)
 			med[b] = quantile(xs, 0.5)
 		}
-		for _, f := range entries[n] {
-			series = append(series, normalize.ReplicaSeries{Name: n, First: f, Medians: med})
-		}
-	}
-	if len(series) == 0 {
-		return nil
+		return med
 	}
 	cutUntil := map[string][][2]int{}
-	for _, w := range normalize.ReplicaStarts(series, normalize.WarmupOptions{}) {
-		if w.Result.Cut == 0 || !(w.Result.MeanBefore > w.Result.MeanAfter) {
-			continue
-		}
-		cutUntil[w.Name] = append(cutUntil[w.Name], [2]int{w.First, w.Until})
-		a.replicaCuts = append(a.replicaCuts, fmt.Sprintf("replica %q entered at %gs: cut its first %gs (median TTFT %.4gs, then %.4gs)",
-			w.Name, float64(w.First)*a.bucketSecs, float64(w.Until-w.First)*a.bucketSecs, w.Result.MeanBefore, w.Result.MeanAfter))
+	for _, w := range replicaStarts(acts, entries, median, a.bucketSecs) {
+		cutUntil[w.name] = append(cutUntil[w.name], [2]int{w.first, w.until})
+		a.replicaCuts = append(a.replicaCuts, w.detail)
 	}
 	if len(cutUntil) == 0 {
 		return nil

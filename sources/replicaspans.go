@@ -91,7 +91,7 @@ func (r ReplicaSpans) Tracks(lo, hi int64) (serving []float64, tracks []ReplicaT
 			serving[k]++
 			fin[k] = s.finished[sl]
 		}
-		tracks = append(tracks, ReplicaTrack{Name: "{replica=" + strconv.Quote(name) + "}", Finished: fin})
+		tracks = append(tracks, ReplicaTrack{Name: replicaTrackPrefix + strconv.Quote(name) + replicaTrackSuffix, Finished: fin})
 	}
 	return serving, tracks
 }
@@ -103,8 +103,8 @@ func (r ReplicaSpans) Tracks(lo, hi int64) (serving []float64, tracks []ReplicaT
 func SetTTFTMedians(tracks []ReplicaTrack, lo int64, median func(replica string, slice int64) float64) {
 	for t := range tracks {
 		tr := &tracks[t]
-		name, err := strconv.Unquote(strings.TrimSuffix(strings.TrimPrefix(tr.Name, "{replica="), "}"))
-		if err != nil {
+		name, ok := RecordReplica(tr.Name)
+		if !ok {
 			continue
 		}
 		tr.TTFTMedian = make([]float64, len(tr.Finished))
@@ -112,4 +112,18 @@ func SetTTFTMedians(tracks []ReplicaTrack, lo int64, median func(replica string,
 			tr.TTFTMedian[k] = median(name, lo+int64(k))
 		}
 	}
+}
+
+// A track of records is named {replica="…"}, the record's replica quoted.
+const replicaTrackPrefix, replicaTrackSuffix = "{replica=", "}"
+
+// RecordReplica returns the replica name of the records a track built by
+// Tracks was named after ({replica="…"}, unquoted); ok is false for any
+// other name (a metrics series' label set).
+func RecordReplica(trackName string) (name string, ok bool) {
+	if !strings.HasPrefix(trackName, replicaTrackPrefix) || !strings.HasSuffix(trackName, replicaTrackSuffix) {
+		return "", false
+	}
+	name, err := strconv.Unquote(trackName[len(replicaTrackPrefix) : len(trackName)-len(replicaTrackSuffix)])
+	return name, err == nil
 }
