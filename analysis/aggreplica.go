@@ -26,6 +26,22 @@ type ReplicaWarmupPlan struct {
 	Warmup sources.AggWarmup
 }
 
+// Mark records on agg, the arm counted again without the plan's cuts,
+// which replicas' warm-ups were left out (ReplicaWarmups) and the arm's
+// own warm-up decision to keep (WarmupKept). A plan without cuts marks
+// nothing.
+func (p ReplicaWarmupPlan) Mark(agg *sources.Aggregate) {
+	if len(p.Cuts) == 0 {
+		return
+	}
+	agg.ReplicaWarmups = nil
+	for _, c := range p.Cuts {
+		agg.ReplicaWarmups = append(agg.ReplicaWarmups, c.Detail)
+	}
+	w := p.Warmup
+	agg.WarmupKept = &w
+}
+
 // ReplicaWarmupCuts finds, on both arms' aggregates of per-request records,
 // the replicas that entered service after the arm's analysed window starts
 // (joining late, or serving again after a gap: a restart) and were slow at

@@ -121,15 +121,14 @@ type Aggregator struct {
 	// repTTFT holds each replica's completed requests' TTFT per slice,
 	// for the median a replica's own warm-up is found from: bounded by
 	// replicas × slices, never by requests
-	repTTFT map[repSlice]*loglin.Hist
+	repTTFT loglin.ReplicaMedians
 	// exclude, when set (Exclude), lists per replica the slices
 	// [from, until) whose requests are left out of the counts
-	exclude    map[string][][2]int64
-	cutDetails []string
-	warmupKept *sources.AggWarmup
-	untimed    int64
-	records    int64
-	lo, hi     int64 // slice numbers of the first and last arrival
+	exclude map[string][][2]int64
+	plan    ReplicaWarmupPlan
+	untimed int64
+	records int64
+	lo, hi  int64 // slice numbers of the first and last arrival
 	// unverified counts completed requests lacking a field an SLO
 	// criterion needs (counted not good)
 	unverified map[string]int64
@@ -148,11 +147,6 @@ type replicaRun struct {
 	slice int64
 	fin   float64
 	ttft  *loglin.Hist // repTTFT's entry for (name, slice), once needed
-}
-
-type repSlice struct {
-	name  string
-	slice int64
 }
 
 type stratumKey struct {
@@ -185,7 +179,7 @@ func NewAggregator(p *policies.Policy) *Aggregator {
 	}
 	return &Aggregator{p: p, cls: newClassifier(p), step: step, policyClasses: len(p.Classes) > 0, defaultClass: -1,
 		byKey: map[stratumKey]int32{}, byName: map[string]int32{}, cells: map[cellKey]*aggCell{},
-		reps: sources.ReplicaSpans{}, repIdx: map[string]int32{}, repTTFT: map[repSlice]*loglin.Hist{}, unverified: map[string]int64{}, lo: math.MaxInt64, hi: math.MinInt64, badTime: math.NaN(), rowSlice: math.MinInt64}
+		reps: sources.ReplicaSpans{}, repIdx: map[string]int32{}, repTTFT: loglin.ReplicaMedians{}, unverified: map[string]int64{}, lo: math.MaxInt64, hi: math.MinInt64, badTime: math.NaN(), rowSlice: math.MinInt64}
 }
 
 // stratumSep separates a stratum key's label or band from its policy
@@ -453,12 +447,9 @@ func (a *Aggregator) Exclude(plan ReplicaWarmupPlan) {
 	if len(plan.Cuts) == 0 {
 		return
 	}
-	a.exclude = map[string][][2]int64{}
-	w := plan.Warmup
-	a.warmupKept = &w
+	a.exclude, a.plan = map[string][][2]int64{}, plan
 	for _, c := range plan.Cuts {
 		a.exclude[c.Replica] = append(a.exclude[c.Replica], [2]int64{c.FromSlice, c.UntilSlice})
-		a.cutDetails = append(a.cutDetails, c.Detail)
 	}
 }
 
@@ -489,22 +480,10 @@ func (a *Aggregator) addReplica(name string, slice int64, fin float64, ttftBin i
 	run.fin += fin
 	if hasTTFT {
 		if run.ttft == nil {
-			run.ttft = a.repHist(name, slice)
+			run.ttft = a.repTTFT.Hist(name, slice)
 		}
 		run.ttft.AddBin(loglin.Coarse(ttftBin), 1)
 	}
-}
-
-// repHist returns replica name's TTFT histogram of slice, made on first
-// use.
-func (a *Aggregator) repHist(name string, slice int64) *loglin.Hist {
-	k := repSlice{name: name, slice: slice}
-	h := a.repTTFT[k]
-	if h == nil {
-		h = &loglin.Hist{}
-		a.repTTFT[k] = h
-	}
-	return h
 }
 
 // flushReplicas adds the replicas' pending counts to reps.
@@ -558,9 +537,7 @@ func (a *Aggregator) Merge(o *Aggregator) {
 	a.flushReplicas()
 	o.flushReplicas()
 	a.reps.Merge(o.reps)
-	for k, h := range o.repTTFT {
-		a.repHist(k.name, k.slice).Merge(h)
-	}
+	a.repTTFT.Merge(o.repTTFT)
 }
 
 // Records is the number of requests added (Merge included).
@@ -593,7 +570,10 @@ func (a *Aggregator) Aggregate(arm sources.Arm) (*sources.Aggregate, error) {
 	a.flushReplicas()
 	// replicas serving per slice
 	serving, tracks := a.reps.Tracks(a.lo, a.hi)
-	a.replicaMedians(tracks)
+	// each replica's per-slice TTFT median (within 1.1% above the request
+	// path's median, quantile(xs, 0.5)); the histograms go
+	a.repTTFT.Fill(tracks, a.lo)
+	a.repTTFT = nil
 	// cells per slice, ordered by stratum key
 	per := make([][]cellKey, n)
 	for k := range a.cells {
@@ -601,7 +581,8 @@ func (a *Aggregator) Aggregate(arm sources.Arm) (*sources.Aggregate, error) {
 	}
 	nan := math.NaN()
 	var edges loglin.Edges
-	out := &sources.Aggregate{Profile: "requests", Exact: true, GoodTokensCounted: true, LatencySums: true, Step: a.step, Replicas: tracks, ReplicaWarmups: a.cutDetails, WarmupKept: a.warmupKept}
+	out := &sources.Aggregate{Profile: "requests", Exact: true, GoodTokensCounted: true, LatencySums: true, Step: a.step, Replicas: tracks}
+	a.plan.Mark(out)
 	for k := range per {
 		keys := per[k]
 		slices.SortFunc(keys, func(x, y cellKey) int { return cmp.Compare(a.strata[x.stratum], a.strata[y.stratum]) })
@@ -636,17 +617,4 @@ func (a *Aggregator) Aggregate(arm sources.Arm) (*sources.Aggregate, error) {
 		out.Notes = append(out.Notes, fmt.Sprintf("%d completed requests lack the field needed to check the %s criterion and were counted as not good", a.unverified[k], k))
 	}
 	return out, nil
-}
-
-// replicaMedians fills each track's TTFTMedian from repTTFT
-// (loglin.CoarseMedian: within 1.1% above the request path's median,
-// quantile(xs, 0.5)). The histograms are let go.
-func (a *Aggregator) replicaMedians(tracks []sources.ReplicaTrack) {
-	sources.SetTTFTMedians(tracks, a.lo, func(name string, slice int64) float64 {
-		if h := a.repTTFT[repSlice{name: name, slice: slice}]; h != nil {
-			return loglin.CoarseMedian(h)
-		}
-		return math.NaN()
-	})
-	a.repTTFT = nil
 }

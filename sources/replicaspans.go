@@ -96,24 +96,6 @@ func (r ReplicaSpans) Tracks(lo, hi int64) (serving []float64, tracks []ReplicaT
 	return serving, tracks
 }
 
-// SetTTFTMedians fills each track's TTFTMedian (see ReplicaTrack) for the
-// slices lo, lo+1, … its Finished covers, from median(replica, slice),
-// which is NaN where the replica completed no request with a known TTFT.
-// A track whose name is not {replica="…"} (Tracks' form) is left without.
-func SetTTFTMedians(tracks []ReplicaTrack, lo int64, median func(replica string, slice int64) float64) {
-	for t := range tracks {
-		tr := &tracks[t]
-		name, ok := RecordReplica(tr.Name)
-		if !ok {
-			continue
-		}
-		tr.TTFTMedian = make([]float64, len(tr.Finished))
-		for k := range tr.TTFTMedian {
-			tr.TTFTMedian[k] = median(name, lo+int64(k))
-		}
-	}
-}
-
 // A track of records is named {replica="…"}, the record's replica quoted.
 const replicaTrackPrefix, replicaTrackSuffix = "{replica=", "}"
 

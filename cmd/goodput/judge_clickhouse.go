@@ -127,17 +127,14 @@ func (o *chOptions) load(ctx context.Context, prom *promOptions, pol *policies.P
 			continue
 		}
 		var ex []clickhouse.Exclusion
-		var said []string
 		for _, c := range plans[k].Cuts {
 			ex = append(ex, clickhouse.Exclusion{Replica: c.Replica, FromSlice: c.FromSlice, UntilSlice: c.UntilSlice})
-			said = append(said, c.Detail)
 		}
 		again, err := read(arm.ds.Arm, arm.where, ex)
 		if err != nil {
 			return baseline, canary, err
 		}
-		w := plans[k].Warmup
-		again.Agg.ReplicaWarmups, again.Agg.WarmupKept = said, &w
+		plans[k].Mark(again.Agg)
 		*arm.ds = again
 	}
 	return baseline, canary, nil

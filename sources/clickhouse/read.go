@@ -150,11 +150,6 @@ type cellKey struct {
 	stratum string
 }
 
-type repSlice struct {
-	name  string
-	slice int64
-}
-
 type cell struct {
 	completed, failed, canceled, rejected float64
 	good, retried, short                  float64
@@ -238,7 +233,7 @@ type assembler struct {
 	reps       sources.ReplicaSpans
 	// repTTFT holds each replica's TTFT per slice on coarse bins
 	// (loglin.Coarse), for its per-slice median
-	repTTFT    map[repSlice]*loglin.Hist
+	repTTFT    loglin.ReplicaMedians
 	cacheKnown bool
 	lo, hi     int64
 	// canon holds each row's digest, for the input's sha256
@@ -246,7 +241,7 @@ type assembler struct {
 }
 
 func newAssembler(p *Plan) *assembler {
-	return &assembler{p: p, unverified: map[string]int64{}, cells: map[cellKey]*cell{}, reps: sources.ReplicaSpans{}, repTTFT: map[repSlice]*loglin.Hist{},
+	return &assembler{p: p, unverified: map[string]int64{}, cells: map[cellKey]*cell{}, reps: sources.ReplicaSpans{}, repTTFT: loglin.ReplicaMedians{},
 		lo: math.MaxInt64, hi: math.MinInt64}
 }
 
@@ -316,12 +311,7 @@ func (as *assembler) add(r *row) error {
 		as.reps.Add(r.Rep, sl, float64(r.Admitted))
 		as.canon = append(as.canon, rowDigest("r %d %q %d %d %v", sl, r.Rep, r.N, r.Admitted, r.Hist[0]))
 		if len(r.Hist[0].Bins) > 0 {
-			k := repSlice{r.Rep, sl}
-			h := as.repTTFT[k]
-			if h == nil {
-				h = &loglin.Hist{}
-				as.repTTFT[k] = h
-			}
+			h := as.repTTFT.Hist(r.Rep, sl)
 			for i, bin := range r.Hist[0].Bins {
 				h.AddBin(loglin.Coarse(bin), r.Hist[0].Counts[i])
 			}
@@ -370,12 +360,7 @@ func (as *assembler) finish() (*sources.Aggregate, int64, []string, error) {
 	}
 	// replicas serving per slice, as the streaming scan counts them
 	serving, tracks := reps.Tracks(lo, hi)
-	sources.SetTTFTMedians(tracks, lo, func(name string, slice int64) float64 {
-		if h := as.repTTFT[repSlice{name, slice}]; h != nil {
-			return loglin.CoarseMedian(h)
-		}
-		return math.NaN()
-	})
+	as.repTTFT.Fill(tracks, lo)
 	per := make([][]cellKey, n)
 	for k := range cells {
 		per[k.slice-lo] = append(per[k.slice-lo], k)
