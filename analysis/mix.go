@@ -140,26 +140,46 @@ func (j *judgement) planMix() *mixPlan {
 		}
 		return k
 	}
+	// one pass over the analysed requests counts each arm's requests per
+	// stratum and, when stratifying by cache, per band within it
+	stratifyCache := plan.cache == "stratify"
+	var seen [2]map[string]map[string]float64
+	for k, a := range []*armData{j.b, j.c} {
+		seen[k] = map[string]map[string]float64{}
+		for i := range a.ds.Requests {
+			if a.bidx[i] < int32(a.firstKept) {
+				continue
+			}
+			ck, b := rawKey(a, i), ""
+			if stratifyCache {
+				b = plan.cacheBand(&a.ds.Requests[i])
+			}
+			if seen[k][ck] == nil {
+				seen[k][ck] = map[string]float64{}
+			}
+			seen[k][ck][b]++
+		}
+	}
 	// a stratum only one arm has a stray request or two in is counted in
 	// a stratum both arms have (strayStrataFolds)
 	var perArm [2]map[string]float64
-	for k, a := range []*armData{j.b, j.c} {
+	for k := range seen {
 		perArm[k] = map[string]float64{}
-		for i := range a.ds.Requests {
-			if a.bidx[i] >= int32(a.firstKept) {
-				perArm[k][rawKey(a, i)]++
+		for ck, bands := range seen[k] {
+			for _, n := range bands {
+				perArm[k][ck] += n
 			}
 		}
 	}
 	strataFold, said := strayStrataFolds(perArm[0], perArm[1])
 	plan.strataFolds = said
-	classKey := func(a *armData, i int) string {
-		k := rawKey(a, i)
+	fold := func(k string) string {
 		if to, ok := strataFold[k]; ok {
 			return to
 		}
 		return k
 	}
+	classKey := func(a *armData, i int) string { return fold(rawKey(a, i)) }
 	// a request without a cached-token count (rejected, failed) counts
 	// in its class's most common known band, so that its failure stays in
 	// a stratum both arms have
@@ -168,20 +188,20 @@ func (j *judgement) planMix() *mixPlan {
 	// in, within the class, is counted: the class's most common band of
 	// those both arms have (see classBandFolds)
 	var classFold map[string]map[string]string
-	if plan.cache == "stratify" {
+	if stratifyCache {
 		var counts [2]map[string]map[string]float64
-		for k, a := range []*armData{j.b, j.c} {
+		for k := range seen {
 			counts[k] = map[string]map[string]float64{}
-			for i := range a.ds.Requests {
-				if a.bidx[i] < int32(a.firstKept) {
-					continue
-				}
-				if b := plan.cacheBand(&a.ds.Requests[i]); b != normalize.CacheUnknown {
-					ck := classKey(a, i)
+			for raw, bands := range seen[k] {
+				ck := fold(raw)
+				for b, n := range bands {
+					if b == normalize.CacheUnknown {
+						continue
+					}
 					if counts[k][ck] == nil {
 						counts[k][ck] = map[string]float64{}
 					}
-					counts[k][ck][b]++
+					counts[k][ck][b] += n
 				}
 			}
 		}
@@ -194,7 +214,7 @@ func (j *judgement) planMix() *mixPlan {
 	}
 	key := func(a *armData, i int) string {
 		k := classKey(a, i)
-		if plan.cache == "stratify" {
+		if stratifyCache {
 			b := plan.cacheBand(&a.ds.Requests[i])
 			if d, ok := dominant[k]; ok && b == normalize.CacheUnknown {
 				b = d
