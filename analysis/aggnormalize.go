@@ -85,10 +85,7 @@ func (a *aggArm) warmup(w policies.WindowSpec) (NormalizationStep, error) {
 // seconds. The warm-up cut, the common cut of paired arms and the counted
 // canary's cut (cutTo) all go through it.
 func (a *aggArm) dropLeading(k int) {
-	first := a.slices[0].start
-	if len(a.precut) > 0 {
-		first = a.precut[0].start
-	}
+	first := a.firstStart()
 	a.precut = append(a.precut[:len(a.precut):len(a.precut)], a.slices[:k]...)
 	a.slices = a.slices[k:]
 	a.cutSecs = a.slices[0].start - first
@@ -96,6 +93,15 @@ func (a *aggArm) dropLeading(k int) {
 	for _, s := range a.slices {
 		a.secs += s.end - s.start
 	}
+}
+
+// firstStart is the start of a's first slice, cut or not (seconds on
+// the aggregate's clock).
+func (a *aggArm) firstStart() float64 {
+	if len(a.precut) > 0 {
+		return a.precut[0].start
+	}
+	return a.slices[0].start
 }
 
 // slicesBefore counts a's analysed slices that start before t (seconds on
@@ -323,10 +329,7 @@ func aggCommonCut(b, c *aggArm, w policies.WindowSpec) [2]string {
 		if !(a.slices[0].start < end-1e-9) {
 			continue
 		}
-		first := a.slices[0].start
-		if len(a.precut) > 0 {
-			first = a.precut[0].start
-		}
+		first := a.firstStart()
 		w0 := a.slices[0].end - a.slices[0].start
 		run := a.slices[len(a.slices)-1].end - first
 		if end-first > w.WarmupCap(run)+w0+1e-9 {

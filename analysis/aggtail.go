@@ -67,17 +67,16 @@ func newTailHists(hb, hc []sources.Histogram) tailHists {
 
 // sum adds the rows of the slices idx (repeats allowed), run by run.
 func (r tailRows) sum(idx []int) []float64 {
-	out := make([]float64, len(r.prefix[0]))
-	for k := 0; k < len(idx); {
-		e := k + 1
-		for e < len(idx) && idx[e] == idx[e-1]+1 {
-			e++
-		}
-		lo, hi := r.prefix[idx[k]], r.prefix[idx[e-1]+1]
+	return r.addRuns(make([]float64, len(r.prefix[0])), r.runs(nil, idx))
+}
+
+// addRuns adds to out, run by run, the rows of each run of slices.
+func (r tailRows) addRuns(out []float64, runs [][2]int) []float64 {
+	for _, run := range runs {
+		lo, hi := r.prefix[run[0]], r.prefix[run[1]]
 		for i := range out {
 			out[i] += hi[i] - lo[i]
 		}
-		k = e
 	}
 	return out
 }
@@ -130,13 +129,7 @@ func (r tailRows) quantile(q float64, t *tailHists, idx []int, sc *tailScratch) 
 	}
 	out := sc.counts[:len(t.edges)]
 	clear(out)
-	for _, run := range sc.runs {
-		lo, hi := r.prefix[run[0]], r.prefix[run[1]]
-		for i := range out {
-			out[i] += hi[i] - lo[i]
-		}
-	}
-	return histo.QuantileSorted(q, t.edges, out)
+	return histo.QuantileSorted(q, t.edges, r.addRuns(out, sc.runs))
 }
 
 func (t tailHists) hist(counts []float64) sources.Histogram {
