@@ -183,7 +183,7 @@ func cutReplicaWarmups(ctx context.Context, files []*streamFile, out *[2]sources
 			if f.arm != arm {
 				continue
 			}
-			if f.in.info == nil || !f.in.info.Mode().IsRegular() {
+			if !f.rereadable() {
 				out[k].Warnings = append(out[k].Warnings, fmt.Sprintf("%s: replica %s entered late and was slow at first, but its warm-up was not cut: %s cannot be read a second time without it; give a file, or judge with --exact",
 					arm, strings.Join(which, ", "), f.in.path))
 				armFiles = nil
@@ -218,62 +218,63 @@ func cutReplicaWarmups(ctx context.Context, files []*streamFile, out *[2]sources
 // cut replicas' requests, refusing a file that changed since the first
 // read.
 func rescanExcluding(ctx context.Context, f *streamFile, pol *policies.Policy, ro requestlog.Options, plan analysis.ReplicaWarmupPlan) (*analysis.Aggregator, error) {
-	in, err := os.Open(f.in.path)
-	if err != nil {
-		return nil, err
-	}
-	defer in.Close()
 	ag := analysis.NewAggregator(pol)
 	ag.Exclude(plan)
-	so := requestlog.ScanOptions{Options: ro, Window: f.window}
-	ds, err := requestlog.Scan(ctx, f.in.path, in, f.arm, so, func(req *sources.Request) error {
+	_, err := f.readAgain(ctx, requestlog.ScanOptions{Options: ro, Window: f.window}, f.sha256, func(req *sources.Request) error {
 		ag.Add(req)
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	if ds.Inputs[0].SHA256 != f.sha256 {
-		return nil, fmt.Errorf("%s changed while it was read (sha256 %s, then %s): judge a file that is no longer being written", f.in.path, f.sha256, ds.Inputs[0].SHA256)
-	}
-	return ag, nil
+	return ag, err
 }
 
 // scanStreamFile scans one input into its own aggregate and key sketch.
 // When the plausible-window check needs a second look (records to drop),
 // a regular file is read again, and must not have changed in between.
 func scanStreamFile(ctx context.Context, f *streamFile, pol *policies.Policy, ro requestlog.Options) error {
-	run := func(r io.Reader, so requestlog.ScanOptions) (sources.Dataset, error) {
-		f.agg, f.keys = analysis.NewAggregator(pol), newKeySketch()
-		return requestlog.Scan(ctx, f.in.path, r, f.arm, so, func(req *sources.Request) error {
-			f.agg.Add(req)
-			f.keys.add(streamKey(req))
-			return nil
-		})
+	reset := func() { f.agg, f.keys = analysis.NewAggregator(pol), newKeySketch() }
+	add := func(req *sources.Request) error {
+		f.agg.Add(req)
+		f.keys.add(streamKey(req))
+		return nil
 	}
+	reset()
 	so := requestlog.ScanOptions{Options: ro}
-	ds, err := run(f.in, so)
+	ds, err := requestlog.Scan(ctx, f.in.path, f.in, f.arm, so, add)
 	var we *requestlog.WindowError
 	if errors.As(err, &we) {
-		if f.in.info == nil || !f.in.info.Mode().IsRegular() {
+		if !f.rereadable() {
 			return fmt.Errorf("%v, and %s is not a regular file that can be read twice: give a file, or judge with --exact", we, f.in.path)
 		}
-		re, err2 := os.Open(f.in.path)
-		if err2 != nil {
-			return err2
-		}
-		defer re.Close()
 		so.Window = &[2]float64{we.Lo, we.Hi}
 		f.window = so.Window
-		if ds, err = run(re, so); err == nil && ds.Inputs[0].SHA256 != we.SHA256 {
-			return fmt.Errorf("%s changed while it was read (sha256 %s, then %s): judge a file that is no longer being written", f.in.path, we.SHA256, ds.Inputs[0].SHA256)
-		}
+		reset()
+		ds, err = f.readAgain(ctx, so, we.SHA256, add)
 	}
 	if err != nil {
 		return err
 	}
 	f.sha256, f.ds = ds.Inputs[0].SHA256, ds
 	return nil
+}
+
+// rereadable reports whether f is a regular file, which a second look
+// can read again (a pipe cannot).
+func (f *streamFile) rereadable() bool { return f.in.info != nil && f.in.info.Mode().IsRegular() }
+
+// readAgain scans f, a regular file, a second time with so, handing each
+// record to add, and refuses it when its content is no longer what the
+// first read hashed (sha).
+func (f *streamFile) readAgain(ctx context.Context, so requestlog.ScanOptions, sha string, add func(*sources.Request) error) (sources.Dataset, error) {
+	in, err := os.Open(f.in.path)
+	if err != nil {
+		return sources.Dataset{}, err
+	}
+	defer in.Close()
+	ds, err := requestlog.Scan(ctx, f.in.path, in, f.arm, so, add)
+	if err == nil && ds.Inputs[0].SHA256 != sha {
+		err = fmt.Errorf("%s changed while it was read (sha256 %s, then %s): judge a file that is no longer being written", f.in.path, sha, ds.Inputs[0].SHA256)
+	}
+	return ds, err
 }
 
 // streamKey is the streaming judge's record digest: every field of r, as
