@@ -18,40 +18,15 @@ func judgedBothWays(t *testing.T, bd, cd *sources.Dataset, cfg Config) (exact, a
 	if err != nil {
 		t.Fatal(err)
 	}
-	ab, ac := aggregatedCut(t, bd, cd, cfg)
+	ab, ac, err := StreamedArms(bd, cd, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
 	agg, err = Judge(ab, ac, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return exact, agg
-}
-
-// aggregatedCut aggregates both arms as the streaming judge does: once,
-// then again without the replica warm-ups ReplicaWarmupCuts finds on the
-// first aggregates.
-func aggregatedCut(t *testing.T, bd, cd *sources.Dataset, cfg Config) (*sources.Dataset, *sources.Dataset) {
-	t.Helper()
-	arms := [2]*sources.Dataset{aggregated(t, bd, cfg.Policy), aggregated(t, cd, cfg.Policy)}
-	cuts, err := ReplicaWarmupCuts(arms[0], arms[1], cfg)
-	if err != nil {
-		return arms[0], arms[1] // the judge says what is wrong
-	}
-	for k, ds := range []*sources.Dataset{bd, cd} {
-		if len(cuts[k].Cuts) == 0 {
-			continue
-		}
-		a := NewAggregator(cfg.Policy)
-		a.Exclude(cuts[k])
-		for i := range ds.Requests {
-			a.Add(&ds.Requests[i])
-		}
-		agg, err := a.Aggregate(ds.Arm)
-		if err != nil {
-			t.Fatal(err)
-		}
-		arms[k] = &sources.Dataset{Arm: ds.Arm, Agg: agg, Clock: ds.Clock, Location: ds.Location}
-	}
-	return arms[0], arms[1]
 }
 
 // aggregated turns a per-request dataset into the exact aggregate a

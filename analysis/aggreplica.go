@@ -134,3 +134,43 @@ func replicaCutsOf(a *aggArm, t trackActivity) []ReplicaCut {
 	}
 	return cuts
 }
+
+// StreamedArms counts two arms' records in memory as judge --stream counts
+// them from files: each into an Aggregator, then an arm with a replica
+// warm-up (ReplicaWarmupCuts) again without it. The datasets returned
+// carry the aggregates, with the Clock, Location and Inputs given, and no
+// requests. An error in the arms that ReplicaWarmupCuts meets is left for
+// the judge to report.
+func StreamedArms(b, c *sources.Dataset, cfg Config) (*sources.Dataset, *sources.Dataset, error) {
+	count := func(d *sources.Dataset, plan ReplicaWarmupPlan) (*sources.Dataset, error) {
+		ag := NewAggregator(cfg.Policy)
+		ag.Exclude(plan)
+		for i := range d.Requests {
+			ag.Add(&d.Requests[i])
+		}
+		agg, err := ag.Aggregate(d.Arm)
+		if err != nil {
+			return nil, err
+		}
+		return &sources.Dataset{Arm: d.Arm, Agg: agg, Clock: d.Clock, Location: d.Location, Inputs: d.Inputs}, nil
+	}
+	var arms [2]*sources.Dataset
+	for k, d := range []*sources.Dataset{b, c} {
+		var err error
+		if arms[k], err = count(d, ReplicaWarmupPlan{}); err != nil {
+			return nil, nil, err
+		}
+	}
+	plans, err := ReplicaWarmupCuts(arms[0], arms[1], cfg)
+	if err != nil {
+		return arms[0], arms[1], nil
+	}
+	for k, d := range []*sources.Dataset{b, c} {
+		if len(plans[k].Cuts) > 0 {
+			if arms[k], err = count(d, plans[k]); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	return arms[0], arms[1], nil
+}

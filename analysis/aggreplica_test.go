@@ -97,7 +97,10 @@ func TestReplicaRestartWarmupAggregate(t *testing.T) {
 		t.Errorf("ReplicaWarmups %q, want the cut's detail", agg.ReplicaWarmups)
 	}
 
-	ab2, ac2 := aggregatedCut(t, b, c, cfg)
+	ab2, ac2, err := StreamedArms(b, c, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
 	r, err := Judge(ab2, ac2, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -177,7 +180,10 @@ func TestWarmupKeptOnRecount(t *testing.T) {
 	if err != nil || len(cuts[1].Cuts) != 1 {
 		t.Fatalf("cuts %+v, %v", cuts, err)
 	}
-	rb, rc := aggregatedCut(t, b, c, cfg)
+	rb, rc, err := StreamedArms(b, c, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if rc.Agg.WarmupKept == nil || rb.Agg.WarmupKept != nil {
 		t.Fatalf("WarmupKept: baseline %+v, canary %+v; want the canary's only", rb.Agg.WarmupKept, rc.Agg.WarmupKept)
 	}

@@ -509,7 +509,7 @@ func judgeReplicate(ctx context.Context, sc sim.Scenario, seed uint64, pol *poli
 		set(2, rep, err)
 	}
 	if want("goodput-stream") {
-		rep, err := judgeStreamed(b, c, pol, analysis.Config{Policy: pol, Seed: seed, Resamples: o.Resamples, ToolVersion: version, Cost: cost})
+		rep, err := judgeStreamed(b, c, analysis.Config{Policy: pol, Seed: seed, Resamples: o.Resamples, ToolVersion: version, Cost: cost})
 		set(3, rep, err)
 		if err == nil {
 			out.streamGates = rep.Metrics
@@ -518,38 +518,14 @@ func judgeReplicate(ctx context.Context, sc sim.Scenario, seed uint64, pol *poli
 	return out
 }
 
-// judgeStreamed judges two arms' records as judge --stream does: each arm
-// counted into an analysis.Aggregator, no record kept, counted again
-// without the replica warm-ups the aggregates show, and the aggregates
-// judged.
-func judgeStreamed(b, c *sources.Dataset, pol *policies.Policy, cfg analysis.Config) (*analysis.Report, error) {
-	var arms [2]*sources.Dataset
-	count := func(d *sources.Dataset, plan analysis.ReplicaWarmupPlan) (*sources.Aggregate, error) {
-		ag := analysis.NewAggregator(pol)
-		ag.Exclude(plan)
-		for i := range d.Requests {
-			ag.Add(&d.Requests[i])
-		}
-		return ag.Aggregate(d.Arm)
+// judgeStreamed judges two arms' records as judge --stream does, from
+// their streaming aggregates (analysis.StreamedArms).
+func judgeStreamed(b, c *sources.Dataset, cfg analysis.Config) (*analysis.Report, error) {
+	sb, sc, err := analysis.StreamedArms(b, c, cfg)
+	if err != nil {
+		return nil, err
 	}
-	for k, d := range []*sources.Dataset{b, c} {
-		agg, err := count(d, analysis.ReplicaWarmupPlan{})
-		if err != nil {
-			return nil, err
-		}
-		arms[k] = &sources.Dataset{Arm: d.Arm, Agg: agg, Clock: sources.ClockEpoch, Location: d.Location, Inputs: d.Inputs}
-	}
-	cuts, err := analysis.ReplicaWarmupCuts(arms[0], arms[1], cfg)
-	if err == nil {
-		for k, d := range []*sources.Dataset{b, c} {
-			if len(cuts[k].Cuts) > 0 {
-				if arms[k].Agg, err = count(d, cuts[k]); err != nil {
-					return nil, err
-				}
-			}
-		}
-	}
-	return analysis.Judge(arms[0], arms[1], cfg)
+	return analysis.Judge(sb, sc, cfg)
 }
 
 // rateSE is a Monte Carlo proportion k/n and its standard error, in percent.
