@@ -111,8 +111,9 @@ func TestProration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// analysed window: first+60 … last → charged (last − first − 60) dollars
-	want := last - first - 60
+	// analysed window: from the 10 s grid boundary 60 s after the first
+	// arrival's bucket to the last arrival → charged that many dollars
+	want := last - (math.Floor(first/10)*10 + 60)
 	got := float64(r.Arms.Baseline.Cost.AcceleratorUSD)
 	if math.Abs(got-want) > 1e-6*want {
 		t.Errorf("baseline accelerator cost %v, want %v (the window's share only)", got, want)

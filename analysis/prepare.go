@@ -353,8 +353,15 @@ func statusCounts(rs []sources.Request) string {
 const maxBuckets = 1 << 20
 
 // bucketTime groups requests by arrival time into buckets of the policy's
-// width starting at the arm's first arrival, and cuts the first cut seconds
-// as warm-up.
+// width w on the absolute grid the streaming aggregate uses (bucket k of
+// the grid covers [k·w, (k+1)·w) on the arm's clock; paired arms start
+// from the bucket of the earlier first arrival, one arm alone from its
+// own), and cuts the first cut seconds after the arm's first arrival as
+// warm-up, rounded down to a bucket boundary so that only whole buckets
+// are cut, as the aggregate cuts whole slices (cutSecs, the reported cut,
+// runs from the start of the arm's first bucket: a 60 s warm-up reads
+// 60 s and cuts the arrivals of the first six 10 s buckets). Both judges
+// then put every request in the same bucket and cut the same ones.
 func (a *armData) bucketTime(cut float64) error {
 	rs := a.ds.Requests
 	lo, hi := math.Inf(1), math.Inf(-1)
@@ -377,16 +384,17 @@ func (a *armData) bucketTime(cut float64) error {
 		return &DataError{Arm: a.arm, Msg: fmt.Sprintf("arrival times span %.6g s (%.6g … %.6g) for %d requests, %.3g buckets of %gs: "+
 			"a record far from the rest (ts 0, a clock a year off, perf_counter beside unix times)? Check the earliest and latest records", end-lo, lo, end, len(rs), span, w)}
 	}
-	// paired arms share one grid from the earlier first arrival; buckets
-	// before this arm's own start are cut below
-	org := lo
+	// paired arms share one grid from the bucket of the earlier first
+	// arrival; buckets before this arm's own start are cut below
+	first := lo
 	if !math.IsNaN(a.origin) && a.origin <= lo {
-		org = a.origin
+		first = a.origin
 	}
-	nb := int(math.Floor((end-org)/w)) + 1
+	orgK := math.Floor(first / w)
+	nb := int(math.Floor(end/w)-orgK) + 1
 	a.buckets = make([]bucket, nb)
 	for i := range a.buckets {
-		a.buckets[i].start = org + float64(i)*w
+		a.buckets[i].start = (orgK + float64(i)) * w
 		a.buckets[i].secs = w
 	}
 	// the last bucket is partial: it runs to the end of the run
@@ -397,8 +405,15 @@ func (a *armData) bucketTime(cut float64) error {
 		a.buckets = a.buckets[:nb-1]
 		nb--
 	}
-	a.cutSecs = cut
-	a.windowStart = lo + cut
+	a.windowStart, a.cutSecs = lo, 0
+	if cut > 0 {
+		// whole buckets: the boundary at or before lo+cut (1e-9 absorbs
+		// the rounding of a cut computed as boundary − lo); the cut is
+		// counted from the start of the arm's first bucket, as the
+		// aggregate counts it from its first slice
+		a.windowStart = math.Floor((lo+cut)/w+1e-9) * w
+		a.cutSecs = a.windowStart - math.Floor(lo/w)*w
+	}
 	a.windowEnd = end
 	a.windowSecs = end - a.windowStart
 	a.firstKept = nb
@@ -419,7 +434,7 @@ func (a *armData) bucketTime(cut float64) error {
 	for i := range rs {
 		a.bidx[i] = -1
 		r := &rs[i]
-		bi := int((r.Time - org) / w)
+		bi := int(math.Floor(r.Time/w) - orgK)
 		if bi >= len(a.buckets) {
 			bi = len(a.buckets) - 1
 		}
