@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"sort"
 	"strings"
 
 	"github.com/goodput-dev/goodput/analysis/histo"
@@ -132,6 +133,58 @@ func (r tailRows) quantile(q float64, t *tailHists, idx []int, sc *tailScratch) 
 	return histo.QuantileSorted(q, t.edges, r.addRuns(out, sc.runs))
 }
 
+// block is the bootstrap block length of an arm's slices for its
+// q-quantile qhat (stats.QuantileBlockOf): per slice, the count at the
+// first edge at or above qhat and the slice's total.
+func (r tailRows) block(q, qhat float64, t *tailHists) int {
+	at := min(sort.SearchFloat64s(t.edges, qhat), len(t.edges)-1)
+	last := len(t.edges) - 1
+	below, n := make([]float64, r.n), make([]float64, r.n)
+	for k := range r.n {
+		below[k] = r.prefix[k+1][at] - r.prefix[k][at]
+		n[k] = r.prefix[k+1][last] - r.prefix[k][last]
+	}
+	return stats.QuantileBlockOf(below, n, q)
+}
+
+// sectioned is the request path's sectioning interval of the log ratio of
+// the canary's and the baseline's q-quantiles (qc, qb: the whole runs'):
+// each arm's slices cut into stats.Sections contiguous sections, a
+// section's quantile read from its summed histogram; not formed (an
+// infinite interval) when a section holds fewer than ⌈5/(1−q)⌉ values in
+// either arm.
+func (t tailHists) sectioned(q, qc, qb, conf float64) stats.Estimate {
+	est := stats.Estimate{Point: math.Log(qc / qb), SE: math.NaN(), CI: stats.Interval{Lo: math.Inf(-1), Hi: math.Inf(1)}, Method: "sectioning-t"}
+	k := stats.Sections(t.c.n, t.b.n)
+	if k < 2 {
+		return est
+	}
+	minValues := math.Ceil(5 / (1 - q))
+	var sc tailScratch
+	section := func(r tailRows, g int) (float64, bool) {
+		lo, hi := g*r.n/k, (g+1)*r.n/k
+		if last := len(t.edges) - 1; r.prefix[hi][last]-r.prefix[lo][last] < minValues {
+			return 0, false
+		}
+		idx := make([]int, 0, hi-lo)
+		for i := lo; i < hi; i++ {
+			idx = append(idx, i)
+		}
+		v := r.quantile(q, &t, idx, &sc)
+		return v, v > 0
+	}
+	d := make([]float64, k)
+	for g := range k {
+		a, oka := section(t.c, g)
+		b, okb := section(t.b, g)
+		if !oka || !okb {
+			return est
+		}
+		d[g] = math.Log(a / b)
+	}
+	return stats.SectioningInterval(est, d, conf)
+}
+
 func (t tailHists) hist(counts []float64) sources.Histogram {
 	return sources.Histogram{Edges: t.edges, Counts: counts}
 }
@@ -174,10 +227,14 @@ func (j *aggJudgement) latencyGate(e gateEval, idx int, info policies.MetricInfo
 	if cut := math.Max(j.b.cutSecs, j.c.cutSecs); cut > 0 {
 		e.m.Adjusted = append(e.m.Adjusted, fmt.Sprintf("warm-up cut %gs", cut))
 	}
-	return j.tailGate(e, idx, info, g, conf, newTailHists(sliceHists(j.b, info.Latency), sliceHists(j.c, info.Latency)))
+	return j.tailGate(e, idx, info, g, conf, newTailHists(sliceHists(j.b, info.Latency), sliceHists(j.c, info.Latency)), false)
 }
 
-func (j *aggJudgement) tailGate(e gateEval, idx int, info policies.MetricInfo, g policies.Gate, conf float64, t tailHists) gateEval {
+// tailGate compares the arms' q-quantiles of one latency from t. The
+// interval is the request path's: its block bootstrap
+// (stats.QuantileRatioBootstrap) and, for a class's tail (section true),
+// its hull with the sectioning interval (judgement.evalClassTail).
+func (j *aggJudgement) tailGate(e gateEval, idx int, info policies.MetricInfo, g policies.Gate, conf float64, t tailHists, section bool) gateEval {
 	q := info.Quantile
 	hb, hc := t.hist(t.b.all()), t.hist(t.c.all())
 	qb, qc := histo.Quantile(q, hb), histo.Quantile(q, hc)
@@ -201,15 +258,22 @@ func (j *aggJudgement) tailGate(e gateEval, idx int, info policies.MetricInfo, g
 		e.m.Reason = fmt.Sprintf("too little data: %d and %d buckets (need ≥ %d per arm)", nb, nc, MinBuckets)
 		return e
 	}
-	block := []int{max(1, int(math.Ceil(math.Sqrt(float64(nb))))), max(1, int(math.Ceil(math.Sqrt(float64(nc)))))}
-	var sb, sc tailScratch
-	reps := stats.BlockBootstrap([]int{nb, nc}, block, j.cfg.Resamples, j.cfg.Seed+uint64(idx)*7919, func(ix [][]int) float64 {
-		b := t.b.quantile(q, &t, ix[0], &sb)
-		c := t.c.quantile(q, &t, ix[1], &sc)
-		return math.Log(c / b)
-	})
-	ci := stats.PercentileInterval(reps, conf)
+	// the request path's bootstrap (stats.QuantileLogRatio): the canary's
+	// slices drawn first, blocks from the quantile's influence series, the
+	// expanded percentile level, the same seed; on one bucket grid it
+	// draws the same resamples, so only the bins differ
 	point := math.Log(qc / qb)
+	var sb, sc tailScratch
+	boot := stats.QuantileRatioBootstrap(stats.Estimate{Point: point}, nc, nb, t.c.block(q, qc, &t), t.b.block(q, qb, &t), conf, j.cfg.Resamples, j.cfg.Seed+uint64(idx)*7919,
+		func(ix [][]int) (float64, float64) {
+			return t.c.quantile(q, &t, ix[0], &sc), t.b.quantile(q, &t, ix[1], &sb)
+		})
+	if section {
+		if boot = hullWith(boot, t.sectioned(q, qc, qb, conf)); strings.HasSuffix(boot.Method, "+sectioning-hull") {
+			e.m.Method += "+sectioning-hull"
+		}
+	}
+	ci, se := boot.CI, boot.SE
 	lb, ub := histo.QuantileBounds(q, hb)
 	lc, uc := histo.QuantileBounds(q, hc)
 	if j.exact() {
@@ -218,7 +282,7 @@ func (j *aggJudgement) tailGate(e gateEval, idx int, info policies.MetricInfo, g
 		// (unfavourable), and the other way round (favourable)
 		at := func(to float64) stats.Estimate {
 			d := to - point
-			return stats.Estimate{Point: to, CI: stats.Interval{Lo: ci.Lo + d, Hi: ci.Hi + d}, SE: stats.SDFinite(reps), Method: e.m.Method}
+			return stats.Estimate{Point: to, CI: stats.Interval{Lo: ci.Lo + d, Hi: ci.Hi + d}, SE: se, Method: e.m.Method}
 		}
 		pess, opt := at(math.Log(uc/lb)), at(math.Log(lc/ub))
 		e.m.Adjusted = append(e.m.Adjusted, fmt.Sprintf("p%g within bin (%.6g, %.6g] s in the baseline and (%.6g, %.6g] s in the canary: a pass is decided with the canary at its bin's upper edge and the baseline at its lower, a fail the other way round",
@@ -237,7 +301,7 @@ func (j *aggJudgement) tailGate(e gateEval, idx int, info policies.MetricInfo, g
 		e.m.Adjusted = append(e.m.Adjusted, fmt.Sprintf("p%g within bucket (%g, %g] s in the baseline and (%g, %g] s in the canary",
 			q*100, lb, ub, lc, uc))
 	}
-	est := stats.Estimate{Point: point, CI: ci, SE: stats.SDFinite(reps), Method: e.m.Method}
+	est := stats.Estimate{Point: point, CI: ci, SE: se, Method: e.m.Method}
 	qe := decide(e, g, info, est)
 	if !widened || qe.decision != stats.Inconclusive {
 		return qe
@@ -438,7 +502,7 @@ func (j *aggJudgement) evalClassTail(idx int, g policies.Gate, info policies.Met
 		Margin: Num(g.Margin.Value), Adjusted: []string{"class " + class + " only"},
 		Baseline: nan, Canary: nan, Delta: nan, Interval: [2]Num{nan, nan}, PFail: nan, Verdict: Inconclusive}}
 	t := newTailHists(j.classHists(j.b, info.Latency, class), j.classHists(j.c, info.Latency, class))
-	ev := j.tailGate(e, idx, info, g, conf, t)
+	ev := j.tailGate(e, idx, info, g, conf, t, true)
 	if !ev.decidable {
 		ev.m.Verdict = Pass
 		ev.m.Reason = fmt.Sprintf("not checked for class %s: %s; the pooled gate decides", class, ev.m.Reason)

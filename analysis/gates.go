@@ -1008,7 +1008,13 @@ func (j *judgement) replicaLossGuardrail() (gateEval, bool) {
 // the bucket bootstrap under-covered it on A/A runs (tpot_p99:chat 75% at
 // nominal 90%); the spread between sections sees that run-to-run variation.
 func sectioningHull(est stats.Estimate, x, y [][]float64, q, conf float64) stats.Estimate {
-	sec := stats.SectionedQuantileLogRatio(x, y, q, conf, int(math.Ceil(5/(1-q))))
+	return hullWith(est, stats.SectionedQuantileLogRatio(x, y, q, conf, int(math.Ceil(5/(1-q)))))
+}
+
+// hullWith widens est's interval to the hull of it and the sectioning
+// interval sec when sec was formed (finite), keeping the larger SE and
+// marking the method "+sectioning-hull" when sec widened it.
+func hullWith(est, sec stats.Estimate) stats.Estimate {
 	if math.IsNaN(est.Point) || math.IsNaN(sec.Point) || math.IsInf(sec.CI.Hi, 0) {
 		return est
 	}

@@ -421,27 +421,46 @@ func QuantileLogRatio(x, y [][]float64, q float64, conf float64, B int, seed uin
 // percentile level and SE are as QuantileLogRatio documents; both the plain
 // and the stratified quantile gates use it.
 func quantileRatioInterval(est Estimate, x, y [][]float64, qx, qy, q, conf float64, B int, seed uint64, quantX, quantY func(counts []int64) float64) Estimate {
-	lx := quantileBlock(x, qx, q)
-	ly := quantileBlock(y, qy, q)
 	wx, wy := make([]int64, len(x)), make([]int64, len(y))
+	return QuantileRatioBootstrap(est, len(x), len(y), quantileBlock(x, qx, q), quantileBlock(y, qy, q), conf, B, seed,
+		func(idx [][]int) (float64, float64) {
+			clear(wx)
+			clear(wy)
+			for _, b := range idx[0] {
+				wx[b]++
+			}
+			for _, b := range idx[1] {
+				wy[b]++
+			}
+			return quantX(wx), quantY(wy)
+		})
+}
+
+// QuantileRatioBootstrap completes est (whose Point is log(Q_x/Q_y)) with
+// the circular block bootstrap interval of the log ratio of two arms'
+// quantiles, as QuantileLogRatio computes it for samples: nx and ny
+// buckets per arm, blocks of lx and ly buckets (QuantileBlockOf), B
+// replicates drawn by BlockBootstrap with seed (arm x first), quant
+// returning both arms' quantiles of a resample (idx[0] the x buckets,
+// idx[1] the y buckets, repeats allowed); the percentile interval at the
+// expanded level (±t_ν, ν from the per-arm bootstrap variances and block
+// counts) and SE = (Hi − Lo)/(2z). Given the same bucket counts, block
+// lengths, B and seed it draws the same resamples whatever holds the
+// values (samples on the request path, histograms on the aggregate), so
+// the two paths differ only by what a bucket's quantile is computed from.
+// A resample with a non-positive quantile counts as NaN; an interval that
+// cannot be formed is [−Inf, +Inf].
+func QuantileRatioBootstrap(est Estimate, nx, ny, lx, ly int, conf float64, B int, seed uint64, quant func(idx [][]int) (qx, qy float64)) Estimate {
 	lqx, lqy := make([]float64, 0, B), make([]float64, 0, B)
-	reps := BlockBootstrap([]int{len(x), len(y)}, []int{lx, ly}, B, seed, func(idx [][]int) float64 {
-		clear(wx)
-		clear(wy)
-		for _, b := range idx[0] {
-			wx[b]++
-		}
-		for _, b := range idx[1] {
-			wy[b]++
-		}
-		a, c := quantX(wx), quantY(wy)
+	reps := BlockBootstrap([]int{nx, ny}, []int{lx, ly}, B, seed, func(idx [][]int) float64 {
+		a, c := quant(idx)
 		if !(a > 0 && c > 0) {
 			return math.NaN()
 		}
 		lqx, lqy = append(lqx, math.Log(a)), append(lqy, math.Log(c))
 		return math.Log(a / c)
 	})
-	est.CI = PercentileInterval(reps, expandedLevel(conf, lqx, lqy, float64(len(x))/float64(lx), float64(len(y))/float64(ly)))
+	est.CI = PercentileInterval(reps, expandedLevel(conf, lqx, lqy, float64(nx)/float64(lx), float64(ny)/float64(ly)))
 	if math.IsNaN(est.CI.Lo) {
 		est.CI = Interval{math.Inf(-1), math.Inf(1)}
 		return est
@@ -479,15 +498,27 @@ const QuantileBlocks = 6
 // samples: BlockLength of s_t = #{v ≤ Q̂ in bucket t} − q·n_t, floored at
 // ⌈b/QuantileBlocks⌉.
 func quantileBlock(buckets [][]float64, qhat, q float64) int {
-	s := make([]float64, len(buckets))
+	below, n := make([]float64, len(buckets)), make([]float64, len(buckets))
 	for t, vs := range buckets {
-		var c float64
 		for _, v := range vs {
 			if v <= qhat {
-				c++
+				below[t]++
 			}
 		}
-		s[t] = c - q*float64(len(vs))
+		n[t] = float64(len(vs))
 	}
-	return max(BlockLength(s), (len(buckets)+QuantileBlocks-1)/QuantileBlocks)
+	return QuantileBlockOf(below, n, q)
+}
+
+// QuantileBlockOf returns the block length, in buckets, for a q-quantile
+// statistic from per-bucket counts: below[t] values at or below the
+// quantile's estimate in bucket t, n[t] values in all. It is BlockLength
+// of the quantile's influence series below[t] − q·n[t], floored at
+// ⌈buckets/QuantileBlocks⌉ (at most QuantileBlocks blocks per arm).
+func QuantileBlockOf(below, n []float64, q float64) int {
+	s := make([]float64, len(below))
+	for t := range below {
+		s[t] = below[t] - q*n[t]
+	}
+	return max(BlockLength(s), (len(below)+QuantileBlocks-1)/QuantileBlocks)
 }

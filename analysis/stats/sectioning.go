@@ -22,9 +22,8 @@ import (
 // values in either arm or a quantile is not positive.
 func SectionedQuantileLogRatio(x, y [][]float64, q, conf float64, minValues int) Estimate {
 	est := Estimate{Point: math.NaN(), SE: math.NaN(), CI: Interval{math.Inf(-1), math.Inf(1)}, Method: "sectioning-t"}
-	k := min(PairedBatches, len(x)/4, len(y)/4)
-	z := zTwoSided(conf)
-	if k < 2 || math.IsNaN(z) {
+	k := Sections(len(x), len(y))
+	if k < 2 || math.IsNaN(zTwoSided(conf)) {
 		return est
 	}
 	qx, qy := invCDFQuantile(pool(x, 0, len(x)), q), invCDFQuantile(pool(y, 0, len(y)), q)
@@ -44,6 +43,24 @@ func SectionedQuantileLogRatio(x, y [][]float64, q, conf float64, minValues int)
 			return est
 		}
 		d[g] = math.Log(a / b)
+	}
+	return SectioningInterval(est, d, conf)
+}
+
+// Sections is the number of contiguous sections SectionedQuantileLogRatio
+// cuts arms of nx and ny buckets into: min(PairedBatches, nx/4, ny/4);
+// section g of an arm of n buckets is [g·n/k, (g+1)·n/k). Below 2 there is
+// no sectioning interval.
+func Sections(nx, ny int) int { return min(PairedBatches, nx/4, ny/4) }
+
+// SectioningInterval completes est (its Point the full-sample estimate)
+// with the sectioning interval Point ± t_{k−1}·sd(d)/√k from the k ≥ 2
+// per-section estimates d, and SE its normal-equivalent t·sd(d)/√k / z.
+func SectioningInterval(est Estimate, d []float64, conf float64) Estimate {
+	k := len(d)
+	z := zTwoSided(conf)
+	if k < 2 || math.IsNaN(z) {
+		return est
 	}
 	var mean, ss float64
 	for _, v := range d {
