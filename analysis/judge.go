@@ -414,11 +414,15 @@ func armReplicaEvents(a *armData) []normalize.ReplicaEvent {
 	}
 	idx := map[string]int{}
 	var acts []normalize.ReplicaActivity
+	// the arm's own buckets on the absolute grid, from its first arrival's
+	// (replicaGrid), as the aggregate's replica tracks run from the arm's
+	// first slice
+	k0, n := a.replicaGrid()
 	for i := range a.ds.Requests {
 		// every arrival counts here, a replica's own warm-up included:
 		// it was serving
 		r := &a.ds.Requests[i]
-		bi := min(int((r.Time-a.t0)/a.bucketSecs), len(a.buckets)-1)
+		bi := min(int(math.Floor(r.Time/a.bucketSecs)-k0), n-1)
 		if r.Replica == "" || bi < 0 {
 			continue
 		}
@@ -426,7 +430,7 @@ func armReplicaEvents(a *armData) []normalize.ReplicaEvent {
 		if !ok {
 			k = len(acts)
 			idx[r.Replica] = k
-			acts = append(acts, normalize.ReplicaActivity{Name: r.Replica, Requests: make([]float64, len(a.buckets))})
+			acts = append(acts, normalize.ReplicaActivity{Name: r.Replica, Requests: make([]float64, n)})
 		}
 		acts[k].Requests[bi]++
 	}
@@ -434,10 +438,21 @@ func armReplicaEvents(a *armData) []normalize.ReplicaEvent {
 	return normalize.ReplicaLoss(acts, normalize.LossOptions{BucketSecs: a.bucketSecs})
 }
 
+// replicaGrid returns the absolute grid index k0 of the bucket holding the
+// arm's first arrival and the number n of buckets from it to the window's
+// end: replica activity is counted per bucket [ (k0+k)·w, (k0+k+1)·w ),
+// k < n, on the grid both judges bucket on.
+func (a *armData) replicaGrid() (k0 float64, n int) {
+	w := a.bucketSecs
+	k0 = math.Floor(a.t0 / w)
+	return k0, max(int(math.Floor(a.windowEnd/w)-k0)+1, 1)
+}
+
 // armOutages are an arm's replicas lost or silent mid-window
 // (armReplicaEvents) on the arm's clock, names quoted.
 func armOutages(a *armData) []replicaOutage {
-	at := func(k int) float64 { return a.t0 + float64(k)*a.bucketSecs }
+	k0, _ := a.replicaGrid()
+	at := func(k int) float64 { return (k0 + float64(k)) * a.bucketSecs }
 	return placeOutages(armReplicaEvents(a), at, func(s string) string { return fmt.Sprintf("%q", s) })
 }
 

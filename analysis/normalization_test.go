@@ -221,7 +221,10 @@ func scenarioArms(t *testing.T, name string, seed uint64) (*sources.Dataset, *so
 
 // TestReplicaRestartWarmup: a canary replica fails at 5 min and comes back
 // cold a minute later; its own slow restart is cut from the window (by the
-// arm-level rule, from its re-entry) and reported.
+// arm-level rule, from its re-entry) and reported. The minute it served
+// nothing (six empty 10 s buckets on the absolute grid) is for the
+// canary_replica_loss guardrail alone to judge: no other gate fails on the
+// restart.
 func TestReplicaRestartWarmup(t *testing.T) {
 	b, c := restartArms(t)
 	r, err := Judge(b, c, Config{Policy: chat(t), Resamples: 300})
@@ -235,8 +238,10 @@ func TestReplicaRestartWarmup(t *testing.T) {
 	if !strings.Contains(step(r, "replicas").Detail, "canary-1 gap") {
 		t.Errorf("the restart gap is not reported: %+v", step(r, "replicas"))
 	}
-	if r.Verdict == Fail {
-		t.Errorf("a replica restart failed the canary: %q", r.Reasons)
+	for _, m := range r.Metrics {
+		if m.Verdict == Fail && m.Name != "canary_replica_loss" {
+			t.Errorf("a replica restart failed %s: %s", m.Name, m.Reason)
+		}
 	}
 }
 
