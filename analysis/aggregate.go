@@ -964,6 +964,7 @@ func decideBounds(e gateEval, g policies.Gate, info policies.MetricInfo, pess, o
 			out.harmPoint, out.se = eo.harmPoint, eo.se
 		}
 	}
+	out.unfavourableFails = ep.decidable && ep.decision == stats.Fail
 	lo := math.Min(float64(ep.m.Interval[0]), float64(eo.m.Interval[0]))
 	hi := math.Max(float64(ep.m.Interval[1]), float64(eo.m.Interval[1]))
 	out.m.Interval = [2]Num{Num(lo), Num(hi)}

@@ -508,6 +508,13 @@ func (j *aggJudgement) evalClassTail(idx int, g policies.Gate, info policies.Met
 		ev.m.Reason = fmt.Sprintf("not checked for class %s: %s; the pooled gate decides", class, ev.m.Reason)
 		return ev
 	}
+	if ev.decision != stats.Fail && ev.unfavourableFails {
+		// a fail within the bins' resolution: the request path, between
+		// the two ends, may fail it; not passed
+		ev.decision = stats.Inconclusive
+		ev.m.Reason = fmt.Sprintf("%s; for class %s a fail at the canary-unfavourable end of the bins is not ruled out, so this per-class check does not pass", ev.m.Reason, class)
+		return ev
+	}
 	if ev.decision != stats.Fail {
 		ev.decision = stats.Pass
 		ev.m.Reason = fmt.Sprintf("%s [%s, %s] for class %s: no regression beyond the %s margin shown (per-class check: it fails the comparison only when the class is worse beyond the margin with confidence)",

@@ -20,6 +20,9 @@ type gateEval struct {
 	harmPoint, se  float64
 	passAt, failAt float64
 	decidable      bool
+	// unfavourableFails is set by decideBounds when the gate fails at the
+	// canary-unfavourable end of its histogram bins (whatever it decided)
+	unfavourableFails bool
 }
 
 func (j *judgement) gates(r *Report) []Metric {
