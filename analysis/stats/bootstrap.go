@@ -424,16 +424,18 @@ func quantileRatioInterval(est Estimate, x, y [][]float64, qx, qy, q, conf float
 	wx, wy := make([]int64, len(x)), make([]int64, len(y))
 	return QuantileRatioBootstrap(est, len(x), len(y), quantileBlock(x, qx, q), quantileBlock(y, qy, q), conf, B, seed,
 		func(idx [][]int) (float64, float64) {
-			clear(wx)
-			clear(wy)
-			for _, b := range idx[0] {
-				wx[b]++
-			}
-			for _, b := range idx[1] {
-				wy[b]++
-			}
-			return quantX(wx), quantY(wy)
+			return quantX(drawCounts(wx, idx[0])), quantY(drawCounts(wy, idx[1]))
 		})
+}
+
+// drawCounts sets w[b] to the number of times a resample drew bucket b
+// (idx: the drawn bucket indices) and returns w.
+func drawCounts(w []int64, idx []int) []int64 {
+	clear(w)
+	for _, b := range idx {
+		w[b]++
+	}
+	return w
 }
 
 // QuantileRatioBootstrap completes est (whose Point is log(Q_x/Q_y)) with

@@ -126,15 +126,7 @@ func TestCalibrationQuantileAA(t *testing.T) {
 		py, _ := newPooled(y)
 		wx, wy := make([]int64, len(x)), make([]int64, len(y))
 		reps := BlockBootstrap([]int{len(x), len(y)}, []int{1, 1}, B, uint64(r), func(idx [][]int) float64 {
-			clear(wx)
-			clear(wy)
-			for _, b := range idx[0] {
-				wx[b]++
-			}
-			for _, b := range idx[1] {
-				wy[b]++
-			}
-			return math.Log(px.quantile(0.95, wx) / py.quantile(0.95, wy))
+			return math.Log(px.quantile(0.95, drawCounts(wx, idx[0])) / py.quantile(0.95, drawCounts(wy, idx[1])))
 		})
 		if NonInferiority(PercentileInterval(reps, 1-2*alpha), 0) == Fail {
 			iid++
