@@ -39,7 +39,7 @@ func TestAcceptMSER(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got := acceptMSER(c.in, c.series, "buckets")
+			got := acceptMSER(c.in, c.series, "buckets", "TTFT")
 			if got.Cut != c.wantCut {
 				t.Errorf("cut %d, want %d (%s)", got.Cut, c.wantCut, got.Reason)
 			}

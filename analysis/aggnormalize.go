@@ -30,24 +30,18 @@ func (a *aggArm) warmup(w policies.WindowSpec) (NormalizationStep, error) {
 		st.Detail = "not requested"
 		return st, nil
 	case w.Warmup == "auto":
-		series := make([]float64, len(a.slices))
+		ttft := make([]float64, len(a.slices))
 		for i := range a.slices {
-			series[i] = histo.Quantile(0.5, a.slices[i].ttft)
+			ttft[i] = histo.Quantile(0.5, a.slices[i].ttft)
 		}
+		tpot := a.dominantTPOT()
 		// batches of about the request path's 50 s (5 buckets of 10 s),
 		// so the cut's granularity does not grow with the step
 		batch := 5
 		if w := a.slices[0].end - a.slices[0].start; w > 0 {
 			batch = max(1, int(math.Round(50/w)))
 		}
-		res := acceptMSER(normalize.Warmup(series, normalize.WarmupOptions{Batch: batch}), series, "slices")
-		if res.Cut > 0 && !(res.MeanBefore > res.MeanAfter) {
-			// a start faster than what follows is a later slowdown, which
-			// must stay in the window to be judged
-			res.Cut = 0
-			res.Reason = fmt.Sprintf("no cut: the level shifts but the start is faster (median TTFT %.4gs before, %.4gs after), so it is not a warm-up",
-				res.MeanBefore, res.MeanAfter)
-		}
+		res := slowStart(ttft, tpot, normalize.WarmupOptions{Batch: batch}, "slices")
 		if w0 := a.slices[0].end - a.slices[0].start; w0 > 0 {
 			run := a.slices[len(a.slices)-1].end - a.slices[0].start
 			if capB := int(math.Floor(w.WarmupCap(run)/w0 + 1e-9)); res.Cut > capB {
@@ -77,6 +71,41 @@ func (a *aggArm) warmup(w policies.WindowSpec) (NormalizationStep, error) {
 		st.Applied = true
 	}
 	return st, nil
+}
+
+// dominantTPOT is the request path's series of the same name
+// (armData.dominantTPOT) on the aggregate: per slice, the median TPOT of
+// the stratum (AggBucket.Class) with the most completed requests in the
+// arm, ties to the first key; NaN where that stratum has none.
+func (a *aggArm) dominantTPOT() []float64 {
+	n := map[string]float64{}
+	for _, bk := range a.ds.Agg.Buckets {
+		n[bk.Class] += nan0(bk.Completed)
+	}
+	best, most := "", -1.0
+	for _, k := range sortedKeys(n) {
+		if n[k] > most {
+			best, most = k, n[k]
+		}
+	}
+	at := make(map[float64]int, len(a.slices))
+	for i, s := range a.slices {
+		at[s.start] = i
+	}
+	per := make([]histo.Sum, len(a.slices))
+	for _, bk := range a.ds.Agg.Buckets {
+		if i, ok := at[bk.Start]; ok && bk.Class == best {
+			per[i].Add(bk.TPOT)
+		}
+	}
+	series := make([]float64, len(a.slices))
+	for i := range per {
+		series[i] = math.NaN()
+		if h := per[i].Histogram(); len(h.Edges) > 0 {
+			series[i] = histo.Quantile(0.5, h)
+		}
+	}
+	return series
 }
 
 // dropLeading moves a's first k analysed slices (0 < k < len(a.slices))
