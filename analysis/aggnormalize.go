@@ -30,11 +30,7 @@ func (a *aggArm) warmup(w policies.WindowSpec) (NormalizationStep, error) {
 		st.Detail = "not requested"
 		return st, nil
 	case w.Warmup == "auto":
-		ttft := make([]float64, len(a.slices))
-		for i := range a.slices {
-			ttft[i] = histo.Quantile(0.5, a.slices[i].ttft)
-		}
-		tpot := a.dominantTPOT()
+		ttft, tpot := a.dominantMedians("ttft"), a.dominantMedians("tpot")
 		// batches of about the request path's 50 s (5 buckets of 10 s),
 		// so the cut's granularity does not grow with the step
 		batch := 5
@@ -73,11 +69,12 @@ func (a *aggArm) warmup(w policies.WindowSpec) (NormalizationStep, error) {
 	return st, nil
 }
 
-// dominantTPOT is the request path's series of the same name
-// (armData.dominantTPOT) on the aggregate: per slice, the median TPOT of
-// the stratum (AggBucket.Class) with the most completed requests in the
-// arm, ties to the first key; NaN where that stratum has none.
-func (a *aggArm) dominantTPOT() []float64 {
+// dominantMedians is the request path's series of the same name
+// (armData.dominantMedians) on the aggregate: per slice, the median of a
+// latency ("ttft" or "tpot") over the stratum (AggBucket.Class) with the
+// most completed requests in the arm, ties to the first key; NaN where
+// that stratum has none.
+func (a *aggArm) dominantMedians(latency string) []float64 {
 	n := map[string]float64{}
 	for _, bk := range a.ds.Agg.Buckets {
 		n[bk.Class] += nan0(bk.Completed)
@@ -95,7 +92,11 @@ func (a *aggArm) dominantTPOT() []float64 {
 	per := make([]histo.Sum, len(a.slices))
 	for _, bk := range a.ds.Agg.Buckets {
 		if i, ok := at[bk.Start]; ok && bk.Class == best {
-			per[i].Add(bk.TPOT)
+			h := bk.TTFT
+			if latency == "tpot" {
+				h = bk.TPOT
+			}
+			per[i].Add(h)
 		}
 	}
 	series := make([]float64, len(a.slices))

@@ -95,8 +95,8 @@ func acceptMSER(res normalize.WarmupResult, series []float64, unit, metric strin
 }
 
 // slowStart decides an arm's automatic warm-up from its per-step medians
-// of TTFT and of TPOT (time order, NaN where a step has no completed
-// request), each by the same rule — normalize.Warmup with opts, MSER's own
+// of TTFT and of TPOT over its largest stratum (time order, NaN where a
+// step has no completed request of it; see armData.dominantMedians), each by the same rule — normalize.Warmup with opts, MSER's own
 // cut taken by acceptMSER, and a cut only when the start is slower than
 // what follows — and keeps the later of the two cuts. A cold engine slows
 // every decode step: with little queueing its first tokens come nearly as
@@ -631,19 +631,7 @@ func (a *armData) kept() []bucket { return a.buckets[a.firstKept:] }
 // TTFT medians, confirmed by a CUSUM changepoint; see normalize.Warmup) and
 // re-buckets the arm with the detected cut.
 func (a *armData) autoWarmup() error {
-	medians := func(of func(b *bucket) []float64) []float64 {
-		series := make([]float64, len(a.buckets))
-		for i := range a.buckets {
-			xs := slices.Clone(of(&a.buckets[i]))
-			slices.Sort(xs)
-			series[i] = math.NaN()
-			if len(xs) > 0 {
-				series[i] = quantile(xs, 0.5)
-			}
-		}
-		return series
-	}
-	res := slowStart(medians(func(b *bucket) []float64 { return b.ttft }), a.dominantTPOT(),
+	res := slowStart(a.dominantMedians("ttft"), a.dominantMedians("tpot"),
 		normalize.WarmupOptions{}, "buckets")
 	if capB := int(math.Floor(a.policy.Window.WarmupCap(a.windowEnd-a.t0)/a.bucketSecs + 1e-9)); res.Cut > capB {
 		// a slow start longer than a warm-up is judged, not cut: the
@@ -662,14 +650,17 @@ func (a *armData) autoWarmup() error {
 	return a.replicaWarmups()
 }
 
-// dominantTPOT returns the arm's per-bucket TPOT medians (NaN where a
-// bucket has none) of its largest stratum alone — the one with the most
-// completed requests, ties to the first in key order — where a stratum is
-// the request's class label, or its token-length band when it has none,
-// with the policy class that sets its SLO (the aggregate's strata). A
-// pooled median moves when the mix moves during the run (a class that
-// stops sending halfway), which is no warm-up; one stratum's does not.
-func (a *armData) dominantTPOT() []float64 {
+// dominantMedians returns the arm's per-bucket medians of a latency
+// ("ttft" or "tpot"; NaN where a bucket has none) over its largest stratum
+// alone — the one with the most completed requests, ties to the first in
+// key order — where a stratum is the request's class label, or its
+// token-length band when it has none, with the policy class that sets its
+// SLO (the aggregate's strata). A pooled median moves when the mix moves
+// during the run: a canary whose slow-prompt class stopped sending halfway
+// had its first 5 minutes cut as a "warm-up" (its median TTFT fell from
+// 0.43 s to 0.30 s at the change), and both arms with it. One stratum's
+// median does not move with the mix.
+func (a *armData) dominantMedians(latency string) []float64 {
 	type key struct {
 		labelled bool
 		name     string
@@ -698,8 +689,10 @@ func (a *armData) dominantTPOT() []float64 {
 	vals := make([][]float64, len(a.buckets))
 	for i := range a.ds.Requests {
 		r := &a.ds.Requests[i]
-		if bi := a.bidx[i]; bi >= 0 && r.Status == sources.StatusOK && sources.Known(r.TPOT) && keyOf(i) == best {
-			vals[bi] = append(vals[bi], r.TPOT)
+		if bi := a.bidx[i]; bi >= 0 && r.Status == sources.StatusOK && keyOf(i) == best {
+			if v := latencyValue(r, latency); sources.Known(v) {
+				vals[bi] = append(vals[bi], v)
+			}
 		}
 	}
 	series := make([]float64, len(a.buckets))

@@ -66,10 +66,12 @@ func TestSlowStartByTPOT(t *testing.T) {
 
 // TestWarmupByTPOTBothPaths: a canary whose decode steps run twice as
 // slow for its first 3 minutes, its first tokens unchanged, is cut by
-// both judges (the TTFT medians alone showed nothing: before, neither
-// cut it); a canary whose slower class stops sending halfway through is
-// cut by neither (the series is the largest stratum's, not the pooled
-// median, which that mix change moves by a third).
+// both judges (the TTFT medians alone showed nothing: before, neither cut
+// it); a canary whose slower class (TTFT 2×, TPOT 1.75× the other's)
+// stops sending halfway through is cut by neither: the series are the
+// largest stratum's, and the pooled medians, which that mix change moves
+// by a third, had both judges cut its first 5 minutes (and the
+// baseline's with them) on TTFT as on TPOT.
 func TestWarmupByTPOTBothPaths(t *testing.T) {
 	p := chat(t)
 	p.Window.Warmup = "auto"
@@ -107,7 +109,7 @@ func TestWarmupByTPOTBothPaths(t *testing.T) {
 	})
 	t.Run("a slower class stops halfway", func(t *testing.T) {
 		b := base
-		b.longShare, b.longTTFTMed, b.longTPOTMed = 0.5, 0.3, 0.07
+		b.longShare, b.longTTFTMed, b.longTPOTMed = 0.5, 0.6, 0.07
 		c := b
 		c.seed = 33
 		bd, cd := b.dataset(sources.Baseline), c.dataset(sources.Canary)
