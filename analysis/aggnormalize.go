@@ -30,7 +30,7 @@ func (a *aggArm) warmup(w policies.WindowSpec) (NormalizationStep, error) {
 		st.Detail = "not requested"
 		return st, nil
 	case w.Warmup == "auto":
-		ttft, tpot := a.dominantMedians("ttft"), a.dominantMedians("tpot")
+		ttft, tpot := a.dominantMedians()
 		// batches of about the request path's 50 s (5 buckets of 10 s),
 		// so the cut's granularity does not grow with the step
 		batch := 5
@@ -70,11 +70,11 @@ func (a *aggArm) warmup(w policies.WindowSpec) (NormalizationStep, error) {
 }
 
 // dominantMedians is the request path's series of the same name
-// (armData.dominantMedians) on the aggregate: per slice, the median of a
-// latency ("ttft" or "tpot") over the stratum (AggBucket.Class) with the
-// most completed requests in the arm, ties to the first key; NaN where
-// that stratum has none.
-func (a *aggArm) dominantMedians(latency string) []float64 {
+// (armData.dominantMedians) on the aggregate: per slice, the medians of
+// TTFT and of TPOT over the stratum (AggBucket.Class) with the most
+// completed requests in the arm, ties to the first key; NaN where that
+// stratum has none.
+func (a *aggArm) dominantMedians() (ttft, tpot []float64) {
 	n := map[string]float64{}
 	for _, bk := range a.ds.Agg.Buckets {
 		n[bk.Class] += nan0(bk.Completed)
@@ -89,24 +89,24 @@ func (a *aggArm) dominantMedians(latency string) []float64 {
 	for i, s := range a.slices {
 		at[s.start] = i
 	}
-	per := make([]histo.Sum, len(a.slices))
+	st, sp := make([]histo.Sum, len(a.slices)), make([]histo.Sum, len(a.slices))
 	for _, bk := range a.ds.Agg.Buckets {
 		if i, ok := at[bk.Start]; ok && bk.Class == best {
-			h := bk.TTFT
-			if latency == "tpot" {
-				h = bk.TPOT
+			st[i].Add(bk.TTFT)
+			sp[i].Add(bk.TPOT)
+		}
+	}
+	medians := func(sums []histo.Sum) []float64 {
+		series := make([]float64, len(sums))
+		for i := range sums {
+			series[i] = math.NaN()
+			if h := sums[i].Histogram(); len(h.Edges) > 0 {
+				series[i] = histo.Quantile(0.5, h)
 			}
-			per[i].Add(h)
 		}
+		return series
 	}
-	series := make([]float64, len(a.slices))
-	for i := range per {
-		series[i] = math.NaN()
-		if h := per[i].Histogram(); len(h.Edges) > 0 {
-			series[i] = histo.Quantile(0.5, h)
-		}
-	}
-	return series
+	return medians(st), medians(sp)
 }
 
 // dropLeading moves a's first k analysed slices (0 < k < len(a.slices))

@@ -631,8 +631,8 @@ func (a *armData) kept() []bucket { return a.buckets[a.firstKept:] }
 // TTFT medians, confirmed by a CUSUM changepoint; see normalize.Warmup) and
 // re-buckets the arm with the detected cut.
 func (a *armData) autoWarmup() error {
-	res := slowStart(a.dominantMedians("ttft"), a.dominantMedians("tpot"),
-		normalize.WarmupOptions{}, "buckets")
+	ttft, tpot := a.dominantMedians()
+	res := slowStart(ttft, tpot, normalize.WarmupOptions{}, "buckets")
 	if capB := int(math.Floor(a.policy.Window.WarmupCap(a.windowEnd-a.t0)/a.bucketSecs + 1e-9)); res.Cut > capB {
 		// a slow start longer than a warm-up is judged, not cut: the
 		// rest of it stays in the window
@@ -650,60 +650,77 @@ func (a *armData) autoWarmup() error {
 	return a.replicaWarmups()
 }
 
-// dominantMedians returns the arm's per-bucket medians of a latency
-// ("ttft" or "tpot"; NaN where a bucket has none) over its largest stratum
-// alone — the one with the most completed requests, ties to the first in
-// key order — where a stratum is the request's class label, or its
-// token-length band when it has none, with the policy class that sets its
-// SLO (the aggregate's strata). A pooled median moves when the mix moves
-// during the run: a canary whose slow-prompt class stopped sending halfway
-// had its first 5 minutes cut as a "warm-up" (its median TTFT fell from
+// dominantMedians returns the arm's per-bucket medians of TTFT and of
+// TPOT (NaN where a bucket has none) over its largest stratum alone — the
+// one with the most completed requests, ties to the first by label or
+// token-length band, then policy class — where a stratum is the request's
+// class label, or its token-length band when it has none, with the policy
+// class that sets its SLO (the aggregate's strata, keyed as the
+// Aggregator keys them). A pooled median moves when the mix moves during
+// the run: a canary whose slow-prompt class stopped sending halfway had
+// its first 5 minutes cut as a "warm-up" (its median TTFT fell from
 // 0.43 s to 0.30 s at the change), and both arms with it. One stratum's
 // median does not move with the mix.
-func (a *armData) dominantMedians(latency string) []float64 {
-	type key struct {
-		labelled bool
-		name     string
-		class    int32
-	}
-	keyOf := func(i int) key {
-		r := &a.ds.Requests[i]
-		if r.Class != "" {
-			return key{true, r.Class, a.class[i]}
+func (a *armData) dominantMedians() (ttft, tpot []float64) {
+	rs := a.ds.Requests
+	keyOf := func(i int) stratumKey {
+		k := stratumKey{label: rs[i].Class, band: 255, class: a.class[i]}
+		if rs[i].Class == "" {
+			k.band = bandIndex(rs[i].PromptTokens, rs[i].OutputTokens)
 		}
-		return key{false, normalize.Band(r.PromptTokens, r.OutputTokens), a.class[i]}
+		return k
 	}
-	n := map[key]int{}
-	for i := range a.ds.Requests {
-		if a.ds.Requests[i].Status == sources.StatusOK {
-			n[keyOf(i)]++
+	// name is the label or band of request i's stratum, to break ties
+	name := func(i int) string {
+		if rs[i].Class != "" {
+			return rs[i].Class
+		}
+		return normalize.Band(rs[i].PromptTokens, rs[i].OutputTokens)
+	}
+	type tally struct{ n, first int }
+	n := map[stratumKey]tally{}
+	for i := range rs {
+		if rs[i].Status == sources.StatusOK {
+			k := keyOf(i)
+			t, ok := n[k]
+			if !ok {
+				t.first = i
+			}
+			t.n++
+			n[k] = t
 		}
 	}
-	var best key
-	most := 0
-	for k, c := range n {
-		if c > most || c == most && (cmp.Compare(k.name, best.name) < 0 || k.name == best.name && k.class < best.class) {
-			best, most = k, c
+	var best stratumKey
+	var top tally
+	for k, t := range n {
+		if t.n > top.n || t.n == top.n && (cmp.Compare(name(t.first), name(top.first)) < 0 || name(t.first) == name(top.first) && k.class < best.class) {
+			best, top = k, t
 		}
 	}
-	vals := make([][]float64, len(a.buckets))
-	for i := range a.ds.Requests {
-		r := &a.ds.Requests[i]
+	vt, vp := make([][]float64, len(a.buckets)), make([][]float64, len(a.buckets))
+	for i := range rs {
+		r := &rs[i]
 		if bi := a.bidx[i]; bi >= 0 && r.Status == sources.StatusOK && keyOf(i) == best {
-			if v := latencyValue(r, latency); sources.Known(v) {
-				vals[bi] = append(vals[bi], v)
+			if sources.Known(r.TTFT) {
+				vt[bi] = append(vt[bi], r.TTFT)
+			}
+			if sources.Known(r.TPOT) {
+				vp[bi] = append(vp[bi], r.TPOT)
 			}
 		}
 	}
-	series := make([]float64, len(a.buckets))
-	for b, xs := range vals {
-		series[b] = math.NaN()
-		if len(xs) > 0 {
-			slices.Sort(xs)
-			series[b] = quantile(xs, 0.5)
+	medians := func(vals [][]float64) []float64 {
+		series := make([]float64, len(vals))
+		for b, xs := range vals {
+			series[b] = math.NaN()
+			if len(xs) > 0 {
+				slices.Sort(xs)
+				series[b] = quantile(xs, 0.5)
+			}
 		}
+		return series
 	}
-	return series
+	return medians(vt), medians(vp)
 }
 
 // commonCut gives arms paired in time one analysed span: the arm whose
