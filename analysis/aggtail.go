@@ -264,15 +264,14 @@ func (j *aggJudgement) tailGate(e gateEval, idx int, info policies.MetricInfo, g
 	// draws the same resamples, so only the bins differ
 	point := math.Log(qc / qb)
 	var sb, sc tailScratch
-	boot := stats.QuantileRatioBootstrap(stats.Estimate{Point: point}, nc, nb, t.c.block(q, qc, &t), t.b.block(q, qb, &t), conf, j.cfg.Resamples, j.cfg.Seed+uint64(idx)*7919,
+	boot := stats.QuantileRatioBootstrap(stats.Estimate{Point: point, Method: e.m.Method}, nc, nb, t.c.block(q, qc, &t), t.b.block(q, qb, &t), conf, j.cfg.Resamples, j.cfg.Seed+uint64(idx)*7919,
 		func(ix [][]int) (float64, float64) {
 			return t.c.quantile(q, &t, ix[0], &sc), t.b.quantile(q, &t, ix[1], &sb)
 		})
 	if section {
-		if boot = hullWith(boot, t.sectioned(q, qc, qb, conf)); strings.HasSuffix(boot.Method, "+sectioning-hull") {
-			e.m.Method += "+sectioning-hull"
-		}
+		boot = hullWith(boot, t.sectioned(q, qc, qb, conf))
 	}
+	e.m.Method = boot.Method
 	ci, se := boot.CI, boot.SE
 	lb, ub := histo.QuantileBounds(q, hb)
 	lc, uc := histo.QuantileBounds(q, hc)
