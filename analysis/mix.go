@@ -298,10 +298,8 @@ func strayStrataFolds(b, c map[string]float64) (fold map[string]string, said []s
 		keys[k] = true
 	}
 	policyClass := func(k string) string {
-		if i := strings.LastIndex(k, " × "); i >= 0 {
-			return k[i+len(" × "):]
-		}
-		return ""
+		c, _ := afterLastSep(k)
+		return c
 	}
 	sorted := sortedKeys(keys)
 	for _, k := range sorted {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/goodput-dev/goodput/analysis/normalize"
 	"github.com/goodput-dev/goodput/policies"
@@ -192,10 +193,8 @@ const stratumSep = " × "
 // would take as a class, else "default" (see Aggregator).
 func StratumClass(p *policies.Policy, key string) string {
 	if len(p.Classes) > 0 {
-		for i := len(key) - len(stratumSep); i >= 0; i-- {
-			if key[i:i+len(stratumSep)] == stratumSep {
-				return key[i+len(stratumSep):]
-			}
+		if c, ok := afterLastSep(key); ok {
+			return c
 		}
 		return "default"
 	}
@@ -203,6 +202,17 @@ func StratumClass(p *policies.Policy, key string) string {
 		return "default"
 	}
 	return key
+}
+
+// afterLastSep returns the text of a stratum key after its last
+// stratumSep (the policy class, when the policy declares classes) and
+// whether the key has one.
+func afterLastSep(key string) (string, bool) {
+	i := strings.LastIndex(key, stratumSep)
+	if i < 0 {
+		return "", false
+	}
+	return key[i+len(stratumSep):], true
 }
 
 func isUnknownBand(key string) bool {
