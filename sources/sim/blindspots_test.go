@@ -201,3 +201,38 @@ func TestMixShiftPerClassIdentical(t *testing.T) {
 		}
 	}
 }
+
+// TestErrorBurst checks the premise of bs-error-burst: the canary fails
+// about 45% of its requests from minute 15 to 17 and about as many as the
+// baseline (almost none) before and after; the baseline never bursts.
+func TestErrorBurst(t *testing.T) {
+	res := runBuiltin(t, "bs-error-burst", 3, 20*time.Minute)
+	start := float64(res.Scenario.Start.Unix())
+	share := func(arm sources.Arm, in bool) float64 {
+		var n, bad float64
+		for _, r := range res.Requests(arm) {
+			off := r.Time - start
+			if (off >= 15*60+5 && off < 17*60-5) != in {
+				continue
+			}
+			if in || off < 15*60-5 || off >= 17*60+60 {
+				n++
+				if r.Status == sources.StatusError {
+					bad++
+				}
+			}
+		}
+		return bad / n
+	}
+	if c := share(sources.Canary, true); c < 0.38 || c > 0.52 {
+		t.Errorf("canary's error share in the burst %.3f, want about 0.45", c)
+	}
+	for _, arm := range []sources.Arm{sources.Baseline, sources.Canary} {
+		if s := share(arm, false); s > 0.01 {
+			t.Errorf("%s error share outside the burst %.3f, want < 1%%", arm, s)
+		}
+	}
+	if b := share(sources.Baseline, true); b > 0.01 {
+		t.Errorf("baseline error share during the canary's burst %.3f", b)
+	}
+}

@@ -33,6 +33,7 @@ type simReq struct {
 	replica  int32 // -1 until routed
 	state    reqState
 	doomed   bool  // ends with a server error instead of completing
+	burst    bool  // doomed by an error burst under way at its arrival
 	target   int32 // prefill tokens to compute (prompt + recomputed output)
 	recomp   int32 // output tokens recomputed after a preemption
 	computed int32 // prefill tokens done toward target (including cache hits)
@@ -557,6 +558,12 @@ func (s *armSim) offer(q *simReq, t float64) {
 	q.cached = -1
 	q.sched, q.firstTok, q.lastTok = math.NaN(), math.NaN(), math.NaN()
 	q.target = q.prompt
+	q.burst = false
+	if len(s.spec.ErrorBursts) > 0 {
+		if r := s.spec.burstRate(t); r > 0 {
+			q.burst = s.svc.Float64() < r
+		}
+	}
 	up := s.upCount()
 	if up == 0 {
 		s.end1(q, t, sources.StatusRejected, false)
@@ -592,6 +599,7 @@ func (s *armSim) offer(q *simReq, t float64) {
 // It reports whether q is on the queue now.
 func (s *armSim) enqueue(q *simReq, queue *reqQueue, t float64) bool {
 	q.doomed = s.spec.ErrorRate > 0 && s.spec.ErrorStatus != "rejected" && s.svc.Float64() < s.spec.ErrorRate
+	q.doomed = q.doomed || q.burst
 	if st := s.spec.Stalls; st.Scope == "request" && st.Probability > 0 && s.svc.Float64() < st.Probability {
 		if st.Token > 0 {
 			q.stallTok = min(int32(st.Token), q.output)

@@ -113,6 +113,7 @@ func (sc Scenario) clone() Scenario {
 	for _, a := range []*ArmSpec{&c.Baseline, &c.Canary} {
 		a.ClassWeights = maps.Clone(a.ClassWeights)
 		a.ClassLatency = maps.Clone(a.ClassLatency)
+		a.ErrorBursts = slices.Clone(a.ErrorBursts)
 	}
 	return c
 }

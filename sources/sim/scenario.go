@@ -263,6 +263,10 @@ type ArmSpec struct {
 	// logged as if the client gave up) or "rejected" (turned away at
 	// admission without being served).
 	ErrorStatus string `yaml:"error_status"`
+	// ErrorBursts are stretches of the run in which an admitted request
+	// also fails with the burst's probability (an outage, a bad push),
+	// logged as ErrorStatus (error, timeout or canceled). Default none.
+	ErrorBursts []ErrorBurst `yaml:"error_bursts"`
 	// LogCanceledBy makes the arm's log say who canceled each canceled
 	// request (the native log's canceled_by): "server" for the requests
 	// ErrorRate dooms under error_status canceled, "client" for the
@@ -439,6 +443,25 @@ type Failure struct {
 	Replica      int           `yaml:"replica"`
 	At           time.Duration `yaml:"at"`
 	RestartAfter time.Duration `yaml:"restart_after"`
+}
+
+// ErrorBurst is one stretch of extra server errors in an arm.
+type ErrorBurst struct {
+	At       time.Duration `yaml:"at"`       // offset from the window start
+	Duration time.Duration `yaml:"duration"` // > 0
+	Rate     float64       `yaml:"rate"`     // probability an admitted request fails, in (0, 1]
+}
+
+// burstRate is the extra error probability of the arm's bursts at t
+// seconds from the window start (the largest of those under way).
+func (a *ArmSpec) burstRate(t float64) float64 {
+	r := 0.0
+	for _, b := range a.ErrorBursts {
+		if t >= b.At.Seconds() && t < (b.At+b.Duration).Seconds() {
+			r = max(r, b.Rate)
+		}
+	}
+	return r
 }
 
 // arms returns the arms a failure applies to.
@@ -687,6 +710,12 @@ func validateArm(v *validator, p string, a *ArmSpec, classes map[string]bool, ma
 	v.check(a.ErrorRate >= 0 && a.ErrorRate < 1, p+".error_rate", "must be in [0, 1)")
 	v.check(slices.Contains([]string{"", "error", "timeout", "canceled", "rejected"}, a.ErrorStatus), p+".error_status",
 		"must be error, timeout, canceled or rejected")
+	for i, b := range a.ErrorBursts {
+		bp := fmt.Sprintf("%s.error_bursts[%d]", p, i)
+		v.check(b.At >= 0 && b.Duration > 0, bp, "at must be ≥ 0 and duration > 0")
+		v.check(b.Rate > 0 && b.Rate <= 1, bp+".rate", "must be in (0, 1]")
+		v.check(a.ErrorStatus != "rejected", bp, "bursts fail admitted requests: error_status must be error, timeout or canceled")
+	}
 	n := a.BatchNoise
 	v.check(finite(n.Sigma) && n.Sigma >= 0 && n.Sigma <= 1, p+".batch_noise.sigma", "must be in [0, 1]")
 	v.check(finite(n.Phi) && n.Phi >= 0 && n.Phi < 1, p+".batch_noise.phi", "must be in [0, 1)")
