@@ -53,6 +53,9 @@ type fleet struct {
 	// seconds (a crash and restart); the others absorb its load
 	outageAt, outageSecs float64
 	cacheStray           bool // every request hits the prefix cache except one
+	// in [burstAt, burstAt+burstSecs) seconds a request fails with
+	// probability burstErr, and TTFT is burstTTFTX times longer
+	burstAt, burstSecs, burstErr, burstTTFTX float64
 }
 
 func aaFleet(seed uint64) fleet {
@@ -140,7 +143,13 @@ func (f fleet) dataset(arm sources.Arm) *sources.Dataset {
 			cold = 1 + (f.coldX-1)*(1-t/f.coldSecs)
 		}
 		leak := 1 + f.leak*t/f.secs
+		inBurst := f.burstSecs > 0 && t >= f.burstAt && t < f.burstAt+f.burstSecs
+		if inBurst && f.burstTTFTX > 0 {
+			cold *= f.burstTTFTX
+		}
 		switch u := rng.Float64(); {
+		case inBurst && f.burstErr > 0 && rng.Float64() < f.burstErr:
+			r.Status = sources.StatusError
 		case u < f.cancelShare:
 			r.Status = sources.StatusCanceled
 		case u < f.cancelShare+f.rejectShare:
@@ -193,6 +202,8 @@ func fleetCases() []fleetCase {
 		{"tpot-leak", Fail, id, same(func(f *fleet) { f.leak = 0.3 })},
 		{"lost-replica", Fail, id, same(func(f *fleet) { f.lostReplica, f.lostSlowdown = true, 1.35 })},
 		{"replica-restart", Fail, id, same(func(f *fleet) { f.outageAt, f.outageSecs = 600, 120 })},
+		{"error-burst", Fail, id, same(func(f *fleet) { f.burstAt, f.burstSecs, f.burstErr = 900, 120, 0.5 })},
+		{"stall-1min", Fail, id, same(func(f *fleet) { f.burstAt, f.burstSecs, f.burstTTFTX = 900, 60, 5 })},
 		{"cache-stray", Pass, same(func(f *fleet) { f.cacheStray = true }), same(func(f *fleet) { f.cacheStray = true; f.longShare = 0.10 })},
 	}
 }
@@ -357,6 +368,8 @@ func TestBlindSpots(t *testing.T) {
 		"major-class-ttft": "ttft_p99:chat",
 		"lost-replica":     "canary_replica_loss",
 		"replica-restart":  "canary_replica_loss",
+		"error-burst":      "attainment_dip",
+		"stall-1min":       "attainment_dip",
 	}
 	for _, fc := range fleetCases() {
 		want, ok := gate[fc.name]

@@ -81,6 +81,10 @@ func (j *judgement) gates(r *Report) []Metric {
 		evals = append(evals, e)
 		ps = append(ps, math.NaN())
 	}
+	if e, ok := j.dipGuardrail(); ok {
+		evals = append(evals, e)
+		ps = append(ps, math.NaN())
+	}
 	for _, e := range j.trendChecks() {
 		evals = append(evals, e)
 		ps = append(ps, math.NaN())

@@ -1,0 +1,266 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/goodput-dev/goodput/analysis/stats"
+	"github.com/goodput-dev/goodput/policies"
+)
+
+// Dip check parameters (pre-declared).
+const (
+	// DipMargin is how far (absolute, 0.10 = 10 pp) the canary's share of
+	// good requests in one stretch of the run must fall below the
+	// baseline's over the same stretch, beyond the two arms' difference
+	// over the whole run, before the attainment_dip guardrail can fail.
+	// Ordinary per-arm slowdowns move a stretch's attainment by a few
+	// points; an outage or an error burst moves it by tens.
+	DipMargin = 0.10
+)
+
+// dipCell is one position of the arms' shared bucket grid: an arm's
+// offered requests there and its good requests, known within [goodLo,
+// goodHi] (equal when counted; bounded by histograms from metrics). A
+// position the arm did not analyse (cut as warm-up, or outside its run)
+// has offered 0.
+type dipCell struct {
+	start          float64 // seconds on the arms' shared clock
+	offered        float64
+	goodLo, goodHi float64
+}
+
+// dipEval is the attainment_dip guardrail of paired arms, whatever holds
+// them (requests or their aggregate): b and c are the arms' cells on the
+// shared grid (equal length, secs seconds each), canaryStart the start of
+// the canary's first bucket before any warm-up cut, and warmupCap the
+// automatic warm-up cap (seconds): no stretch that starts within the cap of
+// the canary's start is scanned, so a cold start the warm-up rule left in
+// the window is judged by the gates, not failed here.
+//
+// A burst of errors or a stall of a minute or two costs the canary many
+// good requests in one stretch; averaged over the run it is a few points
+// of attainment, and the batch-means interval, whose variance is measured
+// from the run's stretches, widens with the burst itself, so the
+// attainment gate stays inconclusive on an outage it should fail. The check
+// scans every stretch of 30 s, 1, 2 and 5 min (in whole buckets) of the
+// positions both arms analysed, and fails when in one stretch
+//
+//   - the canary's share of good requests is below the baseline's over the
+//     same stretch by more than DipMargin beyond the arms' difference over
+//     the run (canary − baseline), at the upper end of a Newcombe interval
+//     at one-sided level α/K, K the stretches scanned (Bonferroni); and
+//   - the good requests so lost, at that bound, exceed the slo_attainment
+//     gate's margin over the canary's requests in the run: the stretch
+//     alone costs more than the margin allows.
+//
+// Being relative to the run's difference, a persistent change (a
+// regression, a mix shift) is left to the attainment gate; sharing the
+// grid, a burst both arms see cancels. With good requests known only
+// within bounds, the canary's stretch is taken at its upper bound and the
+// baseline's at its lower one, the run's difference the other way round:
+// it fails only when every value within the bounds fails. It needs a
+// slo_attainment gate with a margin in pp (or in percent, taken of the
+// baseline's attainment); the row appears only when it fails.
+func dipEval(p *policies.Policy, b, c []dipCell, secs, canaryStart, warmupCap float64) (gateEval, bool) {
+	margin, ok := dipAttainmentMargin(p, b)
+	if !ok || len(b) != len(c) || len(b) == 0 || !(secs > 0) {
+		return gateEval{}, false
+	}
+	// the run's difference over the positions both arms analysed
+	var obRun, ocRun, gbLo, gbHi, gcLo, gcHi float64
+	for t := range b {
+		if b[t].offered > 0 && c[t].offered > 0 {
+			obRun, ocRun = obRun+b[t].offered, ocRun+c[t].offered
+			gbLo, gbHi = gbLo+b[t].goodLo, gbHi+b[t].goodHi
+			gcLo, gcHi = gcLo+c[t].goodLo, gcHi+c[t].goodHi
+		}
+	}
+	if !(obRun > 0 && ocRun > 0) {
+		return gateEval{}, false
+	}
+	runLo := gcLo/ocRun - gbHi/obRun // the cautious end for a fail
+	runPt := (gcLo+gcHi)/2/ocRun - (gbLo+gbHi)/2/obRun
+	type window struct{ from, n int }
+	var wins []window
+	seen := map[int]bool{}
+	// the stretch lengths scanned, seconds (rounded to whole buckets;
+	// repeats dropped)
+	for _, w := range [...]float64{30, 60, 120, 300} {
+		n := max(1, int(math.Round(w/secs)))
+		if seen[n] || n > len(b) {
+			continue
+		}
+		seen[n] = true
+		for from := 0; from+n <= len(b); from++ {
+			if b[from].start < canaryStart+warmupCap-1e-9 {
+				continue
+			}
+			wins = append(wins, window{from, n})
+		}
+	}
+	type stretch struct {
+		window
+		ob, oc, gbLo, gbHi, gcLo, gcHi float64
+	}
+	sum := func(w window) (s stretch, ok bool) {
+		s.window = w
+		for t := w.from; t < w.from+w.n; t++ {
+			if b[t].offered > 0 && c[t].offered > 0 {
+				s.ob, s.oc = s.ob+b[t].offered, s.oc+c[t].offered
+				s.gbLo, s.gbHi = s.gbLo+b[t].goodLo, s.gbHi+b[t].goodHi
+				s.gcLo, s.gcHi = s.gcLo+c[t].goodLo, s.gcHi+c[t].goodHi
+			}
+		}
+		return s, s.ob > 0 && s.oc > 0
+	}
+	k := 0
+	for _, w := range wins {
+		if _, ok := sum(w); ok {
+			k++
+		}
+	}
+	if k == 0 {
+		return gateEval{}, false
+	}
+	alpha := p.Alpha()
+	conf := 1 - 2*alpha/float64(k)
+	var worst stretch
+	var worstIv stats.Interval
+	worstLost := 0.0
+	for _, w := range wins {
+		s, ok := sum(w)
+		if !ok {
+			continue
+		}
+		// canary − baseline in the stretch, at the canary-favourable ends
+		iv := stats.NewcombeDiff(s.gcHi, s.oc, s.gbLo, s.ob, conf)
+		hi := iv.Hi - runLo
+		if !(hi < -DipMargin) {
+			continue
+		}
+		if lost := -hi * s.oc; lost > margin*ocRun && lost > worstLost {
+			worst, worstIv, worstLost = s, iv, lost
+		}
+	}
+	if worstLost == 0 {
+		return gateEval{}, false
+	}
+	s := worst
+	vb, vc := (s.gbLo+s.gbHi)/2/s.ob, (s.gcLo+s.gcHi)/2/s.oc
+	lo, hi := stats.NewcombeDiff(s.gcLo, s.oc, s.gbHi, s.ob, conf).Lo-runPt, worstIv.Hi-runLo
+	m := Metric{Name: "attainment_dip", Guardrail: true, Direction: "higher_is_better", Scale: "absolute", Unit: "fraction",
+		Baseline: Num(vb), Canary: Num(vc), Delta: Num(vc - vb - runPt), Interval: [2]Num{Num(lo), Num(hi)},
+		Margin: Num(DipMargin), PFail: Num(math.NaN()), NBaseline: int64(math.Round(s.ob)), NCanary: int64(math.Round(s.oc)),
+		Buckets: [2]int{s.n, s.n}, Method: fmt.Sprintf("window-scan-newcombe-bonferroni-%d", k), Adjusted: []string{}, Verdict: Fail}
+	from := b[s.from].start - canaryStart
+	m.Reason = fmt.Sprintf("the canary's worst stretch, %s to %s after its start (%s), held %.1f%% good requests against the baseline's %.1f%% at the same time: %s [%s, %s] beyond the arms' difference over the run (%s), below the −%s margin at one-sided level α/%d (Bonferroni over the stretches scanned); it lost about %s good requests, more than the %s attainment margin of the canary's %s requests in the run allows (an outage or a burst of errors that the run's average and its batch-means interval absorb)",
+		fmtClock(from), fmtClock(from+float64(s.n)*secs), fmtSpan(float64(s.n)*secs), 100*vc, 100*vb,
+		fmtDelta(m, float64(m.Delta)), fmtDelta(m, lo), fmtDelta(m, hi), fmtDelta(m, runPt), fmtMargin(m), k,
+		fmtCount(math.Round(worstLost)), fmtMargin(Metric{Scale: "absolute", Margin: Num(margin)}), fmtCount(math.Round(ocRun)))
+	return gateEval{m: m}, true
+}
+
+// dipAttainmentMargin is the slo_attainment gate's margin as an absolute
+// fraction (a percent margin taken of the baseline's attainment in the
+// cells), false when the policy has no such gate.
+func dipAttainmentMargin(p *policies.Policy, b []dipCell) (float64, bool) {
+	for _, g := range p.Gates {
+		if g.Metric != "slo_attainment" {
+			continue
+		}
+		switch g.Margin.Kind {
+		case policies.MarginPP:
+			return g.Margin.Value, true
+		case policies.MarginPercent:
+			var o, good float64
+			for _, x := range b {
+				o, good = o+x.offered, good+x.goodLo
+			}
+			if o > 0 {
+				return g.Margin.Value * good / o, true
+			}
+		}
+	}
+	return 0, false
+}
+
+// fmtClock writes seconds since a start as m:ss (or h:mm:ss).
+func fmtClock(s float64) string {
+	t := int(math.Round(s))
+	if t >= 3600 {
+		return fmt.Sprintf("%d:%02d:%02d", t/3600, t/60%60, t%60)
+	}
+	return fmt.Sprintf("%d:%02d", t/60, t%60)
+}
+
+// fmtSpan writes a stretch's length in seconds as "90 s" or "2 min".
+func fmtSpan(s float64) string {
+	if s >= 60 && math.Mod(s, 60) == 0 {
+		return fmt.Sprintf("%g min", s/60)
+	}
+	return fmt.Sprintf("%g s", s)
+}
+
+// dipGuardrail is the attainment_dip check on the requests of paired arms
+// (dipEval decides it, as on the aggregate path): the baseline and the
+// canary as counted, on the shared grid.
+func (j *judgement) dipGuardrail() (gateEval, bool) {
+	if !j.paired || j.b.pseudo || j.c.pseudo {
+		return gateEval{}, false
+	}
+	from, nb := j.grid()
+	secs := j.b.bucketSecs
+	cells := func(a *armData) []dipCell {
+		out := make([]dipCell, nb)
+		for t := range out {
+			i := from + t
+			out[t].start = j.b.origin + float64(i)*secs
+			if i >= a.firstKept && i < len(a.buckets) {
+				b := &a.buckets[i]
+				out[t].offered, out[t].goodLo, out[t].goodHi = b.offered, b.good, b.good
+			}
+		}
+		return out
+	}
+	start := math.NaN()
+	for i := range j.c.buckets {
+		if j.c.buckets[i].offered > 0 {
+			start = j.b.origin + float64(i)*secs
+			break
+		}
+	}
+	if math.IsNaN(start) || math.IsNaN(j.b.origin) {
+		return gateEval{}, false
+	}
+	return dipEval(j.p, cells(j.b), cells(j.c), secs, start, j.p.Window.WarmupCap(j.c.windowEnd-j.c.t0))
+}
+
+// dipGuardrail is the attainment_dip check on paired aggregated arms: the
+// baseline and the canary as counted (cRaw), slice by slice on the shared
+// grid, good requests within their bounds.
+func (j *aggJudgement) dipGuardrail() (gateEval, bool) {
+	if !j.paired || len(j.b.slices) == 0 || len(j.cRaw.slices) == 0 || len(j.c.allStarts) == 0 {
+		return gateEval{}, false
+	}
+	step := j.b.ds.Agg.Step
+	b, c := j.b, j.cRaw
+	lo := math.Min(b.slices[0].start, c.slices[0].start)
+	hi := math.Max(b.slices[len(b.slices)-1].start, c.slices[len(c.slices)-1].start)
+	nb := int(math.Round((hi-lo)/step)) + 1
+	cells := func(a *aggArm) []dipCell {
+		out := make([]dipCell, nb)
+		for t := range out {
+			out[t].start = lo + float64(t)*step
+		}
+		for i := range a.slices {
+			s := &a.slices[i]
+			if t := int(math.Round((s.start - lo) / step)); t >= 0 && t < nb {
+				out[t].offered, out[t].goodLo, out[t].goodHi = s.offered(), s.goodLo, s.goodHi
+			}
+		}
+		return out
+	}
+	run := j.c.slices[len(j.c.slices)-1].end - j.c.allStarts[0]
+	return dipEval(j.p, cells(b), cells(c), step, j.c.allStarts[0], j.p.Window.WarmupCap(run))
+}

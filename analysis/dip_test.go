@@ -1,0 +1,147 @@
+package analysis
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/goodput-dev/goodput/sources"
+)
+
+// dipCells lays out n buckets of 10 s per arm, each offered 200 requests of
+// which 196 are good (98%), changed where mod says.
+func dipCells(n int, mod func(t int, c *dipCell)) []dipCell {
+	out := make([]dipCell, n)
+	for t := range out {
+		out[t] = dipCell{start: 1000 + 10*float64(t), offered: 200, goodLo: 196, goodHi: 196}
+		if mod != nil {
+			mod(t, &out[t])
+		}
+	}
+	return out
+}
+
+// TestDipEval: the attainment_dip check fails a stretch the canary lost,
+// and only that: not a burst both arms share, not a persistent difference
+// (the attainment gate's business), not a stretch within the warm-up cap
+// of the canary's start, not a dip too small to matter against the
+// attainment margin, and not where the bounds on good requests leave it
+// undetermined.
+func TestDipEval(t *testing.T) {
+	p := chat(t) // slo_attainment margin 1 pp
+	burst := func(from, to int, good float64) func(int, *dipCell) {
+		return func(t int, c *dipCell) {
+			if t >= from && t < to {
+				c.goodLo, c.goodHi = good, good
+			}
+		}
+	}
+	const n = 180 // 30 min
+	for _, tc := range []struct {
+		name string
+		b, c []dipCell
+		fail bool
+		// the stretch named, in buckets
+		span int
+	}{
+		{"2 min at half good in the canary", dipCells(n, nil), dipCells(n, burst(90, 102, 100)), true, 12},
+		{"1 min stalled in the canary", dipCells(n, nil), dipCells(n, burst(60, 66, 0)), true, 6},
+		{"the same burst in both arms", dipCells(n, burst(90, 102, 100)), dipCells(n, burst(90, 102, 100)), false, 0},
+		{"15 pp worse all run", dipCells(n, nil), dipCells(n, burst(0, n, 166)), false, 0},
+		{"a stall in the canary's first 5 min", dipCells(n, nil), dipCells(n, burst(6, 18, 0)), false, 0},
+		{"30 s at half good: under the margin's worth", dipCells(n, nil), dipCells(n, burst(90, 93, 100)), false, 0},
+		{"a dip of 8 pp for 5 min: under 10 pp", dipCells(n, nil), dipCells(n, burst(90, 120, 180)), false, 0},
+		{"a burst the baseline had", dipCells(n, burst(90, 102, 100)), dipCells(n, nil), false, 0},
+		{"bounds that may hold the whole burst", dipCells(n, nil), dipCells(n, func(t int, c *dipCell) {
+			if t >= 90 && t < 102 {
+				c.goodLo, c.goodHi = 100, 200
+			}
+		}), false, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, ok := dipEval(p, tc.b, tc.c, 10, 1000, 300)
+			if ok != tc.fail {
+				t.Fatalf("row present %v, want %v (%s)", ok, tc.fail, e.m.Reason)
+			}
+			if !ok {
+				return
+			}
+			m := e.m
+			if m.Verdict != Fail || m.Name != "attainment_dip" || !m.Guardrail {
+				t.Fatalf("%s %s guardrail %v", m.Name, m.Verdict, m.Guardrail)
+			}
+			if m.Buckets[0] != tc.span {
+				t.Errorf("stretch of %d buckets, want %d: %s", m.Buckets[0], tc.span, m.Reason)
+			}
+			if !(float64(m.Interval[1]) < -DipMargin) || !(float64(m.Interval[0]) <= float64(m.Delta) && float64(m.Delta) <= float64(m.Interval[1])) {
+				t.Errorf("interval %v around %v", m.Interval, m.Delta)
+			}
+			if !strings.Contains(m.Reason, "Bonferroni") || !strings.Contains(m.Reason, "after its start") {
+				t.Errorf("reason: %s", m.Reason)
+			}
+		})
+	}
+	// no slo_attainment gate: no check
+	q := *chat(t)
+	q.Gates = nil
+	if _, ok := dipEval(&q, dipCells(n, nil), dipCells(n, burst(90, 102, 100)), 10, 1000, 300); ok {
+		t.Error("checked without an attainment gate")
+	}
+}
+
+// TestDipBothPaths: a canary that serves half its requests with errors for
+// two minutes, or stalls for one, is a FAIL on the request path and from
+// the aggregate, with the same stretch named; the attainment gate alone
+// stays inconclusive (its batch-means interval widens with the burst).
+// The untouched A/A run of the same seed shows no dip.
+func TestDipBothPaths(t *testing.T) {
+	cfg := Config{Policy: chat(t), Resamples: 200, Seed: 1}
+	const seed = 700
+	for _, tc := range []struct {
+		name string
+		mod  func(r *sources.Request, at float64, i int)
+		fail bool
+	}{
+		{"errors", func(r *sources.Request, at float64, i int) {
+			if at >= 900 && at < 1020 && i%2 == 0 {
+				r.Status = sources.StatusError
+			}
+		}, true},
+		{"stall", func(r *sources.Request, at float64, i int) {
+			if at >= 900 && at < 960 && r.Status == sources.StatusOK {
+				r.E2E += 9 * r.TTFT
+				r.TTFT *= 10
+			}
+		}, true},
+		{"A/A", func(*sources.Request, float64, int) {}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, c := fleetArms(aaFleet(seed), aaFleet(seed), seed)
+			t0 := c.Requests[0].Time
+			for i := range c.Requests {
+				tc.mod(&c.Requests[i], c.Requests[i].Time-t0, i)
+			}
+			exact, agg := judgedBothWays(t, b, c, cfg)
+			for path, r := range map[string]*Report{"request path": exact, "aggregate": agg} {
+				m, ok := metricNamed(r, "attainment_dip")
+				if ok != tc.fail {
+					t.Fatalf("%s: attainment_dip present %v, want %v (%s)", path, ok, tc.fail, m.Reason)
+				}
+				if !tc.fail {
+					continue
+				}
+				if r.Verdict != Fail || m.Verdict != Fail {
+					t.Errorf("%s: verdict %s, attainment_dip %s", path, r.Verdict, m.Verdict)
+				}
+				if !strings.Contains(m.Reason, "15:00 to ") {
+					t.Errorf("%s: stretch not at 15 min: %s", path, m.Reason)
+				}
+			}
+			me, _ := metricNamed(exact, "attainment_dip")
+			ma, _ := metricNamed(agg, "attainment_dip")
+			if me.Buckets != ma.Buckets || math.Abs(float64(me.Delta-ma.Delta)) > 1e-9 {
+				t.Errorf("paths differ: %v %v vs %v %v", me.Buckets, me.Delta, ma.Buckets, ma.Delta)
+			}
+		})
+	}
+}
