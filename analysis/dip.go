@@ -61,7 +61,8 @@ type dipCell struct {
 // baseline's at its lower one, the run's difference the other way round:
 // it fails only when every value within the bounds fails. It needs a
 // slo_attainment gate with a margin in pp (or in percent, taken of the
-// baseline's attainment); the row appears only when it fails.
+// baseline's attainment); the row appears only when it fails, or with
+// normalize.canary_dip: excuse as a pass that says what it excused.
 func dipEval(p *policies.Policy, b, c []dipCell, secs, canaryStart, warmupCap float64) (gateEval, bool) {
 	margin, ok := dipAttainmentMargin(p, b)
 	if !ok || len(b) != len(c) || len(b) == 0 || !(secs > 0) {
@@ -154,10 +155,15 @@ func dipEval(p *policies.Policy, b, c []dipCell, secs, canaryStart, warmupCap fl
 		Margin: Num(DipMargin), PFail: Num(math.NaN()), NBaseline: int64(math.Round(s.ob)), NCanary: int64(math.Round(s.oc)),
 		Buckets: [2]int{s.n, s.n}, Method: fmt.Sprintf("window-scan-newcombe-bonferroni-%d", k), Adjusted: []string{}, Verdict: Fail}
 	from := b[s.from].start - canaryStart
-	m.Reason = fmt.Sprintf("the canary's worst stretch, %s to %s after its start (%s), held %.1f%% good requests against the baseline's %.1f%% at the same time: %s [%s, %s] beyond the arms' difference over the run (%s), below the −%s margin at one-sided level α/%d (Bonferroni over the stretches scanned); it lost about %s good requests, more than the %s attainment margin of the canary's %s requests in the run allows (an outage or a burst of errors that the run's average and its batch-means interval absorb)",
+	blame := "an outage or a burst of errors that the run's average and its batch-means interval absorb; set normalize.canary_dip: excuse when such stretches are known not to be the change's"
+	if p.Normalize.CanaryDip == "excuse" {
+		m.Verdict = Pass
+		blame = "excused by the policy (normalize.canary_dip: excuse): the stretch is still judged in every gate"
+	}
+	m.Reason = fmt.Sprintf("the canary's worst stretch, %s to %s after its start (%s), held %.1f%% good requests against the baseline's %.1f%% at the same time: %s [%s, %s] beyond the arms' difference over the run (%s), below the −%s margin at one-sided level α/%d (Bonferroni over the stretches scanned); it lost at least about %s good requests, more than the %s attainment margin of the canary's %s requests in the run allows (%s)",
 		fmtClock(from), fmtClock(from+float64(s.n)*secs), fmtSpan(float64(s.n)*secs), 100*vc, 100*vb,
 		fmtDelta(m, float64(m.Delta)), fmtDelta(m, lo), fmtDelta(m, hi), fmtDelta(m, runPt), fmtMargin(m), k,
-		fmtCount(math.Round(worstLost)), fmtMargin(Metric{Scale: "absolute", Margin: Num(margin)}), fmtCount(math.Round(ocRun)))
+		fmtCount(math.Round(worstLost)), fmtMargin(Metric{Scale: "absolute", Margin: Num(margin)}), fmtCount(math.Round(ocRun)), blame)
 	return gateEval{m: m}, true
 }
 

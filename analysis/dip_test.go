@@ -81,6 +81,12 @@ func TestDipEval(t *testing.T) {
 			}
 		})
 	}
+	// excused by the policy: the same row, a pass that says so
+	x := *chat(t)
+	x.Normalize.CanaryDip = "excuse"
+	if e, ok := dipEval(&x, dipCells(n, nil), dipCells(n, burst(90, 102, 100)), 10, 1000, 300); !ok || e.m.Verdict != Pass || !strings.Contains(e.m.Reason, "excused by the policy") {
+		t.Errorf("excused: present %v, %s: %s", ok, e.m.Verdict, e.m.Reason)
+	}
 	// no slo_attainment gate: no check
 	q := *chat(t)
 	q.Gates = nil

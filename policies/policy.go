@@ -183,6 +183,12 @@ type NormalizeSpec struct {
 	// maintenance). Either way the canary's requests stay in every gate as
 	// served.
 	CanaryReplicaLoss string `yaml:"canary_replica_loss"`
+	// CanaryDip says what a stretch in which the canary alone loses many
+	// good requests (an outage, a burst of errors) means: "blame" (the
+	// default) fails the attainment_dip guardrail; "excuse" reports it
+	// without failing (e.g. a fleet whose replicas are known to hiccup on
+	// their own). Either way the stretch stays in every gate.
+	CanaryDip string `yaml:"canary_dip"`
 	// Weights is the explicit reference mix when Mix is "weights":
 	// class name → share (normalized to sum 1).
 	Weights map[string]float64 `yaml:"weights"`
@@ -556,7 +562,7 @@ func policySchema() schema {
 			"output_tokens": {"min": leaf, "max": leaf},
 		}}},
 		"window":    {"warmup": leaf, "bucket": leaf, "max_warmup": leaf, "implausible": leaf, "untimed": leaf},
-		"normalize": {"mix": leaf, "cache": leaf, "load": leaf, "canary_replica_loss": leaf, "weights": {"*": leaf}},
+		"normalize": {"mix": leaf, "cache": leaf, "load": leaf, "canary_replica_loss": leaf, "canary_dip": leaf, "weights": {"*": leaf}},
 		"gates":     {"[]": {"metric": leaf, "margin": leaf, "guardrail": leaf, "weight": leaf, "target": leaf}},
 		"cost":      {"accelerator_per_hour": leaf, "host_per_hour": leaf, "network_per_gb": leaf, "idle_reserve_per_hour": leaf},
 		"traffic":   {"canary_share": leaf},

@@ -201,6 +201,12 @@ func (p *Policy) validate(doc *yaml.Node) error {
 	if p.Normalize.CanaryReplicaLoss == "" {
 		p.Normalize.CanaryReplicaLoss = "blame"
 	}
+	if err := oneOf(doc, p.Normalize.CanaryDip, "blame", []string{"blame", "excuse"}, "normalize", "canary_dip"); err != nil {
+		return err
+	}
+	if p.Normalize.CanaryDip == "" {
+		p.Normalize.CanaryDip = "blame"
+	}
 	if len(p.Gates) == 0 {
 		return nodeErr(find(doc, "gates"), "gates: declare at least one gated metric (%s)", metricNames())
 	}
