@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/goodput-dev/goodput/analysis/stats"
 	"github.com/goodput-dev/goodput/policies"
@@ -17,6 +18,14 @@ const (
 	// Ordinary per-arm slowdowns move a stretch's attainment by a few
 	// points; an outage or an error burst moves it by tens.
 	DipMargin = 0.10
+	// MinDipStretches is the fewest stretches of one length that must fit
+	// side by side past the warm-up cap for that length to be scanned:
+	// their spread is what a stretch is set against.
+	MinDipStretches = 5
+	// DipIsolation is how many times deeper a stretch must be than any
+	// stretch of its length (not overlapping it) in which the baseline is
+	// the worse arm.
+	DipIsolation = 3
 )
 
 // dipCell is one position of the arms' shared bucket grid: an arm's
@@ -50,6 +59,19 @@ type dipCell struct {
 //     same stretch by more than DipMargin beyond the arms' difference over
 //     the run (canary − baseline), at the upper end of a Newcombe interval
 //     at one-sided level α/K, K the stretches scanned (Bonferroni); and
+//   - the stretch's difference (at the canary-favourable ends) lies below
+//     the median of the run's stretches of its length by more than a
+//     Student t quantile times their MAD spread, t on one less than the
+//     stretches of that length that fit side by side, at α over those
+//     stretches and the lengths scanned: per-arm slowdowns that last
+//     minutes move a stretch by more than its binomial noise, and a
+//     noisier fleet must show a larger dip (lengths with fewer than
+//     MinDipStretches side by side are not scanned);
+//   - no stretch of its length that does not overlap it has the baseline
+//     worse by more than 1/DipIsolation of its depth: under identical arms
+//     the baseline's stretches are as likely to be the worse ones, so the
+//     baseline's deepest shows how deep the fleet's own slowdowns go (the
+//     canary's other deep stretches, a second outage, excuse nothing); and
 //   - the good requests so lost, at that bound, exceed the slo_attainment
 //     gate's margin over the canary's requests in the run: the stretch
 //     alone costs more than the margin allows.
@@ -83,23 +105,6 @@ func dipEval(p *policies.Policy, b, c []dipCell, secs, canaryStart, warmupCap fl
 	runLo := gcLo/ocRun - gbHi/obRun // the cautious end for a fail
 	runPt := (gcLo+gcHi)/2/ocRun - (gbLo+gbHi)/2/obRun
 	type window struct{ from, n int }
-	var wins []window
-	seen := map[int]bool{}
-	// the stretch lengths scanned, seconds (rounded to whole buckets;
-	// repeats dropped)
-	for _, w := range [...]float64{30, 60, 120, 300} {
-		n := max(1, int(math.Round(w/secs)))
-		if seen[n] || n > len(b) {
-			continue
-		}
-		seen[n] = true
-		for from := 0; from+n <= len(b); from++ {
-			if b[from].start < canaryStart+warmupCap-1e-9 {
-				continue
-			}
-			wins = append(wins, window{from, n})
-		}
-	}
 	type stretch struct {
 		window
 		ob, oc, gbLo, gbHi, gcLo, gcHi float64
@@ -115,10 +120,40 @@ func dipEval(p *policies.Policy, b, c []dipCell, secs, canaryStart, warmupCap fl
 		}
 		return s, s.ob > 0 && s.oc > 0
 	}
+	// the stretches of each length (seconds, rounded to whole buckets;
+	// repeats dropped) that start past the cap and hold both arms
+	type length struct {
+		n        int
+		st       []stretch
+		disjoint int // stretches of this length that fit side by side
+	}
+	var lengths []length
 	k := 0
-	for _, w := range wins {
-		if _, ok := sum(w); ok {
-			k++
+	for _, w := range [...]float64{30, 60, 120, 300} {
+		n := max(1, int(math.Round(w/secs)))
+		if len(lengths) > 0 && lengths[len(lengths)-1].n == n || n > len(b) {
+			continue
+		}
+		l := length{n: n}
+		eligible := 0
+		for from := 0; from < len(b); from++ {
+			if b[from].start < canaryStart+warmupCap-1e-9 {
+				continue
+			}
+			if b[from].offered > 0 && c[from].offered > 0 {
+				eligible++
+			}
+			if from+n > len(b) {
+				continue
+			}
+			if s, ok := sum(window{from, n}); ok {
+				l.st = append(l.st, s)
+			}
+		}
+		l.disjoint = eligible / n
+		if l.disjoint >= MinDipStretches {
+			lengths = append(lengths, l)
+			k += len(l.st)
 		}
 	}
 	if k == 0 {
@@ -128,20 +163,55 @@ func dipEval(p *policies.Policy, b, c []dipCell, secs, canaryStart, warmupCap fl
 	conf := 1 - 2*alpha/float64(k)
 	var worst stretch
 	var worstIv stats.Interval
+	var worstSpread, worstCrit float64
 	worstLost := 0.0
-	for _, w := range wins {
-		s, ok := sum(w)
-		if !ok {
-			continue
+	for _, l := range lengths {
+		// the stretches' own spread: per-arm slowdowns that last minutes
+		// move a stretch's difference by more than its binomial noise,
+		// so a stretch is set against the run's other stretches of its
+		// length (median and MAD, robust to the stretch itself), at a
+		// Student t level over the stretches that fit side by side
+		// (Bonferroni over them and the lengths)
+		d := make([]float64, len(l.st))
+		for i, s := range l.st {
+			d[i] = (s.gcLo+s.gcHi)/2/s.oc - (s.gbLo+s.gbHi)/2/s.ob
 		}
-		// canary − baseline in the stretch, at the canary-favourable ends
-		iv := stats.NewcombeDiff(s.gcHi, s.oc, s.gbLo, s.ob, conf)
-		hi := iv.Hi - runLo
-		if !(hi < -DipMargin) {
-			continue
-		}
-		if lost := -hi * s.oc; lost > margin*ocRun && lost > worstLost {
-			worst, worstIv, worstLost = s, iv, lost
+		med, spread := medianMAD(d)
+		df := float64(l.disjoint - 1)
+		crit := stats.TQuantile(1-alpha/float64(l.disjoint*len(lengths)), df) * spread
+		for _, s := range l.st {
+			// canary − baseline in the stretch, at the canary-favourable ends
+			iv := stats.NewcombeDiff(s.gcHi, s.oc, s.gbLo, s.ob, conf)
+			hi := iv.Hi - runLo
+			if !(hi < -DipMargin) {
+				continue
+			}
+			dev := med - (s.gcHi/s.oc - s.gbLo/s.ob)
+			if !(dev > crit) {
+				continue
+			}
+			// the baseline shows how deep this fleet's own slowdowns go:
+			// under identical arms its stretches are as likely to be the
+			// worse as the canary's, so no stretch of the run (not
+			// overlapping this one) may have the baseline worse by more
+			// than 1/DipIsolation of this depth; the canary's other deep
+			// stretches (a second outage) do not excuse this one
+			alone := true
+			for j := range l.st {
+				if l.st[j].from+l.n <= s.from || l.st[j].from >= s.from+l.n {
+					if (d[j]-med)*DipIsolation > dev {
+						alone = false
+						break
+					}
+				}
+			}
+			if !alone {
+				continue
+			}
+			if lost := -hi * s.oc; lost > margin*ocRun && lost > worstLost {
+				worst, worstIv, worstLost = s, iv, lost
+				worstSpread, worstCrit = spread, crit
+			}
 		}
 	}
 	if worstLost == 0 {
@@ -160,9 +230,10 @@ func dipEval(p *policies.Policy, b, c []dipCell, secs, canaryStart, warmupCap fl
 		m.Verdict = Pass
 		blame = "excused by the policy (normalize.canary_dip: excuse): the stretch is still judged in every gate"
 	}
-	m.Reason = fmt.Sprintf("the canary's worst stretch, %s to %s after its start (%s), held %.1f%% good requests against the baseline's %.1f%% at the same time: %s [%s, %s] beyond the arms' difference over the run (%s), below the −%s margin at one-sided level α/%d (Bonferroni over the stretches scanned); it lost at least about %s good requests, more than the %s attainment margin of the canary's %s requests in the run allows (%s)",
+	m.Reason = fmt.Sprintf("the canary's worst stretch, %s to %s after its start (%s), held %.1f%% good requests against the baseline's %.1f%% at the same time: %s [%s, %s] beyond the arms' difference over the run (%s), below the −%s margin at one-sided level α/%d (Bonferroni over the stretches scanned), and %.1f times the spread of the run's stretches of that length (MAD %s; t bound %s); it lost at least about %s good requests, more than the %s attainment margin of the canary's %s requests in the run allows (%s)",
 		fmtClock(from), fmtClock(from+float64(s.n)*secs), fmtSpan(float64(s.n)*secs), 100*vc, 100*vb,
 		fmtDelta(m, float64(m.Delta)), fmtDelta(m, lo), fmtDelta(m, hi), fmtDelta(m, runPt), fmtMargin(m), k,
+		dipRatio(vc-vb-runPt, worstSpread), fmtDelta(m, worstSpread), fmtDelta(m, worstCrit),
 		fmtCount(math.Round(worstLost)), fmtMargin(Metric{Scale: "absolute", Margin: Num(margin)}), fmtCount(math.Round(ocRun)), blame)
 	return gateEval{m: m}, true
 }
@@ -269,4 +340,26 @@ func (j *aggJudgement) dipGuardrail() (gateEval, bool) {
 	}
 	run := j.c.slices[len(j.c.slices)-1].end - j.c.allStarts[0]
 	return dipEval(j.p, cells(b), cells(c), step, j.c.allStarts[0], j.p.Window.WarmupCap(run))
+}
+
+// medianMAD returns the median of x and its median absolute deviation
+// scaled to a normal standard deviation (× 1.4826).
+func medianMAD(x []float64) (med, spread float64) {
+	y := slices.Clone(x)
+	slices.Sort(y)
+	med = quantile(y, 0.5)
+	for i, v := range x {
+		y[i] = math.Abs(v - med)
+	}
+	slices.Sort(y)
+	return med, 1.4826 * quantile(y, 0.5)
+}
+
+// dipRatio is how many spreads a stretch's difference lies out (NaN when
+// the spread is 0).
+func dipRatio(d, spread float64) float64 {
+	if !(spread > 0) {
+		return math.NaN()
+	}
+	return math.Abs(d) / spread
 }

@@ -56,6 +56,9 @@ type fleet struct {
 	// in [burstAt, burstAt+burstSecs) seconds a request fails with
 	// probability burstErr, and TTFT is burstTTFTX times longer
 	burstAt, burstSecs, burstErr, burstTTFTX float64
+	// bursts (0 = 1) repeat every burstEvery seconds
+	bursts     int
+	burstEvery float64
 }
 
 func aaFleet(seed uint64) fleet {
@@ -143,7 +146,11 @@ func (f fleet) dataset(arm sources.Arm) *sources.Dataset {
 			cold = 1 + (f.coldX-1)*(1-t/f.coldSecs)
 		}
 		leak := 1 + f.leak*t/f.secs
-		inBurst := f.burstSecs > 0 && t >= f.burstAt && t < f.burstAt+f.burstSecs
+		inBurst := false
+		for k := range max(f.bursts, 1) {
+			at := f.burstAt + float64(k)*f.burstEvery
+			inBurst = inBurst || f.burstSecs > 0 && t >= at && t < at+f.burstSecs
+		}
 		if inBurst && f.burstTTFTX > 0 {
 			cold *= f.burstTTFTX
 		}
@@ -189,6 +196,10 @@ func fleetCases() []fleetCase {
 	return []fleetCase{
 		{"aa", Pass, id, id},
 		{"mix-shift", Pass, id, same(func(f *fleet) { f.longShare = 0.10 })},
+		// A/A under per-arm slowdowns 2× and 3.5× the default's spread (the
+		// last also longer-lived): how far the judge stays calibrated
+		{"aa-noisier", Pass, same(func(f *fleet) { f.sigma = 0.04 }), same(func(f *fleet) { f.sigma = 0.04 })},
+		{"aa-noisiest", Pass, same(func(f *fleet) { f.sigma, f.phi = 0.05, 0.9 }), same(func(f *fleet) { f.sigma, f.phi = 0.05, 0.9 })},
 		{"masked-regression", Fail, id, same(func(f *fleet) { f.longShare = 0.10; f.tpotX = 1.15 })},
 		{"regress-10", Fail, id, same(func(f *fleet) { f.ttftX, f.tpotX = 1.10, 1.10 })},
 		{"cold-start", Pass, id, same(func(f *fleet) { f.coldSecs, f.coldX = 240, 2.5 })},
@@ -203,6 +214,7 @@ func fleetCases() []fleetCase {
 		{"lost-replica", Fail, id, same(func(f *fleet) { f.lostReplica, f.lostSlowdown = true, 1.35 })},
 		{"replica-restart", Fail, id, same(func(f *fleet) { f.outageAt, f.outageSecs = 600, 120 })},
 		{"error-burst", Fail, id, same(func(f *fleet) { f.burstAt, f.burstSecs, f.burstErr = 900, 120, 0.5 })},
+		{"error-bursts-2", Fail, id, same(func(f *fleet) { f.burstAt, f.burstSecs, f.burstErr, f.bursts, f.burstEvery = 600, 120, 0.5, 2, 600 })},
 		{"stall-1min", Fail, id, same(func(f *fleet) { f.burstAt, f.burstSecs, f.burstTTFTX = 900, 60, 5 })},
 		{"cache-stray", Pass, same(func(f *fleet) { f.cacheStray = true }), same(func(f *fleet) { f.cacheStray = true; f.longShare = 0.10 })},
 	}
@@ -369,6 +381,7 @@ func TestBlindSpots(t *testing.T) {
 		"lost-replica":     "canary_replica_loss",
 		"replica-restart":  "canary_replica_loss",
 		"error-burst":      "attainment_dip",
+		"error-bursts-2":   "attainment_dip",
 		"stall-1min":       "attainment_dip",
 	}
 	for _, fc := range fleetCases() {
