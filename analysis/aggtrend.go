@@ -23,23 +23,7 @@ func (j *aggJudgement) trendChecks() []gateEval {
 	}
 	step := j.b.ds.Agg.Step
 	b, c := j.b, j.cRaw
-	lo := math.Min(b.slices[0].start, c.slices[0].start)
-	hi := math.Max(b.slices[len(b.slices)-1].start, c.slices[len(c.slices)-1].start)
-	nb := int(math.Round((hi-lo)/step)) + 1
-	// at[t] is an arm's slice at grid position t, or −1
-	index := func(a *aggArm) []int {
-		at := make([]int, nb)
-		for i := range at {
-			at[i] = -1
-		}
-		for i, s := range a.slices {
-			if t := int(math.Round((s.start - lo) / step)); t >= 0 && t < nb {
-				at[t] = i
-			}
-		}
-		return at
-	}
-	atB, atC := index(b), index(c)
+	_, nb, atB, atC := j.rawGrid()
 	ratios := map[string][2]aggRatioSeries{}
 	segment := func(metric string, info policies.MetricInfo, from, to int) (trendPoint, bool) {
 		if info.Latency != "" {
@@ -116,3 +100,28 @@ func (j *aggJudgement) trendChecks() []gateEval {
 }
 
 type aggRatioSeries struct{ num, den []float64 }
+
+// rawGrid lays the baseline and the canary as counted (cRaw) on their
+// shared grid: from the earlier first analysed slice (lo, seconds) to the
+// later last one, nb positions one step apart; atB[t] and atC[t] are the
+// arms' slices at position t, or −1. Both arms must hold slices.
+func (j *aggJudgement) rawGrid() (lo float64, nb int, atB, atC []int) {
+	step := j.b.ds.Agg.Step
+	b, c := j.b, j.cRaw
+	lo = math.Min(b.slices[0].start, c.slices[0].start)
+	hi := math.Max(b.slices[len(b.slices)-1].start, c.slices[len(c.slices)-1].start)
+	nb = int(math.Round((hi-lo)/step)) + 1
+	index := func(a *aggArm) []int {
+		at := make([]int, nb)
+		for i := range at {
+			at[i] = -1
+		}
+		for i, s := range a.slices {
+			if t := int(math.Round((s.start - lo) / step)); t >= 0 && t < nb {
+				at[t] = i
+			}
+		}
+		return at
+	}
+	return lo, nb, index(b), index(c)
+}

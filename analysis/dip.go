@@ -321,25 +321,20 @@ func (j *aggJudgement) dipGuardrail() (gateEval, bool) {
 		return gateEval{}, false
 	}
 	step := j.b.ds.Agg.Step
-	b, c := j.b, j.cRaw
-	lo := math.Min(b.slices[0].start, c.slices[0].start)
-	hi := math.Max(b.slices[len(b.slices)-1].start, c.slices[len(c.slices)-1].start)
-	nb := int(math.Round((hi-lo)/step)) + 1
-	cells := func(a *aggArm) []dipCell {
+	lo, nb, atB, atC := j.rawGrid()
+	cells := func(a *aggArm, at []int) []dipCell {
 		out := make([]dipCell, nb)
 		for t := range out {
 			out[t].start = lo + float64(t)*step
-		}
-		for i := range a.slices {
-			s := &a.slices[i]
-			if t := int(math.Round((s.start - lo) / step)); t >= 0 && t < nb {
+			if i := at[t]; i >= 0 {
+				s := &a.slices[i]
 				out[t].offered, out[t].goodLo, out[t].goodHi = s.offered(), s.goodLo, s.goodHi
 			}
 		}
 		return out
 	}
 	run := j.c.slices[len(j.c.slices)-1].end - j.c.allStarts[0]
-	return dipEval(j.p, cells(b), cells(c), step, j.c.allStarts[0], j.p.Window.WarmupCap(run))
+	return dipEval(j.p, cells(j.b, atB), cells(j.cRaw, atC), step, j.c.allStarts[0], j.p.Window.WarmupCap(run))
 }
 
 // medianMAD returns the median of x and its median absolute deviation
