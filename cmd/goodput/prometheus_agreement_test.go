@@ -98,6 +98,7 @@ func TestPrometheusAgreesWithRequestLogsAcrossScenarios(t *testing.T) {
 		{"p99 TTFT +50%", filepath.Join("testdata", "promagree", "ttft-50.yaml"), 15, "fail", ""},
 		{"10% regression", "regress-10", 15, "fail", ""},
 		{"errors up (2%)", filepath.Join("testdata", "promagree", "errors-up.yaml"), 15, "fail", ""},
+		{"canary error burst (2 min at 50%)", filepath.Join("testdata", "promagree", "error-burst.yaml"), 20, "fail", ""},
 		{"cold canary", "cold-start", 20, "pass", ""},
 		{"lost baseline replica", "replica-loss", 15, "pass", ""},
 		{"mix shift, classes unlabelled in metrics", "mix-shift", 15, "pass", "inconclusive"},
