@@ -125,6 +125,24 @@ func (j *aggJudgement) classOf(key string) (class, label string) {
 	return cls, head
 }
 
+// labelled reports whether any of an exact aggregate's strata is a class
+// label rather than a token-length band.
+func (j *aggJudgement) labelled(a *aggArm) bool {
+	isBand := func(s string) bool { return s == "" || slices.Contains(normalize.Bands(), s) || isUnknownBand(s) }
+	for _, bk := range a.ds.Agg.Buckets {
+		head := bk.Class
+		if len(j.p.Classes) > 0 {
+			if i := strings.LastIndex(head, stratumSep); i >= 0 {
+				head = head[:i]
+			}
+		}
+		if !isBand(head) {
+			return true
+		}
+	}
+	return false
+}
+
 // tailClass is the class a bucket's requests are gated by in the per-class
 // tail gates: the label when there is one, else the policy class (the
 // request path's classKey).

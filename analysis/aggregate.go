@@ -97,6 +97,11 @@ func judgeAggregate(baseline, canary *sources.Dataset, cfg Config) (*Report, err
 		// an exact aggregate counted good requests per class at scan time
 		j.warnf("per-class SLOs are not applied to metrics data: every request is judged with the policy's default SLO")
 	}
+	if j.exact() {
+		if w := labelMismatch(j.labelled(j.b), j.labelled(j.c)); w != "" {
+			j.warnf("%s", w)
+		}
+	}
 	j.cRaw = j.c
 	if j.mix.factor != nil {
 		if j.cRaw, err = newAggArm(canary, j.slo, nil); err != nil {

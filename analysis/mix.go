@@ -106,7 +106,11 @@ func (j *judgement) planMix() *mixPlan {
 	// says). Explicit weights name policy classes, so with mix: weights the
 	// strata are the policy classes.
 	policyClasses := len(j.p.Classes) > 0
-	labelled := hasLabels(j.b) || hasLabels(j.c)
+	lb, lc := hasLabels(j.b), hasLabels(j.c)
+	labelled := lb || lc
+	if w := labelMismatch(lb, lc); w != "" {
+		j.warnf("%s", w)
+	}
 	byWeights := mode == normalize.MixWeights && len(j.cls.names) > 1
 	switch {
 	case byWeights:
@@ -455,6 +459,22 @@ func (plan *mixPlan) cacheBand(r *sources.Request) string {
 		return to
 	}
 	return b
+}
+
+// labelMismatch is the warning for arms of which one carries class labels
+// and the other none ("" when both or neither do): one arm's strata are
+// its labels, the other's token-length bands, and no stratum is in both,
+// so a mix-standardized gate cannot be formed (it stays inconclusive, the
+// reason listing the strata one arm lacks).
+func labelMismatch(baseline, canary bool) string {
+	if baseline == canary {
+		return ""
+	}
+	with, without := "canary", "baseline"
+	if baseline {
+		with, without = without, with
+	}
+	return fmt.Sprintf("the %s's records carry class labels (class) and the %s's none: one arm's strata are its labels, the other's token-length bands, so the arms share no stratum and no gate can be standardized to one traffic mix; label both arms' records the same way (a gateway upgrade that started logging the label?), or judge both without labels", with, without)
 }
 
 func hasLabels(a *armData) bool {

@@ -137,3 +137,38 @@ func TestStrayStrataFolds(t *testing.T) {
 		})
 	}
 }
+
+// TestLabelsInOneArm: a canary whose records carry class labels beside a
+// baseline whose records carry none (a gateway upgrade that started
+// logging them) shares no stratum with it; both judges say so in a
+// warning. The request path's standardized gates stay inconclusive; the
+// aggregate's mix step is not applied (its prompt-length check keeps a
+// traffic difference from passing or failing, as for metrics).
+func TestLabelsInOneArm(t *testing.T) {
+	cfg := Config{Policy: chat(t), Resamples: 100, Seed: 1}
+	const seed = 1200
+	b, c := fleetArms(aaFleet(seed), aaFleet(seed), seed)
+	for i := range b.Requests {
+		b.Requests[i].Class = ""
+	}
+	exact, agg := judgedBothWays(t, b, c, cfg)
+	for path, r := range map[string]*Report{"request path": exact, "aggregate": agg} {
+		if !strings.Contains(strings.Join(r.Warnings, " "), "the canary's records carry class labels (class) and the baseline's none") {
+			t.Errorf("%s: no warning naming the arms: %q", path, r.Warnings)
+		}
+	}
+	if m, ok := metricNamed(exact, "slo_attainment"); !ok || m.Verdict != Inconclusive {
+		t.Errorf("request path: slo_attainment %s (%s)", m.Verdict, m.Reason)
+	}
+	if s := step(agg, "mix"); s.Applied || !strings.Contains(s.Detail, "only one arm") {
+		t.Errorf("aggregate: mix step %v %q", s.Applied, s.Detail)
+	}
+	// labelled alike: no warning
+	b2, c2 := fleetArms(aaFleet(seed), aaFleet(seed), seed)
+	e2, a2 := judgedBothWays(t, b2, c2, cfg)
+	for _, r := range []*Report{e2, a2} {
+		if strings.Contains(strings.Join(r.Warnings, " "), "carry class labels") {
+			t.Errorf("warning on arms labelled alike: %q", r.Warnings)
+		}
+	}
+}
