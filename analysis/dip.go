@@ -15,8 +15,10 @@ const (
 	// good requests in one stretch of the run must fall below the
 	// baseline's over the same stretch, beyond the two arms' difference
 	// over the whole run, before the attainment_dip guardrail can fail.
-	// Ordinary per-arm slowdowns move a stretch's attainment by a few
-	// points; an outage or an error burst moves it by tens.
+	// Per-arm slowdowns move a stretch's attainment by a few points on
+	// the fleet model and the simulator, an outage or an error burst by
+	// tens; in noisier fleets a slowdown near the SLO edge can move it by
+	// tens too, which dipEval's spread and isolation conditions answer.
 	DipMargin = 0.10
 	// MinDipStretches is the fewest stretches of one length that must fit
 	// side by side past the warm-up cap for that length to be scanned:
