@@ -99,7 +99,7 @@ func judgeAggregate(baseline, canary *sources.Dataset, cfg Config) (*Report, err
 	}
 	if j.exact() {
 		if w := labelMismatch(j.labelled(j.b), j.labelled(j.c)); w != "" {
-			j.warnf("%s", w)
+			j.warnf("%s; the aggregate keeps no token-length band for a labelled record, so the arms are compared without mix standardization, a difference in mean prompt tokens keeping the verdict from passing or failing; --exact stratifies both by band", w)
 		}
 	}
 	j.cRaw = j.c

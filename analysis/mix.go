@@ -106,10 +106,12 @@ func (j *judgement) planMix() *mixPlan {
 	// says). Explicit weights name policy classes, so with mix: weights the
 	// strata are the policy classes.
 	policyClasses := len(j.p.Classes) > 0
+	// labels stratify only when both arms carry them: one arm's labels
+	// against the other's bands would share no stratum
 	lb, lc := hasLabels(j.b), hasLabels(j.c)
-	labelled := lb || lc
+	labelled := lb && lc
 	if w := labelMismatch(lb, lc); w != "" {
-		j.warnf("%s", w)
+		j.warnf("%s; the request path stratifies both arms by token-length band instead, labels aside", w)
 	}
 	byWeights := mode == normalize.MixWeights && len(j.cls.names) > 1
 	switch {
@@ -133,9 +135,9 @@ func (j *judgement) planMix() *mixPlan {
 		switch {
 		case byWeights:
 			k = j.cls.names[a.class[i]]
-		case r.Class != "" && policyClasses:
+		case labelled && r.Class != "" && policyClasses:
 			k = r.Class + " × " + j.cls.names[a.class[i]]
-		case r.Class != "":
+		case labelled && r.Class != "":
 			k = r.Class
 		case policyClasses:
 			k = normalize.Band(r.PromptTokens, r.OutputTokens) + " × " + j.cls.names[a.class[i]]
@@ -462,10 +464,11 @@ func (plan *mixPlan) cacheBand(r *sources.Request) string {
 }
 
 // labelMismatch is the warning for arms of which one carries class labels
-// and the other none ("" when both or neither do): one arm's strata are
-// its labels, the other's token-length bands, and no stratum is in both,
-// so a mix-standardized gate cannot be formed (it stays inconclusive, the
-// reason listing the strata one arm lacks).
+// and the other none ("" when both or neither do): one arm's strata would
+// be its labels, the other's token-length bands, with no stratum in both.
+// The request path then stratifies both by band; the aggregate, which
+// keeps no band for a labelled record, compares them unstandardized with
+// its prompt-length check.
 func labelMismatch(baseline, canary bool) string {
 	if baseline == canary {
 		return ""
@@ -474,7 +477,7 @@ func labelMismatch(baseline, canary bool) string {
 	if baseline {
 		with, without = without, with
 	}
-	return fmt.Sprintf("the %s's records carry class labels (class) and the %s's none: one arm's strata are its labels, the other's token-length bands, so the arms share no stratum and no gate can be standardized to one traffic mix; label both arms' records the same way (a gateway upgrade that started logging the label?), or judge both without labels", with, without)
+	return fmt.Sprintf("the %s's records carry class labels (class) and the %s's none: by label and by token-length band the arms share no stratum; label both arms' records the same way (a gateway upgrade that started logging the label?)", with, without)
 }
 
 func hasLabels(a *armData) bool {

@@ -140,10 +140,11 @@ func TestStrayStrataFolds(t *testing.T) {
 
 // TestLabelsInOneArm: a canary whose records carry class labels beside a
 // baseline whose records carry none (a gateway upgrade that started
-// logging them) shares no stratum with it; both judges say so in a
-// warning. The request path's standardized gates stay inconclusive; the
-// aggregate's mix step is not applied (its prompt-length check keeps a
-// traffic difference from passing or failing, as for metrics).
+// logging them) shares no stratum with it by label; both judges say so in
+// a warning. The request path stratifies both arms by token-length band
+// and decides; the aggregate, which keeps no band for labelled records,
+// does not apply its mix step (its prompt-length check keeps a traffic
+// difference from passing or failing, as for metrics).
 func TestLabelsInOneArm(t *testing.T) {
 	cfg := Config{Policy: chat(t), Resamples: 100, Seed: 1}
 	const seed = 1200
@@ -157,7 +158,10 @@ func TestLabelsInOneArm(t *testing.T) {
 			t.Errorf("%s: no warning naming the arms: %q", path, r.Warnings)
 		}
 	}
-	if m, ok := metricNamed(exact, "slo_attainment"); !ok || m.Verdict != Inconclusive {
+	if s := step(exact, "mix"); !s.Applied || !strings.Contains(s.Detail, "token-length bands") {
+		t.Errorf("request path: mix step %v %q", s.Applied, s.Detail)
+	}
+	if m, ok := metricNamed(exact, "slo_attainment"); !ok || strings.Contains(m.Reason, "cannot standardise") {
 		t.Errorf("request path: slo_attainment %s (%s)", m.Verdict, m.Reason)
 	}
 	if s := step(agg, "mix"); s.Applied || !strings.Contains(s.Detail, "only one arm") {
