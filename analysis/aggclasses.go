@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/goodput-dev/goodput/analysis/histo"
-	"github.com/goodput-dev/goodput/analysis/normalize"
 )
 
 // aggClasses is the per-class breakdown of a metrics comparison whose
@@ -108,18 +107,15 @@ func (j *aggJudgement) classOf(key string) (class, label string) {
 		}
 		return key, ""
 	}
-	isBand := func(s string) bool { return s == "" || slices.Contains(normalize.Bands(), s) || isUnknownBand(s) }
+	head := stratumHead(j.p, key)
 	if !policyClasses {
-		if isBand(key) {
+		if isBandKey(head) {
 			return "default", ""
 		}
 		return key, ""
 	}
-	head, cls := "", StratumClass(j.p, key)
-	if i := strings.LastIndex(key, stratumSep); i >= 0 {
-		head = key[:i]
-	}
-	if isBand(head) {
+	cls := StratumClass(j.p, key)
+	if isBandKey(head) {
 		return cls, ""
 	}
 	return cls, head
@@ -128,15 +124,8 @@ func (j *aggJudgement) classOf(key string) (class, label string) {
 // labelled reports whether any of an exact aggregate's strata is a class
 // label rather than a token-length band.
 func (j *aggJudgement) labelled(a *aggArm) bool {
-	isBand := func(s string) bool { return s == "" || slices.Contains(normalize.Bands(), s) || isUnknownBand(s) }
 	for _, bk := range a.ds.Agg.Buckets {
-		head := bk.Class
-		if len(j.p.Classes) > 0 {
-			if i := strings.LastIndex(head, stratumSep); i >= 0 {
-				head = head[:i]
-			}
-		}
-		if !isBand(head) {
+		if !isBandKey(stratumHead(j.p, bk.Class)) {
 			return true
 		}
 	}

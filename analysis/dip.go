@@ -122,6 +122,19 @@ func dipEval(p *policies.Policy, b, c []dipCell, secs, canaryStart, warmupCap fl
 		}
 		return s, s.ob > 0 && s.oc > 0
 	}
+	// mid is a stretch's attainment per arm, at the middle of its bounds
+	mid := func(s stretch) (vb, vc float64) {
+		return (s.gbLo + s.gbHi) / 2 / s.ob, (s.gcLo + s.gcHi) / 2 / s.oc
+	}
+	// the first position past the warm-up cap, and how many from there on
+	// both arms analysed
+	first, eligible := len(b), 0
+	for t := len(b) - 1; t >= 0 && b[t].start >= canaryStart+warmupCap-1e-9; t-- {
+		first = t
+		if b[t].offered > 0 && c[t].offered > 0 {
+			eligible++
+		}
+	}
 	// the stretches of each length (seconds, rounded to whole buckets;
 	// repeats dropped) that start past the cap and hold both arms
 	type length struct {
@@ -136,23 +149,12 @@ func dipEval(p *policies.Policy, b, c []dipCell, secs, canaryStart, warmupCap fl
 		if len(lengths) > 0 && lengths[len(lengths)-1].n == n || n > len(b) {
 			continue
 		}
-		l := length{n: n}
-		eligible := 0
-		for from := 0; from < len(b); from++ {
-			if b[from].start < canaryStart+warmupCap-1e-9 {
-				continue
-			}
-			if b[from].offered > 0 && c[from].offered > 0 {
-				eligible++
-			}
-			if from+n > len(b) {
-				continue
-			}
+		l := length{n: n, disjoint: eligible / n}
+		for from := first; from+n <= len(b); from++ {
 			if s, ok := sum(window{from, n}); ok {
 				l.st = append(l.st, s)
 			}
 		}
-		l.disjoint = eligible / n
 		if l.disjoint >= MinDipStretches {
 			lengths = append(lengths, l)
 			k += len(l.st)
@@ -176,7 +178,8 @@ func dipEval(p *policies.Policy, b, c []dipCell, secs, canaryStart, warmupCap fl
 		// (Bonferroni over them and the lengths)
 		d := make([]float64, len(l.st))
 		for i, s := range l.st {
-			d[i] = (s.gcLo+s.gcHi)/2/s.oc - (s.gbLo+s.gbHi)/2/s.ob
+			vb, vc := mid(s)
+			d[i] = vc - vb
 		}
 		med, spread := medianMAD(d)
 		df := float64(l.disjoint - 1)
@@ -220,7 +223,7 @@ func dipEval(p *policies.Policy, b, c []dipCell, secs, canaryStart, warmupCap fl
 		return gateEval{}, false
 	}
 	s := worst
-	vb, vc := (s.gbLo+s.gbHi)/2/s.ob, (s.gcLo+s.gcHi)/2/s.oc
+	vb, vc := mid(s)
 	lo, hi := stats.NewcombeDiff(s.gcLo, s.oc, s.gbHi, s.ob, conf).Lo-runPt, worstIv.Hi-runLo
 	m := Metric{Name: "attainment_dip", Guardrail: true, Direction: "higher_is_better", Scale: "absolute", Unit: "fraction",
 		Baseline: Num(vb), Canary: Num(vc), Delta: Num(vc - vb - runPt), Interval: [2]Num{Num(lo), Num(hi)},

@@ -198,10 +198,29 @@ func StratumClass(p *policies.Policy, key string) string {
 		}
 		return "default"
 	}
-	if slices.Contains(normalize.Bands(), key) || key == "" || isUnknownBand(key) {
+	if isBandKey(key) {
 		return "default"
 	}
 	return key
+}
+
+// isBandKey reports whether a stratum key's label-or-band part (see
+// stratumHead) is a token-length band, or empty, rather than a class label.
+func isBandKey(s string) bool {
+	return s == "" || slices.Contains(normalize.Bands(), s) || isUnknownBand(s)
+}
+
+// stratumHead is an Aggregator stratum key's label-or-band part: the key
+// itself when p declares no classes, else the text before its last
+// stratumSep ("" when it has none).
+func stratumHead(p *policies.Policy, key string) string {
+	if len(p.Classes) == 0 {
+		return key
+	}
+	if i := strings.LastIndex(key, stratumSep); i >= 0 {
+		return key[:i]
+	}
+	return ""
 }
 
 // afterLastSep returns the text of a stratum key after its last
