@@ -110,6 +110,10 @@ type Aggregator struct {
 	// row caches the cells of the slice last added to, by stratum id
 	row      []*aggCell
 	rowSlice int64
+	// shape holds, by stratum id, the cell last created for it: a new
+	// cell's histograms start at its bins' range (Hist.ReserveLike), so
+	// they rarely grow and copy while the slice fills
+	shape []*aggCell
 	// unlabeled[class+1][band] caches the stratum id of unlabelled
 	// requests (−1: not seen yet)
 	unlabeled [][]int32
@@ -383,6 +387,15 @@ func (a *Aggregator) Add(r *sources.Request) {
 		if c == nil {
 			c = &aggCell{}
 			a.cells[ck] = c
+			for len(a.shape) <= int(sid) {
+				a.shape = append(a.shape, nil)
+			}
+			if p := a.shape[sid]; p != nil {
+				c.ttft.ReserveLike(&p.ttft)
+				c.tpot.ReserveLike(&p.tpot)
+				c.e2e.ReserveLike(&p.e2e)
+			}
+			a.shape[sid] = c
 		}
 		if slice != a.rowSlice {
 			clear(a.row)

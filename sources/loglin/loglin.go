@@ -266,6 +266,18 @@ func (h *Hist) grow(i int32) bool {
 	return true
 }
 
+// ReserveLike gives an empty h the array range of o, so that values
+// spread like o's are counted without growing it. Counts are unchanged
+// whatever the array's range; only the work of growing is saved. A
+// non-empty h, or an o with no array, is left as it is.
+func (h *Hist) ReserveLike(o *Hist) {
+	if len(h.dense) != 0 || len(h.far) != 0 || len(o.dense) == 0 {
+		return
+	}
+	h.lo = o.lo
+	h.dense = make([]uint16, len(o.dense))
+}
+
 // absorb moves the map's bins within the array's range into it when their
 // weight is a whole number that fits.
 func (h *Hist) absorb() {

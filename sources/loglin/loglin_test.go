@@ -159,10 +159,14 @@ func TestHistAgreesWithMap(t *testing.T) {
 		}
 		return float64(1 + rng.IntN(3))
 	}
+	var prev Hist
 	for trial := range 400 {
 		kind := trial % 3
 		n := rng.IntN(3000)
-		var h, o Hist
+		// r takes every value into an array reserved like the previous
+		// trial's histogram (another distribution, often)
+		var h, o, r Hist
+		r.ReserveLike(&prev)
 		ref := refHist{}
 		for k := range n {
 			v, w := draw(kind), weight(trial/3)
@@ -171,6 +175,7 @@ func TestHistAgreesWithMap(t *testing.T) {
 			} else {
 				o.Add(v, w)
 			}
+			r.Add(v, w)
 			i, _ := Index(v)
 			ref[i] += w
 		}
@@ -180,6 +185,10 @@ func TestHistAgreesWithMap(t *testing.T) {
 		if !slices.Equal(got.Edges, we) || !slices.Equal(got.Counts, wc) {
 			t.Fatalf("trial %d (kind %d, %d values): cumulative differs:\n got %v %v\nwant %v %v", trial, kind, n, got.Edges, got.Counts, we, wc)
 		}
+		if rc := r.Cumulative(); !slices.Equal(rc.Edges, we) || !slices.Equal(rc.Counts, wc) || r.Len() != h.Len() {
+			t.Fatalf("trial %d: reserved like the last trial's, cumulative differs:\n got %v %v\nwant %v %v", trial, rc.Edges, rc.Counts, we, wc)
+		}
+		prev = h
 		if len(we) > 0 && !got.Sparse {
 			t.Fatalf("trial %d: not marked sparse", trial)
 		}
