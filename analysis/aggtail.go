@@ -227,13 +227,16 @@ func (j *aggJudgement) latencyGate(e gateEval, idx int, info policies.MetricInfo
 	if cut := math.Max(j.b.cutSecs, j.c.cutSecs); cut > 0 {
 		e.m.Adjusted = append(e.m.Adjusted, fmt.Sprintf("warm-up cut %gs", cut))
 	}
-	return j.tailGate(e, idx, info, g, conf, newTailHists(sliceHists(j.b, info.Latency), sliceHists(j.c, info.Latency)), false)
+	// arms that did not run side by side get the sectioning hull, as on
+	// the request path (judgement.evalGate)
+	return j.tailGate(e, idx, info, g, conf, newTailHists(sliceHists(j.b, info.Latency), sliceHists(j.c, info.Latency)), !j.paired)
 }
 
 // tailGate compares the arms' q-quantiles of one latency from t. The
 // interval is the request path's: its block bootstrap
-// (stats.QuantileRatioBootstrap) and, for a class's tail (section true),
-// its hull with the sectioning interval (judgement.evalClassTail).
+// (stats.QuantileRatioBootstrap) and, for a class's tail or arms that are
+// not paired in time (section true), its hull with the sectioning interval
+// (judgement.evalClassTail, judgement.evalGate).
 func (j *aggJudgement) tailGate(e gateEval, idx int, info policies.MetricInfo, g policies.Gate, conf float64, t tailHists, section bool) gateEval {
 	q := info.Quantile
 	hb, hc := t.hist(t.b.all()), t.hist(t.c.all())

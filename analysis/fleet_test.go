@@ -59,6 +59,9 @@ type fleet struct {
 	// bursts (0 = 1) repeat every burstEvery seconds
 	bursts     int
 	burstEvery float64
+	// offset shifts the arm's clock by this many seconds (an arm run
+	// after the other, as benchmark files are)
+	offset float64
 }
 
 func aaFleet(seed uint64) fleet {
@@ -100,7 +103,7 @@ func (f fleet) dataset(arm sources.Arm) *sources.Dataset {
 			continue
 		}
 		r := sources.NewRequest()
-		r.Time = t0 + t
+		r.Time = t0 + f.offset + t
 		r.Attempt = 1
 		long := rng.Float64() < f.longShare
 		r.Class = "chat"
@@ -216,6 +219,15 @@ func fleetCases() []fleetCase {
 		{"error-burst", Fail, id, same(func(f *fleet) { f.burstAt, f.burstSecs, f.burstErr = 900, 120, 0.5 })},
 		{"error-bursts-2", Fail, id, same(func(f *fleet) { f.burstAt, f.burstSecs, f.burstErr, f.bursts, f.burstEvery = 600, 120, 0.5, 2, 600 })},
 		{"stall-1min", Fail, id, same(func(f *fleet) { f.burstAt, f.burstSecs, f.burstTTFTX = 900, 60, 5 })},
+		// the canary on one replica of ten, taking a tenth of the traffic
+		{"aa-split-10", Pass, same(func(f *fleet) { f.rate, f.replicas = 18, 9 }), same(func(f *fleet) { f.rate, f.replicas = 2, 1 })},
+		{"aa-2rps", Pass, same(func(f *fleet) { f.rate = 2 }), same(func(f *fleet) { f.rate = 2 })},
+		{"improve-10", Pass, id, same(func(f *fleet) { f.ttftX, f.tpotX = 0.9, 0.9 })},
+		{"split-10-regress-10", Fail, same(func(f *fleet) { f.rate, f.replicas = 18, 9 }), same(func(f *fleet) { f.rate, f.replicas = 2, 1; f.ttftX, f.tpotX = 1.10, 1.10 })},
+		// benchmark runs one after the other at a steady load: no shared
+		// clock, so the arms are judged as independent
+		{"sequential-aa", Pass, same(func(f *fleet) { f.waveAmp = 0 }), same(func(f *fleet) { f.waveAmp, f.offset = 0, 1860 })},
+		{"sequential-regress-10", Fail, same(func(f *fleet) { f.waveAmp = 0 }), same(func(f *fleet) { f.waveAmp, f.offset = 0, 1860; f.ttftX, f.tpotX = 1.10, 1.10 })},
 		{"cache-stray", Pass, same(func(f *fleet) { f.cacheStray = true }), same(func(f *fleet) { f.cacheStray = true; f.longShare = 0.10 })},
 	}
 }
@@ -244,9 +256,10 @@ func TestFleetCalibration(t *testing.T) {
 		}
 		counts := map[Verdict]int{}
 		gateFails, gateInc := map[string]int{}, map[string]int{}
-		// on identical arms every gate's true harm is 0: count how often
-		// each interval holds it
+		// on identical arms (a case named aa… or …-aa) every gate's true
+		// harm is 0: count how often each interval holds it
 		covered, intervals := map[string]int{}, map[string]int{}
+		identical := strings.HasPrefix(fc.name, "aa") || strings.HasSuffix(fc.name, "-aa")
 		for i := 0; i < reps; i++ {
 			seed := uint64(1000*len(fc.name) + i)
 			b, c := fleetArms(fc.b(seed), fc.c(seed), seed)
@@ -256,7 +269,7 @@ func TestFleetCalibration(t *testing.T) {
 			}
 			counts[r.Verdict]++
 			for _, m := range r.Metrics {
-				if lo, hi := float64(m.Interval[0]), float64(m.Interval[1]); fc.name == "aa" && !math.IsNaN(lo) && !math.IsNaN(hi) && !math.IsInf(lo, 0) && !math.IsInf(hi, 0) {
+				if lo, hi := float64(m.Interval[0]), float64(m.Interval[1]); identical && !math.IsNaN(lo) && !math.IsNaN(hi) && !math.IsInf(lo, 0) && !math.IsInf(hi, 0) {
 					intervals[m.Name]++
 					if lo <= 0 && 0 <= hi {
 						covered[m.Name]++
