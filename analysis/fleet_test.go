@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -59,6 +60,13 @@ type fleet struct {
 	// bursts (0 = 1) repeat every burstEvery seconds
 	bursts     int
 	burstEvery float64
+	// clump > 1 makes arrivals come in clumps of 1 … 2·clump−1 requests
+	// at one instant (clump on average: a client fanning out, a batch
+	// job), so per-bucket counts are over-dispersed against Poisson
+	clump int
+	// ttftSigma (0 = 0.3) is the log-scale spread of a request's TTFT
+	// around its class median: larger is a heavier tail
+	ttftSigma float64
 	// offset shifts the arm's clock by this many seconds (an arm run
 	// after the other, as benchmark files are)
 	offset float64
@@ -93,92 +101,101 @@ func (f fleet) dataset(arm sources.Arm) *sources.Dataset {
 	wave := func(t float64) float64 { return f.waveAmp * math.Sin(2*math.Pi*t/600+f.wavePhase) }
 	// thinning of a Poisson process with rate rate·(1+wave)
 	peak := f.rate * (1 + f.waveAmp)
+	if f.clump > 1 {
+		peak /= float64(f.clump)
+	}
 	stray := f.cacheStray
 	for t := rng.ExpFloat64() / peak; t < f.secs; t += rng.ExpFloat64() / peak {
 		w := wave(t)
 		if rng.Float64() > (1+w)/(1+f.waveAmp) {
 			continue
 		}
-		if f.dropShare > 0 && rng.Float64() < f.dropShare {
-			continue
+		size := 1
+		if f.clump > 1 {
+			size = 1 + rng.IntN(2*f.clump-1)
 		}
-		r := sources.NewRequest()
-		r.Time = t0 + f.offset + t
-		r.Attempt = 1
-		long := rng.Float64() < f.longShare
-		r.Class = "chat"
-		r.PromptTokens = 200 + int64(rng.IntN(1800))
-		r.OutputTokens = 60 + int64(rng.IntN(300))
-		ttftMed, tpotMed := 0.35, 0.052
-		if long {
-			r.Class = "long"
-			r.PromptTokens = 3000 + int64(rng.IntN(4000))
-			r.OutputTokens = 100 + int64(rng.IntN(500))
-			ttftMed, tpotMed = 0.60*f.longTTFTX, 0.060
-		} else {
-			ttftMed *= f.chatTTFTX
-		}
-		if f.outputX != 1 {
-			r.OutputTokens = max(2, int64(math.Round(float64(r.OutputTokens)*f.outputX)))
-		}
-		if f.tinyShare > 0 && rng.Float64() < f.tinyShare {
-			r.OutputTokens = int64(rng.IntN(2))
-		}
-		r.CachedTokens = 0
-		if rng.Float64() < 0.6 {
-			r.CachedTokens = int64(float64(r.PromptTokens) * (0.5 + 0.4*rng.Float64()))
-		}
-		if f.cacheStray {
-			r.CachedTokens = r.PromptTokens / 2
-			if stray {
-				r.CachedTokens, stray = 0, false
+		for range size {
+			if f.dropShare > 0 && rng.Float64() < f.dropShare {
+				continue
 			}
-		}
-		rep := rng.IntN(f.replicas)
-		lat := math.Exp(slow[min(int(t/bucket), nb-1)]) * (1 + 0.3*w)
-		if f.lostReplica && t > f.secs/2 {
-			rep = rng.IntN(f.replicas - 1)
-			lat *= f.lostSlowdown
-		}
-		if f.outageSecs > 0 && t >= f.outageAt && t < f.outageAt+f.outageSecs {
-			rep = rng.IntN(f.replicas - 1)
-		}
-		r.Replica = fmt.Sprintf("%s-%d", arm, rep)
-		cold := 1.0
-		if f.coldSecs > 0 && t < f.coldSecs {
-			cold = 1 + (f.coldX-1)*(1-t/f.coldSecs)
-		}
-		leak := 1 + f.leak*t/f.secs
-		inBurst := false
-		for k := range max(f.bursts, 1) {
-			at := f.burstAt + float64(k)*f.burstEvery
-			inBurst = inBurst || f.burstSecs > 0 && t >= at && t < at+f.burstSecs
-		}
-		if inBurst && f.burstTTFTX > 0 {
-			cold *= f.burstTTFTX
-		}
-		switch u := rng.Float64(); {
-		case inBurst && f.burstErr > 0 && rng.Float64() < f.burstErr:
-			r.Status = sources.StatusError
-		case u < f.cancelShare:
-			r.Status = sources.StatusCanceled
-		case u < f.cancelShare+f.rejectShare:
-			r.Status = sources.StatusRejected
-		case u < f.cancelShare+f.rejectShare+0.002:
-			r.Status = sources.StatusError
-		default:
-			r.Status = sources.StatusOK
-			r.TTFT = ttftMed * f.ttftX * lat * cold * math.Exp(0.3*rng.NormFloat64())
-			r.E2E = r.TTFT
-			if r.OutputTokens > 1 {
-				r.TPOT = tpotMed * f.tpotX * lat * cold * leak * math.Exp(0.12*rng.NormFloat64())
-				r.E2E += r.TPOT * float64(r.OutputTokens-1)
+			r := sources.NewRequest()
+			r.Time = t0 + f.offset + t
+			r.Attempt = 1
+			long := rng.Float64() < f.longShare
+			r.Class = "chat"
+			r.PromptTokens = 200 + int64(rng.IntN(1800))
+			r.OutputTokens = 60 + int64(rng.IntN(300))
+			ttftMed, tpotMed := 0.35, 0.052
+			if long {
+				r.Class = "long"
+				r.PromptTokens = 3000 + int64(rng.IntN(4000))
+				r.OutputTokens = 100 + int64(rng.IntN(500))
+				ttftMed, tpotMed = 0.60*f.longTTFTX, 0.060
+			} else {
+				ttftMed *= f.chatTTFTX
 			}
-			if f.retryShare > 0 && rng.Float64() < f.retryShare {
-				r.Attempt = 2
+			if f.outputX != 1 {
+				r.OutputTokens = max(2, int64(math.Round(float64(r.OutputTokens)*f.outputX)))
 			}
+			if f.tinyShare > 0 && rng.Float64() < f.tinyShare {
+				r.OutputTokens = int64(rng.IntN(2))
+			}
+			r.CachedTokens = 0
+			if rng.Float64() < 0.6 {
+				r.CachedTokens = int64(float64(r.PromptTokens) * (0.5 + 0.4*rng.Float64()))
+			}
+			if f.cacheStray {
+				r.CachedTokens = r.PromptTokens / 2
+				if stray {
+					r.CachedTokens, stray = 0, false
+				}
+			}
+			rep := rng.IntN(f.replicas)
+			lat := math.Exp(slow[min(int(t/bucket), nb-1)]) * (1 + 0.3*w)
+			if f.lostReplica && t > f.secs/2 {
+				rep = rng.IntN(f.replicas - 1)
+				lat *= f.lostSlowdown
+			}
+			if f.outageSecs > 0 && t >= f.outageAt && t < f.outageAt+f.outageSecs {
+				rep = rng.IntN(f.replicas - 1)
+			}
+			r.Replica = fmt.Sprintf("%s-%d", arm, rep)
+			cold := 1.0
+			if f.coldSecs > 0 && t < f.coldSecs {
+				cold = 1 + (f.coldX-1)*(1-t/f.coldSecs)
+			}
+			leak := 1 + f.leak*t/f.secs
+			inBurst := false
+			for k := range max(f.bursts, 1) {
+				at := f.burstAt + float64(k)*f.burstEvery
+				inBurst = inBurst || f.burstSecs > 0 && t >= at && t < at+f.burstSecs
+			}
+			if inBurst && f.burstTTFTX > 0 {
+				cold *= f.burstTTFTX
+			}
+			switch u := rng.Float64(); {
+			case inBurst && f.burstErr > 0 && rng.Float64() < f.burstErr:
+				r.Status = sources.StatusError
+			case u < f.cancelShare:
+				r.Status = sources.StatusCanceled
+			case u < f.cancelShare+f.rejectShare:
+				r.Status = sources.StatusRejected
+			case u < f.cancelShare+f.rejectShare+0.002:
+				r.Status = sources.StatusError
+			default:
+				r.Status = sources.StatusOK
+				r.TTFT = ttftMed * f.ttftX * lat * cold * math.Exp(cmp.Or(f.ttftSigma, 0.3)*rng.NormFloat64())
+				r.E2E = r.TTFT
+				if r.OutputTokens > 1 {
+					r.TPOT = tpotMed * f.tpotX * lat * cold * leak * math.Exp(0.12*rng.NormFloat64())
+					r.E2E += r.TPOT * float64(r.OutputTokens-1)
+				}
+				if f.retryShare > 0 && rng.Float64() < f.retryShare {
+					r.Attempt = 2
+				}
+			}
+			ds.Requests = append(ds.Requests, r)
 		}
-		ds.Requests = append(ds.Requests, r)
 	}
 	return ds
 }
@@ -228,6 +245,9 @@ func fleetCases() []fleetCase {
 		// clock, so the arms are judged as independent
 		{"sequential-aa", Pass, same(func(f *fleet) { f.waveAmp = 0 }), same(func(f *fleet) { f.waveAmp, f.offset = 0, 1860 })},
 		{"sequential-regress-10", Fail, same(func(f *fleet) { f.waveAmp = 0 }), same(func(f *fleet) { f.waveAmp, f.offset = 0, 1860; f.ttftX, f.tpotX = 1.10, 1.10 })},
+		// arrivals in clumps of 8 on average, and a heavy TTFT tail
+		{"aa-clumped", Pass, same(func(f *fleet) { f.clump = 8 }), same(func(f *fleet) { f.clump = 8 })},
+		{"aa-heavy-tail", Pass, same(func(f *fleet) { f.ttftSigma = 0.8 }), same(func(f *fleet) { f.ttftSigma = 0.8 })},
 		{"cache-stray", Pass, same(func(f *fleet) { f.cacheStray = true }), same(func(f *fleet) { f.cacheStray = true; f.longShare = 0.10 })},
 	}
 }
