@@ -56,3 +56,27 @@ func BenchmarkJudgeAggregate(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkAggregatorAdd times the scan's aggregation alone: 1,000,000
+// requests of an hour-long run (sim.BenchRequests, made once) added to a
+// new Aggregator and aggregated, per iteration.
+func BenchmarkAggregatorAdd(b *testing.B) {
+	p := benchPolicy(b)
+	const n = 1_000_000
+	reqs := make([]sources.Request, n)
+	t, rate := 1.7e9, float64(n)/3600
+	for first := 0; first < n; first += 1 << 16 {
+		t = sim.BenchRequests(reqs[first:min(first+1<<16, n)], sources.Baseline, first, t, rate)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		a := NewAggregator(p)
+		for i := range reqs {
+			a.Add(&reqs[i])
+		}
+		if _, err := a.Aggregate(sources.Baseline); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
