@@ -1,0 +1,64 @@
+package analysis
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestFleetAgreement judges each fleet-model case both ways, on the
+// requests and on their streaming aggregate, and lists every gate whose
+// verdict differs: GOODPUT_FLEET_AGREE_REPS replicates per case (default
+// 0: skipped), GOODPUT_FLEET_CASES a comma-separated subset. A difference
+// toward pass (inconclusive or fail on the requests, pass on the
+// aggregate) is marked "less cautious" and printed with both intervals.
+func TestFleetAgreement(t *testing.T) {
+	reps, _ := strconv.Atoi(os.Getenv("GOODPUT_FLEET_AGREE_REPS"))
+	if reps <= 0 {
+		t.Skip("set GOODPUT_FLEET_AGREE_REPS to compare the request path and the aggregate on the fleet model")
+	}
+	want := map[string]bool{}
+	for _, n := range strings.Split(os.Getenv("GOODPUT_FLEET_CASES"), ",") {
+		if n != "" {
+			want[n] = true
+		}
+	}
+	cfg := Config{Policy: chat(t), Resamples: 400}
+	for _, fc := range fleetCases() {
+		if len(want) > 0 && !want[fc.name] {
+			continue
+		}
+		gates, verdicts := map[string]int{}, map[string]int{}
+		compared := 0
+		for i := range reps {
+			seed := uint64(1000*len(fc.name) + i)
+			b, c := fleetArms(fc.b(seed), fc.c(seed), seed)
+			cfg.Seed = seed + 1
+			ex, ag := judgedBothWays(t, b, c, cfg)
+			if ex.Verdict != ag.Verdict {
+				verdicts[fmt.Sprintf("%s → %s", ex.Verdict, ag.Verdict)]++
+			}
+			for _, me := range ex.Metrics {
+				ma, ok := metricNamed(ag, me.Name)
+				if !ok {
+					continue
+				}
+				compared++
+				if me.Verdict == ma.Verdict {
+					continue
+				}
+				less := ma.Verdict == Pass
+				tag := ""
+				if less {
+					tag = " (less cautious)"
+					t.Logf("%s replicate %d: %s %s [%.5f, %.5f] on the requests (%s), %s [%.5f, %.5f] on the aggregate (%s)", fc.name, i, me.Name,
+						me.Verdict, float64(me.Interval[0]), float64(me.Interval[1]), me.Method, ma.Verdict, float64(ma.Interval[0]), float64(ma.Interval[1]), ma.Method)
+				}
+				gates[fmt.Sprintf("%s %s → %s%s", me.Name, me.Verdict, ma.Verdict, tag)]++
+			}
+		}
+		t.Logf("%-20s %d gates compared; verdicts differ %v; gates differ %v", fc.name, compared, verdicts, gates)
+	}
+}
