@@ -252,16 +252,15 @@ func fleetCases() []fleetCase {
 	}
 }
 
-// TestFleetCalibration measures verdict rates on the fleet model:
-// GOODPUT_FLEET_REPS replicates per case (default 0: skipped; the
-// numbers in docs/EVIDENCE.md use 100), GOODPUT_FLEET_CASES a
-// comma-separated subset. Each line: case, expected verdict, fail / pass /
-// inconclusive rates with their Monte Carlo standard errors, and per-gate
-// fail counts.
-func TestFleetCalibration(t *testing.T) {
-	reps, _ := strconv.Atoi(os.Getenv("GOODPUT_FLEET_REPS"))
+// fleetRun reads a fleet-model run's settings from the environment: the
+// replicates per case from repsVar (unset or 0: the test is skipped, the
+// message saying it would do) and the cases named in GOODPUT_FLEET_CASES,
+// comma-separated (unset: every case).
+func fleetRun(t *testing.T, repsVar, does string) (int, []fleetCase) {
+	t.Helper()
+	reps, _ := strconv.Atoi(os.Getenv(repsVar))
 	if reps <= 0 {
-		t.Skip("set GOODPUT_FLEET_REPS to run the fleet calibration")
+		t.Skipf("set %s to %s", repsVar, does)
 	}
 	want := map[string]bool{}
 	for _, n := range strings.Split(os.Getenv("GOODPUT_FLEET_CASES"), ",") {
@@ -269,11 +268,25 @@ func TestFleetCalibration(t *testing.T) {
 			want[n] = true
 		}
 	}
-	p := chat(t)
+	var out []fleetCase
 	for _, fc := range fleetCases() {
-		if len(want) > 0 && !want[fc.name] {
-			continue
+		if len(want) == 0 || want[fc.name] {
+			out = append(out, fc)
 		}
+	}
+	return reps, out
+}
+
+// TestFleetCalibration measures verdict rates on the fleet model:
+// GOODPUT_FLEET_REPS replicates per case (default 0: skipped; the
+// numbers in docs/EVIDENCE.md use 100), GOODPUT_FLEET_CASES a
+// comma-separated subset. Each line: case, expected verdict, fail / pass /
+// inconclusive rates with their Monte Carlo standard errors, and per-gate
+// fail counts.
+func TestFleetCalibration(t *testing.T) {
+	reps, cases := fleetRun(t, "GOODPUT_FLEET_REPS", "run the fleet calibration")
+	p := chat(t)
+	for _, fc := range cases {
 		counts := map[Verdict]int{}
 		gateFails, gateInc := map[string]int{}, map[string]int{}
 		// on identical arms (a case named aa… or …-aa) every gate's true

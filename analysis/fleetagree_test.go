@@ -2,9 +2,6 @@ package analysis
 
 import (
 	"fmt"
-	"os"
-	"strconv"
-	"strings"
 	"testing"
 )
 
@@ -15,21 +12,9 @@ import (
 // toward pass (inconclusive or fail on the requests, pass on the
 // aggregate) is marked "less cautious" and printed with both intervals.
 func TestFleetAgreement(t *testing.T) {
-	reps, _ := strconv.Atoi(os.Getenv("GOODPUT_FLEET_AGREE_REPS"))
-	if reps <= 0 {
-		t.Skip("set GOODPUT_FLEET_AGREE_REPS to compare the request path and the aggregate on the fleet model")
-	}
-	want := map[string]bool{}
-	for _, n := range strings.Split(os.Getenv("GOODPUT_FLEET_CASES"), ",") {
-		if n != "" {
-			want[n] = true
-		}
-	}
+	reps, cases := fleetRun(t, "GOODPUT_FLEET_AGREE_REPS", "compare the request path and the aggregate on the fleet model")
 	cfg := Config{Policy: chat(t), Resamples: 400}
-	for _, fc := range fleetCases() {
-		if len(want) > 0 && !want[fc.name] {
-			continue
-		}
+	for _, fc := range cases {
 		gates, verdicts := map[string]int{}, map[string]int{}
 		compared := 0
 		for i := range reps {
