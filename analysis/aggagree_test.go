@@ -321,3 +321,65 @@ func TestTailIntervalsAgree(t *testing.T) {
 		}
 	}
 }
+
+// TestOutputTokensPairedBothPaths: output_tokens_mean, standardized to
+// the baseline's mix, takes the paired variance on both paths when the
+// arms ran side by side (the aggregate took the unpaired batch means
+// before, narrower than the request path's interval in 2 of 40 fleet
+// replicates with short completions), and the unpaired one on both when
+// they ran one after the other.
+func TestOutputTokensPairedBothPaths(t *testing.T) {
+	cfg := Config{Policy: chat(t), Resamples: 200, Seed: 1}
+	for _, name := range []string{"tiny-outputs", "sequential-aa"} {
+		var fc fleetCase
+		for _, c := range fleetCases() {
+			if c.name == name {
+				fc = c
+			}
+		}
+		b, c := fleetArms(fc.b(5), fc.c(5), 5)
+		exact, agg := judgedBothWays(t, b, c, cfg)
+		me, _ := metricNamed(exact, "output_tokens_mean")
+		ma, _ := metricNamed(agg, "output_tokens_mean")
+		paired := name != "sequential-aa"
+		for path, m := range map[string]Metric{"request path": me, "aggregate": ma} {
+			if got := strings.Contains(m.Method, "paired-delta"); got != paired {
+				t.Errorf("%s, %s: method %q, want paired %v", name, path, m.Method, paired)
+			}
+		}
+		if d := math.Abs(float64(me.Delta - ma.Delta)); d > 1e-3 {
+			t.Errorf("%s: points differ by %g: %v vs %v", name, d, me.Delta, ma.Delta)
+		}
+	}
+}
+
+// TestLateCanaryLoadRatioBothPaths: a canary deployed 10 minutes into the
+// baseline's 30 (the fleet model's late-canary-aa) is paired with it over
+// the slices both served. The aggregate's offered_load_ratio counted the
+// baseline's first 10 minutes against canary zeros in its paired
+// batches, an interval of about ±10% where the request path's is ±2%
+// (and a pass where the request path was inconclusive, replicate 28);
+// both now pair only the slices both arms analysed.
+func TestLateCanaryLoadRatioBothPaths(t *testing.T) {
+	var fc fleetCase
+	for _, c := range fleetCases() {
+		if c.name == "late-canary-aa" {
+			fc = c
+		}
+	}
+	for _, seed := range []uint64{14028, 14000} {
+		b, c := fleetArms(fc.b(seed), fc.c(seed), seed)
+		exact, agg := judgedBothWays(t, b, c, Config{Policy: chat(t), Resamples: 200, Seed: seed + 1})
+		me, _ := metricNamed(exact, "offered_load_ratio")
+		ma, _ := metricNamed(agg, "offered_load_ratio")
+		for k, d := range []float64{float64(me.Delta - ma.Delta), float64(me.Interval[0] - ma.Interval[0]), float64(me.Interval[1] - ma.Interval[1])} {
+			if math.Abs(d) > 1e-3 {
+				t.Errorf("seed %d: offered_load_ratio %s differs by %.4f: request path %v %v, aggregate %v %v",
+					seed, []string{"point", "interval low", "interval high"}[k], d, me.Delta, me.Interval, ma.Delta, ma.Interval)
+			}
+		}
+		if me.Verdict != ma.Verdict {
+			t.Errorf("seed %d: offered_load_ratio %s on the request path, %s on the aggregate", seed, me.Verdict, ma.Verdict)
+		}
+	}
+}

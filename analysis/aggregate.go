@@ -821,6 +821,12 @@ func (j *aggJudgement) evalGate(idx int, g policies.Gate, conf float64) gateEval
 			}
 			return stats.DiffOfRatios(x, y, conf)
 		}
+		if g.Metric == "output_tokens_mean" && j.paired && j.cRaw != j.c {
+			// standardized to the reference mix, the request path takes
+			// the paired variance (judgement.standardized): so here
+			xa, ya := j.align(x, y)
+			return stats.PairedLogRatioOfRatios(xa, ya, conf)
+		}
 		return stats.LogRatioOfRatios(x, y, conf)
 	}
 	pess, opt := est(cWorst, bBest), est(cBest, bWorst)

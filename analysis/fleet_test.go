@@ -245,6 +245,9 @@ func fleetCases() []fleetCase {
 		// clock, so the arms are judged as independent
 		{"sequential-aa", Pass, same(func(f *fleet) { f.waveAmp = 0 }), same(func(f *fleet) { f.waveAmp, f.offset = 0, 1860 })},
 		{"sequential-regress-10", Fail, same(func(f *fleet) { f.waveAmp = 0 }), same(func(f *fleet) { f.waveAmp, f.offset = 0, 1860; f.ttftX, f.tpotX = 1.10, 1.10 })},
+		// the canary deployed 10 minutes into the baseline's 30, both
+		// ending together: paired over the 20 minutes they share
+		{"late-canary-aa", Pass, id, same(func(f *fleet) { f.offset, f.secs = 600, 1200 })},
 		// arrivals in clumps of 8 on average, and a heavy TTFT tail
 		{"aa-clumped", Pass, same(func(f *fleet) { f.clump = 8 }), same(func(f *fleet) { f.clump = 8 })},
 		{"aa-heavy-tail", Pass, same(func(f *fleet) { f.ttftSigma = 0.8 }), same(func(f *fleet) { f.ttftSigma = 0.8 })},
