@@ -88,6 +88,9 @@ func (j *aggJudgement) guardrails(conf float64) []gateEval {
 	if e, ok := j.dipGuardrail(); ok {
 		out = append(out, e)
 	}
+	if e, ok := j.windowEndGuardrail(); ok {
+		out = append(out, e)
+	}
 	return out
 }
 

@@ -248,6 +248,9 @@ func fleetCases() []fleetCase {
 		// the canary deployed 10 minutes into the baseline's 30, both
 		// ending together: paired over the 20 minutes they share
 		{"late-canary-aa", Pass, id, same(func(f *fleet) { f.offset, f.secs = 600, 1200 })},
+		// the canary's records stop 10 minutes before the baseline's: every
+		// replica down, or its log cut short; a pass is wrong
+		{"canary-stops", Fail, id, same(func(f *fleet) { f.secs = 1200 })},
 		// arrivals in clumps of 8 on average, and a heavy TTFT tail
 		{"aa-clumped", Pass, same(func(f *fleet) { f.clump = 8 }), same(func(f *fleet) { f.clump = 8 })},
 		{"aa-heavy-tail", Pass, same(func(f *fleet) { f.ttftSigma = 0.8 }), same(func(f *fleet) { f.ttftSigma = 0.8 })},

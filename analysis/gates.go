@@ -85,6 +85,10 @@ func (j *judgement) gates(r *Report) []Metric {
 		evals = append(evals, e)
 		ps = append(ps, math.NaN())
 	}
+	if e, ok := j.windowEndGuardrail(); ok {
+		evals = append(evals, e)
+		ps = append(ps, math.NaN())
+	}
 	for _, e := range j.trendChecks() {
 		evals = append(evals, e)
 		ps = append(ps, math.NaN())

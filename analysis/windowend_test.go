@@ -1,0 +1,89 @@
+package analysis
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestWindowEndEval: the rule's edges. Spans are seconds on a shared grid
+// from 0; offered requests set the early arm's rate.
+func TestWindowEndEval(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		b, c armSpan
+		want bool   // reported (inconclusive)
+		who  string // the arm named as ending first
+	}{
+		{"same end", armSpan{0, 1800, 36000}, armSpan{0, 1800, 36000}, false, ""},
+		{"canary 60 s short: within the slack", armSpan{0, 1800, 36000}, armSpan{0, 1740, 34800}, false, ""},
+		{"canary 5% short: within the slack", armSpan{0, 1800, 36000}, armSpan{0, 1710, 34200}, false, ""},
+		{"canary 100 s short: beyond", armSpan{0, 1800, 36000}, armSpan{0, 1700, 34000}, true, "canary"},
+		{"canary ends 10 min early", armSpan{0, 1800, 36000}, armSpan{0, 1200, 24000}, true, "canary"},
+		{"baseline ends 10 min early", armSpan{0, 1200, 24000}, armSpan{0, 1800, 36000}, true, "baseline"},
+		{"canary starts 10 min late: not reported", armSpan{0, 1800, 36000}, armSpan{600, 1800, 24000}, false, ""},
+		// at 0.1 req/s a quiet 150 s is within 20 inter-arrival times
+		{"sparse canary", armSpan{0, 1800, 900}, armSpan{0, 1650, 165}, false, ""},
+		{"sparse canary, far short", armSpan{0, 1800, 900}, armSpan{0, 1200, 120}, true, "canary"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, ok := windowEndEval(tc.b, tc.c)
+			if ok != tc.want {
+				t.Fatalf("reported %v, want %v (%s)", ok, tc.want, e.m.Reason)
+			}
+			if !ok {
+				return
+			}
+			if e.m.Verdict != Inconclusive || e.m.Name != "window_end" {
+				t.Errorf("%s %s, want window_end inconclusive", e.m.Name, e.m.Verdict)
+			}
+			if !strings.HasPrefix(e.m.Reason, "the "+tc.who+"'s records end") {
+				t.Errorf("reason does not name the %s first: %s", tc.who, e.m.Reason)
+			}
+		})
+	}
+}
+
+// TestWindowEndBothPaths: on the fleet model, a canary whose records stop
+// ten minutes before the baseline's (every replica at once) passed on
+// both paths (the 20 minutes both served were judged alone); now both
+// paths are inconclusive on window_end, name the same end, and the run
+// is not a pass. A/A arms and a late-deployed canary get no row.
+func TestWindowEndBothPaths(t *testing.T) {
+	cfg := Config{Policy: chat(t), Resamples: 200, Seed: 1}
+	const seed = 501
+	for _, tc := range []struct {
+		name   string
+		b, c   func(*fleet)
+		report bool
+	}{
+		{"canary stops at 20 min", func(*fleet) {}, func(f *fleet) { f.secs = 1200 }, true},
+		{"baseline log ends at 20 min", func(f *fleet) { f.secs = 1200 }, func(*fleet) {}, true},
+		{"A/A", func(*fleet) {}, func(*fleet) {}, false},
+		{"canary deployed at 10 min", func(*fleet) {}, func(f *fleet) { f.offset, f.secs = 600, 1200 }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bf, cf := aaFleet(seed), aaFleet(seed)
+			tc.b(&bf)
+			tc.c(&cf)
+			b, c := fleetArms(bf, cf, seed)
+			exact, agg := judgedBothWays(t, b, c, cfg)
+			var reasons []string
+			for path, r := range map[string]*Report{"request path": exact, "aggregate": agg} {
+				m, ok := metricNamed(r, "window_end")
+				if ok != tc.report {
+					t.Fatalf("%s: window_end present %v, want %v", path, ok, tc.report)
+				}
+				if !ok {
+					continue
+				}
+				if m.Verdict != Inconclusive || r.Verdict == Pass {
+					t.Errorf("%s: window_end %s, run %s; want inconclusive and no pass", path, m.Verdict, r.Verdict)
+				}
+				reasons = append(reasons, m.Reason)
+			}
+			if len(reasons) == 2 && reasons[0] != reasons[1] {
+				t.Errorf("the paths differ:\n%s\n%s", reasons[0], reasons[1])
+			}
+		})
+	}
+}
