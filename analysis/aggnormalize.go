@@ -244,6 +244,9 @@ type aggMix struct {
 	factor  map[string]float64 // canary weight per class; nil when not applied
 	applied bool
 	detail  string
+	// unmatched is the unmatched_strata guardrail when one arm serves
+	// classes the other never served (unmatchedEval)
+	unmatched *gateEval
 }
 
 func classOffered(agg *sources.Aggregate) (map[string]float64, float64) {
@@ -272,6 +275,12 @@ func classMix(b, c *sources.Aggregate, setting string) aggMix {
 	// as on the request path, a stray stratum only one arm has is
 	// counted in one both arms have: reweighted by that one's factor
 	fold, said := strayStrataFolds(wb, wc)
+	var unmatched *gateEval
+	if setting != normalize.MixWeights {
+		if g, ok := unmatchedEval(wb, wc, fold); ok {
+			unmatched = &g
+		}
+	}
 	for k, to := range fold {
 		wb[to] += wb[k]
 		wc[to] += wc[k]
@@ -299,7 +308,7 @@ func classMix(b, c *sources.Aggregate, setting string) aggMix {
 		parts = append(parts, fmt.Sprintf("%s %.1f%% vs %.1f%%", label, 100*pb, 100*pc))
 		if pb > 0 && !(pc > 0) || pc > 0 && !(pb > 0) {
 			return aggMix{detail: fmt.Sprintf("not applied: class %s has requests in only one arm (%s), so the canary cannot be reweighted to the baseline's mix",
-				label, strings.Join(parts, ", "))}
+				label, strings.Join(parts, ", ")), unmatched: unmatched}
 		}
 		if pc > 0 {
 			f[k] = pb / pc

@@ -89,6 +89,10 @@ func (j *judgement) gates(r *Report) []Metric {
 		evals = append(evals, e)
 		ps = append(ps, math.NaN())
 	}
+	if j.unmatched != nil {
+		evals = append(evals, *j.unmatched)
+		ps = append(ps, math.NaN())
+	}
 	for _, e := range j.trendChecks() {
 		evals = append(evals, e)
 		ps = append(ps, math.NaN())

@@ -89,6 +89,12 @@ func Judge(baseline, canary *sources.Dataset, cfg Config) (*Report, error) {
 
 type judgement struct {
 	mix *mixPlan // nil when no mix standardisation applies
+	// mixSkipped says why a requested mix standardisation was not applied
+	// (planMix), for the report's mix step
+	mixSkipped string
+	// unmatched is the unmatched_strata guardrail when planMix found one
+	// arm serving strata the other never served
+	unmatched *gateEval
 	// cache is the cache handling chosen (stratify | adjust | none) and why
 	cache, cacheReason string
 	srm                normalize.SRMResult
@@ -362,9 +368,12 @@ func (j *judgement) normalization() Normalization {
 			continue
 		}
 		st := NormalizationStep{Name: s.name, Setting: s.setting}
-		if s.setting == "none" {
+		switch {
+		case s.setting == "none":
 			st.Detail = "not requested"
-		} else {
+		case s.name == "mix" && j.mixSkipped != "":
+			st.Detail = j.mixSkipped
+		default:
 			st.Detail = "not applied: this normalization is not implemented yet"
 			j.warnf("normalize.%s: %s was requested but not applied (not implemented yet); the comparison is unadjusted", s.name, s.setting)
 		}

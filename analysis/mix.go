@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/goodput-dev/goodput/analysis/normalize"
@@ -179,6 +180,30 @@ func (j *judgement) planMix() *mixPlan {
 	}
 	strataFold, said := strayStrataFolds(perArm[0], perArm[1])
 	plan.strataFolds = said
+	if mode != normalize.MixWeights {
+		// a stratum only one arm served cannot be standardized: the
+		// baseline's mix gives a canary-only class weight 0, leaving its
+		// requests out of every gate. As on the aggregate (classMix) the
+		// arms are then compared as counted, and from UnmatchedShare on
+		// the unmatched_strata guardrail holds the run
+		if g, ok := unmatchedEval(perArm[0], perArm[1], strataFold); ok {
+			j.unmatched = &g
+		}
+		if onlyB, onlyC, _, _ := oneArmStrata(perArm[0], perArm[1], strataFold); len(onlyB)+len(onlyC) > 0 {
+			one := append(onlyC, onlyB...)
+			for i, k := range one {
+				one[i] = strconv.Quote(k)
+			}
+			why := fmt.Sprintf("not applied: %s served by one arm only, so no reference mix covers both arms without leaving requests out; the arms are compared as counted",
+				strings.Join(one, ", "))
+			j.mixSkipped = why
+			if j.cache == "stratify" {
+				j.cache, j.cacheReason = "none", "no cache strata: the mix is not standardized ("+strings.TrimPrefix(why, "not applied: ")+")"
+			}
+			j.warnf("normalize.mix %s %s", p.Normalize.Mix, why)
+			return nil
+		}
+	}
 	fold := func(k string) string {
 		if to, ok := strataFold[k]; ok {
 			return to

@@ -233,8 +233,9 @@ func TestStreamCutsReplicaWarmup(t *testing.T) {
 // undecided on the request path ("cannot standardise"), nor turns the
 // aggregate's reweighting off: both judges count it in the largest
 // stratum of its policy class, say so in the mix step, and decide. A
-// label on 5% of the baseline's records is a real difference of mix and
-// is not folded.
+// label on 5% of the baseline's records is a real difference of traffic
+// and is not folded: both judges compare the arms as counted and the
+// unmatched_strata guardrail keeps the run from passing.
 func TestStrayLabelIsFolded(t *testing.T) {
 	d := t.TempDir()
 	base, err := os.ReadFile(filepath.Join("..", "..", "testdata", "example", "baseline.jsonl"))
@@ -275,9 +276,15 @@ func TestStrayLabelIsFolded(t *testing.T) {
 			t.Errorf("%s, one stray label: %s %s", how, m, errs)
 		}
 	}
+	// a 5% class only in the baseline: not folded, not standardized (the
+	// arms compared as counted) and the run held by unmatched_strata, on
+	// both paths
 	rare := relabel(20, "rare") // every 20th line from 100: about 5%
-	_, out, _ := runCLI(t, nil, "judge", "--exact", "--baseline", rare, "--canary", can, "--format", "json")
-	if m := mix(out); strings.Contains(m, "stray stratum") || !strings.Contains(out, "cannot standardise") {
-		t.Errorf("--exact, a 5%% class only in the baseline was folded or standardised: %.600s", m)
+	for _, how := range []string{"--exact", "--stream"} {
+		_, out, _ := runCLI(t, nil, "judge", how, "--baseline", rare, "--canary", can, "--format", "json")
+		if m := mix(out); strings.Contains(m, "stray stratum") || strings.HasPrefix(m, "pass") || !strings.Contains(m, "only one arm") && !strings.Contains(m, "one arm only") ||
+			!strings.Contains(out, `"unmatched_strata"`) {
+			t.Errorf("%s, a 5%% class only in the baseline was folded, standardised or passed: %.600s", how, m)
+		}
 	}
 }

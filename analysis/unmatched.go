@@ -1,0 +1,81 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// UnmatchedShare is the share of an arm's requests, in strata the other
+// arm has no requests in, from which the unmatched_strata guardrail is
+// reported (strata under StrayStratumShare are folded into a shared one
+// first, strayStrataFolds).
+const UnmatchedShare = 0.01
+
+// oneArmStrata returns, from the arms' request counts per mix stratum
+// (baseline, canary) and the stray folds, the strata only the baseline
+// (onlyB) or only the canary (onlyC) has requests in, in key order, and
+// the share of that arm's requests they hold.
+func oneArmStrata(b, c map[string]float64, fold map[string]string) (onlyB, onlyC []string, shareB, shareC float64) {
+	var tb, tc float64
+	keys := map[string]bool{}
+	for k, n := range b {
+		tb += n
+		keys[k] = true
+	}
+	for k, n := range c {
+		tc += n
+		keys[k] = true
+	}
+	for _, k := range sortedKeys(keys) {
+		if _, folded := fold[k]; folded {
+			continue
+		}
+		switch {
+		case b[k] > 0 && !(c[k] > 0):
+			onlyB = append(onlyB, k)
+			shareB += b[k] / tb
+		case c[k] > 0 && !(b[k] > 0):
+			onlyC = append(onlyC, k)
+			shareC += c[k] / tc
+		}
+	}
+	return onlyB, onlyC, shareB, shareC
+}
+
+// unmatchedEval decides the unmatched_strata guardrail (the same on the
+// request path and the aggregate): when one arm has at least
+// UnmatchedShare of its requests in strata (class labels, or token-length
+// bands, by policy class) the other arm never served, the arms' traffic
+// differs in kind, not only in mix: no reweighting compares those requests
+// with anything, so the run is inconclusive, naming the strata. The gates
+// then compare the arms as counted (a canary-only class is not given
+// weight 0), so harm in that traffic still shows and can fail them.
+// Absent below the share.
+func unmatchedEval(b, c map[string]float64, fold map[string]string) (gateEval, bool) {
+	onlyB, onlyC, shareB, shareC := oneArmStrata(b, c, fold)
+	if shareB < UnmatchedShare && shareC < UnmatchedShare {
+		return gateEval{}, false
+	}
+	var parts []string
+	for _, s := range []struct {
+		arm, other string
+		keys       []string
+		share      float64
+	}{{"canary", "baseline", onlyC, shareC}, {"baseline", "canary", onlyB, shareB}} {
+		if s.share < UnmatchedShare {
+			continue
+		}
+		q := make([]string, len(s.keys))
+		for i, k := range s.keys {
+			q[i] = fmt.Sprintf("%q", k)
+		}
+		parts = append(parts, fmt.Sprintf("%.1f%% of the %s's requests are in %s, which the %s never served", 100*s.share, s.arm, strings.Join(q, ", "), s.other))
+	}
+	m := Metric{Name: "unmatched_strata", Guardrail: true, Direction: "lower_is_better", Scale: "absolute", Unit: "fraction",
+		Baseline: Num(shareB), Canary: Num(shareC), Delta: Num(shareC - shareB),
+		Interval: [2]Num{Num(math.NaN()), Num(math.NaN())}, Margin: Num(UnmatchedShare), PFail: Num(math.NaN()),
+		Method: "strata-present-in-one-arm", Adjusted: []string{}, Verdict: Inconclusive,
+		Reason: strings.Join(parts, "; ") + ": the arms' traffic differs in kind, not only in mix, and no reweighting compares those requests with the other arm's, so this cannot pass; the gates compare the arms as counted. Judge arms that served the same classes, or set normalize.weights with weight 0 for the class to leave it out deliberately"}
+	return gateEval{m: m}, true
+}
