@@ -318,21 +318,11 @@ const StrayStratumShare = 0.001
 // order.
 func strayStrataFolds(b, c map[string]float64) (fold map[string]string, said []string) {
 	fold = map[string]string{}
-	var tb, tc float64
-	keys := map[string]bool{}
-	for k, n := range b {
-		tb += n
-		keys[k] = true
-	}
-	for k, n := range c {
-		tc += n
-		keys[k] = true
-	}
+	tb, tc, sorted := strataTotals(b, c)
 	policyClass := func(k string) string {
 		c, _ := afterLastSep(k)
 		return c
 	}
-	sorted := sortedKeys(keys)
 	for _, k := range sorted {
 		arm, n, total := "baseline", b[k], tb
 		if n == 0 {
@@ -355,6 +345,22 @@ func strayStrataFolds(b, c map[string]float64) (fold map[string]string, said []s
 			k, plural(int(math.Round(n)), "request", "requests"), arm, 100*n/total, to))
 	}
 	return fold, said
+}
+
+// strataTotals returns the arms' request totals over their strata
+// (baseline, canary counts per stratum) and every stratum either arm has,
+// in key order.
+func strataTotals(b, c map[string]float64) (tb, tc float64, keys []string) {
+	all := map[string]bool{}
+	for k, n := range b {
+		tb += n
+		all[k] = true
+	}
+	for k, n := range c {
+		tc += n
+		all[k] = true
+	}
+	return tb, tc, sortedKeys(all)
 }
 
 // classBandFolds decides, per class stratum, where each prefix-cache band

@@ -17,17 +17,8 @@ const UnmatchedShare = 0.01
 // (onlyB) or only the canary (onlyC) has requests in, in key order, and
 // the share of that arm's requests they hold.
 func oneArmStrata(b, c map[string]float64, fold map[string]string) (onlyB, onlyC []string, shareB, shareC float64) {
-	var tb, tc float64
-	keys := map[string]bool{}
-	for k, n := range b {
-		tb += n
-		keys[k] = true
-	}
-	for k, n := range c {
-		tc += n
-		keys[k] = true
-	}
-	for _, k := range sortedKeys(keys) {
+	tb, tc, keys := strataTotals(b, c)
+	for _, k := range keys {
 		if _, folded := fold[k]; folded {
 			continue
 		}
