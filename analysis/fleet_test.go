@@ -254,6 +254,9 @@ func fleetCases() []fleetCase {
 		// the baseline, not the canary, fails half its requests for two
 		// minutes: a fail is wrong (today the run is inconclusive)
 		{"baseline-burst", Pass, same(func(f *fleet) { f.burstAt, f.burstSecs, f.burstErr = 900, 120, 0.5 }), id},
+		// both arms stall for the same minute (a shared incident): a
+		// fail is wrong (today the run is inconclusive: the tails)
+		{"shared-stall", Pass, same(func(f *fleet) { f.burstAt, f.burstSecs, f.burstTTFTX = 900, 60, 5 }), same(func(f *fleet) { f.burstAt, f.burstSecs, f.burstTTFTX = 900, 60, 5 })},
 		// arrivals in clumps of 8 on average, and a heavy TTFT tail
 		{"aa-clumped", Pass, same(func(f *fleet) { f.clump = 8 }), same(func(f *fleet) { f.clump = 8 })},
 		{"aa-heavy-tail", Pass, same(func(f *fleet) { f.ttftSigma = 0.8 }), same(func(f *fleet) { f.ttftSigma = 0.8 })},
