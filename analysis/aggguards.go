@@ -135,14 +135,7 @@ func (j *aggJudgement) loadRatioGuardrail(conf float64) (gateEval, bool) {
 	if j.paired {
 		// a traffic wave both arms ride cancels in the paired difference
 		xa, ya := j.align(rc, rb)
-		// only slices both arms analysed, as on the request path: a
-		// slice only one arm served (a canary deployed later, a
-		// warm-up cut) would add that arm's unpaired load to one batch
-		for t := range xa.Den {
-			if xa.Den[t] == 0 || ya.Den[t] == 0 {
-				xa.Num[t], xa.Den[t], ya.Num[t], ya.Den[t] = 0, 0, 0, 0
-			}
-		}
+		bothAnalysed(xa, ya)
 		estimate = func(conf float64) stats.Estimate { return stats.PairedLogRatioOfRatios(xa, ya, conf) }
 	}
 	return loadRatioEval(rb, rc, estimate, conf, "counted"), true

@@ -277,7 +277,7 @@ func classMix(b, c *sources.Aggregate, setting string) aggMix {
 	fold, said := strayStrataFolds(wb, wc)
 	var unmatched *gateEval
 	if setting != normalize.MixWeights {
-		if g, ok := unmatchedEval(wb, wc, fold); ok {
+		if g, ok := unmatchedEval(oneArmStrata(wb, wc, fold)); ok {
 			unmatched = &g
 		}
 	}

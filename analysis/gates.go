@@ -902,16 +902,24 @@ func (j *judgement) loadRatioGuardrail(conf float64) (gateEval, bool) {
 		pb, pc := j.alignedRatios(func(b *bucket) float64 { return b.offered }, func(b *bucket) float64 { return b.secs * float64(j.b.replicas) })
 		_, pc2 := j.alignedRatios(func(b *bucket) float64 { return b.offered }, func(b *bucket) float64 { return b.secs * float64(j.c.replicas) })
 		pc.Den = pc2.Den
-		// only buckets both arms analysed: a bucket one arm's warm-up cut
-		// removed would add that arm's unpaired noise to one batch
-		for t := range pb.Den {
-			if pb.Den[t] == 0 || pc.Den[t] == 0 {
-				pb.Num[t], pb.Den[t], pc.Num[t], pc.Den[t] = 0, 0, 0, 0
-			}
-		}
+		bothAnalysed(pb, pc)
 		estimate = func(conf float64) stats.Estimate { return stats.PairedLogRatioOfRatios(pc, pb, conf) }
 	}
 	return loadRatioEval(rb, rc, estimate, conf, "logged"), true
+}
+
+// bothAnalysed empties, in both of two arms' series on their shared grid,
+// every position where either arm has no denominator: for the paired
+// offered_load_ratio only buckets both arms analysed count, since a
+// bucket only one arm served (a warm-up cut, a canary deployed later)
+// would add that arm's unpaired load to one batch. Both judging paths
+// call it.
+func bothAnalysed(x, y stats.Ratio) {
+	for t := range x.Den {
+		if x.Den[t] == 0 || y.Den[t] == 0 {
+			x.Num[t], x.Den[t], y.Num[t], y.Den[t] = 0, 0, 0, 0
+		}
+	}
 }
 
 // loadRatioEval decides the offered_load_ratio guardrail from the arms'

@@ -186,10 +186,11 @@ func (j *judgement) planMix() *mixPlan {
 		// requests out of every gate. As on the aggregate (classMix) the
 		// arms are then compared as counted, and from UnmatchedShare on
 		// the unmatched_strata guardrail holds the run
-		if g, ok := unmatchedEval(perArm[0], perArm[1], strataFold); ok {
+		onlyB, onlyC, shareB, shareC := oneArmStrata(perArm[0], perArm[1], strataFold)
+		if g, ok := unmatchedEval(onlyB, onlyC, shareB, shareC); ok {
 			j.unmatched = &g
 		}
-		if onlyB, onlyC, _, _ := oneArmStrata(perArm[0], perArm[1], strataFold); len(onlyB)+len(onlyC) > 0 {
+		if len(onlyB)+len(onlyC) > 0 {
 			one := append(onlyC, onlyB...)
 			for i, k := range one {
 				one[i] = strconv.Quote(k)

@@ -35,7 +35,7 @@ func oneArmStrata(b, c map[string]float64, fold map[string]string) (onlyB, onlyC
 }
 
 // unmatchedEval decides the unmatched_strata guardrail (the same on the
-// request path and the aggregate): when one arm has at least
+// request path and the aggregate) from oneArmStrata's result: when one arm has at least
 // UnmatchedShare of its requests in strata (class labels, or token-length
 // bands, by policy class) the other arm never served, the arms' traffic
 // differs in kind, not only in mix: no reweighting compares those requests
@@ -43,8 +43,7 @@ func oneArmStrata(b, c map[string]float64, fold map[string]string) (onlyB, onlyC
 // then compare the arms as counted (a canary-only class is not given
 // weight 0), so harm in that traffic still shows and can fail them.
 // Absent below the share.
-func unmatchedEval(b, c map[string]float64, fold map[string]string) (gateEval, bool) {
-	onlyB, onlyC, shareB, shareC := oneArmStrata(b, c, fold)
+func unmatchedEval(onlyB, onlyC []string, shareB, shareC float64) (gateEval, bool) {
 	if shareB < UnmatchedShare && shareC < UnmatchedShare {
 		return gateEval{}, false
 	}

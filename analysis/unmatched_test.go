@@ -59,7 +59,7 @@ func TestOneArmStrata(t *testing.T) {
 	if len(onlyB) != 0 || sb != 0 || len(onlyC) != 1 || onlyC[0] != "code" || sc != 0.1 {
 		t.Fatalf("got %v %v %g %g", onlyB, onlyC, sb, sc)
 	}
-	if _, ok := unmatchedEval(b, map[string]float64{"chat": 990, "long": 100, "code": 5}, map[string]string{"typo": "chat"}); ok {
+	if _, ok := unmatchedEval(oneArmStrata(b, map[string]float64{"chat": 990, "long": 100, "code": 5}, map[string]string{"typo": "chat"})); ok {
 		t.Error("reported below UnmatchedShare")
 	}
 }
