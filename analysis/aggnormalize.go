@@ -3,8 +3,6 @@ package analysis
 import (
 	"fmt"
 	"math"
-	"slices"
-	"strings"
 
 	"github.com/goodput-dev/goodput/analysis/histo"
 	"github.com/goodput-dev/goodput/analysis/normalize"
@@ -207,8 +205,25 @@ func (j *aggJudgement) normSteps() []NormalizationStep {
 	steps = append(steps, mix)
 	cache := NormalizationStep{Name: "cache", Setting: p.Normalize.Cache, Detail: "not requested"}
 	if p.Normalize.Cache != "none" {
-		cache.Detail = fmt.Sprintf("hit rate (prefix_cache_hits / prefix_cache_queries) baseline %s, canary %s; shown, not adjusted",
-			pctOrNA(cacheRate(j.b)), pctOrNA(cacheRate(j.c)))
+		hb, hc := cacheRate(j.b), cacheRate(j.c)
+		shifted := !(math.Abs(hb-hc)*100 <= CacheShiftPP)
+		note := ""
+		if !shifted {
+			note = fmt.Sprintf(" (within %d pp of each other: the change did not move caching, so adjusting for it hides no effect)", CacheShiftPP)
+		}
+		switch {
+		case j.mix.cache == "stratify":
+			cache.Applied = true
+			cache.Detail = fmt.Sprintf("stratify: %s; hit rate (prefix_cache_hits / prefix_cache_queries) baseline %s, canary %s%s", j.mix.cacheReason, pctOrNA(hb), pctOrNA(hc), note)
+			if shifted {
+				j.warnf("prefix-cache bands are strata: %s", normalize.MediatorCaveat)
+			}
+		case j.mix.cacheReason != "":
+			cache.Detail = fmt.Sprintf("none: %s; hit rate (prefix_cache_hits / prefix_cache_queries) baseline %s, canary %s%s", j.mix.cacheReason, pctOrNA(hb), pctOrNA(hc), note)
+		default:
+			cache.Detail = fmt.Sprintf("hit rate (prefix_cache_hits / prefix_cache_queries) baseline %s, canary %s; shown, not adjusted",
+				pctOrNA(hb), pctOrNA(hc))
+		}
 	}
 	steps = append(steps, cache)
 	load := NormalizationStep{Name: "load", Setting: p.Normalize.Load, Detail: "not requested"}
@@ -233,98 +248,6 @@ func (j *aggJudgement) normSteps() []NormalizationStep {
 		}
 	}
 	return append(steps, load)
-}
-
-// aggMix is the class-mix standardisation of a metrics comparison: when
-// both arms' metrics carry the same classes (the class label: a class,
-// model or LoRA adapter), the canary's counts and histograms per class are
-// weighted by w_baseline/w_canary of the class's offered requests, so its
-// figures are those of the baseline's mix (post-stratification).
-type aggMix struct {
-	factor  map[string]float64 // canary weight per class; nil when not applied
-	applied bool
-	detail  string
-	// unmatched is the unmatched_strata guardrail when one arm serves
-	// classes the other never served (unmatchedEval)
-	unmatched *gateEval
-}
-
-func classOffered(agg *sources.Aggregate) (map[string]float64, float64) {
-	out := map[string]float64{}
-	total := 0.0
-	for _, b := range agg.Buckets {
-		n := nan0(b.Completed) + nan0(b.Failed) + nan0(b.Canceled) + nan0(b.Rejected)
-		out[b.Class] += n
-		total += n
-	}
-	return out, total
-}
-
-// classMix plans the class-mix standardisation for setting (the policy's
-// normalize.mix: "none" or a reference; the reference is the baseline's
-// mix).
-func classMix(b, c *sources.Aggregate, setting string) aggMix {
-	if setting == "none" {
-		return aggMix{detail: "not requested"}
-	}
-	wb, nb := classOffered(b)
-	wc, nc := classOffered(c)
-	if len(wb) < 2 && len(wc) < 2 {
-		return aggMix{detail: "not applied: the metrics carry no class label (see --class-label) to reweight by"}
-	}
-	// as on the request path, a stray stratum only one arm has is
-	// counted in one both arms have: reweighted by that one's factor
-	fold, said := strayStrataFolds(wb, wc)
-	var unmatched *gateEval
-	if setting != normalize.MixWeights {
-		if g, ok := unmatchedEval(oneArmStrata(wb, wc, fold)); ok {
-			unmatched = &g
-		}
-	}
-	for k, to := range fold {
-		wb[to] += wb[k]
-		wc[to] += wc[k]
-		delete(wb, k)
-		delete(wc, k)
-	}
-	names := make([]string, 0, len(wb))
-	for k := range wb {
-		names = append(names, k)
-	}
-	for k := range wc {
-		if _, ok := wb[k]; !ok {
-			names = append(names, k)
-		}
-	}
-	slices.Sort(names)
-	var parts []string
-	f := map[string]float64{}
-	for _, k := range names {
-		pb, pc := wb[k]/nb, wc[k]/nc
-		label := k
-		if label == "" {
-			label = "(unlabelled)"
-		}
-		parts = append(parts, fmt.Sprintf("%s %.1f%% vs %.1f%%", label, 100*pb, 100*pc))
-		if pb > 0 && !(pc > 0) || pc > 0 && !(pb > 0) {
-			return aggMix{detail: fmt.Sprintf("not applied: class %s has requests in only one arm (%s), so the canary cannot be reweighted to the baseline's mix",
-				label, strings.Join(parts, ", ")), unmatched: unmatched}
-		}
-		if pc > 0 {
-			f[k] = pb / pc
-		}
-	}
-	for k, to := range fold {
-		if v, ok := f[to]; ok {
-			f[k] = v
-		}
-	}
-	detail := fmt.Sprintf("canary reweighted per class to the baseline's mix, its arm figures included (share of offered requests, baseline vs canary: %s)",
-		strings.Join(parts, ", "))
-	for _, s := range said {
-		detail += "; " + s
-	}
-	return aggMix{factor: f, applied: true, detail: detail}
 }
 
 // scaleBucket multiplies a bucket's counts, token sums and histograms, and

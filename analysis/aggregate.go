@@ -143,12 +143,12 @@ func aggArms(baseline, canary *sources.Dataset, cfg Config) (*aggJudgement, erro
 	if p.SLO.TPOT > 0 {
 		slo.TPOT = p.SLO.TPOT.Seconds()
 	}
-	plan := classMix(baseline.Agg, canary.Agg, p.Normalize.Mix)
+	plan := classMix(baseline.Agg, canary.Agg, p.Normalize.Mix, p.Normalize.Cache)
 	b, err := newAggArm(baseline, slo, nil)
 	if err != nil {
 		return nil, err
 	}
-	c, err := newAggArm(canary, slo, plan.factor)
+	c, err := newAggArm(canary, slo, plan.weight())
 	if err != nil {
 		return nil, err
 	}
@@ -194,9 +194,10 @@ func (a *aggArm) cutTo(o *aggArm) {
 	}
 }
 
-// factor, when not nil, weights each class's counts and histograms (the
-// canary reweighted to the baseline's class mix).
-func newAggArm(ds *sources.Dataset, slo histo.SLO, factor map[string]float64) (*aggArm, error) {
+// weight, when not nil, gives the factor by which a bucket's counts and
+// histograms are weighted (the canary reweighted to the baseline's mix),
+// false for none.
+func newAggArm(ds *sources.Dataset, slo histo.SLO, weight func(*sources.AggBucket) (float64, bool)) (*aggArm, error) {
 	agg := ds.Agg
 	if len(agg.Buckets) == 0 {
 		return nil, &DataError{Arm: ds.Arm, Msg: "no metrics in the window: no series matched (check the selector and the time range)"}
@@ -217,8 +218,10 @@ func newAggArm(ds *sources.Dataset, slo histo.SLO, factor map[string]float64) (*
 			lat = append(lat, nil)
 		}
 		s := &a.slices[k]
-		if f, ok := factor[bk.Class]; ok {
-			bk, bb = scaleBucket(bk, bb, f)
+		if weight != nil {
+			if f, ok := weight(&bk); ok {
+				bk, bb = scaleBucket(bk, bb, f)
+			}
 		}
 		s.completed += nan0(bk.Completed)
 		for _, c := range []struct {

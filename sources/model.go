@@ -316,6 +316,19 @@ type AggBucket struct {
 	Start float64 // unix seconds, inclusive
 	End   float64 // unix seconds, exclusive
 
+	// Cache is the prefix-cache hit band of the bucket's requests when the
+	// source split each stratum's counts by band (an aggregate of
+	// per-request records under a policy with normalize.cache other than
+	// none): "cache 0", "cache <50%", "cache >=50%" or "cache unknown", the
+	// names of analysis/normalize.CacheBand. The latency histograms (and
+	// their sums) are not split: a split stratum's slice has one bucket
+	// with Cache "" holding them and no counts, and one per band holding
+	// the counts and token sums with empty histograms — the bands cost a
+	// few counters, not a histogram each. "" in every bucket when the
+	// source did not split. A judge that does not stratify by cache sums a
+	// stratum's buckets.
+	Cache string
+
 	Completed float64 // finished successfully (finish reason stop/length)
 	Failed    float64 // finished with an error or timeout, or canceled by the server (sources.CountsFailed)
 	Canceled  float64 // aborted by the client, or by someone the source does not name (vLLM's "abort")

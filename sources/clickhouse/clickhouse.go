@@ -8,7 +8,8 @@
 // condition (the operator's SQL, wrapped in parentheses) and arrive in the
 // window, and groups them by time slice (floor(ts/w)·w on the absolute
 // grid of the policy's bucket width w), stratum (class label, token-length
-// bands for unlabelled requests, policy class) and log-linear latency bin
+// bands for unlabelled requests, policy class; its counts also by
+// prefix-cache band when Plan.Cache is set) and log-linear latency bin
 // (⌈log2(v)·256⌉, Prometheus schema 8, as sources/loglin computes it).
 // Each group carries the request accounting counts, the "good" count under
 // the request's class SLO, retries, short outputs, token sums (the good

@@ -63,7 +63,7 @@ func (c *count) UnmarshalJSON(b []byte) error {
 
 // row is one group of the aggregation query (see buildQuery).
 type row struct {
-	S, M, PB, OB, PC                                      count
+	S, M, PB, OB, PC, CB                                  count
 	Label, Rep                                            string
 	N, Completed, Failed, Canceled, Rejected, Good        count
 	Retried, Short                                        count
@@ -107,7 +107,7 @@ func (r *row) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &m); err != nil {
 		return err
 	}
-	ints := map[string]*count{"s": &r.S, "m": &r.M, "pb": &r.PB, "ob": &r.OB, "pc": &r.PC,
+	ints := map[string]*count{"s": &r.S, "m": &r.M, "pb": &r.PB, "ob": &r.OB, "pc": &r.PC, "cb": &r.CB,
 		"n": &r.N, "completed": &r.Completed, "failed": &r.Failed, "canceled": &r.Canceled, "rejected": &r.Rejected,
 		"good": &r.Good, "retried": &r.Retried, "short": &r.Short, "prompt_tokens": &r.PromptTokens,
 		"output_tokens": &r.OutputTokens, "good_tokens": &r.GoodTokens, "hits": &r.Hits, "queries": &r.Queries, "cache_known": &r.CacheKnown,
@@ -148,6 +148,7 @@ func (r *row) UnmarshalJSON(b []byte) error {
 type cellKey struct {
 	slice   int64
 	stratum string
+	cache   string // prefix-cache band (Plan.Cache); "" when not split
 }
 
 type cell struct {
@@ -253,6 +254,15 @@ func (as *assembler) stratum(r *row) string {
 	return as.p.Stratum(r.Label, int(r.PB), int(r.OB), class)
 }
 
+// cache names the row's prefix-cache band ("" when the plan does not
+// split by it).
+func (as *assembler) cache(r *row) string {
+	if as.p.Cache == nil || r.CB <= 0 {
+		return ""
+	}
+	return as.p.Cache(int(r.CB))
+}
+
 func (as *assembler) get(k cellKey) *cell {
 	c := as.cells[k]
 	if c == nil {
@@ -283,7 +293,13 @@ func (as *assembler) add(r *row) error {
 		if r.CacheKnown > 0 {
 			as.cacheKnown = true
 		}
-		c := as.get(cellKey{sl, as.stratum(r)})
+		st := as.stratum(r)
+		c := as.get(cellKey{sl, st, as.cache(r)})
+		// latencies: per stratum, not per band (AggBucket.Cache)
+		h := c
+		if as.p.Cache != nil {
+			h = as.get(cellKey{sl, st, ""})
+		}
 		c.completed += float64(r.Completed)
 		c.failed += float64(r.Failed)
 		c.canceled += float64(r.Canceled)
@@ -296,13 +312,13 @@ func (as *assembler) add(r *row) error {
 		c.goodTokens += float64(r.GoodTokens)
 		c.hits += float64(r.Hits)
 		c.queries += float64(r.Queries)
-		c.ttftNs += int64(r.SumTTFT)
-		c.tpotNs += int64(r.SumTPOT)
-		c.e2eNs += int64(r.SumE2E)
-		as.canon = append(as.canon, rowDigest("c %d %q %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %v %d %d %d", sl, r.Label, r.PB, r.OB, r.PC, r.N,
+		h.ttftNs += int64(r.SumTTFT)
+		h.tpotNs += int64(r.SumTPOT)
+		h.e2eNs += int64(r.SumE2E)
+		as.canon = append(as.canon, rowDigest("c %d %q %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %v %d %d %d", sl, r.Label, r.PB, r.OB, r.PC, r.CB, r.N,
 			r.Completed, r.Failed, r.Canceled, r.Rejected, r.Good, r.Retried, r.Short, r.PromptTokens, r.OutputTokens, r.GoodTokens, r.Hits, r.Queries, r.Hist,
 			r.SumTTFT, r.SumTPOT, r.SumE2E))
-		for k, h := range []*loglin.Hist{&c.ttft, &c.tpot, &c.e2e} {
+		for k, h := range []*loglin.Hist{&h.ttft, &h.tpot, &h.e2e} {
 			for i, bin := range r.Hist[k].Bins {
 				h.AddBin(bin, r.Hist[k].Counts[i])
 			}
@@ -369,7 +385,12 @@ func (as *assembler) finish() (*sources.Aggregate, int64, []string, error) {
 	out := &sources.Aggregate{Profile: "requests", Exact: true, GoodTokensCounted: true, LatencySums: true, Step: p.Step, Replicas: tracks}
 	for k := range per {
 		keys := per[k]
-		slices.SortFunc(keys, func(x, y cellKey) int { return cmp.Compare(x.stratum, y.stratum) })
+		slices.SortFunc(keys, func(x, y cellKey) int {
+			if c := cmp.Compare(x.stratum, y.stratum); c != 0 {
+				return c
+			}
+			return cmp.Compare(x.cache, y.cache)
+		})
 		start := float64(lo+int64(k)) * p.Step
 		base := sources.AggBucket{Start: start, End: start + p.Step, Replicas: serving[k], PrefixHits: nan, PrefixQueries: nan,
 			Running: nan, Waiting: nan, KVUsage: nan, GPUUtil: nan, GPUPowerW: nan, GPUMemBytes: nan, CostPerHour: nan}
@@ -383,7 +404,7 @@ func (as *assembler) finish() (*sources.Aggregate, int64, []string, error) {
 		for _, ck := range keys {
 			c := cells[ck]
 			b := base
-			b.Class = ck.stratum
+			b.Class, b.Cache = ck.stratum, ck.cache
 			b.Completed, b.Failed, b.Canceled, b.Rejected = c.completed, c.failed, c.canceled, c.rejected
 			b.Good, b.Retried, b.ShortOutputs = c.good, c.retried, c.short
 			b.PromptTokens, b.OutputTokens, b.GoodTokens = c.prompt, c.output, c.goodTokens

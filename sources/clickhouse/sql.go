@@ -262,6 +262,12 @@ type Plan struct {
 	// (as above; 0 when the request has a label) and policy class class
 	// (a Classes name, or "default").
 	Stratum func(label string, promptBand, outputBand int, class string) string
+	// Cache, when not nil, splits each stratum by prefix-cache band and
+	// names band k (AggBucket.Cache): 1 no cached tokens, 2 cached/prompt
+	// below 0.5, 3 at or above it (cached > prompt included), 4 cached or
+	// prompt tokens not known (cached < 0 or prompt ≤ 0), the request
+	// path's normalize.CacheBand. nil: strata are not split.
+	Cache func(band int) string
 }
 
 // check validates p.
@@ -505,6 +511,12 @@ func buildQuery(p *Plan, table string, cols resolved, where string, start, end f
 		}
 		return "multiIf(" + strings.Join(parts, ", ") + ", " + strconv.Itoa(len(edges)+1) + ")"
 	}
+	if p.Cache == nil {
+		add2("toInt32(0)", "cb")
+	} else {
+		// float division, as CacheBand divides
+		add2("multiIf("+a("cached")+" < 0 OR "+a("prompt")+" <= 0, 4, "+a("cached")+" = 0, 1, toFloat64("+a("cached")+") / toFloat64("+a("prompt")+") < 0.5, 2, 3)", "cb")
+	}
 	add2("if("+a("label")+" != '', 0, "+band("prompt", p.PromptEdges)+")", "pb")
 	add2("if("+a("label")+" != '', 0, "+band("output", p.OutputEdges)+")", "ob")
 	// per class: good, short, unverified criteria
@@ -616,6 +628,7 @@ func buildQuery(p *Plan, table string, cols resolved, where string, start, end f
 		"if(" + m + " = 4, 0, " + a("pb") + ") AS pb",
 		"if(" + m + " = 4, 0, " + a("ob") + ") AS ob",
 		"if(" + m + " = 4, toInt32(-1), " + a("pc") + ") AS pc",
+		"if(" + m + " = 4, 0, " + a("cb") + ") AS cb",
 		"if(" + m + " = 4, " + a("rep") + ", '') AS rep",
 		hist("ttft"), hist("tpot"), hist("e2e"),
 		latSum("ttft"), latSum("tpot"), latSum("e2e"),
@@ -648,6 +661,6 @@ func buildQuery(p *Plan, table string, cols resolved, where string, start, end f
 	}
 	return "SELECT " + strings.Join(sel, ", ") +
 		" FROM (" + level3 + ") WHERE " + keep +
-		" GROUP BY s, m, label, pb, ob, pc, rep" +
+		" GROUP BY s, m, label, pb, ob, pc, cb, rep" +
 		" FORMAT JSONEachRow"
 }

@@ -1,0 +1,307 @@
+package analysis
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/goodput-dev/goodput/analysis/normalize"
+	"github.com/goodput-dev/goodput/sources"
+)
+
+// aggMix is the mix standardisation of an aggregate comparison: the
+// canary's counts and histograms per stratum are weighted by
+// w_baseline/w_canary of the stratum's offered requests, so its figures
+// are those of the baseline's mix (post-stratification). The strata are
+// the aggregate's (AggBucket.Class: the class label or token-length band
+// with the policy class), crossed with the prefix-cache band
+// (AggBucket.Cache) when the cache is stratified, decided as the request
+// path's planMix decides.
+type aggMix struct {
+	factor  map[string]float64 // canary weight per stratum (key); nil when not applied
+	applied bool
+	detail  string
+	// unmatched is the unmatched_strata guardrail when one arm serves
+	// classes the other never served (unmatchedEval)
+	unmatched *gateEval
+	// classFold counts a stray class in another (strayStrataFolds)
+	classFold map[string]string
+	// band maps a stratum (after classFold) and the bucket's own band to
+	// the band it is counted in; nil when the cache is not stratified
+	band map[[2]string]string
+	// cache is the cache handling (stratify or none) and cacheReason why
+	cache, cacheReason string
+}
+
+// key is the stratum a bucket is weighted by: its class stratum, after
+// stray folds, and " · " and its prefix-cache band when the cache is
+// stratified and the bucket is a band's (a stratum's bucket with Cache ""
+// holds its latency histograms, weighted by the class's factor).
+func (m *aggMix) key(bk *sources.AggBucket) string {
+	k := bk.Class
+	if k == "" {
+		// a slice without requests
+		return k
+	}
+	if to, ok := m.classFold[k]; ok {
+		k = to
+	}
+	if m.band != nil && bk.Cache != "" {
+		b, ok := m.band[[2]string{k, bk.Cache}]
+		if !ok {
+			b = bk.Cache
+		}
+		k += " · " + b
+	}
+	return k
+}
+
+// offered is a bucket's offered requests (NaN counts as 0).
+func offered(bk *sources.AggBucket) float64 {
+	return nan0(bk.Completed) + nan0(bk.Failed) + nan0(bk.Canceled) + nan0(bk.Rejected)
+}
+
+// classOffered sums an aggregate's offered requests per key(bucket).
+func classOffered(agg *sources.Aggregate, key func(*sources.AggBucket) string) (map[string]float64, float64) {
+	out := map[string]float64{}
+	total := 0.0
+	for i := range agg.Buckets {
+		bk := &agg.Buckets[i]
+		n := offered(bk)
+		out[key(bk)] += n
+		total += n
+	}
+	return out, total
+}
+
+// aggCacheBands sums an aggregate's offered requests per prefix-cache band
+// (requests without a cached-token count left out, as on the request
+// path's cacheBands); empty when the aggregate is not split by band.
+func aggCacheBands(agg *sources.Aggregate) map[string]float64 {
+	m := map[string]float64{}
+	for i := range agg.Buckets {
+		bk := &agg.Buckets[i]
+		if bk.Cache != "" && bk.Cache != normalize.CacheUnknown {
+			m[bk.Cache] += offered(bk)
+		}
+	}
+	return m
+}
+
+// aggCacheChoice decides the cache handling of an aggregate comparison by
+// the request path's rule (planMix): stray bands fold into their
+// neighbours, the cache is stratified when every band of the baseline's
+// mix has enough requests in both arms, else as normalize.AutoCache says;
+// CUPED (adjust) is the request path's only, so here it is none. It
+// returns the handling, why, and the stray band folds.
+func aggCacheChoice(b, c *sources.Aggregate, cache, mode string) (string, string, map[string]string) {
+	bandsB, bandsC := aggCacheBands(b), aggCacheBands(c)
+	if len(bandsB)+len(bandsC) == 0 {
+		return "none", "no cache strata: the aggregate keeps no prefix-cache band (metrics, or no record reports cached tokens)", nil
+	}
+	fold := strayBands(bandsB, bandsC)
+	bandsB, bandsC = foldBands(bandsB, fold), foldBands(bandsC, fold)
+	choice, why := "none", ""
+	switch cache {
+	case "stratify":
+		choice, why = "stratify", "requested"
+	case "adjust":
+		why = "CUPED on the per-bucket hit rate is applied on the request path only (--exact); the aggregate compares the arms unadjusted"
+	case "auto":
+		if ok, w := baselineBandsCovered(bandsB, bandsC, mode); ok {
+			choice, why = "stratify", w
+			break
+		}
+		nb, nc := 0.0, 0.0
+		for _, n := range bandsB {
+			nb += n
+		}
+		for _, n := range bandsC {
+			nc += n
+		}
+		ch := normalize.AutoCache(bandsC, bandsB, [2]int{int(nc), int(nb)})
+		why = ch.Reason
+		switch ch.Mode {
+		case normalize.CacheModeStratify:
+			choice = "stratify"
+		case normalize.CacheModeAdjust:
+			why = "no cache adjustment: the bands are too thin to stratify and CUPED on the hit rate is the request path's only (" + ch.Reason + ")"
+		}
+	}
+	if choice == "stratify" && len(fold) > 0 {
+		why += "; " + foldText(fold)
+	}
+	return choice, why, fold
+}
+
+// classMix plans the mix standardisation for the policy's normalize.mix
+// (setting: "none" or a reference; the reference is the baseline's mix) and
+// normalize.cache (cache).
+func classMix(b, c *sources.Aggregate, setting, cache string) aggMix {
+	m := aggMix{cache: "none"}
+	if cache != "none" && cache != "" {
+		var fold map[string]string
+		m.cache, m.cacheReason, fold = aggCacheChoice(b, c, cache, setting)
+		if m.cache == "stratify" {
+			m.band = map[[2]string]string{}
+			for k, to := range fold {
+				// every class's buckets of a stray band count in its
+				// neighbour (classes filled in below)
+				m.band[[2]string{"", k}] = to
+			}
+		}
+	}
+	if setting == "none" {
+		if m.cache != "stratify" {
+			m.band = nil
+			m.detail = "not requested"
+			return m
+		}
+		setting = "baseline"
+	}
+	classKey := func(bk *sources.AggBucket) string { return bk.Class }
+	wb, _ := classOffered(b, classKey)
+	wc, _ := classOffered(c, classKey)
+	if len(wb) < 2 && len(wc) < 2 && m.cache != "stratify" {
+		m.detail = "not applied: the metrics carry no class label (see --class-label) to reweight by"
+		return m
+	}
+	// as on the request path, a stray stratum only one arm has is
+	// counted in one both arms have: reweighted by that one's factor
+	fold, said := strayStrataFolds(wb, wc)
+	m.classFold = fold
+	if setting != normalize.MixWeights {
+		if g, ok := unmatchedEval(oneArmStrata(wb, wc, fold)); ok {
+			m.unmatched = &g
+		}
+	}
+	if m.band != nil {
+		said = append(said, m.bandFolds(b, c)...)
+	}
+	wb, nb := classOffered(b, m.key)
+	wc, nc := classOffered(c, m.key)
+	names := make([]string, 0, len(wb))
+	for k := range wb {
+		names = append(names, k)
+	}
+	for k := range wc {
+		if _, ok := wb[k]; !ok {
+			names = append(names, k)
+		}
+	}
+	if m.band != nil {
+		// the strata's latency buckets (Cache "") count no requests
+		names = slices.DeleteFunc(names, func(k string) bool { return wb[k] == 0 && wc[k] == 0 })
+	}
+	slices.Sort(names)
+	var parts []string
+	f := map[string]float64{}
+	for _, k := range names {
+		pb, pc := wb[k]/nb, wc[k]/nc
+		label := k
+		if label == "" {
+			label = "(unlabelled)"
+		}
+		parts = append(parts, fmt.Sprintf("%s %.1f%% vs %.1f%%", label, 100*pb, 100*pc))
+		if pb > 0 && !(pc > 0) || pc > 0 && !(pb > 0) {
+			m.detail = fmt.Sprintf("not applied: class %s has requests in only one arm (%s), so the canary cannot be reweighted to the baseline's mix",
+				label, strings.Join(parts, ", "))
+			if m.cache == "stratify" {
+				m.cache, m.cacheReason = "none", "no cache strata: the mix is not standardized (stratum "+label+" has requests in only one arm)"
+			}
+			m.band = nil
+			return m
+		}
+		if pc > 0 {
+			f[k] = pb / pc
+		}
+	}
+	by := "class"
+	if m.band != nil {
+		by = "class and prefix-cache band (latency histograms, kept per class, by the class's factor)"
+		// a class's latency histograms take the class's factor
+		cb, _ := classOffered(b, func(bk *sources.AggBucket) string { return m.key(&sources.AggBucket{Class: bk.Class}) })
+		cc, _ := classOffered(c, func(bk *sources.AggBucket) string { return m.key(&sources.AggBucket{Class: bk.Class}) })
+		for k, n := range cc {
+			if n > 0 && cb[k] > 0 {
+				f[k] = (cb[k] / nb) / (n / nc)
+			}
+		}
+	}
+	m.detail = fmt.Sprintf("canary reweighted per %s to the baseline's mix, its arm figures included (share of offered requests, baseline vs canary: %s)",
+		by, strings.Join(parts, ", "))
+	for _, s := range said {
+		m.detail += "; " + s
+	}
+	m.factor, m.applied = f, true
+	return m
+}
+
+// bandFolds fills m.band per class stratum as the request path's
+// classBandFolds decides: a band only one arm has requests in within a
+// class counts in the class's most common band both arms have, and so do
+// the class's requests without a cached-token count. It returns the
+// report's lines.
+func (m *aggMix) bandFolds(b, c *sources.Aggregate) []string {
+	global := map[string]string{}
+	for k, to := range m.band {
+		global[k[1]] = to
+	}
+	fold := func(band string) string {
+		if to, ok := global[band]; ok {
+			return to
+		}
+		return band
+	}
+	var counts [2]map[string]map[string]float64
+	classes := map[string]bool{}
+	for k, agg := range []*sources.Aggregate{b, c} {
+		counts[k] = map[string]map[string]float64{}
+		for i := range agg.Buckets {
+			bk := &agg.Buckets[i]
+			if bk.Class == "" && offered(bk) == 0 {
+				continue
+			}
+			ck := bk.Class
+			if to, ok := m.classFold[ck]; ok {
+				ck = to
+			}
+			classes[ck] = true
+			if bk.Cache == normalize.CacheUnknown || bk.Cache == "" {
+				continue
+			}
+			if counts[k][ck] == nil {
+				counts[k][ck] = map[string]float64{}
+			}
+			counts[k][ck][fold(bk.Cache)] += offered(bk)
+		}
+	}
+	dominant, classFold, said := classBandFolds(counts[0], counts[1])
+	band := map[[2]string]string{}
+	for ck := range classes {
+		for _, raw := range []string{"", normalize.CacheNone, normalize.CachePartial, normalize.CacheMostly, normalize.CacheUnknown} {
+			to := fold(raw)
+			if d, ok := dominant[ck]; ok && (to == normalize.CacheUnknown || to == "") {
+				to = d
+			}
+			if t, ok := classFold[ck][to]; ok {
+				to = t
+			}
+			band[[2]string{ck, raw}] = to
+		}
+	}
+	m.band = band
+	return said
+}
+
+// weight is newAggArm's weight for the canary: its stratum's factor; nil
+// when the mix is not standardized.
+func (m *aggMix) weight() func(*sources.AggBucket) (float64, bool) {
+	if m.factor == nil {
+		return nil
+	}
+	return func(bk *sources.AggBucket) (float64, bool) {
+		f, ok := m.factor[m.key(bk)]
+		return f, ok
+	}
+}

@@ -1,0 +1,76 @@
+package analysis
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/goodput-dev/goodput/sources"
+)
+
+// TestCacheStrataBothPaths: with normalize.cache auto the request path
+// stratifies by prefix-cache band; the aggregate must too. Cold-cache
+// requests (no cached tokens) take twice the TTFT in both arms, and the
+// canary has a fifth of its warm requests cold: per band the arms are the
+// same, so standardized by band the attainment difference is near 0 on
+// both paths, and by class alone (the aggregate before it kept bands) the
+// canary looked worse.
+func TestCacheStrataBothPaths(t *testing.T) {
+	cfg := Config{Policy: chat(t), Resamples: 200, Seed: 1}
+	const seed = 803
+	b, c := fleetArms(aaFleet(seed), aaFleet(seed+1), seed)
+	slow := func(r *sources.Request) {
+		if r.TTFT > 0 {
+			r.E2E += r.TTFT
+			r.TTFT *= 2
+		}
+	}
+	warm := 0
+	for k := range b.Requests {
+		if r := &b.Requests[k]; r.CachedTokens == 0 {
+			slow(r)
+		}
+	}
+	for k := range c.Requests {
+		r := &c.Requests[k]
+		switch {
+		case r.CachedTokens == 0:
+			slow(r)
+		case r.CachedTokens > 0 && 2*r.CachedTokens >= r.PromptTokens:
+			warm++
+			if warm%5 == 0 {
+				r.CachedTokens = 0
+				slow(r)
+			}
+		}
+	}
+	if warm < 1000 {
+		t.Fatalf("%d warm canary requests: the fleet model no longer reports cached tokens", warm)
+	}
+	exact, agg := judgedBothWays(t, b, c, cfg)
+	for path, r := range map[string]*Report{"request path": exact, "aggregate": agg} {
+		found := false
+		for _, s := range r.Normalization.Steps {
+			if s.Name == "cache" {
+				found = true
+				if !s.Applied || !strings.HasPrefix(s.Detail, "stratify: ") {
+					t.Errorf("%s: cache step %v %q, want stratified", path, s.Applied, s.Detail)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%s: no cache step", path)
+		}
+	}
+	ae, _ := metricNamed(exact, "slo_attainment")
+	aa, _ := metricNamed(agg, "slo_attainment")
+	if d := math.Abs(float64(ae.Delta - aa.Delta)); d > 2e-4 {
+		t.Errorf("attainment %+.5f on the requests, %+.5f on the aggregate: both standardize by class and cache band", float64(ae.Delta), float64(aa.Delta))
+	}
+	if d := math.Abs(float64(aa.Delta)); d > 0.004 {
+		t.Errorf("aggregate attainment %+.5f: the arms are alike per band", float64(aa.Delta))
+	}
+	if !strings.Contains(aa.Adjusted[0], "standardized") {
+		t.Errorf("aggregate attainment adjusted %q", aa.Adjusted)
+	}
+}
