@@ -14,7 +14,8 @@ import (
 // canary has a fifth of its warm requests cold: per band the arms are the
 // same, so standardized by band the attainment difference is near 0 on
 // both paths, and by class alone (the aggregate before it kept bands) the
-// canary looked worse.
+// canary looked worse. The count gates' intervals are the request path's
+// to 1e-9 (standardizedCount).
 func TestCacheStrataBothPaths(t *testing.T) {
 	cfg := Config{Policy: chat(t), Resamples: 200, Seed: 1}
 	const seed = 803
@@ -69,6 +70,16 @@ func TestCacheStrataBothPaths(t *testing.T) {
 	}
 	if d := math.Abs(float64(aa.Delta)); d > 0.004 {
 		t.Errorf("aggregate attainment %+.5f: the arms are alike per band", float64(aa.Delta))
+	}
+	// the same estimator on the same strata: the request path's
+	// per-stratum influence variance, paired (standardizedCount)
+	for _, name := range []string{"slo_attainment", "error_rate", "retry_share"} {
+		me, _ := metricNamed(exact, name)
+		ma, _ := metricNamed(agg, name)
+		if me.Method != ma.Method || math.Abs(float64(me.Interval[0]-ma.Interval[0])) > 1e-9 || math.Abs(float64(me.Interval[1]-ma.Interval[1])) > 1e-9 {
+			t.Errorf("%s: %s [%.6f, %.6f] on the requests, %s [%.6f, %.6f] on the aggregate", name, me.Method, float64(me.Interval[0]), float64(me.Interval[1]),
+				ma.Method, float64(ma.Interval[0]), float64(ma.Interval[1]))
+		}
 	}
 	if !strings.Contains(aa.Adjusted[0], "standardized") {
 		t.Errorf("aggregate attainment adjusted %q", aa.Adjusted)

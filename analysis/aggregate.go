@@ -833,6 +833,16 @@ func (j *aggJudgement) evalGate(idx int, g policies.Gate, conf float64) gateEval
 		return stats.LogRatioOfRatios(x, y, conf)
 	}
 	pess, opt := est(cWorst, bBest), est(cBest, bWorst)
+	// the request path's standardized estimator where the aggregate has
+	// what it needs (exact counts per stratum), as the request path
+	// computes it
+	std, stdB, stdC, standardized := stats.Estimate{}, 0.0, 0.0, false
+	if !matched {
+		std, stdB, stdC, standardized = j.standardizedCount(metric, conf)
+	}
+	if standardized {
+		pess, opt = std, std
+	}
 	if g.Metric == "output_tokens_mean" {
 		if !(sum(cWorst.Den) > 0 && sum(bBest.Den) > 0 && sum(bBest.Num) > 0) {
 			return inconclusive("no completed requests with output tokens counted in an arm")
@@ -840,9 +850,15 @@ func (j *aggJudgement) evalGate(idx int, g policies.Gate, conf float64) gateEval
 		// a mean per completed request: the batch-means interval as on
 		// the request path, no count floor
 	} else if info.Scale == "absolute" {
-		// never narrower than the independent-requests interval
-		pess = binomialFloor(pess, sum(cWorst.Num), sum(cWorst.Den), sum(bBest.Num), sum(bBest.Den), conf)
-		opt = binomialFloor(opt, sum(cBest.Num), sum(cBest.Den), sum(bWorst.Num), sum(bWorst.Den), conf)
+		// never narrower than the independent-requests interval (of the
+		// canary as counted when standardized, as on the request path)
+		fw, fb := cWorst, cBest
+		if standardized {
+			fw, _ = j.cRaw.ratioAt(metric, false)
+			fb, _ = j.cRaw.ratioAt(metric, true)
+		}
+		pess = binomialFloor(pess, sum(fw.Num), sum(fw.Den), sum(bBest.Num), sum(bBest.Den), conf)
+		opt = binomialFloor(opt, sum(fb.Num), sum(fb.Den), sum(bWorst.Num), sum(bWorst.Den), conf)
 	} else if matched {
 		// the floor counts good requests per offered request, for token
 		// goodput too, as on the request path
@@ -898,6 +914,9 @@ func (j *aggJudgement) evalGate(idx int, g policies.Gate, conf float64) gateEval
 				est = opt
 			}
 			return [2]float64{vb, vb * math.Exp(est.Point)}
+		}
+		if standardized {
+			return [2]float64{stdB, stdC}
 		}
 		if matched {
 			// goodput figures: the baseline's, and the canary's at the

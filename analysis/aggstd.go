@@ -1,0 +1,139 @@
+package analysis
+
+import (
+	"math"
+	"slices"
+
+	"github.com/goodput-dev/goodput/analysis/normalize"
+	"github.com/goodput-dev/goodput/analysis/stats"
+	"github.com/goodput-dev/goodput/sources"
+)
+
+// bucketCount gives a count gate's per-bucket numerator and denominator
+// from an exact aggregate's bucket (the request path's requestGood,
+// requestFailed and friends over offered requests); ok false for metrics
+// it does not cover.
+func bucketCount(metric string) (f func(bk *sources.AggBucket) (num, den float64), ok bool) {
+	var num func(bk *sources.AggBucket) float64
+	switch metric {
+	case "slo_attainment":
+		num = func(bk *sources.AggBucket) float64 { return bk.Good }
+	case "error_rate":
+		num = func(bk *sources.AggBucket) float64 { return bk.Failed }
+	case "rejected_share":
+		num = func(bk *sources.AggBucket) float64 { return bk.Rejected }
+	case "canceled_share":
+		num = func(bk *sources.AggBucket) float64 { return bk.Canceled }
+	case "retry_share":
+		num = func(bk *sources.AggBucket) float64 { return bk.Retried }
+	default:
+		return nil, false
+	}
+	return func(bk *sources.AggBucket) (float64, float64) { return num(bk), offered(bk) }, true
+}
+
+// standardizedCount is the request path's standardized count gate
+// (judgement.standardized) on an exact aggregate whose mix is reweighted
+// to the baseline's: per stratum (aggMix.key: class, and prefix-cache band
+// when stratified) and bucket totals of the analysed window, the
+// baseline's shares as weights, and normalize.StandardizePaired on the
+// common grid when the arms are paired (Standardize when not), so the
+// interval is the request path's per-stratum influence variance, not the
+// reweighted counts' pooled one. It returns the estimate and the arms'
+// standardized values; ok false when it does not apply (metrics data,
+// another reference mix, the canary as counted (the naive comparison), a
+// metric it does not cover, a NaN count, or a stratum one arm lacks).
+func (j *aggJudgement) standardizedCount(metric string, conf float64) (est stats.Estimate, vb, vc float64, ok bool) {
+	count, covered := bucketCount(metric)
+	if !covered || !j.exact() || j.mix.factor == nil || j.c == j.cRaw || len(j.b.slices) == 0 || len(j.c.slices) == 0 {
+		return est, 0, 0, false
+	}
+	if m := j.p.Normalize.Mix; m != normalize.MixBaseline && m != normalize.MixNone {
+		return est, 0, 0, false
+	}
+	step := j.b.ds.Agg.Step
+	lo := math.Min(j.b.slices[0].start, j.c.slices[0].start)
+	hi := math.Max(j.b.slices[len(j.b.slices)-1].start, j.c.slices[len(j.c.slices)-1].start)
+	n := int(math.Round((hi-lo)/step)) + 1
+	// the analysed buckets of an arm, by key, and each one's position
+	type cell struct {
+		key      string
+		t        int
+		num, den float64
+	}
+	arm := func(a *aggArm) ([]cell, bool) {
+		at := make(map[float64]int, len(a.slices))
+		for i, s := range a.slices {
+			at[s.start] = i
+		}
+		var out []cell
+		for i := range a.ds.Agg.Buckets {
+			bk := &a.ds.Agg.Buckets[i]
+			k, in := at[bk.Start]
+			if !in || bk.Class == "" {
+				continue
+			}
+			num, den := count(bk)
+			if math.IsNaN(num) || math.IsNaN(den) {
+				return nil, false
+			}
+			if den == 0 && num == 0 {
+				continue
+			}
+			t := k
+			if j.paired {
+				t = int(math.Round((bk.Start - lo) / step))
+			}
+			out = append(out, cell{j.mix.key(bk), t, num, den})
+		}
+		return out, true
+	}
+	cb, okb := arm(j.b)
+	cc, okc := arm(j.cRaw)
+	if !okb || !okc {
+		return est, 0, 0, false
+	}
+	var names []string
+	for _, cs := range [][]cell{cb, cc} {
+		for _, c := range cs {
+			names = append(names, c.key)
+		}
+	}
+	slices.Sort(names)
+	names = slices.Compact(names)
+	index := make(map[string]int, len(names))
+	for i, k := range names {
+		index[k] = i
+	}
+	strata := func(cs []cell, nb int) normalize.Strata {
+		s := normalize.Strata{Names: names, Num: make([][]float64, len(names)), Den: make([][]float64, len(names))}
+		for k := range names {
+			s.Num[k], s.Den[k] = make([]float64, nb), make([]float64, nb)
+		}
+		for _, c := range cs {
+			s.Num[index[c.key]][c.t] += c.num
+			s.Den[index[c.key]][c.t] += c.den
+		}
+		return s
+	}
+	var xb, xc normalize.Strata
+	if j.paired {
+		xb, xc = strata(cb, n), strata(cc, n)
+	} else {
+		xb, xc = strata(cb, len(j.b.slices)), strata(cc, len(j.cRaw.slices))
+	}
+	w, err := normalize.Weights(normalize.MixBaseline, xc, xb, nil)
+	if err != nil {
+		return est, 0, 0, false
+	}
+	var res normalize.MixResult
+	if j.paired {
+		res, err = normalize.StandardizePaired(xc, xb, w, conf)
+	} else {
+		res, err = normalize.Standardize(xc, xb, w, conf)
+	}
+	if err != nil || math.IsNaN(res.Adjusted.Point) {
+		return est, 0, 0, false
+	}
+	return res.Adjusted, res.Baseline, res.Canary, true
+}
