@@ -40,7 +40,11 @@ func (j *aggJudgement) naive(gates []policies.Gate, evals []gateEval, conf float
 		if info.Latency != "" {
 			m.Adjusted = append(m.Adjusted, "quantiles of the baseline mix (strata: class label or token-length band × policy class): the canary's histograms reweighted per stratum to the baseline's shares, none dropped")
 		} else {
-			m.Adjusted = append(m.Adjusted, "standardized to the baseline mix (strata: class label or token-length band × policy class): the canary's counts reweighted per stratum to the baseline's shares")
+			strata := "class label or token-length band × policy class"
+			if j.mix.band != nil {
+				strata += " × prefix-cache band"
+			}
+			m.Adjusted = append(m.Adjusted, "standardized to the baseline mix (strata: "+strata+"): the canary's counts reweighted per stratum to the baseline's shares")
 		}
 	}
 }
