@@ -31,6 +31,9 @@ type aggMix struct {
 	band map[[2]string]string
 	// cache is the cache handling (stratify or none) and cacheReason why
 	cache, cacheReason string
+	// keys holds key's answer per class and band once the plan is made
+	// (read-only after classMix)
+	keys map[[2]string]string
 }
 
 // key is the stratum a bucket is weighted by: its class stratum, after
@@ -38,6 +41,14 @@ type aggMix struct {
 // stratified and the bucket is a band's (a stratum's bucket with Cache ""
 // holds its latency histograms, weighted by the class's factor).
 func (m *aggMix) key(bk *sources.AggBucket) string {
+	if k, ok := m.keys[[2]string{bk.Class, bk.Cache}]; ok {
+		return k
+	}
+	return m.keyOf(bk)
+}
+
+// keyOf computes key.
+func (m *aggMix) keyOf(bk *sources.AggBucket) string {
 	k := bk.Class
 	if k == "" {
 		// a slice without requests
@@ -178,6 +189,18 @@ func classMix(b, c *sources.Aggregate, setting, cache string) aggMix {
 	if m.band != nil {
 		said = append(said, m.bandFolds(b, c)...)
 	}
+	if m.band != nil {
+		// one string per class and band, not one per bucket
+		m.keys = map[[2]string]string{}
+		for _, agg := range []*sources.Aggregate{b, c} {
+			for i := range agg.Buckets {
+				bk := &agg.Buckets[i]
+				if _, ok := m.keys[[2]string{bk.Class, bk.Cache}]; !ok {
+					m.keys[[2]string{bk.Class, bk.Cache}] = m.keyOf(bk)
+				}
+			}
+		}
+	}
 	wb, nb := classOffered(b, m.key)
 	wc, nc := classOffered(c, m.key)
 	names := make([]string, 0, len(wb))
@@ -209,7 +232,7 @@ func classMix(b, c *sources.Aggregate, setting, cache string) aggMix {
 			if m.cache == "stratify" {
 				m.cache, m.cacheReason = "none", "no cache strata: the mix is not standardized (stratum "+label+" has requests in only one arm)"
 			}
-			m.band = nil
+			m.band, m.keys = nil, nil
 			return m
 		}
 		if pc > 0 {

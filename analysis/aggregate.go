@@ -208,19 +208,23 @@ func newAggArm(ds *sources.Dataset, slo histo.SLO, weight func(*sources.AggBucke
 	// each slice's buckets' latency histograms, in bucket order, added up
 	// once every bucket is read
 	var lat [][][3]sources.Histogram
-	for i, bk := range agg.Buckets {
+	for i := range agg.Buckets {
+		// by pointer: a bucket is copied only when it is reweighted
+		bk := &agg.Buckets[i]
 		bb := a.bounds.Buckets[i]
 		k, ok := byStart[bk.Start]
 		if !ok {
 			k = len(a.slices)
 			byStart[bk.Start] = k
-			a.slices = append(a.slices, aggSlice{start: bk.Start, end: bk.End, replicas: bk.Replicas, costPerHour: bk.CostPerHour, gpuUtil: bk.GPUUtil, gauges: gaugesOf(bk)})
+			a.slices = append(a.slices, aggSlice{start: bk.Start, end: bk.End, replicas: bk.Replicas, costPerHour: bk.CostPerHour, gpuUtil: bk.GPUUtil, gauges: gaugesOf(*bk)})
 			lat = append(lat, nil)
 		}
 		s := &a.slices[k]
 		if weight != nil {
-			if f, ok := weight(&bk); ok {
-				bk, bb = scaleBucket(bk, bb, f)
+			if f, ok := weight(bk); ok {
+				var sc sources.AggBucket
+				sc, bb = scaleBucket(*bk, bb, f)
+				bk = &sc
 			}
 		}
 		s.completed += nan0(bk.Completed)
