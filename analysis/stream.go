@@ -185,20 +185,8 @@ type nameKey struct{ name, cache string }
 const cacheBandCount = 5
 
 // cacheBandName names a cacheIndex value: "" for 0 (not split), else
-// normalize.CacheNone, CachePartial, CacheMostly, CacheUnknown for 1…4.
-func cacheBandName(i uint8) string {
-	switch i {
-	case 1:
-		return normalize.CacheNone
-	case 2:
-		return normalize.CachePartial
-	case 3:
-		return normalize.CacheMostly
-	case 4:
-		return normalize.CacheUnknown
-	}
-	return ""
-}
+// normalize.CacheBandAt.
+func cacheBandName(i uint8) string { return normalize.CacheBandAt(int(i)) }
 
 // cacheIndex is the index (see cacheBandName) of r's prefix-cache band
 // (normalize.CacheBand), 0 when the aggregator does not split by it.

@@ -20,6 +20,23 @@ const (
 	CacheHighEdge = 0.5
 )
 
+// CacheBandAt names the bands by a small index, for aggregates that count
+// per band: 1 CacheNone, 2 CachePartial, 3 CacheMostly, 4 CacheUnknown; ""
+// for any other index (0: not split).
+func CacheBandAt(i int) string {
+	switch i {
+	case 1:
+		return CacheNone
+	case 2:
+		return CachePartial
+	case 3:
+		return CacheMostly
+	case 4:
+		return CacheUnknown
+	}
+	return ""
+}
+
 // CacheBand returns the prefix-cache hit-rate band of a request from its
 // cached and prompt token counts: CacheNone (cached = 0), CachePartial
 // (0 < cached/prompt < 0.5), CacheMostly (≥ 0.5; cached > prompt counts as

@@ -179,17 +179,7 @@ func clickHousePlan(pol *policies.Policy) *clickhouse.Plan {
 	}
 	if c := pol.Normalize.Cache; c != "" && c != "none" {
 		// as the streaming scan splits (analysis.Aggregator)
-		p.Cache = func(band int) string {
-			switch band {
-			case 1:
-				return normalize.CacheNone
-			case 2:
-				return normalize.CachePartial
-			case 3:
-				return normalize.CacheMostly
-			}
-			return normalize.CacheUnknown
-		}
+		p.Cache = normalize.CacheBandAt
 	}
 	policyClasses := len(pol.Classes) > 0
 	p.Stratum = func(label string, pb, ob int, class string) string {
