@@ -30,7 +30,8 @@ func aggClasses(b, c *aggArm, classOf func(key string) (class, label string)) []
 		out := map[string]*acc{}
 		total := 0.0
 		first := a.slices[0].start
-		for i, bk := range a.ds.Agg.Buckets {
+		for i := range a.ds.Agg.Buckets {
+			bk := &a.ds.Agg.Buckets[i]
 			if bk.Start < first || bk.Class == "" {
 				continue
 			}
@@ -100,6 +101,20 @@ func aggClasses(b, c *aggArm, classOf func(key string) (class, label string)) []
 // stratum key (see Aggregator) holds the label or token-length band and,
 // with policy classes, the policy class; a band is not a label.
 func (j *aggJudgement) classOf(key string) (class, label string) {
+	// once per stratum key, not once per bucket
+	if v, ok := j.classMemo[key]; ok {
+		return v[0], v[1]
+	}
+	class, label = j.classOfKey(key)
+	if j.classMemo == nil {
+		j.classMemo = map[string][2]string{}
+	}
+	j.classMemo[key] = [2]string{class, label}
+	return class, label
+}
+
+// classOfKey computes classOf.
+func (j *aggJudgement) classOfKey(key string) (class, label string) {
 	policyClasses := len(j.p.Classes) > 0
 	if !j.exact() {
 		if policyClasses {
@@ -124,8 +139,14 @@ func (j *aggJudgement) classOf(key string) (class, label string) {
 // labelled reports whether any of an exact aggregate's strata is a class
 // label rather than a token-length band.
 func (j *aggJudgement) labelled(a *aggArm) bool {
-	for _, bk := range a.ds.Agg.Buckets {
-		if !isBandKey(stratumHead(j.p, bk.Class)) {
+	seen := map[string]bool{}
+	for i := range a.ds.Agg.Buckets {
+		k := a.ds.Agg.Buckets[i].Class
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		if !isBandKey(stratumHead(j.p, k)) {
 			return true
 		}
 	}

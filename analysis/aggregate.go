@@ -323,6 +323,8 @@ type aggJudgement struct {
 	// paired is true when both arms' slices lie on one time grid and
 	// overlap (see pairing): count gates then take the paired variance.
 	paired bool
+	// classMemo holds classOf's answer per stratum key
+	classMemo map[string][2]string
 }
 
 // exact reports whether both arms were aggregated from per-request

@@ -465,7 +465,8 @@ func (j *aggJudgement) classHists(a *aggArm, latency, class string) []sources.Hi
 	}
 	// each slice's histograms of the class, in bucket order
 	per := make([][]sources.Histogram, len(a.slices))
-	for _, bk := range a.ds.Agg.Buckets {
+	for k := range a.ds.Agg.Buckets {
+		bk := &a.ds.Agg.Buckets[k]
 		i, ok := at[bk.Start]
 		if !ok || bk.Class == "" || j.tailClass(bk.Class) != class {
 			continue
