@@ -41,10 +41,7 @@ func (j *aggJudgement) pairing() bool {
 // earlier first analysed slice to the later last one, zeros where an arm
 // has no slice (as judgement.alignedRatios does for requests).
 func (j *aggJudgement) align(c, b stats.Ratio) (stats.Ratio, stats.Ratio) {
-	step := j.b.ds.Agg.Step
-	lo := math.Min(j.b.slices[0].start, j.c.slices[0].start)
-	hi := math.Max(j.b.slices[len(j.b.slices)-1].start, j.c.slices[len(j.c.slices)-1].start)
-	n := int(math.Round((hi-lo)/step)) + 1
+	lo, step, n := j.commonGrid()
 	lay := func(r stats.Ratio, a *aggArm) stats.Ratio {
 		out := stats.Ratio{Num: make([]float64, n), Den: make([]float64, n)}
 		for i, s := range a.slices {
@@ -57,6 +54,25 @@ func (j *aggJudgement) align(c, b stats.Ratio) (stats.Ratio, stats.Ratio) {
 		return out
 	}
 	return lay(c, j.c), lay(b, j.b)
+}
+
+// commonGrid is the common grid of paired arms: the earlier first
+// analysed slice's start (unix seconds), the slice width (seconds) and the
+// number of slices to the later last one; slice t starts at lo + t·step.
+func (j *aggJudgement) commonGrid() (lo, step float64, n int) {
+	step = j.b.ds.Agg.Step
+	lo = math.Min(j.b.slices[0].start, j.c.slices[0].start)
+	hi := math.Max(j.b.slices[len(j.b.slices)-1].start, j.c.slices[len(j.c.slices)-1].start)
+	return lo, step, int(math.Round((hi-lo)/step)) + 1
+}
+
+// sliceIndex maps each analysed slice's start to its index in a.slices.
+func (a *aggArm) sliceIndex() map[float64]int {
+	at := make(map[float64]int, len(a.slices))
+	for i, s := range a.slices {
+		at[s.start] = i
+	}
+	return at
 }
 
 // guardrails are the checks the request path decides outside the Holm

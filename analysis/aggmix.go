@@ -49,20 +49,26 @@ func (m *aggMix) key(bk *sources.AggBucket) string {
 
 // keyOf computes key.
 func (m *aggMix) keyOf(bk *sources.AggBucket) string {
-	k := bk.Class
-	if k == "" {
+	if bk.Class == "" {
 		// a slice without requests
-		return k
+		return ""
 	}
-	if to, ok := m.classFold[k]; ok {
-		k = to
-	}
+	k := m.foldClass(bk.Class)
 	if m.band != nil && bk.Cache != "" {
 		b, ok := m.band[[2]string{k, bk.Cache}]
 		if !ok {
 			b = bk.Cache
 		}
 		k += " · " + b
+	}
+	return k
+}
+
+// foldClass is the class stratum a bucket of class stratum k is counted
+// in (classFold: a stray stratum in one both arms have).
+func (m *aggMix) foldClass(k string) string {
+	if to, ok := m.classFold[k]; ok {
+		return to
 	}
 	return k
 }
@@ -171,25 +177,23 @@ func classMix(b, c *sources.Aggregate, setting, cache string) aggMix {
 		setting = "baseline"
 	}
 	classKey := func(bk *sources.AggBucket) string { return bk.Class }
-	wb, _ := classOffered(b, classKey)
-	wc, _ := classOffered(c, classKey)
-	if len(wb) < 2 && len(wc) < 2 && m.cache != "stratify" {
+	rawB, _ := classOffered(b, classKey)
+	rawC, _ := classOffered(c, classKey)
+	if len(rawB) < 2 && len(rawC) < 2 && m.cache != "stratify" {
 		m.detail = "not applied: the metrics carry no class label (see --class-label) to reweight by"
 		return m
 	}
 	// as on the request path, a stray stratum only one arm has is
 	// counted in one both arms have: reweighted by that one's factor
-	fold, said := strayStrataFolds(wb, wc)
+	fold, said := strayStrataFolds(rawB, rawC)
 	m.classFold = fold
 	if setting != normalize.MixWeights {
-		if g, ok := unmatchedEval(oneArmStrata(wb, wc, fold)); ok {
+		if g, ok := unmatchedEval(oneArmStrata(rawB, rawC, fold)); ok {
 			m.unmatched = &g
 		}
 	}
 	if m.band != nil {
 		said = append(said, m.bandFolds(b, c)...)
-	}
-	if m.band != nil {
 		// one string per class and band, not one per bucket
 		m.keys = map[[2]string]string{}
 		for _, agg := range []*sources.Aggregate{b, c} {
@@ -242,9 +246,15 @@ func classMix(b, c *sources.Aggregate, setting, cache string) aggMix {
 	by := "class"
 	if m.band != nil {
 		by = "class and prefix-cache band (latency histograms, kept per class, by the class's factor)"
-		// a class's latency histograms take the class's factor
-		cb, _ := classOffered(b, func(bk *sources.AggBucket) string { return m.key(&sources.AggBucket{Class: bk.Class}) })
-		cc, _ := classOffered(c, func(bk *sources.AggBucket) string { return m.key(&sources.AggBucket{Class: bk.Class}) })
+		// a class's latency histograms take the class's factor: its
+		// offered requests after the stray folds
+		cb, cc := map[string]float64{}, map[string]float64{}
+		for k, n := range rawB {
+			cb[m.foldClass(k)] += n
+		}
+		for k, n := range rawC {
+			cc[m.foldClass(k)] += n
+		}
 		for k, n := range cc {
 			if n > 0 && cb[k] > 0 {
 				f[k] = (cb[k] / nb) / (n / nc)
@@ -285,10 +295,7 @@ func (m *aggMix) bandFolds(b, c *sources.Aggregate) []string {
 			if bk.Class == "" && offered(bk) == 0 {
 				continue
 			}
-			ck := bk.Class
-			if to, ok := m.classFold[ck]; ok {
-				ck = to
-			}
+			ck := m.foldClass(bk.Class)
 			classes[ck] = true
 			if bk.Cache == normalize.CacheUnknown || bk.Cache == "" {
 				continue

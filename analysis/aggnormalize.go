@@ -83,10 +83,7 @@ func (a *aggArm) dominantMedians() (ttft, tpot []float64) {
 			best, most = k, n[k]
 		}
 	}
-	at := make(map[float64]int, len(a.slices))
-	for i, s := range a.slices {
-		at[s.start] = i
-	}
+	at := a.sliceIndex()
 	st, sp := make([]histo.Sum, len(a.slices)), make([]histo.Sum, len(a.slices))
 	for _, bk := range a.ds.Agg.Buckets {
 		if i, ok := at[bk.Start]; ok && bk.Class == best {
@@ -206,16 +203,12 @@ func (j *aggJudgement) normSteps() []NormalizationStep {
 	cache := NormalizationStep{Name: "cache", Setting: p.Normalize.Cache, Detail: "not requested"}
 	if p.Normalize.Cache != "none" {
 		hb, hc := cacheRate(j.b), cacheRate(j.c)
-		shifted := !(math.Abs(hb-hc)*100 <= CacheShiftPP)
-		note := ""
-		if !shifted {
-			note = fmt.Sprintf(" (within %d pp of each other: the change did not move caching, so adjusting for it hides no effect)", CacheShiftPP)
-		}
+		note := hitRatesNote(hb, hc)
 		switch {
 		case j.mix.cache == "stratify":
 			cache.Applied = true
 			cache.Detail = fmt.Sprintf("stratify: %s; hit rate (prefix_cache_hits / prefix_cache_queries) baseline %s, canary %s%s", j.mix.cacheReason, pctOrNA(hb), pctOrNA(hc), note)
-			if shifted {
+			if hitRatesShifted(hb, hc) {
 				j.warnf("prefix-cache bands are strata: %s", normalize.MediatorCaveat)
 			}
 		case j.mix.cacheReason != "":

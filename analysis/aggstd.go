@@ -51,10 +51,7 @@ func (j *aggJudgement) standardizedCount(metric string, conf float64) (est stats
 	if m := j.p.Normalize.Mix; m != normalize.MixBaseline && m != normalize.MixNone {
 		return est, 0, 0, false
 	}
-	step := j.b.ds.Agg.Step
-	lo := math.Min(j.b.slices[0].start, j.c.slices[0].start)
-	hi := math.Max(j.b.slices[len(j.b.slices)-1].start, j.c.slices[len(j.c.slices)-1].start)
-	n := int(math.Round((hi-lo)/step)) + 1
+	lo, step, n := j.commonGrid()
 	// the analysed buckets of an arm, by key, and each one's position
 	type cell struct {
 		key      string
@@ -62,10 +59,7 @@ func (j *aggJudgement) standardizedCount(metric string, conf float64) (est stats
 		num, den float64
 	}
 	arm := func(a *aggArm) ([]cell, bool) {
-		at := make(map[float64]int, len(a.slices))
-		for i, s := range a.slices {
-			at[s.start] = i
-		}
+		at := a.sliceIndex()
 		var out []cell
 		for i := range a.ds.Agg.Buckets {
 			bk := &a.ds.Agg.Buckets[i]

@@ -459,10 +459,7 @@ func (j *aggJudgement) majorClasses() []string {
 // classHists is an arm's histograms of a latency per analysed slice, of
 // one class's buckets only.
 func (j *aggJudgement) classHists(a *aggArm, latency, class string) []sources.Histogram {
-	at := make(map[float64]int, len(a.slices))
-	for i, s := range a.slices {
-		at[s.start] = i
-	}
+	at := a.sliceIndex()
 	// each slice's histograms of the class, in bucket order
 	per := make([][]sources.Histogram, len(a.slices))
 	for k := range a.ds.Agg.Buckets {

@@ -145,14 +145,24 @@ const CacheShiftPP = 2
 // cacheShifted reports whether the arms' hit rates differ by more than
 // CacheShiftPP, or are unknown.
 func cacheShifted(b, c *armData) bool {
-	hb, hc := cacheHitRate(b), cacheHitRate(c)
+	return hitRatesShifted(cacheHitRate(b), cacheHitRate(c))
+}
+
+// hitRatesShifted reports whether two hit rates (in [0, 1]) differ by more
+// than CacheShiftPP, or are unknown (NaN).
+func hitRatesShifted(hb, hc float64) bool {
 	return !(math.Abs(hb-hc)*100 <= CacheShiftPP)
 }
 
 // cacheNote is said in the cache step when the mediator caveat is not
 // warned.
 func cacheNote(b, c *armData) string {
-	if cacheShifted(b, c) {
+	return hitRatesNote(cacheHitRate(b), cacheHitRate(c))
+}
+
+// hitRatesNote is cacheNote for the arms' hit rates hb and hc.
+func hitRatesNote(hb, hc float64) string {
+	if hitRatesShifted(hb, hc) {
 		return ""
 	}
 	return fmt.Sprintf(" (within %d pp of each other: the change did not move caching, so adjusting for it hides no effect)", CacheShiftPP)
