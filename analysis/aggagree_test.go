@@ -383,3 +383,40 @@ func TestLateCanaryLoadRatioBothPaths(t *testing.T) {
 		}
 	}
 }
+
+// TestStatedDurationFragment: a dataset that states its run's duration
+// (the fleet model's, a benchmark file's) can end a fraction of a second
+// past the last 10 s boundary with no arrival after it. The request path
+// made that fragment a bucket of its own (151 buckets where the aggregate,
+// which ends with the last slice holding an arrival, has 150), and the
+// extra zero widened the lag-window variance: cold-start replicate 32 of
+// the fleet agreement was inconclusive on the requests and passed on the
+// aggregate. The fragment's seconds now go to the bucket before it.
+func TestStatedDurationFragment(t *testing.T) {
+	cfg := Config{Policy: chat(t), Resamples: 400, Seed: 1}
+	bd := synth{n: 4000, rate: 12, ttftMed: 0.3, tpotMed: 0.04, seed: 5, replicas: 2}.dataset(sources.Baseline)
+	cd := synth{n: 4000, rate: 12, ttftMed: 0.31, tpotMed: 0.04, seed: 6, replicas: 2}.dataset(sources.Canary)
+	for _, ds := range []*sources.Dataset{bd, cd} {
+		lo, hi := ds.Requests[0].Time, ds.Requests[len(ds.Requests)-1].Time
+		// to 0.08 s past the boundary after the last arrival
+		ds.Duration = math.Ceil(hi/10)*10 + 0.08 - lo
+	}
+	rr, ra := judgedBothWays(t, bd, cd, cfg)
+	m, ok := metricNamed(rr, "slo_attainment")
+	a, ok2 := metricNamed(ra, "slo_attainment")
+	if !ok || !ok2 {
+		t.Fatal("no slo_attainment gate")
+	}
+	if m.Buckets != a.Buckets {
+		t.Errorf("buckets: %v on the requests, %v on the aggregate", m.Buckets, a.Buckets)
+	}
+	for k := range 2 {
+		if d := math.Abs(float64(m.Interval[k]) - float64(a.Interval[k])); !(d < 1e-12) {
+			t.Errorf("interval end %d: requests %.9f, aggregate %.9f", k, float64(m.Interval[k]), float64(a.Interval[k]))
+		}
+	}
+	// the run's stated seconds are kept: the window is the duration
+	if w, want := float64(rr.Arms.Baseline.WindowSeconds), bd.Duration; math.Abs(w-want) > 1e-6 {
+		t.Errorf("baseline window %.3f s, want the stated %.3f s", w, want)
+	}
+}

@@ -449,8 +449,14 @@ func (a *armData) bucketTime(cut float64) error {
 	// the last bucket is partial: it runs to the end of the run
 	last := &a.buckets[nb-1]
 	last.secs = math.Max(end-last.start, 0)
-	if last.secs == 0 && nb > 1 {
-		// end fell exactly on a boundary: fold the empty bucket away
+	if nb > 1 && last.secs < w && hi < last.start {
+		// a fragment without arrivals past the last boundary (the stated
+		// duration ends a moment after it, or exactly on it): its seconds
+		// go to the bucket before it. The streaming aggregate ends with
+		// the last slice that has an arrival; a bucket of nothing but a
+		// fraction of a second would add one zero to every per-bucket
+		// series and widen the variance estimated from them
+		a.buckets[nb-2].secs += last.secs
 		a.buckets = a.buckets[:nb-1]
 		nb--
 	}
