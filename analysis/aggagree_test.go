@@ -420,3 +420,50 @@ func TestStatedDurationFragment(t *testing.T) {
 		t.Errorf("baseline window %.3f s, want the stated %.3f s", w, want)
 	}
 }
+
+// TestCountedCanaryBothPaths: with the canary reweighted to the baseline's
+// mix, the aggregate's sample-ratio check and every gate's canary sample
+// size used the reweighted counts, whose per-slice totals move with the
+// strata; the request path uses the requests as counted. Fleet cold-start
+// (seed 1, where the reweighting moves them): the aggregate reported
+// n_canary 32,248 for 32,247 requests offered, and an offered_load_ratio
+// interval [−0.716%, +1.953%] against the request path's [−0.715%,
+// +1.944%]. Both now compare what each arm was offered; what is left of
+// the difference (≤ 2e-5) is the window's ends (the request path's last
+// bucket runs to the stated duration, the aggregate's to the slice's end).
+func TestCountedCanaryBothPaths(t *testing.T) {
+	cfg := Config{Policy: chat(t), Resamples: 200, Seed: 1}
+	var fc fleetCase
+	for _, c := range fleetCases() {
+		if c.name == "cold-start" {
+			fc = c
+		}
+	}
+	b, c := fleetArms(fc.b(1), fc.c(1), 1)
+	rr, ra := judgedBothWays(t, b, c, cfg)
+	mixed := false
+	for _, st := range ra.Normalization.Steps {
+		mixed = mixed || (st.Name == "mix" && st.Applied)
+	}
+	if !mixed {
+		t.Fatal("the aggregate did not reweight the canary's mix; the case no longer tests the counted canary")
+	}
+	m, ok := metricNamed(rr, "offered_load_ratio")
+	a, ok2 := metricNamed(ra, "offered_load_ratio")
+	if !ok || !ok2 {
+		t.Fatalf("no offered_load_ratio row (%v, %v)", ok, ok2)
+	}
+	for k := range 2 {
+		if d := math.Abs(float64(m.Interval[k]) - float64(a.Interval[k])); !(d < 3e-5) {
+			t.Errorf("offered_load_ratio interval end %d: requests %.7f, aggregate %.7f", k, float64(m.Interval[k]), float64(a.Interval[k]))
+		}
+	}
+	want := rr.Arms.Canary.Accounting.Offered
+	for _, g := range ra.Metrics {
+		if g.Class == "" && g.Name != "traffic_split" && (g.Name == "slo_attainment" || g.Name == "error_rate" || g.Name == "offered_load_ratio") {
+			if g.NCanary != want {
+				t.Errorf("aggregate %s n_canary %d, the canary was offered %d", g.Name, g.NCanary, want)
+			}
+		}
+	}
+}

@@ -81,7 +81,9 @@ func (a *aggArm) sliceIndex() map[float64]int {
 func (j *aggJudgement) guardrails(conf float64) []gateEval {
 	var out []gateEval
 	if t := j.p.Traffic; t != nil {
-		srm := normalize.SRM(sumOffered(j.c), sumOffered(j.b), t.CanaryShare)
+		// counts as counted: the canary reweighted to the baseline's mix is
+		// not a sample
+		srm := normalize.SRM(sumOffered(j.cRaw), sumOffered(j.b), t.CanaryShare)
 		e := gateEval{m: Metric{Name: "traffic_split", Guardrail: true, Direction: "lower_is_better", Scale: "absolute", Unit: "fraction",
 			Baseline: Num(t.CanaryShare), Canary: Num(srm.ObservedShare), Delta: Num(srm.ObservedShare - t.CanaryShare),
 			Interval: [2]Num{Num(math.NaN()), Num(math.NaN())}, Margin: 0, NBaseline: int64(math.Round(srm.Baseline)), NCanary: int64(math.Round(srm.Canary)),
@@ -142,8 +144,11 @@ func (j *aggJudgement) loadRatioGuardrail(conf float64) (gateEval, bool) {
 		}
 		return r, len(a.slices) >= MinBuckets && sum(r.Num) > 0
 	}
+	// the canary as counted (cRaw): a sample-ratio check compares the
+	// requests each arm was offered, not the canary reweighted to the
+	// baseline's mix, whose per-slice totals move with the strata
 	rb, okb := build(j.b)
-	rc, okc := build(j.c)
+	rc, okc := build(j.cRaw)
 	if !okb || !okc {
 		return gateEval{}, false
 	}

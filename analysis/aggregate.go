@@ -741,7 +741,8 @@ func (j *aggJudgement) moreData(e *gateEval, m Metric, alpha float64) *MoreData 
 	}
 	n := float64(m.NBaseline + m.NCanary)
 	md := &MoreData{Factor: Num(k), Requests: Num(math.Ceil((k - 1) * n)), Minutes: Num(math.NaN())}
-	if rate := sumOffered(j.b)/j.b.secs + sumOffered(j.c)/j.c.secs; rate > 0 {
+	// the canary as counted, as the request path's offeredRate
+	if rate := sumOffered(j.b)/j.b.secs + sumOffered(j.cRaw)/j.cRaw.secs; rate > 0 {
 		md.Minutes = Num((k - 1) * n / rate / 60)
 	}
 	return md
@@ -777,7 +778,9 @@ func (j *aggJudgement) evalGate(idx int, g policies.Gate, conf float64) gateEval
 	}
 	e := gateEval{m: Metric{Name: g.Metric, Guardrail: g.Guardrail, Direction: dir, Scale: info.Scale, Unit: info.Unit,
 		Margin: Num(g.Margin.Value), Buckets: [2]int{len(j.b.slices), len(j.c.slices)}, Adjusted: adjusted,
-		NBaseline: int64(math.Round(sumOffered(j.b))), NCanary: int64(math.Round(sumOffered(j.c))),
+		// sample sizes as counted (the canary's reweighted offered
+		// count is not one), as on the request path
+		NBaseline: int64(math.Round(sumOffered(j.b))), NCanary: int64(math.Round(sumOffered(j.cRaw))),
 		Baseline: nan, Canary: nan, Delta: nan, Interval: [2]Num{nan, nan}, PFail: nan, Verdict: Inconclusive}}
 	inconclusive := func(why string) gateEval { e.m.Reason = why; return e }
 	if why := j.unreported(g.Metric); why != "" {
