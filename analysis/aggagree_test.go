@@ -428,7 +428,8 @@ func TestStatedDurationFragment(t *testing.T) {
 // (seed 1, where the reweighting moves them): the aggregate reported
 // n_canary 32,248 for 32,247 requests offered, and an offered_load_ratio
 // interval [−0.716%, +1.953%] against the request path's [−0.715%,
-// +1.944%]. Both now compare what each arm was offered; what is left of
+// +1.944%]; warmup_completed differed too (below). Both now compare what
+// each arm was offered; what is left of
 // the difference (≤ 2e-5) is the window's ends (the request path's last
 // bucket runs to the stated duration, the aggregate's to the slice's end).
 func TestCountedCanaryBothPaths(t *testing.T) {
@@ -456,6 +457,24 @@ func TestCountedCanaryBothPaths(t *testing.T) {
 	for k := range 2 {
 		if d := math.Abs(float64(m.Interval[k]) - float64(a.Interval[k])); !(d < 3e-5) {
 			t.Errorf("offered_load_ratio interval end %d: requests %.7f, aggregate %.7f", k, float64(m.Interval[k]), float64(a.Interval[k]))
+		}
+	}
+	// what the warm-up cut removed, on both paths the cut's whole buckets
+	// from each arm's own first one, the canary as counted (before: 3,921
+	// requests on the request path, whose span ran from the first arrival
+	// and took in the first kept bucket, and 3,757 reweighted ones on the
+	// aggregate)
+	wm, ok := metricNamed(rr, "warmup_completed")
+	wa, ok2 := metricNamed(ra, "warmup_completed")
+	if !ok || !ok2 {
+		t.Fatalf("no warmup_completed row (%v, %v): the case no longer cuts a warm-up", ok, ok2)
+	}
+	if wm.NCanary != wa.NCanary || wm.NBaseline != wa.NBaseline {
+		t.Errorf("warmup_completed counts: requests %d and %d, aggregate %d and %d", wm.NBaseline, wm.NCanary, wa.NBaseline, wa.NCanary)
+	}
+	for k := range 2 {
+		if d := math.Abs(float64(wm.Interval[k]) - float64(wa.Interval[k])); !(d < 1e-12) {
+			t.Errorf("warmup_completed interval end %d: requests %.9f, aggregate %.9f", k, float64(wm.Interval[k]), float64(wa.Interval[k]))
 		}
 	}
 	want := rr.Arms.Canary.Accounting.Offered

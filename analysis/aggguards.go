@@ -183,7 +183,8 @@ func (j *aggJudgement) warmupGuardrail(conf float64) (gateEval, bool) {
 		}
 		return r
 	}
-	rb, rc := span(j.b), span(j.c)
+	// the canary as counted, as on the request path
+	rb, rc := span(j.b), span(j.cRaw)
 	return warmupCompletedEval(rb, rc, cut, conf, "slices"), true
 }
 

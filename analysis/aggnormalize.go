@@ -228,7 +228,8 @@ func (j *aggJudgement) normSteps() []NormalizationStep {
 			}
 			return l
 		}
-		res, err := normalize.CompareLoad(lf(j.c), lf(j.b), 0)
+		// the canary as counted, as on the request path
+		res, err := normalize.CompareLoad(lf(j.cRaw), lf(j.b), 0)
 		switch {
 		case err != nil:
 			load.Detail = "like-for-like not checked: " + err.Error()

@@ -422,7 +422,7 @@ func (j *aggJudgement) report() *Report {
 			Detail: strings.Join(append(append([]string{}, cov.canaryLost...), cov.events...), "; ") +
 				" (goodput is compared per replica-second; a canary replica that serves nothing while the baseline's serve is decided by canary_replica_loss; a canary series that stops reporting keeps the verdict from passing)"})
 	}
-	internalView(r, aggWork(j.b), aggWork(j.c), j.b.ds.Agg.Step)
+	internalView(r, aggWork(j.b), aggWork(j.cRaw), j.b.ds.Agg.Step)
 	r.Warnings = j.warns
 	if r.Warnings == nil {
 		r.Warnings = []string{}
@@ -790,7 +790,8 @@ func (j *aggJudgement) evalGate(idx int, g policies.Gate, conf float64) gateEval
 		return j.latencyGate(e, idx, info, g, conf)
 	}
 	if isEfficiencyMetric(g.Metric) {
-		return efficiencyGate(e, g, info, j.p, aggWork(j.b), aggWork(j.c), conf)
+		// work as counted, as on the request path (judgement.work)
+		return efficiencyGate(e, g, info, j.p, aggWork(j.b), aggWork(j.cRaw), conf)
 	}
 	// pessimistic: canary at its worst end (fewest good requests, which is
 	// worse for attainment, goodput and cost per good request alike),

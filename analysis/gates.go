@@ -732,9 +732,18 @@ func (j *judgement) warmupGuardrail(conf float64) (gateEval, bool) {
 		return gateEval{}, false
 	}
 	span := func(a *armData) stats.Ratio {
+		// the cut is whole buckets counted from the start of the arm's
+		// own first bucket (cutSecs), as the aggregate counts it from its
+		// first slice: from there, not from the first arrival (which
+		// took in the first kept bucket too), and not from an earlier
+		// arm's start on a shared grid (empty buckets)
+		first := math.Floor(a.t0/a.bucketSecs) * a.bucketSecs
 		var r stats.Ratio
 		for _, b := range a.buckets {
-			if b.start >= a.t0+cut-1e-9 {
+			if b.start < first-1e-9 {
+				continue
+			}
+			if b.start >= first+cut-1e-9 {
 				break
 			}
 			r.Num, r.Den = append(r.Num, b.completed), append(r.Den, b.offered)
