@@ -720,8 +720,9 @@ const ColdStartMargin = 0.05
 // warmupGuardrail checks what the automatic warm-up cut removed. Latency
 // is expected to be poor while a replica warms up, so what is checked is
 // that the canary still served its requests: the share of offered requests
-// that completed over the cut span, against the baseline's over the same
-// span from its own start. It is loose (fails only when the canary's share
+// that completed over the cut span (the longer arm's cut, in whole buckets
+// from each arm's own first bucket), against the baseline's over the same
+// span of its own. It is loose (fails only when the canary's share
 // is lower by more than ColdStartMargin with confidence; otherwise
 // passes), decided outside the Holm family, and present only when something
 // was cut; the cap on the cut (window.max_warmup) keeps a long slow start
