@@ -209,3 +209,24 @@ func TestMeetsTarget(t *testing.T) {
 		t.Error("regress-5 should fail")
 	}
 }
+
+// TestCoverageSkipsConditionalRows: a <gate>_trend or attainment_dip row
+// exists only when its check found something, so its interval excludes 0
+// by selection; the A/A coverage table read "0.0%" for such rows. They are
+// not counted; every other gate is.
+func TestCoverageSkipsConditionalRows(t *testing.T) {
+	var cs calibScenario
+	row := func(name string, lo, hi float64) analysis.Metric {
+		return analysis.Metric{Name: name, Interval: [2]analysis.Num{analysis.Num(lo), analysis.Num(hi)}, Delta: analysis.Num((lo + hi) / 2)}
+	}
+	cs.addCoverage([]analysis.Metric{row("slo_attainment", -0.01, 0.01), row("slo_attainment_trend", -0.03, -0.01),
+		row("attainment_dip", -0.4, -0.2), row("ttft_p99", 0.01, 0.05)})
+	got := map[string][2]int{}
+	for _, gc := range cs.coverage {
+		got[gc.name] = [2]int{gc.covered, gc.n}
+	}
+	want := map[string][2]int{"slo_attainment": {1, 1}, "ttft_p99": {0, 1}}
+	if len(got) != len(want) || got["slo_attainment"] != want["slo_attainment"] || got["ttft_p99"] != want["ttft_p99"] {
+		t.Errorf("coverage rows %v, want %v", got, want)
+	}
+}
