@@ -486,3 +486,36 @@ func TestCountedCanaryBothPaths(t *testing.T) {
 		}
 	}
 }
+
+// TestSampleSizesBothPaths: every gate both paths report gives the same
+// sample sizes, the arms as counted. On fleet mix-shift seed 1 the
+// aggregate's pooled tail gates reported the canary's histogram total
+// reweighted to the baseline's mix (35,771 TTFT values where the canary
+// completed 35,778).
+func TestSampleSizesBothPaths(t *testing.T) {
+	cfg := Config{Policy: chat(t), Resamples: 200, Seed: 1}
+	for _, name := range []string{"mix-shift", "cold-start"} {
+		var fc fleetCase
+		for _, c := range fleetCases() {
+			if c.name == name {
+				fc = c
+			}
+		}
+		b, c := fleetArms(fc.b(1), fc.c(1), 1)
+		rr, ra := judgedBothWays(t, b, c, cfg)
+		n := 0
+		for _, m := range rr.Metrics {
+			a, ok := metricNamed(ra, m.Name)
+			if !ok {
+				continue
+			}
+			n++
+			if a.NBaseline != m.NBaseline || a.NCanary != m.NCanary {
+				t.Errorf("%s %s: n %d / %d on the requests, %d / %d on the aggregate", name, m.Name, m.NBaseline, m.NCanary, a.NBaseline, a.NCanary)
+			}
+		}
+		if n < 10 {
+			t.Errorf("%s: %d gates compared", name, n)
+		}
+	}
+}

@@ -229,7 +229,17 @@ func (j *aggJudgement) latencyGate(e gateEval, idx int, info policies.MetricInfo
 	}
 	// arms that did not run side by side get the sectioning hull, as on
 	// the request path (judgement.evalGate)
-	return j.tailGate(e, idx, info, g, conf, newTailHists(sliceHists(j.b, info.Latency), sliceHists(j.c, info.Latency)), !j.paired)
+	ev := j.tailGate(e, idx, info, g, conf, newTailHists(sliceHists(j.b, info.Latency), sliceHists(j.c, info.Latency)), !j.paired)
+	if j.cRaw != j.c {
+		// the sample size is the canary's values as counted, not the
+		// total of its histograms reweighted to the baseline's mix
+		var n float64
+		for i := range j.cRaw.slices {
+			n += latencyOfSlice(&j.cRaw.slices[i], info.Latency).Total()
+		}
+		ev.m.NCanary = int64(math.Round(n))
+	}
+	return ev
 }
 
 // tailGate compares the arms' q-quantiles of one latency from t. The
