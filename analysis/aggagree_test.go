@@ -29,6 +29,26 @@ func judgedBothWays(t *testing.T, bd, cd *sources.Dataset, cfg Config) (exact, a
 	return exact, agg
 }
 
+// fleetCaseNamed returns the fleet case of that name (analysis/fleet_test.go).
+func fleetCaseNamed(t *testing.T, name string) fleetCase {
+	t.Helper()
+	for _, c := range fleetCases() {
+		if c.name == name {
+			return c
+		}
+	}
+	t.Fatalf("no fleet case %q", name)
+	return fleetCase{}
+}
+
+// fleetBothWays judges replicate seed of a fleet case on both paths.
+func fleetBothWays(t *testing.T, name string, seed uint64, cfg Config) (exact, agg *Report) {
+	t.Helper()
+	fc := fleetCaseNamed(t, name)
+	b, c := fleetArms(fc.b(seed), fc.c(seed), seed)
+	return judgedBothWays(t, b, c, cfg)
+}
+
 // aggregated turns a per-request dataset into the exact aggregate a
 // request scan builds (Aggregator).
 func aggregated(t *testing.T, ds *sources.Dataset, p *policies.Policy) *sources.Dataset {
@@ -331,14 +351,7 @@ func TestTailIntervalsAgree(t *testing.T) {
 func TestOutputTokensPairedBothPaths(t *testing.T) {
 	cfg := Config{Policy: chat(t), Resamples: 200, Seed: 1}
 	for _, name := range []string{"tiny-outputs", "sequential-aa"} {
-		var fc fleetCase
-		for _, c := range fleetCases() {
-			if c.name == name {
-				fc = c
-			}
-		}
-		b, c := fleetArms(fc.b(5), fc.c(5), 5)
-		exact, agg := judgedBothWays(t, b, c, cfg)
+		exact, agg := fleetBothWays(t, name, 5, cfg)
 		me, _ := metricNamed(exact, "output_tokens_mean")
 		ma, _ := metricNamed(agg, "output_tokens_mean")
 		paired := name != "sequential-aa"
@@ -361,12 +374,7 @@ func TestOutputTokensPairedBothPaths(t *testing.T) {
 // (and a pass where the request path was inconclusive, replicate 28);
 // both now pair only the slices both arms analysed.
 func TestLateCanaryLoadRatioBothPaths(t *testing.T) {
-	var fc fleetCase
-	for _, c := range fleetCases() {
-		if c.name == "late-canary-aa" {
-			fc = c
-		}
-	}
+	fc := fleetCaseNamed(t, "late-canary-aa")
 	for _, seed := range []uint64{14028, 14000} {
 		b, c := fleetArms(fc.b(seed), fc.c(seed), seed)
 		exact, agg := judgedBothWays(t, b, c, Config{Policy: chat(t), Resamples: 200, Seed: seed + 1})
@@ -434,14 +442,7 @@ func TestStatedDurationFragment(t *testing.T) {
 // bucket runs to the stated duration, the aggregate's to the slice's end).
 func TestCountedCanaryBothPaths(t *testing.T) {
 	cfg := Config{Policy: chat(t), Resamples: 200, Seed: 1}
-	var fc fleetCase
-	for _, c := range fleetCases() {
-		if c.name == "cold-start" {
-			fc = c
-		}
-	}
-	b, c := fleetArms(fc.b(1), fc.c(1), 1)
-	rr, ra := judgedBothWays(t, b, c, cfg)
+	rr, ra := fleetBothWays(t, "cold-start", 1, cfg)
 	mixed := false
 	for _, st := range ra.Normalization.Steps {
 		mixed = mixed || (st.Name == "mix" && st.Applied)
@@ -495,14 +496,7 @@ func TestCountedCanaryBothPaths(t *testing.T) {
 func TestSampleSizesBothPaths(t *testing.T) {
 	cfg := Config{Policy: chat(t), Resamples: 200, Seed: 1}
 	for _, name := range []string{"mix-shift", "cold-start"} {
-		var fc fleetCase
-		for _, c := range fleetCases() {
-			if c.name == name {
-				fc = c
-			}
-		}
-		b, c := fleetArms(fc.b(1), fc.c(1), 1)
-		rr, ra := judgedBothWays(t, b, c, cfg)
+		rr, ra := fleetBothWays(t, name, 1, cfg)
 		n := 0
 		for _, m := range rr.Metrics {
 			a, ok := metricNamed(ra, m.Name)
