@@ -18,16 +18,23 @@ import (
 // normalization changes, get none.
 func (j *aggJudgement) naive(gates []policies.Gate, evals []gateEval, conf float64) {
 	mixed := j.mix.factor != nil
+	var which []int
 	for i, g := range gates {
 		matched := j.p.Normalize.Load == "matched" && (g.Metric == "goodput" || g.Metric == "goodput_per_replica")
-		if !mixed && !matched || isEfficiencyMetric(g.Metric) {
-			continue
+		if (mixed || matched) && !isEfficiencyMetric(g.Metric) {
+			which = append(which, i)
 		}
-		p := *j.p
-		p.Normalize.Load = "none"
-		nj := *j
-		nj.p, nj.c, nj.warns = &p, j.cRaw, nil
-		ne := nj.evalGate(i, g, conf)
+	}
+	p := *j.p
+	p.Normalize.Load = "none"
+	// each gate as measured: the canary as counted, no load matching;
+	// its warnings are the standardized evaluation's, already given
+	naive, _ := j.sideBySide(len(which), func(nj *aggJudgement, k int) gateEval {
+		nj.p, nj.c = &p, j.cRaw
+		return nj.evalGate(which[k], gates[which[k]], conf)
+	})
+	for k, i := range which {
+		g, ne := gates[i], naive[k]
 		if math.IsNaN(float64(ne.m.Delta)) {
 			continue
 		}

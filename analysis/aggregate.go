@@ -4,8 +4,11 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/goodput-dev/goodput/analysis/histo"
 	"github.com/goodput-dev/goodput/analysis/stats"
@@ -82,7 +85,7 @@ func (s *aggSlice) offered() float64 { return s.completed + s.failed + s.cancele
 // scan time (per class), so the two ends coincide; only its quantiles are
 // bounded, by their log-linear bins, and decided the same cautious way.
 func judgeAggregate(baseline, canary *sources.Dataset, cfg Config) (*Report, error) {
-	j, err := aggArms(baseline, canary, cfg)
+	j, err := aggArms(baseline, canary, cfg, true)
 	if err != nil {
 		return nil, err
 	}
@@ -102,11 +105,10 @@ func judgeAggregate(baseline, canary *sources.Dataset, cfg Config) (*Report, err
 			j.warnf("%s; the aggregate keeps no token-length band for a labelled record, so the arms are compared without mix standardization, a difference in mean prompt tokens keeping the verdict from passing or failing; --exact stratifies both by band", w)
 		}
 	}
-	j.cRaw = j.c
-	if j.mix.factor != nil {
-		if j.cRaw, err = newAggArm(canary, j.slo, nil); err != nil {
-			return nil, err
-		}
+	if j.cRaw == nil {
+		j.cRaw = j.c
+	} else {
+		// the canary as counted, read beside the baseline (aggArms)
 		j.cRaw.cutTo(j.c)
 	}
 	j.paired = j.pairing()
@@ -121,8 +123,9 @@ func judgeAggregate(baseline, canary *sources.Dataset, cfg Config) (*Report, err
 // aggArms reads both arms from their aggregates and cuts their warm-ups,
 // each arm by its own rule and then, for paired arms, to a common start
 // (aggCommonCut): the judge's first steps, which ReplicaWarmupCuts takes
-// too.
-func aggArms(baseline, canary *sources.Dataset, cfg Config) (*aggJudgement, error) {
+// too. withRaw also reads the canary as counted (cRaw, uncut) when its mix
+// is reweighted; cRaw stays nil otherwise.
+func aggArms(baseline, canary *sources.Dataset, cfg Config, withRaw bool) (*aggJudgement, error) {
 	p := cfg.Policy
 	if baseline.Agg == nil || canary.Agg == nil {
 		return nil, &DataError{Msg: "one arm is metrics-based (Prometheus or scrapes) and the other per-request files: give both arms the same kind of input"}
@@ -144,15 +147,27 @@ func aggArms(baseline, canary *sources.Dataset, cfg Config) (*aggJudgement, erro
 		slo.TPOT = p.SLO.TPOT.Seconds()
 	}
 	plan := classMix(baseline.Agg, canary.Agg, p.Normalize.Mix, p.Normalize.Cache)
-	b, err := newAggArm(baseline, slo, nil)
-	if err != nil {
-		return nil, err
+	// the arms are read from their aggregates side by side (most of the
+	// cost is summing each slice's strata), and with the canary
+	// reweighted, its arm as counted beside them. Errors are reported
+	// baseline first, whichever finished first
+	var (
+		b, c, raw    *aggArm
+		errB, errRaw error
+		wg           sync.WaitGroup
+	)
+	wg.Go(func() { b, errB = newAggArm(baseline, slo, nil) })
+	if withRaw && plan.factor != nil {
+		wg.Go(func() { raw, errRaw = newAggArm(canary, slo, nil) })
 	}
 	c, err := newAggArm(canary, slo, plan.weight())
-	if err != nil {
-		return nil, err
+	wg.Wait()
+	for _, e := range []error{errB, err, errRaw} {
+		if e != nil {
+			return nil, e
+		}
 	}
-	j := &aggJudgement{p: p, cfg: cfg, b: b, c: c, mix: plan, slo: slo}
+	j := &aggJudgement{p: p, cfg: cfg, b: b, c: c, cRaw: raw, mix: plan, slo: slo}
 	for i, a := range []*aggArm{b, c} {
 		var st NormalizationStep
 		if wk := a.ds.Agg.WarmupKept; wk != nil {
@@ -331,6 +346,31 @@ type aggJudgement struct {
 // records (Aggregate.Exact).
 func (j *aggJudgement) exact() bool { return j.b.exact && j.c.exact }
 
+// sideBySide evaluates n gates on up to GOMAXPROCS goroutines, each
+// evaluation on its own shallow copy of the judgement: the arms and the
+// policy are only read, and the warnings and the class memo, the two
+// things an evaluation writes, are the copy's own. It returns the
+// evaluations and each one's warnings in index order, so the report is
+// the same byte for byte whichever finished first (an evaluation's
+// bootstrap draws are seeded by its index, not by what ran before it).
+func (j *aggJudgement) sideBySide(n int, eval func(jj *aggJudgement, i int) gateEval) ([]gateEval, [][]string) {
+	evals, warns := make([]gateEval, n), make([][]string, n)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(n, runtime.GOMAXPROCS(0)) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				jj := *j
+				jj.warns, jj.classMemo = nil, nil
+				evals[i] = eval(&jj, i)
+				warns[i] = jj.warns
+			}
+		})
+	}
+	wg.Wait()
+	return evals, warns
+}
+
 func (j *aggJudgement) warnf(format string, a ...any) {
 	j.warns = append(j.warns, fmt.Sprintf(format, a...))
 }
@@ -397,11 +437,37 @@ func (j *aggJudgement) report() *Report {
 				j.b.bounds.Lo, j.c.bounds.Lo)}
 	}
 	r.Normalization.Steps = append(r.Normalization.Steps, j.normSteps()...)
+	// the diagnostics and the class table read the arms and nothing the
+	// gates write: they are computed beside the gates, the diagnostics on
+	// a copy of the judgement whose warnings follow the gates' (their
+	// order when computed one after the other), the class table with its
+	// own memo of stratum names
+	var (
+		diags   []Diagnostic
+		classes []ClassRow
+		wg      sync.WaitGroup
+	)
+	dj := *j
+	dj.warns, dj.classMemo = nil, nil
+	wg.Go(func() { diags = append(dj.binnedDiagnostics(), dj.shortOutputs(1-2*p.Alpha())...) })
+	wg.Go(func() {
+		memo := map[string][2]string{}
+		classes = aggClasses(j.b, j.c, func(key string) (string, string) {
+			v, ok := memo[key]
+			if !ok {
+				v[0], v[1] = j.classOfKey(key)
+				memo[key] = v
+			}
+			return v[0], v[1]
+		})
+	})
 	r.Metrics = j.gates()
 	naiveInMixStep(r)
-	r.Diagnostics = append(j.binnedDiagnostics(), j.shortOutputs(1-2*p.Alpha())...)
+	wg.Wait()
+	r.Diagnostics = diags
+	j.warns = append(j.warns, dj.warns...)
 	r.Series = j.series()
-	r.Classes = aggClasses(j.b, j.c, j.classOf)
+	r.Classes = classes
 	r.Distributions = j.distributions()
 	r.Verdict, r.Reasons = Overall(r.Metrics)
 	if ms := mixShift(j.b, j.c, 1-2*p.Alpha()); ms != "" {
@@ -677,11 +743,15 @@ func (j *aggJudgement) gates() []Metric {
 		}
 		gates = append(gates, g)
 	}
-	evals := make([]gateEval, len(gates))
+	evals, warns := j.sideBySide(len(gates), func(jj *aggJudgement, i int) gateEval {
+		return jj.evalGate(i, gates[i], conf)
+	})
+	for _, w := range warns {
+		j.warns = append(j.warns, w...)
+	}
 	ps := make([]float64, len(evals))
 	weights := policies.GateWeights(gates)
-	for i, g := range gates {
-		evals[i] = j.evalGate(i, g, conf)
+	for i := range gates {
 		ps[i] = math.NaN()
 		if evals[i].decidable {
 			ps[i] = stats.FailPValue(evals[i].harmPoint, evals[i].se, evals[i].failAt)

@@ -72,7 +72,7 @@ func ReplicaWarmupCuts(baseline, canary *sources.Dataset, cfg Config) ([2]Replic
 	if !found {
 		return out, nil
 	}
-	j, err := aggArms(baseline, canary, cfg)
+	j, err := aggArms(baseline, canary, cfg, false)
 	if err != nil {
 		return out, err
 	}
