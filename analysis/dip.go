@@ -28,6 +28,8 @@ const (
 	// stretch of its length (not overlapping it) in which the baseline is
 	// the worse arm.
 	DipIsolation = 3
+	// dipName names the guardrail's row.
+	dipName = "attainment_dip"
 )
 
 // dipCell is one position of the arms' shared bucket grid: an arm's
@@ -225,7 +227,7 @@ func dipEval(p *policies.Policy, b, c []dipCell, secs, canaryStart, warmupCap fl
 	s := worst
 	vb, vc := mid(s)
 	lo, hi := stats.NewcombeDiff(s.gcLo, s.oc, s.gbHi, s.ob, conf).Lo-runPt, worstIv.Hi-runLo
-	m := Metric{Name: "attainment_dip", Guardrail: true, Direction: "higher_is_better", Scale: "absolute", Unit: "fraction",
+	m := Metric{Name: dipName, Guardrail: true, Direction: "higher_is_better", Scale: "absolute", Unit: "fraction",
 		Baseline: Num(vb), Canary: Num(vc), Delta: Num(vc - vb - runPt), Interval: [2]Num{Num(lo), Num(hi)},
 		Margin: Num(DipMargin), PFail: Num(math.NaN()), NBaseline: int64(math.Round(s.ob)), NCanary: int64(math.Round(s.oc)),
 		Buckets: [2]int{s.n, s.n}, Method: fmt.Sprintf("window-scan-newcombe-bonferroni-%d", k), Adjusted: []string{}, Verdict: Fail}

@@ -317,7 +317,7 @@ func TestFleetCalibration(t *testing.T) {
 				// a <gate>_trend or attainment_dip row is reported only
 				// when its check found something, so its intervals are
 				// selected for excluding 0: no coverage is read from them
-				trendRow := strings.HasSuffix(m.Name, "_trend") || m.Name == "attainment_dip"
+				trendRow := m.Conditional()
 				if lo, hi := float64(m.Interval[0]), float64(m.Interval[1]); identical && !trendRow && !math.IsNaN(lo) && !math.IsNaN(hi) && !math.IsInf(lo, 0) && !math.IsInf(hi, 0) {
 					intervals[m.Name]++
 					if lo <= 0 && 0 <= hi {

@@ -3,6 +3,7 @@ package analysis
 import (
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/goodput-dev/goodput/sources"
 )
@@ -250,6 +251,14 @@ type Metric struct {
 	// bounded, holds the comparison at both ends of the bounds: a pass is
 	// decided at the canary-unfavourable end, a fail at the favourable end.
 	Bounds *BoundEnds `json:"bounds,omitempty"`
+}
+
+// Conditional reports whether m is a row a check adds only when it found
+// something: a gated metric's trend over the window (<metric>_trend) or an
+// attainment dip (attainment_dip). Such a row's interval was selected for
+// excluding no harm, so coverage is never read from it.
+func (m Metric) Conditional() bool {
+	return strings.HasSuffix(m.Name, trendSuffix) || m.Name == dipName
 }
 
 // BoundEnds is a gate's comparison at the two ends of histogram bounds.

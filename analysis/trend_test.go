@@ -73,3 +73,24 @@ func TestTrendCheck(t *testing.T) {
 		})
 	}
 }
+
+// TestConditionalRows: the rows a check adds only when it found something
+// are named apart from the gates they watch, and only they are.
+func TestConditionalRows(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		want bool
+	}{
+		{"tpot_p99_trend", true},
+		{"slo_attainment_trend", true},
+		{"attainment_dip", true},
+		{"tpot_p99", false},
+		{"ttft_p99:chat", false},
+		{"slo_attainment", false},
+		{"warmup_completed", false},
+	} {
+		if got := (Metric{Name: tc.name}).Conditional(); got != tc.want {
+			t.Errorf("Metric{Name: %q}.Conditional() = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

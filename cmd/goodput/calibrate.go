@@ -435,7 +435,7 @@ func (a *app) calibrateScenario(ctx context.Context, cs *calibScenario, pol *pol
 // selected for excluding 0 and are not counted.
 func (cs *calibScenario) addCoverage(gates []analysis.Metric) {
 	for _, g := range gates {
-		if strings.HasSuffix(g.Name, "_trend") || g.Name == "attainment_dip" {
+		if g.Conditional() {
 			continue
 		}
 		var gc *gateCoverage
