@@ -80,3 +80,29 @@ func BenchmarkAggregatorAdd(b *testing.B) {
 		}
 	}
 }
+
+// benchRequestArm is n requests of an hour-long run (sim.BenchRequests)
+// as the request path reads them.
+func benchRequestArm(arm sources.Arm, n int) *sources.Dataset {
+	reqs := make([]sources.Request, n)
+	t, rate := 1.7e9, float64(n)/3600
+	for first := 0; first < n; first += 1 << 16 {
+		t = sim.BenchRequests(reqs[first:min(first+1<<16, n)], arm, first, t, rate)
+	}
+	return &sources.Dataset{Arm: arm, Requests: reqs, Clock: sources.ClockEpoch, Location: "client"}
+}
+
+// BenchmarkJudgeRequests times the request path's judge (what `goodput
+// judge` does after reading, for inputs up to 256 MiB) on two arms of
+// 500,000 requests over an hour, with the default 2000 resamples.
+func BenchmarkJudgeRequests(b *testing.B) {
+	bd, cd := benchRequestArm(sources.Baseline, 500_000), benchRequestArm(sources.Canary, 500_000)
+	cfg := Config{Policy: benchPolicy(b), Resamples: 2000}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := Judge(bd, cd, cfg); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
