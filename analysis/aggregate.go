@@ -4,11 +4,9 @@ import (
 	"cmp"
 	"fmt"
 	"math"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/goodput-dev/goodput/analysis/histo"
 	"github.com/goodput-dev/goodput/analysis/stats"
@@ -346,28 +344,19 @@ type aggJudgement struct {
 // records (Aggregate.Exact).
 func (j *aggJudgement) exact() bool { return j.b.exact && j.c.exact }
 
-// sideBySide evaluates n gates on up to GOMAXPROCS goroutines, each
+// sideBySide evaluates n gates side by side (eachSideBySide), each
 // evaluation on its own shallow copy of the judgement: the arms and the
 // policy are only read, and the warnings and the class memo, the two
 // things an evaluation writes, are the copy's own. It returns the
-// evaluations and each one's warnings in index order, so the report is
-// the same byte for byte whichever finished first (an evaluation's
-// bootstrap draws are seeded by its index, not by what ran before it).
+// evaluations and each one's warnings in index order.
 func (j *aggJudgement) sideBySide(n int, eval func(jj *aggJudgement, i int) gateEval) ([]gateEval, [][]string) {
 	evals, warns := make([]gateEval, n), make([][]string, n)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(n, runtime.GOMAXPROCS(0)) {
-		wg.Go(func() {
-			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
-				jj := *j
-				jj.warns, jj.classMemo = nil, nil
-				evals[i] = eval(&jj, i)
-				warns[i] = jj.warns
-			}
-		})
-	}
-	wg.Wait()
+	eachSideBySide(n, func(i int) {
+		jj := *j
+		jj.warns, jj.classMemo = nil, nil
+		evals[i] = eval(&jj, i)
+		warns[i] = jj.warns
+	})
 	return evals, warns
 }
 

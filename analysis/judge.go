@@ -5,6 +5,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/goodput-dev/goodput/analysis/normalize"
 	"github.com/goodput-dev/goodput/policies"
@@ -180,9 +181,17 @@ func (j *judgement) report() *Report {
 	r.Arms.Canary = j.armSummary(j.c)
 	r.Measurement = j.measurement()
 	j.mix = j.planMix()
+	// the diagnostics read only the arms' pooled latencies (sorted
+	// first, so that nothing fills that cache concurrently) and warn
+	// nothing: they are computed beside the gates
+	j.sortPooled()
+	var diags []Diagnostic
+	var wg sync.WaitGroup
+	wg.Go(func() { diags = j.diagnostics() })
 	r.Metrics = j.gates(r)
 	r.Normalization = j.normalization()
-	r.Diagnostics = j.diagnostics()
+	wg.Wait()
+	r.Diagnostics = diags
 	r.Classes = j.classes()
 	r.Series = j.series()
 	r.Distributions = j.distributions()

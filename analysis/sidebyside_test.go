@@ -5,16 +5,20 @@ import (
 	"encoding/json"
 	"runtime"
 	"testing"
+
+	"github.com/goodput-dev/goodput/sources"
 )
 
-// TestSideBySideIsSequential: the aggregate judge reads the arms, the
-// gates, their as-measured comparisons, the diagnostics and the class
-// table on several goroutines (sideBySide, aggArms, report). The report
-// must be the one a single goroutine gives, byte for byte: the same
-// warnings in the same order, the same bootstrap draws. Fleet cases whose
-// canary is reweighted to the baseline's mix (so the canary is read twice
-// and every gate has an as-measured twin), one of them with warnings,
-// judged on one processor and on four, several times.
+// TestSideBySideIsSequential: both judges evaluate their gates on several
+// goroutines (eachSideBySide) and compute their diagnostics beside them;
+// the aggregate judge also reads the arms, the as-measured comparisons and
+// the class table so. The report must be the one a single goroutine
+// gives, byte for byte: the same warnings in the same order, the same
+// bootstrap draws. Fleet cases whose canary is reweighted to the
+// baseline's mix (so the aggregate's canary is read twice and every gate
+// has an as-measured twin), one of them with warnings, judged from the
+// requests and from their aggregates, on one processor and four times on
+// four.
 func TestSideBySideIsSequential(t *testing.T) {
 	cfg := Config{Policy: chat(t), Resamples: 200, Seed: 1}
 	for _, name := range []string{"cold-start", "lost-replica"} {
@@ -24,36 +28,45 @@ func TestSideBySideIsSequential(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		judged := func(procs int) []byte {
-			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-			rep, err := Judge(ab, ac, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			out, err := json.Marshal(rep)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return out
-		}
-		one := judged(1)
-		var rep Report
-		if err := json.Unmarshal(one, &rep); err != nil {
+		sideBySideCase(t, name+" from the requests", b, c, cfg)
+		sideBySideCase(t, name+" from the aggregate", ab, ac, cfg)
+	}
+}
+
+// sideBySideCase judges one pair of arms on one processor, then four
+// times on four, and compares the JSON reports.
+func sideBySideCase(t *testing.T, what string, b, c *sources.Dataset, cfg Config) {
+	t.Helper()
+	judged := func(procs int) []byte {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		rep, err := Judge(b, c, cfg)
+		if err != nil {
 			t.Fatal(err)
 		}
-		naive := 0
-		for _, m := range rep.Metrics {
-			if m.Naive != nil {
-				naive++
-			}
+		out, err := json.Marshal(rep)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if naive == 0 || (name == "lost-replica") != (len(rep.Warnings) > 0) {
-			t.Fatalf("%s: %d as-measured comparisons and %d warnings: the case no longer exercises what is read side by side", name, naive, len(rep.Warnings))
+		return out
+	}
+	one := judged(1)
+	var rep Report
+	if err := json.Unmarshal(one, &rep); err != nil {
+		t.Fatal(err)
+	}
+	naive := 0
+	for _, m := range rep.Metrics {
+		if m.Naive != nil {
+			naive++
 		}
-		for k := range 4 {
-			if got := judged(4); !bytes.Equal(got, one) {
-				t.Fatalf("%s, run %d: the report on four processors differs from the one on one (%d vs %d bytes)", name, k, len(got), len(one))
-			}
+	}
+	if naive == 0 || len(rep.Diagnostics) == 0 {
+		t.Fatalf("%s: %d as-measured comparisons and %d diagnostics: the case no longer exercises what is computed side by side", what, naive, len(rep.Diagnostics))
+	}
+	t.Logf("%s: %d gates, %d warnings", what, len(rep.Metrics), len(rep.Warnings))
+	for k := range 4 {
+		if got := judged(4); !bytes.Equal(got, one) {
+			t.Fatalf("%s, run %d: the report on four processors differs from the one on one (%d vs %d bytes)", what, k, len(got), len(one))
 		}
 	}
 }

@@ -46,8 +46,22 @@ func quantiles(sorted []float64) Quantiles {
 		P90: Num(quantile(sorted, 0.9)), P95: Num(quantile(sorted, 0.95)), P99: Num(quantile(sorted, 0.99))}
 }
 
+// sortPooled sorts both arms' pooled latencies, one arm per goroutine,
+// before anything reads them side by side: pooled fills its cache on
+// first use, which concurrent readers must not race on. Every report
+// reads all three (the diagnostics do), so nothing is sorted in vain.
+func (j *judgement) sortPooled() {
+	arms := [2]*armData{j.b, j.c}
+	eachSideBySide(len(arms), func(k int) {
+		for _, l := range []string{"ttft", "tpot", "e2e"} {
+			arms[k].pooled(l)
+		}
+	})
+}
+
 // pooled returns the sorted latency samples of the analysed buckets,
-// computed once per latency. Callers must not modify the slice.
+// computed once per latency. Callers must not modify the slice; once
+// sortPooled ran, calls are safe from several goroutines.
 func (a *armData) pooled(which string) []float64 {
 	if out, ok := a.sorted[which]; ok {
 		return out
