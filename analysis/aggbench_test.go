@@ -46,7 +46,12 @@ func benchAggArm(b *testing.B, arm sources.Arm, n int) *sources.Dataset {
 // --stream` does after the scan) on two arms of 1,000,000 requests over an
 // hour (360 slices), with the default 2000 resamples.
 func BenchmarkJudgeAggregate(b *testing.B) {
-	bd, cd := benchAggArm(b, sources.Baseline, 1_000_000), benchAggArm(b, sources.Canary, 1_000_000)
+	benchJudge(b, benchAggArm(b, sources.Baseline, 1_000_000), benchAggArm(b, sources.Canary, 1_000_000))
+}
+
+// benchJudge times Judge on two arms with the chat policy and the default
+// 2000 resamples.
+func benchJudge(b *testing.B, bd, cd *sources.Dataset) {
 	cfg := Config{Policy: benchPolicy(b), Resamples: 2000}
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -62,12 +67,7 @@ func BenchmarkJudgeAggregate(b *testing.B) {
 // new Aggregator and aggregated, per iteration.
 func BenchmarkAggregatorAdd(b *testing.B) {
 	p := benchPolicy(b)
-	const n = 1_000_000
-	reqs := make([]sources.Request, n)
-	t, rate := 1.7e9, float64(n)/3600
-	for first := 0; first < n; first += 1 << 16 {
-		t = sim.BenchRequests(reqs[first:min(first+1<<16, n)], sources.Baseline, first, t, rate)
-	}
+	reqs := benchRequestArm(sources.Baseline, 1_000_000).Requests
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
@@ -96,13 +96,5 @@ func benchRequestArm(arm sources.Arm, n int) *sources.Dataset {
 // judge` does after reading, for inputs up to 256 MiB) on two arms of
 // 500,000 requests over an hour, with the default 2000 resamples.
 func BenchmarkJudgeRequests(b *testing.B) {
-	bd, cd := benchRequestArm(sources.Baseline, 500_000), benchRequestArm(sources.Canary, 500_000)
-	cfg := Config{Policy: benchPolicy(b), Resamples: 2000}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		if _, err := Judge(bd, cd, cfg); err != nil {
-			b.Fatal(err)
-		}
-	}
+	benchJudge(b, benchRequestArm(sources.Baseline, 500_000), benchRequestArm(sources.Canary, 500_000))
 }
