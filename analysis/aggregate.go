@@ -344,20 +344,29 @@ type aggJudgement struct {
 // records (Aggregate.Exact).
 func (j *aggJudgement) exact() bool { return j.b.exact && j.c.exact }
 
-// sideBySide evaluates n gates side by side (eachSideBySide), each
-// evaluation on its own shallow copy of the judgement: the arms and the
-// policy are only read, and the warnings and the class memo, the two
-// things an evaluation writes, are the copy's own. It returns the
-// evaluations and each one's warnings in index order.
-func (j *aggJudgement) sideBySide(n int, eval func(jj *aggJudgement, i int) gateEval) ([]gateEval, [][]string) {
-	evals, warns := make([]gateEval, n), make([][]string, n)
+// fork is a shallow copy of the judgement for work done beside the rest
+// (eachSideBySide): the arms and the policy are only read, and the
+// warnings and the class memo, the two things an evaluation writes, are
+// the copy's own. join takes a fork's warnings back.
+func (j *aggJudgement) fork() *aggJudgement {
+	f := *j
+	f.warns, f.classMemo = nil, nil
+	return &f
+}
+
+// join appends a fork's warnings to the judgement's; joining forks in
+// index order gives the warnings of one evaluation after the other.
+func (j *aggJudgement) join(f *aggJudgement) { j.warns = append(j.warns, f.warns...) }
+
+// sideBySide evaluates n gates side by side, each on its own fork, and
+// returns the evaluations and their forks in index order.
+func (j *aggJudgement) sideBySide(n int, eval func(f *aggJudgement, i int) gateEval) ([]gateEval, []*aggJudgement) {
+	evals, forks := make([]gateEval, n), make([]*aggJudgement, n)
 	eachSideBySide(n, func(i int) {
-		jj := *j
-		jj.warns, jj.classMemo = nil, nil
-		evals[i] = eval(&jj, i)
-		warns[i] = jj.warns
+		forks[i] = j.fork()
+		evals[i] = eval(forks[i], i)
 	})
-	return evals, warns
+	return evals, forks
 }
 
 func (j *aggJudgement) warnf(format string, a ...any) {
@@ -427,34 +436,22 @@ func (j *aggJudgement) report() *Report {
 	}
 	r.Normalization.Steps = append(r.Normalization.Steps, j.normSteps()...)
 	// the diagnostics and the class table read the arms and nothing the
-	// gates write: they are computed beside the gates, the diagnostics on
-	// a copy of the judgement whose warnings follow the gates' (their
-	// order when computed one after the other), the class table with its
-	// own memo of stratum names
+	// gates write: they are computed beside the gates, each on a fork,
+	// the diagnostics' warnings joined after the gates' (their order when
+	// computed one after the other)
 	var (
 		diags   []Diagnostic
 		classes []ClassRow
 		wg      sync.WaitGroup
 	)
-	dj := *j
-	dj.warns, dj.classMemo = nil, nil
+	dj, cj := j.fork(), j.fork()
 	wg.Go(func() { diags = append(dj.binnedDiagnostics(), dj.shortOutputs(1-2*p.Alpha())...) })
-	wg.Go(func() {
-		memo := map[string][2]string{}
-		classes = aggClasses(j.b, j.c, func(key string) (string, string) {
-			v, ok := memo[key]
-			if !ok {
-				v[0], v[1] = j.classOfKey(key)
-				memo[key] = v
-			}
-			return v[0], v[1]
-		})
-	})
+	wg.Go(func() { classes = aggClasses(j.b, j.c, cj.classOf) })
 	r.Metrics = j.gates()
 	naiveInMixStep(r)
 	wg.Wait()
 	r.Diagnostics = diags
-	j.warns = append(j.warns, dj.warns...)
+	j.join(dj)
 	r.Series = j.series()
 	r.Classes = classes
 	r.Distributions = j.distributions()
@@ -732,11 +729,11 @@ func (j *aggJudgement) gates() []Metric {
 		}
 		gates = append(gates, g)
 	}
-	evals, warns := j.sideBySide(len(gates), func(jj *aggJudgement, i int) gateEval {
-		return jj.evalGate(i, gates[i], conf)
+	evals, forks := j.sideBySide(len(gates), func(f *aggJudgement, i int) gateEval {
+		return f.evalGate(i, gates[i], conf)
 	})
-	for _, w := range warns {
-		j.warns = append(j.warns, w...)
+	for _, f := range forks {
+		j.join(f)
 	}
 	ps := make([]float64, len(evals))
 	weights := policies.GateWeights(gates)

@@ -29,38 +29,17 @@ func (j *judgement) gates(r *Report) []Metric {
 	alpha := j.p.Alpha()
 	conf := 1 - 2*alpha
 	evals := make([]gateEval, len(j.p.Gates))
-	// the gates are evaluated side by side, each on a shallow copy of the
-	// judgement whose warnings and mix notes are its own (appended below
-	// in gate order, as one evaluation after the other gives them); the
-	// arms are only read once their pooled latencies are sorted
+	// the gates are evaluated side by side, each on a fork whose warnings
+	// and mix notes are joined back in gate order; the arms are only read
+	// once their pooled latencies are sorted
 	j.sortPooled()
-	type written struct {
-		warns, notes []string
-		mixes        string
-	}
-	wrote := make([]written, len(evals))
+	forks := make([]*judgement, len(evals))
 	eachSideBySide(len(evals), func(i int) {
-		jj := *j
-		jj.warns = nil
-		if j.mix != nil {
-			m := *j.mix
-			m.notes, m.mixes = nil, ""
-			jj.mix = &m
-		}
-		evals[i] = jj.evalGate(i, j.p.Gates[i], conf, r)
-		wrote[i].warns = jj.warns
-		if jj.mix != nil {
-			wrote[i].notes, wrote[i].mixes = jj.mix.notes, jj.mix.mixes
-		}
+		forks[i] = j.fork()
+		evals[i] = forks[i].evalGate(i, j.p.Gates[i], conf, r)
 	})
-	for _, w := range wrote {
-		j.warns = append(j.warns, w.warns...)
-		if j.mix != nil {
-			j.mix.notes = append(j.mix.notes, w.notes...)
-			if j.mix.mixes == "" {
-				j.mix.mixes = w.mixes
-			}
-		}
+	for _, f := range forks {
+		j.join(f)
 	}
 	ps := make([]float64, len(evals))
 	weights := policies.GateWeights(j.p.Gates)

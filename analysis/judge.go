@@ -148,6 +148,35 @@ func pairing(b, c *sources.Dataset) (float64, bool) {
 	return math.Min(lb, lc), true
 }
 
+// fork is a shallow copy of the judgement for a gate evaluated beside the
+// others (eachSideBySide): the arms and the policy are only read once
+// their pooled latencies are sorted (sortPooled); the warnings and the mix
+// plan's notes, the things an evaluation writes, are the copy's own. join
+// takes them back.
+func (j *judgement) fork() *judgement {
+	f := *j
+	f.warns = nil
+	if j.mix != nil {
+		m := *j.mix
+		m.notes, m.mixes = nil, ""
+		f.mix = &m
+	}
+	return &f
+}
+
+// join appends a fork's warnings and mix notes to the judgement's, and
+// takes its mix table if none was set; joining forks in gate order gives
+// what one evaluation after the other gives.
+func (j *judgement) join(f *judgement) {
+	j.warns = append(j.warns, f.warns...)
+	if j.mix != nil {
+		j.mix.notes = append(j.mix.notes, f.mix.notes...)
+		if j.mix.mixes == "" {
+			j.mix.mixes = f.mix.mixes
+		}
+	}
+}
+
 func (j *judgement) warnf(format string, a ...any) {
 	j.warns = append(j.warns, fmt.Sprintf(format, a...))
 }
