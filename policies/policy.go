@@ -189,6 +189,16 @@ type NormalizeSpec struct {
 	// without failing (e.g. a fleet whose replicas are known to hiccup on
 	// their own). Either way the stretch stays in every gate.
 	CanaryDip string `yaml:"canary_dip"`
+	// BaselineDip says what a stretch in which the baseline alone loses
+	// many good requests (its own outage or burst of errors, the canary
+	// unaffected) means for arms paired in time: "exclude" (the default)
+	// leaves that stretch out of both arms' comparison and reports it as
+	// the baseline_outage normalization step (the stretch is the one most
+	// favourable to the canary, so leaving it out moves every count gate
+	// toward the canary's harm; it takes the outage out of the variance,
+	// which otherwise keeps a sound canary inconclusive); "keep" judges
+	// the run as recorded.
+	BaselineDip string `yaml:"baseline_dip"`
 	// Weights is the explicit reference mix when Mix is "weights":
 	// class name → share (normalized to sum 1).
 	Weights map[string]float64 `yaml:"weights"`
@@ -562,7 +572,7 @@ func policySchema() schema {
 			"output_tokens": {"min": leaf, "max": leaf},
 		}}},
 		"window":    {"warmup": leaf, "bucket": leaf, "max_warmup": leaf, "implausible": leaf, "untimed": leaf},
-		"normalize": {"mix": leaf, "cache": leaf, "load": leaf, "canary_replica_loss": leaf, "canary_dip": leaf, "weights": {"*": leaf}},
+		"normalize": {"mix": leaf, "cache": leaf, "load": leaf, "canary_replica_loss": leaf, "canary_dip": leaf, "baseline_dip": leaf, "weights": {"*": leaf}},
 		"gates":     {"[]": {"metric": leaf, "margin": leaf, "guardrail": leaf, "weight": leaf, "target": leaf}},
 		"cost":      {"accelerator_per_hour": leaf, "host_per_hour": leaf, "network_per_gb": leaf, "idle_reserve_per_hour": leaf},
 		"traffic":   {"canary_share": leaf},

@@ -207,6 +207,12 @@ func (p *Policy) validate(doc *yaml.Node) error {
 	if p.Normalize.CanaryDip == "" {
 		p.Normalize.CanaryDip = "blame"
 	}
+	if err := oneOf(doc, p.Normalize.BaselineDip, "exclude", []string{"exclude", "keep"}, "normalize", "baseline_dip"); err != nil {
+		return err
+	}
+	if p.Normalize.BaselineDip == "" {
+		p.Normalize.BaselineDip = "exclude"
+	}
 	if len(p.Gates) == 0 {
 		return nodeErr(find(doc, "gates"), "gates: declare at least one gated metric (%s)", metricNames())
 	}
