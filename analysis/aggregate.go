@@ -83,11 +83,44 @@ func (s *aggSlice) offered() float64 { return s.completed + s.failed + s.cancele
 // scan time (per class), so the two ends coincide; only its quantiles are
 // bounded, by their log-linear bins, and decided the same cautious way.
 func judgeAggregate(baseline, canary *sources.Dataset, cfg Config) (*Report, error) {
-	j, err := aggArms(baseline, canary, cfg, true)
-	if err != nil {
-		return nil, err
+	var outs []baselineOutage
+	for {
+		j, err := aggArms(baseline, canary, cfg, true)
+		if err != nil {
+			return nil, err
+		}
+		if j.cRaw == nil {
+			j.cRaw = j.c
+		} else {
+			// the canary as counted, read beside the baseline (aggArms)
+			j.cRaw.cutTo(j.c)
+		}
+		j.paired = j.pairing()
+		if len(outs) < MaxBaselineOutages {
+			// the baseline's own outage (findBaselineOutage): its
+			// slices emptied in both arms, the warm-up cuts kept, and
+			// the arms read again
+			if g, ok := j.dipGrid(); ok {
+				if o, ok := findBaselineOutage(cfg.Policy, g, sources.ClockEpoch); ok {
+					outs = append(outs, o)
+					baseline = leaveOutAgg(baseline, j.b, j.steps[j.warmStep[0]], o.from, o.to)
+					canary = leaveOutAgg(canary, j.c, j.steps[j.warmStep[1]], o.from, o.to)
+					continue
+				}
+			}
+		}
+		j.outages = outs
+		for _, o := range outs {
+			j.warnf("%s", outageWarning(sources.ClockEpoch, o))
+		}
+		return j.judge()
 	}
-	p := cfg.Policy
+}
+
+// judge completes judgeAggregate on arms read and cut by aggArms, the
+// canary as counted beside them and their pairing decided.
+func (j *aggJudgement) judge() (*Report, error) {
+	p := j.p
 	for i, a := range []*aggArm{j.b, j.c} {
 		for _, c := range a.ds.Agg.ReplicaWarmups {
 			j.steps[j.warmStep[i]].Detail += "; " + c
@@ -103,13 +136,6 @@ func judgeAggregate(baseline, canary *sources.Dataset, cfg Config) (*Report, err
 			j.warnf("%s; the aggregate keeps no token-length band for a labelled record, so the arms are compared without mix standardization, a difference in mean prompt tokens keeping the verdict from passing or failing; --exact stratifies both by band", w)
 		}
 	}
-	if j.cRaw == nil {
-		j.cRaw = j.c
-	} else {
-		// the canary as counted, read beside the baseline (aggArms)
-		j.cRaw.cutTo(j.c)
-	}
-	j.paired = j.pairing()
 	if err := j.costs(); err != nil {
 		return nil, err
 	}
@@ -338,6 +364,9 @@ type aggJudgement struct {
 	paired bool
 	// classMemo holds classOf's answer per stratum key
 	classMemo map[string][2]string
+	// outages are the baseline's own outages left out of both arms'
+	// aggregates (judgeAggregate), in the order found
+	outages []baselineOutage
 }
 
 // exact reports whether both arms were aggregated from per-request
@@ -435,6 +464,7 @@ func (j *aggJudgement) report() *Report {
 				j.b.bounds.Lo, j.c.bounds.Lo)}
 	}
 	r.Normalization.Steps = append(r.Normalization.Steps, j.normSteps()...)
+	r.Normalization.Steps = append(r.Normalization.Steps, outageStep(p, j.outages)...)
 	// the diagnostics and the class table read the arms and nothing the
 	// gates write: they are computed beside the gates, each on a fork,
 	// the diagnostics' warnings joined after the gates' (their order when
@@ -832,6 +862,7 @@ func (j *aggJudgement) evalGate(idx int, g policies.Gate, conf float64) gateEval
 	if cut := math.Max(j.b.cutSecs, j.c.cutSecs); cut > 0 {
 		adjusted = append(adjusted, fmt.Sprintf("warm-up cut %gs", cut))
 	}
+	adjusted = append(adjusted, outageAdjusted(sources.ClockEpoch, j.outages)...)
 	e := gateEval{m: Metric{Name: g.Metric, Guardrail: g.Guardrail, Direction: dir, Scale: info.Scale, Unit: info.Unit,
 		Margin: Num(g.Margin.Value), Buckets: [2]int{len(j.b.slices), len(j.c.slices)}, Adjusted: adjusted,
 		// sample sizes as counted (the canary's reweighted offered

@@ -227,6 +227,7 @@ func (j *aggJudgement) latencyGate(e gateEval, idx int, info policies.MetricInfo
 	if cut := math.Max(j.b.cutSecs, j.c.cutSecs); cut > 0 {
 		e.m.Adjusted = append(e.m.Adjusted, fmt.Sprintf("warm-up cut %gs", cut))
 	}
+	e.m.Adjusted = append(e.m.Adjusted, outageAdjusted(sources.ClockEpoch, j.outages)...)
 	// arms that did not run side by side get the sectioning hull, as on
 	// the request path (judgement.evalGate)
 	ev := j.tailGate(e, idx, info, g, conf, newTailHists(sliceHists(j.b, info.Latency), sliceHists(j.c, info.Latency)), !j.paired)

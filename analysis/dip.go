@@ -91,8 +91,65 @@ type dipCell struct {
 // normalize.canary_dip: excuse as a pass that says what it excused.
 func dipEval(p *policies.Policy, b, c []dipCell, secs, canaryStart, warmupCap float64) (gateEval, bool) {
 	margin, ok := dipAttainmentMargin(p, b)
-	if !ok || len(b) != len(c) || len(b) == 0 || !(secs > 0) {
+	if !ok {
 		return gateEval{}, false
+	}
+	d, ok := worstDip(margin, p.Alpha(), 0, b, c, secs, canaryStart, warmupCap)
+	if !ok {
+		return gateEval{}, false
+	}
+	s, vb, vc := d.stretch, d.vb, d.vc
+	lo, hi := d.lo, d.hi
+	m := Metric{Name: dipName, Guardrail: true, Direction: "higher_is_better", Scale: "absolute", Unit: "fraction",
+		Baseline: Num(vb), Canary: Num(vc), Delta: Num(vc - vb - d.runPt), Interval: [2]Num{Num(lo), Num(hi)},
+		Margin: Num(DipMargin), PFail: Num(math.NaN()), NBaseline: int64(math.Round(s.ob)), NCanary: int64(math.Round(s.oc)),
+		Buckets: [2]int{s.n, s.n}, Method: fmt.Sprintf("window-scan-newcombe-bonferroni-%d", d.k), Adjusted: []string{}, Verdict: Fail}
+	from := b[s.from].start - canaryStart
+	blame := "an outage or a burst of errors that the run's average and its batch-means interval absorb; set normalize.canary_dip: excuse when such stretches are known not to be the change's"
+	if p.Normalize.CanaryDip == "excuse" {
+		m.Verdict = Pass
+		blame = "excused by the policy (normalize.canary_dip: excuse): the stretch is still judged in every gate"
+	}
+	m.Reason = fmt.Sprintf("the canary's worst stretch, %s to %s after its start (%s), held %.1f%% good requests against the baseline's %.1f%% at the same time: %s [%s, %s] beyond the arms' difference over the run (%s), below the −%s margin at one-sided level α/%d (Bonferroni over the stretches scanned), and %.1f times the spread of the run's stretches of that length (MAD %s; t bound %s); it lost at least about %s good requests, more than the %s attainment margin of the canary's %s requests in the run allows (%s)",
+		fmtClock(from), fmtClock(from+float64(s.n)*secs), fmtSpan(float64(s.n)*secs), 100*vc, 100*vb,
+		fmtDelta(m, float64(m.Delta)), fmtDelta(m, lo), fmtDelta(m, hi), fmtDelta(m, d.runPt), fmtMargin(m), d.k,
+		dipRatio(vc-vb-d.runPt, d.spread), fmtDelta(m, d.spread), fmtDelta(m, d.crit),
+		fmtCount(math.Round(d.lost)), fmtMargin(Metric{Scale: "absolute", Margin: Num(margin)}), fmtCount(math.Round(d.ocRun)), blame)
+	return gateEval{m: m}, true
+}
+
+// dipWindow is a stretch of whole positions of the shared grid.
+type dipWindow struct{ from, n int }
+
+// dipStretch is a stretch's sums over the positions both arms analysed:
+// offered requests and good requests within their bounds, per arm.
+type dipStretch struct {
+	dipWindow
+	ob, oc, gbLo, gbHi, gcLo, gcHi float64
+}
+
+// dipFound is the deepest stretch worstDip found, with what the reason
+// line reports: the arms' shares of good requests in it at the middle of
+// their bounds (vb, vc), the interval of its difference beyond the run's
+// [lo, hi], the run's difference runPt, the stretches scanned k, the
+// spread and t bound of its length, the good requests lost (at the
+// bound) and the second arm's requests in the run (ocRun).
+type dipFound struct {
+	stretch                   dipStretch
+	vb, vc, lo, hi, runPt     float64
+	k                         int
+	spread, crit, lost, ocRun float64
+}
+
+// worstDip is dipEval's scan (see there) with the attainment margin as an
+// absolute fraction and α given: the deepest stretch in which arm c
+// alone lost more good requests than the margin allows, set against arm b.
+// A stretch must also lie at least minSpreads MAD spreads below the
+// median of its length's stretches (0: the t bound alone). The
+// baseline_outage step calls it with the arms the other way round.
+func worstDip(margin, alpha, minSpreads float64, b, c []dipCell, secs, canaryStart, warmupCap float64) (dipFound, bool) {
+	if len(b) != len(c) || len(b) == 0 || !(secs > 0) {
+		return dipFound{}, false
 	}
 	// the run's difference over the positions both arms analysed
 	var obRun, ocRun, gbLo, gbHi, gcLo, gcHi float64
@@ -104,17 +161,14 @@ func dipEval(p *policies.Policy, b, c []dipCell, secs, canaryStart, warmupCap fl
 		}
 	}
 	if !(obRun > 0 && ocRun > 0) {
-		return gateEval{}, false
+		return dipFound{}, false
 	}
 	runLo := gcLo/ocRun - gbHi/obRun // the cautious end for a fail
 	runPt := (gcLo+gcHi)/2/ocRun - (gbLo+gbHi)/2/obRun
-	type window struct{ from, n int }
-	type stretch struct {
-		window
-		ob, oc, gbLo, gbHi, gcLo, gcHi float64
-	}
+	type window = dipWindow
+	type stretch = dipStretch
 	sum := func(w window) (s stretch, ok bool) {
-		s.window = w
+		s.dipWindow = w
 		for t := w.from; t < w.from+w.n; t++ {
 			if b[t].offered > 0 && c[t].offered > 0 {
 				s.ob, s.oc = s.ob+b[t].offered, s.oc+c[t].offered
@@ -163,9 +217,8 @@ func dipEval(p *policies.Policy, b, c []dipCell, secs, canaryStart, warmupCap fl
 		}
 	}
 	if k == 0 {
-		return gateEval{}, false
+		return dipFound{}, false
 	}
-	alpha := p.Alpha()
 	conf := 1 - 2*alpha/float64(k)
 	var worst stretch
 	var worstIv stats.Interval
@@ -194,7 +247,7 @@ func dipEval(p *policies.Policy, b, c []dipCell, secs, canaryStart, warmupCap fl
 				continue
 			}
 			dev := med - (s.gcHi/s.oc - s.gbLo/s.ob)
-			if !(dev > crit) {
+			if !(dev > crit && dev > minSpreads*spread) {
 				continue
 			}
 			// the baseline shows how deep this fleet's own slowdowns go:
@@ -222,27 +275,13 @@ func dipEval(p *policies.Policy, b, c []dipCell, secs, canaryStart, warmupCap fl
 		}
 	}
 	if worstLost == 0 {
-		return gateEval{}, false
+		return dipFound{}, false
 	}
 	s := worst
 	vb, vc := mid(s)
-	lo, hi := stats.NewcombeDiff(s.gcLo, s.oc, s.gbHi, s.ob, conf).Lo-runPt, worstIv.Hi-runLo
-	m := Metric{Name: dipName, Guardrail: true, Direction: "higher_is_better", Scale: "absolute", Unit: "fraction",
-		Baseline: Num(vb), Canary: Num(vc), Delta: Num(vc - vb - runPt), Interval: [2]Num{Num(lo), Num(hi)},
-		Margin: Num(DipMargin), PFail: Num(math.NaN()), NBaseline: int64(math.Round(s.ob)), NCanary: int64(math.Round(s.oc)),
-		Buckets: [2]int{s.n, s.n}, Method: fmt.Sprintf("window-scan-newcombe-bonferroni-%d", k), Adjusted: []string{}, Verdict: Fail}
-	from := b[s.from].start - canaryStart
-	blame := "an outage or a burst of errors that the run's average and its batch-means interval absorb; set normalize.canary_dip: excuse when such stretches are known not to be the change's"
-	if p.Normalize.CanaryDip == "excuse" {
-		m.Verdict = Pass
-		blame = "excused by the policy (normalize.canary_dip: excuse): the stretch is still judged in every gate"
-	}
-	m.Reason = fmt.Sprintf("the canary's worst stretch, %s to %s after its start (%s), held %.1f%% good requests against the baseline's %.1f%% at the same time: %s [%s, %s] beyond the arms' difference over the run (%s), below the −%s margin at one-sided level α/%d (Bonferroni over the stretches scanned), and %.1f times the spread of the run's stretches of that length (MAD %s; t bound %s); it lost at least about %s good requests, more than the %s attainment margin of the canary's %s requests in the run allows (%s)",
-		fmtClock(from), fmtClock(from+float64(s.n)*secs), fmtSpan(float64(s.n)*secs), 100*vc, 100*vb,
-		fmtDelta(m, float64(m.Delta)), fmtDelta(m, lo), fmtDelta(m, hi), fmtDelta(m, runPt), fmtMargin(m), k,
-		dipRatio(vc-vb-runPt, worstSpread), fmtDelta(m, worstSpread), fmtDelta(m, worstCrit),
-		fmtCount(math.Round(worstLost)), fmtMargin(Metric{Scale: "absolute", Margin: Num(margin)}), fmtCount(math.Round(ocRun)), blame)
-	return gateEval{m: m}, true
+	return dipFound{stretch: s, vb: vb, vc: vc,
+		lo: stats.NewcombeDiff(s.gcLo, s.oc, s.gbHi, s.ob, conf).Lo - runPt, hi: worstIv.Hi - runLo,
+		runPt: runPt, k: k, spread: worstSpread, crit: worstCrit, lost: worstLost, ocRun: ocRun}, true
 }
 
 // dipAttainmentMargin is the slo_attainment gate's margin as an absolute
@@ -290,16 +329,37 @@ func fmtSpan(s float64) string {
 // (dipEval decides it, as on the aggregate path): the baseline and the
 // canary as counted, on the shared grid.
 func (j *judgement) dipGuardrail() (gateEval, bool) {
-	if !j.paired || j.b.pseudo || j.c.pseudo {
+	g, ok := j.dipGrid()
+	if !ok {
 		return gateEval{}, false
+	}
+	return dipEval(j.p, g.b, g.c, g.secs, g.start, g.warmupCap)
+}
+
+// dipGrid is what the dip scans read of paired arms: both arms' cells on
+// the shared grid (dipCell), the grid's step (seconds), the start of the
+// canary's first bucket and the automatic warm-up cap (seconds).
+type dipGrid struct {
+	b, c                   []dipCell
+	secs, start, warmupCap float64
+}
+
+// dipGrid reads the requests' buckets as dipGrid cells; false when the
+// arms are not paired in time.
+func (j *judgement) dipGrid() (dipGrid, bool) {
+	if !j.paired || j.b.pseudo || j.c.pseudo {
+		return dipGrid{}, false
 	}
 	from, nb := j.grid()
 	secs := j.b.bucketSecs
+	// the shared grid's first bucket (the origin is the earlier first
+	// arrival, inside it)
+	g0 := math.Floor(j.b.origin/secs) * secs
 	cells := func(a *armData) []dipCell {
 		out := make([]dipCell, nb)
 		for t := range out {
 			i := from + t
-			out[t].start = j.b.origin + float64(i)*secs
+			out[t].start = g0 + float64(i)*secs
 			if i >= a.firstKept && i < len(a.buckets) {
 				b := &a.buckets[i]
 				out[t].offered, out[t].goodLo, out[t].goodHi = b.offered, b.good, b.good
@@ -310,22 +370,32 @@ func (j *judgement) dipGuardrail() (gateEval, bool) {
 	start := math.NaN()
 	for i := range j.c.buckets {
 		if j.c.buckets[i].offered > 0 {
-			start = j.b.origin + float64(i)*secs
+			start = g0 + float64(i)*secs
 			break
 		}
 	}
 	if math.IsNaN(start) || math.IsNaN(j.b.origin) {
-		return gateEval{}, false
+		return dipGrid{}, false
 	}
-	return dipEval(j.p, cells(j.b), cells(j.c), secs, start, j.p.Window.WarmupCap(j.c.windowEnd-j.c.t0))
+	return dipGrid{b: cells(j.b), c: cells(j.c), secs: secs, start: start, warmupCap: j.p.Window.WarmupCap(j.c.windowEnd - j.c.t0)}, true
 }
 
 // dipGuardrail is the attainment_dip check on paired aggregated arms: the
 // baseline and the canary as counted (cRaw), slice by slice on the shared
 // grid, good requests within their bounds.
 func (j *aggJudgement) dipGuardrail() (gateEval, bool) {
-	if !j.paired || len(j.b.slices) == 0 || len(j.cRaw.slices) == 0 || len(j.c.allStarts) == 0 {
+	g, ok := j.dipGrid()
+	if !ok {
 		return gateEval{}, false
+	}
+	return dipEval(j.p, g.b, g.c, g.secs, g.start, g.warmupCap)
+}
+
+// dipGrid reads the aggregated arms' slices (the canary as counted) as
+// dipGrid cells; false when the arms are not paired in time.
+func (j *aggJudgement) dipGrid() (dipGrid, bool) {
+	if !j.paired || len(j.b.slices) == 0 || len(j.cRaw.slices) == 0 || len(j.c.allStarts) == 0 {
+		return dipGrid{}, false
 	}
 	step := j.b.ds.Agg.Step
 	lo, nb, atB, atC := j.rawGrid()
@@ -341,7 +411,7 @@ func (j *aggJudgement) dipGuardrail() (gateEval, bool) {
 		return out
 	}
 	run := j.c.slices[len(j.c.slices)-1].end - j.c.allStarts[0]
-	return dipEval(j.p, cells(j.b, atB), cells(j.cRaw, atC), step, j.c.allStarts[0], j.p.Window.WarmupCap(run))
+	return dipGrid{b: cells(j.b, atB), c: cells(j.cRaw, atC), secs: step, start: j.c.allStarts[0], warmupCap: j.p.Window.WarmupCap(run)}, true
 }
 
 // medianMAD returns the median of x and its median absolute deviation

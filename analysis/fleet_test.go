@@ -252,8 +252,12 @@ func fleetCases() []fleetCase {
 		// replica down, or its log cut short; a pass is wrong
 		{"canary-stops", Fail, id, same(func(f *fleet) { f.secs = 1200 })},
 		// the baseline, not the canary, fails half its requests for two
-		// minutes: a fail is wrong (today the run is inconclusive)
+		// minutes: a fail is wrong (the stretch is left out of both arms:
+		// baseline_outage)
 		{"baseline-burst", Pass, same(func(f *fleet) { f.burstAt, f.burstSecs, f.burstErr = 900, 120, 0.5 }), id},
+		// the same outage beside a canary 10% slower in TTFT and TPOT:
+		// leaving the baseline's outage out must not hide the regression
+		{"baseline-burst-regress-10", Fail, same(func(f *fleet) { f.burstAt, f.burstSecs, f.burstErr = 900, 120, 0.5 }), same(func(f *fleet) { f.ttftX, f.tpotX = 1.10, 1.10 })},
 		// both arms stall for the same minute (a shared incident): a
 		// fail is wrong (today the run is inconclusive: the tails)
 		{"shared-stall", Pass, same(func(f *fleet) { f.burstAt, f.burstSecs, f.burstTTFTX = 900, 60, 5 }), same(func(f *fleet) { f.burstAt, f.burstSecs, f.burstTTFTX = 900, 60, 5 })},
@@ -304,6 +308,7 @@ func TestFleetCalibration(t *testing.T) {
 		// on identical arms (a case named aa… or …-aa) every gate's true
 		// harm is 0: count how often each interval holds it
 		covered, intervals := map[string]int{}, map[string]int{}
+		outages := 0 // runs with a baseline outage left out
 		identical := strings.HasPrefix(fc.name, "aa") || strings.HasSuffix(fc.name, "-aa")
 		for i := 0; i < reps; i++ {
 			seed := uint64(1000*len(fc.name) + i)
@@ -313,6 +318,9 @@ func TestFleetCalibration(t *testing.T) {
 				t.Fatalf("%s #%d: %v", fc.name, i, err)
 			}
 			counts[r.Verdict]++
+			if step(r, "baseline_outage").Applied {
+				outages++
+			}
 			for _, m := range r.Metrics {
 				// a <gate>_trend or attainment_dip row is reported only
 				// when its check found something, so its intervals are
@@ -344,8 +352,8 @@ func TestFleetCalibration(t *testing.T) {
 		for _, m := range sortedKeys(gateInc) {
 			gi = append(gi, fmt.Sprintf("%s %d", m, gateInc[m]))
 		}
-		t.Logf("%-18s want %-5s fail %s  pass %s  inconclusive %s  fails [%s] inconclusive [%s]", fc.name, fc.want,
-			rate(counts[Fail]), rate(counts[Pass]), rate(counts[Inconclusive]), strings.Join(gf, ", "), strings.Join(gi, ", "))
+		t.Logf("%-18s want %-5s fail %s  pass %s  inconclusive %s  fails [%s] inconclusive [%s] baseline outage left out in %d", fc.name, fc.want,
+			rate(counts[Fail]), rate(counts[Pass]), rate(counts[Inconclusive]), strings.Join(gf, ", "), strings.Join(gi, ", "), outages)
 		for _, m := range sortedKeys(intervals) {
 			n := intervals[m]
 			c := float64(covered[m]) / float64(n)

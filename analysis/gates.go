@@ -587,7 +587,7 @@ func (j *judgement) adjustments() []string {
 	if j.b.cutSecs > 0 || j.c.cutSecs > 0 {
 		out = append(out, fmt.Sprintf("warm-up cut %gs", math.Max(j.b.cutSecs, j.c.cutSecs)))
 	}
-	return out
+	return append(out, outageAdjusted(j.b.clock, j.outages)...)
 }
 
 // binomialFloor widens a cluster interval of a difference of proportions to

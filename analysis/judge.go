@@ -82,6 +82,9 @@ func Judge(baseline, canary *sources.Dataset, cfg Config) (*Report, error) {
 		}
 	}
 	j := &judgement{p: p, cfg: cfg, b: b, c: c, cls: cls, paired: paired}
+	if err := j.leaveOutBaselineOutages(); err != nil {
+		return nil, err
+	}
 	if _, err := j.costs(); err != nil {
 		return nil, err
 	}
@@ -107,6 +110,9 @@ type judgement struct {
 	// paired is true when both arms ran at the same time on one clock and
 	// share one bucket grid: count gates then take the paired variance
 	paired bool
+	// outages are the baseline's own outages left out of both arms
+	// (leaveOutBaselineOutages), in the order found
+	outages []baselineOutage
 }
 
 // MinPairedOverlap is the least share of each arm's run that must overlap
@@ -417,6 +423,7 @@ func (j *judgement) normalization() Normalization {
 		}
 		steps = append(steps, st)
 	}
+	steps = append(steps, outageStep(p, j.outages)...)
 	if rs := j.replicaEvents(); rs != "" {
 		steps = append(steps, NormalizationStep{Name: "replicas", Setting: "detect", Applied: true, Detail: rs})
 	}

@@ -335,7 +335,7 @@ type Normalization struct {
 
 // NormalizationStep is one adjustment, requested or applied.
 type NormalizationStep struct {
-	Name    string `json:"name"`    // mix | warmup | cache | load | replicas | srm
+	Name    string `json:"name"`    // mix | warmup | cache | load | baseline_outage | replicas | srm | histogram-bounds
 	Setting string `json:"setting"` // the policy's value
 	Applied bool   `json:"applied"`
 	Detail  string `json:"detail"` // what was done and its effect, with numbers

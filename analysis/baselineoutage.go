@@ -1,0 +1,194 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/goodput-dev/goodput/policies"
+	"github.com/goodput-dev/goodput/sources"
+)
+
+// MaxBaselineOutages is the most stretches the baseline_outage step leaves
+// out of one run: each is found on the run without the ones before it.
+const MaxBaselineOutages = 3
+
+// OutageSpreads is how many MAD spreads of the run's stretches of its
+// length a stretch must lie below their median for the baseline_outage
+// step to leave it out, on top of the attainment_dip conditions. Leaving
+// a stretch out is not free: on identical arms it takes away one arm's
+// worst stretch and moves the difference toward the canary's harm. On the
+// fleet model's noisiest A/A case (per-arm slowdowns σ 0.05, φ 0.9, where
+// one arm alone loses 12–41 pp for a minute or two) the t bound alone left
+// a stretch out in 11 of 100 runs and attainment's coverage fell from 85
+// to 82%; at 12 spreads it leaves one out in 4, none of them moving the
+// interval off zero on the harmful side. A two-minute burst of errors at
+// half the requests lies 23–94 spreads out: an outage is an order of
+// magnitude beyond what the fleet's own noise does.
+const OutageSpreads = 12
+
+// baselineOutage is a stretch of the arms' shared grid in which the
+// baseline alone lost many good requests: [from, to) in seconds on the
+// shared clock, whole grid steps, and what the report says of it.
+type baselineOutage struct {
+	from, to float64
+	detail   string
+}
+
+// findBaselineOutage is the mirror of the attainment_dip guardrail: the same
+// scan (worstDip, with its Newcombe bound at α over the stretches, its
+// spread and isolation conditions and its margin's worth of lost
+// requests, and at least OutageSpreads spreads deep) with the arms the
+// other way round, so that it finds a stretch
+// in which the baseline's share of good requests lies far below the
+// canary's at the same time, beyond the arms' difference over the run.
+// Such a
+// stretch is the baseline's own outage; left in, it is the stretch most
+// favourable to the canary and, since the paired intervals take their
+// variance from the run's stretches, it keeps every count gate
+// inconclusive however sound the canary (on the fleet model a two-minute
+// burst of baseline errors left 40 of 40 identical-canary runs
+// inconclusive). Leaving it out of both arms moves every count gate's
+// point toward the canary's harm: a canary that is worse elsewhere is
+// seen worse. False under normalize.baseline_dip: keep.
+func findBaselineOutage(p *policies.Policy, g dipGrid, clock sources.Clock) (baselineOutage, bool) {
+	if p.Normalize.BaselineDip != "exclude" {
+		return baselineOutage{}, false
+	}
+	margin, ok := dipAttainmentMargin(p, g.b)
+	if !ok {
+		return baselineOutage{}, false
+	}
+	d, ok := worstDip(margin, p.Alpha(), OutageSpreads, g.c, g.b, g.secs, g.start, g.warmupCap)
+	if !ok {
+		return baselineOutage{}, false
+	}
+	s := d.stretch
+	o := baselineOutage{from: g.b[s.from].start, to: g.b[s.from].start + float64(s.n)*g.secs}
+	pp := func(v float64) string { return fmt.Sprintf("%+.1f pp", 100*v) }
+	// roles swapped: vb is the canary's share, vc the baseline's; oc
+	// the baseline's requests in the stretch
+	o.detail = fmt.Sprintf("left out %s to %s (%s, from %s to %s after the canary's start) of both arms: the baseline alone held %.1f%% good requests against the canary's %.1f%%, %s [%s, %s] beyond the arms' difference over the run (%s), %.1f times the spread of the run's stretches of that length, losing at least about %s good requests, more than the attainment margin of the baseline's %s requests in the run allows; %s baseline and %s canary requests left out of every gate (normalize.baseline_dip: keep judges them)",
+		fmtTime(clock, o.from), fmtTime(clock, o.to), fmtSpan(o.to-o.from), fmtClock(o.from-g.start), fmtClock(o.to-g.start),
+		100*d.vc, 100*d.vb, pp(d.vc-d.vb-d.runPt), pp(d.lo), pp(d.hi), pp(d.runPt),
+		dipRatio(d.vc-d.vb-d.runPt, d.spread), fmtCount(math.Round(d.lost)), fmtCount(math.Round(d.ocRun)), fmtCount(math.Round(s.oc)), fmtCount(math.Round(s.ob)))
+	return o, true
+}
+
+// outageStep is the baseline_outage normalization step for the stretches
+// left out (none: no step).
+func outageStep(p *policies.Policy, outs []baselineOutage) []NormalizationStep {
+	if len(outs) == 0 {
+		return nil
+	}
+	var parts []string
+	for _, o := range outs {
+		parts = append(parts, o.detail)
+	}
+	return []NormalizationStep{{Name: "baseline_outage", Setting: p.Normalize.BaselineDip, Applied: true, Detail: strings.Join(parts, "; ")}}
+}
+
+// outageWarning is the warning a stretch left out gives (the step has the
+// numbers).
+func outageWarning(clock sources.Clock, o baselineOutage) string {
+	return fmt.Sprintf("baseline: an outage of its own from %s to %s (%s) was left out of both arms (normalize.baseline_dip: exclude); see the baseline_outage step", fmtTime(clock, o.from), fmtTime(clock, o.to), fmtSpan(o.to-o.from))
+}
+
+// outageAdjusted is the note a gate's Adjusted list carries for the
+// stretches left out (none: nil).
+func outageAdjusted(clock sources.Clock, outs []baselineOutage) []string {
+	var out []string
+	for _, o := range outs {
+		out = append(out, fmt.Sprintf("baseline outage %s to %s left out of both arms", fmtTime(clock, o.from), fmtTime(clock, o.to)))
+	}
+	return out
+}
+
+// leaveOutBaselineOutages leaves out of both paired arms' buckets, one
+// after the other, the stretches findBaselineOutage finds (at most
+// MaxBaselineOutages): their requests are marked like a replica's own
+// warm-up, outside every bucket, and the arms are bucketed again with
+// their warm-up cuts as decided. The arms' replica activity still counts
+// every arrival (armReplicaEvents), as the aggregate's replica tracks do.
+func (j *judgement) leaveOutBaselineOutages() error {
+	for range MaxBaselineOutages {
+		g, ok := j.dipGrid()
+		if !ok {
+			return nil
+		}
+		o, ok := findBaselineOutage(j.p, g, j.b.clock)
+		if !ok {
+			return nil
+		}
+		for _, a := range []*armData{j.b, j.c} {
+			if err := a.leaveOut(o.from, o.to); err != nil {
+				return err
+			}
+		}
+		j.outages = append(j.outages, o)
+		j.warnf("%s", outageWarning(j.b.clock, o))
+	}
+	return nil
+}
+
+// leaveOut marks the arm's requests that arrived in [from, to) (whole
+// buckets of the grid) as left out and buckets the arm again.
+func (a *armData) leaveOut(from, to float64) error {
+	w := a.bucketSecs
+	k0, k1 := math.Round(from/w), math.Round(to/w)
+	if a.exclude == nil {
+		a.exclude = make([]bool, len(a.ds.Requests))
+	}
+	for i := range a.ds.Requests {
+		if k := math.Floor(a.ds.Requests[i].Time / w); k >= k0 && k < k1 {
+			a.exclude[i] = true
+		}
+	}
+	if err := a.bucketTime(a.cutSecs); err != nil {
+		return err
+	}
+	a.replicaTime()
+	a.sorted = nil
+	return nil
+}
+
+// leaveOutAgg returns ds with its aggregate's buckets in [from, to)
+// emptied (counts, histograms and sums 0; NaN counts stay unknown;
+// replicas, gauges and cost kept, as the request path keeps the
+// buckets' time), and the arm's warm-up decision a and its step st kept
+// (Aggregate.WarmupKept) unless one was kept already, so that the emptied
+// slices do not move it. ds itself is not changed.
+func leaveOutAgg(ds *sources.Dataset, a *aggArm, st NormalizationStep, from, to float64) *sources.Dataset {
+	out := *ds
+	agg := *ds.Agg
+	agg.Buckets = append([]sources.AggBucket(nil), ds.Agg.Buckets...)
+	zero := func(v float64) float64 {
+		if math.IsNaN(v) {
+			return v
+		}
+		return 0
+	}
+	empty := func(h sources.Histogram) sources.Histogram {
+		if h.Sparse {
+			return sources.Histogram{Sparse: true}
+		}
+		return sources.Histogram{Edges: h.Edges, Counts: make([]float64, len(h.Counts))}
+	}
+	for i := range agg.Buckets {
+		bk := &agg.Buckets[i]
+		if bk.Start < from-1e-9 || bk.Start >= to-1e-9 {
+			continue
+		}
+		bk.Completed, bk.Failed, bk.Canceled, bk.Rejected = zero(bk.Completed), zero(bk.Failed), zero(bk.Canceled), zero(bk.Rejected)
+		bk.Good, bk.Retried, bk.ShortOutputs = zero(bk.Good), zero(bk.Retried), zero(bk.ShortOutputs)
+		bk.TTFT, bk.TPOT, bk.E2E, bk.Queue = empty(bk.TTFT), empty(bk.TPOT), empty(bk.E2E), empty(bk.Queue)
+		bk.TTFTSum, bk.TPOTSum, bk.E2ESum = 0, 0, 0
+		bk.PromptTokens, bk.OutputTokens, bk.GoodTokens = zero(bk.PromptTokens), zero(bk.OutputTokens), zero(bk.GoodTokens)
+		bk.PrefixHits, bk.PrefixQueries = zero(bk.PrefixHits), zero(bk.PrefixQueries)
+	}
+	if agg.WarmupKept == nil && len(a.slices) > 0 {
+		agg.WarmupKept = &sources.AggWarmup{From: a.slices[0].start, Detail: st.Detail, Applied: st.Applied, DriftAt: a.driftAt}
+	}
+	out.Agg = &agg
+	return &out
+}
