@@ -28,6 +28,23 @@ type agreeReport struct {
 		Delta    float64    `json:"delta"`
 		Interval [2]float64 `json:"interval"`
 	} `json:"metrics"`
+	Normalization struct {
+		Steps []struct {
+			Name   string `json:"name"`
+			Detail string `json:"detail"`
+		} `json:"steps"`
+	} `json:"normalization"`
+}
+
+// step returns the detail of the normalization step named name ("" when
+// the report has none).
+func (r agreeReport) step(name string) string {
+	for _, s := range r.Normalization.Steps {
+		if s.Name == name {
+			return s.Detail
+		}
+	}
+	return ""
 }
 
 // decisive names the first gate that decided the verdict (or the first
@@ -99,6 +116,7 @@ func TestPrometheusAgreesWithRequestLogsAcrossScenarios(t *testing.T) {
 		{"10% regression", "regress-10", 15, "fail", ""},
 		{"errors up (2%)", filepath.Join("testdata", "promagree", "errors-up.yaml"), 15, "fail", ""},
 		{"canary error burst (2 min at 50%)", filepath.Join("testdata", "promagree", "error-burst.yaml"), 20, "fail", ""},
+		{"baseline error burst (2 min at 50%)", filepath.Join("testdata", "promagree", "baseline-error-burst.yaml"), 20, "pass", ""},
 		{"cold canary", "cold-start", 20, "pass", ""},
 		{"lost baseline replica", "replica-loss", 15, "pass", ""},
 		{"mix shift, classes unlabelled in metrics", "mix-shift", 15, "pass", "inconclusive"},
@@ -115,6 +133,19 @@ func TestPrometheusAgreesWithRequestLogsAcrossScenarios(t *testing.T) {
 			if logs.Verdict != tc.want || prom.Verdict != want {
 				t.Errorf("verdicts: request logs %s (want %s), metrics %s (want %s)\nlogs: %q\nmetrics: %q",
 					logs.Verdict, tc.want, prom.Verdict, want, logs.Reasons, prom.Reasons)
+			}
+			if strings.HasPrefix(tc.name, "baseline error burst") {
+				// both sources leave the baseline's outage out of both arms
+				for _, r := range []struct {
+					src string
+					r   agreeReport
+				}{{"request logs", logs}, {"metrics", prom}} {
+					if !strings.Contains(r.r.step("baseline_outage"), "left out") {
+						t.Errorf("%s: no baseline_outage step: %+v", r.src, r.r.Normalization.Steps)
+					}
+				}
+			} else if logs.step("baseline_outage")+prom.step("baseline_outage") != "" {
+				t.Errorf("a baseline outage left out of a run without one: logs %q, metrics %q", logs.step("baseline_outage"), prom.step("baseline_outage"))
 			}
 			if tc.metricsWant != "" && !strings.Contains(strings.Join(prom.Reasons, " "), "different traffic") {
 				t.Errorf("metrics verdict does not name the mix difference: %q", prom.Reasons)
