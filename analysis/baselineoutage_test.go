@@ -15,13 +15,8 @@ import (
 // TTFT and TPOT regression of the canary fails on both judges, and the
 // A/A run of the same seed leaves nothing out.
 func TestBaselineOutageBothPaths(t *testing.T) {
-	cases := fleetCases()
-	byName := map[string]fleetCase{}
-	for _, fc := range cases {
-		byName[fc.name] = fc
-	}
-	burst := byName["baseline-burst"]
-	regress := byName["regress-10"]
+	burst := fleetCaseNamed(t, "baseline-burst")
+	regress := fleetCaseNamed(t, "regress-10")
 	for _, seed := range []uint64{3, 11} {
 		judgeBoth := func(t *testing.T, bf, cf fleet, keep bool) [2]*Report {
 			t.Helper()
@@ -32,19 +27,7 @@ func TestBaselineOutageBothPaths(t *testing.T) {
 				p = &q
 			}
 			b, c := fleetArms(bf, cf, seed)
-			cfg := Config{Policy: p, Resamples: 400, Seed: seed + 1}
-			r, err := Judge(b, c, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			sb, sc, err := StreamedArms(b, c, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ra, err := Judge(sb, sc, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
+			r, ra := judgedBothWays(t, b, c, Config{Policy: p, Resamples: 400, Seed: seed + 1})
 			return [2]*Report{r, ra}
 		}
 		rs := judgeBoth(t, burst.b(seed), burst.c(seed), false)
