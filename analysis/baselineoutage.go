@@ -24,7 +24,12 @@ const MaxBaselineOutages = 3
 // to 82%; at 12 spreads it leaves one out in 4, none of them moving the
 // interval off zero on the harmful side. A two-minute burst of errors at
 // half the requests lies 23–94 spreads out: an outage is an order of
-// magnitude beyond what the fleet's own noise does.
+// magnitude beyond what the fleet's own noise does. For the same reason a
+// canary stretch that deep does not keep the baseline's outage from being
+// left out (it is the canary's own outage, which attainment_dip then
+// judges on the run without the baseline's): with both, each arm's
+// outage otherwise showed the other's as the fleet's noise and the run
+// stayed inconclusive however bad the canary's.
 const OutageSpreads = 12
 
 // baselineOutage is a stretch of the arms' shared grid in which the

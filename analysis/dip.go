@@ -145,8 +145,11 @@ type dipFound struct {
 // absolute fraction and α given: the deepest stretch in which arm c
 // alone lost more good requests than the margin allows, set against arm b.
 // A stretch must also lie at least minSpreads MAD spreads below the
-// median of its length's stretches (0: the t bound alone). The
-// baseline_outage step calls it with the arms the other way round.
+// median of its length's stretches (0: the t bound alone); with
+// minSpreads > 0 the isolation condition ignores every stretch that
+// overlaps one of arm b's lying as far out the other way — an outage of
+// arm b's own, judged on its own, not a measure of the fleet's noise. The baseline_outage step calls
+// it with the arms the other way round.
 func worstDip(margin, alpha, minSpreads float64, b, c []dipCell, secs, canaryStart, warmupCap float64) (dipFound, bool) {
 	if len(b) != len(c) || len(b) == 0 || !(secs > 0) {
 		return dipFound{}, false
@@ -239,6 +242,25 @@ func worstDip(margin, alpha, minSpreads float64, b, c []dipCell, secs, canarySta
 		med, spread := medianMAD(d)
 		df := float64(l.disjoint - 1)
 		crit := stats.TQuantile(1-alpha/float64(l.disjoint*len(lengths)), df) * spread
+		// with minSpreads > 0, arm b's own outages: its stretches that
+		// far out the other way; no stretch overlapping one of them
+		// measures the fleet's noise
+		var bOut []dipWindow
+		if minSpreads > 0 {
+			for j, s := range l.st {
+				if d[j]-med > minSpreads*spread {
+					bOut = append(bOut, s.dipWindow)
+				}
+			}
+		}
+		overlaps := func(w dipWindow, ws []dipWindow) bool {
+			for _, o := range ws {
+				if w.from < o.from+o.n && o.from < w.from+w.n {
+					return true
+				}
+			}
+			return false
+		}
 		for _, s := range l.st {
 			// canary − baseline in the stretch, at the canary-favourable ends
 			iv := stats.NewcombeDiff(s.gcHi, s.oc, s.gbLo, s.ob, conf)
@@ -259,7 +281,7 @@ func worstDip(margin, alpha, minSpreads float64, b, c []dipCell, secs, canarySta
 			alone := true
 			for j := range l.st {
 				if l.st[j].from+l.n <= s.from || l.st[j].from >= s.from+l.n {
-					if (d[j]-med)*DipIsolation > dev {
+					if (d[j]-med)*DipIsolation > dev && !overlaps(l.st[j].dipWindow, bOut) {
 						alone = false
 						break
 					}

@@ -258,6 +258,9 @@ func fleetCases() []fleetCase {
 		// the same outage beside a canary 10% slower in TTFT and TPOT:
 		// leaving the baseline's outage out must not hide the regression
 		{"baseline-burst-regress-10", Fail, same(func(f *fleet) { f.burstAt, f.burstSecs, f.burstErr = 900, 120, 0.5 }), same(func(f *fleet) { f.ttftX, f.tpotX = 1.10, 1.10 })},
+		// the baseline's outage at minute 10 and the canary's own at
+		// minute 20: the canary's is a fail, whatever the baseline did
+		{"both-bursts", Fail, same(func(f *fleet) { f.burstAt, f.burstSecs, f.burstErr = 600, 120, 0.5 }), same(func(f *fleet) { f.burstAt, f.burstSecs, f.burstErr = 1200, 120, 0.5 })},
 		// the baseline alone stalls for a minute (every latency ×5): a
 		// fail is wrong
 		{"baseline-stall", Pass, same(func(f *fleet) { f.burstAt, f.burstSecs, f.burstTTFTX = 900, 60, 5 }), id},
