@@ -12,8 +12,9 @@ import (
 // baseline_outage step, the count gates' Adjusted notes), neither fails,
 // and the attainment interval is narrower than with the stretch kept
 // (normalize.baseline_dip: keep, no step). The same outage beside a 10%
-// TTFT and TPOT regression of the canary fails on both judges, and the
-// A/A run of the same seed leaves nothing out.
+// TTFT and TPOT regression of the canary fails on both judges, as does a
+// canary outage beside an earlier baseline outage, and the A/A run of
+// the same seed leaves nothing out.
 func TestBaselineOutageBothPaths(t *testing.T) {
 	burst := fleetCaseNamed(t, "baseline-burst")
 	regress := fleetCaseNamed(t, "regress-10")
@@ -70,6 +71,14 @@ func TestBaselineOutageBothPaths(t *testing.T) {
 		for k, r := range judgeBoth(t, burst.b(seed), worse, false) {
 			if r.Verdict != Fail || step(r, "baseline_outage").Name == "" {
 				t.Errorf("seed %d %s: regressed canary beside the baseline's outage: %s, step %q", seed, []string{"request path", "aggregate"}[k], r.Verdict, step(r, "baseline_outage").Detail)
+			}
+		}
+		// an outage in each arm at different times: the baseline's is
+		// left out, the canary's fails attainment_dip
+		both := fleetCaseNamed(t, "both-bursts")
+		for k, r := range judgeBoth(t, both.b(seed), both.c(seed), false) {
+			if r.Verdict != Fail || step(r, "baseline_outage").Name == "" || metric(t, r, dipName).Verdict != Fail {
+				t.Errorf("seed %d %s: an outage in each arm: %s, step %q", seed, []string{"request path", "aggregate"}[k], r.Verdict, step(r, "baseline_outage").Detail)
 			}
 		}
 		for k, r := range judgeBoth(t, burst.c(seed), burst.c(seed), false) {
