@@ -29,7 +29,7 @@ func (j *aggJudgement) naive(gates []policies.Gate, evals []gateEval, conf float
 	p.Normalize.Load = "none"
 	// each gate as measured: the canary as counted, no load matching;
 	// its warnings are the standardized evaluation's, already given
-	naive, _ := j.sideBySide(len(which), func(nj *aggJudgement, k int) gateEval {
+	naive, _ := sideBySide(j, len(which), func(nj *aggJudgement, k int) gateEval {
 		nj.p, nj.c = &p, j.cRaw
 		return nj.evalGate(which[k], gates[which[k]], conf)
 	})

@@ -387,17 +387,6 @@ func (j *aggJudgement) fork() *aggJudgement {
 // index order gives the warnings of one evaluation after the other.
 func (j *aggJudgement) join(f *aggJudgement) { j.warns = append(j.warns, f.warns...) }
 
-// sideBySide evaluates n gates side by side, each on its own fork, and
-// returns the evaluations and their forks in index order.
-func (j *aggJudgement) sideBySide(n int, eval func(f *aggJudgement, i int) gateEval) ([]gateEval, []*aggJudgement) {
-	evals, forks := make([]gateEval, n), make([]*aggJudgement, n)
-	eachSideBySide(n, func(i int) {
-		forks[i] = j.fork()
-		evals[i] = eval(forks[i], i)
-	})
-	return evals, forks
-}
-
 func (j *aggJudgement) warnf(format string, a ...any) {
 	j.warns = append(j.warns, fmt.Sprintf(format, a...))
 }
@@ -759,7 +748,7 @@ func (j *aggJudgement) gates() []Metric {
 		}
 		gates = append(gates, g)
 	}
-	evals, forks := j.sideBySide(len(gates), func(f *aggJudgement, i int) gateEval {
+	evals, forks := sideBySide(j, len(gates), func(f *aggJudgement, i int) gateEval {
 		return f.evalGate(i, gates[i], conf)
 	})
 	for _, f := range forks {

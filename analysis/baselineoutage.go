@@ -44,11 +44,10 @@ type baselineOutage struct {
 // scan (worstDip, with its Newcombe bound at α over the stretches, its
 // spread and isolation conditions and its margin's worth of lost
 // requests, and at least OutageSpreads spreads deep) with the arms the
-// other way round, so that it finds a stretch
-// in which the baseline's share of good requests lies far below the
-// canary's at the same time, beyond the arms' difference over the run.
-// Such a
-// stretch is the baseline's own outage; left in, it is the stretch most
+// other way round, so that it finds a stretch in which the baseline's
+// share of good requests lies far below the canary's at the same time,
+// beyond the arms' difference over the run. Such a stretch is the
+// baseline's own outage; left in, it is the stretch most
 // favourable to the canary and, since the paired intervals take their
 // variance from the run's stretches, it keeps every count gate
 // inconclusive however sound the canary (on the fleet model a two-minute

@@ -148,8 +148,8 @@ type dipFound struct {
 // median of its length's stretches (0: the t bound alone); with
 // minSpreads > 0 the isolation condition ignores every stretch that
 // overlaps one of arm b's lying as far out the other way — an outage of
-// arm b's own, judged on its own, not a measure of the fleet's noise. The baseline_outage step calls
-// it with the arms the other way round.
+// arm b's own, judged on its own, not a measure of the fleet's noise.
+// The baseline_outage step calls it with the arms the other way round.
 func worstDip(margin, alpha, minSpreads float64, b, c []dipCell, secs, canaryStart, warmupCap float64) (dipFound, bool) {
 	if len(b) != len(c) || len(b) == 0 || !(secs > 0) {
 		return dipFound{}, false
@@ -168,9 +168,7 @@ func worstDip(margin, alpha, minSpreads float64, b, c []dipCell, secs, canarySta
 	}
 	runLo := gcLo/ocRun - gbHi/obRun // the cautious end for a fail
 	runPt := (gcLo+gcHi)/2/ocRun - (gbLo+gbHi)/2/obRun
-	type window = dipWindow
-	type stretch = dipStretch
-	sum := func(w window) (s stretch, ok bool) {
+	sum := func(w dipWindow) (s dipStretch, ok bool) {
 		s.dipWindow = w
 		for t := w.from; t < w.from+w.n; t++ {
 			if b[t].offered > 0 && c[t].offered > 0 {
@@ -182,7 +180,7 @@ func worstDip(margin, alpha, minSpreads float64, b, c []dipCell, secs, canarySta
 		return s, s.ob > 0 && s.oc > 0
 	}
 	// mid is a stretch's attainment per arm, at the middle of its bounds
-	mid := func(s stretch) (vb, vc float64) {
+	mid := func(s dipStretch) (vb, vc float64) {
 		return (s.gbLo + s.gbHi) / 2 / s.ob, (s.gcLo + s.gcHi) / 2 / s.oc
 	}
 	// the first position past the warm-up cap, and how many from there on
@@ -198,7 +196,7 @@ func worstDip(margin, alpha, minSpreads float64, b, c []dipCell, secs, canarySta
 	// repeats dropped) that start past the cap and hold both arms
 	type length struct {
 		n        int
-		st       []stretch
+		st       []dipStretch
 		disjoint int // stretches of this length that fit side by side
 	}
 	var lengths []length
@@ -210,7 +208,7 @@ func worstDip(margin, alpha, minSpreads float64, b, c []dipCell, secs, canarySta
 		}
 		l := length{n: n, disjoint: eligible / n}
 		for from := first; from+n <= len(b); from++ {
-			if s, ok := sum(window{from, n}); ok {
+			if s, ok := sum(dipWindow{from, n}); ok {
 				l.st = append(l.st, s)
 			}
 		}
@@ -223,7 +221,7 @@ func worstDip(margin, alpha, minSpreads float64, b, c []dipCell, secs, canarySta
 		return dipFound{}, false
 	}
 	conf := 1 - 2*alpha/float64(k)
-	var worst stretch
+	var worst dipStretch
 	var worstIv stats.Interval
 	var worstSpread, worstCrit float64
 	worstLost := 0.0

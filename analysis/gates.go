@@ -28,15 +28,12 @@ type gateEval struct {
 func (j *judgement) gates(r *Report) []Metric {
 	alpha := j.p.Alpha()
 	conf := 1 - 2*alpha
-	evals := make([]gateEval, len(j.p.Gates))
 	// the gates are evaluated side by side, each on a fork whose warnings
 	// and mix notes are joined back in gate order; the arms are only read
 	// once their pooled latencies are sorted
 	j.sortPooled()
-	forks := make([]*judgement, len(evals))
-	eachSideBySide(len(evals), func(i int) {
-		forks[i] = j.fork()
-		evals[i] = forks[i].evalGate(i, j.p.Gates[i], conf, r)
+	evals, forks := sideBySide(j, len(j.p.Gates), func(f *judgement, i int) gateEval {
+		return f.evalGate(i, j.p.Gates[i], conf, r)
 	})
 	for _, f := range forks {
 		j.join(f)

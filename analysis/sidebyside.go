@@ -33,3 +33,19 @@ func eachSideBySide(n int, f func(i int)) {
 	}
 	wg.Wait()
 }
+
+// forking is a judgement that can be copied for work done beside the rest:
+// the request path's and the aggregate's (their fork methods).
+type forking[J any] interface{ fork() J }
+
+// sideBySide evaluates n gates side by side (eachSideBySide), each on its
+// own fork of j, and returns the evaluations and their forks in index
+// order, for the caller to join what it keeps.
+func sideBySide[J forking[J]](j J, n int, eval func(f J, i int) gateEval) ([]gateEval, []J) {
+	evals, forks := make([]gateEval, n), make([]J, n)
+	eachSideBySide(n, func(i int) {
+		forks[i] = j.fork()
+		evals[i] = eval(forks[i], i)
+	})
+	return evals, forks
+}
