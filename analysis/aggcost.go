@@ -45,12 +45,18 @@ func (j *aggJudgement) costs() error {
 				r := j.cfg.Cost[k]
 				recs = append(recs, r)
 				d := r.End - r.Start
+				// the record's share of the analysed window, less the
+				// slices left out of both arms (priced nowhere)
+				f := overlap(r.Start, r.End, lo, hi) / d
 				for i, s := range a.slices {
 					if ov := overlap(r.Start, r.End, s.start, s.end); ov > 0 {
+						if s.leftOut {
+							f -= ov / d
+							continue
+						}
 						usd[i] += r.Total() * ov / d
 					}
 				}
-				f := overlap(r.Start, r.End, lo, hi) / d
 				c.accelerator += r.Accelerator * f
 				c.host += r.Host * f
 				c.network += r.Network * f
@@ -89,6 +95,10 @@ func (j *aggJudgement) costs() error {
 		c := &aggCost{source: "policy-rates", network: math.NaN()}
 		for i := range a.slices {
 			s := &a.slices[i]
+			if s.leftOut {
+				s.costPerHour = 0 // left out of both arms: priced nowhere
+				continue
+			}
 			s.costPerHour = s.replicas*(r.AcceleratorPerHour+r.HostPerHour) + r.IdleReservePerHour
 			h := (s.end - s.start) / 3600
 			c.accelerator += s.replicas * h * r.AcceleratorPerHour

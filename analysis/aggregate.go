@@ -49,7 +49,11 @@ type aggArm struct {
 }
 
 type aggSlice struct {
-	start, end                  float64
+	start, end float64
+	// leftOut marks a slice of a stretch left out of both arms (a
+	// baseline outage, baseline_outage; markLeftOut): emptied, and its
+	// time, replicas and cost count nowhere
+	leftOut                     bool
 	completed, failed, canceled float64
 	rejected                    float64
 	retried, short              float64 // retried requests, completions below slo.min_output_tokens; 0 where unknown
@@ -84,6 +88,7 @@ func (s *aggSlice) offered() float64 { return s.completed + s.failed + s.cancele
 // bounded, by their log-linear bins, and decided the same cautious way.
 func judgeAggregate(baseline, canary *sources.Dataset, cfg Config) (*Report, error) {
 	var outs []baselineOutage
+	var left [2]Accounting // each arm's requests in them
 	for {
 		j, err := aggArms(baseline, canary, cfg, true)
 		if err != nil {
@@ -103,6 +108,8 @@ func judgeAggregate(baseline, canary *sources.Dataset, cfg Config) (*Report, err
 			if g, ok := j.dipGrid(); ok {
 				if o, ok := findBaselineOutage(cfg.Policy, g, sources.ClockEpoch); ok {
 					outs = append(outs, o)
+					left[0] = left[0].plus(sliceAccounting(j.b, o.from, o.to))
+					left[1] = left[1].plus(sliceAccounting(j.cRaw, o.from, o.to))
 					baseline = leaveOutAgg(baseline, j.b, j.steps[j.warmStep[0]], o.from, o.to)
 					canary = leaveOutAgg(canary, j.c, j.steps[j.warmStep[1]], o.from, o.to)
 					continue
@@ -113,6 +120,10 @@ func judgeAggregate(baseline, canary *sources.Dataset, cfg Config) (*Report, err
 		for _, o := range outs {
 			j.warnf("%s", outageWarning(sources.ClockEpoch, o))
 		}
+		for _, a := range []*aggArm{j.b, j.c, j.cRaw} {
+			a.markLeftOut(outs)
+		}
+		j.leftOut = left
 		return j.judge()
 	}
 }
@@ -367,6 +378,9 @@ type aggJudgement struct {
 	// outages are the baseline's own outages left out of both arms'
 	// aggregates (judgeAggregate), in the order found
 	outages []baselineOutage
+	// leftOut is each arm's (baseline, canary as counted) requests in
+	// the outages' slices, counted before they were emptied
+	leftOut [2]Accounting
 }
 
 // exact reports whether both arms were aggregated from per-request
@@ -563,6 +577,11 @@ func (j *aggJudgement) armSummary(a *aggArm) ArmSummary {
 		sums = [3]float64{math.NaN(), math.NaN(), math.NaN()}
 	}
 	s.Latency = Latency{TTFT: histQuantiles(ttft.Histogram(), sums[0]), TPOT: histQuantiles(tpot.Histogram(), sums[1]), E2E: histQuantiles(e2e.Histogram(), sums[2])}
+	arm := 0
+	if a != j.b {
+		arm = 1
+	}
+	s.LeftOut = a.leftOutSummary(j.outages, j.leftOut[arm])
 	return s
 }
 
@@ -628,6 +647,9 @@ func (a *aggArm) ratioAt(metric string, useHi bool) (stats.Ratio, bool) {
 			good = s.goodHi
 		}
 		secs := s.end - s.start
+		if s.leftOut {
+			secs = 0 // left out of both arms: no time to count
+		}
 		switch metric {
 		case "slo_attainment":
 			r.Num[i], r.Den[i] = good, s.offered()

@@ -140,14 +140,18 @@ func (j *judgement) leaveOutBaselineOutages() error {
 func (a *armData) leaveOut(from, to float64) error {
 	w := a.bucketSecs
 	k0, k1 := math.Round(from/w), math.Round(to/w)
+	a.leftOut = append(a.leftOut, [2]float64{from, to})
 	if a.exclude == nil {
 		a.exclude = make([]bool, len(a.ds.Requests))
 	}
 	for i := range a.ds.Requests {
-		if k := math.Floor(a.ds.Requests[i].Time / w); k >= k0 && k < k1 {
+		if k := math.Floor(a.ds.Requests[i].Time / w); k >= k0 && k < k1 && !a.exclude[i] {
 			a.exclude[i] = true
+			a.add(&a.leftOutTotals, i)
 		}
 	}
+	t := &a.leftOutTotals
+	t.ttft, t.tpot, t.e2e = nil, nil, nil
 	if err := a.bucketTime(a.cutSecs); err != nil {
 		return err
 	}
@@ -195,4 +199,72 @@ func leaveOutAgg(ds *sources.Dataset, a *aggArm, st NormalizationStep, from, to 
 	}
 	out.Agg = &agg
 	return &out
+}
+
+// sliceAccounting is the accounting of a's slices starting in [from, to),
+// as armSummary counts (good requests at their lower bound; retries 0
+// where the source does not count them).
+func sliceAccounting(a *aggArm, from, to float64) Accounting {
+	var t aggSlice
+	for _, s := range a.slices {
+		if s.start >= from-1e-9 && s.start < to-1e-9 {
+			t.completed += s.completed
+			t.failed += s.failed
+			t.canceled += s.canceled
+			t.rejected += s.rejected
+			t.goodLo += s.goodLo
+			t.retried += s.retried
+		}
+	}
+	acc := Accounting{Offered: int64(math.Round(t.offered())), Rejected: int64(math.Round(t.rejected)), Canceled: int64(math.Round(t.canceled)),
+		Failed: int64(math.Round(t.failed)), Completed: int64(math.Round(t.completed)), Good: int64(math.Round(t.goodLo)), Retries: int64(math.Round(t.retried))}
+	acc.Admitted = acc.Offered - acc.Rejected
+	return acc
+}
+
+// plus is the sum of two accountings.
+func (a Accounting) plus(b Accounting) Accounting {
+	return Accounting{Offered: a.Offered + b.Offered, Admitted: a.Admitted + b.Admitted, Rejected: a.Rejected + b.Rejected,
+		Canceled: a.Canceled + b.Canceled, Failed: a.Failed + b.Failed, Completed: a.Completed + b.Completed,
+		Good: a.Good + b.Good, Retries: a.Retries + b.Retries}
+}
+
+// markLeftOut marks a's slices in the outages (emptied by leaveOutAgg)
+// as left out: no replicas, no cost, and their seconds out of a.secs, as
+// the request path leaves out the buckets' time (bucket.leftOut). A slice
+// marked already is not counted twice (the canary as counted may be the
+// canary itself).
+func (a *aggArm) markLeftOut(outs []baselineOutage) {
+	for i := range a.slices {
+		s := &a.slices[i]
+		if s.leftOut {
+			continue
+		}
+		for _, o := range outs {
+			if s.start >= o.from-1e-9 && s.start < o.to-1e-9 {
+				s.leftOut = true
+				s.replicas = 0
+				if !math.IsNaN(s.costPerHour) {
+					s.costPerHour = 0
+				}
+				a.secs -= s.end - s.start
+				break
+			}
+		}
+	}
+}
+
+// leftOutSummary is an arm's left_out summary from the accounting of its
+// emptied buckets; nil when nothing was left out.
+func (a *aggArm) leftOutSummary(outs []baselineOutage, acc Accounting) *LeftOut {
+	if len(outs) == 0 {
+		return nil
+	}
+	var secs float64
+	for _, s := range a.slices {
+		if s.leftOut {
+			secs += s.end - s.start
+		}
+	}
+	return &LeftOut{Seconds: Num(secs), Accounting: acc}
 }

@@ -4,6 +4,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/goodput-dev/goodput/policies"
 )
 
 // TestBaselineOutageBothPaths: the baseline fails half its requests for two
@@ -85,6 +87,79 @@ func TestBaselineOutageBothPaths(t *testing.T) {
 			if s := step(r, "baseline_outage"); s.Name != "" {
 				t.Errorf("seed %d %s: A/A run left out %s", seed, []string{"request path", "aggregate"}[k], s.Detail)
 			}
+		}
+	}
+}
+
+// TestBaselineOutageLeftOutSummary: what a baseline outage leaves out is
+// shown, not hidden. Each arm's summary counts the stretch's requests
+// under left_out (the baseline's failures of the outage among them), and
+// its rates, replica-seconds and cost are over the analysed seconds less
+// the stretch — on both paths alike, and adding up to the run judged
+// with the stretch kept (normalize.baseline_dip: keep).
+func TestBaselineOutageLeftOutSummary(t *testing.T) {
+	burst := fleetCaseNamed(t, "baseline-burst")
+	const seed = 3
+	p := *chat(t)
+	p.Cost = &policies.CostRates{AcceleratorPerHour: 2.5, HostPerHour: 0.5, IdleReservePerHour: 1}
+	keep := p
+	keep.Normalize.BaselineDip = "keep"
+	b, c := fleetArms(burst.b(seed), burst.c(seed), seed)
+	cfg := Config{Policy: &p, Resamples: 200, Seed: seed + 1}
+	r, ra := judgedBothWays(t, b, c, cfg)
+	cfg.Policy = &keep
+	k, ka := judgedBothWays(t, b, c, cfg)
+	rel := func(x, y Num) float64 { return math.Abs(float64(x-y)) / math.Max(math.Abs(float64(y)), 1e-12) }
+	for i, pair := range [][2]*Report{{r, k}, {ra, ka}} {
+		path := [2]string{"request path", "aggregate"}[i]
+		for arm, sums := range map[string][2]ArmSummary{"baseline": {pair[0].Arms.Baseline, pair[1].Arms.Baseline}, "canary": {pair[0].Arms.Canary, pair[1].Arms.Canary}} {
+			s, kept := sums[0], sums[1]
+			lo := s.LeftOut
+			if lo == nil || kept.LeftOut != nil {
+				t.Fatalf("%s %s: left_out %+v, with the stretch kept %+v", path, arm, lo, kept.LeftOut)
+			}
+			if a, l, w := s.Accounting, lo.Accounting, kept.Accounting; a.Offered+l.Offered != w.Offered || a.Failed+l.Failed != w.Failed ||
+				a.Good+l.Good != w.Good || a.Completed+l.Completed != w.Completed || a.Admitted+l.Admitted != w.Admitted {
+				t.Errorf("%s %s: analysed %+v and left out %+v do not add up to the run %+v", path, arm, a, l, w)
+			}
+			if d := float64(kept.WindowSeconds - s.WindowSeconds - lo.Seconds); math.Abs(d) > 1e-6 || !(lo.Seconds >= 60) {
+				t.Errorf("%s %s: window %v s, left out %v s, with the stretch kept %v s", path, arm, s.WindowSeconds, lo.Seconds, kept.WindowSeconds)
+			}
+			if e := rel(s.GoodputRPS, Num(float64(s.Accounting.Good)/float64(s.WindowSeconds))); e > 1e-9 {
+				t.Errorf("%s %s: goodput %v req/s is not good / analysed seconds", path, arm, s.GoodputRPS)
+			}
+			// replica time and cost shrink with the seconds left out
+			frac := float64(s.WindowSeconds / kept.WindowSeconds)
+			if e := rel(s.ReplicaSeconds, kept.ReplicaSeconds*Num(frac)); e > 0.01 {
+				t.Errorf("%s %s: replica-seconds %v, with the stretch kept %v (×%.4f)", path, arm, s.ReplicaSeconds, kept.ReplicaSeconds, frac)
+			}
+			if s.Cost == nil || kept.Cost == nil || rel(s.Cost.TotalUSD, kept.Cost.TotalUSD*Num(frac)) > 0.01 {
+				t.Errorf("%s %s: cost %+v, with the stretch kept %+v (×%.4f)", path, arm, s.Cost, kept.Cost, frac)
+			}
+			left := 0
+			for _, pt := range map[string][]Point{"baseline": pair[0].Series.Baseline, "canary": pair[0].Series.Canary}[arm] {
+				if pt.LeftOut {
+					left++
+				}
+			}
+			if want := int(math.Round(float64(lo.Seconds / pair[0].Series.BucketSeconds))); left != want {
+				t.Errorf("%s %s: %d series points marked left out, want %d", path, arm, left, want)
+			}
+		}
+		if l := pair[0].Arms.Baseline.LeftOut.Accounting; !(l.Failed*4 > l.Offered) {
+			t.Errorf("%s: the baseline's outage failures are not in its left_out: %+v", path, l)
+		}
+		if l := pair[0].Arms.Canary.LeftOut.Accounting; l.Failed*20 > l.Offered {
+			t.Errorf("%s: the canary's left_out shows failures it did not have: %+v", path, l)
+		}
+	}
+	// the paths agree
+	for arm, s := range map[string][2]ArmSummary{"baseline": {r.Arms.Baseline, ra.Arms.Baseline}, "canary": {r.Arms.Canary, ra.Arms.Canary}} {
+		x, y := s[0], s[1]
+		if x.LeftOut.Accounting != y.LeftOut.Accounting || rel(x.LeftOut.Seconds, y.LeftOut.Seconds) > 1e-9 ||
+			rel(x.WindowSeconds, y.WindowSeconds) > 1e-9 || rel(x.ReplicaSeconds, y.ReplicaSeconds) > 1e-6 || rel(x.Cost.TotalUSD, y.Cost.TotalUSD) > 1e-6 {
+			t.Errorf("%s: the paths differ:\nrequest path %+v %+v window %v replica-s %v cost %v\naggregate    %+v %+v window %v replica-s %v cost %v", arm,
+				x.LeftOut, x.Accounting, x.WindowSeconds, x.ReplicaSeconds, x.Cost.TotalUSD, y.LeftOut, y.Accounting, y.WindowSeconds, y.ReplicaSeconds, y.Cost.TotalUSD)
 		}
 	}
 }

@@ -38,13 +38,19 @@ func (a *armData) prorate(recs []sources.CostRecord) (armCost, error) {
 	overlap := func(lo1, hi1, lo2, hi2 float64) float64 { return math.Max(0, math.Min(hi1, hi2)-math.Max(lo1, lo2)) }
 	for _, r := range mine {
 		d := r.End - r.Start
+		// the record's share of the analysed window, less the stretches
+		// left out of both arms (their time is priced nowhere)
+		f := overlap(r.Start, r.End, a.windowStart, a.windowEnd) / d
 		for i := range a.buckets {
 			b := &a.buckets[i]
 			if ov := overlap(r.Start, r.End, b.start, b.start+b.secs); ov > 0 {
+				if b.leftOut {
+					f -= ov / d
+					continue
+				}
 				b.cost += r.Total() * ov / d
 			}
 		}
-		f := overlap(r.Start, r.End, a.windowStart, a.windowEnd) / d
 		c.accelerator += r.Accelerator * f
 		c.host += r.Host * f
 		c.network += r.Network * f
@@ -157,6 +163,9 @@ func (j *judgement) rateCost(a *armData) (armCost, bool) {
 	var rs, secs float64
 	for i := range a.buckets {
 		b := &a.buckets[i]
+		if b.leftOut {
+			continue // left out of both arms: priced nowhere
+		}
 		b.cost = b.replicaSecs/3600*(c.AcceleratorPerHour+c.HostPerHour) + b.secs/3600*c.IdleReservePerHour
 		if !b.cut {
 			rs += b.replicaSecs

@@ -540,7 +540,12 @@ func (j *judgement) ratios(metric string, kb, kc []bucket) (rb, rc stats.Ratio, 
 		if metric == "token_goodput" {
 			num = func(b *bucket) float64 { return b.goodTokens }
 		}
-		den = func(b *bucket) float64 { return b.secs }
+		den = func(b *bucket) float64 {
+			if b.leftOut {
+				return 0 // left out of both arms: no time to count
+			}
+			return b.secs
+		}
 		if metric == "goodput_per_replica" {
 			den = func(b *bucket) float64 { return b.replicaSecs }
 			for _, a := range []*armData{j.b, j.c} {

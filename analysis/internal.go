@@ -168,6 +168,7 @@ type workSlice struct {
 	mem, kv       float64 // bytes (sum), KV usage fraction (mean)
 	waiting, runn float64 // requests (sums)
 	cut           bool    // warm-up, not analysed
+	leftOut       bool    // left out of both arms (baseline_outage), not analysed
 }
 
 func (s *workSlice) gauge(name string) float64 {
@@ -191,7 +192,7 @@ func (s *workSlice) gauge(name string) float64 {
 func (w *workArm) analysed() []workSlice {
 	out := make([]workSlice, 0, len(w.slices))
 	for _, s := range w.slices {
-		if !s.cut {
+		if !s.cut && !s.leftOut {
 			out = append(out, s)
 		}
 	}
@@ -766,7 +767,7 @@ func aggWork(a *aggArm) *workArm {
 		}
 		w.slices = append(w.slices, workSlice{start: s.start, secs: s.end - s.start, offered: s.offered(),
 			good: s.goodLo, goodHi: s.goodHi, retries: math.NaN(), goodTokens: goodTokens, replicas: s.replicas,
-			util: s.gpuUtil, power: g.GPUPowerW, mem: g.GPUMemBytes, kv: g.KVUsage, waiting: g.Waiting, runn: g.Running})
+			util: s.gpuUtil, power: g.GPUPowerW, mem: g.GPUMemBytes, kv: g.KVUsage, waiting: g.Waiting, runn: g.Running, leftOut: s.leftOut})
 	}
 	return w
 }
@@ -817,7 +818,7 @@ func (j *judgement) work(a *armData) *workArm {
 	for i := range a.buckets {
 		b := &a.buckets[i]
 		s := workSlice{start: b.start, secs: b.secs, offered: b.offered, good: b.good, goodHi: b.good, retries: b.retries,
-			goodTokens: b.goodTokens, replicas: b.replicaSecs / b.secs, cut: b.cut}
+			goodTokens: b.goodTokens, replicas: b.replicaSecs / b.secs, cut: b.cut, leftOut: b.leftOut}
 		s.util, s.power, s.mem, s.kv, s.waiting, s.runn = math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN()
 		if aligned {
 			g := overlapMean(ms, b.start, b.start+b.secs)

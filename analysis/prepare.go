@@ -53,6 +53,11 @@ type armData struct {
 	// replicaCuts says what was cut, for the report
 	exclude     []bool
 	replicaCuts []string
+	// leftOut are the stretches [from, to) left out of both arms
+	// (leaveOut), whole buckets of the grid; leftOutTotals counts their
+	// requests (latencies not kept)
+	leftOut       [][2]float64
+	leftOutTotals bucket
 	// policy is the policy the arm is judged under; warmupCapped is true
 	// when the automatic warm-up cut was held to the policy's cap
 	policy       *policies.Policy
@@ -172,6 +177,10 @@ type bucket struct {
 	cost                       float64   // USD prorated onto the bucket
 	ttft, tpot, e2e            []float64 // completed requests
 	cut                        bool
+	// leftOut marks a bucket of a stretch left out of both arms (a
+	// baseline outage, baseline_outage): it holds no requests, and its
+	// time, replica-seconds and cost count nowhere
+	leftOut bool
 }
 
 // classifier assigns policy classes to requests.
@@ -484,6 +493,10 @@ func (a *armData) bucketTime(cut float64) error {
 				b.start = a.windowStart
 			}
 		}
+		if !b.cut && a.inLeftOut(b.start) {
+			b.leftOut = true
+			a.windowSecs -= b.secs
+		}
 	}
 	a.bidx = make([]int32, len(rs))
 	for i := range rs {
@@ -628,6 +641,23 @@ func (a *armData) replicaTime() {
 			}
 		}
 	}
+	for bi := range a.buckets {
+		if a.buckets[bi].leftOut {
+			a.buckets[bi].replicaSecs = 0
+		}
+	}
+}
+
+// inLeftOut reports whether the grid bucket starting at start (seconds on
+// the arm's clock) lies in a stretch left out of both arms.
+func (a *armData) inLeftOut(start float64) bool {
+	k := math.Floor(start/a.bucketSecs + 1e-9)
+	for _, o := range a.leftOut {
+		if k >= math.Round(o[0]/a.bucketSecs) && k < math.Round(o[1]/a.bucketSecs) {
+			return true
+		}
+	}
+	return false
 }
 
 // kept returns the analysed buckets (after the warm-up cut).

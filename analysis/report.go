@@ -178,6 +178,17 @@ type ArmSummary struct {
 	// request, present when the arm has a metrics source (see internal.go).
 	Internal   *Internal   `json:"internal,omitempty"`
 	Efficiency *Efficiency `json:"efficiency,omitempty"`
+	// LeftOut is present when stretches of the analysed window were left
+	// out of both arms (the baseline_outage normalization step): their
+	// requests are not in Accounting nor in any gate, and their seconds,
+	// replica-seconds and cost not in the rates above.
+	LeftOut *LeftOut `json:"left_out,omitempty"`
+}
+
+// LeftOut is what an arm had in the stretches left out of both arms.
+type LeftOut struct {
+	Seconds    Num        `json:"seconds"` // analysed seconds left out
+	Accounting Accounting `json:"accounting"`
 }
 
 // Latency holds per-arm quantiles of completed requests, seconds.
@@ -358,6 +369,9 @@ type Point struct {
 	TTFTP50    Num   `json:"ttft_p50"`
 	TTFTP99    Num   `json:"ttft_p99"`
 	Cut        bool  `json:"warmup,omitempty"` // in the warm-up cut, not analysed
+	// LeftOut marks a bucket of a stretch left out of both arms
+	// (baseline_outage): not analysed, its requests counted in no gate
+	LeftOut bool `json:"left_out,omitempty"`
 }
 
 // Distributions holds quantile curves (CDFs) of completed requests'

@@ -113,11 +113,31 @@ func (a *armData) totals() bucket {
 	return t
 }
 
-func (j *judgement) armSummary(a *armData) ArmSummary {
-	t := a.totals()
+// accountingOf is a bucket's (or a sum of buckets') request accounting.
+func accountingOf(t bucket) Accounting {
 	acc := Accounting{Offered: int64(t.offered), Rejected: int64(t.rejected), Canceled: int64(t.canceled),
 		Failed: int64(t.failed), Completed: int64(t.completed), Good: int64(t.good), Retries: int64(t.retries)}
 	acc.Admitted = acc.Offered - acc.Rejected
+	return acc
+}
+
+// leftOutOf is the arm's left_out summary, nil when nothing was left out.
+func leftOutOf(a *armData) *LeftOut {
+	if len(a.leftOut) == 0 {
+		return nil
+	}
+	var secs float64
+	for _, b := range a.kept() {
+		if b.leftOut {
+			secs += b.secs
+		}
+	}
+	return &LeftOut{Seconds: Num(secs), Accounting: accountingOf(a.leftOutTotals)}
+}
+
+func (j *judgement) armSummary(a *armData) ArmSummary {
+	t := a.totals()
+	acc := accountingOf(t)
 	secs := a.windowSecs
 	s := ArmSummary{
 		Accounting:        acc,
@@ -147,6 +167,7 @@ func (j *judgement) armSummary(a *armData) ArmSummary {
 		s.Window = makeWindow(a.clock, a.windowStart, a.windowEnd)
 	}
 	s.Latency = Latency{TTFT: quantiles(a.pooled("ttft")), TPOT: quantiles(a.pooled("tpot")), E2E: quantiles(a.pooled("e2e"))}
+	s.LeftOut = leftOutOf(a)
 	return s
 }
 
@@ -288,7 +309,7 @@ func (j *judgement) series() Series {
 			xs := slices.Clone(b.ttft)
 			slices.Sort(xs)
 			out = append(out, Point{T: Num(b.start - a.t0), Offered: int64(b.offered), Good: int64(b.good),
-				GoodputRPS: Num(b.good / b.secs), TTFTP50: Num(quantile(xs, 0.5)), TTFTP99: Num(quantile(xs, 0.99)), Cut: b.cut})
+				GoodputRPS: Num(b.good / b.secs), TTFTP50: Num(quantile(xs, 0.5)), TTFTP99: Num(quantile(xs, 0.99)), Cut: b.cut, LeftOut: b.leftOut})
 		}
 		return out
 	}
