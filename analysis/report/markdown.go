@@ -568,6 +568,11 @@ func mdAccounting(r *analysis.Report) string {
 		{"good requests per dollar", "count", costPart(bs.Cost, func(c *analysis.ArmCost) analysis.Num { return c.GoodRequestsPerDollar }), costPart(cs.Cost, func(c *analysis.ArmCost) analysis.Num { return c.GoodRequestsPerDollar })},
 		{"window", "s setting", float64(bs.WindowSeconds), float64(cs.WindowSeconds)},
 		{"warm-up cut", "s setting", float64(bs.WarmupCutSeconds), float64(cs.WarmupCutSeconds)},
+		// a stretch left out of both arms (baseline_outage): in no figure above
+		{"left out (outage)", "s setting", leftOutPart(bs, func(l *analysis.LeftOut) float64 { return float64(l.Seconds) }), leftOutPart(cs, func(l *analysis.LeftOut) float64 { return float64(l.Seconds) })},
+		{"left out: requests", "count", leftOutPart(bs, func(l *analysis.LeftOut) float64 { return float64(l.Accounting.Offered) }), leftOutPart(cs, func(l *analysis.LeftOut) float64 { return float64(l.Accounting.Offered) })},
+		{"left out: failed", "count", leftOutPart(bs, func(l *analysis.LeftOut) float64 { return float64(l.Accounting.Failed) }), leftOutPart(cs, func(l *analysis.LeftOut) float64 { return float64(l.Accounting.Failed) })},
+		{"left out: good", "count", leftOutPart(bs, func(l *analysis.LeftOut) float64 { return float64(l.Accounting.Good) }), leftOutPart(cs, func(l *analysis.LeftOut) float64 { return float64(l.Accounting.Good) })},
 	}
 	var lines []string
 	for _, rw := range rows {
@@ -587,6 +592,15 @@ func mdAccounting(r *analysis.Report) string {
 		b.WriteString(strings.Join(lines, "\n") + "\n\n")
 	}
 	return b.String()
+}
+
+// leftOutPart reads one figure of what an arm had in the stretches left
+// out of both arms; NaN when nothing was left out.
+func leftOutPart(a *analysis.ArmSummary, f func(*analysis.LeftOut) float64) float64 {
+	if a.LeftOut == nil {
+		return math.NaN()
+	}
+	return f(a.LeftOut)
 }
 
 // costPart reads one figure of an arm's cost breakdown; NaN when cost is

@@ -97,6 +97,26 @@ func Text(w io.Writer, r *analysis.Report, opt TextOptions) error {
 		{"token goodput", rate(b.TokenGoodputTPS, "tok/s"), rate(c.TokenGoodputTPS, "tok/s")},
 		{"window", secs(b.WindowSeconds), secs(c.WindowSeconds)},
 	}
+	if b.LeftOut != nil || c.LeftOut != nil {
+		// a stretch left out of both arms (baseline_outage): its requests
+		// are in no row above, its seconds in no rate
+		left := func(a analysis.ArmSummary, f func(*analysis.LeftOut) string) string {
+			if a.LeftOut == nil {
+				return "-"
+			}
+			return f(a.LeftOut)
+		}
+		for _, l := range []struct {
+			name string
+			f    func(*analysis.LeftOut) string
+		}{
+			{"left out (outage)", func(l *analysis.LeftOut) string { return count(l.Accounting.Offered) + " in " + secs(l.Seconds) }},
+			{"  failed there", func(l *analysis.LeftOut) string { return count(l.Accounting.Failed) }},
+			{"  good there", func(l *analysis.LeftOut) string { return count(l.Accounting.Good) }},
+		} {
+			rows = append(rows, []string{l.name, left(b, l.f), left(c, l.f)})
+		}
+	}
 	if b.Replicas > 0 || c.Replicas > 0 {
 		rows = append(rows, []string{"replicas", fmt.Sprint(b.Replicas), fmt.Sprint(c.Replicas)},
 			[]string{"goodput/replica", rate(b.GoodputPerReplica, "req/s"), rate(c.GoodputPerReplica, "req/s")})
