@@ -201,6 +201,13 @@ func mdFixture(verdict analysis.Verdict) *analysis.Report {
 	default:
 		r.Reasons = []string{"all 5 gates pass"}
 	}
+	if verdict == analysis.Inconclusive {
+		// a baseline outage left out of both arms (baseline_outage)
+		r.Arms.Baseline.LeftOut = &analysis.LeftOut{Seconds: num(120), Accounting: analysis.Accounting{Offered: 1610, Admitted: 1610,
+			Failed: 803, Completed: 807, Good: 771}}
+		r.Arms.Canary.LeftOut = &analysis.LeftOut{Seconds: num(120), Accounting: analysis.Accounting{Offered: 1598, Admitted: 1598,
+			Failed: 2, Completed: 1596, Good: 1540, Retries: 3}}
+	}
 	return r
 }
 
