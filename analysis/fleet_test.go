@@ -70,6 +70,15 @@ type fleet struct {
 	// offset shifts the arm's clock by this many seconds (an arm run
 	// after the other, as benchmark files are)
 	offset float64
+	// tailShare of completions have TTFT and TPOT ×tailX (a regression
+	// of the tail alone)
+	tailShare, tailX float64
+	// ramp > 0 makes the offered rate and the latency grow linearly from
+	// 1−ramp to 1+ramp times their level over the window (shared)
+	ramp float64
+	// slowReplicaX (0 = none) scales every latency of the arm's first
+	// replica (a slower GPU)
+	slowReplicaX float64
 }
 
 func aaFleet(seed uint64) fleet {
@@ -100,14 +109,15 @@ func (f fleet) dataset(arm sources.Arm) *sources.Dataset {
 	t0 := 1.75e9
 	wave := func(t float64) float64 { return f.waveAmp * math.Sin(2*math.Pi*t/600+f.wavePhase) }
 	// thinning of a Poisson process with rate rate·(1+wave)
-	peak := f.rate * (1 + f.waveAmp)
+	peak := f.rate * (1 + f.waveAmp) * (1 + f.ramp)
 	if f.clump > 1 {
 		peak /= float64(f.clump)
 	}
 	stray := f.cacheStray
 	for t := rng.ExpFloat64() / peak; t < f.secs; t += rng.ExpFloat64() / peak {
 		w := wave(t)
-		if rng.Float64() > (1+w)/(1+f.waveAmp) {
+		rampAt := 1 + f.ramp*(2*t/f.secs-1)
+		if rng.Float64() > (1+w)*rampAt/((1+f.waveAmp)*(1+f.ramp)) {
 			continue
 		}
 		size := 1
@@ -151,7 +161,7 @@ func (f fleet) dataset(arm sources.Arm) *sources.Dataset {
 				}
 			}
 			rep := rng.IntN(f.replicas)
-			lat := math.Exp(slow[min(int(t/bucket), nb-1)]) * (1 + 0.3*w)
+			lat := math.Exp(slow[min(int(t/bucket), nb-1)]) * (1 + 0.3*w) * (1 + 0.3*(rampAt-1))
 			if f.lostReplica && t > f.secs/2 {
 				rep = rng.IntN(f.replicas - 1)
 				lat *= f.lostSlowdown
@@ -160,6 +170,12 @@ func (f fleet) dataset(arm sources.Arm) *sources.Dataset {
 				rep = rng.IntN(f.replicas - 1)
 			}
 			r.Replica = fmt.Sprintf("%s-%d", arm, rep)
+			if rep == 0 && f.slowReplicaX > 0 {
+				lat *= f.slowReplicaX
+			}
+			if f.tailShare > 0 && rng.Float64() < f.tailShare {
+				lat *= f.tailX
+			}
 			cold := 1.0
 			if f.coldSecs > 0 && t < f.coldSecs {
 				cold = 1 + (f.coldX-1)*(1-t/f.coldSecs)
@@ -271,6 +287,11 @@ func fleetCases() []fleetCase {
 		{"aa-clumped", Pass, same(func(f *fleet) { f.clump = 8 }), same(func(f *fleet) { f.clump = 8 })},
 		{"aa-heavy-tail", Pass, same(func(f *fleet) { f.ttftSigma = 0.8 }), same(func(f *fleet) { f.ttftSigma = 0.8 })},
 		{"cache-stray", Pass, same(func(f *fleet) { f.cacheStray = true }), same(func(f *fleet) { f.cacheStray = true; f.longShare = 0.10 })},
+		{"tail-regress", Fail, id, same(func(f *fleet) { f.tailShare, f.tailX = 0.015, 3 })},
+		{"aa-ramp", Pass, same(func(f *fleet) { f.ramp = 0.4 }), same(func(f *fleet) { f.ramp = 0.4 })},
+		{"ttft-better-tpot-worse", Fail, id, same(func(f *fleet) { f.ttftX, f.tpotX = 0.8, 1.2 })},
+		{"slow-replica", Fail, id, same(func(f *fleet) { f.slowReplicaX = 1.5 })},
+		{"aa-slow-replica", Pass, same(func(f *fleet) { f.slowReplicaX = 1.5 }), same(func(f *fleet) { f.slowReplicaX = 1.5 })},
 	}
 }
 
