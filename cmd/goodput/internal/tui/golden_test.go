@@ -134,3 +134,29 @@ func BenchmarkView(b *testing.B) {
 		}
 	})
 }
+
+// TestSpecShowsLeftOut: a report whose arms had a baseline outage left out
+// of both (left_out) says so in the measurement spec, with each arm's
+// requests, seconds and failures there.
+func TestSpecShowsLeftOut(t *testing.T) {
+	rep := richReport()
+	rep.Arms.Baseline.LeftOut = &analysis.LeftOut{Seconds: 120, Accounting: analysis.Accounting{Offered: 2182, Admitted: 2182, Failed: 983, Completed: 1199, Good: 1165}}
+	rep.Arms.Canary.LeftOut = &analysis.LeftOut{Seconds: 120, Accounting: analysis.Accounting{Offered: 2090, Admitted: 2090, Completed: 2090, Good: 2057}}
+	m, err := New(Options{
+		Report: rep, ReportBytes: reportJSON(t, rep), ReportName: "runs/report.json",
+		RecordPath: "runs/report.review.json", Reviewer: "ada", Now: fixedNow, NoColor: true,
+		WriteFile: (&fakeWriter{}).write,
+		ReadFile:  func(context.Context, string) ([]byte, error) { return nil, os.ErrNotExist },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 60))
+	tm.Send(keyMsg("shift+tab"))
+	want := "left out (outage)"
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
+		return bytes.Contains(b, []byte(want)) && bytes.Contains(b, []byte("baseline 2,182 requests in 120 s (983 failed), canary 2,090 requests in 120 s (0 failed)"))
+	}, teatest.WithDuration(5*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
+	tm.Send(keyMsg("q"))
+	tm.WaitFinished(t, teatest.WithFinalTimeout(5*time.Second))
+}

@@ -6,6 +6,8 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/goodput-dev/goodput/analysis"
 )
 
 // specModel lists the warnings, the measurement spec, normalization,
@@ -65,6 +67,13 @@ func specLines(c *common, w int) []string {
 	kv("completion condition", m.CompletionCondition)
 	kv("window", fmt.Sprintf("%s … %s (%s s)", m.Window.Start, m.Window.End, fmtG(float64(m.Window.Seconds), 4)))
 	kv("warm-up cut", fmt.Sprintf("baseline %s s, canary %s s", fmtG(float64(rep.Arms.Baseline.WarmupCutSeconds), 3), fmtG(float64(rep.Arms.Canary.WarmupCutSeconds), 3)))
+	if b, c := rep.Arms.Baseline.LeftOut, rep.Arms.Canary.LeftOut; b != nil && c != nil {
+		// a baseline outage left out of both arms (baseline_outage)
+		left := func(l *analysis.LeftOut) string {
+			return fmt.Sprintf("%s requests in %s s (%s failed)", fmtInt(l.Accounting.Offered), fmtG(float64(l.Seconds), 4), fmtInt(l.Accounting.Failed))
+		}
+		kv("left out (outage)", fmt.Sprintf("baseline %s, canary %s", left(b), left(c)))
+	}
 	kv("bucket", fmtG(m.BucketSeconds, 3)+" s")
 	kv("clock", m.Clock)
 	kv("confidence", fmtG(float64(m.Confidence), 3))
