@@ -141,12 +141,27 @@ func TestExactAggregateSummaryIsMeasured(t *testing.T) {
 		t.Skipf("a warm-up cut (%v, %v) makes the windows differ", rr.Arms.Canary.WarmupCutSeconds, ra.Arms.Canary.WarmupCutSeconds)
 	}
 	got, want := ra.Arms.Canary.Accounting, rr.Arms.Canary.Accounting
-	got.Retries, want.Retries = 0, 0
 	if got != want {
 		t.Errorf("canary accounting: aggregate %+v, requests %+v", got, want)
 	}
 	if d := math.Abs(float64(ra.Arms.Canary.SLOAttainment) - float64(rr.Arms.Canary.SLOAttainment)); d > 1e-9 {
 		t.Errorf("canary attainment: aggregate %v, requests %v", ra.Arms.Canary.SLOAttainment, rr.Arms.Canary.SLOAttainment)
+	}
+}
+
+// An exact aggregate counts retries (attempt > 1) as the request path does:
+// the fleet model's canary whose requests succeed only on a retry in 5% of
+// cases shows the same accounting, retries included, on both paths.
+func TestExactAggregateCountsRetries(t *testing.T) {
+	rr, ra := fleetBothWays(t, "retries", 3, Config{Policy: chat(t), Resamples: 100})
+	for arm, acc := range map[string][2]Accounting{"baseline": {rr.Arms.Baseline.Accounting, ra.Arms.Baseline.Accounting},
+		"canary": {rr.Arms.Canary.Accounting, ra.Arms.Canary.Accounting}} {
+		if acc[0] != acc[1] {
+			t.Errorf("%s accounting: requests %+v, aggregate %+v", arm, acc[0], acc[1])
+		}
+	}
+	if n := ra.Arms.Canary.Accounting.Retries; !(n > 0) {
+		t.Errorf("the aggregate counts %d retries of a canary that retries 5%% of its requests", n)
 	}
 }
 

@@ -542,6 +542,13 @@ func (j *aggJudgement) armSummary(a *aggArm) ArmSummary {
 	acc := Accounting{Offered: int64(math.Round(off)), Rejected: int64(math.Round(t.rejected)), Canceled: int64(math.Round(t.canceled)),
 		Failed: int64(math.Round(t.failed)), Completed: int64(math.Round(t.completed)), Good: int64(math.Round(t.goodLo))}
 	acc.Admitted = acc.Offered - acc.Rejected
+	if !a.unknown["retried"] {
+		var r float64
+		for _, s := range a.slices {
+			r += s.retried
+		}
+		acc.Retries = int64(math.Round(r))
+	}
 	tokenGoodput, goodTokens := math.NaN(), math.NaN()
 	if !a.unknown[goodTokensCount] {
 		tokenGoodput, goodTokens = t.goodTokens/a.secs, t.goodTokens
