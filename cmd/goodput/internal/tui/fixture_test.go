@@ -2,6 +2,7 @@ package tui
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"flag"
 	"math"
@@ -229,6 +230,24 @@ func richReport() *analysis.Report {
 }
 
 // reportJSON is richReport encoded as the JSON a judge would write.
+// reviewModel opens the review of rep as the golden tests do: the report
+// read from runs/report.json, the record to runs/report.review.json,
+// reviewer ada, the fixed clock, no colour, writes kept in memory and no
+// earlier record on disk.
+func reviewModel(t testing.TB, rep *analysis.Report) Model {
+	t.Helper()
+	m, err := New(Options{
+		Report: rep, ReportBytes: reportJSON(t, rep), ReportName: "runs/report.json",
+		RecordPath: "runs/report.review.json", Reviewer: "ada", Now: fixedNow, NoColor: true,
+		WriteFile: (&fakeWriter{}).write,
+		ReadFile:  func(context.Context, string) ([]byte, error) { return nil, os.ErrNotExist },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
 func reportJSON(t testing.TB, r *analysis.Report) []byte {
 	t.Helper()
 	b, err := json.MarshalIndent(r, "", "  ")

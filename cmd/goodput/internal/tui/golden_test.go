@@ -2,9 +2,7 @@ package tui
 
 import (
 	"bytes"
-	"context"
 	"fmt"
-	"os"
 	"testing"
 	"time"
 
@@ -40,15 +38,7 @@ func TestGoldenViews(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			rep := richReport()
-			m, err := New(Options{
-				Report: rep, ReportBytes: reportJSON(t, rep), ReportName: "runs/report.json",
-				RecordPath: "runs/report.review.json", Reviewer: "ada", Now: fixedNow, NoColor: true,
-				WriteFile: (&fakeWriter{}).write,
-				ReadFile:  func(context.Context, string) ([]byte, error) { return nil, os.ErrNotExist },
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
+			m := reviewModel(t, rep)
 			if tc.w == 0 {
 				tc.w, tc.h = 100, 30
 			}
@@ -142,15 +132,7 @@ func TestSpecShowsLeftOut(t *testing.T) {
 	rep := richReport()
 	rep.Arms.Baseline.LeftOut = &analysis.LeftOut{Seconds: 120, Accounting: analysis.Accounting{Offered: 2182, Admitted: 2182, Failed: 983, Completed: 1199, Good: 1165}}
 	rep.Arms.Canary.LeftOut = &analysis.LeftOut{Seconds: 120, Accounting: analysis.Accounting{Offered: 2090, Admitted: 2090, Completed: 2090, Good: 2057}}
-	m, err := New(Options{
-		Report: rep, ReportBytes: reportJSON(t, rep), ReportName: "runs/report.json",
-		RecordPath: "runs/report.review.json", Reviewer: "ada", Now: fixedNow, NoColor: true,
-		WriteFile: (&fakeWriter{}).write,
-		ReadFile:  func(context.Context, string) ([]byte, error) { return nil, os.ErrNotExist },
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := reviewModel(t, rep)
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 60))
 	tm.Send(keyMsg("shift+tab"))
 	want := "left out (outage)"

@@ -2,9 +2,7 @@ package tui
 
 import (
 	"bytes"
-	"context"
 	"math"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -53,15 +51,7 @@ func overloadReport() *analysis.Report {
 // testdata/TestGoldenInternalView/internal.golden (-update rewrites).
 func TestGoldenInternalView(t *testing.T) {
 	rep := overloadReport()
-	m, err := New(Options{
-		Report: rep, ReportBytes: reportJSON(t, rep), ReportName: "runs/report.json",
-		RecordPath: "runs/report.review.json", Reviewer: "ada", Now: fixedNow, NoColor: true,
-		WriteFile: (&fakeWriter{}).write,
-		ReadFile:  func(context.Context, string) ([]byte, error) { return nil, os.ErrNotExist },
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := reviewModel(t, rep)
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(100, 30))
 	for range 4 {
 		tm.Send(keyMsg("tab"))
