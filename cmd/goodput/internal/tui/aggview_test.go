@@ -74,15 +74,7 @@ func TestGoldenStreamedViews(t *testing.T) {
 		{"time", []string{"tab", "tab", "tab"}, "TTFT p99 per", "has no per-bucket series"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m, err := New(Options{
-				Report: rep, ReportBytes: reportJSON(t, rep), ReportName: "judged 1 baseline + 1 canary inputs",
-				RecordPath: "goodput.review.json", Reviewer: "ada", Now: fixedNow, NoColor: true,
-				WriteFile: (&fakeWriter{}).write,
-				ReadFile:  func(context.Context, string) ([]byte, error) { return nil, os.ErrNotExist },
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
+			m := reviewModelNamed(t, rep, "judged 1 baseline + 1 canary inputs", "goodput.review.json")
 			tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(100, 30))
 			for _, k := range tc.keys {
 				tm.Send(keyMsg(k))

@@ -236,9 +236,16 @@ func richReport() *analysis.Report {
 // earlier record on disk.
 func reviewModel(t testing.TB, rep *analysis.Report) Model {
 	t.Helper()
+	return reviewModelNamed(t, rep, "runs/report.json", "runs/report.review.json")
+}
+
+// reviewModelNamed is reviewModel with the report's name and the record's
+// path given.
+func reviewModelNamed(t testing.TB, rep *analysis.Report, name, record string) Model {
+	t.Helper()
 	m, err := New(Options{
-		Report: rep, ReportBytes: reportJSON(t, rep), ReportName: "runs/report.json",
-		RecordPath: "runs/report.review.json", Reviewer: "ada", Now: fixedNow, NoColor: true,
+		Report: rep, ReportBytes: reportJSON(t, rep), ReportName: name,
+		RecordPath: record, Reviewer: "ada", Now: fixedNow, NoColor: true,
 		WriteFile: (&fakeWriter{}).write,
 		ReadFile:  func(context.Context, string) ([]byte, error) { return nil, os.ErrNotExist },
 	})
