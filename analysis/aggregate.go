@@ -46,6 +46,9 @@ type aggArm struct {
 	// driftAt is the slice after the warm-up cut where TTFT still shifts
 	// (the run is not stationary); −1 when none was found
 	driftAt int
+	// left is what the arm had in the stretches left out of both arms
+	// (markLeftOut); nil when none was
+	left *LeftOut
 }
 
 type aggSlice struct {
@@ -70,6 +73,16 @@ type aggSlice struct {
 	// sums of the latencies the histograms count, seconds; 0 unless the
 	// aggregate has LatencySums
 	ttftSum, tpotSum, e2eSum float64
+}
+
+// accounting is the request accounting of s (a slice, or a sum of
+// slices), counted as the arm summary reports it: good requests at their
+// lower bound, retries 0 where the source does not count them.
+func (s *aggSlice) accounting() Accounting {
+	acc := Accounting{Offered: int64(math.Round(s.offered())), Rejected: int64(math.Round(s.rejected)), Canceled: int64(math.Round(s.canceled)),
+		Failed: int64(math.Round(s.failed)), Completed: int64(math.Round(s.completed)), Good: int64(math.Round(s.goodLo)), Retries: int64(math.Round(s.retried))}
+	acc.Admitted = acc.Offered - acc.Rejected
+	return acc
 }
 
 func (s *aggSlice) offered() float64 { return s.completed + s.failed + s.canceled + s.rejected }
@@ -108,10 +121,10 @@ func judgeAggregate(baseline, canary *sources.Dataset, cfg Config) (*Report, err
 			if g, ok := j.dipGrid(); ok {
 				if o, ok := findBaselineOutage(cfg.Policy, g, sources.ClockEpoch); ok {
 					outs = append(outs, o)
-					left[0] = left[0].plus(sliceAccounting(j.b, o.from, o.to))
-					left[1] = left[1].plus(sliceAccounting(j.cRaw, o.from, o.to))
-					baseline = leaveOutAgg(baseline, j.b, j.steps[j.warmStep[0]], o.from, o.to)
-					canary = leaveOutAgg(canary, j.c, j.steps[j.warmStep[1]], o.from, o.to)
+					left[0] = left[0].plus(sliceAccounting(j.b, o))
+					left[1] = left[1].plus(sliceAccounting(j.cRaw, o))
+					baseline = leaveOutAgg(baseline, j.b, j.steps[j.warmStep[0]], o)
+					canary = leaveOutAgg(canary, j.c, j.steps[j.warmStep[1]], o)
 					continue
 				}
 			}
@@ -120,10 +133,10 @@ func judgeAggregate(baseline, canary *sources.Dataset, cfg Config) (*Report, err
 		for _, o := range outs {
 			j.warnf("%s", outageWarning(sources.ClockEpoch, o))
 		}
-		for _, a := range []*aggArm{j.b, j.c, j.cRaw} {
-			a.markLeftOut(outs)
+		j.b.markLeftOut(outs, left[0])
+		for _, a := range []*aggArm{j.c, j.cRaw} {
+			a.markLeftOut(outs, left[1])
 		}
-		j.leftOut = left
 		return j.judge()
 	}
 }
@@ -378,9 +391,6 @@ type aggJudgement struct {
 	// outages are the baseline's own outages left out of both arms'
 	// aggregates (judgeAggregate), in the order found
 	outages []baselineOutage
-	// leftOut is each arm's (baseline, canary as counted) requests in
-	// the outages' slices, counted before they were emptied
-	leftOut [2]Accounting
 }
 
 // exact reports whether both arms were aggregated from per-request
@@ -525,6 +535,7 @@ func (j *aggJudgement) armSummary(a *aggArm) ArmSummary {
 		t.canceled += s.canceled
 		t.rejected += s.rejected
 		t.goodLo += s.goodLo
+		t.retried += s.retried
 		t.outTokens += s.outTokens
 		t.goodTokens += s.goodTokens
 		repSecs += s.replicas * (s.end - s.start)
@@ -539,15 +550,9 @@ func (j *aggJudgement) armSummary(a *aggArm) ArmSummary {
 		}
 	}
 	off := t.offered()
-	acc := Accounting{Offered: int64(math.Round(off)), Rejected: int64(math.Round(t.rejected)), Canceled: int64(math.Round(t.canceled)),
-		Failed: int64(math.Round(t.failed)), Completed: int64(math.Round(t.completed)), Good: int64(math.Round(t.goodLo))}
-	acc.Admitted = acc.Offered - acc.Rejected
-	if !a.unknown["retried"] {
-		var r float64
-		for _, s := range a.slices {
-			r += s.retried
-		}
-		acc.Retries = int64(math.Round(r))
+	acc := t.accounting()
+	if a.unknown["retried"] {
+		acc.Retries = 0
 	}
 	tokenGoodput, goodTokens := math.NaN(), math.NaN()
 	if !a.unknown[goodTokensCount] {
@@ -555,7 +560,7 @@ func (j *aggJudgement) armSummary(a *aggArm) ArmSummary {
 	}
 	s := ArmSummary{Accounting: acc, SLOAttainment: Num(t.goodLo / off), GoodputRPS: Num(t.goodLo / a.secs),
 		TokenGoodputTPS: Num(tokenGoodput), ThroughputRPS: Num(t.completed / a.secs), OutputTokensPS: Num(t.outTokens / a.secs),
-		RetryAmplification: Num(retryAmplification(a, off)), WindowSeconds: Num(a.secs),
+		RetryAmplification: Num(retryAmplification(a, off, t.retried)), WindowSeconds: Num(a.secs),
 		Window:         makeWindow(sources.ClockEpoch, a.slices[0].start, a.slices[len(a.slices)-1].end),
 		ReplicaSeconds: Num(repSecs), GoodputPerReplica: Num(t.goodLo / repSecs), CacheHitRate: Num(cacheRate(a)), WarmupCutSeconds: Num(a.cutSecs),
 		GPUUtilization: Num(math.NaN())}
@@ -584,23 +589,16 @@ func (j *aggJudgement) armSummary(a *aggArm) ArmSummary {
 		sums = [3]float64{math.NaN(), math.NaN(), math.NaN()}
 	}
 	s.Latency = Latency{TTFT: histQuantiles(ttft.Histogram(), sums[0]), TPOT: histQuantiles(tpot.Histogram(), sums[1]), E2E: histQuantiles(e2e.Histogram(), sums[2])}
-	arm := 0
-	if a != j.b {
-		arm = 1
-	}
-	s.LeftOut = a.leftOutSummary(j.outages, j.leftOut[arm])
+	s.LeftOut = a.left
 	return s
 }
 
-// retryAmplification is offered requests over first attempts, as on the
-// request path; NaN when the source does not count retries.
-func retryAmplification(a *aggArm, offered float64) float64 {
+// retryAmplification is offered requests over first attempts (r of them
+// retries), as on the request path; NaN when the source does not count
+// retries.
+func retryAmplification(a *aggArm, offered, r float64) float64 {
 	if a.unknown["retried"] {
 		return math.NaN()
-	}
-	r := 0.0
-	for _, s := range a.slices {
-		r += s.retried
 	}
 	if !(offered > r) {
 		return math.NaN()

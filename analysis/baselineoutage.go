@@ -40,6 +40,12 @@ type baselineOutage struct {
 	detail   string
 }
 
+// holds reports whether the grid step starting at start (seconds on the
+// shared clock) lies in the outage.
+func (o baselineOutage) holds(start float64) bool {
+	return start >= o.from-1e-9 && start < o.to-1e-9
+}
+
 // findBaselineOutage is the mirror of the attainment_dip guardrail: the same
 // scan (worstDip, with its Newcombe bound at α over the stretches, its
 // spread and isolation conditions and its margin's worth of lost
@@ -160,13 +166,13 @@ func (a *armData) leaveOut(from, to float64) error {
 	return nil
 }
 
-// leaveOutAgg returns ds with its aggregate's buckets in [from, to)
+// leaveOutAgg returns ds with its aggregate's buckets in the outage o
 // emptied (counts, histograms and sums 0; NaN counts stay unknown;
 // replicas, gauges and cost kept, as the request path keeps the
 // buckets' time), and the arm's warm-up decision a and its step st kept
 // (Aggregate.WarmupKept) unless one was kept already, so that the emptied
 // slices do not move it. ds itself is not changed.
-func leaveOutAgg(ds *sources.Dataset, a *aggArm, st NormalizationStep, from, to float64) *sources.Dataset {
+func leaveOutAgg(ds *sources.Dataset, a *aggArm, st NormalizationStep, o baselineOutage) *sources.Dataset {
 	out := *ds
 	agg := *ds.Agg
 	agg.Buckets = append([]sources.AggBucket(nil), ds.Agg.Buckets...)
@@ -184,7 +190,7 @@ func leaveOutAgg(ds *sources.Dataset, a *aggArm, st NormalizationStep, from, to 
 	}
 	for i := range agg.Buckets {
 		bk := &agg.Buckets[i]
-		if bk.Start < from-1e-9 || bk.Start >= to-1e-9 {
+		if !o.holds(bk.Start) {
 			continue
 		}
 		bk.Completed, bk.Failed, bk.Canceled, bk.Rejected = zero(bk.Completed), zero(bk.Failed), zero(bk.Canceled), zero(bk.Rejected)
@@ -201,13 +207,12 @@ func leaveOutAgg(ds *sources.Dataset, a *aggArm, st NormalizationStep, from, to 
 	return &out
 }
 
-// sliceAccounting is the accounting of a's slices starting in [from, to),
-// as armSummary counts (good requests at their lower bound; retries 0
-// where the source does not count them).
-func sliceAccounting(a *aggArm, from, to float64) Accounting {
+// sliceAccounting is the accounting of a's slices in the outage o, as
+// armSummary counts it.
+func sliceAccounting(a *aggArm, o baselineOutage) Accounting {
 	var t aggSlice
 	for _, s := range a.slices {
-		if s.start >= from-1e-9 && s.start < to-1e-9 {
+		if o.holds(s.start) {
 			t.completed += s.completed
 			t.failed += s.failed
 			t.canceled += s.canceled
@@ -216,10 +221,7 @@ func sliceAccounting(a *aggArm, from, to float64) Accounting {
 			t.retried += s.retried
 		}
 	}
-	acc := Accounting{Offered: int64(math.Round(t.offered())), Rejected: int64(math.Round(t.rejected)), Canceled: int64(math.Round(t.canceled)),
-		Failed: int64(math.Round(t.failed)), Completed: int64(math.Round(t.completed)), Good: int64(math.Round(t.goodLo)), Retries: int64(math.Round(t.retried))}
-	acc.Admitted = acc.Offered - acc.Rejected
-	return acc
+	return t.accounting()
 }
 
 // plus is the sum of two accountings.
@@ -230,41 +232,29 @@ func (a Accounting) plus(b Accounting) Accounting {
 }
 
 // markLeftOut marks a's slices in the outages (emptied by leaveOutAgg)
-// as left out: no replicas, no cost, and their seconds out of a.secs, as
-// the request path leaves out the buckets' time (bucket.leftOut). A slice
-// marked already is not counted twice (the canary as counted may be the
-// canary itself).
-func (a *aggArm) markLeftOut(outs []baselineOutage) {
+// as left out — no replicas, no cost, and their seconds out of a.secs, as
+// the request path leaves out the buckets' time (bucket.leftOut) — and
+// keeps for the arm summary the seconds and acc, the accounting of the
+// requests that were in them. Nothing happens when outs is empty or a
+// was marked already (the canary as counted may be the canary itself).
+func (a *aggArm) markLeftOut(outs []baselineOutage, acc Accounting) {
+	if len(outs) == 0 || a.left != nil {
+		return
+	}
+	a.left = &LeftOut{Accounting: acc}
 	for i := range a.slices {
 		s := &a.slices[i]
-		if s.leftOut {
-			continue
-		}
 		for _, o := range outs {
-			if s.start >= o.from-1e-9 && s.start < o.to-1e-9 {
+			if o.holds(s.start) {
 				s.leftOut = true
 				s.replicas = 0
 				if !math.IsNaN(s.costPerHour) {
 					s.costPerHour = 0
 				}
 				a.secs -= s.end - s.start
+				a.left.Seconds += Num(s.end - s.start)
 				break
 			}
 		}
 	}
-}
-
-// leftOutSummary is an arm's left_out summary from the accounting of its
-// emptied buckets; nil when nothing was left out.
-func (a *aggArm) leftOutSummary(outs []baselineOutage, acc Accounting) *LeftOut {
-	if len(outs) == 0 {
-		return nil
-	}
-	var secs float64
-	for _, s := range a.slices {
-		if s.leftOut {
-			secs += s.end - s.start
-		}
-	}
-	return &LeftOut{Seconds: Num(secs), Accounting: acc}
 }
