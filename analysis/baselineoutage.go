@@ -144,14 +144,13 @@ func (j *judgement) leaveOutBaselineOutages() error {
 // leaveOut marks the arm's requests that arrived in [from, to) (whole
 // buckets of the grid) as left out and buckets the arm again.
 func (a *armData) leaveOut(from, to float64) error {
-	w := a.bucketSecs
-	k0, k1 := math.Round(from/w), math.Round(to/w)
 	a.leftOut = append(a.leftOut, [2]float64{from, to})
 	if a.exclude == nil {
 		a.exclude = make([]bool, len(a.ds.Requests))
 	}
+	// the stretches left out before this one were excluded already
 	for i := range a.ds.Requests {
-		if k := math.Floor(a.ds.Requests[i].Time / w); k >= k0 && k < k1 && !a.exclude[i] {
+		if !a.exclude[i] && a.leftOutAt(math.Floor(a.ds.Requests[i].Time/a.bucketSecs)) {
 			a.exclude[i] = true
 			a.add(&a.leftOutTotals, i)
 		}

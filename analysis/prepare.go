@@ -493,7 +493,7 @@ func (a *armData) bucketTime(cut float64) error {
 				b.start = a.windowStart
 			}
 		}
-		if !b.cut && a.inLeftOut(b.start) {
+		if !b.cut && a.leftOutAt(math.Floor(b.start/a.bucketSecs+1e-9)) {
 			b.leftOut = true
 			a.windowSecs -= b.secs
 		}
@@ -648,10 +648,10 @@ func (a *armData) replicaTime() {
 	}
 }
 
-// inLeftOut reports whether the grid bucket starting at start (seconds on
-// the arm's clock) lies in a stretch left out of both arms.
-func (a *armData) inLeftOut(start float64) bool {
-	k := math.Floor(start/a.bucketSecs + 1e-9)
+// leftOutAt reports whether grid bucket k (the bucket of the seconds
+// [k·bucketSecs, (k+1)·bucketSecs) on the arm's clock) lies in a stretch
+// left out of both arms.
+func (a *armData) leftOutAt(k float64) bool {
 	for _, o := range a.leftOut {
 		if k >= math.Round(o[0]/a.bucketSecs) && k < math.Round(o[1]/a.bucketSecs) {
 			return true
