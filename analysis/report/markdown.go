@@ -559,20 +559,20 @@ func mdAccounting(r *analysis.Report) string {
 		{"prefix-cache hit rate", "fraction", float64(bs.CacheHitRate), float64(cs.CacheHitRate)},
 		{"GPU utilization", "fraction", float64(bs.GPUUtilization), float64(cs.GPUUtilization)},
 		{"cost per good request", "USD", cost(bs.CostPerGoodRequest), cost(cs.CostPerGoodRequest)},
-		{"cost, accelerator", "USD", costPart(bs.Cost, func(c *analysis.ArmCost) analysis.Num { return c.AcceleratorUSD }), costPart(cs.Cost, func(c *analysis.ArmCost) analysis.Num { return c.AcceleratorUSD })},
-		{"cost, host", "USD", costPart(bs.Cost, func(c *analysis.ArmCost) analysis.Num { return c.HostUSD }), costPart(cs.Cost, func(c *analysis.ArmCost) analysis.Num { return c.HostUSD })},
-		{"cost, network", "USD", costPart(bs.Cost, func(c *analysis.ArmCost) analysis.Num { return c.NetworkUSD }), costPart(cs.Cost, func(c *analysis.ArmCost) analysis.Num { return c.NetworkUSD })},
-		{"cost, idle reserve", "USD", costPart(bs.Cost, func(c *analysis.ArmCost) analysis.Num { return c.IdleReserveUSD }), costPart(cs.Cost, func(c *analysis.ArmCost) analysis.Num { return c.IdleReserveUSD })},
-		{"cost, total", "USD", costPart(bs.Cost, func(c *analysis.ArmCost) analysis.Num { return c.TotalUSD }), costPart(cs.Cost, func(c *analysis.ArmCost) analysis.Num { return c.TotalUSD })},
-		{"cost per million good tokens", "USD", costPart(bs.Cost, func(c *analysis.ArmCost) analysis.Num { return c.PerMillionGoodTokens }), costPart(cs.Cost, func(c *analysis.ArmCost) analysis.Num { return c.PerMillionGoodTokens })},
-		{"good requests per dollar", "count", costPart(bs.Cost, func(c *analysis.ArmCost) analysis.Num { return c.GoodRequestsPerDollar }), costPart(cs.Cost, func(c *analysis.ArmCost) analysis.Num { return c.GoodRequestsPerDollar })},
+		{"cost, accelerator", "USD", part(bs.Cost, func(c *analysis.ArmCost) analysis.Num { return c.AcceleratorUSD }), part(cs.Cost, func(c *analysis.ArmCost) analysis.Num { return c.AcceleratorUSD })},
+		{"cost, host", "USD", part(bs.Cost, func(c *analysis.ArmCost) analysis.Num { return c.HostUSD }), part(cs.Cost, func(c *analysis.ArmCost) analysis.Num { return c.HostUSD })},
+		{"cost, network", "USD", part(bs.Cost, func(c *analysis.ArmCost) analysis.Num { return c.NetworkUSD }), part(cs.Cost, func(c *analysis.ArmCost) analysis.Num { return c.NetworkUSD })},
+		{"cost, idle reserve", "USD", part(bs.Cost, func(c *analysis.ArmCost) analysis.Num { return c.IdleReserveUSD }), part(cs.Cost, func(c *analysis.ArmCost) analysis.Num { return c.IdleReserveUSD })},
+		{"cost, total", "USD", part(bs.Cost, func(c *analysis.ArmCost) analysis.Num { return c.TotalUSD }), part(cs.Cost, func(c *analysis.ArmCost) analysis.Num { return c.TotalUSD })},
+		{"cost per million good tokens", "USD", part(bs.Cost, func(c *analysis.ArmCost) analysis.Num { return c.PerMillionGoodTokens }), part(cs.Cost, func(c *analysis.ArmCost) analysis.Num { return c.PerMillionGoodTokens })},
+		{"good requests per dollar", "count", part(bs.Cost, func(c *analysis.ArmCost) analysis.Num { return c.GoodRequestsPerDollar }), part(cs.Cost, func(c *analysis.ArmCost) analysis.Num { return c.GoodRequestsPerDollar })},
 		{"window", "s setting", float64(bs.WindowSeconds), float64(cs.WindowSeconds)},
 		{"warm-up cut", "s setting", float64(bs.WarmupCutSeconds), float64(cs.WarmupCutSeconds)},
 		// a stretch left out of both arms (baseline_outage): in no figure above
-		{"left out (outage)", "s setting", leftOutPart(bs, func(l *analysis.LeftOut) float64 { return float64(l.Seconds) }), leftOutPart(cs, func(l *analysis.LeftOut) float64 { return float64(l.Seconds) })},
-		{"left out: requests", "count", leftOutPart(bs, func(l *analysis.LeftOut) float64 { return float64(l.Accounting.Offered) }), leftOutPart(cs, func(l *analysis.LeftOut) float64 { return float64(l.Accounting.Offered) })},
-		{"left out: failed", "count", leftOutPart(bs, func(l *analysis.LeftOut) float64 { return float64(l.Accounting.Failed) }), leftOutPart(cs, func(l *analysis.LeftOut) float64 { return float64(l.Accounting.Failed) })},
-		{"left out: good", "count", leftOutPart(bs, func(l *analysis.LeftOut) float64 { return float64(l.Accounting.Good) }), leftOutPart(cs, func(l *analysis.LeftOut) float64 { return float64(l.Accounting.Good) })},
+		{"left out (outage)", "s setting", part(bs.LeftOut, func(l *analysis.LeftOut) analysis.Num { return l.Seconds }), part(cs.LeftOut, func(l *analysis.LeftOut) analysis.Num { return l.Seconds })},
+		{"left out: requests", "count", part(bs.LeftOut, func(l *analysis.LeftOut) int64 { return l.Accounting.Offered }), part(cs.LeftOut, func(l *analysis.LeftOut) int64 { return l.Accounting.Offered })},
+		{"left out: failed", "count", part(bs.LeftOut, func(l *analysis.LeftOut) int64 { return l.Accounting.Failed }), part(cs.LeftOut, func(l *analysis.LeftOut) int64 { return l.Accounting.Failed })},
+		{"left out: good", "count", part(bs.LeftOut, func(l *analysis.LeftOut) int64 { return l.Accounting.Good }), part(cs.LeftOut, func(l *analysis.LeftOut) int64 { return l.Accounting.Good })},
 	}
 	var lines []string
 	for _, rw := range rows {
@@ -594,22 +594,13 @@ func mdAccounting(r *analysis.Report) string {
 	return b.String()
 }
 
-// leftOutPart reads one figure of what an arm had in the stretches left
-// out of both arms; NaN when nothing was left out.
-func leftOutPart(a *analysis.ArmSummary, f func(*analysis.LeftOut) float64) float64 {
-	if a.LeftOut == nil {
+// part reads one figure of an optional part of an arm's summary (its
+// cost breakdown, what was left out of it); NaN when the part is absent.
+func part[T any, V ~float64 | ~int64](p *T, f func(*T) V) float64 {
+	if p == nil {
 		return math.NaN()
 	}
-	return f(a.LeftOut)
-}
-
-// costPart reads one figure of an arm's cost breakdown; NaN when cost is
-// unknown.
-func costPart(c *analysis.ArmCost, f func(*analysis.ArmCost) analysis.Num) float64 {
-	if c == nil {
-		return math.NaN()
-	}
-	return float64(f(c))
+	return float64(f(p))
 }
 
 // ---- chart -----------------------------------------------------------------
