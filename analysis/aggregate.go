@@ -75,6 +75,17 @@ type aggSlice struct {
 	ttftSum, tpotSum, e2eSum float64
 }
 
+// addCounts adds the request counts of slice o (those accounting reads)
+// to s.
+func (s *aggSlice) addCounts(o *aggSlice) {
+	s.completed += o.completed
+	s.failed += o.failed
+	s.canceled += o.canceled
+	s.rejected += o.rejected
+	s.goodLo += o.goodLo
+	s.retried += o.retried
+}
+
 // accounting is the request accounting of s (a slice, or a sum of
 // slices), counted as the arm summary reports it: good requests at their
 // lower bound, retries 0 where the source does not count them.
@@ -530,12 +541,7 @@ func (j *aggJudgement) armSummary(a *aggArm) ArmSummary {
 	var repSecs, util, utilN, cost float64
 	costKnown := true
 	for _, s := range a.slices {
-		t.completed += s.completed
-		t.failed += s.failed
-		t.canceled += s.canceled
-		t.rejected += s.rejected
-		t.goodLo += s.goodLo
-		t.retried += s.retried
+		t.addCounts(&s)
 		t.outTokens += s.outTokens
 		t.goodTokens += s.goodTokens
 		repSecs += s.replicas * (s.end - s.start)

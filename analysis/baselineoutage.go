@@ -212,12 +212,7 @@ func sliceAccounting(a *aggArm, o baselineOutage) Accounting {
 	var t aggSlice
 	for _, s := range a.slices {
 		if o.holds(s.start) {
-			t.completed += s.completed
-			t.failed += s.failed
-			t.canceled += s.canceled
-			t.rejected += s.rejected
-			t.goodLo += s.goodLo
-			t.retried += s.retried
+			t.addCounts(&s)
 		}
 	}
 	return t.accounting()
