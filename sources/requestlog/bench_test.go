@@ -102,3 +102,44 @@ func BenchmarkReadFile(b *testing.B) {
 		b.ReportMetric(float64(len(ds.Requests)), "requests")
 	}
 }
+
+// BenchmarkParseChunk decodes 100,000 lines of a request log held in
+// memory (generated, or the start of -logfile), one chunk at a time as the pipeline does, to time the decoder
+// alone (no reading, hashing or aggregation). ns/op is per line.
+func BenchmarkParseChunk(b *testing.B) {
+	var data []byte
+	if *logFile != "" {
+		// the file's first 100,000 lines (e.g. one goodput bench --keep wrote)
+		raw, err := os.ReadFile(*logFile)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i, n := 0, 0; i < len(raw); i++ {
+			if raw[i] == '\n' {
+				if n++; n == 100_000 {
+					data = raw[:i+1]
+					break
+				}
+			}
+		}
+		if data == nil {
+			b.Fatalf("%s has fewer than 100,000 lines", *logFile)
+		}
+	} else {
+		var jsonl bytes.Buffer
+		if err := writeLog(&jsonl, 100_000, 1, false); err != nil {
+			b.Fatal(err)
+		}
+		data = jsonl.Bytes()
+	}
+	d := newDecoder()
+	dst := make([]sources.Request, 0, 100_000)
+	b.SetBytes(int64(len(data)) / 100_000)
+	b.ResetTimer()
+	for i := 0; i < b.N; i += 100_000 {
+		res := d.parseChunk(context.Background(), chunk{data: data, dst: dst[:0], lines: 100_000})
+		if res.err != nil || len(res.reqs) != 100_000 {
+			b.Fatalf("line %d: %v (%d requests)", res.line, res.err, len(res.reqs))
+		}
+	}
+}
