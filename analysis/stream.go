@@ -687,6 +687,14 @@ func (a *Aggregator) Aggregate(arm sources.Arm) (*sources.Aggregate, error) {
 	nan := math.NaN()
 	var edges loglin.Edges
 	out := &sources.Aggregate{Profile: "requests", Exact: true, GoodTokensCounted: true, LatencySums: true, Step: a.step, Replicas: tracks}
+	// a bucket per cell, and one for each slice without any
+	nb := len(a.cells)
+	for _, keys := range per {
+		if len(keys) == 0 {
+			nb++
+		}
+	}
+	out.Buckets = make([]sources.AggBucket, 0, nb)
 	a.plan.Mark(out)
 	for k := range per {
 		keys := per[k]

@@ -439,7 +439,12 @@ func (h *Hist) CumulativeWith(e *Edges) sources.Histogram {
 	if n == 0 {
 		return sources.Histogram{}
 	}
-	edges, counts := make([]float64, 0, n+1), make([]float64, 0, n+1)
+	var edges, counts []float64
+	if e != nil {
+		edges, counts = e.alloc(n+1), e.alloc(n+1)
+	} else {
+		edges, counts = make([]float64, 0, n+1), make([]float64, 0, n+1)
+	}
 	push := func(edge, cum float64) {
 		if k := len(edges); k > 0 && edges[k-1] == edge {
 			counts[k-1] = cum
@@ -530,6 +535,30 @@ type Edges struct {
 	v  []float64 // Upper(lo+k); 0 until computed (no edge of an ordinary bin is 0)
 	// bins is CumulativeWith's scratch list of a histogram's bins
 	bins []bin
+	// block is where CumulativeWith carves the histograms' slices from:
+	// one allocation per blockLen values instead of two per histogram
+	// (tens of thousands of histograms per arm, each a few hundred values)
+	block []float64
+}
+
+// blockLen is the length of Edges.block (64 Ki values, 512 KiB).
+const blockLen = 1 << 16
+
+// alloc returns an empty slice with room for n values carved from the
+// current block (a new block when it has too little room left, or a slice
+// of its own when n is more than a quarter of a block). Its capacity is n
+// exactly, so an append past it copies instead of writing over the next
+// histogram's values.
+func (e *Edges) alloc(n int) []float64 {
+	if n > blockLen/4 {
+		return make([]float64, 0, n)
+	}
+	if len(e.block) < n {
+		e.block = make([]float64, blockLen)
+	}
+	s := e.block[:0:n]
+	e.block = e.block[n:]
+	return s
 }
 
 // maxEdges bounds the remembered range (2^16 bins, 512 KiB; 256 octaves).
