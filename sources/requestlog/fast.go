@@ -33,43 +33,28 @@ func (d *decoder) fastLine(b []byte, r *sources.Request) bool {
 	b = b[:n]
 	d.lineUnknown = d.lineUnknown[:0]
 	var seen uint32
-	prev := objectStart
 	i := 1
 	for {
-		// "key": the key that followed the previous one last time is
-		// tried first, by a plain comparison (as parseLine does)
+		// "key":
 		if b[i] != '"' {
 			return false
 		}
-		f := fUnknown
-		if pf := d.next[prev]; pf != fUnknown {
-			name := d.names[pf]
-			if end := i + 1 + len(name); end+1 < n && b[end] == '"' && b[end+1] == ':' && string(b[i+1:end]) == name {
-				f, i = pf, end+2
-			}
-		}
-		if f == fUnknown {
-			j := i + 1
-			for j < n && b[j] != '"' {
-				if c := b[j]; c == '\\' || c < 0x20 || c >= 0x7f {
-					return false
-				}
-				j++
-			}
-			if j+1 >= n || b[j+1] != ':' {
+		j := i + 1
+		for j < n && b[j] != '"' {
+			if c := b[j]; c == '\\' || c < 0x20 || c >= 0x7f {
 				return false
 			}
-			if f = lookupField(b[i+1 : j]); f == fUnknown {
-				return false
-			}
-			d.next[prev] = f
-			i = j + 2
+			j++
 		}
-		if seen&(1<<f) != 0 {
+		if j+1 >= n || b[j+1] != ':' {
+			return false
+		}
+		f := lookupField(b[i+1 : j])
+		if f == fUnknown || seen&(1<<f) != 0 {
 			return false
 		}
 		seen |= 1 << f
-		prev = f
+		i = j + 2
 		if b[i] == ' ' {
 			i++
 		}
