@@ -162,6 +162,10 @@ func (j *aggJudgement) judge() (*Report, error) {
 			j.steps[j.warmStep[i]].Applied = true
 		}
 	}
+	if step, w := j.b.ds.Agg.Step, p.Window.Bucket.Seconds(); j.exact() && w > 0 && step > w {
+		j.warnf("buckets of %gs, not the policy's window.bucket %gs: the arms' arrivals span %s, and the streaming aggregate keeps at most %d buckets per arm so that its memory does not grow with the run's length; %gs buckets are the unit every interval resamples (judge with --exact for %gs buckets)",
+			step, w, fmtHours(j.b.ds.Agg), MaxStreamSlices, step, w)
+	}
 	if len(p.Classes) > 0 && !j.exact() {
 		// an exact aggregate counted good requests per class at scan time
 		j.warnf("per-class SLOs are not applied to metrics data: every request is judged with the policy's default SLO")
@@ -1154,4 +1158,17 @@ func gateKind(g policies.Gate) string {
 		return "guardrail"
 	}
 	return "gate"
+}
+
+// fmtHours is the time an aggregate's buckets span, in hours ("2.5 h")
+// or minutes below one hour.
+func fmtHours(agg *sources.Aggregate) string {
+	if len(agg.Buckets) == 0 {
+		return "0 min"
+	}
+	d := agg.Buckets[len(agg.Buckets)-1].End - agg.Buckets[0].Start
+	if d >= 3600 {
+		return fmt.Sprintf("%.1f h", d/3600)
+	}
+	return fmt.Sprintf("%.0f min", d/60)
 }

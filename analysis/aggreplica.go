@@ -24,6 +24,10 @@ type ReplicaCut struct {
 type ReplicaWarmupPlan struct {
 	Cuts   []ReplicaCut
 	Warmup sources.AggWarmup
+	// Step is the slice width (seconds) of the aggregate the cuts were
+	// found on, whose slice numbers they give (Aggregator.Exclude counts
+	// on that grid)
+	Step float64
 }
 
 // Mark records on agg, the arm counted again without the plan's cuts,
@@ -78,7 +82,7 @@ func ReplicaWarmupCuts(baseline, canary *sources.Dataset, cfg Config) ([2]Replic
 	}
 	for i, a := range []*aggArm{j.b, j.c} {
 		st := j.steps[j.warmStep[i]]
-		out[i] = ReplicaWarmupPlan{Cuts: replicaCutsOf(a, acts[i]),
+		out[i] = ReplicaWarmupPlan{Cuts: replicaCutsOf(a, acts[i]), Step: a.ds.Agg.Step,
 			Warmup: sources.AggWarmup{From: a.slices[0].start, Detail: st.Detail, Applied: st.Applied, DriftAt: a.driftAt}}
 	}
 	return out, nil
@@ -142,34 +146,54 @@ func replicaCutsOf(a *aggArm, t trackActivity) []ReplicaCut {
 // requests. An error in the arms that ReplicaWarmupCuts meets is left for
 // the judge to report.
 func StreamedArms(b, c *sources.Dataset, cfg Config) (*sources.Dataset, *sources.Dataset, error) {
-	count := func(d *sources.Dataset, plan ReplicaWarmupPlan) (*sources.Dataset, error) {
-		ag := NewAggregator(cfg.Policy)
-		ag.Exclude(plan)
-		for i := range d.Requests {
-			ag.Add(&d.Requests[i])
+	ds := [2]*sources.Dataset{b, c}
+	// count the arms with the plans given, on one grid (the wider of the
+	// two: see Aggregator.WidenTo)
+	count := func(plans [2]ReplicaWarmupPlan, out *[2]*sources.Dataset) error {
+		var ags [2]*Aggregator
+		for k, d := range ds {
+			if out[k] != nil && len(plans[k].Cuts) == 0 {
+				continue // counted already, and not to be cut
+			}
+			ags[k] = NewAggregator(cfg.Policy)
+			ags[k].Exclude(plans[k])
+			for i := range d.Requests {
+				ags[k].Add(&d.Requests[i])
+			}
 		}
-		agg, err := ag.Aggregate(d.Arm)
-		if err != nil {
-			return nil, err
+		step := 0.0
+		for k := range ags {
+			if ags[k] != nil {
+				step = max(step, ags[k].Step())
+			} else {
+				step = max(step, out[k].Agg.Step)
+			}
 		}
-		return &sources.Dataset{Arm: d.Arm, Agg: agg, Clock: d.Clock, Location: d.Location, Inputs: d.Inputs}, nil
+		for k, ag := range ags {
+			if ag == nil {
+				continue
+			}
+			ag.WidenTo(step)
+			agg, err := ag.Aggregate(ds[k].Arm)
+			if err != nil {
+				return err
+			}
+			d := ds[k]
+			out[k] = &sources.Dataset{Arm: d.Arm, Agg: agg, Clock: d.Clock, Location: d.Location, Inputs: d.Inputs}
+		}
+		return nil
 	}
 	var arms [2]*sources.Dataset
-	for k, d := range []*sources.Dataset{b, c} {
-		var err error
-		if arms[k], err = count(d, ReplicaWarmupPlan{}); err != nil {
-			return nil, nil, err
-		}
+	if err := count([2]ReplicaWarmupPlan{}, &arms); err != nil {
+		return nil, nil, err
 	}
 	plans, err := ReplicaWarmupCuts(arms[0], arms[1], cfg)
 	if err != nil {
 		return arms[0], arms[1], nil
 	}
-	for k, d := range []*sources.Dataset{b, c} {
-		if len(plans[k].Cuts) > 0 {
-			if arms[k], err = count(d, plans[k]); err != nil {
-				return nil, nil, err
-			}
+	if len(plans[0].Cuts)+len(plans[1].Cuts) > 0 {
+		if err := count(plans, &arms); err != nil {
+			return nil, nil, err
 		}
 	}
 	return arms[0], arms[1], nil

@@ -383,6 +383,15 @@ type AggBucket struct {
 	Class string
 }
 
+// MaxStreamSlices is the most time slices an aggregate counted from
+// per-request records keeps per arm (analysis.Aggregator, the ClickHouse
+// source): 360, an hour of the default 10 s buckets. An arm whose
+// arrivals span more is counted on slices twice as wide, as often as
+// needed (20 s up to two hours, 40 s up to four, …), so that memory
+// follows a bounded number of slices, not the run's length; both arms
+// are then brought to the wider of their widths, so their slices pair.
+const MaxStreamSlices = 360
+
 // Aggregate is an arm's metrics-based data: time-bucketed increases. A
 // Dataset carries either per-request records or an Aggregate.
 type Aggregate struct {

@@ -109,3 +109,16 @@ func RecordReplica(trackName string) (name string, ok bool) {
 	name, err := strconv.Unquote(trackName[len(replicaTrackPrefix) : len(trackName)-len(replicaTrackSuffix)])
 	return name, err == nil
 }
+
+// Widen halves every slice index (floor(s/2)): the spans and counts of
+// the grid twice as wide, as Add would have built them on it.
+func (r ReplicaSpans) Widen() {
+	for _, s := range r {
+		s.first, s.last = s.first>>1, s.last>>1
+		fin := make(map[int64]float64, len(s.finished)/2+1)
+		for k, v := range s.finished {
+			fin[k>>1] += v
+		}
+		s.finished = fin
+	}
+}

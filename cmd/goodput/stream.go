@@ -115,31 +115,36 @@ func (a *app) readArmsStream(ctx context.Context, o *judgeOptions, pol *policies
 	}
 	var sk [2]*keySketch
 	var out [2]sources.Dataset
-	// each arm's files merged and its aggregate built, the two arms side
-	// by side (building one from a million records' bins takes a fifth of
-	// a second); errors in arm order, whichever finished first
-	var aggErr [2]error
+	// each arm's files merged, then both on one grid (the wider of their
+	// slice widths: Aggregator.WidenTo)
+	var ags [2]*analysis.Aggregator
 	for k, arm := range []sources.Arm{sources.Baseline, sources.Canary} {
-		wg.Go(func() {
-			var ag *analysis.Aggregator
-			ds := sources.Dataset{Arm: arm, Clock: sources.ClockEpoch, Location: requestlog.Location}
-			for _, f := range files {
-				if f.arm != arm {
-					continue
-				}
-				if ag == nil {
-					// the arm's first file: take its aggregate and sketch
-					ag, sk[k] = f.agg, f.keys
-				} else {
-					ag.Merge(f.agg)
-					sk[k].merge(f.keys)
-				}
-				f.agg = nil // merged: its bins may go
-				ds.Inputs = append(ds.Inputs, f.ds.Inputs...)
-				ds.Warnings = append(ds.Warnings, f.ds.Warnings...)
+		out[k] = sources.Dataset{Arm: arm, Clock: sources.ClockEpoch, Location: requestlog.Location}
+		for _, f := range files {
+			if f.arm != arm {
+				continue
 			}
-			ds.Agg, aggErr[k] = ag.Aggregate(arm)
-			out[k] = ds
+			if ags[k] == nil {
+				// the arm's first file: take its aggregate and sketch
+				ags[k], sk[k] = f.agg, f.keys
+			} else {
+				ags[k].Merge(f.agg)
+				sk[k].merge(f.keys)
+			}
+			f.agg = nil // merged: its bins may go
+			out[k].Inputs = append(out[k].Inputs, f.ds.Inputs...)
+			out[k].Warnings = append(out[k].Warnings, f.ds.Warnings...)
+		}
+	}
+	step := max(ags[0].Step(), ags[1].Step())
+	// the aggregates built side by side (building one from a million
+	// records' bins takes a fifth of a second); errors in arm order,
+	// whichever finished first
+	var aggErr [2]error
+	for k := range ags {
+		wg.Go(func() {
+			ags[k].WidenTo(step)
+			out[k].Agg, aggErr[k] = ags[k].Aggregate(out[k].Arm)
 		})
 	}
 	wg.Wait()

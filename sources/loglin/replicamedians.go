@@ -57,3 +57,18 @@ func (m ReplicaMedians) Fill(tracks []sources.ReplicaTrack, lo int64) {
 		}
 	}
 }
+
+// Widened returns m on the grid twice as wide: each replica's histograms
+// of slices 2k and 2k+1 added up as slice k's. m's histograms are reused.
+func (m ReplicaMedians) Widened() ReplicaMedians {
+	out := make(ReplicaMedians, len(m)/2+1)
+	for k, h := range m {
+		k.slice >>= 1
+		if d := out[k]; d != nil {
+			d.Merge(h)
+		} else {
+			out[k] = h
+		}
+	}
+	return out
+}
