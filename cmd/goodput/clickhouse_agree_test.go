@@ -99,6 +99,17 @@ func edgeRecords(seed uint64, n int) []sources.Request {
 	return out
 }
 
+// longRecords is edgeRecords(seed, 8000) spread over hours hours instead
+// of 3 minutes.
+func longRecords(seed uint64, hours float64) []sources.Request {
+	recs := edgeRecords(seed, 8000)
+	t0 := float64(sim.DefaultStart().Unix())
+	for i := range recs {
+		recs[i].Time = t0 + (recs[i].Time-t0)*hours*20
+	}
+	return recs
+}
+
 // armFiles writes an arm's records as a native log and reads them back as
 // the judge's file path does (so TPOT is derived as there).
 func armFiles(t *testing.T, dir string, arm sources.Arm, reqs []sources.Request) (string, sources.Dataset) {
@@ -216,6 +227,10 @@ func TestClickHouseAggregateEqualsFiles(t *testing.T) {
 		}
 	}
 	edgeRun := func() (b, c []sources.Request) { return edgeRecords(1, 4000), edgeRecords(2, 4000) }
+	// the edge records stretched to 3 hours and 1.5 hours: more slices
+	// than an aggregate keeps (sources.MaxStreamSlices), widened to 40 s
+	// and 20 s
+	longRun := func() (b, c []sources.Request) { return longRecords(1, 3), longRecords(2, 1.5) }
 	runs := []run{
 		{"aa-quiet chat", chat, simRun("aa-quiet-30m")},
 		{"short-outputs chat", chat, simRun("bs-short-outputs")},
@@ -224,6 +239,7 @@ func TestClickHouseAggregateEqualsFiles(t *testing.T) {
 		{"edge records edge policy", edge, edgeRun},
 		{"edge records chat", chat, edgeRun},
 		{"edge records batch", batch, edgeRun},
+		{"long edge records chat", chat, longRun},
 	}
 	for i, r := range runs {
 		t.Run(r.name, func(t *testing.T) {

@@ -100,18 +100,35 @@ func (o *chOptions) load(ctx context.Context, prom *promOptions, pol *policies.P
 	if err != nil {
 		return baseline, canary, usageError("%v", err)
 	}
-	read := func(arm sources.Arm, where string, exclude []clickhouse.Exclusion) (sources.Dataset, error) {
-		ds, err := src.Read(ctx, clickhouse.Query{Arm: arm, Where: where, Start: start, End: end, Plan: plan, Exclude: exclude})
+	// read aggregates an arm on slices of step seconds (the policy's
+	// bucket, or a power-of-two multiple of it: sources.MaxStreamSlices)
+	read := func(arm sources.Arm, where string, step float64, exclude []clickhouse.Exclusion) (sources.Dataset, error) {
+		p := *plan
+		p.Step = step
+		ds, err := src.Read(ctx, clickhouse.Query{Arm: arm, Where: where, Start: start, End: end, Plan: &p, Exclude: exclude})
 		if err != nil {
 			return ds, inputError(err)
 		}
 		return ds, nil
 	}
-	if baseline, err = read(sources.Baseline, o.BaselineWhere, nil); err != nil {
+	if baseline, err = read(sources.Baseline, o.BaselineWhere, plan.Step, nil); err != nil {
 		return baseline, canary, err
 	}
-	if canary, err = read(sources.Canary, o.CanaryWhere, nil); err != nil {
+	if canary, err = read(sources.Canary, o.CanaryWhere, plan.Step, nil); err != nil {
 		return baseline, canary, err
+	}
+	// an arm whose slices were widened less than the other's (a shorter
+	// span) is read again on the other's, so that they pair, as judge
+	// --stream widens the finer of two aggregates
+	switch bs, cs := baseline.Agg.Step, canary.Agg.Step; {
+	case bs < cs:
+		if baseline, err = read(sources.Baseline, o.BaselineWhere, cs, nil); err != nil {
+			return baseline, canary, err
+		}
+	case cs < bs:
+		if canary, err = read(sources.Canary, o.CanaryWhere, bs, nil); err != nil {
+			return baseline, canary, err
+		}
 	}
 	// a replica that entered late and was slow at first: its own warm-up
 	// is left out by a second query, as judge --stream reads a file again
@@ -130,7 +147,7 @@ func (o *chOptions) load(ctx context.Context, prom *promOptions, pol *policies.P
 		for _, c := range plans[k].Cuts {
 			ex = append(ex, clickhouse.Exclusion{Replica: c.Replica, FromSlice: c.FromSlice, UntilSlice: c.UntilSlice})
 		}
-		again, err := read(arm.ds.Arm, arm.where, ex)
+		again, err := read(arm.ds.Arm, arm.where, plans[k].Step, ex)
 		if err != nil {
 			return baseline, canary, err
 		}

@@ -97,6 +97,44 @@ func TestJudgeClickHouseReplicaWarmup(t *testing.T) {
 	}
 }
 
+// TestJudgeClickHouseLongRun: arms spanning 3 hours and 1.5 hours are
+// aggregated on wider slices than the policy's (40 s and 20 s: see
+// sources.MaxStreamSlices), the shorter read again on the longer's, and
+// the report equals judge --stream's on the same records as files, which
+// widens the finer aggregate the same way; both say so.
+func TestJudgeClickHouseLongRun(t *testing.T) {
+	srv := chtest.Start(t)
+	dir := t.TempDir()
+	var paths []string
+	for k, arm := range []sources.Arm{sources.Baseline, sources.Canary} {
+		path, _ := armFiles(t, dir, arm, longRecords(uint64(k+1), 3/float64(k+1)))
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv.LoadRequests(t, "req", string(arm), f)
+		f.Close()
+		paths = append(paths, path)
+	}
+	code, out, errs := runCLI(t, nil, chArgs(srv.URL, "--format", "json", "--resamples", "200", "--start", "2025-12-31T23:00:00Z", "--end", "2026-01-02T00:00:00Z")...)
+	if code != 0 && code != 1 && code != 3 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	fcode, fout, ferrs := runCLI(t, nil, "judge", "--stream", "--baseline", paths[0], "--canary", paths[1], "--format", "json", "--resamples", "200")
+	if fcode != code {
+		t.Fatalf("--stream exit %d, --clickhouse exit %d: %s", fcode, code, ferrs)
+	}
+	got, _ := sameReportBut(t, out, fout)
+	warns, _ := json.Marshal(got["warnings"])
+	if !strings.Contains(string(warns), "buckets of 40s, not the policy's window.bucket 10s") {
+		t.Errorf("no word of the wider buckets: %s", warns)
+	}
+	series, _ := json.Marshal(got["series"])
+	if !strings.Contains(string(series), `"t":40,`) || strings.Contains(string(series), `"t":10,`) {
+		t.Errorf("series not on 40 s buckets: %.300s", series)
+	}
+}
+
 // judgedFromBoth simulates scenario (see simToClickHouse) into table req
 // and files, judges it with --clickhouse and with --stream on the files,
 // requires the same exit code and the same report apart from inputs (see

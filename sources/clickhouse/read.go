@@ -236,9 +236,56 @@ type assembler struct {
 	// (loglin.Coarse), for its per-slice median
 	repTTFT    loglin.ReplicaMedians
 	cacheKnown bool
-	lo, hi     int64
+	lo, hi     int64 // slice numbers on the widened grid
+	// shift is how many times the slices were widened: a row's slice s
+	// (of the plan's step) is slice s>>shift, of p.Step·2^shift seconds
+	// (widen)
+	shift uint
 	// canon holds each row's digest, for the input's sha256
 	canon []string
+}
+
+// widen doubles the slice width when the arm's rows span
+// sources.MaxStreamSlices slices or more, as analysis.Aggregator does
+// with records: slices 2k and 2k+1 become slice k of the wider grid,
+// their cells, replica spans and replica TTFT bins added up.
+func (as *assembler) widen() {
+	cells := make(map[cellKey]*cell, len(as.cells)/2+1)
+	for k, c := range as.cells {
+		k.slice >>= 1
+		if d := cells[k]; d != nil {
+			d.add(c)
+		} else {
+			cells[k] = c
+		}
+	}
+	as.cells = cells
+	as.reps.Widen()
+	as.repTTFT = as.repTTFT.Widened()
+	as.lo, as.hi = as.lo>>1, as.hi>>1
+	as.shift++
+}
+
+// add adds o's counts, bins and sums into c.
+func (c *cell) add(o *cell) {
+	c.completed += o.completed
+	c.failed += o.failed
+	c.canceled += o.canceled
+	c.rejected += o.rejected
+	c.good += o.good
+	c.retried += o.retried
+	c.short += o.short
+	c.prompt += o.prompt
+	c.output += o.output
+	c.hits += o.hits
+	c.queries += o.queries
+	c.goodTokens += o.goodTokens
+	c.ttft.Merge(&o.ttft)
+	c.tpot.Merge(&o.tpot)
+	c.e2e.Merge(&o.e2e)
+	c.ttftNs += o.ttftNs
+	c.tpotNs += o.tpotNs
+	c.e2eNs += o.e2eNs
 }
 
 func newAssembler(p *Plan) *assembler {
@@ -274,8 +321,14 @@ func (as *assembler) get(k cellKey) *cell {
 
 // add counts one row.
 func (as *assembler) add(r *row) error {
-	sl := int64(r.S)
-	as.lo, as.hi = min(as.lo, sl), max(as.hi, sl)
+	sl := int64(r.S) >> as.shift
+	if sl < as.lo || sl > as.hi {
+		as.lo, as.hi = min(as.lo, sl), max(as.hi, sl)
+		for as.hi-as.lo >= sources.MaxStreamSlices {
+			as.widen()
+			sl >>= 1
+		}
+	}
 	switch r.M {
 	case rowCounts:
 		as.records += int64(r.N)
@@ -371,8 +424,10 @@ func (as *assembler) finish() (*sources.Aggregate, int64, []string, error) {
 		return nil, 0, nil, fmt.Errorf("no requests: no row satisfies the condition in the window; check the condition and the window (--start/--end or --last)")
 	}
 	n := hi - lo + 1
-	if span := float64(n); !(span <= float64(max(int64(maxSlices), 4*records))) {
-		return nil, 0, nil, fmt.Errorf("arrival times span %d slices of %gs for %d requests: a row far from the rest? Narrow the window", n, p.Step, records)
+	step := p.Step * float64(int64(1)<<as.shift)
+	// the span in the plan's slices
+	if span := float64(n) * float64(int64(1)<<as.shift); !(span <= float64(max(int64(maxSlices), 4*records))) {
+		return nil, 0, nil, fmt.Errorf("arrival times span %.0f slices of %gs for %d requests: a row far from the rest? Narrow the window", span, p.Step, records)
 	}
 	// replicas serving per slice, as the streaming scan counts them
 	serving, tracks := reps.Tracks(lo, hi)
@@ -382,7 +437,7 @@ func (as *assembler) finish() (*sources.Aggregate, int64, []string, error) {
 		per[k.slice-lo] = append(per[k.slice-lo], k)
 	}
 	nan := math.NaN()
-	out := &sources.Aggregate{Profile: "requests", Exact: true, GoodTokensCounted: true, LatencySums: true, Step: p.Step, Replicas: tracks}
+	out := &sources.Aggregate{Profile: "requests", Exact: true, GoodTokensCounted: true, LatencySums: true, Step: step, Replicas: tracks}
 	for k := range per {
 		keys := per[k]
 		slices.SortFunc(keys, func(x, y cellKey) int {
@@ -391,8 +446,8 @@ func (as *assembler) finish() (*sources.Aggregate, int64, []string, error) {
 			}
 			return cmp.Compare(x.cache, y.cache)
 		})
-		start := float64(lo+int64(k)) * p.Step
-		base := sources.AggBucket{Start: start, End: start + p.Step, Replicas: serving[k], PrefixHits: nan, PrefixQueries: nan,
+		start := float64(lo+int64(k)) * step
+		base := sources.AggBucket{Start: start, End: start + step, Replicas: serving[k], PrefixHits: nan, PrefixQueries: nan,
 			Running: nan, Waiting: nan, KVUsage: nan, GPUUtil: nan, GPUPowerW: nan, GPUMemBytes: nan, CostPerHour: nan}
 		if cacheKnown {
 			base.PrefixHits, base.PrefixQueries = 0, 0
