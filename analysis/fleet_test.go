@@ -292,6 +292,10 @@ func fleetCases() []fleetCase {
 		{"ttft-better-tpot-worse", Fail, id, same(func(f *fleet) { f.ttftX, f.tpotX = 0.8, 1.2 })},
 		{"slow-replica", Fail, id, same(func(f *fleet) { f.slowReplicaX = 1.5 })},
 		{"aa-slow-replica", Pass, same(func(f *fleet) { f.slowReplicaX = 1.5 }), same(func(f *fleet) { f.slowReplicaX = 1.5 })},
+		// two and a half hours: the streaming aggregate widens its slices
+		// to 40 s (sources.MaxStreamSlices), the request path keeps 10 s
+		{"aa-2h30", Pass, same(func(f *fleet) { f.secs = 9000 }), same(func(f *fleet) { f.secs = 9000 })},
+		{"regress-10-2h30", Fail, same(func(f *fleet) { f.secs = 9000 }), same(func(f *fleet) { f.secs = 9000; f.ttftX, f.tpotX = 1.10, 1.10 })},
 	}
 }
 

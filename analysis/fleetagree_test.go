@@ -16,12 +16,16 @@ func TestFleetAgreement(t *testing.T) {
 	cfg := Config{Policy: chat(t), Resamples: 400}
 	for _, fc := range cases {
 		gates, verdicts := map[string]int{}, map[string]int{}
+		// each path's verdicts, for the rates
+		exactV, aggV := map[Verdict]int{}, map[Verdict]int{}
 		compared := 0
 		for i := range reps {
 			seed := uint64(1000*len(fc.name) + i)
 			b, c := fleetArms(fc.b(seed), fc.c(seed), seed)
 			cfg.Seed = seed + 1
 			ex, ag := judgedBothWays(t, b, c, cfg)
+			exactV[ex.Verdict]++
+			aggV[ag.Verdict]++
 			if ex.Verdict != ag.Verdict {
 				verdicts[fmt.Sprintf("%s → %s", ex.Verdict, ag.Verdict)]++
 			}
@@ -44,6 +48,6 @@ func TestFleetAgreement(t *testing.T) {
 				gates[fmt.Sprintf("%s %s → %s%s", me.Name, me.Verdict, ma.Verdict, tag)]++
 			}
 		}
-		t.Logf("%-20s %d gates compared; verdicts differ %v; gates differ %v", fc.name, compared, verdicts, gates)
+		t.Logf("%-20s %d gates compared; verdicts differ %v; gates differ %v; requests %v, aggregate %v", fc.name, compared, verdicts, gates, exactV, aggV)
 	}
 }

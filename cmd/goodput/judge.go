@@ -66,7 +66,8 @@ detected from content; --input-format overrides it. Formats:
 ` + formatHelp() + `
 Request logs larger than 256 MiB (both arms together, gzip counted
 uncompressed), or read from a pipe, are judged in bounded memory: each
-request is counted into 10 s buckets per stratum (exact counts and good
+request is counted into 10 s buckets per stratum (wider past an hour:
+at most 360 per arm; exact counts and good
 requests, latencies on log-linear bins 0.27% wide) and not kept, and the
 arms are judged from those aggregates, the Mann-Whitney / Hodges-Lehmann
 diagnostics included (from the pooled bins, never less cautious than from

@@ -17,10 +17,9 @@ import (
 // bounded memory rather than with every request in memory, unless --exact
 // is given: 256 MiB, about 1.2 million requests of the simulator's JSONL
 // (some 220 bytes a line), which the exact path holds in about 500 MB
-// (~440 bytes a request) while the streaming judge's memory follows the
-// window's buckets, not the requests: under about 400 MB for any number
-// of requests in an hour, about 220 MB more per hour of run at 500
-// requests per second per arm (docs/EVIDENCE.md). A gzip file counts its uncompressed length (the gzip
+// (~440 bytes a request) while the streaming judge's memory follows its
+// buckets (at most sources.MaxStreamSlices per arm), not the requests:
+// under 400 MiB on the bench's logs at every size (docs/EVIDENCE.md). A gzip file counts its uncompressed length (the gzip
 // trailer's), since memory follows the requests, not the bytes on disk.
 const autoStreamBytes = 256 << 20
 

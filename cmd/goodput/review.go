@@ -104,7 +104,7 @@ line, and the points. It records no decision.
 
 --stream judges the --baseline/--canary request logs as goodput judge
 --stream does, in one pass with bounded memory (no request is kept: memory
-follows the window's 10 s buckets, not the number of requests); the distributions, time series
+follows at most 360 buckets per arm, not the number of requests); the distributions, time series
 and diagnostics come from the aggregates.
 --clickhouse reviews request logs aggregated in ClickHouse, with the
 flags of goodput judge --clickhouse.
