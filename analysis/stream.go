@@ -10,6 +10,7 @@ import (
 	"github.com/goodput-dev/goodput/analysis/normalize"
 	"github.com/goodput-dev/goodput/policies"
 	"github.com/goodput-dev/goodput/sources"
+	"github.com/goodput-dev/goodput/sources/aggcell"
 	"github.com/goodput-dev/goodput/sources/loglin"
 )
 
@@ -129,14 +130,14 @@ type Aggregator struct {
 	// splitCache: each stratum is split by prefix-cache band
 	// (AggBucket.Cache), for a judge that may stratify by it
 	splitCache bool
-	cells      map[cellKey]*aggCell
+	cells      map[cellKey]*aggcell.Cell
 	// row caches the cells of the slice last added to, by stratum id
-	row      []*aggCell
+	row      []*aggcell.Cell
 	rowSlice int64
 	// shape holds, by stratum id, the cell last created for it: a new
 	// cell's histograms start at its bins' range (Hist.ReserveLike), so
 	// they rarely grow and copy while the slice fills
-	shape []*aggCell
+	shape []*aggcell.Cell
 	// unlabeled[class+1][band] caches the stratum id of unlabelled
 	// requests (−1: not seen yet)
 	unlabeled [][]int32
@@ -215,16 +216,6 @@ type cellKey struct {
 	stratum int32
 }
 
-type aggCell struct {
-	completed, failed, canceled, rejected float64
-	good, retried, short                  float64
-	prompt, output, hits, queries         float64
-	goodTokens                            float64
-	ttft, tpot, e2e                       loglin.Hist
-	// latency sums, nanoseconds (sources.LatencyNanos)
-	ttftNs, tpotNs, e2eNs int64
-}
-
 // NewAggregator returns an empty aggregator for one arm judged under p
 // (validated, so window.bucket is set).
 func NewAggregator(p *policies.Policy) *Aggregator {
@@ -234,7 +225,7 @@ func NewAggregator(p *policies.Policy) *Aggregator {
 	}
 	return &Aggregator{p: p, cls: newClassifier(p), step: step, base: step, policyClasses: len(p.Classes) > 0, defaultClass: -1,
 		splitCache: p.Normalize.Cache != "" && p.Normalize.Cache != "none",
-		byKey:      map[stratumKey]int32{}, byName: map[nameKey]int32{}, cells: map[cellKey]*aggCell{},
+		byKey:      map[stratumKey]int32{}, byName: map[nameKey]int32{}, cells: map[cellKey]*aggcell.Cell{},
 		reps: sources.ReplicaSpans{}, repIdx: map[string]int32{}, repTTFT: loglin.ReplicaMedians{}, unverified: map[string]int64{}, lo: math.MaxInt64, hi: math.MinInt64, badTime: math.NaN(), rowSlice: math.MinInt64}
 }
 
@@ -402,8 +393,8 @@ func (a *Aggregator) intern(k nameKey) int32 {
 
 // cell returns the cell of (slice, sid), creating it on first sight; the
 // slice last added to is looked up without the map.
-func (a *Aggregator) cell(slice int64, sid int32) *aggCell {
-	var c *aggCell
+func (a *Aggregator) cell(slice int64, sid int32) *aggcell.Cell {
+	var c *aggcell.Cell
 	if slice == a.rowSlice && int(sid) < len(a.row) {
 		c = a.row[sid]
 	}
@@ -413,15 +404,15 @@ func (a *Aggregator) cell(slice int64, sid int32) *aggCell {
 	ck := cellKey{slice: slice, stratum: sid}
 	c = a.cells[ck]
 	if c == nil {
-		c = &aggCell{}
+		c = &aggcell.Cell{}
 		a.cells[ck] = c
 		for len(a.shape) <= int(sid) {
 			a.shape = append(a.shape, nil)
 		}
 		if p := a.shape[sid]; p != nil {
-			c.ttft.ReserveLike(&p.ttft)
-			c.tpot.ReserveLike(&p.tpot)
-			c.e2e.ReserveLike(&p.e2e)
+			c.TTFT.ReserveLike(&p.TTFT)
+			c.TPOT.ReserveLike(&p.TPOT)
+			c.E2E.ReserveLike(&p.E2E)
 		}
 		a.shape[sid] = c
 	}
@@ -484,49 +475,49 @@ func (a *Aggregator) Add(r *sources.Request) {
 	var ttftBin int32
 	var ttftOK bool
 	if r.Attempt > 1 {
-		c.retried++
+		c.Retried++
 	}
 	switch {
 	case r.Status == sources.StatusOK:
-		c.completed++
+		c.Completed++
 		// the bin is found once, for the cell and the replica's median
 		ttftBin, ttftOK = loglin.Index(r.TTFT)
 		if ttftOK {
-			h.ttft.AddBin(ttftBin, 1)
-			h.ttftNs += sources.LatencyNanos(r.TTFT)
+			h.TTFT.AddBin(ttftBin, 1)
+			h.TTFTNs += sources.LatencyNanos(r.TTFT)
 		}
-		if h.tpot.Add(r.TPOT, 1) {
-			h.tpotNs += sources.LatencyNanos(r.TPOT)
+		if h.TPOT.Add(r.TPOT, 1) {
+			h.TPOTNs += sources.LatencyNanos(r.TPOT)
 		}
-		if h.e2e.Add(r.E2E, 1) {
-			h.e2eNs += sources.LatencyNanos(r.E2E)
+		if h.E2E.Add(r.E2E, 1) {
+			h.E2ENs += sources.LatencyNanos(r.E2E)
 		}
 		if r.OutputTokens > 0 {
-			c.output += float64(r.OutputTokens)
+			c.Output += float64(r.OutputTokens)
 		}
 		if r.OutputTokens >= 0 && r.OutputTokens < slo.OutputFloor() {
-			c.short++
+			c.Short++
 		}
 		if isGood(*slo, r, a.unverified) {
-			c.good++
+			c.Good++
 			if r.OutputTokens > 0 {
-				c.goodTokens += float64(r.OutputTokens)
+				c.GoodTokens += float64(r.OutputTokens)
 			}
 		}
 	case r.Failed():
-		c.failed++
+		c.Failed++
 	case r.Status == sources.StatusRejected:
-		c.rejected++
+		c.Rejected++
 	case r.Canceled():
-		c.canceled++
+		c.Canceled++
 	}
 	if r.Status.Admitted() && r.PromptTokens >= 0 {
-		c.prompt += float64(r.PromptTokens)
+		c.Prompt += float64(r.PromptTokens)
 	}
 	if r.CachedTokens >= 0 && r.PromptTokens > 0 {
 		a.cacheKnown = true
-		c.hits += float64(r.CachedTokens)
-		c.queries += float64(r.PromptTokens)
+		c.Hits += float64(r.CachedTokens)
+		c.Queries += float64(r.PromptTokens)
 	}
 	if r.Replica != "" {
 		a.addReplica(r.Replica, slice, finished(r), ttftBin, ttftOK)
@@ -636,10 +627,10 @@ func (a *Aggregator) Merge(o *Aggregator) {
 		k.stratum = a.intern(nameKey{o.strata[k.stratum], o.cacheOf[k.stratum]})
 		c := a.cells[k]
 		if c == nil {
-			c = &aggCell{}
+			c = &aggcell.Cell{}
 			a.cells[k] = c
 		}
-		c.add(oc)
+		c.Add(oc)
 	}
 	a.row, a.rowSlice = a.row[:0], math.MinInt64
 	a.flushReplicas()
@@ -649,28 +640,6 @@ func (a *Aggregator) Merge(o *Aggregator) {
 	for a.lo <= a.hi && a.hi-a.lo >= MaxStreamSlices {
 		a.widen()
 	}
-}
-
-// add adds o's counts, bins and sums into c.
-func (c *aggCell) add(o *aggCell) {
-	c.completed += o.completed
-	c.failed += o.failed
-	c.canceled += o.canceled
-	c.rejected += o.rejected
-	c.good += o.good
-	c.goodTokens += o.goodTokens
-	c.retried += o.retried
-	c.short += o.short
-	c.prompt += o.prompt
-	c.output += o.output
-	c.hits += o.hits
-	c.queries += o.queries
-	c.ttft.Merge(&o.ttft)
-	c.tpot.Merge(&o.tpot)
-	c.e2e.Merge(&o.e2e)
-	c.ttftNs += o.ttftNs
-	c.tpotNs += o.tpotNs
-	c.e2eNs += o.e2eNs
 }
 
 // MaxStreamSlices is the most time slices an Aggregator keeps
@@ -688,16 +657,7 @@ const MaxStreamSlices = sources.MaxStreamSlices
 // spans and replica TTFT bins added up.
 func (a *Aggregator) widen() {
 	a.flushReplicas()
-	cells := make(map[cellKey]*aggCell, len(a.cells)/2+1)
-	for k, c := range a.cells {
-		k.slice >>= 1
-		if d := cells[k]; d != nil {
-			d.add(c)
-		} else {
-			cells[k] = c
-		}
-	}
-	a.cells = cells
+	a.cells = aggcell.Widen(a.cells, func(k cellKey) cellKey { k.slice >>= 1; return k })
 	a.row, a.rowSlice = a.row[:0], math.MinInt64
 	a.reps.Widen()
 	a.repTTFT = a.repTTFT.Widened()
@@ -801,16 +761,8 @@ func (a *Aggregator) Aggregate(arm sources.Arm) (*sources.Aggregate, error) {
 			c := a.cells[ck]
 			b := base
 			b.Class, b.Cache = a.strata[ck.stratum], a.cacheOf[ck.stratum]
-			b.Completed, b.Failed, b.Canceled, b.Rejected = c.completed, c.failed, c.canceled, c.rejected
-			b.Good, b.Retried, b.ShortOutputs = c.good, c.retried, c.short
-			b.PromptTokens, b.OutputTokens, b.GoodTokens = c.prompt, c.output, c.goodTokens
-			if a.cacheKnown {
-				b.PrefixHits, b.PrefixQueries = c.hits, c.queries
-			}
-			b.TTFT, b.TPOT, b.E2E = c.ttft.CumulativeWith(&edges), c.tpot.CumulativeWith(&edges), c.e2e.CumulativeWith(&edges)
-			b.TTFTSum, b.TPOTSum, b.E2ESum = float64(c.ttftNs)/1e9, float64(c.tpotNs)/1e9, float64(c.e2eNs)/1e9
-			// the bins are in b now: let them go while the rest is built
-			c.ttft, c.tpot, c.e2e = loglin.Hist{}, loglin.Hist{}, loglin.Hist{}
+			// the bins handed over: they go while the rest is built
+			c.Fill(&b, &edges, a.cacheKnown)
 			out.Buckets = append(out.Buckets, b)
 		}
 	}

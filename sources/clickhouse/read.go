@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/goodput-dev/goodput/sources"
+	"github.com/goodput-dev/goodput/sources/aggcell"
 	"github.com/goodput-dev/goodput/sources/loglin"
 )
 
@@ -151,15 +152,6 @@ type cellKey struct {
 	cache   string // prefix-cache band (Plan.Cache); "" when not split
 }
 
-type cell struct {
-	completed, failed, canceled, rejected float64
-	good, retried, short                  float64
-	prompt, output, hits, queries         float64
-	goodTokens                            float64
-	ttft, tpot, e2e                       loglin.Hist
-	ttftNs, tpotNs, e2eNs                 int64
-}
-
 // Read runs the arm's aggregation query and returns its dataset: an Exact
 // aggregate (see the package comment), ClockEpoch, one Input naming the
 // query. Errors name the query; none holds credentials.
@@ -230,7 +222,7 @@ type assembler struct {
 	records    int64
 	bad        struct{ status, ttft, latency, e2e, count, canceledBy int64 }
 	unverified map[string]int64
-	cells      map[cellKey]*cell
+	cells      map[cellKey]*aggcell.Cell
 	reps       sources.ReplicaSpans
 	// repTTFT holds each replica's TTFT per slice on coarse bins
 	// (loglin.Coarse), for its per-slice median
@@ -250,46 +242,15 @@ type assembler struct {
 // with records: slices 2k and 2k+1 become slice k of the wider grid,
 // their cells, replica spans and replica TTFT bins added up.
 func (as *assembler) widen() {
-	cells := make(map[cellKey]*cell, len(as.cells)/2+1)
-	for k, c := range as.cells {
-		k.slice >>= 1
-		if d := cells[k]; d != nil {
-			d.add(c)
-		} else {
-			cells[k] = c
-		}
-	}
-	as.cells = cells
+	as.cells = aggcell.Widen(as.cells, func(k cellKey) cellKey { k.slice >>= 1; return k })
 	as.reps.Widen()
 	as.repTTFT = as.repTTFT.Widened()
 	as.lo, as.hi = as.lo>>1, as.hi>>1
 	as.shift++
 }
 
-// add adds o's counts, bins and sums into c.
-func (c *cell) add(o *cell) {
-	c.completed += o.completed
-	c.failed += o.failed
-	c.canceled += o.canceled
-	c.rejected += o.rejected
-	c.good += o.good
-	c.retried += o.retried
-	c.short += o.short
-	c.prompt += o.prompt
-	c.output += o.output
-	c.hits += o.hits
-	c.queries += o.queries
-	c.goodTokens += o.goodTokens
-	c.ttft.Merge(&o.ttft)
-	c.tpot.Merge(&o.tpot)
-	c.e2e.Merge(&o.e2e)
-	c.ttftNs += o.ttftNs
-	c.tpotNs += o.tpotNs
-	c.e2eNs += o.e2eNs
-}
-
 func newAssembler(p *Plan) *assembler {
-	return &assembler{p: p, unverified: map[string]int64{}, cells: map[cellKey]*cell{}, reps: sources.ReplicaSpans{}, repTTFT: loglin.ReplicaMedians{},
+	return &assembler{p: p, unverified: map[string]int64{}, cells: map[cellKey]*aggcell.Cell{}, reps: sources.ReplicaSpans{}, repTTFT: loglin.ReplicaMedians{},
 		lo: math.MaxInt64, hi: math.MinInt64}
 }
 
@@ -310,10 +271,10 @@ func (as *assembler) cache(r *row) string {
 	return as.p.Cache(int(r.CB))
 }
 
-func (as *assembler) get(k cellKey) *cell {
+func (as *assembler) get(k cellKey) *aggcell.Cell {
 	c := as.cells[k]
 	if c == nil {
-		c = &cell{}
+		c = &aggcell.Cell{}
 		as.cells[k] = c
 	}
 	return c
@@ -353,25 +314,25 @@ func (as *assembler) add(r *row) error {
 		if as.p.Cache != nil {
 			h = as.get(cellKey{sl, st, ""})
 		}
-		c.completed += float64(r.Completed)
-		c.failed += float64(r.Failed)
-		c.canceled += float64(r.Canceled)
-		c.rejected += float64(r.Rejected)
-		c.good += float64(r.Good)
-		c.retried += float64(r.Retried)
-		c.short += float64(r.Short)
-		c.prompt += float64(r.PromptTokens)
-		c.output += float64(r.OutputTokens)
-		c.goodTokens += float64(r.GoodTokens)
-		c.hits += float64(r.Hits)
-		c.queries += float64(r.Queries)
-		h.ttftNs += int64(r.SumTTFT)
-		h.tpotNs += int64(r.SumTPOT)
-		h.e2eNs += int64(r.SumE2E)
+		c.Completed += float64(r.Completed)
+		c.Failed += float64(r.Failed)
+		c.Canceled += float64(r.Canceled)
+		c.Rejected += float64(r.Rejected)
+		c.Good += float64(r.Good)
+		c.Retried += float64(r.Retried)
+		c.Short += float64(r.Short)
+		c.Prompt += float64(r.PromptTokens)
+		c.Output += float64(r.OutputTokens)
+		c.GoodTokens += float64(r.GoodTokens)
+		c.Hits += float64(r.Hits)
+		c.Queries += float64(r.Queries)
+		h.TTFTNs += int64(r.SumTTFT)
+		h.TPOTNs += int64(r.SumTPOT)
+		h.E2ENs += int64(r.SumE2E)
 		as.canon = append(as.canon, rowDigest("c %d %q %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %v %d %d %d", sl, r.Label, r.PB, r.OB, r.PC, r.CB, r.N,
 			r.Completed, r.Failed, r.Canceled, r.Rejected, r.Good, r.Retried, r.Short, r.PromptTokens, r.OutputTokens, r.GoodTokens, r.Hits, r.Queries, r.Hist,
 			r.SumTTFT, r.SumTPOT, r.SumE2E))
-		for k, h := range []*loglin.Hist{&h.ttft, &h.tpot, &h.e2e} {
+		for k, h := range []*loglin.Hist{&h.TTFT, &h.TPOT, &h.E2E} {
 			for i, bin := range r.Hist[k].Bins {
 				h.AddBin(bin, r.Hist[k].Counts[i])
 			}
@@ -437,6 +398,7 @@ func (as *assembler) finish() (*sources.Aggregate, int64, []string, error) {
 		per[k.slice-lo] = append(per[k.slice-lo], k)
 	}
 	nan := math.NaN()
+	var edges loglin.Edges
 	out := &sources.Aggregate{Profile: "requests", Exact: true, GoodTokensCounted: true, LatencySums: true, Step: step, Replicas: tracks}
 	for k := range per {
 		keys := per[k]
@@ -460,14 +422,7 @@ func (as *assembler) finish() (*sources.Aggregate, int64, []string, error) {
 			c := cells[ck]
 			b := base
 			b.Class, b.Cache = ck.stratum, ck.cache
-			b.Completed, b.Failed, b.Canceled, b.Rejected = c.completed, c.failed, c.canceled, c.rejected
-			b.Good, b.Retried, b.ShortOutputs = c.good, c.retried, c.short
-			b.PromptTokens, b.OutputTokens, b.GoodTokens = c.prompt, c.output, c.goodTokens
-			if cacheKnown {
-				b.PrefixHits, b.PrefixQueries = c.hits, c.queries
-			}
-			b.TTFT, b.TPOT, b.E2E = c.ttft.Cumulative(), c.tpot.Cumulative(), c.e2e.Cumulative()
-			b.TTFTSum, b.TPOTSum, b.E2ESum = float64(c.ttftNs)/1e9, float64(c.tpotNs)/1e9, float64(c.e2eNs)/1e9
+			c.Fill(&b, &edges, cacheKnown)
 			out.Buckets = append(out.Buckets, b)
 		}
 	}
