@@ -163,8 +163,13 @@ func (j *aggJudgement) judge() (*Report, error) {
 		}
 	}
 	if step, w := j.b.ds.Agg.Step, p.Window.Bucket.Seconds(); j.exact() && w > 0 && step > w {
-		j.warnf("buckets of %gs, not the policy's window.bucket %gs: the arms' arrivals span %s, and the streaming aggregate keeps at most %d buckets per arm so that its memory does not grow with the run's length; %gs buckets are the unit every interval resamples (judge with --exact for %gs buckets)",
-			step, w, fmtHours(j.b.ds.Agg), MaxStreamSlices, step, w)
+		// the arm whose span widened the buckets: the longer
+		long := j.b
+		if aggSpan(j.c.ds.Agg) > aggSpan(j.b.ds.Agg) {
+			long = j.c
+		}
+		j.warnf("buckets of %gs, not the policy's window.bucket %gs: the %s's arrivals span %s, and the streaming aggregate keeps at most %d buckets per arm so that its memory does not grow with the run's length; %gs buckets are the unit every interval resamples (judge with --exact for %gs buckets)",
+			step, w, long.arm, fmtHours(aggSpan(long.ds.Agg)), MaxStreamSlices, step, w)
 	}
 	if len(p.Classes) > 0 && !j.exact() {
 		// an exact aggregate counted good requests per class at scan time
@@ -1160,13 +1165,17 @@ func gateKind(g policies.Gate) string {
 	return "gate"
 }
 
-// fmtHours is the time an aggregate's buckets span, in hours ("2.5 h")
-// or minutes below one hour.
-func fmtHours(agg *sources.Aggregate) string {
+// aggSpan is the time an aggregate's buckets span, seconds.
+func aggSpan(agg *sources.Aggregate) float64 {
 	if len(agg.Buckets) == 0 {
-		return "0 min"
+		return 0
 	}
-	d := agg.Buckets[len(agg.Buckets)-1].End - agg.Buckets[0].Start
+	return agg.Buckets[len(agg.Buckets)-1].End - agg.Buckets[0].Start
+}
+
+// fmtHours writes d seconds in hours ("2.5 h"), or in minutes below one
+// hour ("50 min").
+func fmtHours(d float64) string {
 	if d >= 3600 {
 		return fmt.Sprintf("%.1f h", d/3600)
 	}

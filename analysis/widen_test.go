@@ -134,7 +134,7 @@ func TestStreamedArmsWidenAlike(t *testing.T) {
 	}
 	found := false
 	for _, w := range rep.Warnings {
-		if strings.Contains(w, "buckets of 40s, not the policy's window.bucket 10s") && strings.Contains(w, "3.0 h") {
+		if strings.Contains(w, "buckets of 40s, not the policy's window.bucket 10s") && strings.Contains(w, "the baseline's arrivals span 3.0 h") {
 			found = true
 		}
 	}
