@@ -17,8 +17,9 @@ import (
 // Aggregator builds one arm's sources.Aggregate from per-request records
 // while they are read, keeping no request: memory grows with the number of
 // (time slice, stratum) cells and latency bins, not with the number of
-// requests, and the slices are at most MaxStreamSlices. Use one Aggregator per arm (or one per file, combined with
-// Merge); it is not safe for concurrent use.
+// requests, and the slices are at most MaxStreamSlices. Use one Aggregator
+// per arm (or one per file, combined with Merge); it is not safe for
+// concurrent use.
 //
 // # Grid
 //
