@@ -169,7 +169,7 @@ func (j *aggJudgement) judge() (*Report, error) {
 			long = j.c
 		}
 		j.warnf("buckets of %gs, not the policy's window.bucket %gs: the %s's arrivals span %s, and the streaming aggregate keeps at most %d buckets per arm so that its memory does not grow with the run's length; %gs buckets are the unit every interval resamples (judge with --exact for %gs buckets)",
-			step, w, long.arm, fmtHours(aggSpan(long.ds.Agg)), MaxStreamSlices, step, w)
+			step, w, long.arm, fmtMinutes(aggSpan(long.ds.Agg)/60), sources.MaxStreamSlices, step, w)
 	}
 	if len(p.Classes) > 0 && !j.exact() {
 		// an exact aggregate counted good requests per class at scan time
@@ -1171,13 +1171,4 @@ func aggSpan(agg *sources.Aggregate) float64 {
 		return 0
 	}
 	return agg.Buckets[len(agg.Buckets)-1].End - agg.Buckets[0].Start
-}
-
-// fmtHours writes d seconds in hours ("2.5 h"), or in minutes below one
-// hour ("50 min").
-func fmtHours(d float64) string {
-	if d >= 3600 {
-		return fmt.Sprintf("%.1f h", d/3600)
-	}
-	return fmt.Sprintf("%.0f min", d/60)
 }

@@ -17,9 +17,9 @@ import (
 // Aggregator builds one arm's sources.Aggregate from per-request records
 // while they are read, keeping no request: memory grows with the number of
 // (time slice, stratum) cells and latency bins, not with the number of
-// requests, and the slices are at most MaxStreamSlices. Use one Aggregator
-// per arm (or one per file, combined with Merge); it is not safe for
-// concurrent use.
+// requests, and the slices are at most sources.MaxStreamSlices (360). Use
+// one Aggregator per arm (or one per file, combined with Merge); it is not
+// safe for concurrent use.
 //
 // # Grid
 //
@@ -29,11 +29,13 @@ import (
 // seconds later, whatever arm or file it comes from, so the two arms'
 // slices pair by Start. Every slice from the arm's first to its last is
 // present (a slice without requests holds one empty bucket with Class "").
-// An arm whose arrivals span more than MaxStreamSlices slices is counted on
-// slices of 2w, 4w, … (floor(t/2w)·2w: still one absolute grid), widened
-// while it is read, so that memory follows at most MaxStreamSlices slices
-// however long the run; WidenTo brings the other arm (and Merge another
-// file's aggregate) to the same width, and the judge says so.
+// An arm whose arrivals span more than sources.MaxStreamSlices slices is
+// counted on slices of 2w, 4w, … (floor(t/2w)·2w: still one absolute
+// grid), widened while it is read, so that memory follows at most that
+// many slices however long the run (exactly: the aggregate is the one
+// counted on the wider grid from the start); WidenTo brings the other arm
+// (and Merge another file's aggregate) to the same width, and the judge
+// says so.
 // Records must carry unix arrival times: Aggregate refuses records without
 // one, and an arm whose arrivals span more slices than its records can fill
 // (a stray ts 0), with the request path's messages.
@@ -444,7 +446,7 @@ func (a *Aggregator) Add(r *sources.Request) {
 	slice := int64(fs)
 	if slice < a.lo || slice > a.hi {
 		a.lo, a.hi = min(a.lo, slice), max(a.hi, slice)
-		for a.hi-a.lo >= MaxStreamSlices {
+		for a.hi-a.lo >= sources.MaxStreamSlices {
 			a.widen()
 			slice >>= 1
 		}
@@ -638,19 +640,10 @@ func (a *Aggregator) Merge(o *Aggregator) {
 	o.flushReplicas()
 	a.reps.Merge(o.reps)
 	a.repTTFT.Merge(o.repTTFT)
-	for a.lo <= a.hi && a.hi-a.lo >= MaxStreamSlices {
+	for a.lo <= a.hi && a.hi-a.lo >= sources.MaxStreamSlices {
 		a.widen()
 	}
 }
-
-// MaxStreamSlices is the most time slices an Aggregator keeps
-// (sources.MaxStreamSlices, 360): an arm whose arrivals span more is
-// counted on slices twice as wide, as often as needed, so that memory
-// follows a bounded number of slices, not the run's length (at 500
-// requests per second per arm the 10 s slices of a 5.6-hour run held
-// 1.2 GiB). Widening is exact: the aggregate is the one counted on the
-// wider grid from the start.
-const MaxStreamSlices = sources.MaxStreamSlices
 
 // widen doubles the slice width: slices 2k and 2k+1 of the grid become
 // slice k of the one twice as wide (floor(s/2), so the grid stays
@@ -674,7 +667,7 @@ func (a *Aggregator) widen() {
 
 // Step is the width of the aggregator's slices, seconds: the policy's
 // window.bucket, or a power-of-two multiple of it once the arrivals
-// spanned more than MaxStreamSlices slices (see widen).
+// spanned more than sources.MaxStreamSlices slices (see widen).
 func (a *Aggregator) Step() float64 { return a.step }
 
 // WidenTo widens the slices (see widen) until they are at least step

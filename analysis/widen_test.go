@@ -50,7 +50,7 @@ func aggString(a *sources.Aggregate) string {
 	return fmt.Sprintf("%+v", x)
 }
 
-// An arm spanning more than MaxStreamSlices slices is counted on slices
+// An arm spanning more than sources.MaxStreamSlices slices is counted on slices
 // twice as wide, as often as needed, and the aggregate is the one counted
 // on that grid from the start: in one pass, in two merged halves (one
 // widened, one not), and with replica cuts found on the wider grid.
