@@ -79,6 +79,15 @@ type fleet struct {
 	// slowReplicaX (0 = none) scales every latency of the arm's first
 	// replica (a slower GPU)
 	slowReplicaX float64
+	// missTTFTX (0 = 1) scales the TTFT of a request with no cached
+	// prompt tokens: a prefix-cache miss prefills the whole prompt
+	missTTFTX float64
+	// cacheLoss is the share of would-be prefix-cache hits that miss
+	// all run long (a change that breaks caching: KV eviction, routing)
+	cacheLoss float64
+	// cacheColdSecs > 0: the prefix cache starts empty and its hit
+	// probability grows linearly to normal over this many seconds
+	cacheColdSecs float64
 }
 
 func aaFleet(seed uint64) fleet {
@@ -153,6 +162,12 @@ func (f fleet) dataset(arm sources.Arm) *sources.Dataset {
 			r.CachedTokens = 0
 			if rng.Float64() < 0.6 {
 				r.CachedTokens = int64(float64(r.PromptTokens) * (0.5 + 0.4*rng.Float64()))
+				if f.cacheLoss > 0 && rng.Float64() < f.cacheLoss {
+					r.CachedTokens = 0
+				}
+				if f.cacheColdSecs > 0 && t < f.cacheColdSecs && rng.Float64() > t/f.cacheColdSecs {
+					r.CachedTokens = 0
+				}
 			}
 			if f.cacheStray {
 				r.CachedTokens = r.PromptTokens / 2
@@ -201,6 +216,9 @@ func (f fleet) dataset(arm sources.Arm) *sources.Dataset {
 			default:
 				r.Status = sources.StatusOK
 				r.TTFT = ttftMed * f.ttftX * lat * cold * math.Exp(cmp.Or(f.ttftSigma, 0.3)*rng.NormFloat64())
+				if f.missTTFTX > 0 && r.CachedTokens == 0 {
+					r.TTFT *= f.missTTFTX
+				}
 				r.E2E = r.TTFT
 				if r.OutputTokens > 1 {
 					r.TPOT = tpotMed * f.tpotX * lat * cold * leak * math.Exp(0.12*rng.NormFloat64())
@@ -295,6 +313,14 @@ func fleetCases() []fleetCase {
 		// two and a half hours: the streaming aggregate widens its slices
 		// to 40 s (sources.MaxStreamSlices), the request path keeps 10 s
 		{"aa-2h30", Pass, same(func(f *fleet) { f.secs = 9000 }), same(func(f *fleet) { f.secs = 9000 })},
+		// TTFT ×1.6 on a prefix-cache miss: identical arms; a canary
+		// whose cache loses a quarter of its hits all run long (the
+		// change broke caching: a regression the cache strata must not
+		// explain away); a canary whose cache starts empty and warms
+		// over 3 minutes (a confounder)
+		{"aa-cache", Pass, same(func(f *fleet) { f.missTTFTX = 1.6 }), same(func(f *fleet) { f.missTTFTX = 1.6 })},
+		{"cache-broken", Fail, same(func(f *fleet) { f.missTTFTX = 1.6 }), same(func(f *fleet) { f.missTTFTX, f.cacheLoss = 1.6, 0.25 })},
+		{"cache-cold-start", Pass, same(func(f *fleet) { f.missTTFTX = 1.6 }), same(func(f *fleet) { f.missTTFTX, f.cacheColdSecs = 1.6, 180 })},
 		{"regress-10-2h30", Fail, same(func(f *fleet) { f.secs = 9000 }), same(func(f *fleet) { f.secs = 9000; f.ttftX, f.tpotX = 1.10, 1.10 })},
 	}
 }
