@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -105,9 +106,26 @@ func aggCacheBands(agg *sources.Aggregate) map[string]float64 {
 	return m
 }
 
+// aggHitRateLate is an aggregate's prefix-cache hit rate (hit over
+// queried prompt tokens, or blocks) over the later half of its run: the
+// buckets that start at or after the midpoint of the bucket starts. NaN
+// when unknown.
+func aggHitRateLate(a *sources.Aggregate) float64 {
+	return laterHalfRate(len(a.Buckets), func(i int) (float64, float64, float64, bool) {
+		bk := &a.Buckets[i]
+		if math.IsNaN(bk.PrefixHits) || math.IsNaN(bk.PrefixQueries) {
+			return 0, 0, 0, false
+		}
+		return bk.Start, bk.PrefixHits, bk.PrefixQueries, true
+	})
+}
+
 // aggCacheChoice decides the cache handling of an aggregate comparison by
 // the request path's rule (planMix): stray bands fold into their
-// neighbours, the cache is stratified when every band of the baseline's
+// neighbours; under auto the bands are left out when the arms' hit rates
+// over the later half of the run differ by more than CacheShiftPP
+// (cacheMovedReason),
+// else the cache is stratified when every band of the baseline's
 // mix has enough requests in both arms, else as normalize.AutoCache says;
 // CUPED (adjust) is the request path's only, so here it is none. It
 // returns the handling, why, and the stray band folds.
@@ -125,6 +143,10 @@ func aggCacheChoice(b, c *sources.Aggregate, cache, mode string) (string, string
 	case "adjust":
 		why = "CUPED on the per-bucket hit rate is applied on the request path only (--exact); the aggregate compares the arms unadjusted"
 	case "auto":
+		if hb, hc := aggHitRateLate(b), aggHitRateLate(c); hitRatesShifted(hb, hc) {
+			why = cacheMovedReason(hb, hc)
+			break
+		}
 		if ok, w := baselineBandsCovered(bandsB, bandsC, mode); ok {
 			choice, why = "stratify", w
 			break

@@ -202,13 +202,20 @@ func (j *aggJudgement) normSteps() []NormalizationStep {
 	steps = append(steps, mix)
 	cache := NormalizationStep{Name: "cache", Setting: p.Normalize.Cache, Detail: "not requested"}
 	if p.Normalize.Cache != "none" {
-		hb, hc := cacheRate(j.b), cacheRate(j.c)
-		note := hitRatesNote(hb, hc)
+		// the canary as counted: reweighted to the baseline's cache
+		// bands its hit rate would be the baseline's
+		counted := j.c
+		if j.cRaw != nil {
+			counted = j.cRaw
+		}
+		hb, hc := cacheRate(j.b), cacheRate(counted)
+		lb, lc := aggHitRateLate(j.b.ds.Agg), aggHitRateLate(j.c.ds.Agg)
+		note := hitRatesNote(lb, lc)
 		switch {
 		case j.mix.cache == "stratify":
 			cache.Applied = true
 			cache.Detail = fmt.Sprintf("stratify: %s; hit rate (prefix_cache_hits / prefix_cache_queries) baseline %s, canary %s%s", j.mix.cacheReason, pctOrNA(hb), pctOrNA(hc), note)
-			if hitRatesShifted(hb, hc) {
+			if hitRatesShifted(lb, lc) {
 				j.warnf("prefix-cache bands are strata: %s", normalize.MediatorCaveat)
 			}
 		case j.mix.cacheReason != "":

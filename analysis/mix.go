@@ -60,6 +60,12 @@ func (j *judgement) planMix() *mixPlan {
 				plan.cache, plan.cacheReason = "none", "adjust requested, but CUPED compares mean bucket attainment over each arm's own mix and would replace the mix-standardized comparison: not applied (set normalize.mix: none to use it)"
 			}
 		case "auto":
+			// a change that moved the hit rate is gated on its
+			// total effect: the bands would be a mediator
+			if moved, hb, hc := cacheShifted(j.b, j.c); moved {
+				plan.cacheReason = cacheMovedReason(hb, hc)
+				break
+			}
 			if ok, why := baselineBandsCovered(bandsB, bandsC, mode); ok {
 				plan.cache, plan.cacheReason = "stratify", why
 				break
@@ -83,8 +89,9 @@ func (j *judgement) planMix() *mixPlan {
 		if plan.cache == "stratify" && len(plan.fold) > 0 {
 			plan.cacheReason += "; " + foldText(plan.fold)
 		}
+		moved, _, _ := cacheShifted(j.b, j.c)
 		switch {
-		case !cacheShifted(j.b, j.c):
+		case !moved:
 			// the caveat matters only when the change moved the hit
 			// rate; the cache step's detail says it did not
 		case plan.cache == "stratify":

@@ -172,15 +172,36 @@ func (j *judgement) armSummary(a *armData) ArmSummary {
 }
 
 // CacheShiftPP is how far apart (in percentage points) the arms'
-// prefix-cache hit rates must be before the mediator caveat is warned:
-// closer than that, the change did not alter caching enough for the
-// adjustment to hide a real effect.
+// prefix-cache hit rates over the later half of the run must be before
+// the cache counts as moved by the change: closer than that, stratifying
+// by hit band only narrows the intervals (the estimand is the same);
+// farther, normalize.cache auto does not stratify, and an explicit
+// stratify or adjust warns the mediator caveat. The later half, so that a
+// canary whose cache merely starts cold and fills (a difference at the
+// start that is gone by mid-run) does not count as moved.
 const CacheShiftPP = 2
 
-// cacheShifted reports whether the arms' hit rates differ by more than
-// CacheShiftPP, or are unknown.
-func cacheShifted(b, c *armData) bool {
-	return hitRatesShifted(cacheHitRate(b), cacheHitRate(c))
+// cacheMovedReason returns the cache step's reason when normalize.cache
+// auto leaves the bands out because the hit rates moved (hb and hc: the
+// baseline's and the canary's over the later half of the run). A change
+// to KV eviction, batch scheduling or prefix routing moves the hit rate,
+// and the latency it costs is part of its effect: strata by hit band would
+// compare the arms at equal cache state and explain that regression away.
+// Cache state the change cannot alter is a design matter (a canary on a
+// smaller share of traffic), or the warm-up's (a cold start), and
+// normalize.cache: stratify declares the bands strata.
+func cacheMovedReason(hb, hc float64) string {
+	return fmt.Sprintf("not stratified: over the later half of the run the arms' prefix-cache hit rates differ by more than %d pp (baseline %s, canary %s), "+
+		"so the change may have moved caching and hit bands would be a mediator, not strata: the total effect is gated "+
+		"(normalize.cache: stratify compares the arms at equal cache state, for a change that cannot alter caching)", CacheShiftPP, pctOrNA(hb), pctOrNA(hc))
+}
+
+// cacheShifted reports whether the arms' hit rates over the later half of
+// their runs differ by more than CacheShiftPP, or are unknown; it also
+// returns both rates (baseline, canary).
+func cacheShifted(b, c *armData) (bool, float64, float64) {
+	hb, hc := cacheHitRateLate(b), cacheHitRateLate(c)
+	return hitRatesShifted(hb, hc), hb, hc
 }
 
 // hitRatesShifted reports whether two hit rates (in [0, 1]) differ by more
@@ -192,15 +213,52 @@ func hitRatesShifted(hb, hc float64) bool {
 // cacheNote is said in the cache step when the mediator caveat is not
 // warned.
 func cacheNote(b, c *armData) string {
-	return hitRatesNote(cacheHitRate(b), cacheHitRate(c))
+	return hitRatesNote(cacheHitRateLate(b), cacheHitRateLate(c))
 }
 
-// hitRatesNote is cacheNote for the arms' hit rates hb and hc.
+// hitRatesNote is cacheNote for the arms' hit rates over the later half of
+// the run, hb and hc.
 func hitRatesNote(hb, hc float64) string {
 	if hitRatesShifted(hb, hc) {
 		return ""
 	}
-	return fmt.Sprintf(" (within %d pp of each other: the change did not move caching, so adjusting for it hides no effect)", CacheShiftPP)
+	return fmt.Sprintf(" (within %d pp of each other over the later half of the run: the change did not move caching, so adjusting for it hides no effect)", CacheShiftPP)
+}
+
+// laterHalfRate is Σhits / Σqueries over the n items (at time t, in
+// seconds) from the midpoint of their time span on; item returns ok false
+// for an item without a known hit count. NaN when no queries are known.
+func laterHalfRate(n int, item func(i int) (t, hits, queries float64, ok bool)) float64 {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for i := range n {
+		if t, _, _, ok := item(i); ok {
+			lo, hi = min(lo, t), max(hi, t)
+		}
+	}
+	mid := lo + (hi-lo)/2
+	var h, q float64
+	for i := range n {
+		if t, hits, queries, ok := item(i); ok && t >= mid {
+			h += hits
+			q += queries
+		}
+	}
+	if !(q > 0) {
+		return math.NaN()
+	}
+	return h / q
+}
+
+// cacheHitRateLate is the arm's prefix-cache hit rate (cached over prompt
+// tokens) over the later half of its kept requests' arrivals.
+func cacheHitRateLate(a *armData) float64 {
+	return laterHalfRate(len(a.ds.Requests), func(i int) (float64, float64, float64, bool) {
+		r := &a.ds.Requests[i]
+		if !a.keep[i] || r.CachedTokens < 0 || r.PromptTokens <= 0 {
+			return 0, 0, 0, false
+		}
+		return r.Time, float64(r.CachedTokens), float64(r.PromptTokens), true
+	})
 }
 
 func cacheHitRate(a *armData) float64 {
