@@ -101,12 +101,16 @@ type judgement struct {
 	unmatched *gateEval
 	// cache is the cache handling chosen (stratify | adjust | none) and why
 	cache, cacheReason string
-	srm                normalize.SRMResult
-	p                  *policies.Policy
-	cfg                Config
-	b, c               *armData
-	cls                *classifier
-	warns              []string
+	// cacheLate holds the arms' prefix-cache hit rates (baseline, canary)
+	// over the later half of the run, set by planMix when normalize.cache
+	// is not none
+	cacheLate [2]float64
+	srm       normalize.SRMResult
+	p         *policies.Policy
+	cfg       Config
+	b, c      *armData
+	cls       *classifier
+	warns     []string
 	// paired is true when both arms ran at the same time on one clock and
 	// share one bucket grid: count gates then take the paired variance
 	paired bool
@@ -399,7 +403,7 @@ func (j *judgement) normalization() Normalization {
 		steps = append(steps, NormalizationStep{Name: "mix", Setting: p.Normalize.Mix, Applied: len(m.notes) > 0, Detail: detail})
 		if p.Normalize.Cache != "none" {
 			steps = append(steps, NormalizationStep{Name: "cache", Setting: p.Normalize.Cache, Applied: m.cache != "none",
-				Detail: fmt.Sprintf("%s: %s; hit rate baseline %s, canary %s%s", m.cache, m.cacheReason, pctOrNA(cacheHitRate(j.b)), pctOrNA(cacheHitRate(j.c)), cacheNote(j.b, j.c))})
+				Detail: fmt.Sprintf("%s: %s; hit rate baseline %s, canary %s%s", m.cache, m.cacheReason, pctOrNA(cacheHitRate(j.b)), pctOrNA(cacheHitRate(j.c)), hitRatesNote(j.cacheLate[0], j.cacheLate[1]))})
 		}
 	}
 	for _, s := range []struct{ name, setting string }{{"mix", p.Normalize.Mix}, {"cache", p.Normalize.Cache}, {"load", p.Normalize.Load}} {
@@ -408,7 +412,7 @@ func (j *judgement) normalization() Normalization {
 		}
 		if s.name == "cache" && s.setting != "none" {
 			steps = append(steps, NormalizationStep{Name: "cache", Setting: s.setting, Applied: j.cache == "adjust",
-				Detail: fmt.Sprintf("%s: %s; hit rate baseline %s, canary %s%s", j.cache, j.cacheReason, pctOrNA(cacheHitRate(j.b)), pctOrNA(cacheHitRate(j.c)), cacheNote(j.b, j.c))})
+				Detail: fmt.Sprintf("%s: %s; hit rate baseline %s, canary %s%s", j.cache, j.cacheReason, pctOrNA(cacheHitRate(j.b)), pctOrNA(cacheHitRate(j.c)), hitRatesNote(j.cacheLate[0], j.cacheLate[1]))})
 			continue
 		}
 		st := NormalizationStep{Name: s.name, Setting: s.setting}

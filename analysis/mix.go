@@ -48,6 +48,10 @@ func (j *judgement) planMix() *mixPlan {
 	plan := &mixPlan{index: map[string]int32{}, cache: "none"}
 	// cache handling
 	if cache != "none" {
+		// over the later half of the run: computed once, for the choice,
+		// the caveat and the cache step's note
+		moved, hb, hc := cacheShifted(j.b, j.c)
+		j.cacheLate = [2]float64{hb, hc}
 		bandsB, bandsC := cacheBands(j.b), cacheBands(j.c)
 		plan.fold = strayBands(bandsB, bandsC)
 		bandsB, bandsC = foldBands(bandsB, plan.fold), foldBands(bandsC, plan.fold)
@@ -62,7 +66,7 @@ func (j *judgement) planMix() *mixPlan {
 		case "auto":
 			// a change that moved the hit rate is gated on its
 			// total effect: the bands would be a mediator
-			if moved, hb, hc := cacheShifted(j.b, j.c); moved {
+			if moved {
 				plan.cacheReason = cacheMovedReason(hb, hc)
 				break
 			}
@@ -89,7 +93,6 @@ func (j *judgement) planMix() *mixPlan {
 		if plan.cache == "stratify" && len(plan.fold) > 0 {
 			plan.cacheReason += "; " + foldText(plan.fold)
 		}
-		moved, _, _ := cacheShifted(j.b, j.c)
 		switch {
 		case !moved:
 			// the caveat matters only when the change moved the hit

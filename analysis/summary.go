@@ -210,14 +210,8 @@ func hitRatesShifted(hb, hc float64) bool {
 	return !(math.Abs(hb-hc)*100 <= CacheShiftPP)
 }
 
-// cacheNote is said in the cache step when the mediator caveat is not
-// warned.
-func cacheNote(b, c *armData) string {
-	return hitRatesNote(cacheHitRateLate(b), cacheHitRateLate(c))
-}
-
-// hitRatesNote is cacheNote for the arms' hit rates over the later half of
-// the run, hb and hc.
+// hitRatesNote is said in the cache step when the mediator caveat is not
+// warned; hb and hc are the arms' hit rates over the later half of the run.
 func hitRatesNote(hb, hc float64) string {
 	if hitRatesShifted(hb, hc) {
 		return ""
