@@ -32,6 +32,10 @@ type aggMix struct {
 	band map[[2]string]string
 	// cache is the cache handling (stratify or none) and cacheReason why
 	cache, cacheReason string
+	// late holds the arms' prefix-cache hit rates (baseline, canary) over
+	// the later half of the run when normalize.cache is not none
+	// (aggHitRateLate)
+	late [2]float64
 	// keys holds key's answer per class and band once the plan is made
 	// (read-only after classMix)
 	keys map[[2]string]string
@@ -123,13 +127,13 @@ func aggHitRateLate(a *sources.Aggregate) float64 {
 // aggCacheChoice decides the cache handling of an aggregate comparison by
 // the request path's rule (planMix): stray bands fold into their
 // neighbours; under auto the bands are left out when the arms' hit rates
-// over the later half of the run differ by more than CacheShiftPP
-// (cacheMovedReason),
+// over the later half of the run (late: baseline, canary) differ by more
+// than CacheShiftPP (cacheMovedReason),
 // else the cache is stratified when every band of the baseline's
 // mix has enough requests in both arms, else as normalize.AutoCache says;
 // CUPED (adjust) is the request path's only, so here it is none. It
 // returns the handling, why, and the stray band folds.
-func aggCacheChoice(b, c *sources.Aggregate, cache, mode string) (string, string, map[string]string) {
+func aggCacheChoice(b, c *sources.Aggregate, late [2]float64, cache, mode string) (string, string, map[string]string) {
 	bandsB, bandsC := aggCacheBands(b), aggCacheBands(c)
 	if len(bandsB)+len(bandsC) == 0 {
 		return "none", "no cache strata: the aggregate keeps no prefix-cache band (metrics, or no record reports cached tokens)", nil
@@ -143,8 +147,8 @@ func aggCacheChoice(b, c *sources.Aggregate, cache, mode string) (string, string
 	case "adjust":
 		why = "CUPED on the per-bucket hit rate is applied on the request path only (--exact); the aggregate compares the arms unadjusted"
 	case "auto":
-		if hb, hc := aggHitRateLate(b), aggHitRateLate(c); hitRatesShifted(hb, hc) {
-			why = cacheMovedReason(hb, hc)
+		if hitRatesShifted(late[0], late[1]) {
+			why = cacheMovedReason(late[0], late[1])
 			break
 		}
 		if ok, w := baselineBandsCovered(bandsB, bandsC, mode); ok {
@@ -180,7 +184,8 @@ func classMix(b, c *sources.Aggregate, setting, cache string) aggMix {
 	m := aggMix{cache: "none"}
 	if cache != "none" && cache != "" {
 		var fold map[string]string
-		m.cache, m.cacheReason, fold = aggCacheChoice(b, c, cache, setting)
+		m.late = [2]float64{aggHitRateLate(b), aggHitRateLate(c)}
+		m.cache, m.cacheReason, fold = aggCacheChoice(b, c, m.late, cache, setting)
 		if m.cache == "stratify" {
 			m.band = map[[2]string]string{}
 			for k, to := range fold {

@@ -209,7 +209,7 @@ func (j *aggJudgement) normSteps() []NormalizationStep {
 			counted = j.cRaw
 		}
 		hb, hc := cacheRate(j.b), cacheRate(counted)
-		lb, lc := aggHitRateLate(j.b.ds.Agg), aggHitRateLate(j.c.ds.Agg)
+		lb, lc := j.mix.late[0], j.mix.late[1]
 		note := hitRatesNote(lb, lc)
 		switch {
 		case j.mix.cache == "stratify":
