@@ -47,18 +47,6 @@ func cacheLostArms(t *testing.T) (b, c *sources.Dataset) {
 	return b, c
 }
 
-// cacheStep returns a report's cache normalization step.
-func cacheStep(t *testing.T, r *Report) NormalizationStep {
-	t.Helper()
-	for _, s := range r.Normalization.Steps {
-		if s.Name == "cache" {
-			return s
-		}
-	}
-	t.Fatal("no cache step")
-	return NormalizationStep{}
-}
-
 // TestCacheStrataBothPaths: with normalize.cache stratify the request path
 // stratifies by prefix-cache band; the aggregate must too. On
 // cacheLostArms, standardized by band the attainment difference is near 0
@@ -72,11 +60,11 @@ func TestCacheStrataBothPaths(t *testing.T) {
 	b, c := cacheLostArms(t)
 	exact, agg := judgedBothWays(t, b, c, cfg)
 	for path, r := range map[string]*Report{"request path": exact, "aggregate": agg} {
-		if s := cacheStep(t, r); !s.Applied || !strings.HasPrefix(s.Detail, "stratify: ") {
+		if s := step(r, "cache"); !s.Applied || !strings.HasPrefix(s.Detail, "stratify: ") {
 			t.Errorf("%s: cache step %v %q, want stratified", path, s.Applied, s.Detail)
 		}
 		if !strings.Contains(strings.Join(r.Warnings, "\n"), "prefix-cache bands are strata") {
-			t.Errorf("%s: the hit rates moved, and no mediator caveat is warned: %q %q", path, r.Warnings, cacheStep(t, r).Detail)
+			t.Errorf("%s: the hit rates moved, and no mediator caveat is warned: %q %q", path, r.Warnings, step(r, "cache").Detail)
 		}
 	}
 	ae, _ := metricNamed(exact, "slo_attainment")
@@ -114,7 +102,7 @@ func TestCacheMovedIsGated(t *testing.T) {
 	b, c := cacheLostArms(t)
 	exact, agg := judgedBothWays(t, b, c, cfg)
 	for path, r := range map[string]*Report{"request path": exact, "aggregate": agg} {
-		s := cacheStep(t, r)
+		s := step(r, "cache")
 		if s.Applied || !strings.HasPrefix(s.Detail, "none: not stratified: over the later half of the run the arms' prefix-cache hit rates differ by more than 2 pp") {
 			t.Errorf("%s: cache step %v %q, want not stratified", path, s.Applied, s.Detail)
 		}
@@ -133,7 +121,7 @@ func TestCacheMovedIsGated(t *testing.T) {
 	b, c = fleetArms(aaFleet(seed), aaFleet(seed+1), seed)
 	exact, agg = judgedBothWays(t, b, c, cfg)
 	for path, r := range map[string]*Report{"request path": exact, "aggregate": agg} {
-		if s := cacheStep(t, r); !s.Applied || !strings.HasPrefix(s.Detail, "stratify: ") {
+		if s := step(r, "cache"); !s.Applied || !strings.HasPrefix(s.Detail, "stratify: ") {
 			t.Errorf("identical arms, %s: cache step %v %q, want stratified", path, s.Applied, s.Detail)
 		}
 	}
