@@ -33,27 +33,43 @@ func (d *decoder) fastLine(b []byte, r *sources.Request) bool {
 	b = b[:n]
 	d.lineUnknown = d.lineUnknown[:0]
 	var seen uint32
+	prev := objectStart
 	i := 1
 	for {
-		// "key":
+		// "key": the key that followed the previous one last time is
+		// tried first, by a plain comparison, as parseLine does
 		if b[i] != '"' {
 			return false
 		}
-		j := i + 1
-		for j < n && b[j] != '"' {
-			if c := b[j]; c == '\\' || c < 0x20 || c >= 0x7f {
+		f, j := fUnknown, 0
+		if pf := d.next[prev]; pf != fUnknown {
+			name := d.names[pf]
+			if end := i + 1 + len(name); end < n && b[end] == '"' && string(b[i+1:end]) == name {
+				f, j = pf, end
+			}
+		}
+		if j == 0 {
+			j = i + 1
+			for j < n && b[j] != '"' {
+				if c := b[j]; c == '\\' || c < 0x20 || c >= 0x7f {
+					return false
+				}
+				j++
+			}
+			if j >= n {
 				return false
 			}
-			j++
+			f = lookupField(b[i+1 : j])
+			if f == fUnknown {
+				return false
+			}
+			d.next[prev] = f
 		}
-		if j+1 >= n || b[j+1] != ':' {
-			return false
-		}
-		f := lookupField(b[i+1 : j])
-		if f == fUnknown || seen&(1<<f) != 0 {
+		if j+1 >= n || b[j+1] != ':' || seen&(1<<f) != 0 {
 			return false
 		}
 		seen |= 1 << f
+		prev = f
 		i = j + 2
 		if b[i] == ' ' {
 			i++

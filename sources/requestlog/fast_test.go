@@ -30,6 +30,11 @@ func checkFast(t *testing.T, line []byte) (taken bool) {
 	if !fd.fastLine(line, &fr) {
 		return false
 	}
+	// again on the same decoder, which now predicts this line's keys
+	again := tmpl
+	if !fd.fastLine(line, &again) || !sameBits(&fr, &again) {
+		t.Fatalf("fast path decodes %q differently once it predicts the keys:\n%+v\nthen\n%+v", line, fr, again)
+	}
 	blank, err := sd.parseLine(line, &sr)
 	switch {
 	case blank:
@@ -111,4 +116,41 @@ func FuzzFastLine(f *testing.F) {
 		}
 		checkFast(t, line)
 	})
+}
+
+// A decoder that learnt one key order still reads every key exactly: a
+// key the prediction is a prefix of, or a prefix of the prediction, is
+// another key, and another order decodes as the strict parser decodes it.
+func TestFastLinePredicts(t *testing.T) {
+	d := newDecoder()
+	learn := `{"ts":1,"status":"rejected","class":"a","replica":"r1"}`
+	r := sources.NewRequest()
+	if !d.fastLine([]byte(learn), &r) {
+		t.Fatalf("fast path declined %s", learn)
+	}
+	for _, tc := range []struct {
+		line  string
+		taken bool
+	}{
+		{`{"ts":1,"status":"rejected","classx":"a","replica":"r1"}`, false},
+		{`{"ts":1,"status":"rejected","clas":"a","replica":"r1"}`, false},
+		{`{"ts":1,"status":"rejected","classx:"a"}`, false},
+		{`{"ts2":1,"status":"rejected"}`, false},
+		{`{"ts":1,"status":"rejected","class":"a","replica":"r1","class":"b"}`, false},
+		{`{"replica":"r2","class":"b","status":"canceled","ts":2}`, true},
+		{`{"ts":3,"status":"rejected","class":"c","replica":"r3"}`, true},
+	} {
+		fr, sr := sources.NewRequest(), sources.NewRequest()
+		taken := d.fastLine([]byte(tc.line), &fr)
+		if taken != tc.taken {
+			t.Errorf("%s: fast path taken %v, want %v", tc.line, taken, tc.taken)
+			continue
+		}
+		if !taken {
+			continue
+		}
+		if _, err := newDecoder().parseLine([]byte(tc.line), &sr); err != nil || !sameBits(&fr, &sr) {
+			t.Errorf("%s: fast path gives %+v, the strict parser %+v (%v)", tc.line, fr, sr, err)
+		}
+	}
 }

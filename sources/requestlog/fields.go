@@ -213,6 +213,8 @@ type decoder struct {
 	// an unknown key. names are the fields' spellings.
 	next  [nFields + 1]field
 	names [nFields]string
+	// recent caches interned strings for internStr.
+	recent [64]string
 }
 
 // objectStart indexes decoder.next for the first key of an object.
@@ -232,13 +234,24 @@ func newDecoder() *decoder {
 	return d
 }
 
-// internStr returns a shared string equal to v.
+// internStr returns a shared string equal to v. A log names a few
+// replicas and classes over and over, so a small table indexed by the
+// value's length and last byte answers most calls with one comparison
+// before the map is asked.
 func (d *decoder) internStr(v []byte) string {
-	if s, ok := d.intern[string(v)]; ok {
-		return s
+	slot := 0
+	if len(v) > 0 {
+		slot = (len(v)*31 + int(v[len(v)-1])) % len(d.recent)
+		if s := d.recent[slot]; s == string(v) {
+			return s
+		}
 	}
-	s := string(v)
-	d.intern[s] = s
+	s, ok := d.intern[string(v)]
+	if !ok {
+		s = string(v)
+		d.intern[s] = s
+	}
+	d.recent[slot] = s
 	return s
 }
 

@@ -29,11 +29,17 @@ func TestParseFloatMatchesStrconv(t *testing.T) {
 			t.Errorf("parseFloat(%q) = %v, strconv gives %v", s, got, want)
 		}
 		checkScanFloat(t, []byte(s+","))
+		checkScanFloat(t, []byte(s+`,"tpot_s":0.25}`)) // as it sits in a line
 	}
 	for _, s := range floatCorpus {
 		check(s)
 	}
 	for _, s := range []string{"", "-", "01", "1.", "1.e5", ".5", "1e", "1e+", "-x", "--1", "1.5e+3}", "0x10", "1_0"} {
+		checkScanFloat(t, []byte(s))
+		checkScanFloat(t, []byte(s+"/:0123456789"))
+	}
+	// a run ends at the bytes next to the digits: '/' and ':' to '?'
+	for _, s := range []string{"1:2345678901", "12.5;67890123", "0.1>2345678", "123456789?01234", "9/876543210", "1234567.1=2345678", "12345678901234567890:1"} {
 		checkScanFloat(t, []byte(s))
 	}
 	// random decimals in the shapes logs use: latencies, timestamps, long
