@@ -78,8 +78,6 @@ import (
 	"strings"
 	"time"
 	"unicode"
-
-	"github.com/goodput-dev/goodput/sources"
 )
 
 // Format names the input in sources.Input.Format.
@@ -407,5 +405,3 @@ func digest(query string, rows []string) string {
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }
-
-var _ = sources.Baseline
