@@ -218,8 +218,8 @@ func (c *classifier) add(name string, slo policies.SLO) int32 {
 // conditions hold; else, when the policy declares no classes, the input's
 // own class label (judged with the policy SLO); else "default".
 func (c *classifier) classOf(r *sources.Request) int32 {
-	for i, cl := range c.p.Classes {
-		w := cl.When
+	for i := range c.p.Classes {
+		w := &c.p.Classes[i].When
 		if len(w.Label) > 0 && !slices.Contains(w.Label, r.Class) {
 			continue
 		}
