@@ -63,16 +63,9 @@ func (j *aggJudgement) naive(gates []policies.Gate, evals []gateEval, conf float
 func naiveInMixStep(r *Report) {
 	var parts []string
 	for _, m := range r.Metrics {
-		if m.Naive == nil || !slicesHasPrefix(m.Adjusted, "standardized to the") {
-			continue
+		if standardizedGate(m) {
+			parts = append(parts, naiveText(m))
 		}
-		f := func(d Num, iv [2]Num) string {
-			if m.Scale == "relative" {
-				return fmt.Sprintf("%+.2f%% [%+.2f, %+.2f]", 100*float64(d), 100*float64(iv[0]), 100*float64(iv[1]))
-			}
-			return fmt.Sprintf("%+.2f pp [%+.2f, %+.2f]", 100*float64(d), 100*float64(iv[0]), 100*float64(iv[1]))
-		}
-		parts = append(parts, m.Name+" naive "+f(m.Naive.Delta, m.Naive.Interval)+" → standardized "+f(m.Delta, m.Interval))
 	}
 	if len(parts) == 0 {
 		return
@@ -82,6 +75,40 @@ func naiveInMixStep(r *Report) {
 			st.Detail += "; " + strings.Join(parts, "; ")
 		}
 	}
+}
+
+// standardizedGate reports whether m was standardized to a mix and
+// carries its naive comparison and an estimate (a gate undecided for lack
+// of data has none).
+func standardizedGate(m Metric) bool {
+	return m.Naive != nil && slicesHasPrefix(m.Adjusted, "standardized to the") && !math.IsNaN(float64(m.Delta))
+}
+
+// naiveText renders a standardized gate's comparison as reported, naive
+// then standardized ("slo_attainment naive +0.12 pp [−0.05, +0.29] →
+// standardized …"; pp for absolute gates, % for relative ones).
+func naiveText(m Metric) string {
+	f := func(d Num, iv [2]Num) string {
+		if m.Scale == "relative" {
+			return fmt.Sprintf("%+.2f%% [%+.2f, %+.2f]", 100*float64(d), 100*float64(iv[0]), 100*float64(iv[1]))
+		}
+		return fmt.Sprintf("%+.2f pp [%+.2f, %+.2f]", 100*float64(d), 100*float64(iv[0]), 100*float64(iv[1]))
+	}
+	return m.Name + " naive " + f(m.Naive.Delta, m.Naive.Interval) + " → standardized " + f(m.Delta, m.Interval)
+}
+
+// gateMixText is the request path's mix-step text for note n: the
+// gate's reported figures when n's metric is a standardized gate of the
+// report, so that the step and the gate table quote one interval (a
+// floor, such as Newcombe's when both arms are at 100%, widens the
+// gate's); the standardization's own otherwise.
+func gateMixText(gates []Metric, n mixNote) string {
+	for _, m := range gates {
+		if m.Name == n.metric && standardizedGate(m) {
+			return naiveText(m)
+		}
+	}
+	return n.text
 }
 
 func slicesHasPrefix(xs []string, prefix string) bool {

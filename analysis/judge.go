@@ -228,7 +228,7 @@ func (j *judgement) report() *Report {
 	var wg sync.WaitGroup
 	wg.Go(func() { diags = j.diagnostics() })
 	r.Metrics = j.gates(r)
-	r.Normalization = j.normalization()
+	r.Normalization = j.normalization(r.Metrics)
 	wg.Wait()
 	r.Diagnostics = diags
 	r.Classes = j.classes()
@@ -339,7 +339,9 @@ func makeWindow(clock sources.Clock, lo, hi float64) Window {
 	return Window{Start: fmtTime(clock, lo), End: fmtTime(clock, hi), Seconds: Num(hi - lo)}
 }
 
-func (j *judgement) normalization() Normalization {
+// normalization lists the steps taken; gates are the report's gates,
+// whose figures the mix step quotes.
+func (j *judgement) normalization(gates []Metric) Normalization {
 	p := j.p
 	var steps []NormalizationStep
 	w := NormalizationStep{Name: "warmup", Setting: p.Window.Warmup}
@@ -398,7 +400,7 @@ func (j *judgement) normalization() Normalization {
 			detail += "; " + m.mixes
 		}
 		for _, n := range m.notes {
-			detail += "; " + n
+			detail += "; " + gateMixText(gates, n)
 		}
 		steps = append(steps, NormalizationStep{Name: "mix", Setting: p.Normalize.Mix, Applied: len(m.notes) > 0, Detail: detail})
 		if p.Normalize.Cache != "none" {

@@ -32,8 +32,16 @@ type mixPlan struct {
 	// (strayStrataFolds), for the report
 	strataFolds []string
 	// results per gate, and the arms' mixes, for the report
-	notes []string
+	notes []mixNote
 	mixes string
+}
+
+// mixNote is one standardized comparison for the mix step's detail: the
+// metric and the standardization's own figures, shown when the metric is
+// not a gate of the report (a gate shows its reported figures, floors
+// included, as on the aggregate: naiveInMixStep).
+type mixNote struct {
+	metric, text string
 }
 
 // planMix decides the strata and weights, or returns nil when no
@@ -608,7 +616,7 @@ func (j *judgement) standardized(metric string, num, den func(a *armData, i int)
 	if err != nil {
 		return adj, naive, 0, 0, err
 	}
-	plan.notes = append(plan.notes, fmt.Sprintf("%s %s", metric, estimateText(res)))
+	plan.notes = append(plan.notes, mixNote{metric: metric, text: fmt.Sprintf("%s %s", metric, estimateText(res))})
 	if plan.mixes == "" {
 		plan.mixes = fmt.Sprintf("mix (reference / baseline / canary): %s", mixText(res))
 	}

@@ -425,3 +425,34 @@ func TestReplicaLossEval(t *testing.T) {
 		})
 	}
 }
+
+// TestMixStepQuotesGates: the mix step lists each standardized gate's
+// comparison with the interval its row reports, on both paths. With every
+// request good in both arms the paired interval is [0, 0] and the gate
+// reports the Newcombe floor instead; the request path's step once quoted
+// the [0, 0] beside a row that said otherwise.
+func TestMixStepQuotesGates(t *testing.T) {
+	b := synth{n: 12000, rate: 20, ttftMed: 0.05, tpotMed: 0.01, longShare: 0.2, replicas: 2, seed: 41}
+	c := b
+	c.seed, c.longShare = 42, 0.25
+	exact, agg := judgedBothWays(t, b.dataset(sources.Baseline), c.dataset(sources.Canary), Config{Policy: chat(t), Resamples: 400, Seed: 1})
+	for _, r := range []struct {
+		path string
+		rep  *Report
+	}{{"requests", exact}, {"aggregate", agg}} {
+		m := metric(t, r.rep, "slo_attainment")
+		if !(float64(m.Interval[0]) < 0 && float64(m.Interval[1]) > 0) {
+			t.Fatalf("%s: slo_attainment interval %v: want the floor around 0 (every request good)", r.path, m.Interval)
+		}
+		if !standardizedGate(m) {
+			t.Fatalf("%s: slo_attainment not standardized: %q", r.path, m.Adjusted)
+		}
+		want := naiveText(m)
+		if s := step(r.rep, "mix"); !strings.Contains(s.Detail, want) {
+			t.Errorf("%s: the mix step does not quote the gate's %q:\n%s", r.path, want, s.Detail)
+		}
+		if s := step(r.rep, "mix"); strings.Contains(s.Detail, "slo_attainment naive +0.00 pp [+0.00, +0.00]") {
+			t.Errorf("%s: the mix step quotes a [0, 0] interval the gate does not report:\n%s", r.path, s.Detail)
+		}
+	}
+}
