@@ -515,7 +515,7 @@ func (j *aggJudgement) evalClassTail(idx int, g policies.Gate, info policies.Met
 	t := newTailHists(j.classHists(j.b, info.Latency, class), j.classHists(j.c, info.Latency, class))
 	ev := j.tailGate(e, idx, info, g, conf, t, true)
 	if !ev.decidable {
-		ev.m.Verdict = Pass
+		ev.m.Verdict, ev.m.NotFailed = Pass, true
 		ev.m.Reason = fmt.Sprintf("not checked for class %s: %s; the pooled gate decides", class, ev.m.Reason)
 		return ev
 	}
@@ -527,9 +527,9 @@ func (j *aggJudgement) evalClassTail(idx int, g policies.Gate, info policies.Met
 		return ev
 	}
 	if ev.decision != stats.Fail {
+		ev.m.NotFailed = ev.decision != stats.Pass
 		ev.decision = stats.Pass
-		ev.m.Reason = fmt.Sprintf("%s [%s, %s] for class %s: no regression beyond the %s margin shown (per-class check: it fails the comparison only when the class is worse beyond the margin with confidence)",
-			fmtDelta(ev.m, float64(ev.m.Delta)), fmtDelta(ev.m, float64(ev.m.Interval[0])), fmtDelta(ev.m, float64(ev.m.Interval[1])), class, fmtMargin(ev.m))
+		ev.m.Reason = classCheckReason(ev.m, class)
 	}
 	return ev
 }

@@ -856,7 +856,7 @@ func (j *judgement) evalClassTail(idx int, g policies.Gate, info policies.Metric
 	e := gateEval{m: m}
 	if need := need(info.Quantile); nb < need || nc < need || len(xb) < MinBuckets || len(xc) < MinBuckets {
 		// not checkable: the pooled gate decides
-		e.m.Verdict = Pass
+		e.m.Verdict, e.m.NotFailed = Pass, true
 		e.m.Reason = fmt.Sprintf("not checked: too little data for a p%g of class %s (%d and %d values, need ≥ %d per arm); the pooled gate decides", info.Quantile*100, class, nb, nc, need)
 		return e
 	}
@@ -867,11 +867,21 @@ func (j *judgement) evalClassTail(idx int, g policies.Gate, info policies.Metric
 	if e.decidable && e.decision != stats.Fail {
 		// a per-class check can fail the comparison but does not hold up
 		// a pass: the pooled gate decides that
+		e.m.NotFailed = e.decision != stats.Pass
 		e.decision = stats.Pass
-		e.m.Reason = fmt.Sprintf("%s [%s, %s] for class %s: no regression beyond the %s margin shown (per-class check: it fails the comparison only when the class is worse beyond the margin with confidence)",
-			fmtDelta(e.m, float64(e.m.Delta)), fmtDelta(e.m, float64(e.m.Interval[0])), fmtDelta(e.m, float64(e.m.Interval[1])), class, fmtMargin(e.m))
+		e.m.Reason = classCheckReason(e.m, class)
 	}
 	return e
+}
+
+// classCheckReason explains a per-class tail check that did not fail
+// (m.NotFailed set when its interval reaches past the margin).
+func classCheckReason(m Metric, class string) string {
+	head := fmt.Sprintf("%s [%s, %s] for class %s", fmtDelta(m, float64(m.Delta)), fmtDelta(m, float64(m.Interval[0])), fmtDelta(m, float64(m.Interval[1])), class)
+	if m.NotFailed {
+		return fmt.Sprintf("%s: not failed, not passed either: the interval reaches past the %s margin, so a regression of that size is not ruled out for this class (a per-class check fails the comparison only when the class is worse beyond the margin with confidence; the pooled gate decides a pass)", head, fmtMargin(m))
+	}
+	return fmt.Sprintf("%s: no regression beyond the %s margin (per-class check: it fails the comparison only when the class is worse beyond the margin with confidence)", head, fmtMargin(m))
 }
 
 // LoadRatioTolerance is the relative difference in offered load per

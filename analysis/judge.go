@@ -283,7 +283,18 @@ func Overall(ms []Metric) (Verdict, []string) {
 	case len(incs) > 0:
 		return Inconclusive, incs
 	}
-	if len(ms) == 1 {
+	notFailed := 0
+	for _, m := range ms {
+		if m.NotFailed {
+			notFailed++
+		}
+	}
+	switch {
+	case notFailed > 0:
+		// fail-only checks that did not pass on their own
+		return Pass, []string{fmt.Sprintf("%s pass; %s did not fail (a per-class check fails the comparison or leaves the decision to the pooled gate)",
+			plural(len(ms)-notFailed, "gate", "gates"), plural(notFailed, "per-class check", "per-class checks"))}
+	case len(ms) == 1:
 		return Pass, []string{"the one gate passes"}
 	}
 	return Pass, []string{fmt.Sprintf("all %d gates pass", len(ms))}

@@ -456,3 +456,47 @@ func TestMixStepQuotesGates(t *testing.T) {
 		}
 	}
 }
+
+// TestClassChecksSayNotFailed: a per-class tail check that does not fail
+// passes (it never holds up the comparison), and one whose interval
+// reaches past its margin is marked NotFailed and says so, on both paths;
+// the overall pass reason counts such checks apart from the gates.
+func TestClassChecksSayNotFailed(t *testing.T) {
+	b, c := simArms(t, "regress-latency-10", 2)
+	exact, agg := judgedBothWays(t, b, c, Config{Policy: chat(t), Resamples: 400, Seed: 1})
+	for _, r := range []struct {
+		path string
+		rep  *Report
+	}{{"requests", exact}, {"aggregate", agg}} {
+		kinds := map[bool]int{}
+		for _, m := range r.rep.Metrics {
+			if m.Class == "" {
+				continue
+			}
+			if m.Verdict != Pass {
+				t.Fatalf("%s: %s is %s; this run's class checks do not fail", r.path, m.Name, m.Verdict)
+			}
+			reaches := float64(m.Interval[1]) >= float64(m.Margin)
+			if m.NotFailed != reaches {
+				t.Errorf("%s: %s interval %v against the %g margin: NotFailed %v", r.path, m.Name, m.Interval, float64(m.Margin), m.NotFailed)
+			}
+			if says := strings.Contains(m.Reason, "not failed, not passed either"); says != m.NotFailed {
+				t.Errorf("%s: %s NotFailed %v but the reason reads %q", r.path, m.Name, m.NotFailed, m.Reason)
+			}
+			if want := map[bool]string{true: "not failed", false: "pass"}[m.NotFailed]; m.VerdictLabel() != want {
+				t.Errorf("%s: %s shown as %q, want %q", r.path, m.Name, m.VerdictLabel(), want)
+			}
+			kinds[m.NotFailed]++
+		}
+		if kinds[true] == 0 || kinds[false] == 0 {
+			t.Errorf("%s: want class checks of both kinds in this run, got %v", r.path, kinds)
+		}
+	}
+	ms := []Metric{{Name: "slo_attainment", Verdict: Pass}, {Name: "ttft_p99", Verdict: Pass}, {Name: "ttft_p99:long", Verdict: Pass, NotFailed: true}}
+	if v, rs := Overall(ms); v != Pass || len(rs) != 1 || !strings.HasPrefix(rs[0], "2 gates pass; 1 per-class check did not fail") {
+		t.Errorf("Overall: %s %q", v, rs)
+	}
+	if v, rs := Overall(ms[:2]); v != Pass || rs[0] != "all 2 gates pass" {
+		t.Errorf("Overall without a not-failed check: %s %q", v, rs)
+	}
+}

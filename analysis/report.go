@@ -262,6 +262,21 @@ type Metric struct {
 	// bounded, holds the comparison at both ends of the bounds: a pass is
 	// decided at the canary-unfavourable end, a fail at the favourable end.
 	Bounds *BoundEnds `json:"bounds,omitempty"`
+	// NotFailed marks a fail-only check (a per-class tail gate) that did
+	// not fail and did not pass on its own either: its interval reaches
+	// past the margin, or the class had too little data to check. Its
+	// Verdict is pass because such a check never holds up the comparison
+	// (the pooled gate decides a pass); renderers show "not failed".
+	NotFailed bool `json:"not_failed,omitempty"`
+}
+
+// VerdictLabel is m's verdict as renderers show it: "not failed" for a
+// NotFailed check, the verdict itself otherwise.
+func (m Metric) VerdictLabel() string {
+	if m.NotFailed && m.Verdict == Pass {
+		return "not failed"
+	}
+	return string(m.Verdict)
 }
 
 // Conditional reports whether m is a row a check adds only when it found

@@ -312,6 +312,23 @@ func mdVerdict(v analysis.Verdict) string {
 	return EscapeMarkdown(string(v))
 }
 
+// mdGateIcon and mdGateVerdict show a gate's row: a fail-only check that
+// did not fail without passing (Metric.NotFailed) reads "not failed"
+// beside a neutral icon, not a pass.
+func mdGateIcon(m *analysis.Metric) string {
+	if m.VerdictLabel() != string(m.Verdict) {
+		return "➖"
+	}
+	return mdIcon(m.Verdict)
+}
+
+func mdGateVerdict(m *analysis.Metric) string {
+	if l := m.VerdictLabel(); l != string(m.Verdict) {
+		return l
+	}
+	return mdVerdict(m.Verdict)
+}
+
 // mdDecisive picks the gate that explains the overall verdict: for fail the
 // failed gate with the smallest p(fail), for inconclusive the first
 // undecided gate, for pass the gate whose interval comes closest to its
@@ -321,7 +338,8 @@ func mdDecisive(r *analysis.Report) *analysis.Metric {
 	bestKey := math.Inf(1)
 	for i := range r.Metrics {
 		m := &r.Metrics[i]
-		if m.Verdict != r.Verdict {
+		if m.Verdict != r.Verdict || m.VerdictLabel() != string(m.Verdict) {
+			// a check that did not fail is not within its margin
 			continue
 		}
 		var key float64
@@ -396,17 +414,26 @@ func mdGateSentence(r *analysis.Report, m *analysis.Metric) string {
 		}
 		return fmt.Sprintf("%s %s cannot be told apart from the %s margin%s", name, nums, mdMargin(m), n)
 	}
-	passed := 0
+	passed, notFailed := 0, 0
 	for _, g := range r.Metrics {
-		if g.Verdict == analysis.Pass {
+		switch {
+		case g.VerdictLabel() != string(g.Verdict):
+			notFailed++
+		case g.Verdict == analysis.Pass:
 			passed++
 		}
 	}
-	if len(r.Metrics) == 1 {
-		return fmt.Sprintf("the gate is within its margin: %s %s vs the %s margin%s", name, nums, mdMargin(m), n)
+	also := ""
+	if notFailed == 1 {
+		also = "; 1 per-class check did not fail"
+	} else if notFailed > 1 {
+		also = fmt.Sprintf("; %d per-class checks did not fail", notFailed)
 	}
-	return fmt.Sprintf("%d of %d gates within their margins; closest: %s %s vs the %s margin%s",
-		passed, len(r.Metrics), name, nums, mdMargin(m), n)
+	if len(r.Metrics)-notFailed == 1 {
+		return fmt.Sprintf("the gate is within its margin: %s %s vs the %s margin%s%s", name, nums, mdMargin(m), n, also)
+	}
+	return fmt.Sprintf("%d of %d gates within their margins; closest: %s %s vs the %s margin%s%s",
+		passed, len(r.Metrics)-notFailed, name, nums, mdMargin(m), n, also)
 }
 
 func mdGates(r *analysis.Report) string {
@@ -432,7 +459,7 @@ func mdGates(r *analysis.Report) string {
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s %s | %s / %s |\n",
 			name, mdValue(float64(m.Baseline), m.Unit), mdValue(float64(m.Canary), m.Unit),
-			mdDelta(m, float64(m.Delta)), mdInterval(m), mdMargin(m), mdIcon(m.Verdict), mdVerdict(m.Verdict),
+			mdDelta(m, float64(m.Delta)), mdInterval(m), mdMargin(m), mdGateIcon(m), mdGateVerdict(m),
 			mdInt(m.NBaseline), mdInt(m.NCanary))
 	}
 	b.WriteString("\n")

@@ -181,7 +181,7 @@ func Text(w io.Writer, r *analysis.Report, opt TextOptions) error {
 		}
 		gates = append(gates, []string{name, value(m, m.Baseline), value(m, m.Canary), delta(m, m.Delta),
 			"[" + delta(m, m.Interval[0]) + ", " + delta(m, m.Interval[1]) + "]", margin(m),
-			strings.ToUpper(string(m.Verdict)), count(m.NBaseline) + "/" + count(m.NCanary)})
+			strings.ToUpper(m.VerdictLabel()), count(m.NBaseline) + "/" + count(m.NCanary)})
 		colors = append(colors, m.Verdict)
 	}
 	lines := tableLines(gates, []bool{false, true, true, true, true, true, false, true})

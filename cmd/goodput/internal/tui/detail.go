@@ -81,7 +81,7 @@ func detailLines(c *common, g *analysis.Metric, idx, w int) []string {
 		kind = "guardrail"
 	}
 	dir := strings.ReplaceAll(g.Direction, "_", " ")
-	lines = append(lines, st.title.Render(g.Name)+"  "+st.verdict(g.Verdict).Render(strings.ToUpper(string(g.Verdict)))+
+	lines = append(lines, st.title.Render(g.Name)+"  "+st.verdict(g.Verdict).Render(strings.ToUpper(g.VerdictLabel()))+
 		st.dim.Render(fmt.Sprintf("   %s %d of %d · %s · %s · unit %s", kind, idx+1, len(rep.Metrics), dir, g.Scale, g.Unit)))
 	lines = append(lines, "")
 

@@ -3,6 +3,7 @@ package tui
 import (
 	"bytes"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -141,4 +142,36 @@ func TestSpecShowsLeftOut(t *testing.T) {
 	}, teatest.WithDuration(5*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
 	tm.Send(keyMsg("q"))
 	tm.WaitFinished(t, teatest.WithFinalTimeout(5*time.Second))
+}
+
+// TestNotFailedShown: a per-class check that did not fail without passing
+// on its own (Metric.NotFailed) reads NOT FAILED in the gate list and in
+// its own view, never PASS.
+func TestNotFailedShown(t *testing.T) {
+	rep := richReport()
+	k := -1
+	for i, g := range rep.Metrics {
+		if g.Verdict == analysis.Pass {
+			k = i
+			break
+		}
+	}
+	if k < 0 {
+		t.Fatal("the fixture has no passing gate")
+	}
+	rep.Metrics[k].NotFailed = true
+	name := rep.Metrics[k].Name
+	m := reviewModel(t, rep)
+	next, _ := m.Update(tea.WindowSizeMsg{Width: 140, Height: 40})
+	m = next.(Model)
+	if v := m.View(); !strings.Contains(v, "NOT FAILED") {
+		t.Fatalf("the gate list does not say NOT FAILED for %s:\n%s", name, v)
+	}
+	for range k {
+		m, _ = press(m, "j")
+	}
+	m, _ = press(m, "enter")
+	if v := m.View(); !strings.Contains(v, name) || !strings.Contains(v, "NOT FAILED") {
+		t.Fatalf("the view of %s does not say NOT FAILED:\n%s", name, v)
+	}
 }

@@ -179,7 +179,7 @@ type gateColumn struct {
 func gateColumns() []gateColumn {
 	return []gateColumn{
 		{"verdict", 0, false, 0, func(st styles, g *analysis.Metric) string {
-			return st.verdict(g.Verdict).Render(strings.ToUpper(string(g.Verdict)))
+			return st.verdict(g.Verdict).Render(strings.ToUpper(g.VerdictLabel()))
 		}},
 		{"baseline", 0, true, 1, func(_ styles, g *analysis.Metric) string { return fmtCompact(g.Baseline, g.Unit) }},
 		{"canary", 0, true, 1, func(_ styles, g *analysis.Metric) string { return fmtCompact(g.Canary, g.Unit) }},
