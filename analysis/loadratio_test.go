@@ -49,3 +49,41 @@ func TestLoadRatioTwoSidedLevel(t *testing.T) {
 		})
 	}
 }
+
+// TestLoadRatioNotFailed: offered_load_ratio passes without its interval
+// inside the tolerance only where a mismatch cannot hide harm, and then
+// says "not failed": more load on the canary, or a shortfall whose point
+// is too small to be a shed. Inside the tolerance it passes outright;
+// beyond it with confidence it fails.
+func TestLoadRatioNotFailed(t *testing.T) {
+	buckets := func(v float64) stats.Ratio {
+		r := stats.Ratio{Num: make([]float64, 60), Den: make([]float64, 60)}
+		for i := range r.Num {
+			r.Num[i], r.Den[i] = 100*v, 40 // 60 buckets of 100 requests per 40 replica-seconds
+		}
+		return r
+	}
+	for _, tc := range []struct {
+		name          string
+		point, lo, hi float64 // the estimate, relative
+		verdict       Verdict
+		notFailed     bool
+	}{
+		{"inside", 0.01, -0.02, 0.025, Pass, false},
+		{"more load, past the tolerance", 0.037, -0.001, 0.076, Pass, true},
+		{"a small shortfall, past the tolerance", -0.01, -0.04, 0.02, Pass, true},
+		{"a shortfall that may be a shed", -0.025, -0.05, 0.001, Inconclusive, false},
+		{"more load beyond with confidence", 0.10, 0.07, 0.13, Fail, false},
+	} {
+		est := func(float64) stats.Estimate {
+			return stats.Estimate{Point: math.Log1p(tc.point), CI: stats.Interval{Lo: math.Log1p(tc.lo), Hi: math.Log1p(tc.hi)}, SE: 1, Method: "test"}
+		}
+		m := loadRatioEval(buckets(1), buckets(1+tc.point), est, 0.9, "logged").m
+		if m.Verdict != tc.verdict || m.NotFailed != tc.notFailed {
+			t.Errorf("%s: %s, not failed %v; want %s, %v (%s)", tc.name, m.Verdict, m.NotFailed, tc.verdict, tc.notFailed, m.Reason)
+		}
+		if want := map[bool]string{true: "not failed", false: string(tc.verdict)}[tc.notFailed]; m.VerdictLabel() != want {
+			t.Errorf("%s: shown as %q, want %q", tc.name, m.VerdictLabel(), want)
+		}
+	}
+}

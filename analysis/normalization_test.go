@@ -493,7 +493,7 @@ func TestClassChecksSayNotFailed(t *testing.T) {
 		}
 	}
 	ms := []Metric{{Name: "slo_attainment", Verdict: Pass}, {Name: "ttft_p99", Verdict: Pass}, {Name: "ttft_p99:long", Verdict: Pass, NotFailed: true}}
-	if v, rs := Overall(ms); v != Pass || len(rs) != 1 || !strings.HasPrefix(rs[0], "2 gates pass; 1 per-class check did not fail") {
+	if v, rs := Overall(ms); v != Pass || len(rs) != 1 || !strings.HasPrefix(rs[0], "2 gates pass; 1 fail-only check did not fail") {
 		t.Errorf("Overall: %s %q", v, rs)
 	}
 	if v, rs := Overall(ms[:2]); v != Pass || rs[0] != "all 2 gates pass" {

@@ -262,11 +262,14 @@ type Metric struct {
 	// bounded, holds the comparison at both ends of the bounds: a pass is
 	// decided at the canary-unfavourable end, a fail at the favourable end.
 	Bounds *BoundEnds `json:"bounds,omitempty"`
-	// NotFailed marks a fail-only check (a per-class tail gate) that did
-	// not fail and did not pass on its own either: its interval reaches
-	// past the margin, or the class had too little data to check. Its
-	// Verdict is pass because such a check never holds up the comparison
-	// (the pooled gate decides a pass); renderers show "not failed".
+	// NotFailed marks a fail-only check that did not fail and did not pass
+	// on its own either: a per-class tail gate whose interval reaches past
+	// the margin, or whose class had too little data to check (the pooled
+	// gate decides a pass), or offered_load_ratio with its interval past
+	// the tolerance where a mismatch cannot hide harm (more load on the
+	// canary, or a shortfall too small to be a shed). Its Verdict is pass
+	// because such a check does not hold up the comparison; renderers
+	// show "not failed".
 	NotFailed bool `json:"not_failed,omitempty"`
 }
 

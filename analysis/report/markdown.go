@@ -425,9 +425,9 @@ func mdGateSentence(r *analysis.Report, m *analysis.Metric) string {
 	}
 	also := ""
 	if notFailed == 1 {
-		also = "; 1 per-class check did not fail"
+		also = "; 1 fail-only check did not fail"
 	} else if notFailed > 1 {
-		also = fmt.Sprintf("; %d per-class checks did not fail", notFailed)
+		also = fmt.Sprintf("; %d fail-only checks did not fail", notFailed)
 	}
 	if len(r.Metrics)-notFailed == 1 {
 		return fmt.Sprintf("the gate is within its margin: %s %s vs the %s margin%s%s", name, nums, mdMargin(m), n, also)

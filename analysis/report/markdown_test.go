@@ -205,7 +205,7 @@ func mdFixture(verdict analysis.Verdict) *analysis.Report {
 	case analysis.Inconclusive:
 		r.Reasons = []string{"tpot_p99 +6.0% [+1.2%, +11.8%]: the interval contains the 10% margin"}
 	default:
-		r.Reasons = []string{"5 gates pass; 1 per-class check did not fail (a per-class check fails the comparison or leaves the decision to the pooled gate)"}
+		r.Reasons = []string{"5 gates pass; 1 fail-only check did not fail (its interval reaches past its margin; a fail-only check fails the comparison or leaves the decision to the other gates)"}
 	}
 	if verdict == analysis.Inconclusive {
 		// a baseline outage left out of both arms (baseline_outage)
@@ -255,7 +255,7 @@ func TestMarkdown_firstLine(t *testing.T) {
 	}{
 		{analysis.Fail, "❌ **fail** — tpot_p99 +23.1% [+18.0%, +28.4%] exceeds the 10% margin (n = 11,880 / 11,760)"},
 		{analysis.Inconclusive, "⚠️ **inconclusive** — tpot_p99 +6.0% [+1.2%, +11.8%] cannot be told apart from the 10% margin (n = 11,880 / 11,760)"},
-		{analysis.Pass, "✅ **pass** — 5 of 5 gates within their margins; closest: error_rate +0.46 pp [-0.04 pp, +0.49 pp] vs the 0.5 pp margin (n = 11,940 / 11,880); 1 per-class check did not fail"},
+		{analysis.Pass, "✅ **pass** — 5 of 5 gates within their margins; closest: error_rate +0.46 pp [-0.04 pp, +0.49 pp] vs the 0.5 pp margin (n = 11,940 / 11,880); 1 fail-only check did not fail"},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.verdict), func(t *testing.T) {
