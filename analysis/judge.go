@@ -292,7 +292,7 @@ func Overall(ms []Metric) (Verdict, []string) {
 	switch {
 	case notFailed > 0:
 		// fail-only checks that did not pass on their own
-		return Pass, []string{fmt.Sprintf("%s pass; %s did not fail (its interval reaches past its margin; a fail-only check fails the comparison or leaves the decision to the other gates)",
+		return Pass, []string{fmt.Sprintf("%s pass; %s did not fail (it can fail the comparison but does not hold up a pass; see its row)",
 			plural(len(ms)-notFailed, "gate", "gates"), plural(notFailed, "fail-only check", "fail-only checks"))}
 	case len(ms) == 1:
 		return Pass, []string{"the one gate passes"}

@@ -205,7 +205,7 @@ func mdFixture(verdict analysis.Verdict) *analysis.Report {
 	case analysis.Inconclusive:
 		r.Reasons = []string{"tpot_p99 +6.0% [+1.2%, +11.8%]: the interval contains the 10% margin"}
 	default:
-		r.Reasons = []string{"5 gates pass; 1 fail-only check did not fail (its interval reaches past its margin; a fail-only check fails the comparison or leaves the decision to the other gates)"}
+		r.Reasons = []string{"5 gates pass; 1 fail-only check did not fail (it can fail the comparison but does not hold up a pass; see its row)"}
 	}
 	if verdict == analysis.Inconclusive {
 		// a baseline outage left out of both arms (baseline_outage)
