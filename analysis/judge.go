@@ -244,6 +244,29 @@ func (j *judgement) report() *Report {
 	return r
 }
 
+// resamplingUnit names the resampling unit of arms without arrival
+// times ("" when both have them: time buckets of bucket seconds).
+func resamplingUnit(b, c *armData, bucket float64) string {
+	unit := func(a *armData) string {
+		switch n := bucketSize(a); {
+		case !a.pseudo:
+			return fmt.Sprintf("buckets of %gs", bucket)
+		case n <= 1:
+			return "each request"
+		default:
+			return fmt.Sprintf("runs of %d consecutive requests in file order", n)
+		}
+	}
+	switch ub, uc := unit(b), unit(c); {
+	case !b.pseudo && !c.pseudo:
+		return ""
+	case ub == uc:
+		return ub
+	default:
+		return "baseline " + ub + ", canary " + uc
+	}
+}
+
 func bucketSize(a *armData) int {
 	if len(a.buckets) == 0 {
 		return 0
@@ -322,6 +345,7 @@ func (j *judgement) measurement() Measurement {
 		Method:              MethodRequests,
 	}
 	m.Window = unionWindow(j.b, j.c)
+	m.ResamplingUnit = resamplingUnit(j.b, j.c, m.BucketSeconds)
 	for i, name := range j.cls.names {
 		s := j.cls.slos[i]
 		m.SLO = append(m.SLO, ClassSLO{Class: name, TTFT: Num(s.TTFT.Seconds()), TPOT: Num(s.TPOT.Seconds()),

@@ -256,3 +256,25 @@ func TestFixedWarmupCut(t *testing.T) {
 		t.Errorf("warm-up step not marked applied: %+v", r.Normalization.Steps[0])
 	}
 }
+
+// TestResamplingUnit: the measurement names the resampling unit of arms
+// without arrival times instead of a time bucket they do not have.
+func TestResamplingUnit(t *testing.T) {
+	arm := func(pseudo bool, requests, buckets int) *armData {
+		return &armData{pseudo: pseudo, ds: &sources.Dataset{Requests: make([]sources.Request, requests)}, buckets: make([]bucket, buckets)}
+	}
+	for _, tc := range []struct {
+		name string
+		b, c *armData
+		want string
+	}{
+		{"timed", arm(false, 100, 10), arm(false, 100, 10), ""},
+		{"each request", arm(true, 150, 150), arm(true, 150, 150), "each request"},
+		{"runs", arm(true, 200, 8), arm(true, 200, 8), "runs of 25 consecutive requests in file order"},
+		{"mixed", arm(false, 100, 10), arm(true, 40, 4), "baseline buckets of 10s, canary runs of 10 consecutive requests in file order"},
+	} {
+		if got := resamplingUnit(tc.b, tc.c, 10); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

@@ -107,6 +107,11 @@ type Measurement struct {
 	// "--exact given" or "the inputs hold 1.2 GiB, above 256 MiB";
 	// omitted when the source left no choice (ClickHouse, Prometheus).
 	MethodReason string `json:"method_reason,omitempty"`
+	// ResamplingUnit, set only when an arm has no arrival times, is the
+	// resampling unit in place of BucketSeconds (which then is only the
+	// policy's window.bucket): "each request" or "runs of N consecutive
+	// requests in file order", per arm when the arms differ.
+	ResamplingUnit string `json:"resampling_unit,omitempty"`
 }
 
 // The values of Measurement.Method.

@@ -841,7 +841,10 @@ func mdMeasurement(r *analysis.Report) string {
 		}
 		item(arm.name+" window", EscapeMarkdown(w.Start)+" → "+EscapeMarkdown(w.End))
 	}
-	if ms.BucketSeconds > 0 {
+	switch {
+	case ms.ResamplingUnit != "":
+		item("resampling unit", EscapeMarkdown(ms.ResamplingUnit))
+	case ms.BucketSeconds > 0:
 		item("bucket (resampling unit)", mdDurSetting(ms.BucketSeconds))
 	}
 	item("clock", EscapeMarkdown(ms.Clock))

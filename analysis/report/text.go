@@ -255,7 +255,11 @@ func Text(w io.Writer, r *analysis.Report, opt TextOptions) error {
 		}
 	}
 	m := r.Measurement
-	tw.printf("\nmeasured at %s; window %s; buckets of %gs; clock %s\n", Sanitize(m.Location), window(m.Window), m.BucketSeconds, m.Clock)
+	unit := fmt.Sprintf("buckets of %gs", m.BucketSeconds)
+	if m.ResamplingUnit != "" {
+		unit = "resampling unit: " + Sanitize(m.ResamplingUnit)
+	}
+	tw.printf("\nmeasured at %s; window %s; %s; clock %s\n", Sanitize(m.Location), window(m.Window), unit, m.Clock)
 	return tw.err
 }
 

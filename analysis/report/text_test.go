@@ -152,3 +152,22 @@ func TestSanitize(t *testing.T) {
 		}
 	}
 }
+
+// TestResamplingUnitShown: a report whose arms had no arrival times names
+// its resampling unit, not a time bucket, in text and Markdown.
+func TestResamplingUnitShown(t *testing.T) {
+	r := mdFixture(analysis.Pass)
+	r.Measurement.Clock, r.Measurement.ResamplingUnit = "none", "runs of 25 consecutive requests in file order"
+	var text, md bytes.Buffer
+	if err := Text(&text, r, TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := Markdown(&md, r, MarkdownOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for name, out := range map[string]string{"text": text.String(), "markdown": md.String()} {
+		if !strings.Contains(out, "runs of 25 consecutive requests in file order") || strings.Contains(out, "buckets of 10s") {
+			t.Errorf("%s does not name the resampling unit:\n%s", name, out)
+		}
+	}
+}

@@ -175,3 +175,18 @@ func TestNotFailedShown(t *testing.T) {
 		t.Fatalf("the view of %s does not say NOT FAILED:\n%s", name, v)
 	}
 }
+
+// TestSpecShowsResamplingUnit: arms without arrival times show their
+// resampling unit in the measurement spec, not a time bucket.
+func TestSpecShowsResamplingUnit(t *testing.T) {
+	rep := richReport()
+	rep.Measurement.Clock, rep.Measurement.ResamplingUnit = "none", "each request"
+	m := reviewModel(t, rep)
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 60))
+	tm.Send(keyMsg("shift+tab"))
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
+		return bytes.Contains(b, []byte("resampling unit")) && bytes.Contains(b, []byte("each request"))
+	}, teatest.WithDuration(5*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
+	tm.Send(keyMsg("q"))
+	tm.WaitFinished(t, teatest.WithFinalTimeout(5*time.Second))
+}

@@ -86,6 +86,7 @@ func sanitizeReport(r *analysis.Report) *analysis.Report {
 	m.Location = clean(m.Location)
 	m.CompletionCondition = clean(m.CompletionCondition)
 	m.Clock = clean(m.Clock)
+	m.ResamplingUnit = clean(m.ResamplingUnit)
 	m.Window.Start = clean(m.Window.Start)
 	m.Window.End = clean(m.Window.End)
 	m.SLO = make([]analysis.ClassSLO, len(r.Measurement.SLO))

@@ -74,7 +74,11 @@ func specLines(c *common, w int) []string {
 		}
 		kv("left out (outage)", fmt.Sprintf("baseline %s, canary %s", left(b), left(c)))
 	}
-	kv("bucket", fmtG(m.BucketSeconds, 3)+" s")
+	if m.ResamplingUnit != "" {
+		kv("resampling unit", m.ResamplingUnit)
+	} else {
+		kv("bucket", fmtG(m.BucketSeconds, 3)+" s")
+	}
 	kv("clock", m.Clock)
 	kv("confidence", fmtG(float64(m.Confidence), 3))
 	for _, slo := range m.SLO {
