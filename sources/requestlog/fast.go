@@ -41,13 +41,7 @@ func (d *decoder) fastLine(b []byte, r *sources.Request) bool {
 		if b[i] != '"' {
 			return false
 		}
-		f, j := fUnknown, 0
-		if pf := d.next[prev]; pf != fUnknown {
-			name := d.names[pf]
-			if end := i + 1 + len(name); end < n && b[end] == '"' && string(b[i+1:end]) == name {
-				f, j = pf, end
-			}
-		}
+		f, j := d.predictKey(b, i, prev)
 		if j == 0 {
 			j = i + 1
 			for j < n && b[j] != '"' {

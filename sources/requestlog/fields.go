@@ -217,6 +217,24 @@ type decoder struct {
 	recent [64]string
 }
 
+// predictKey tries the key that followed field prev on the last line
+// (next[prev]) against the quoted key opening at b[i], by a plain
+// comparison: writers emit keys in a fixed order, and a key without
+// escapes that matches is that key. It returns the field and the index of
+// the key's closing quote, or fUnknown and 0 when the prediction does not
+// hold.
+func (d *decoder) predictKey(b []byte, i int, prev field) (field, int) {
+	pf := d.next[prev]
+	if pf == fUnknown {
+		return fUnknown, 0
+	}
+	name := d.names[pf]
+	if end := i + 1 + len(name); end < len(b) && b[end] == '"' && string(b[i+1:end]) == name {
+		return pf, end
+	}
+	return fUnknown, 0
+}
+
 // objectStart indexes decoder.next for the first key of an object.
 const objectStart = nFields
 

@@ -328,17 +328,11 @@ func (d *decoder) parseLine(b []byte, r *sources.Request) (blank bool, err *line
 			if i >= len(b) || b[i] != '"' {
 				return false, unexpected(b, i, "a quoted field name")
 			}
-			// Writers emit keys in a fixed order, so the key that followed
-			// the previous one last time is tried first, by a plain
-			// comparison; a key without escapes that matches is that key.
-			f, j := fUnknown, 0
-			if pf := d.next[prev]; pf != fUnknown {
-				name := d.names[pf]
-				if end := i + 1 + len(name); end < len(b) && b[end] == '"' && string(b[i+1:end]) == name {
-					f, j = pf, end+1
-				}
-			}
-			if j == 0 {
+			// the key that followed the previous one last time first
+			f, j := d.predictKey(b, i, prev)
+			if j > 0 {
+				j++ // past the closing quote
+			} else {
 				key, jj, e := scanString(b, i, &d.scratch)
 				if e != nil {
 					return false, e
