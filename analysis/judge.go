@@ -308,7 +308,7 @@ func Overall(ms []Metric) (Verdict, []string) {
 	}
 	notFailed := 0
 	for _, m := range ms {
-		if m.NotFailed {
+		if m.DidNotFail() {
 			notFailed++
 		}
 	}

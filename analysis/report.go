@@ -278,10 +278,15 @@ type Metric struct {
 	NotFailed bool `json:"not_failed,omitempty"`
 }
 
-// VerdictLabel is m's verdict as renderers show it: "not failed" for a
-// NotFailed check, the verdict itself otherwise.
+// DidNotFail reports whether m is a fail-only check that passed without
+// its interval inside the margin (NotFailed): it neither fails nor holds
+// up the comparison, and is not "within its margin".
+func (m Metric) DidNotFail() bool { return m.NotFailed && m.Verdict == Pass }
+
+// VerdictLabel is m's verdict as renderers show it: "not failed" when
+// DidNotFail, the verdict itself otherwise.
 func (m Metric) VerdictLabel() string {
-	if m.NotFailed && m.Verdict == Pass {
+	if m.DidNotFail() {
 		return "not failed"
 	}
 	return string(m.Verdict)

@@ -316,15 +316,15 @@ func mdVerdict(v analysis.Verdict) string {
 // did not fail without passing (Metric.NotFailed) reads "not failed"
 // beside a neutral icon, not a pass.
 func mdGateIcon(m *analysis.Metric) string {
-	if m.VerdictLabel() != string(m.Verdict) {
+	if m.DidNotFail() {
 		return "➖"
 	}
 	return mdIcon(m.Verdict)
 }
 
 func mdGateVerdict(m *analysis.Metric) string {
-	if l := m.VerdictLabel(); l != string(m.Verdict) {
-		return l
+	if m.DidNotFail() {
+		return m.VerdictLabel()
 	}
 	return mdVerdict(m.Verdict)
 }
@@ -338,7 +338,7 @@ func mdDecisive(r *analysis.Report) *analysis.Metric {
 	bestKey := math.Inf(1)
 	for i := range r.Metrics {
 		m := &r.Metrics[i]
-		if m.Verdict != r.Verdict || m.VerdictLabel() != string(m.Verdict) {
+		if m.Verdict != r.Verdict || m.DidNotFail() {
 			// a check that did not fail is not within its margin
 			continue
 		}
@@ -417,7 +417,7 @@ func mdGateSentence(r *analysis.Report, m *analysis.Metric) string {
 	passed, notFailed := 0, 0
 	for _, g := range r.Metrics {
 		switch {
-		case g.VerdictLabel() != string(g.Verdict):
+		case g.DidNotFail():
 			notFailed++
 		case g.Verdict == analysis.Pass:
 			passed++
