@@ -202,13 +202,10 @@ func (j *aggJudgement) normSteps() []NormalizationStep {
 	steps = append(steps, mix)
 	cache := NormalizationStep{Name: "cache", Setting: p.Normalize.Cache, Detail: "not requested"}
 	if p.Normalize.Cache != "none" {
-		// the canary as counted: reweighted to the baseline's cache
-		// bands its hit rate would be the baseline's
-		counted := j.c
-		if j.cRaw != nil {
-			counted = j.cRaw
-		}
-		hb, hc := cacheRate(j.b), cacheRate(counted)
+		// the canary as counted (cRaw, always set by judgeAggregate):
+		// reweighted to the baseline's cache bands its hit rate would be
+		// the baseline's
+		hb, hc := cacheRate(j.b), cacheRate(j.cRaw)
 		lb, lc := j.mix.late[0], j.mix.late[1]
 		note := hitRatesNote(lb, lc)
 		switch {

@@ -374,6 +374,12 @@ func makeWindow(clock sources.Clock, lo, hi float64) Window {
 	return Window{Start: fmtTime(clock, lo), End: fmtTime(clock, hi), Seconds: Num(hi - lo)}
 }
 
+// cacheDetail is the cache step's detail: the handling chosen and why,
+// both arms' hit rates, and whether they moved over the later half.
+func (j *judgement) cacheDetail(handling, why string) string {
+	return fmt.Sprintf("%s: %s; hit rate baseline %s, canary %s%s", handling, why, pctOrNA(cacheHitRate(j.b)), pctOrNA(cacheHitRate(j.c)), hitRatesNote(j.cacheLate[0], j.cacheLate[1]))
+}
+
 // normalization lists the steps taken; gates are the report's gates,
 // whose figures the mix step quotes.
 func (j *judgement) normalization(gates []Metric) Normalization {
@@ -440,7 +446,7 @@ func (j *judgement) normalization(gates []Metric) Normalization {
 		steps = append(steps, NormalizationStep{Name: "mix", Setting: p.Normalize.Mix, Applied: len(m.notes) > 0, Detail: detail})
 		if p.Normalize.Cache != "none" {
 			steps = append(steps, NormalizationStep{Name: "cache", Setting: p.Normalize.Cache, Applied: m.cache != "none",
-				Detail: fmt.Sprintf("%s: %s; hit rate baseline %s, canary %s%s", m.cache, m.cacheReason, pctOrNA(cacheHitRate(j.b)), pctOrNA(cacheHitRate(j.c)), hitRatesNote(j.cacheLate[0], j.cacheLate[1]))})
+				Detail: j.cacheDetail(m.cache, m.cacheReason)})
 		}
 	}
 	for _, s := range []struct{ name, setting string }{{"mix", p.Normalize.Mix}, {"cache", p.Normalize.Cache}, {"load", p.Normalize.Load}} {
@@ -449,7 +455,7 @@ func (j *judgement) normalization(gates []Metric) Normalization {
 		}
 		if s.name == "cache" && s.setting != "none" {
 			steps = append(steps, NormalizationStep{Name: "cache", Setting: s.setting, Applied: j.cache == "adjust",
-				Detail: fmt.Sprintf("%s: %s; hit rate baseline %s, canary %s%s", j.cache, j.cacheReason, pctOrNA(cacheHitRate(j.b)), pctOrNA(cacheHitRate(j.c)), hitRatesNote(j.cacheLate[0], j.cacheLate[1]))})
+				Detail: j.cacheDetail(j.cache, j.cacheReason)})
 			continue
 		}
 		st := NormalizationStep{Name: s.name, Setting: s.setting}
