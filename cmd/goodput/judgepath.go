@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"maps"
 	"os"
@@ -68,7 +67,7 @@ func (a *app) chooseJudgePath(ctx context.Context, o *judgeOptions) (judgePath, 
 	// the reason names no input, so that the report does not depend on
 	// the order the inputs are given in
 	var total int64
-	unknown := 0
+	unknown, unsized := 0, 0    // pipes; gzip files whose trailer does not hold their length
 	others := map[string]bool{} // formats other than request logs
 	for _, p := range append(append([]string{}, o.Baseline...), o.Canary...) {
 		st, err := os.Stat(p)
@@ -88,10 +87,13 @@ func (a *app) chooseJudgePath(ctx context.Context, o *judgeOptions) (judgePath, 
 		if format == "" || format == "auto" {
 			format, err = detectFormat(in)
 		}
-		size := inputBytes(in, st.Size())
+		size, known := inputBytes(in, st.Size())
 		in.Close()
 		if err != nil {
 			continue // the reader reports it
+		}
+		if !known {
+			unsized++
 		}
 		if format != requestlog.Format {
 			others[format] = true
@@ -103,6 +105,8 @@ func (a *app) chooseJudgePath(ctx context.Context, o *judgeOptions) (judgePath, 
 		return judgePath{reason: fmt.Sprintf("not every input is a request log (%s)", strings.Join(slices.Sorted(maps.Keys(others)), ", "))}, nil
 	case unknown > 0:
 		return judgePath{stream: true, reason: fmt.Sprintf("the size of %d input(s) read from a pipe or standard input is not known before they are read; --exact keeps every request instead", unknown)}, nil
+	case unsized > 0:
+		return judgePath{stream: true, reason: fmt.Sprintf("%d gzip input(s) do not record their uncompressed size (content past 4 GiB, several members or a file cut short), so it is not known before they are read; --exact keeps every request instead", unsized)}, nil
 	case total > limit:
 		return judgePath{stream: true, reason: fmt.Sprintf("the request logs hold %s, above %s; --exact keeps every request instead", fmtBytes(total), fmtBytes(limit))}, nil
 	}
@@ -110,20 +114,22 @@ func (a *app) chooseJudgePath(ctx context.Context, o *judgeOptions) (judgePath, 
 }
 
 // inputBytes is the length of a regular file's content: for gzip the
-// uncompressed length its trailer records (modulo 4 GiB, so never less
-// than the compressed size), else its size.
-func inputBytes(in *input, size int64) int64 {
-	var b [4]byte
+// uncompressed length its trailer records, else its size. known is false
+// for a gzip file whose trailer cannot hold its length (content past
+// 4 GiB, several members, a file cut short): such a file is judged from
+// the stream, like a pipe, since its size is not known before it is read.
+func inputBytes(in *input, size int64) (n int64, known bool) {
+	var b [2]byte
 	if size < 18 {
-		return size
+		return size, true
 	}
-	if _, err := in.ReadAt(b[:2], 0); err != nil || b[0] != 0x1f || b[1] != 0x8b {
-		return size
+	if _, err := in.ReadAt(b[:], 0); err != nil || b[0] != 0x1f || b[1] != 0x8b {
+		return size, true
 	}
-	if _, err := in.ReadAt(b[:], size-4); err != nil {
-		return size
+	if n, ok := requestlog.GzipContentSize(in, size); ok {
+		return n, true
 	}
-	return max(size, int64(binary.LittleEndian.Uint32(b[:])))
+	return 0, false
 }
 
 // fmtBytes renders a size in binary units to 3 significant digits:

@@ -140,11 +140,21 @@ func TestJudgePathSizes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer in.Close()
-	if got := inputBytes(in, int64(gz.Len())); got != int64(len(raw)) || gz.Len() >= len(raw) {
-		t.Errorf("gzip of %d bytes (%d compressed): counted %d", len(raw), gz.Len(), got)
-	}
 	a := &app{io: &IOStreams{In: strings.NewReader("")}, env: func(string) string { return "" }}
-	p, err := a.chooseJudgePath(context.Background(), &judgeOptions{Baseline: []string{path}, Canary: []string{stdinPath}, Judge: "goodput"})
+	if got, known := inputBytes(in, int64(gz.Len())); got != int64(len(raw)) || !known || gz.Len() >= len(raw) {
+		t.Errorf("gzip of %d bytes (%d compressed): counted %d (known %v)", len(raw), gz.Len(), got, known)
+	}
+	// a file cut short ends in deflate data, not its trailer: what the
+	// last four bytes read as is no size (here above 1032 times the
+	// file, deflate's largest expansion), so it is judged as a pipe is
+	cut := gz.Bytes()[:gz.Len()/2]
+	cut = append(cut[:len(cut)-4:len(cut)-4], 0xff, 0xff, 0xff, 0x7f)
+	cutPath := writeFile(t, d, "cut.jsonl.gz", string(cut))
+	p, err := a.chooseJudgePath(context.Background(), &judgeOptions{Baseline: []string{cutPath}, Canary: []string{path}, Judge: "goodput"})
+	if err != nil || !p.stream || !strings.Contains(p.reason, "1 gzip input(s) do not record their uncompressed size") {
+		t.Errorf("gzip cut short: %+v, %v; want the stream, its size unknown", p, err)
+	}
+	p, err = a.chooseJudgePath(context.Background(), &judgeOptions{Baseline: []string{path}, Canary: []string{stdinPath}, Judge: "goodput"})
 	if err != nil || !p.stream || !strings.Contains(p.reason, "the size of 1 input(s) read from a pipe or standard input is not known") {
 		t.Errorf("standard input: %+v, %v; want the stream, its size unknown", p, err)
 	}

@@ -337,15 +337,32 @@ func sizeHint(r io.Reader, gz bool) int64 {
 	if !ok {
 		return 0
 	}
+	n, ok := GzipContentSize(ra, size)
+	if !ok {
+		return 0
+	}
+	return n
+}
+
+// GzipContentSize reads the uncompressed length a gzip file of size bytes
+// records in its trailer (ISIZE, the length modulo 4 GiB). ok is false
+// when that length cannot be the file's — below the compressed size or
+// more than deflate's largest expansion of it — as when the content wrapped
+// past 4 GiB, the file holds several members or was cut short; the length
+// is then unknown.
+func GzipContentSize(ra io.ReaderAt, size int64) (n int64, ok bool) {
+	if size < 18 {
+		return 0, false
+	}
 	var tail [4]byte
 	if _, err := ra.ReadAt(tail[:], size-4); err != nil {
-		return 0
+		return 0, false
 	}
 	isize := int64(binary.LittleEndian.Uint32(tail[:]))
 	if isize < size || isize/maxDeflateRatio > size {
-		return 0 // wrapped past 4 GiB, several members or damaged: unknown
+		return 0, false
 	}
-	return isize
+	return isize, true
 }
 
 // maxDeflateRatio bounds how much deflate can expand its input.
