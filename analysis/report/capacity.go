@@ -268,16 +268,16 @@ func CapacityText(w io.Writer, d *CapacityDoc) error {
 	r := d.Result
 	fmt.Fprintf(w, "goodput capacity: %s\n", strings.ToUpper(string(r.Verdict)))
 	for _, s := range r.Reasons {
-		fmt.Fprintf(w, "  %s\n", safeText(s))
+		fmt.Fprintf(w, "  %s\n", Sanitize(s))
 	}
 	fmt.Fprintf(w, "\ncapacity at SLO: the highest rate at which ≥ %s of offered requests are good (%s), policy %s\n",
-		cpct(r.Target), d.SLO, safeText(d.Policy.Name))
+		cpct(r.Target), d.SLO, Sanitize(d.Policy.Name))
 	gate := "policy capacity gate"
 	if !r.GateFromPolicy {
 		gate = "default capacity gate (the policy declares none)"
 	}
 	fmt.Fprintf(w, "margin %s (%s); point intervals Wilson at %s; saturation when achieved < requested by > %s\n\n",
-		safeText(r.MarginText), gate, cpct(r.Confidence), cpct(r.SaturationTolerance))
+		Sanitize(r.MarginText), gate, cpct(r.Confidence), cpct(r.SaturationTolerance))
 	alignRows(w, capRows(r), "  ")
 	scale := "capacity"
 	if r.Scale == "replica" {
@@ -289,7 +289,7 @@ func CapacityText(w io.Writer, d *CapacityDoc) error {
 		arm  *capacity.Arm
 	}{{"baseline", &r.Baseline}, {"canary", &r.Canary}} {
 		if !a.arm.Capacity.Identifiable && r.Verdict != analysis.Inconclusive { // inconclusive reasons already say it
-			fmt.Fprintf(w, "  %s not identifiable: %s\n    to identify it: %s\n", a.name, safeText(a.arm.Capacity.Reason), safeText(a.arm.Capacity.Identify))
+			fmt.Fprintf(w, "  %s not identifiable: %s\n    to identify it: %s\n", a.name, Sanitize(a.arm.Capacity.Reason), Sanitize(a.arm.Capacity.Identify))
 		}
 	}
 	fmt.Fprintln(w)
@@ -309,10 +309,14 @@ func CapacityText(w io.Writer, d *CapacityDoc) error {
 		arm  *capacity.Arm
 	}{{"baseline", &r.Baseline}, {"canary", &r.Canary}} {
 		fmt.Fprintf(w, "\n%s points:\n", a.name)
-		alignRows(w, capPointRows(a.arm), "  ")
+		pr := capPointRows(a.arm)
+		for _, row := range pr[1:] {
+			row[len(row)-1] = Sanitize(row[len(row)-1]) // the source: a file name
+		}
+		alignRows(w, pr, "  ")
 		for _, p := range a.arm.Points {
 			for _, n := range p.Notes {
-				fmt.Fprintf(w, "  note %s: %s\n", safeText(p.Source), safeText(n))
+				fmt.Fprintf(w, "  note %s: %s\n", Sanitize(p.Source), Sanitize(n))
 			}
 		}
 	}
@@ -326,23 +330,13 @@ func CapacityText(w io.Writer, d *CapacityDoc) error {
 		alignRows(w, rows, "  ")
 	}
 	for _, s := range r.Warnings {
-		fmt.Fprintf(w, "warning: %s\n", safeText(s))
+		fmt.Fprintf(w, "warning: %s\n", Sanitize(s))
 	}
 	fmt.Fprintln(w, "\ninputs:")
 	for _, in := range d.Inputs {
-		fmt.Fprintf(w, "  %s %s  %s\n", in.Arm, safeText(in.Path), in.SHA256[:12])
+		fmt.Fprintf(w, "  %s %s  %s\n", in.Arm, Sanitize(in.Path), in.SHA256[:12])
 	}
 	return nil
-}
-
-// safeText drops control characters (terminal escapes) from untrusted text.
-func safeText(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
-			return '?'
-		}
-		return r
-	}, s)
 }
 
 func niceCeil(v float64) float64 {
@@ -434,15 +428,15 @@ func CapacityMarkdown(w io.Writer, d *CapacityDoc) error {
 	icon := map[analysis.Verdict]string{analysis.Pass: "✅", analysis.Fail: "❌", analysis.Inconclusive: "⚠️"}[r.Verdict]
 	fmt.Fprintf(w, "## %s goodput capacity: %s\n\n", icon, strings.ToUpper(string(r.Verdict)))
 	for _, s := range r.Reasons {
-		fmt.Fprintf(w, "- %s\n", mdEscape(s))
+		fmt.Fprintf(w, "- %s\n", EscapeMarkdown(s))
 	}
 	fmt.Fprintf(w, "\nCapacity at SLO: the highest rate at which ≥ %s of offered requests are good (%s), policy `%s`, margin %s.\n\n",
-		cpct(r.Target), mdEscape(d.SLO), strings.ReplaceAll(d.Policy.Name, "`", "'"), mdEscape(r.MarginText))
+		cpct(r.Target), EscapeMarkdown(d.SLO), strings.ReplaceAll(d.Policy.Name, "`", "'"), EscapeMarkdown(r.MarginText))
 	rows := capRows(r)
 	fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(rows[0], " | "), strings.Repeat("---|", len(rows[0])))
 	for _, row := range rows[1:] {
 		for i := range row {
-			row[i] = mdEscape(row[i])
+			row[i] = EscapeMarkdown(row[i])
 		}
 		fmt.Fprintf(w, "| %s |\n", strings.Join(row, " | "))
 	}
@@ -452,7 +446,7 @@ func CapacityMarkdown(w io.Writer, d *CapacityDoc) error {
 		arm  *capacity.Arm
 	}{{"baseline", &r.Baseline}, {"canary", &r.Canary}} {
 		if !a.arm.Capacity.Identifiable {
-			fmt.Fprintf(w, "\n- %s capacity not identifiable: %s. To identify it: %s.\n", a.name, mdEscape(a.arm.Capacity.Reason), mdEscape(a.arm.Capacity.Identify))
+			fmt.Fprintf(w, "\n- %s capacity not identifiable: %s. To identify it: %s.\n", a.name, EscapeMarkdown(a.arm.Capacity.Reason), EscapeMarkdown(a.arm.Capacity.Identify))
 		}
 	}
 	mermaid(w, r, "SLO attainment (%) vs offered rate", 100, func(rate, att float64) float64 { return att * 100 }, true)
@@ -467,23 +461,16 @@ func CapacityMarkdown(w io.Writer, d *CapacityDoc) error {
 		fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(pr[0], " | "), strings.Repeat("---|", len(pr[0])))
 		for _, row := range pr[1:] {
 			for i := range row {
-				row[i] = mdEscape(row[i])
+				row[i] = EscapeMarkdown(row[i])
 			}
 			fmt.Fprintf(w, "| %s |\n", strings.Join(row, " | "))
 		}
 	}
 	fmt.Fprintln(w, "\n</details>")
 	for _, s := range r.Warnings {
-		fmt.Fprintf(w, "\n> warning: %s\n", mdEscape(s))
+		fmt.Fprintf(w, "\n> warning: %s\n", EscapeMarkdown(s))
 	}
 	return nil
-}
-
-// mdEscape neutralises Markdown and HTML in untrusted text.
-func mdEscape(s string) string {
-	s = safeText(s)
-	r := strings.NewReplacer("\\", "\\\\", "|", "\\|", "<", "&lt;", ">", "&gt;", "`", "\\`", "*", "\\*", "_", "\\_", "[", "\\[", "]", "\\]", "#", "\\#")
-	return r.Replace(s)
 }
 
 // mermaid draws both arms' fits on a 21-point rate grid as an xychart.
@@ -552,7 +539,7 @@ func ReadCapacityJSON(raw []byte) (*CapacityDoc, error) {
 	switch doc.Verdict {
 	case analysis.Pass, analysis.Fail, analysis.Inconclusive:
 	default:
-		return nil, fmt.Errorf("verdict %q: want pass, fail or inconclusive", safeText(string(doc.Verdict)))
+		return nil, fmt.Errorf("verdict %q: want pass, fail or inconclusive", string(doc.Verdict))
 	}
 	c := doc.Capacity
 	upper := func(n analysis.Num) float64 {

@@ -86,12 +86,50 @@ func TestReadCapacityJSONRefuses(t *testing.T) {
 		{`{"schema_version":1,"verdict":"pass","metrics":[]}`, "not a capacity report"},
 		{`{"verdict":"pass","capacity":{}}`, "no schema_version"},
 		{`{"schema_version":99,"verdict":"pass","capacity":{}}`, "upgrade goodput"},
-		{`{"schema_version":1,"verdict":"ok\u001b[2J","capacity":{}}`, `verdict "ok?[2J"`},
+		{`{"schema_version":1,"verdict":"ok\u001b[2J","capacity":{}}`, `verdict "ok\x1b[2J"`},
 		{`{"schema_version":1,"verdict":"pass","capacity":{"baseline":{"points":[{}],"fit":{"rates":[]}}}}`, "fit has 0 values for 1 points"},
 		{`{"schema_version":1,`, "unexpected end"},
 	} {
 		if _, err := ReadCapacityJSON([]byte(tc.raw)); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want %q", tc.raw, err, tc.want)
 		}
+	}
+}
+
+// TestCapacityUntrustedText: a warning and a point's source file name carry
+// a terminal escape, a bidi override, an HTML tag, a mention and a table
+// pipe; the text report shows the controls as \xNN and the Markdown report
+// escapes them as the judge's Markdown does (EscapeMarkdown).
+func TestCapacityUntrustedText(t *testing.T) {
+	pol, err := policies.Load("chat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := capacity.Compare(readArm(t, "vllm"), readArm(t, "vllm+quantization"),
+		capacity.Config{Policy: pol, SaturationTolerance: capacity.DefaultSaturationTolerance})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const hostile = "x\x1b[2J\u202e|<b>@org/team</b>"
+	res.Warnings = append(res.Warnings, hostile)
+	res.Baseline.Points[0].Source = hostile
+	doc := &CapacityDoc{Result: res, SLO: "TTFT ≤ 1s", Policy: analysis.PolicyRef{Name: pol.Name, SHA256: pol.SHA256, Source: pol.Source}, ToolVersion: "test"}
+	var text, md bytes.Buffer
+	if err := CapacityText(&text, doc); err != nil {
+		t.Fatal(err)
+	}
+	if err := CapacityMarkdown(&md, doc); err != nil {
+		t.Fatal(err)
+	}
+	for name, out := range map[string]string{"text": text.String(), "markdown": md.String()} {
+		if strings.ContainsAny(out, "\x1b\u202e") {
+			t.Errorf("%s: a control character reached the output", name)
+		}
+	}
+	if !strings.Contains(text.String(), `x\x1b[2J\x202e|<b>@org/team</b>`) {
+		t.Errorf("text: the warning is not shown with its controls escaped:\n%s", text.String())
+	}
+	if strings.Contains(md.String(), "<b>") || strings.Contains(md.String(), "@org") || !strings.Contains(md.String(), EscapeMarkdown(hostile)) {
+		t.Errorf("markdown: the warning is not escaped as EscapeMarkdown does:\n%s", md.String())
 	}
 }
