@@ -106,7 +106,7 @@ func (a *app) chooseJudgePath(ctx context.Context, o *judgeOptions) (judgePath, 
 	case unknown > 0:
 		return judgePath{stream: true, reason: fmt.Sprintf("the size of %d input(s) read from a pipe or standard input is not known before they are read; --exact keeps every request instead", unknown)}, nil
 	case unsized > 0:
-		return judgePath{stream: true, reason: fmt.Sprintf("%d gzip input(s) do not record their uncompressed size (content past 4 GiB, several members or a file cut short), so it is not known before they are read; --exact keeps every request instead", unsized)}, nil
+		return judgePath{stream: true, reason: fmt.Sprintf("%d gzip input(s) do not record their uncompressed size (a file cut short, content past 4 GiB, or several members), so it is not known before they are read; --exact keeps every request instead", unsized)}, nil
 	case total > limit:
 		return judgePath{stream: true, reason: fmt.Sprintf("the request logs hold %s, above %s; --exact keeps every request instead", fmtBytes(total), fmtBytes(limit))}, nil
 	}
