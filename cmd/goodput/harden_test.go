@@ -437,3 +437,19 @@ func TestImplausibleRecordStream(t *testing.T) {
 		t.Errorf("--stream with kayenta: exit %d stderr %s", code, errs)
 	}
 }
+
+// TestErrorsSafeForTerminal: an error that quotes a name holding a
+// terminal escape and a bidi override (here a missing file's path) reaches
+// stderr with them shown as \xNN, its line breaks kept.
+func TestErrorsSafeForTerminal(t *testing.T) {
+	code, out, errs := runCLI(t, nil, "judge", "--baseline", filepath.Join(t.TempDir(), "no\x1b[2J\u202esuch"), "--canary", "x")
+	if code != ExitError || out != "" {
+		t.Errorf("exit %d, stdout %q; want exit %d and nothing on stdout", code, out, ExitError)
+	}
+	if strings.ContainsAny(errs, "\x1b\u202e") || !strings.Contains(errs, `no\x1b[2J\x202esuch`) {
+		t.Errorf("stderr %q: want the controls shown as \\xNN", errs)
+	}
+	if got := terminalLines("a\x07\nb\tc"); got != "a\\x07\nb\\x09c" {
+		t.Errorf("terminalLines: %q", got)
+	}
+}

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/goodput-dev/goodput/analysis/report"
 )
 
 // Exit codes (DESIGN.md §5).
@@ -121,6 +123,19 @@ func (a *app) now() time.Time {
 	return a.clock()
 }
 
+// terminalLines makes an error message safe for a terminal whatever text
+// it quotes (a server's answer, a file's content): its line breaks are
+// kept, every other control character is shown as \xNN (report.Sanitize).
+// The sources already quote what they read; this is the last line of
+// defence at the one place errors are printed.
+func terminalLines(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = report.Sanitize(l)
+	}
+	return strings.Join(lines, "\n")
+}
+
 // run executes the CLI with args and returns the process exit code.
 //
 // A panic is a bug, never a usage error: it is reported with its stack and
@@ -128,7 +143,7 @@ func (a *app) now() time.Time {
 func run(ctx context.Context, args []string, streams *IOStreams, env Env) (code int) {
 	defer func() {
 		if r := recover(); r != nil {
-			fmt.Fprintf(streams.ErrOut, "goodput: internal error (please report it with the input that caused it): %v\n%s", r, debug.Stack())
+			fmt.Fprintf(streams.ErrOut, "goodput: internal error (please report it with the input that caused it): %s\n%s", terminalLines(fmt.Sprint(r)), debug.Stack())
 			code = ExitError
 		}
 	}()
@@ -145,12 +160,12 @@ func run(ctx context.Context, args []string, streams *IOStreams, env Env) (code 
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.Err != nil {
-			fmt.Fprintf(streams.ErrOut, "goodput: %v\n", ee.Err)
+			fmt.Fprintf(streams.ErrOut, "goodput: %s\n", terminalLines(ee.Err.Error()))
 		}
 		return ee.Code
 	}
 	// cobra's own flag and argument errors are usage errors
-	fmt.Fprintf(streams.ErrOut, "goodput: %v\n", err)
+	fmt.Fprintf(streams.ErrOut, "goodput: %s\n", terminalLines(err.Error()))
 	if isUsage(err) {
 		fmt.Fprintln(streams.ErrOut, "Run 'goodput --help' for usage.")
 		return ExitUsage
