@@ -75,10 +75,24 @@ func sameContent(ins []armInput) error {
 	return nil
 }
 
+// fnvPrime is FNV-1a's 64-bit prime.
+const fnvPrime = 1099511628211
+
 // recordKey is a 64-bit FNV-1a digest of every field of a record,
 // computed without allocating (it runs once per record).
 func recordKey(r *sources.Request) uint64 {
-	const prime = 1099511628211
+	h := recordKeyNoReplica(r)
+	for i := 0; i < len(r.Replica); i++ {
+		h ^= uint64(r.Replica[i])
+		h *= fnvPrime
+	}
+	return h
+}
+
+// recordKeyNoReplica is recordKey before the replica's name: the digest
+// overlapping arms share when one's records were relabelled.
+func recordKeyNoReplica(r *sources.Request) uint64 {
+	const prime = fnvPrime
 	h := uint64(14695981039346656037)
 	word := func(v uint64) {
 		for i := 0; i < 8; i++ {
@@ -102,10 +116,6 @@ func recordKey(r *sources.Request) uint64 {
 	}
 	h ^= 0
 	h *= prime
-	for i := 0; i < len(r.Replica); i++ {
-		h ^= uint64(r.Replica[i])
-		h *= prime
-	}
 	return h
 }
 
@@ -179,5 +189,66 @@ func distinctArms(base, can *sources.Dataset) error {
 	if len(bk) > 0 && slices.Equal(bk, ck) {
 		return fmt.Errorf("the baseline and the canary hold the same %d records: a deployment compared with itself says nothing; give each arm its own data", len(bk))
 	}
-	return nil
+	bm, cm := measuredKeys(base), measuredKeys(can)
+	return overlapError(sharedCount(bm, cm), len(bm), len(cm), true)
+}
+
+// measuredKeys returns the sorted recordKeyNoReplica digests of the
+// records with a measured latency (TTFT or end-to-end): the records two
+// arms can share only by mistake. Records without one (a rejection, an
+// error before the first token) carry little more than a time and a
+// status, and two arms hit by one outage share many such by chance.
+func measuredKeys(d *sources.Dataset) []uint64 {
+	keys := make([]uint64, 0, len(d.Requests))
+	for i := range d.Requests {
+		r := &d.Requests[i]
+		if !math.IsNaN(r.TTFT) || !math.IsNaN(r.E2E) {
+			keys = append(keys, recordKeyNoReplica(r))
+		}
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// sharedCount counts the digests two sorted lists share, each as often as
+// the list holding it fewer times.
+func sharedCount(a, b []uint64) int {
+	n := 0
+	for i, j := 0, 0; i < len(a) && j < len(b); {
+		switch {
+		case a[i] < b[j]:
+			i++
+		case a[i] > b[j]:
+			j++
+		default:
+			n++
+			i++
+			j++
+		}
+	}
+	return n
+}
+
+// maxOverlapShare is the share of the smaller arm's measured records that
+// may also appear in the other arm (the replica's name aside) before the
+// arms are refused. Two deployments measured apart share a record only by
+// coincidence (the same arrival time, latencies, lengths, status and
+// class); arms whose files were cut from one stream with a filter that let
+// one arm's requests into the other's file share many.
+const maxOverlapShare = 0.01
+
+// overlapError refuses arms that share more than maxOverlapShare of the
+// smaller arm's nb or nc measured records (shared of them, exactly or
+// estimated from a sample), and at least 3.
+func overlapError(shared, nb, nc int, exact bool) error {
+	n := min(nb, nc)
+	if shared < 3 || float64(shared) <= maxOverlapShare*float64(n) {
+		return nil
+	}
+	about := ""
+	if !exact {
+		about = "about "
+	}
+	return fmt.Errorf("the baseline and the canary share %s%d records (%.1f%% of the %d measured records of the smaller arm: same arrival time, status, latencies, lengths and class, whatever the replica's name): one arm's requests are in the other's data (a filter that let them in, or a copy relabelled); give each arm only its own requests",
+		about, shared, 100*float64(shared)/float64(n), n)
 }

@@ -208,6 +208,10 @@ func TestDuplicateInputsRefused(t *testing.T) {
 		fmt.Fprintf(&csv, "%d.%03d,ok,0.%03d,0.03,100\n", 1700000000+i/10, (i%10)*100, 100+(i+9)%400)
 	}
 	ccsv := writeFile(t, d, "c.csv", csv.String())
+	// the baseline's records under a replica name of the canary's, and the
+	// canary's own records with a tenth of the baseline's let in
+	relabelled := writeFile(t, d, "b-relabelled.jsonl", strings.ReplaceAll(goodLog(300), `"status"`, `"replica": "canary-0", "status"`))
+	leaked := writeFile(t, d, "c-leaked.jsonl", goodLogV(300, 9)+strings.Join(lines[:30], "\n")+"\n")
 
 	for _, tc := range []struct {
 		name string
@@ -221,6 +225,8 @@ func TestDuplicateInputsRefused(t *testing.T) {
 		{"every line twice", []string{"--baseline", b, "--canary", twice}, []string{"300 of 600 records", "twice.jsonl"}},
 		{"JSONL and CSV of the same records", []string{"--baseline", b, "--canary", c, ccsv}, []string{"300 of 600 records", "c.csv"}},
 		{"same records in another order", []string{"--baseline", b, "--canary", rev}, []string{"same 300 records"}},
+		{"same records under another replica name", []string{"--baseline", b, "--canary", relabelled}, []string{"share 300 records (100.0% of the 300 measured records", "whatever the replica's name"}},
+		{"a tenth of the baseline in the canary's file", []string{"--baseline", b, "--canary", leaked}, []string{"share 30 records (10.0% of the 300 measured records", "give each arm only its own requests"}},
 	} {
 		for _, mode := range []string{"", "--stream"} {
 			t.Run(tc.name+mode, func(t *testing.T) {
@@ -238,6 +244,17 @@ func TestDuplicateInputsRefused(t *testing.T) {
 					}
 				}
 			})
+		}
+	}
+	// two records both arms share by coincidence are judged
+	two := writeFile(t, d, "c-two.jsonl", goodLogV(300, 9)+strings.Join(lines[:2], "\n")+"\n")
+	for _, mode := range []string{"", "--stream"} {
+		args := []string{"judge", "--baseline", b, "--canary", two}
+		if mode != "" {
+			args = append(args, mode)
+		}
+		if code, _, errs := runCLI(t, nil, args...); code == ExitError {
+			t.Errorf("two shared records%s: exit %d, want a verdict; %s", mode, code, errs)
 		}
 	}
 	// one coincidental repeat among many records is kept, with a warning

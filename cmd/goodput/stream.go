@@ -36,13 +36,16 @@ const streamHeapLimit = 384 << 20
 
 // streamFile is one input's scan.
 type streamFile struct {
-	arm    sources.Arm
-	in     *input
-	agg    *analysis.Aggregator
-	keys   *keySketch
-	ds     sources.Dataset
-	err    error
-	sha256 string
+	arm  sources.Arm
+	in   *input
+	agg  *analysis.Aggregator
+	keys *keySketch
+	// measured sketches the digests without the replica's name of the
+	// records with a measured latency, for overlapError
+	measured *keySketch
+	ds       sources.Dataset
+	err      error
+	sha256   string
 	// window is the plausible window a second read kept, when the first
 	// found records outside it (nil: every record)
 	window *[2]float64
@@ -113,7 +116,7 @@ func (a *app) readArmsStream(ctx context.Context, o *judgeOptions, pol *policies
 	if err := sameContent(ins); err != nil {
 		return base, can, err
 	}
-	var sk [2]*keySketch
+	var sk, sm [2]*keySketch
 	var out [2]sources.Dataset
 	// each arm's files merged, then both on one grid (the wider of their
 	// slice widths: Aggregator.WidenTo)
@@ -126,10 +129,11 @@ func (a *app) readArmsStream(ctx context.Context, o *judgeOptions, pol *policies
 			}
 			if ags[k] == nil {
 				// the arm's first file: take its aggregate and sketch
-				ags[k], sk[k] = f.agg, f.keys
+				ags[k], sk[k], sm[k] = f.agg, f.keys, f.measured
 			} else {
 				ags[k].Merge(f.agg)
 				sk[k].merge(f.keys)
+				sm[k].merge(f.measured)
 			}
 			f.agg = nil // merged: its bins may go
 			out[k].Inputs = append(out[k].Inputs, f.ds.Inputs...)
@@ -165,6 +169,10 @@ func (a *app) readArmsStream(ctx context.Context, o *judgeOptions, pol *policies
 	}
 	if sk[0].sameAs(sk[1]) {
 		return base, can, fmt.Errorf("the baseline and the canary hold the same %d records: a deployment compared with itself says nothing; give each arm its own data", sk[0].n)
+	}
+	shared, exact := sm[0].shared(sm[1])
+	if err := overlapError(shared, int(sm[0].n), int(sm[1].n), exact); err != nil {
+		return base, can, err
 	}
 	if err := cutReplicaWarmups(ctx, files, &out, pol, ro, progress); err != nil {
 		return base, can, err
@@ -245,10 +253,14 @@ func rescanExcluding(ctx context.Context, f *streamFile, pol *policies.Policy, r
 // When the plausible-window check needs a second look (records to drop),
 // a regular file is read again, and must not have changed in between.
 func scanStreamFile(ctx context.Context, f *streamFile, pol *policies.Policy, ro requestlog.Options) error {
-	reset := func() { f.agg, f.keys = analysis.NewAggregator(pol), newKeySketch() }
+	reset := func() { f.agg, f.keys, f.measured = analysis.NewAggregator(pol), newKeySketch(), newKeySketch() }
 	add := func(req *sources.Request) error {
 		f.agg.Add(req)
-		f.keys.add(streamKey(req))
+		full, measured, ok := streamKey(req)
+		f.keys.add(full)
+		if ok {
+			f.measured.add(measured)
+		}
 		return nil
 	}
 	reset()
@@ -297,8 +309,10 @@ func (f *streamFile) readAgain(ctx context.Context, so requestlog.ScanOptions, s
 // time with their length, mix64 at the end) rather than FNV's byte at a
 // time, which made the digest a tenth of the scan's CPU time. Its values
 // differ from recordKey's: only the streaming judge's sketches compare
-// them.
-func streamKey(r *sources.Request) uint64 {
+// them. measured is the digest without the replica's name, as
+// recordKeyNoReplica is, for a record with a measured latency (TTFT or
+// end-to-end); ok is false for the others (see measuredKeys).
+func streamKey(r *sources.Request) (full, measured uint64, ok bool) {
 	h := uint64(0x6a09e667f3bcc909)
 	for _, v := range [...]float64{r.Time, r.TTFT, r.TPOT, r.E2E, r.MaxITL} {
 		b := math.Float64bits(v)
@@ -312,7 +326,7 @@ func streamKey(r *sources.Request) uint64 {
 	h = step64(h, uint64(r.CachedTokens))
 	h = step64(h, uint64(uint32(r.Attempt))|uint64(r.Status)<<32|uint64(r.Quality)<<40|uint64(r.CanceledBy)<<48)
 	h = mixString(h, r.Class)
-	return mix64(mixString(h, r.Replica))
+	return mix64(mixString(h, r.Replica)), mix64(h), r.TTFT == r.TTFT || r.E2E == r.E2E
 }
 
 // step64 mixes word w into h: a bijection of h for each w.
@@ -421,6 +435,20 @@ func (s *keySketch) duplicates() (dup, n int, exact bool) {
 		d += int(c) - 1
 	}
 	return d << s.shift, int(s.n), s.shift == 0
+}
+
+// shared returns how many records s and o have in common (each digest as
+// often as the sketch holding it fewer times): exact when neither sketch
+// sampled, else estimated from the digests both keep (the coarser
+// sample, on the same top bits of the digest, scaled up).
+func (s *keySketch) shared(o *keySketch) (n int, exact bool) {
+	shift := max(s.shift, o.shift)
+	for k, c := range s.keys {
+		if shift == 0 || k>>(64-shift) == 0 {
+			n += int(min(c, o.keys[k]))
+		}
+	}
+	return n << shift, shift == 0
 }
 
 // sameAs reports whether two sketches summarise the same records.

@@ -104,6 +104,32 @@ func TestKeySketch(t *testing.T) {
 	if a.sameAs(c) {
 		t.Error("one changed record compares equal")
 	}
+	// records both arms share: counted exactly while both sketches hold
+	// every digest, estimated from the coarser sample once either samples
+	x, y := newKeySketch(), newKeySketch()
+	for i := 0; i < 1000; i++ {
+		x.add(key(i))
+		y.add(key(i + 900)) // 100 shared
+	}
+	if got, exact := x.shared(y); got != 100 || !exact {
+		t.Errorf("shared, small: %d (exact %v), want 100 exactly", got, exact)
+	}
+	x, y = newKeySketch(), newKeySketch()
+	for i := 0; i < n; i++ {
+		x.add(key(i))
+		if i < sketchKeys/2 {
+			y.add(key(n + i)) // y is small and exact; x samples
+		}
+		if i%10 == 0 {
+			y.add(key(i)) // a tenth of x in y
+		}
+	}
+	if got, exact := x.shared(y); exact || math.Abs(float64(got)-n/10) > 0.2*n/10 {
+		t.Errorf("shared, sampled: %d (exact %v), want about %d", got, exact, n/10)
+	}
+	if got, _ := y.shared(x); math.Abs(float64(got)-n/10) > 0.2*n/10 {
+		t.Errorf("shared the other way round: %d, want about %d", got, n/10)
+	}
 	// merging halves gives the whole
 	h1, h2 := newKeySketch(), newKeySketch()
 	for i := 0; i < n; i++ {
@@ -134,8 +160,25 @@ func TestStreamKeyCoversEveryField(t *testing.T) {
 	base.Time, base.TTFT, base.E2E, base.Class, base.Replica, base.Status, base.Attempt = 1.7e9, 0.25, 1.5, "chat", "pod-1", sources.StatusOK, 1
 	same := base
 	same.TPOT = math.Float64frombits(math.Float64bits(math.NaN()) | 1) // another NaN
-	if streamKey(&base) != streamKey(&same) {
+	key := func(r *sources.Request) uint64 { k, _, _ := streamKey(r); return k }
+	noReplica := func(r *sources.Request) uint64 { _, k, _ := streamKey(r); return k }
+	if key(&base) != key(&same) {
 		t.Error("unknown latencies with different NaN bits give different digests")
+	}
+	// the digest without the replica's name: the same under another name,
+	// and kept only for records with a measured latency
+	relabelled := base
+	relabelled.Replica = "canary-7"
+	if noReplica(&base) != noReplica(&relabelled) || key(&base) == key(&relabelled) {
+		t.Error("a record under another replica name: want the same measured digest and another full one")
+	}
+	unmeasured := base
+	unmeasured.TTFT, unmeasured.E2E = math.NaN(), math.NaN()
+	if _, _, ok := streamKey(&base); !ok {
+		t.Error("a record with TTFT and end-to-end latency is not counted as measured")
+	}
+	if _, _, ok := streamKey(&unmeasured); ok {
+		t.Error("a record with neither TTFT nor end-to-end latency is counted as measured")
 	}
 	edits := []func(r *sources.Request){
 		func(r *sources.Request) { r.Time += 1e-6 },
@@ -158,15 +201,15 @@ func TestStreamKeyCoversEveryField(t *testing.T) {
 		func(r *sources.Request) { r.Class, r.Replica = "chatpod-1", "" }, // same bytes, moved between fields
 		func(r *sources.Request) { r.Replica = "pod-1\x00" },
 	}
-	seen := map[uint64]int{streamKey(&base): -1}
+	seen := map[uint64]int{key(&base): -1}
 	for k, edit := range edits {
 		r := base
 		edit(&r)
-		key := streamKey(&r)
-		if j, dup := seen[key]; dup {
+		kr := key(&r)
+		if j, dup := seen[kr]; dup {
 			t.Errorf("edit %d gives the digest of %d", k, j)
 		}
-		seen[key] = k
+		seen[kr] = k
 	}
 }
 
