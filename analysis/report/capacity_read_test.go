@@ -40,11 +40,10 @@ func readArm(t *testing.T, arm string) []sources.RatePoint {
 	return pts
 }
 
-// TestCapacityJSONRoundTrip: a capacity report read back with
-// ReadCapacityJSON and written again is byte-identical, for the real
-// inference-perf pair and for one whose canary capacity is not
-// identifiable with an unbounded ratio interval (null upper ends).
-func TestCapacityJSONRoundTrip(t *testing.T) {
+// compareRealSweeps compares the real inference-perf sweeps (vLLM against
+// vLLM with quantization) under the chat policy.
+func compareRealSweeps(t *testing.T) (*policies.Policy, *capacity.Result) {
+	t.Helper()
 	pol, err := policies.Load("chat")
 	if err != nil {
 		t.Fatal(err)
@@ -54,6 +53,15 @@ func TestCapacityJSONRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return pol, res
+}
+
+// TestCapacityJSONRoundTrip: a capacity report read back with
+// ReadCapacityJSON and written again is byte-identical, for the real
+// inference-perf pair and for one whose canary capacity is not
+// identifiable with an unbounded ratio interval (null upper ends).
+func TestCapacityJSONRoundTrip(t *testing.T) {
+	pol, res := compareRealSweeps(t)
 	unbounded := *res
 	unbounded.Canary.Capacity = capacity.Capacity{Estimate: math.NaN(), Lo: 170, Hi: math.Inf(1), Reason: "every point is above the target", Identify: "sweep beyond 177 req/s"}
 	unbounded.RatioCI.Hi = math.Inf(1)
@@ -101,15 +109,7 @@ func TestReadCapacityJSONRefuses(t *testing.T) {
 // pipe; the text report shows the controls as \xNN and the Markdown report
 // escapes them as the judge's Markdown does (EscapeMarkdown).
 func TestCapacityUntrustedText(t *testing.T) {
-	pol, err := policies.Load("chat")
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := capacity.Compare(readArm(t, "vllm"), readArm(t, "vllm+quantization"),
-		capacity.Config{Policy: pol, SaturationTolerance: capacity.DefaultSaturationTolerance})
-	if err != nil {
-		t.Fatal(err)
-	}
+	pol, res := compareRealSweeps(t)
 	const hostile = "x\x1b[2J\u202e|<b>@org/team</b>"
 	res.Warnings = append(res.Warnings, hostile)
 	res.Baseline.Points[0].Source = hostile
