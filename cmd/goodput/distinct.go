@@ -242,6 +242,7 @@ const maxOverlapShare = 0.01
 // estimated from a sample), and at least 3.
 func overlapError(shared, nb, nc int, exact bool) error {
 	n := min(nb, nc)
+	shared = min(shared, n) // an estimate can overshoot
 	if shared < 3 || float64(shared) <= maxOverlapShare*float64(n) {
 		return nil
 	}
