@@ -81,9 +81,13 @@ const fnvPrime = 1099511628211
 // recordKey is a 64-bit FNV-1a digest of every field of a record,
 // computed without allocating (it runs once per record).
 func recordKey(r *sources.Request) uint64 {
-	h := recordKeyNoReplica(r)
-	for i := 0; i < len(r.Replica); i++ {
-		h ^= uint64(r.Replica[i])
+	return withReplica(recordKeyNoReplica(r), r.Replica)
+}
+
+// withReplica adds the replica's name to a recordKeyNoReplica digest.
+func withReplica(h uint64, replica string) uint64 {
+	for i := 0; i < len(replica); i++ {
+		h ^= uint64(replica[i])
 		h *= fnvPrime
 	}
 	return h
@@ -92,12 +96,11 @@ func recordKey(r *sources.Request) uint64 {
 // recordKeyNoReplica is recordKey before the replica's name: the digest
 // overlapping arms share when one's records were relabelled.
 func recordKeyNoReplica(r *sources.Request) uint64 {
-	const prime = fnvPrime
 	h := uint64(14695981039346656037)
 	word := func(v uint64) {
 		for i := 0; i < 8; i++ {
 			h ^= v & 0xff
-			h *= prime
+			h *= fnvPrime
 			v >>= 8
 		}
 	}
@@ -112,22 +115,38 @@ func recordKeyNoReplica(r *sources.Request) uint64 {
 	}
 	for i := 0; i < len(r.Class); i++ {
 		h ^= uint64(r.Class[i])
-		h *= prime
+		h *= fnvPrime
 	}
 	h ^= 0
-	h *= prime
+	h *= fnvPrime
 	return h
 }
 
-// recordKeys returns the sorted record digests of a dataset.
-func recordKeys(d *sources.Dataset) []uint64 {
-	keys := make([]uint64, len(d.Requests))
+// recordKeys returns the sorted record digests of a dataset (recordKey)
+// and, of its records with a measured latency, the sorted digests without
+// the replica's name (recordKeyNoReplica): the records two arms can share
+// only by mistake. Records without one (a rejection, an error before the
+// first token) carry little more than a time and a status, and two arms
+// hit by one outage share many such by chance. Each record is hashed once.
+func recordKeys(d *sources.Dataset) (all, measured []uint64) {
+	all = make([]uint64, len(d.Requests))
+	measured = make([]uint64, 0, len(d.Requests))
 	for i := range d.Requests {
-		keys[i] = recordKey(&d.Requests[i])
+		r := &d.Requests[i]
+		h := recordKeyNoReplica(r)
+		if measuredLatency(r) {
+			measured = append(measured, h)
+		}
+		all[i] = withReplica(h, r.Replica)
 	}
-	slices.Sort(keys)
-	return keys
+	slices.Sort(all)
+	slices.Sort(measured)
+	return all, measured
 }
+
+// measuredLatency reports whether r carries a measured latency (TTFT or
+// end-to-end): the records the overlap check compares, on both paths.
+func measuredLatency(r *sources.Request) bool { return r.TTFT == r.TTFT || r.E2E == r.E2E }
 
 // duplicateRecords checks one arm for records repeated beyond chance and
 // returns an error over maxDuplicateShare, a warning below it (or "").
@@ -173,7 +192,8 @@ func distinctArms(base, can *sources.Dataset) error {
 	if base.Agg != nil || can.Agg != nil {
 		return nil // metrics inputs: their files' digests were compared
 	}
-	bk, ck := recordKeys(base), recordKeys(can)
+	bk, bm := recordKeys(base)
+	ck, cm := recordKeys(can)
 	for _, a := range []struct {
 		d    *sources.Dataset
 		keys []uint64
@@ -189,25 +209,7 @@ func distinctArms(base, can *sources.Dataset) error {
 	if len(bk) > 0 && slices.Equal(bk, ck) {
 		return fmt.Errorf("the baseline and the canary hold the same %d records: a deployment compared with itself says nothing; give each arm its own data", len(bk))
 	}
-	bm, cm := measuredKeys(base), measuredKeys(can)
 	return overlapError(sharedCount(bm, cm), len(bm), len(cm), true)
-}
-
-// measuredKeys returns the sorted recordKeyNoReplica digests of the
-// records with a measured latency (TTFT or end-to-end): the records two
-// arms can share only by mistake. Records without one (a rejection, an
-// error before the first token) carry little more than a time and a
-// status, and two arms hit by one outage share many such by chance.
-func measuredKeys(d *sources.Dataset) []uint64 {
-	keys := make([]uint64, 0, len(d.Requests))
-	for i := range d.Requests {
-		r := &d.Requests[i]
-		if !math.IsNaN(r.TTFT) || !math.IsNaN(r.E2E) {
-			keys = append(keys, recordKeyNoReplica(r))
-		}
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // sharedCount counts the digests two sorted lists share, each as often as

@@ -313,7 +313,7 @@ func (f *streamFile) readAgain(ctx context.Context, so requestlog.ScanOptions, s
 // differ from recordKey's: only the streaming judge's sketches compare
 // them. measured is the digest without the replica's name, as
 // recordKeyNoReplica is, for a record with a measured latency (TTFT or
-// end-to-end); ok is false for the others (see measuredKeys).
+// end-to-end); ok is false for the others (measuredLatency).
 func streamKey(r *sources.Request) (full, measured uint64, ok bool) {
 	h := uint64(0x6a09e667f3bcc909)
 	for _, v := range [...]float64{r.Time, r.TTFT, r.TPOT, r.E2E, r.MaxITL} {
@@ -328,7 +328,7 @@ func streamKey(r *sources.Request) (full, measured uint64, ok bool) {
 	h = step64(h, uint64(r.CachedTokens))
 	h = step64(h, uint64(uint32(r.Attempt))|uint64(r.Status)<<32|uint64(r.Quality)<<40|uint64(r.CanceledBy)<<48)
 	h = mixString(h, r.Class)
-	return mix64(mixString(h, r.Replica)), mix64(h), r.TTFT == r.TTFT || r.E2E == r.E2E
+	return mix64(mixString(h, r.Replica)), mix64(h), measuredLatency(r)
 }
 
 // step64 mixes word w into h: a bijection of h for each w.
