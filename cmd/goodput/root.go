@@ -199,10 +199,12 @@ Exit codes: 0 pass, 1 fail, 2 usage error, 3 inconclusive, 4 could not evaluate.
 		SilenceErrors: true,
 	}
 	root.SetVersionTemplate("goodput {{.Version}}\n")
-	var cpuProfile string
+	var cpuProfile, memProfile string
 	var stopProfile func()
 	root.PersistentFlags().StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile to `FILE` (for performance work)")
+	root.PersistentFlags().StringVar(&memProfile, "memprofile", "", "write an allocation profile to `FILE` when the command ends (for performance work)")
 	_ = root.PersistentFlags().MarkHidden("cpuprofile")
+	_ = root.PersistentFlags().MarkHidden("memprofile")
 	root.PersistentPreRunE = func(*cobra.Command, []string) error {
 		if cpuProfile == "" {
 			return nil
@@ -221,6 +223,12 @@ Exit codes: 0 pass, 1 fail, 2 usage error, 3 inconclusive, 4 could not evaluate.
 	root.PersistentPostRun = func(*cobra.Command, []string) {
 		if stopProfile != nil {
 			stopProfile()
+		}
+		if memProfile != "" {
+			if f, err := os.Create(memProfile); err == nil {
+				_ = pprof.Lookup("allocs").WriteTo(f, 0)
+				f.Close()
+			}
 		}
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError("%v", err) })
