@@ -815,7 +815,7 @@ func (j *aggJudgement) gates() []Metric {
 		})
 	family := len(evals)
 	evals = append(evals, j.guardrails(conf)...)
-	evals = append(evals, j.trendChecks()...)
+	evals = append(evals, j.trendChecks(trendLevels(evals[:family]))...)
 	adj := stats.WeightedHolm(ps, weights)
 	out := make([]Metric, len(evals))
 	for i := range evals {

@@ -16,8 +16,9 @@ import (
 // 2^(1/256); a metrics histogram's buckets, often far wider: a metric
 // they leave unresolved is not followed, with a warning). The canary is taken as counted
 // (cRaw), not reweighted to the baseline's class mix, as on the request
-// path. A count the source does not report is not followed.
-func (j *aggJudgement) trendChecks() []gateEval {
+// path, and the series recentred on the gate's adjusted level (levels,
+// trendLevels). A count the source does not report is not followed.
+func (j *aggJudgement) trendChecks(levels map[string]float64) []gateEval {
 	if !j.paired {
 		return nil
 	}
@@ -92,7 +93,7 @@ func (j *aggJudgement) trendChecks() []gateEval {
 		return exactTrendPoint(nbs/dbs, ncs/dcs, dbs, dcs), true
 	}
 	skip := func(metric string) bool { return j.unreported(metric) != "" }
-	out, unresolved := trendEvals(j.p, nb, step, skip, segment)
+	out, unresolved := trendEvals(j.p, nb, step, skip, levels, segment)
 	for _, w := range unresolved {
 		j.warnf("%s", w)
 	}

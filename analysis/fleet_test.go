@@ -88,6 +88,15 @@ type fleet struct {
 	// cacheColdSecs > 0: the prefix cache starts empty and its hit
 	// probability grows linearly to normal over this many seconds
 	cacheColdSecs float64
+	// unlabelled: requests carry no class label (benchmark files rarely
+	// do), so the judge can tell the classes apart only by their lengths
+	unlabelled bool
+	// outputDrift scales output lengths by 1 + outputDrift·t/secs (−0.04:
+	// outputs 4% shorter by the end of the window)
+	outputDrift float64
+	// prefill > 0 makes TTFT grow with the prompt: the class median is
+	// scaled by (prompt tokens / the class's mean prompt)^prefill
+	prefill float64
 }
 
 func aaFleet(seed uint64) fleet {
@@ -153,8 +162,21 @@ func (f fleet) dataset(arm sources.Arm) *sources.Dataset {
 			} else {
 				ttftMed *= f.chatTTFTX
 			}
+			if f.prefill > 0 {
+				mean := 1100.0
+				if long {
+					mean = 5000
+				}
+				ttftMed *= math.Pow(float64(r.PromptTokens)/mean, f.prefill)
+			}
+			if f.unlabelled {
+				r.Class = ""
+			}
 			if f.outputX != 1 {
 				r.OutputTokens = max(2, int64(math.Round(float64(r.OutputTokens)*f.outputX)))
+			}
+			if f.outputDrift != 0 {
+				r.OutputTokens = max(2, int64(math.Round(float64(r.OutputTokens)*(1+f.outputDrift*t/f.secs))))
 			}
 			if f.tinyShare > 0 && rng.Float64() < f.tinyShare {
 				r.OutputTokens = int64(rng.IntN(2))
@@ -321,6 +343,11 @@ func fleetCases() []fleetCase {
 		{"aa-cache", Pass, same(func(f *fleet) { f.missTTFTX = 1.6 }), same(func(f *fleet) { f.missTTFTX = 1.6 })},
 		{"cache-broken", Fail, same(func(f *fleet) { f.missTTFTX = 1.6 }), same(func(f *fleet) { f.missTTFTX, f.cacheLoss = 1.6, 0.25 })},
 		{"cache-cold-start", Pass, same(func(f *fleet) { f.missTTFTX = 1.6 }), same(func(f *fleet) { f.missTTFTX, f.cacheColdSecs = 1.6, 180 })},
+		{"aa-unlabelled", Pass, same(func(f *fleet) { f.unlabelled = true }), same(func(f *fleet) { f.unlabelled = true })},
+		{"mix-shift-unlabelled", Pass, same(func(f *fleet) { f.unlabelled = true }), same(func(f *fleet) { f.unlabelled, f.longShare = true, 0.10 })},
+		{"masked-regression-unlabelled", Fail, same(func(f *fleet) { f.unlabelled = true }), same(func(f *fleet) { f.unlabelled, f.longShare, f.tpotX = true, 0.10, 1.15 })},
+		{"mix-shift-prefill", Pass, same(func(f *fleet) { f.prefill = 1 }), same(func(f *fleet) { f.prefill, f.longShare = 1, 0.10 })},
+		{"mix-shift-prefill-unlabelled", Pass, same(func(f *fleet) { f.prefill, f.unlabelled = 1, true }), same(func(f *fleet) { f.prefill, f.unlabelled, f.longShare = 1, true, 0.10 })},
 		{"regress-10-2h30", Fail, same(func(f *fleet) { f.secs = 9000 }), same(func(f *fleet) { f.secs = 9000; f.ttftX, f.tpotX = 1.10, 1.10 })},
 	}
 }

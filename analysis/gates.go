@@ -101,7 +101,7 @@ func (j *judgement) gates(r *Report) []Metric {
 		evals = append(evals, *j.unmatched)
 		ps = append(ps, math.NaN())
 	}
-	for _, e := range j.trendChecks() {
+	for _, e := range j.trendChecks(trendLevels(evals[:family])) {
 		evals = append(evals, e)
 		ps = append(ps, math.NaN())
 	}

@@ -47,8 +47,9 @@ const (
 //
 // A window average can hide a leak that starts at zero and ends beyond the
 // margin; this keeps it from being averaged away. It needs paired arms
-// (one clock, overlapping runs).
-func (j *judgement) trendChecks() []gateEval {
+// (one clock, overlapping runs). levels (trendLevels) recentres a gate's
+// series on the level its gate compares after adjustment.
+func (j *judgement) trendChecks(levels map[string]float64) []gateEval {
 	if !j.paired {
 		return nil
 	}
@@ -114,7 +115,42 @@ func (j *judgement) trendChecks() []gateEval {
 		}
 		return exactTrendPoint(nbs/dbs, ncs/dcs, dbs, dcs), true
 	}
-	out, _ := trendEvals(j.p, grid, j.b.bucketSecs, nil, segment)
+	out, _ := trendEvals(j.p, grid, j.b.bucketSecs, nil, levels, segment)
+	return out
+}
+
+// trendLevels reads, from the pooled gate rows, how far each gate's
+// adjustment (the canary reweighted to the reference mix, CUPED) moved its
+// window difference, on the trend's harm scale (positive = canary worse):
+// the counted (naive) harm less the adjusted one. A trend row lowers its
+// segments by it, so the line's level is the level its gate compares: a
+// canary whose traffic holds fewer long requests has a lower mean output
+// length and p99 TTFT as counted, which the gates standardize away; left
+// in the trend row, that level failed it whenever the slope came out
+// significant by chance (a pure mix shift failed output_tokens_mean_trend in
+// 2–3 of 40 runs of the fleet model). The slope itself stays the counted
+// arms': a mix that drifts in one arm alone still reads as a trend.
+func trendLevels(evals []gateEval) map[string]float64 {
+	out := map[string]float64{}
+	for _, e := range evals {
+		m := e.m
+		info, ok := policies.Metric(m.Name)
+		if !ok || m.Naive == nil || !trendMetric(m.Name, info) {
+			continue
+		}
+		harm := func(d float64) float64 {
+			if info.Scale == "relative" {
+				d = math.Log1p(d)
+			}
+			if info.HigherIsBetter {
+				d = -d
+			}
+			return d
+		}
+		if v := harm(float64(m.Naive.Delta)) - harm(float64(m.Delta)); !math.IsNaN(v) && !math.IsInf(v, 0) {
+			out[m.Name] = v
+		}
+	}
 	return out
 }
 
@@ -158,8 +194,9 @@ func trendMetric(metric string, info policies.MetricInfo) bool {
 // passes only when none puts the end of the window beyond the margin. A
 // metric whose intervals leave the end of the window undetermined over
 // more than half its margin (coarse histogram buckets, wide bounds) is not
-// followed: unresolved names it, for a warning.
-func trendEvals(p *policies.Policy, nb int, secs float64, skip func(metric string) bool,
+// followed: unresolved names it, for a warning. levels (trendLevels; nil:
+// none) holds, per metric, the harm by which its segments are lowered.
+func trendEvals(p *policies.Policy, nb int, secs float64, skip func(metric string) bool, levels map[string]float64,
 	segment func(metric string, info policies.MetricInfo, lo, hi int) (trendPoint, bool)) (out []gateEval, unresolved []string) {
 	k := min(TrendSegments, nb/MinTrendBuckets)
 	if k < MinTrendSegments {
@@ -222,6 +259,8 @@ func trendEvals(p *policies.Policy, nb int, secs float64, skip func(metric strin
 			if !cornersOK {
 				continue
 			}
+			shift := levels[g.Metric]
+			d, dLo, dHi = d-shift, dLo-shift, dHi-shift
 			s.x = append(s.x, float64(lo+hi)/2*secs/60)
 			s.h, s.lo, s.hi = append(s.h, d), append(s.lo, dLo), append(s.hi, dHi)
 			s.lastB, s.lastC = pt.b, pt.c
@@ -297,6 +336,10 @@ func trendEvals(p *policies.Policy, nb int, secs float64, skip func(metric strin
 			Buckets: [2]int{nb, nb}, Method: fmt.Sprintf("segment-ols-trend-%d", len(s.x)), Adjusted: []string{}}
 		iv := fmt.Sprintf("%s at the start to %s [%s, %s] at the end of the window (%d segments; a worsening trend at one-sided p = %.2g < α/%d)",
 			fmtDelta(m, delta(start)), fmtDelta(m, delta(f.At)), fmtDelta(m, dl), fmtDelta(m, dh), len(s.x), f.PIncrease, len(all))
+		if shift := levels[g.Metric]; shift != 0 {
+			m.Adjusted = append(m.Adjusted, fmt.Sprintf("recentred on the gate's adjusted level: every segment's difference moved by %s (the gate's adjusted window difference less its counted one), so a mix difference the gate standardizes away is not read as a level beyond the margin; the slope is the counted arms'",
+				fmtDelta(m, delta(-shift))))
+		}
 		if s.binned {
 			a, b := delta(fb.AtLo), delta(fb.AtHi)
 			if a > b {

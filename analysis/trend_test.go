@@ -74,6 +74,38 @@ func TestTrendCheck(t *testing.T) {
 	}
 }
 
+// TestTrendOnStandardizedLevel: a canary with fewer long requests (35% →
+// 10%, so 13% shorter outputs as counted, nothing as standardized) whose
+// outputs also shorten by up to 4% through the run: the output-length
+// trend is real and significant, but it ends within the 5% margin. The
+// trend row, on both paths, is recentred on the gate's standardized level
+// and passes, named; on the counted level it ended at about −16% and
+// failed the run for a mix the gates standardize away.
+func TestTrendOnStandardizedLevel(t *testing.T) {
+	const seed = 11
+	bf, c := aaFleet(seed), aaFleet(seed)
+	bf.rate, c.rate = 40, 40
+	c.longShare, c.outputDrift = 0.10, -0.04
+	b, cd := fleetArms(bf, c, seed)
+	onGrid(b, cd)
+	exact, agg := judgedBothWays(t, b, cd, Config{Policy: chat(t), Resamples: 300})
+	for _, r := range []*Report{exact, agg} {
+		m, ok := metricNamed(r, "output_tokens_mean_trend")
+		if !ok {
+			t.Fatalf("no output_tokens_mean_trend row: the trend was not seen; reasons %q", r.Reasons)
+		}
+		if m.Verdict != Pass || !(float64(m.Delta) > -0.05 && float64(m.Delta) < -0.01) {
+			t.Errorf("output_tokens_mean_trend %s %+.4f, want pass near −3%%: %s", m.Verdict, float64(m.Delta), m.Reason)
+		}
+		if !strings.Contains(strings.Join(m.Adjusted, "; "), "recentred on the gate's adjusted level") {
+			t.Errorf("the recentring is not said: %q", m.Adjusted)
+		}
+		if g, _ := metricNamed(r, "output_tokens_mean"); g.Naive == nil || !(float64(g.Naive.Delta) < -0.1) {
+			t.Errorf("the gate's counted difference is not the mix's: %+v", g.Naive)
+		}
+	}
+}
+
 // TestConditionalRows: the rows a check adds only when it found something
 // are named apart from the gates they watch, and only they are.
 func TestConditionalRows(t *testing.T) {
