@@ -91,6 +91,12 @@ type fleet struct {
 	// unlabelled: requests carry no class label (benchmark files rarely
 	// do), so the judge can tell the classes apart only by their lengths
 	unlabelled bool
+	// errShare (0 = 0.002) is the share of requests that fail on the
+	// server outside any burst
+	errShare float64
+	// labels > 0 splits each class label into this many (a template or
+	// adapter name per request: "chat-17"), drawn uniformly
+	labels int
 	// outputDrift scales output lengths by 1 + outputDrift·t/secs (−0.04:
 	// outputs 4% shorter by the end of the window)
 	outputDrift float64
@@ -172,6 +178,9 @@ func (f fleet) dataset(arm sources.Arm) *sources.Dataset {
 			if f.unlabelled {
 				r.Class = ""
 			}
+			if f.labels > 0 {
+				r.Class += "-" + strconv.Itoa(rng.IntN(f.labels))
+			}
 			if f.outputX != 1 {
 				r.OutputTokens = max(2, int64(math.Round(float64(r.OutputTokens)*f.outputX)))
 			}
@@ -233,7 +242,7 @@ func (f fleet) dataset(arm sources.Arm) *sources.Dataset {
 				r.Status = sources.StatusCanceled
 			case u < f.cancelShare+f.rejectShare:
 				r.Status = sources.StatusRejected
-			case u < f.cancelShare+f.rejectShare+0.002:
+			case u < f.cancelShare+f.rejectShare+cmp.Or(f.errShare, 0.002):
 				r.Status = sources.StatusError
 			default:
 				r.Status = sources.StatusOK
@@ -348,6 +357,20 @@ func fleetCases() []fleetCase {
 		{"masked-regression-unlabelled", Fail, same(func(f *fleet) { f.unlabelled = true }), same(func(f *fleet) { f.unlabelled, f.longShare, f.tpotX = true, 0.10, 1.15 })},
 		{"mix-shift-prefill", Pass, same(func(f *fleet) { f.prefill = 1 }), same(func(f *fleet) { f.prefill, f.longShare = 1, 0.10 })},
 		{"mix-shift-prefill-unlabelled", Pass, same(func(f *fleet) { f.prefill, f.unlabelled = 1, true }), same(func(f *fleet) { f.prefill, f.unlabelled, f.longShare = 1, true, 0.10 })},
+		{"aa-10min", Pass, same(func(f *fleet) { f.secs = 600 }), same(func(f *fleet) { f.secs = 600 })},
+		{"regress-20-10min", Fail, same(func(f *fleet) { f.secs = 600 }), same(func(f *fleet) { f.secs = 600; f.ttftX, f.tpotX = 1.2, 1.2 })},
+		{"aa-skew-45s", Pass, id, same(func(f *fleet) { f.offset = 45 })},
+		{"regress-10-skew-45s", Fail, id, same(func(f *fleet) { f.offset = 45; f.ttftX, f.tpotX = 1.10, 1.10 })},
+		{"aa-labels-40", Pass, same(func(f *fleet) { f.labels = 40 }), same(func(f *fleet) { f.labels = 40 })},
+		{"aa-labels-400", Pass, same(func(f *fleet) { f.labels = 400 }), same(func(f *fleet) { f.labels = 400 })},
+		{"regress-10-labels-400", Fail, same(func(f *fleet) { f.labels = 400 }), same(func(f *fleet) { f.labels = 400; f.ttftX, f.tpotX = 1.10, 1.10 })},
+		{"masked-regression-labels-40", Fail, same(func(f *fleet) { f.labels = 40 }), same(func(f *fleet) { f.labels = 40; f.longShare, f.tpotX = 0.10, 1.15 })},
+		{"regress-5", Fail, id, same(func(f *fleet) { f.ttftX, f.tpotX = 1.05, 1.05 })},
+		{"errors-up", Fail, id, same(func(f *fleet) { f.errShare = 0.02 })},
+		{"errors-up-0.7pp", Fail, id, same(func(f *fleet) { f.errShare = 0.009 })},
+		{"both-cold", Pass, same(func(f *fleet) { f.coldSecs, f.coldX = 240, 2.5 }), same(func(f *fleet) { f.coldSecs, f.coldX = 240, 2.5 })},
+		{"cold-start-regress-10", Fail, id, same(func(f *fleet) { f.coldSecs, f.coldX = 240, 2.5; f.ttftX, f.tpotX = 1.10, 1.10 })},
+		{"long-class-ttft-50", Fail, id, same(func(f *fleet) { f.longTTFTX = 1.5 })},
 		{"regress-10-2h30", Fail, same(func(f *fleet) { f.secs = 9000 }), same(func(f *fleet) { f.secs = 9000; f.ttftX, f.tpotX = 1.10, 1.10 })},
 	}
 }
