@@ -91,6 +91,10 @@ func (j *aggJudgement) costs() error {
 			}
 		}
 	}
+	if bN, cN := !replicasNamed(j.b), !replicasNamed(j.c); (r.AcceleratorPerHour != 0 || r.HostPerHour != 0) && (bN || cN) {
+		j.warnf("%s", unpricedReplicas(bN, cN))
+		return nil
+	}
 	for _, a := range []*aggArm{j.b, j.c} {
 		c := &aggCost{source: "policy-rates", network: math.NaN()}
 		for i := range a.slices {

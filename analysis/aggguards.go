@@ -96,6 +96,8 @@ func (j *aggJudgement) guardrails(conf float64) []gateEval {
 		out = append(out, e)
 	} else if e, ok := j.loadRatioGuardrail(conf); ok {
 		out = append(out, e)
+	} else if w := unloggedShedWarning(!replicasNamed(j.b), !replicasNamed(j.cRaw)); w != "" {
+		j.warnf("%s", w)
 	}
 	if e, ok := j.warmupGuardrail(conf); ok {
 		out = append(out, e)
@@ -135,7 +137,7 @@ func (j *aggJudgement) replicaLossGuardrail() (gateEval, bool) {
 func (j *aggJudgement) loadRatioGuardrail(conf float64) (gateEval, bool) {
 	build := func(a *aggArm) (stats.Ratio, bool) {
 		deployed := maxReplicas(a)
-		if !(deployed > 0) {
+		if !(deployed > 0) || !replicasNamed(a) {
 			return stats.Ratio{}, false
 		}
 		r := stats.Ratio{Num: make([]float64, len(a.slices)), Den: make([]float64, len(a.slices))}
@@ -160,6 +162,17 @@ func (j *aggJudgement) loadRatioGuardrail(conf float64) (gateEval, bool) {
 		estimate = func(conf float64) stats.Estimate { return stats.PairedLogRatioOfRatios(xa, ya, conf) }
 	}
 	return loadRatioEval(rb, rc, estimate, conf, "counted"), true
+}
+
+// replicasNamed reports whether the arm's replicas are known: from metrics,
+// the series that report them; from request logs, only when the records
+// name their replica. A log that names none counts one replica serving per
+// slice so that its rates have a denominator (Aggregate.ReplicasUnnamed),
+// but that one is not a replica count two arms' offered load can be
+// compared by: a 10% canary would be offered a tenth of the baseline's
+// load.
+func replicasNamed(a *aggArm) bool {
+	return maxReplicas(a) > 0 && !a.ds.Agg.ReplicasUnnamed
 }
 
 // warmupGuardrail checks what the automatic warm-up cut removed, as the

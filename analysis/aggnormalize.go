@@ -224,7 +224,12 @@ func (j *aggJudgement) normSteps() []NormalizationStep {
 	}
 	steps = append(steps, cache)
 	load := NormalizationStep{Name: "load", Setting: p.Normalize.Load, Detail: "not requested"}
-	if p.Normalize.Load != "none" {
+	if bN, cN := !replicasNamed(j.b), !replicasNamed(j.cRaw); p.Normalize.Load != "none" && (bN || cN) {
+		// request logs that name no replica: one per slice is a
+		// denominator, not a deployment to compare load by
+		load.Applied = p.Normalize.Load == "matched"
+		load.Detail = "goodput compared at matched offered load (good per offered request); load per replica unknown (" + unnamedReplicas(bN, cN) + "): like-for-like not checked"
+	} else if p.Normalize.Load != "none" {
 		lf := func(a *aggArm) normalize.Load {
 			l := normalize.Load{Offered: make([]float64, len(a.slices)), ReplicaSecs: make([]float64, len(a.slices))}
 			for i, s := range a.slices {

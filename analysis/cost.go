@@ -204,6 +204,12 @@ func (j *judgement) costs() (ok bool, err error) {
 		}
 		return true, nil
 	}
+	if c := j.p.Cost; c != nil && (c.AcceleratorPerHour != 0 || c.HostPerHour != 0) {
+		if bN, cN := !j.b.pseudo && !j.b.replicasKnown, !j.c.pseudo && !j.c.replicasKnown; bN || cN {
+			j.warnf("%s", unpricedReplicas(bN, cN))
+			return false, nil
+		}
+	}
 	for _, a := range []*armData{j.b, j.c} {
 		c, ok := j.rateCost(a)
 		if !ok {
@@ -213,6 +219,14 @@ func (j *judgement) costs() (ok bool, err error) {
 	}
 	j.warnf("cost from the policy's rates (replica time × accelerator and host rates, plus idle reserve); network cost needs bytes and is not priced")
 	return true, nil
+}
+
+// unpricedReplicas is the warning for policy rates that cannot price an
+// arm: its request logs name no replica, so its replica time is unknown
+// (counted as one replica, a 10% canary would cost as much per hour as a
+// baseline nine times its size).
+func unpricedReplicas(bNone, cNone bool) string {
+	return "cost is not priced from the policy's rates: " + unnamedReplicas(bNone, cNone) + ", so each arm's replica time is unknown; give cost records (--cost) or log the replica"
 }
 
 // costSummary renders an arm's cost for the report.

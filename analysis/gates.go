@@ -79,6 +79,8 @@ func (j *judgement) gates(r *Report) []Metric {
 		if e, ok := j.loadRatioGuardrail(conf); ok {
 			evals = append(evals, e)
 			ps = append(ps, math.NaN())
+		} else if w := unloggedShedWarning(!j.b.pseudo && !j.b.replicasKnown, !j.c.pseudo && !j.c.replicasKnown); w != "" {
+			j.warnf("%s", w)
 		}
 	}
 	if e, ok := j.warmupGuardrail(conf); ok {
@@ -939,6 +941,27 @@ func (j *judgement) loadRatioGuardrail(conf float64) (gateEval, bool) {
 		estimate = func(conf float64) stats.Estimate { return stats.PairedLogRatioOfRatios(pc, pb, conf) }
 	}
 	return loadRatioEval(rb, rc, estimate, conf, "logged"), true
+}
+
+// unloggedShedWarning says, when an arm's request logs name no replica
+// (bNone, cNone), that the offered_load_ratio guardrail could not run and
+// what it would have caught; "" when both arms name theirs.
+func unloggedShedWarning(bNone, cNone bool) string {
+	if !bNone && !cNone {
+		return ""
+	}
+	return "offered_load_ratio is not checked: " + unnamedReplicas(bNone, cNone) + ", so the load each arm was offered per replica-second is unknown, and traffic shed before the logs (never logged) would go unseen; log the replica, or declare the split (traffic: {canary_share: …})"
+}
+
+// unnamedReplicas names the arms whose requests name no replica.
+func unnamedReplicas(bNone, cNone bool) string {
+	switch {
+	case bNone && cNone:
+		return "neither arm's requests name the replica that served them (replica)"
+	case bNone:
+		return "the baseline's requests do not name the replica that served them (replica)"
+	}
+	return "the canary's requests do not name the replica that served them (replica)"
 }
 
 // bothAnalysed empties, in both of two arms' series on their shared grid,

@@ -419,8 +419,12 @@ func (j *judgement) normalization(gates []Metric) Normalization {
 	steps = append(steps, w)
 	if p.Normalize.Load == "matched" {
 		lb, lc := offeredLoad(j.b), offeredLoad(j.c)
-		detail := fmt.Sprintf("offered load per replica-second: baseline %.4g, canary %.4g (%+.1f%%); goodput gates compare good output per offered request, i.e. at the baseline's load",
-			lb, lc, (lc/lb-1)*100)
+		per := "replica-second"
+		if !j.b.replicasKnown || !j.c.replicasKnown {
+			per = "second"
+		}
+		detail := fmt.Sprintf("offered load per %s: baseline %.4g, canary %.4g (%+.1f%%); goodput gates compare good output per offered request, i.e. at the baseline's load",
+			per, lb, lc, (lc/lb-1)*100)
 		if math.IsNaN(lb) || math.IsNaN(lc) {
 			// no run duration in an input: there is no load to match
 			detail = "offered load unknown (an input has neither a run duration nor arrival times): nothing matched"
@@ -590,6 +594,9 @@ func pctOrNA(v float64) string {
 func (j *judgement) likeForLike() string {
 	if j.b.pseudo || j.c.pseudo {
 		return "; load per bucket unknown (no arrival times): like-for-like not checked"
+	}
+	if !j.b.replicasKnown || !j.c.replicasKnown {
+		return "; load per replica unknown (" + unnamedReplicas(!j.b.replicasKnown, !j.c.replicasKnown) + "): like-for-like not checked"
 	}
 	load := func(a *armData) normalize.Load {
 		kept := a.kept()

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/goodput-dev/goodput/analysis/stats"
+	"github.com/goodput-dev/goodput/policies"
+	"github.com/goodput-dev/goodput/sources"
 )
 
 // TestLoadRatioTwoSidedLevel: offered_load_ratio fails in either direction,
@@ -84,6 +86,51 @@ func TestLoadRatioNotFailed(t *testing.T) {
 		}
 		if want := map[bool]string{true: "not failed", false: string(tc.verdict)}[tc.notFailed]; m.VerdictLabel() != want {
 			t.Errorf("%s: shown as %q, want %q", tc.name, m.VerdictLabel(), want)
+		}
+	}
+}
+
+// TestUnnamedReplicasLoadUnknown: a 90/10 split whose request logs name no
+// replica. The offered load per replica-second is unknown in both arms, so
+// offered_load_ratio is not checked, on either path, and a warning says
+// what goes unseen. The streaming aggregate counts one replica per slice
+// when none is named (a denominator for its rates); taken as a replica
+// count, it compared the canary's tenth of the traffic with the
+// baseline's nine tenths and failed the split.
+func TestUnnamedReplicasLoadUnknown(t *testing.T) {
+	const seed = 9
+	b, c := aaFleet(seed), aaFleet(seed)
+	b.rate, b.replicas = 18, 9
+	c.rate, c.replicas = 2, 1
+	bd, cd := fleetArms(b, c, seed)
+	for _, ds := range []*sources.Dataset{bd, cd} {
+		for i := range ds.Requests {
+			ds.Requests[i].Replica = ""
+		}
+	}
+	exact, agg := judgedBothWays(t, bd, cd, Config{Policy: chat(t), Resamples: 300})
+	for _, r := range []*Report{exact, agg} {
+		if m, ok := metricNamed(r, "offered_load_ratio"); ok {
+			t.Errorf("offered_load_ratio %s without replica names: %s", m.Verdict, m.Reason)
+		}
+		if r.Verdict == Fail {
+			t.Errorf("an even A/A split failed: %q", r.Reasons)
+		}
+		if !strings.Contains(strings.Join(r.Warnings, "\n"), "offered_load_ratio is not checked: neither arm's requests name the replica") {
+			t.Errorf("no warning about the unchecked split: %q", r.Warnings)
+		}
+	}
+	// priced from the policy's rates, one replica each made the canary's
+	// hour cost the baseline's: its cost per good request 9× as high
+	p := costPolicy(t)
+	p.Cost = &policies.CostRates{AcceleratorPerHour: 2.5, HostPerHour: 0.5}
+	exact, agg = judgedBothWays(t, bd, cd, Config{Policy: p, Resamples: 300})
+	for _, r := range []*Report{exact, agg} {
+		if m := metric(t, r, "cost_per_good_request"); m.Verdict != Inconclusive {
+			t.Errorf("cost_per_good_request %s without replica names: %s", m.Verdict, m.Reason)
+		}
+		if !strings.Contains(strings.Join(r.Warnings, "\n"), "cost is not priced from the policy's rates: neither arm's requests name the replica") {
+			t.Errorf("no warning about the unpriced arms: %q", r.Warnings)
 		}
 	}
 }

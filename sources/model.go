@@ -421,6 +421,11 @@ type Aggregate struct {
 	// apart (nil when it cannot): the requests each replica finished per
 	// time slice, for finding replicas lost, silent or missing mid-window.
 	Replicas []ReplicaTrack
+	// ReplicasUnnamed is true for records that name no replica
+	// (ReplicaSpans.Tracks): each bucket's Replicas is then 1, a
+	// denominator for its rates, not the deployment's size, and two arms'
+	// load per replica-second or replica time cannot be compared by it.
+	ReplicasUnnamed bool
 	// ReplicaWarmups says, one line per cut, which replicas that entered
 	// service after the arm's start had their own warm-up left out of this
 	// aggregate (records scanned a second time without them), e.g.
