@@ -907,6 +907,19 @@ func (j *aggJudgement) evalGate(idx int, g policies.Gate, conf float64) gateEval
 	if info.Latency != "" {
 		return j.latencyGate(e, idx, info, g, conf)
 	}
+	if g.Metric == "slo_attainment" {
+		goodHi := func(a *aggArm) float64 {
+			t := 0.0
+			for i := range a.slices {
+				t += a.slices[i].goodHi
+			}
+			return t
+		}
+		if ob, oc := sumOffered(j.b), sumOffered(j.cRaw); goodHi(j.b) == 0 && goodHi(j.cRaw) == 0 && ob > 0 && oc > 0 {
+			e.m.Baseline, e.m.Canary, e.m.Delta = 0, 0, 0
+			return inconclusive(noneGood(ob, oc))
+		}
+	}
 	if isEfficiencyMetric(g.Metric) {
 		// work as counted, as on the request path (judgement.work)
 		return efficiencyGate(e, g, info, j.p, aggWork(j.b), aggWork(j.cRaw), conf)

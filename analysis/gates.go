@@ -260,6 +260,10 @@ func (j *judgement) evalGate(idx int, g policies.Gate, conf float64, r *Report) 
 		e.m.Reason = reason
 		return e
 	}
+	if tb, tc := j.b.totals(), j.c.totals(); g.Metric == "slo_attainment" && tb.good == 0 && tc.good == 0 && tb.offered > 0 && tc.offered > 0 {
+		e.m.Baseline, e.m.Canary, e.m.Delta = 0, 0, 0
+		return inconclusive(noneGood(tb.offered, tc.offered))
+	}
 
 	if isEfficiencyMetric(g.Metric) {
 		e.m.Method = "delta-batchmeans"
@@ -941,6 +945,14 @@ func (j *judgement) loadRatioGuardrail(conf float64) (gateEval, bool) {
 		estimate = func(conf float64) stats.Estimate { return stats.PairedLogRatioOfRatios(pc, pb, conf) }
 	}
 	return loadRatioEval(rb, rc, estimate, conf, "logged"), true
+}
+
+// noneGood is the attainment gate's reason when no request in either arm
+// met the SLO: 0% against 0% is no evidence that the canary is no worse (a
+// canary ten times slower is at 0% too), so the gate is not passed.
+func noneGood(ob, oc float64) string {
+	return fmt.Sprintf("no request met the SLO in either arm (0 of %s and 0 of %s): attainment cannot tell the arms apart, so it is not passed; check the SLO against the latencies shown (the request log's ttft_s, tpot_s and e2e_s are in seconds)",
+		fmtCount(ob), fmtCount(oc))
 }
 
 // unloggedShedWarning says, when an arm's request logs name no replica
