@@ -183,7 +183,8 @@ func duplicateMessage(d *sources.Dataset, dup, n int, exact bool) (string, error
 		return "", fmt.Errorf("%s: %s%d of %d records (%.1f%%) repeat another record exactly (same time, status, latencies, lengths, class, replica) in %s: the same data given twice (a file appended to itself, or the same requests in two formats)? Give each request once",
 			d.Arm, about, dup, n, 100*share, files)
 	}
-	return fmt.Sprintf("%s: %s%d of %d records repeat another record exactly (same time, status, latencies, lengths, class, replica); kept, as coincidences below %.0f%% are", d.Arm, about, dup, n, 100*maxDuplicateShare), nil
+	// a dataset's warnings are shown under its arm's name (no prefix here)
+	return fmt.Sprintf("%s%d of %d records repeat another record exactly (same time, status, latencies, lengths, class, replica); kept, as coincidences below %.0f%% are", about, dup, n, 100*maxDuplicateShare), nil
 }
 
 // distinctArms refuses arms with the same records (in any order, from any

@@ -265,7 +265,7 @@ func TestDuplicateInputsRefused(t *testing.T) {
 			args = append(args, mode)
 		}
 		code, out, errs := runCLI(t, nil, args...)
-		if code == ExitError || !strings.Contains(out, "1 of 301 records repeat") {
+		if code == ExitError || !strings.Contains(out, `"canary: 1 of 301 records repeat`) {
 			t.Errorf("a single repeat%s: exit %d, want a warning; %s", mode, code, errs)
 		}
 	}

@@ -206,8 +206,8 @@ func cutReplicaWarmups(ctx context.Context, files []*streamFile, out *[2]sources
 				continue
 			}
 			if !f.rereadable() {
-				out[k].Warnings = append(out[k].Warnings, fmt.Sprintf("%s: replica %s entered late and was slow at first, but its warm-up was not cut: %s cannot be read a second time without it; give a file, or judge with --exact",
-					arm, strings.Join(which, ", "), f.in.path))
+				out[k].Warnings = append(out[k].Warnings, fmt.Sprintf("replica %s entered late and was slow at first, but its warm-up was not cut: %s cannot be read a second time without it; give a file, or judge with --exact",
+					strings.Join(which, ", "), f.in.path))
 				armFiles = nil
 				break
 			}
