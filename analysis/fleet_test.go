@@ -371,6 +371,9 @@ func fleetCases() []fleetCase {
 		{"both-cold", Pass, same(func(f *fleet) { f.coldSecs, f.coldX = 240, 2.5 }), same(func(f *fleet) { f.coldSecs, f.coldX = 240, 2.5 })},
 		{"cold-start-regress-10", Fail, id, same(func(f *fleet) { f.coldSecs, f.coldX = 240, 2.5; f.ttftX, f.tpotX = 1.10, 1.10 })},
 		{"long-class-ttft-50", Fail, id, same(func(f *fleet) { f.longTTFTX = 1.5 })},
+		{"aa-1-replica", Pass, same(func(f *fleet) { f.replicas, f.rate = 1, 5 }), same(func(f *fleet) { f.replicas, f.rate = 1, 5 })},
+		{"regress-10-1-replica", Fail, same(func(f *fleet) { f.replicas, f.rate = 1, 5 }), same(func(f *fleet) { f.replicas, f.rate = 1, 5; f.ttftX, f.tpotX = 1.10, 1.10 })},
+		{"aa-60rps", Pass, same(func(f *fleet) { f.replicas, f.rate = 12, 60 }), same(func(f *fleet) { f.replicas, f.rate = 12, 60 })},
 		{"regress-10-2h30", Fail, same(func(f *fleet) { f.secs = 9000 }), same(func(f *fleet) { f.secs = 9000; f.ttftX, f.tpotX = 1.10, 1.10 })},
 	}
 }
