@@ -731,7 +731,11 @@ func (a *Aggregator) Aggregate(arm sources.Arm) (*sources.Aggregate, error) {
 			nb++
 		}
 	}
-	out.Buckets = make([]sources.AggBucket, 0, nb)
+	out.Buckets = make([]sources.AggBucket, nb)
+	// written at once (loglin's newDense says why): pages fresh from the
+	// system that the collector reads before they are written fault twice
+	clear(out.Buckets)
+	out.Buckets = out.Buckets[:0]
 	a.plan.Mark(out)
 	for k := range per {
 		keys := per[k]
