@@ -366,7 +366,7 @@ type keySketch struct {
 	n        int64
 	sum, xor uint64
 	shift    uint
-	keys     map[uint64]uint32
+	keys     digestTable
 	max      int // distinct digests held before sampling
 }
 
@@ -384,7 +384,7 @@ const overlapKeys = 1 << 12
 func newKeySketch() *keySketch { return newKeySketchOf(sketchKeys) }
 
 // newKeySketchOf is a sketch that holds up to max distinct digests.
-func newKeySketchOf(max int) *keySketch { return &keySketch{keys: map[uint64]uint32{}, max: max} }
+func newKeySketchOf(max int) *keySketch { return &keySketch{max: max} }
 
 func mix64(x uint64) uint64 {
 	x ^= x >> 30
@@ -405,14 +405,16 @@ func (s *keySketch) add(k uint64) {
 	if !s.sampled(k) {
 		return
 	}
-	s.keys[k]++
-	for len(s.keys) > s.max {
+	s.keys.add(k, 1)
+	s.thin()
+}
+
+// thin samples more coarsely (one more top bit of the digest zero) until
+// the sketch holds at most max digests.
+func (s *keySketch) thin() {
+	for s.keys.len() > s.max {
 		s.shift++
-		for x := range s.keys {
-			if !s.sampled(x) {
-				delete(s.keys, x)
-			}
-		}
+		s.keys.keep(s.sampled)
 	}
 }
 
@@ -421,33 +423,20 @@ func (s *keySketch) merge(o *keySketch) {
 	s.sum += o.sum
 	s.xor ^= o.xor
 	s.shift = max(s.shift, o.shift)
-	for k, c := range o.keys {
+	o.keys.each(func(k uint64, c uint32) {
 		if s.sampled(k) {
-			s.keys[k] += c
+			s.keys.add(k, c)
 		}
-	}
-	for x := range s.keys {
-		if !s.sampled(x) {
-			delete(s.keys, x)
-		}
-	}
-	for len(s.keys) > s.max {
-		s.shift++
-		for x := range s.keys {
-			if !s.sampled(x) {
-				delete(s.keys, x)
-			}
-		}
-	}
+	})
+	s.keys.keep(s.sampled)
+	s.thin()
 }
 
 // duplicates returns the records repeating another (exact when the sketch
 // kept every digest, else estimated from its sample) and the records.
 func (s *keySketch) duplicates() (dup, n int, exact bool) {
 	d := 0
-	for _, c := range s.keys {
-		d += int(c) - 1
-	}
+	s.keys.each(func(_ uint64, c uint32) { d += int(c) - 1 })
 	return d << s.shift, int(s.n), s.shift == 0
 }
 
@@ -457,11 +446,11 @@ func (s *keySketch) duplicates() (dup, n int, exact bool) {
 // sample, on the same top bits of the digest, scaled up).
 func (s *keySketch) shared(o *keySketch) (n int, exact bool) {
 	shift := max(s.shift, o.shift)
-	for k, c := range s.keys {
+	s.keys.each(func(k uint64, c uint32) {
 		if shift == 0 || k>>(64-shift) == 0 {
-			n += int(min(c, o.keys[k]))
+			n += int(min(c, o.keys.get(k)))
 		}
-	}
+	})
 	return n << shift, shift == 0
 }
 

@@ -84,8 +84,8 @@ func TestKeySketch(t *testing.T) {
 	if exact || total != n || math.Abs(float64(dup)/float64(n)-0.02) > 0.004 {
 		t.Errorf("sampled: %d of %d (exact %v), want about 2%%", dup, total, exact)
 	}
-	if len(a.keys) > sketchKeys {
-		t.Errorf("sketch holds %d digests, more than %d", len(a.keys), sketchKeys)
+	if a.keys.len() > sketchKeys {
+		t.Errorf("sketch holds %d digests, more than %d", a.keys.len(), sketchKeys)
 	}
 	if !a.sameAs(b) {
 		t.Error("the same records in reverse order differ")
