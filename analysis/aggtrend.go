@@ -1,10 +1,14 @@
 package analysis
 
 import (
+	"maps"
 	"math"
+	"slices"
 
 	"github.com/goodput-dev/goodput/analysis/histo"
+	"github.com/goodput-dev/goodput/analysis/normalize"
 	"github.com/goodput-dev/goodput/policies"
+	"github.com/goodput-dev/goodput/sources"
 )
 
 // trendChecks is the trend check on paired aggregated arms, the request
@@ -24,9 +28,24 @@ func (j *aggJudgement) trendChecks(levels map[string]float64) []gateEval {
 	}
 	step := j.b.ds.Agg.Step
 	b, c := j.b, j.cRaw
-	_, nb, atB, atC := j.rawGrid()
+	lo, nb, atB, atC := j.rawGrid()
 	ratios := map[string][2]aggRatioSeries{}
+	// count, share and mean gates of a reweighted exact aggregate are
+	// standardized segment by segment, as on the request path
+	strata := map[string]*trendStrata{}
+	if m := j.p.Normalize.Mix; j.exact() && j.mix.factor != nil && j.c != j.cRaw && (m == normalize.MixBaseline || m == normalize.MixNone) {
+		levels = maps.Clone(levels)
+		for _, g := range j.p.Gates {
+			if s, ok := j.trendStrataOf(g.Metric, lo, step, nb); ok {
+				strata[g.Metric] = s
+				delete(levels, g.Metric)
+			}
+		}
+	}
 	segment := func(metric string, info policies.MetricInfo, from, to int) (trendPoint, bool) {
+		if s, ok := strata[metric]; ok {
+			return s.segment(from, to)
+		}
 		if info.Latency != "" {
 			var sb, sc histo.Sum
 			for t := from; t < to; t++ {
@@ -101,6 +120,79 @@ func (j *aggJudgement) trendChecks(levels map[string]float64) []gateEval {
 }
 
 type aggRatioSeries struct{ num, den []float64 }
+
+// trendStrataOf is trendStrata for a count, share or mean gate of an exact
+// aggregate: per stratum (aggMix.key) and position of the trend grid (lo
+// seconds, step, nb positions) the analysed buckets' numerator and
+// denominator in each arm (the canary as counted), and the baseline's
+// shares as weights, as standardizedCount takes them for the gate. False
+// for other metrics, or a count a bucket does not give.
+func (j *aggJudgement) trendStrataOf(metric string, lo, step float64, nb int) (*trendStrata, bool) {
+	count, ok := bucketCount(metric)
+	if metric == "output_tokens_mean" {
+		count, ok = func(bk *sources.AggBucket) (float64, float64) { return bk.OutputTokens, bk.Completed }, true
+	}
+	if !ok {
+		return nil, false
+	}
+	type cell struct {
+		key      string
+		t        int
+		num, den float64
+	}
+	arm := func(a *aggArm) ([]cell, bool) {
+		at := a.sliceIndex()
+		var out []cell
+		for i := range a.ds.Agg.Buckets {
+			bk := &a.ds.Agg.Buckets[i]
+			if _, in := at[bk.Start]; !in || bk.Class == "" {
+				continue
+			}
+			num, den := count(bk)
+			if math.IsNaN(num) || math.IsNaN(den) {
+				return nil, false
+			}
+			if t := int(math.Round((bk.Start - lo) / step)); t >= 0 && t < nb && (num != 0 || den != 0) {
+				out = append(out, cell{j.mix.key(bk), t, num, den})
+			}
+		}
+		return out, true
+	}
+	cb, okb := arm(j.b)
+	cc, okc := arm(j.cRaw)
+	if !okb || !okc {
+		return nil, false
+	}
+	var names []string
+	for _, cs := range [][]cell{cb, cc} {
+		for _, c := range cs {
+			names = append(names, c.key)
+		}
+	}
+	slices.Sort(names)
+	names = slices.Compact(names)
+	index := make(map[string]int, len(names))
+	for i, k := range names {
+		index[k] = i
+	}
+	build := func(cs []cell) normalize.Strata {
+		s := normalize.Strata{Names: names, Num: make([][]float64, len(names)), Den: make([][]float64, len(names))}
+		for k := range names {
+			s.Num[k], s.Den[k] = make([]float64, nb), make([]float64, nb)
+		}
+		for _, c := range cs {
+			s.Num[index[c.key]][c.t] += c.num
+			s.Den[index[c.key]][c.t] += c.den
+		}
+		return s
+	}
+	xb, xc := build(cb), build(cc)
+	w, err := normalize.Weights(normalize.MixBaseline, xc, xb, nil)
+	if err != nil {
+		return nil, false
+	}
+	return &trendStrata{b: xb, c: xc, w: w}, true
+}
 
 // rawGrid lays the baseline and the canary as counted (cRaw) on their
 // shared grid: from the earlier first analysed slice (lo, seconds) to the

@@ -94,6 +94,9 @@ type fleet struct {
 	// errShare (0 = 0.002) is the share of requests that fail on the
 	// server outside any burst
 	errShare float64
+	// longShareEnd > 0 makes the long share drift linearly from longShare
+	// at the start to longShareEnd at the end of the window
+	longShareEnd float64
 	// labels > 0 splits each class label into this many (a template or
 	// adapter name per request: "chat-17"), drawn uniformly
 	labels int
@@ -155,7 +158,11 @@ func (f fleet) dataset(arm sources.Arm) *sources.Dataset {
 			r := sources.NewRequest()
 			r.Time = t0 + f.offset + t
 			r.Attempt = 1
-			long := rng.Float64() < f.longShare
+			share := f.longShare
+			if f.longShareEnd > 0 {
+				share += (f.longShareEnd - f.longShare) * t / f.secs
+			}
+			long := rng.Float64() < share
 			r.Class = "chat"
 			r.PromptTokens = 200 + int64(rng.IntN(1800))
 			r.OutputTokens = 60 + int64(rng.IntN(300))
@@ -374,6 +381,10 @@ func fleetCases() []fleetCase {
 		{"aa-1-replica", Pass, same(func(f *fleet) { f.replicas, f.rate = 1, 5 }), same(func(f *fleet) { f.replicas, f.rate = 1, 5 })},
 		{"regress-10-1-replica", Fail, same(func(f *fleet) { f.replicas, f.rate = 1, 5 }), same(func(f *fleet) { f.replicas, f.rate = 1, 5; f.ttftX, f.tpotX = 1.10, 1.10 })},
 		{"aa-60rps", Pass, same(func(f *fleet) { f.replicas, f.rate = 12, 60 }), same(func(f *fleet) { f.replicas, f.rate = 12, 60 })},
+		{"mix-drift", Pass, id, same(func(f *fleet) { f.longShareEnd = 0.05 })},
+		{"mix-drift-prefill", Pass, same(func(f *fleet) { f.prefill = 1 }), same(func(f *fleet) { f.prefill, f.longShareEnd = 1, 0.05 })},
+		{"mix-drift-up", Pass, id, same(func(f *fleet) { f.longShareEnd = 0.65 })},
+		{"masked-regression-drift", Fail, id, same(func(f *fleet) { f.longShareEnd, f.tpotX = 0.05, 1.15 })},
 		{"regress-10-2h30", Fail, same(func(f *fleet) { f.secs = 9000 }), same(func(f *fleet) { f.secs = 9000; f.ttftX, f.tpotX = 1.10, 1.10 })},
 	}
 }

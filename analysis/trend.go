@@ -2,9 +2,11 @@ package analysis
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 
+	"github.com/goodput-dev/goodput/analysis/normalize"
 	"github.com/goodput-dev/goodput/analysis/stats"
 	"github.com/goodput-dev/goodput/policies"
 )
@@ -75,9 +77,34 @@ func (j *judgement) trendChecks(levels map[string]float64) []gateEval {
 			grid = nb - 1
 		}
 	}
+	// count, share and mean gates standardized to the reference mix are
+	// standardized segment by segment (trendStrata); their level needs no
+	// recentring
+	strata := map[string]*trendStrata{}
+	if j.mix != nil {
+		levels = maps.Clone(levels)
+		for _, g := range j.p.Gates {
+			num, den := trendRequestCounts(g.Metric)
+			if num == nil {
+				continue
+			}
+			bind := func(a *armData, f func(*armData, int) float64) func(int) float64 {
+				return func(i int) float64 { return f(a, i) }
+			}
+			xb := j.mix.strataOn(j.b, j.mix.b, bind(j.b, num), bind(j.b, den), from, nb)
+			xc := j.mix.strataOn(j.c, j.mix.c, bind(j.c, num), bind(j.c, den), from, nb)
+			if w, err := normalize.Weights(j.mix.mode, xc, xb, j.p.Normalize.Weights); err == nil {
+				strata[g.Metric] = &trendStrata{b: xb, c: xc, w: w}
+				delete(levels, g.Metric)
+			}
+		}
+	}
 	segment := func(metric string, info policies.MetricInfo, lo, hi int) (trendPoint, bool) {
 		if hi == grid {
 			hi = nb
+		}
+		if s, ok := strata[metric]; ok {
+			return s.segment(lo, hi)
 		}
 		if info.Latency != "" {
 			var xb, xc []float64
@@ -117,6 +144,58 @@ func (j *judgement) trendChecks(levels map[string]float64) []gateEval {
 	}
 	out, _ := trendEvals(j.p, grid, j.b.bucketSecs, nil, levels, segment)
 	return out
+}
+
+// trendStrata is a count, share or mean gate's per-stratum totals of both
+// arms on the trend check's grid (Num and Den per stratum and position)
+// with the reference weights of its standardization. Each segment is then
+// standardized on its own (segment): a canary whose mix drifts through the
+// run (35% long requests at the start, 5% at the end) has a counted mean
+// output length that falls through the run, which the window's
+// standardized gate does not see but a trend through counted segments
+// read as a leak (the fleet model's mix-drift case failed
+// output_tokens_mean_trend in 39 of 40 runs).
+type trendStrata struct {
+	b, c normalize.Strata
+	w    []float64
+}
+
+// segment is the segment [lo, hi) standardized: per stratum the arm's
+// summed numerator over its summed denominator, weighted by the reference
+// weights renormalised over the strata both arms have in the segment; the
+// sample sizes are the arms' denominators there. False when no weighted
+// stratum has both.
+func (s *trendStrata) segment(lo, hi int) (trendPoint, bool) {
+	var vb, vc, w, nb, nc float64
+	for k := range s.w {
+		var b, db, c, dc float64
+		for t := lo; t < hi; t++ {
+			b, db = b+s.b.Num[k][t], db+s.b.Den[k][t]
+			c, dc = c+s.c.Num[k][t], dc+s.c.Den[k][t]
+		}
+		nb, nc = nb+db, nc+dc
+		if db > 0 && dc > 0 && s.w[k] > 0 {
+			vb, vc, w = vb+s.w[k]*b/db, vc+s.w[k]*c/dc, w+s.w[k]
+		}
+	}
+	if !(w > 0) {
+		return trendPoint{}, false
+	}
+	pt := exactTrendPoint(vb/w, vc/w, nb, nc)
+	pt.standardized = true
+	return pt, true
+}
+
+// trendRequestCounts gives a trended count, share or mean gate's
+// per-request numerator and denominator (nil for the others).
+func trendRequestCounts(metric string) (num, den func(*armData, int) float64) {
+	if metric == "output_tokens_mean" {
+		return requestOutputTokens, requestCompleted
+	}
+	if num := perRequestNum(metric); num != nil {
+		return num, requestOne
+	}
+	return nil, nil
 }
 
 // trendLevels reads, from the pooled gate rows, how far each gate's
@@ -165,6 +244,9 @@ type trendPoint struct {
 	bLo, bHi       float64
 	cLo, cHi       float64
 	fromHistograms bool
+	// standardized: each arm's value is its strata's, weighted to the
+	// reference mix (trendStrata)
+	standardized bool
 }
 
 func exactTrendPoint(vb, vc, nb, nc float64) trendPoint {
@@ -209,6 +291,7 @@ func trendEvals(p *policies.Policy, nb int, secs float64, skip func(metric strin
 		lastB, lastC float64
 		nb, nc       float64
 		binned       bool
+		standardized bool
 	}
 	var all []series
 	seen := map[string]bool{}
@@ -266,6 +349,7 @@ func trendEvals(p *policies.Policy, nb int, secs float64, skip func(metric strin
 			s.lastB, s.lastC = pt.b, pt.c
 			s.nb, s.nc = s.nb+pt.nb, s.nc+pt.nc
 			s.binned = s.binned || pt.fromHistograms
+			s.standardized = s.standardized || pt.standardized
 		}
 		if len(s.x) >= MinTrendSegments {
 			all = append(all, s)
@@ -336,6 +420,9 @@ func trendEvals(p *policies.Policy, nb int, secs float64, skip func(metric strin
 			Buckets: [2]int{nb, nb}, Method: fmt.Sprintf("segment-ols-trend-%d", len(s.x)), Adjusted: []string{}}
 		iv := fmt.Sprintf("%s at the start to %s [%s, %s] at the end of the window (%d segments; a worsening trend at one-sided p = %.2g < α/%d)",
 			fmtDelta(m, delta(start)), fmtDelta(m, delta(f.At)), fmtDelta(m, dl), fmtDelta(m, dh), len(s.x), f.PIncrease, len(all))
+		if s.standardized {
+			m.Adjusted = append(m.Adjusted, "each segment standardized to the reference mix on its own (the gate's strata and weights), so a mix that changes through the run is not read as a trend")
+		}
 		if shift := levels[g.Metric]; shift != 0 {
 			m.Adjusted = append(m.Adjusted, fmt.Sprintf("recentred on the gate's adjusted level: every segment's difference moved by %s (the gate's adjusted window difference less its counted one), so a mix difference the gate standardizes away is not read as a level beyond the margin; the slope is the counted arms'",
 				fmtDelta(m, delta(-shift))))
