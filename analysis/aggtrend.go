@@ -20,8 +20,10 @@ import (
 // 2^(1/256); a metrics histogram's buckets, often far wider: a metric
 // they leave unresolved is not followed, with a warning). The canary is taken as counted
 // (cRaw), not reweighted to the baseline's class mix, as on the request
-// path, and the series recentred on the gate's adjusted level (levels,
-// trendLevels). A count the source does not report is not followed.
+// path: count, share and mean trends of a reweighted exact aggregate are
+// standardized segment by segment (trendStrataOf), latency-quantile
+// trends recentred on the gate's adjusted level (levels, trendLevels). A
+// count the source does not report is not followed.
 func (j *aggJudgement) trendChecks(levels map[string]float64) []gateEval {
 	if !j.paired {
 		return nil

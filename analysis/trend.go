@@ -208,7 +208,10 @@ func trendRequestCounts(metric string) (num, den func(*armData, int) float64) {
 // in the trend row, that level failed it whenever the slope came out
 // significant by chance (a pure mix shift failed output_tokens_mean_trend in
 // 2–3 of 40 runs of the fleet model). The slope itself stays the counted
-// arms': a mix that drifts in one arm alone still reads as a trend.
+// arms', so a mix that drifts in one arm alone still reads in a recentred
+// trend: count, share and mean trends are standardized segment by segment
+// instead where the gate is (trendStrata), and only latency-quantile
+// trends, and attainment's CUPED, are recentred.
 func trendLevels(evals []gateEval) map[string]float64 {
 	out := map[string]float64{}
 	for _, e := range evals {
