@@ -52,13 +52,46 @@ func (j *aggJudgement) standardizedCount(metric string, conf float64) (est stats
 		return est, 0, 0, false
 	}
 	lo, step, n := j.commonGrid()
-	// the analysed buckets of an arm, by key, and each one's position
+	position := func(_ *sources.AggBucket, slice int) int { return slice }
+	nbB, nbC := len(j.b.slices), len(j.cRaw.slices)
+	if j.paired {
+		position = func(bk *sources.AggBucket, _ int) int { return int(math.Round((bk.Start - lo) / step)) }
+		nbB, nbC = n, n
+	}
+	xb, xc, ok := j.countStrata(count, position, nbB, nbC)
+	if !ok {
+		return est, 0, 0, false
+	}
+	w, err := normalize.Weights(normalize.MixBaseline, xc, xb, nil)
+	if err != nil {
+		return est, 0, 0, false
+	}
+	var res normalize.MixResult
+	if j.paired {
+		res, err = normalize.StandardizePaired(xc, xb, w, conf)
+	} else {
+		res, err = normalize.Standardize(xc, xb, w, conf)
+	}
+	if err != nil || math.IsNaN(res.Adjusted.Point) {
+		return est, 0, 0, false
+	}
+	return res.Adjusted, res.Baseline, res.Canary, true
+}
+
+// countStrata lays out the per-stratum counts of an exact aggregate's two
+// arms (the baseline and the canary as counted) as normalize.Strata over
+// the union of their strata (aggMix.key, sorted): per stratum and
+// position, the analysed buckets' numerator and denominator by count.
+// position places an analysed bucket (slice: its slice's index in the arm)
+// on a grid of nbB (baseline) or nbC (canary) positions; a bucket placed
+// outside it is left out. ok is false when a bucket's count is NaN.
+func (j *aggJudgement) countStrata(count func(*sources.AggBucket) (num, den float64), position func(bk *sources.AggBucket, slice int) int, nbB, nbC int) (xb, xc normalize.Strata, ok bool) {
 	type cell struct {
 		key      string
 		t        int
 		num, den float64
 	}
-	arm := func(a *aggArm) ([]cell, bool) {
+	arm := func(a *aggArm, nb int) ([]cell, bool) {
 		at := a.sliceIndex()
 		var out []cell
 		for i := range a.ds.Agg.Buckets {
@@ -74,18 +107,16 @@ func (j *aggJudgement) standardizedCount(metric string, conf float64) (est stats
 			if den == 0 && num == 0 {
 				continue
 			}
-			t := k
-			if j.paired {
-				t = int(math.Round((bk.Start - lo) / step))
+			if t := position(bk, k); t >= 0 && t < nb {
+				out = append(out, cell{j.mix.key(bk), t, num, den})
 			}
-			out = append(out, cell{j.mix.key(bk), t, num, den})
 		}
 		return out, true
 	}
-	cb, okb := arm(j.b)
-	cc, okc := arm(j.cRaw)
+	cb, okb := arm(j.b, nbB)
+	cc, okc := arm(j.cRaw, nbC)
 	if !okb || !okc {
-		return est, 0, 0, false
+		return xb, xc, false
 	}
 	var names []string
 	for _, cs := range [][]cell{cb, cc} {
@@ -110,24 +141,5 @@ func (j *aggJudgement) standardizedCount(metric string, conf float64) (est stats
 		}
 		return s
 	}
-	var xb, xc normalize.Strata
-	if j.paired {
-		xb, xc = strata(cb, n), strata(cc, n)
-	} else {
-		xb, xc = strata(cb, len(j.b.slices)), strata(cc, len(j.cRaw.slices))
-	}
-	w, err := normalize.Weights(normalize.MixBaseline, xc, xb, nil)
-	if err != nil {
-		return est, 0, 0, false
-	}
-	var res normalize.MixResult
-	if j.paired {
-		res, err = normalize.StandardizePaired(xc, xb, w, conf)
-	} else {
-		res, err = normalize.Standardize(xc, xb, w, conf)
-	}
-	if err != nil || math.IsNaN(res.Adjusted.Point) {
-		return est, 0, 0, false
-	}
-	return res.Adjusted, res.Baseline, res.Canary, true
+	return strata(cb, nbB), strata(cc, nbC), true
 }

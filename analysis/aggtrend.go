@@ -3,7 +3,6 @@ package analysis
 import (
 	"maps"
 	"math"
-	"slices"
 
 	"github.com/goodput-dev/goodput/analysis/histo"
 	"github.com/goodput-dev/goodput/analysis/normalize"
@@ -137,58 +136,11 @@ func (j *aggJudgement) trendStrataOf(metric string, lo, step float64, nb int) (*
 	if !ok {
 		return nil, false
 	}
-	type cell struct {
-		key      string
-		t        int
-		num, den float64
-	}
-	arm := func(a *aggArm) ([]cell, bool) {
-		at := a.sliceIndex()
-		var out []cell
-		for i := range a.ds.Agg.Buckets {
-			bk := &a.ds.Agg.Buckets[i]
-			if _, in := at[bk.Start]; !in || bk.Class == "" {
-				continue
-			}
-			num, den := count(bk)
-			if math.IsNaN(num) || math.IsNaN(den) {
-				return nil, false
-			}
-			if t := int(math.Round((bk.Start - lo) / step)); t >= 0 && t < nb && (num != 0 || den != 0) {
-				out = append(out, cell{j.mix.key(bk), t, num, den})
-			}
-		}
-		return out, true
-	}
-	cb, okb := arm(j.b)
-	cc, okc := arm(j.cRaw)
-	if !okb || !okc {
+	position := func(bk *sources.AggBucket, _ int) int { return int(math.Round((bk.Start - lo) / step)) }
+	xb, xc, ok := j.countStrata(count, position, nb, nb)
+	if !ok {
 		return nil, false
 	}
-	var names []string
-	for _, cs := range [][]cell{cb, cc} {
-		for _, c := range cs {
-			names = append(names, c.key)
-		}
-	}
-	slices.Sort(names)
-	names = slices.Compact(names)
-	index := make(map[string]int, len(names))
-	for i, k := range names {
-		index[k] = i
-	}
-	build := func(cs []cell) normalize.Strata {
-		s := normalize.Strata{Names: names, Num: make([][]float64, len(names)), Den: make([][]float64, len(names))}
-		for k := range names {
-			s.Num[k], s.Den[k] = make([]float64, nb), make([]float64, nb)
-		}
-		for _, c := range cs {
-			s.Num[index[c.key]][c.t] += c.num
-			s.Den[index[c.key]][c.t] += c.den
-		}
-		return s
-	}
-	xb, xc := build(cb), build(cc)
 	w, err := normalize.Weights(normalize.MixBaseline, xc, xb, nil)
 	if err != nil {
 		return nil, false
