@@ -97,6 +97,9 @@ type fleet struct {
 	// longShareEnd > 0 makes the long share drift linearly from longShare
 	// at the start to longShareEnd at the end of the window
 	longShareEnd float64
+	// unlabelledShare of requests carry no class label (a gateway that
+	// labels only some routes)
+	unlabelledShare float64
 	// labels > 0 splits each class label into this many (a template or
 	// adapter name per request: "chat-17"), drawn uniformly
 	labels int
@@ -183,6 +186,9 @@ func (f fleet) dataset(arm sources.Arm) *sources.Dataset {
 				ttftMed *= math.Pow(float64(r.PromptTokens)/mean, f.prefill)
 			}
 			if f.unlabelled {
+				r.Class = ""
+			}
+			if f.unlabelledShare > 0 && rng.Float64() < f.unlabelledShare {
 				r.Class = ""
 			}
 			if f.labels > 0 {
@@ -385,6 +391,9 @@ func fleetCases() []fleetCase {
 		{"mix-drift-prefill", Pass, same(func(f *fleet) { f.prefill = 1 }), same(func(f *fleet) { f.prefill, f.longShareEnd = 1, 0.05 })},
 		{"mix-drift-up", Pass, id, same(func(f *fleet) { f.longShareEnd = 0.65 })},
 		{"masked-regression-drift", Fail, id, same(func(f *fleet) { f.longShareEnd, f.tpotX = 0.05, 1.15 })},
+		{"aa-partly-labelled", Pass, same(func(f *fleet) { f.unlabelledShare = 0.2 }), same(func(f *fleet) { f.unlabelledShare = 0.2 })},
+		{"mix-shift-partly-labelled", Pass, same(func(f *fleet) { f.unlabelledShare = 0.2 }), same(func(f *fleet) { f.unlabelledShare, f.longShare = 0.2, 0.10 })},
+		{"masked-regression-partly-labelled", Fail, same(func(f *fleet) { f.unlabelledShare = 0.2 }), same(func(f *fleet) { f.unlabelledShare, f.longShare, f.tpotX = 0.2, 0.10, 1.15 })},
 		{"regress-10-2h30", Fail, same(func(f *fleet) { f.secs = 9000 }), same(func(f *fleet) { f.secs = 9000; f.ttftX, f.tpotX = 1.10, 1.10 })},
 	}
 }
