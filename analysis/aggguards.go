@@ -133,13 +133,14 @@ func (j *aggJudgement) replicaLossGuardrail() (gateEval, bool) {
 // requests per deployed replica-second (the most replicas an arm reported
 // in any slice) per slice, compared by batch means (paired when the arms
 // are); it fails when the interval of the ratio lies entirely beyond
-// ±LoadRatioTolerance. Absent when an arm reports no replicas.
+// ±LoadRatioTolerance. Absent when an arm's replicas are unknown
+// (replicasNamed).
 func (j *aggJudgement) loadRatioGuardrail(conf float64) (gateEval, bool) {
 	build := func(a *aggArm) (stats.Ratio, bool) {
-		deployed := maxReplicas(a)
-		if !(deployed > 0) || !replicasNamed(a) {
+		if !replicasNamed(a) {
 			return stats.Ratio{}, false
 		}
+		deployed := maxReplicas(a)
 		r := stats.Ratio{Num: make([]float64, len(a.slices)), Den: make([]float64, len(a.slices))}
 		for i, s := range a.slices {
 			r.Num[i], r.Den[i] = s.offered(), (s.end-s.start)*deployed

@@ -205,7 +205,7 @@ func (j *judgement) costs() (ok bool, err error) {
 		return true, nil
 	}
 	if c := j.p.Cost; c != nil && (c.AcceleratorPerHour != 0 || c.HostPerHour != 0) {
-		if bN, cN := !j.b.pseudo && !j.b.replicasKnown, !j.c.pseudo && !j.c.replicasKnown; bN || cN {
+		if bN, cN := j.b.replicasUnnamed(), j.c.replicasUnnamed(); bN || cN {
 			j.warnf("%s", unpricedReplicas(bN, cN))
 			return false, nil
 		}

@@ -79,7 +79,7 @@ func (j *judgement) gates(r *Report) []Metric {
 		if e, ok := j.loadRatioGuardrail(conf); ok {
 			evals = append(evals, e)
 			ps = append(ps, math.NaN())
-		} else if w := unloggedShedWarning(!j.b.pseudo && !j.b.replicasKnown, !j.c.pseudo && !j.c.replicasKnown); w != "" {
+		} else if w := unloggedShedWarning(j.b.replicasUnnamed(), j.c.replicasUnnamed()); w != "" {
 			j.warnf("%s", w)
 		}
 	}

@@ -67,6 +67,11 @@ type armData struct {
 	origin float64
 }
 
+// replicasUnnamed reports whether the arm's request logs name no replica,
+// so its replica count is unknown (a benchmark run's arm, without arrival
+// times, is one server and not counted here).
+func (a *armData) replicasUnnamed() bool { return !a.pseudo && !a.replicasKnown }
+
 // acceptMSER takes MSER's own cut when truncating there halves the
 // standard error of the mean (SE(cut)/SE(0) < MSERAcceptRatio; missed ramps
 // 0.19–0.28, stationary arms ≥ 0.52) and the start is slower than the rest:

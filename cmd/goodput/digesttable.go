@@ -69,21 +69,17 @@ func (t *digestTable) each(fn func(k uint64, c uint32)) {
 }
 
 // keep drops the digests for which keep is false.
-func (t *digestTable) keep(keep func(k uint64) bool) {
-	old := t.slots
-	t.slots, t.n = newDigestSlots(len(old)), 0
-	for _, s := range old {
-		if s.count != 0 && keep(s.key) {
-			t.add(s.key, s.count)
-		}
-	}
-}
+func (t *digestTable) keep(keep func(k uint64) bool) { t.rebuild(len(t.slots), keep) }
 
-func (t *digestTable) resize(size int) {
+func (t *digestTable) resize(size int) { t.rebuild(size, nil) }
+
+// rebuild moves the digests into size new slots, those for which keep is
+// true (nil: all of them).
+func (t *digestTable) rebuild(size int, keep func(k uint64) bool) {
 	old := t.slots
 	t.slots, t.n = newDigestSlots(size), 0
 	for _, s := range old {
-		if s.count != 0 {
+		if s.count != 0 && (keep == nil || keep(s.key)) {
 			t.add(s.key, s.count)
 		}
 	}

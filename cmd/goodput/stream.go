@@ -375,7 +375,7 @@ const sketchKeys = 1 << 16
 
 // overlapKeys is how many the sketch of measured records (overlapError)
 // holds: the share two arms have in common, against a 1% limit, needs
-// fewer than the share of repeats, and a small map is cheaper to fill
+// fewer than the share of repeats, and a small table is cheaper to fill
 // (a sketch of 65,536 cost 5% of the streaming judge's CPU time). From
 // 4,096 measured records on the count is estimated: at 1% shared, from
 // the 20 to 40 digests both samples hold.
