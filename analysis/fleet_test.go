@@ -394,6 +394,9 @@ func fleetCases() []fleetCase {
 		{"aa-partly-labelled", Pass, same(func(f *fleet) { f.unlabelledShare = 0.2 }), same(func(f *fleet) { f.unlabelledShare = 0.2 })},
 		{"mix-shift-partly-labelled", Pass, same(func(f *fleet) { f.unlabelledShare = 0.2 }), same(func(f *fleet) { f.unlabelledShare, f.longShare = 0.2, 0.10 })},
 		{"masked-regression-partly-labelled", Fail, same(func(f *fleet) { f.unlabelledShare = 0.2 }), same(func(f *fleet) { f.unlabelledShare, f.longShare, f.tpotX = 0.2, 0.10, 1.15 })},
+		// a burst or a stall in fleets whose arms slow down on their own
+		{"error-burst-noisier", Fail, same(func(f *fleet) { f.sigma = 0.04 }), same(func(f *fleet) { f.sigma = 0.04; f.burstAt, f.burstSecs, f.burstErr = 900, 120, 0.5 })},
+		{"stall-1min-noisiest", Fail, same(func(f *fleet) { f.sigma, f.phi = 0.05, 0.9 }), same(func(f *fleet) { f.sigma, f.phi = 0.05, 0.9; f.burstAt, f.burstSecs, f.burstTTFTX = 900, 60, 5 })},
 		{"regress-10-2h30", Fail, same(func(f *fleet) { f.secs = 9000 }), same(func(f *fleet) { f.secs = 9000; f.ttftX, f.tpotX = 1.10, 1.10 })},
 	}
 }
