@@ -998,6 +998,14 @@ func (j *aggJudgement) evalGate(idx int, g policies.Gate, conf float64) gateEval
 			fw, _ = j.cRaw.ratioAt(metric, false)
 			fb, _ = j.cRaw.ratioAt(metric, true)
 		}
+		if g.Metric == "slo_attainment" {
+			// replicas that differ all run, as on the request path
+			repB, _ := j.b.replicaCounts()
+			repC, _ := j.cRaw.replicaCounts()
+			var optNote Metric
+			pess = withReplicaSpread(pess, conf, repB, repC, &e.m)
+			opt = withReplicaSpread(opt, conf, repB, repC, &optNote)
+		}
 		pess = binomialFloor(pess, sum(fw.Num), sum(fw.Den), sum(bBest.Num), sum(bBest.Den), conf)
 		opt = binomialFloor(opt, sum(fb.Num), sum(fb.Den), sum(bWorst.Num), sum(bWorst.Den), conf)
 	} else if matched {

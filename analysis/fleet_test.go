@@ -109,6 +109,11 @@ type fleet struct {
 	// prefill > 0 makes TTFT grow with the prompt: the class median is
 	// scaled by (prompt tokens / the class's mean prompt)^prefill
 	prefill float64
+	// replicaSigma > 0 gives each replica of the arm its own persistent
+	// log speed factor, N(0, replicaSigma) for the whole run (GPUs, hosts
+	// and placements differ): with a few replicas per arm, the arms
+	// differ by their replicas' mean for as long as the run lasts
+	replicaSigma float64
 }
 
 func aaFleet(seed uint64) fleet {
@@ -144,6 +149,13 @@ func (f fleet) dataset(arm sources.Arm) *sources.Dataset {
 		peak /= float64(f.clump)
 	}
 	stray := f.cacheStray
+	repSpeed := make([]float64, f.replicas)
+	if f.replicaSigma > 0 {
+		pr := rand.New(rand.NewPCG(f.seed, 23))
+		for i := range repSpeed {
+			repSpeed[i] = f.replicaSigma * pr.NormFloat64()
+		}
+	}
 	for t := rng.ExpFloat64() / peak; t < f.secs; t += rng.ExpFloat64() / peak {
 		w := wave(t)
 		rampAt := 1 + f.ramp*(2*t/f.secs-1)
@@ -229,6 +241,7 @@ func (f fleet) dataset(arm sources.Arm) *sources.Dataset {
 				rep = rng.IntN(f.replicas - 1)
 			}
 			r.Replica = fmt.Sprintf("%s-%d", arm, rep)
+			lat *= math.Exp(repSpeed[rep])
 			if rep == 0 && f.slowReplicaX > 0 {
 				lat *= f.slowReplicaX
 			}
@@ -394,6 +407,9 @@ func fleetCases() []fleetCase {
 		{"aa-partly-labelled", Pass, same(func(f *fleet) { f.unlabelledShare = 0.2 }), same(func(f *fleet) { f.unlabelledShare = 0.2 })},
 		{"mix-shift-partly-labelled", Pass, same(func(f *fleet) { f.unlabelledShare = 0.2 }), same(func(f *fleet) { f.unlabelledShare, f.longShare = 0.2, 0.10 })},
 		{"masked-regression-partly-labelled", Fail, same(func(f *fleet) { f.unlabelledShare = 0.2 }), same(func(f *fleet) { f.unlabelledShare, f.longShare, f.tpotX = 0.2, 0.10, 1.15 })},
+		// replicas of their own speed, fixed for the run
+		{"aa-replica-speeds", Pass, same(func(f *fleet) { f.replicaSigma = 0.03 }), same(func(f *fleet) { f.replicaSigma = 0.03 })},
+		{"aa-replica-speeds-wide", Pass, same(func(f *fleet) { f.replicaSigma = 0.06 }), same(func(f *fleet) { f.replicaSigma = 0.06 })},
 		// a burst or a stall in fleets whose arms slow down on their own
 		{"error-burst-noisier", Fail, same(func(f *fleet) { f.sigma = 0.04 }), same(func(f *fleet) { f.sigma = 0.04; f.burstAt, f.burstSecs, f.burstErr = 900, 120, 0.5 })},
 		{"stall-1min-noisiest", Fail, same(func(f *fleet) { f.sigma, f.phi = 0.05, 0.9 }), same(func(f *fleet) { f.sigma, f.phi = 0.05, 0.9; f.burstAt, f.burstSecs, f.burstTTFTX = 900, 60, 5 })},

@@ -175,10 +175,10 @@ type Aggregator struct {
 // before they are added to the arm's ReplicaSpans (one map update per
 // replica and slice instead of one per request).
 type replicaRun struct {
-	name  string
-	slice int64
-	fin   float64
-	ttft  *loglin.Hist // repTTFT's entry for (name, slice), once needed
+	name           string
+	slice          int64
+	fin, off, good float64
+	ttft           *loglin.Hist // repTTFT's entry for (name, slice), once needed
 }
 
 type stratumKey struct {
@@ -454,7 +454,7 @@ func (a *Aggregator) Add(r *sources.Request) {
 	if a.exclude != nil && r.Replica != "" && a.excluded(r.Replica, slice) {
 		// a replica's own warm-up: it served, but its requests are not
 		// judged
-		a.addReplica(r.Replica, slice, finished(r), 0, false)
+		a.addReplica(r.Replica, slice, finished(r), 0, 0, false)
 		return
 	}
 	var ci int32
@@ -477,6 +477,7 @@ func (a *Aggregator) Add(r *sources.Request) {
 	}
 	var ttftBin int32
 	var ttftOK bool
+	good := 0.0
 	if r.Attempt > 1 {
 		c.Retried++
 	}
@@ -502,6 +503,7 @@ func (a *Aggregator) Add(r *sources.Request) {
 			c.Short++
 		}
 		if isGood(*slo, r, a.unverified) {
+			good = 1
 			c.Good++
 			if r.OutputTokens > 0 {
 				c.GoodTokens += float64(r.OutputTokens)
@@ -523,7 +525,7 @@ func (a *Aggregator) Add(r *sources.Request) {
 		c.Queries += float64(r.PromptTokens)
 	}
 	if r.Replica != "" {
-		a.addReplica(r.Replica, slice, finished(r), ttftBin, ttftOK)
+		a.addReplica(r.Replica, slice, finished(r), 1+good, ttftBin, ttftOK)
 	}
 }
 
@@ -568,8 +570,10 @@ func (a *Aggregator) Exclude(plan ReplicaWarmupPlan) {
 }
 
 // addReplica counts fin requests finished by replica name in slice, and,
-// when hasTTFT, one completed request's TTFT in log-linear bin ttftBin.
-func (a *Aggregator) addReplica(name string, slice int64, fin float64, ttftBin int32, hasTTFT bool) {
+// when hasTTFT, one completed request's TTFT in log-linear bin ttftBin;
+// judged is 0 for a request not judged (its replica's own warm-up), 1 for
+// one judged and not good, 2 for a good one.
+func (a *Aggregator) addReplica(name string, slice int64, fin float64, judged float64, ttftBin int32, hasTTFT bool) {
 	var run *replicaRun
 	// a log names a few replicas: look among them before the map
 	for k := range a.repPend[:min(len(a.repPend), 16)] {
@@ -588,10 +592,14 @@ func (a *Aggregator) addReplica(name string, slice int64, fin float64, ttftBin i
 		}
 	}
 	if run.slice != slice {
-		a.reps.Add(run.name, run.slice, run.fin)
-		run.slice, run.fin, run.ttft = slice, 0, nil
+		a.reps.Add(run.name, run.slice, run.fin, run.off, run.good)
+		run.slice, run.fin, run.off, run.good, run.ttft = slice, 0, 0, 0, nil
 	}
 	run.fin += fin
+	if judged > 0 {
+		run.off++
+		run.good += judged - 1
+	}
 	if hasTTFT {
 		if run.ttft == nil {
 			run.ttft = a.repTTFT.Hist(name, slice)
@@ -604,8 +612,8 @@ func (a *Aggregator) addReplica(name string, slice int64, fin float64, ttftBin i
 func (a *Aggregator) flushReplicas() {
 	for k := range a.repPend {
 		run := &a.repPend[k]
-		a.reps.Add(run.name, run.slice, run.fin)
-		run.fin = 0
+		a.reps.Add(run.name, run.slice, run.fin, run.off, run.good)
+		run.fin, run.off, run.good = 0, 0, 0
 	}
 }
 

@@ -442,11 +442,13 @@ func TestAggregatorReplicaTracks(t *testing.T) {
 			ag.Add(&r)
 			s := int64(math.Floor(r.Time / 10))
 			lo, hi = min(lo, s), max(hi, s)
-			fin := 1.0
+			// every request judged; good unless rejected (TTFT 0.1 s
+			// against a 1 s SLO)
+			fin, good := 1.0, 1.0
 			if r.Status == sources.StatusRejected {
-				fin = 0
+				fin, good = 0, 0
 			}
-			want.Add(r.Replica, s, fin)
+			want.Add(r.Replica, s, fin, 1, good)
 		}
 		agg, err := ag.Aggregate(sources.Baseline)
 		if err != nil {

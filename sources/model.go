@@ -470,6 +470,13 @@ type ReplicaTrack struct {
 	// lower median, so at most 1.1% above it; NaN where it completed none. Nil when the source
 	// cannot tell (metrics), so no replica warm-up can be found.
 	TTFTMedian []float64
+	// Offered and Good hold, per time slice as Finished, the requests
+	// the replica was sent that the aggregate judges (a replica's own
+	// warm-up left out) and those of them that met their SLO: the
+	// between-replica spread of attainment (stats.BetweenReplicas). NaN
+	// outside the replica's span; nil when the source cannot tell
+	// (metrics).
+	Offered, Good []float64
 }
 
 // CostRecord is the expense of one arm (optionally one replica) over a time

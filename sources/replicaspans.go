@@ -10,27 +10,38 @@ import (
 // ReplicaSpans collects, for an aggregate built from per-request records
 // (request logs scanned, a column store's rows), each named replica's
 // activity on the arm's slice grid: the first and last slice it served a
-// request in, and the requests it finished (completed, failed or
-// canceled) per slice. Slices are integer indexes, floor(t/step). The
+// request in, the requests it finished (completed, failed or canceled)
+// per slice, and those of its requests the aggregate judges and the good
+// ones among them. Slices are integer indexes, floor(t/step). The
 // zero value is not ready: make one with make(ReplicaSpans).
 type ReplicaSpans map[string]*replicaSpan
 
 type replicaSpan struct {
 	first, last int64
 	finished    map[int64]float64
+	judged      map[int64][2]float64 // offered, good
+}
+
+func newReplicaSpan(first, last int64) *replicaSpan {
+	return &replicaSpan{first: first, last: last, finished: map[int64]float64{}, judged: map[int64][2]float64{}}
 }
 
 // Add records that replica name served in slice, finishing finished
-// requests there (0 for a rejected request, which it never admitted).
-func (r ReplicaSpans) Add(name string, slice int64, finished float64) {
+// requests there (0 for a rejected request, which it never admitted), of
+// which offered are judged (0 in its own warm-up) and good met their SLO.
+func (r ReplicaSpans) Add(name string, slice int64, finished, offered, good float64) {
 	s := r[name]
 	if s == nil {
-		s = &replicaSpan{first: slice, last: slice, finished: map[int64]float64{}}
+		s = newReplicaSpan(slice, slice)
 		r[name] = s
 	}
 	s.first, s.last = min(s.first, slice), max(s.last, slice)
 	if finished != 0 {
 		s.finished[slice] += finished
+	}
+	if offered != 0 || good != 0 {
+		j := s.judged[slice]
+		s.judged[slice] = [2]float64{j[0] + offered, j[1] + good}
 	}
 }
 
@@ -39,12 +50,16 @@ func (r ReplicaSpans) Merge(o ReplicaSpans) {
 	for name, os := range o {
 		s := r[name]
 		if s == nil {
-			s = &replicaSpan{first: os.first, last: os.last, finished: map[int64]float64{}}
+			s = newReplicaSpan(os.first, os.last)
 			r[name] = s
 		}
 		s.first, s.last = min(s.first, os.first), max(s.last, os.last)
 		for k, v := range os.finished {
 			s.finished[k] += v
+		}
+		for k, v := range os.judged {
+			j := s.judged[k]
+			s.judged[k] = [2]float64{j[0] + v[0], j[1] + v[1]}
 		}
 	}
 }
@@ -81,17 +96,19 @@ func (r ReplicaSpans) Tracks(lo, hi int64) (serving []float64, tracks []ReplicaT
 		if last >= hi-1 {
 			last = hi
 		}
-		fin := make([]float64, n)
+		fin, off, good := make([]float64, n), make([]float64, n), make([]float64, n)
 		for k := range fin {
 			sl := lo + int64(k)
 			if sl < first || sl > last {
-				fin[k] = math.NaN()
+				fin[k], off[k], good[k] = math.NaN(), math.NaN(), math.NaN()
 				continue
 			}
 			serving[k]++
 			fin[k] = s.finished[sl]
+			j := s.judged[sl]
+			off[k], good[k] = j[0], j[1]
 		}
-		tracks = append(tracks, ReplicaTrack{Name: replicaTrackPrefix + strconv.Quote(name) + replicaTrackSuffix, Finished: fin})
+		tracks = append(tracks, ReplicaTrack{Name: replicaTrackPrefix + strconv.Quote(name) + replicaTrackSuffix, Finished: fin, Offered: off, Good: good})
 	}
 	return serving, tracks
 }
@@ -120,5 +137,11 @@ func (r ReplicaSpans) Widen() {
 			fin[k>>1] += v
 		}
 		s.finished = fin
+		judged := make(map[int64][2]float64, len(s.judged)/2+1)
+		for k, v := range s.judged {
+			j := judged[k>>1]
+			judged[k>>1] = [2]float64{j[0] + v[0], j[1] + v[1]}
+		}
+		s.judged = judged
 	}
 }

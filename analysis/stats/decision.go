@@ -17,6 +17,10 @@ type Estimate struct {
 	CI     Interval
 	SE     float64 // standard error on the scale of Point (NaN if not defined)
 	Method string  // short machine name, e.g. "delta-hac", "block-bootstrap", "newcombe", "wilson"
+	// DF is the degrees of freedom of the interval's critical value, for
+	// an interval Point ± t_DF·√v (the paired estimators); 0 when not
+	// set, taken as normal.
+	DF float64
 }
 
 // Decision is the three-way verdict of one gate.

@@ -189,6 +189,7 @@ func pairedLagWindow(x, y Ratio, conf float64, logScale bool) Estimate {
 		return est
 	}
 	half := lagWindowCritical(len(sums), conf) * math.Sqrt(lagWindowVar(sums))
+	est.DF = lagWindowConst[len(sums)-lagWindowMinBatches][1]
 	return withHalfWidth(est, half, zTwoSided(conf))
 }
 
@@ -201,5 +202,6 @@ func pairedBatches(x, y Ratio, conf float64, logScale bool, batches int) Estimat
 		return est
 	}
 	q := len(sums)
+	est.DF = float64(q - 1)
 	return withHalfWidth(est, math.Sqrt(batchMeansVar(sums))*tQuantile(0.5+conf/2, float64(q-1)), zTwoSided(conf))
 }

@@ -69,7 +69,7 @@ type row struct {
 	N, Completed, Failed, Canceled, Rejected, Good        count
 	Retried, Short                                        count
 	PromptTokens, OutputTokens, Hits, Queries, CacheKnown count
-	GoodTokens, Admitted                                  count
+	GoodTokens, Admitted, Judged, JudgedGood              count
 	UnvTTFT, UnvTPOT, UnvE2E, UnvMaxITL, UnvQuality       count
 	BadStatus, BadTTFT, BadLatency, BadE2E, BadCount      count
 	BadCanceledBy                                         count
@@ -112,7 +112,7 @@ func (r *row) UnmarshalJSON(b []byte) error {
 		"n": &r.N, "completed": &r.Completed, "failed": &r.Failed, "canceled": &r.Canceled, "rejected": &r.Rejected,
 		"good": &r.Good, "retried": &r.Retried, "short": &r.Short, "prompt_tokens": &r.PromptTokens,
 		"output_tokens": &r.OutputTokens, "good_tokens": &r.GoodTokens, "hits": &r.Hits, "queries": &r.Queries, "cache_known": &r.CacheKnown,
-		"admitted": &r.Admitted, "unv_ttft": &r.UnvTTFT, "unv_tpot": &r.UnvTPOT, "unv_e2e": &r.UnvE2E,
+		"admitted": &r.Admitted, "judged": &r.Judged, "judged_good": &r.JudgedGood, "unv_ttft": &r.UnvTTFT, "unv_tpot": &r.UnvTPOT, "unv_e2e": &r.UnvE2E,
 		"unv_max_itl": &r.UnvMaxITL, "unv_quality": &r.UnvQuality, "bad_status": &r.BadStatus, "bad_ttft": &r.BadTTFT,
 		"bad_latency": &r.BadLatency, "bad_e2e": &r.BadE2E, "bad_count": &r.BadCount, "bad_canceled_by": &r.BadCanceledBy,
 		"sum_ttft": &r.SumTTFT, "sum_tpot": &r.SumTPOT, "sum_e2e": &r.SumE2E}
@@ -338,8 +338,8 @@ func (as *assembler) add(r *row) error {
 			}
 		}
 	case rowReplica:
-		as.reps.Add(r.Rep, sl, float64(r.Admitted))
-		as.canon = append(as.canon, rowDigest("r %d %q %d %d %v", sl, r.Rep, r.N, r.Admitted, r.Hist[0]))
+		as.reps.Add(r.Rep, sl, float64(r.Admitted), float64(r.Judged), float64(r.JudgedGood))
+		as.canon = append(as.canon, rowDigest("r %d %q %d %d %d %d %v", sl, r.Rep, r.N, r.Admitted, r.Judged, r.JudgedGood, r.Hist[0]))
 		if len(r.Hist[0].Bins) > 0 {
 			h := as.repTTFT.Hist(r.Rep, sl)
 			for i, bin := range r.Hist[0].Bins {

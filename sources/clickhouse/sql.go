@@ -647,6 +647,10 @@ func buildQuery(p *Plan, table string, cols resolved, where string, start, end f
 		"sumIf(" + a("prompt") + ", " + a("cached") + " >= 0 AND " + a("prompt") + " > 0) AS queries",
 		"countIf(" + a("cached") + " >= 0 AND " + a("prompt") + " > 0) AS cache_known",
 		"countIf(" + a("st") + " != 5) AS admitted",
+		// a replica's judged requests and good ones (its own warm-up not
+		// judged), for the spread of attainment between replicas
+		"countIf(NOT " + a("excl") + ") AS judged",
+		"countIf(" + a("good") + " AND NOT " + a("excl") + ") AS judged_good",
 		"countIf(" + a("unv_ttft") + ") AS unv_ttft",
 		"countIf(" + a("unv_tpot") + ") AS unv_tpot",
 		"countIf(" + a("unv_e2e") + ") AS unv_e2e",

@@ -1,0 +1,84 @@
+#!/usr/bin/python3
+"""Reference values for BetweenReplicas and WithExtraVariance.
+
+BetweenReplicas: per arm, replicas' offered and good requests per bucket;
+tau^2 from the baseline's replicas alone;
+q = min(batches, buckets // 4) contiguous batches. With R and N the arm's
+attainment and offered requests, e[r, g] = sum over batch g of
+(good - R * offered) / N; D[r, g] = e[r, g] - o[r, g] / o[:, g].sum() *
+e[:, g].sum(); S_r = D[r].sum(). tau^2 = max(0, sum over the
+baseline's replicas of (S_r^2 - sum_g D[r, g]^2) * q / (q - 1)) / sum of
+w_r^2 (1 - 2 w_r + sum_j w_j^2), both sums over the baseline's replicas,
+w_r = replica's share of its arm's offered requests; df = baseline
+replicas - 1; Var = tau^2 * (sum w_b^2 + sum w_c^2). Written with numpy
+arrays, not the Go code's loops.
+
+WithExtraVariance: an interval point +- t_df0 * sqrt(v0) widened by an
+independent variance v on df degrees of freedom: t_nu * sqrt(v0 + v) with
+nu = (v0 + v)^2 / (v0^2 / df0 + v^2 / df) (scipy.stats.t).
+Run: /usr/bin/python3 make_replicas.py > replicas.json"""
+import json
+import numpy as np
+import scipy
+from scipy import stats
+
+rng = np.random.default_rng(5)
+
+
+def arm(k, nb, tau, speed_noise):
+    offsets = rng.normal(0, tau, k)
+    shock = rng.normal(0, speed_noise, nb)
+    off = rng.poisson(40, (k, nb)).astype(float)
+    p = np.clip(0.95 + offsets[:, None] + shock[None, :], 0.01, 0.999)
+    good = rng.binomial(off.astype(int), p).astype(float)
+    return off, good
+
+
+def terms(off, good, batches):
+    k, nb = off.shape
+    q = min(batches, nb // 4)
+    N = off.sum()
+    R = good.sum() / N
+    edges = [g * nb // q for g in range(q + 1)]
+    E = np.stack([((good - R * off)[:, edges[g]:edges[g + 1]]).sum(axis=1) / N for g in range(q)], axis=1)
+    O = np.stack([off[:, edges[g]:edges[g + 1]].sum(axis=1) for g in range(q)], axis=1)
+    D = E - O / O.sum(axis=0) * E.sum(axis=0)
+    S = D.sum(axis=1)
+    w = off.sum(axis=1) / N
+    num = ((S ** 2 - (D ** 2).sum(axis=1)) * q / (q - 1)).sum()
+    den = (w ** 2 * (1 - 2 * w + (w ** 2).sum())).sum()
+    return num, den, (w ** 2).sum(), k - 1
+
+
+cases = []
+for case in range(6):
+    kb, kc = [(4, 4), (2, 3), (9, 1), (6, 6), (3, 2), (12, 12)][case]
+    nb = int(rng.integers(40, 200))
+    tau = [0.0, 0.01, 0.02, 0.005, 0.03, 0.01][case]
+    batches = 18
+    ob, gb = arm(kb, nb, tau, 0.01)
+    oc, gc = arm(kc, nb, tau, 0.01)
+    nb_, db_, swb, dfb = terms(ob, gb, batches)
+    _, _, swc, _ = terms(oc, gc, batches)
+    tau2 = max(0.0, nb_ / db_)
+    cases.append({"batches": batches,
+                  "baseline": {"offered": ob.tolist(), "good": gb.tolist()},
+                  "canary": {"offered": oc.tolist(), "good": gc.tolist()},
+                  "tau2": tau2, "var": tau2 * (swb + swc), "df": dfb})
+
+widen = []
+for case in range(5):
+    point = float(rng.normal(0, 0.01))
+    v0 = float(rng.uniform(1e-6, 1e-5))
+    df0 = [4.8029, 5.0, 5.7350, 12.0, 0][case]
+    conf = [0.9, 0.95, 0.9, 0.975, 0.9][case]
+    crit0 = stats.norm.ppf(0.5 + conf / 2) if df0 == 0 else stats.t.ppf(0.5 + conf / 2, df0)
+    half0 = crit0 * np.sqrt(v0)
+    v = float(rng.uniform(1e-7, 2e-5))
+    df = float(rng.integers(1, 20))
+    nu = (v0 + v) ** 2 / ((v0 ** 2 / df0 if df0 else 0) + v ** 2 / df)
+    half = stats.t.ppf(0.5 + conf / 2, nu) * np.sqrt(v0 + v)
+    widen.append({"point": point, "lo": point - half0, "hi": point + half0, "df0": df0, "conf": conf,
+                  "v": v, "df": df, "want": [point - half, point + half], "nu": nu})
+
+print(json.dumps({"generator": "make_replicas.py", "scipy": scipy.__version__, "cases": cases, "widen": widen}))
