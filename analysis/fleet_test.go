@@ -410,6 +410,7 @@ func fleetCases() []fleetCase {
 		// replicas of their own speed, fixed for the run
 		{"aa-replica-speeds", Pass, same(func(f *fleet) { f.replicaSigma = 0.03 }), same(func(f *fleet) { f.replicaSigma = 0.03 })},
 		{"aa-replica-speeds-wide", Pass, same(func(f *fleet) { f.replicaSigma = 0.06 }), same(func(f *fleet) { f.replicaSigma = 0.06 })},
+		{"regress-10-replica-speeds", Fail, same(func(f *fleet) { f.replicaSigma = 0.03 }), same(func(f *fleet) { f.replicaSigma = 0.03; f.ttftX, f.tpotX = 1.10, 1.10 })},
 		// a burst or a stall in fleets whose arms slow down on their own
 		{"error-burst-noisier", Fail, same(func(f *fleet) { f.sigma = 0.04 }), same(func(f *fleet) { f.sigma = 0.04; f.burstAt, f.burstSecs, f.burstErr = 900, 120, 0.5 })},
 		{"stall-1min-noisiest", Fail, same(func(f *fleet) { f.sigma, f.phi = 0.05, 0.9 }), same(func(f *fleet) { f.sigma, f.phi = 0.05, 0.9; f.burstAt, f.burstSecs, f.burstTTFTX = 900, 60, 5 })},

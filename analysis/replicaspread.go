@@ -16,8 +16,7 @@ import (
 // speeds differ by 3% (σ of the log) the attainment interval held the
 // identical arms' true difference in 52% of runs at nominal 90%. The
 // slo_attainment gate's interval is widened by the between-replica
-// variance estimated from the baseline's replicas (stats.BetweenReplicas:
-// a canary replica slower than the rest is the canary's to answer for),
+// variance estimated from both arms' replicas (stats.BetweenReplicas),
 // on the degrees of freedom that few replicas give, whenever the records
 // name their replicas (request logs, a column store). Metrics carry no
 // per-replica good counts: there the interval stays as it was.
@@ -97,9 +96,10 @@ func withReplicaSpread(est stats.Estimate, conf float64, b, c []stats.ReplicaCou
 		return est
 	}
 	wide := stats.WithExtraVariance(est, conf, rs.Var, rs.DF)
+	wide.Method += "+replica-spread"
 	if old := est.CI.Hi - est.CI.Lo; old > 0 && !math.IsInf(old, 0) {
-		m.Adjusted = append(m.Adjusted, fmt.Sprintf("interval widened ×%.2f for replicas that differ all run: %.2f pp between replicas (σ, from the baseline's %d replicas, %g degrees of freedom; the canary on %d)",
-			(wide.CI.Hi-wide.CI.Lo)/old, 100*math.Sqrt(rs.Tau2), rs.Replicas[0], rs.DF, rs.Replicas[1]))
+		m.Adjusted = append(m.Adjusted, fmt.Sprintf("interval widened ×%.2f for replicas that differ all run: %.2f pp between replicas (σ, from the arms' %d + %d replicas, %g degrees of freedom)",
+			(wide.CI.Hi-wide.CI.Lo)/old, 100*math.Sqrt(rs.Tau2), rs.Replicas[0], rs.Replicas[1], rs.DF))
 	}
 	return wide
 }

@@ -16,48 +16,63 @@ type ReplicaCounts struct {
 // since such a replica is as slow in every batch.
 type ReplicaSpread struct {
 	// Tau2 is the between-replica variance of attainment (fraction²,
-	// ≥ 0), estimated from the baseline's replicas.
+	// ≥ 0), estimated from both arms' replicas pooled.
 	Tau2 float64
 	// Var is the variance it adds to the difference of the arms'
 	// attainments: Tau2·(Σw_b² + Σw_c²), w a replica's share of its
 	// arm's offered requests.
 	Var float64
-	// DF is the degrees of freedom of Tau2: the baseline's replicas − 1.
+	// DF is the degrees of freedom of Tau2: Σ over the arms of
+	// (replicas − 1).
 	DF float64
 	// Replicas counts each arm's replicas (baseline, canary).
 	Replicas [2]int
 }
 
 // BetweenReplicas estimates the variance of attainment between replicas
-// from the baseline's replicas (b; c the canary's, each replica's buckets
-// on its arm's grid), batches the contiguous batches of each arm's grid
-// (min(batches, buckets/4)). Within the baseline, in batch g, replica r's
-// residual e_rg = Σ(good − R·offered)/N (R and N the arm's attainment and
-// offered requests) less its share of the arm's residual in that batch,
-// D_rg, removes whatever the arm's replicas share in time (the traffic
-// wave, the arm's own slowdowns); S_r = Σ_g D_rg then carries the
+// from the replicas of both arms (b the baseline's, c the canary's; each
+// replica's buckets on its arm's grid), batches the contiguous batches of
+// each arm's grid (min(batches, buckets/4)). Within an arm, in batch g,
+// replica r's residual e_rg = Σ(good − R·offered)/N (R and N the arm's
+// attainment and offered requests) less its share of the arm's residual
+// in that batch, D_rg, removes whatever the arm's replicas share in time
+// (the traffic wave, the arm's own slowdowns, and the change itself,
+// which moves all of an arm's replicas); S_r = Σ_g D_rg then carries the
 // replica's own offset δ_r times its share w_r, and Σ_g D_rg² its noise
 // within the run. Under δ_r ~ (0, τ²),
 //
 //	E Σ_r (S_r² − Σ_g D_rg²)·G/(G−1) = τ²·Σ_r w_r²(1 − 2w_r + Σ_j w_j²),
 //
-// which gives Tau2 (floored at 0) on the baseline's replicas − 1 degrees
-// of freedom. The canary's replicas do not count: a canary replica that
-// is slower than the others is the canary's to answer for, as a lost one
-// is, not a measure of the fleet. ok is false when the baseline has fewer
-// than two replicas with offered requests, or when the counts are empty,
-// mismatched or not finite.
+// summed over both arms, which gives Tau2 (floored at 0) on Σ(replicas −
+// 1) degrees of freedom. The canary's replicas count too: estimated from
+// the baseline's alone (3 degrees of freedom on four replicas) the
+// variance was too often small by chance, and identical arms failed 4 of
+// 100 runs on the fleet model with replica speeds 6% apart (0 pooled). A
+// canary replica slower than its peers then widens the interval instead
+// of failing it: the latency gates see such a replica. ok is false when
+// no arm has two replicas with offered requests, or when the counts are
+// empty, mismatched or not finite.
 func BetweenReplicas(b, c []ReplicaCounts, batches int) (ReplicaSpread, bool) {
-	nb, terms, swb, ok := replicaResiduals(b, batches)
-	if !ok || nb < 2 || !(terms.den > 0) {
+	var out ReplicaSpread
+	var num, den, df float64
+	var shares [2]float64
+	for ai, reps := range [2][]ReplicaCounts{b, c} {
+		n, terms, sw, ok := replicaResiduals(reps, batches)
+		if !ok || n == 0 {
+			return ReplicaSpread{}, false
+		}
+		out.Replicas[ai], shares[ai] = n, sw
+		if n >= 2 {
+			num, den, df = num+terms.num, den+terms.den, df+float64(n-1)
+		}
+	}
+	if df == 0 || !(den > 0) {
 		return ReplicaSpread{}, false
 	}
-	nc, _, swc, ok := replicaResiduals(c, batches)
-	if !ok || nc == 0 {
-		return ReplicaSpread{}, false
-	}
-	tau2 := max(0, terms.num/terms.den)
-	return ReplicaSpread{Tau2: tau2, Var: tau2 * (swb + swc), DF: float64(nb - 1), Replicas: [2]int{nb, nc}}, true
+	out.Tau2 = max(0, num/den)
+	out.DF = df
+	out.Var = out.Tau2 * (shares[0] + shares[1])
+	return out, true
 }
 
 // replicaTerms are one arm's contributions to BetweenReplicas' moment

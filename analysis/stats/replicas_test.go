@@ -53,10 +53,11 @@ func TestBetweenReplicasReference(t *testing.T) {
 // within reports |a − b| ≤ rel·|b| + abs.
 func within(a, b, rel, abs float64) bool { return math.Abs(a-b) <= rel*math.Abs(b)+abs }
 
-// TestBetweenReplicasEdges: one baseline replica says nothing about
-// replicas (no estimate); identical replicas give 0; one baseline
-// replica 10 pp below the others all run gives a between-replica σ of
-// several pp, one such canary replica none; a nothing-to-add or
+// TestBetweenReplicasEdges: one replica per arm says nothing about
+// replicas (no estimate); identical replicas give 0; one replica 10 pp
+// below its arm's others all run gives a between-replica σ of several
+// pp in either arm, and a canary on one replica carries the whole of it;
+// a nothing-to-add or
 // non-finite interval is returned unchanged.
 func TestBetweenReplicasEdges(t *testing.T) {
 	flat := func(k, nb int, p []float64) []ReplicaCounts {
@@ -74,16 +75,20 @@ func TestBetweenReplicasEdges(t *testing.T) {
 		t.Error("one replica per arm: want no estimate")
 	}
 	same, ok := BetweenReplicas(flat(4, 60, []float64{0.9, 0.9, 0.9, 0.9}), flat(4, 60, []float64{0.9, 0.9, 0.9, 0.9}), 18)
-	if !ok || same.Tau2 != 0 || same.DF != 3 {
+	if !ok || same.Tau2 != 0 || same.DF != 6 {
 		t.Errorf("identical replicas: %+v", same)
 	}
 	odd, ok := BetweenReplicas(flat(4, 60, []float64{0.9, 0.9, 0.9, 0.8}), flat(4, 60, []float64{0.9, 0.9, 0.9, 0.9}), 18)
 	if !ok || !(math.Sqrt(odd.Tau2) > 0.02) || !(odd.Var > 0) {
 		t.Errorf("one slow baseline replica: %+v", odd)
 	}
-	// the canary's own slow replica is the canary's: not the fleet's spread
-	if c, ok := BetweenReplicas(flat(4, 60, []float64{0.9, 0.9, 0.9, 0.9}), flat(4, 60, []float64{0.9, 0.9, 0.9, 0.8}), 18); !ok || c.Tau2 != 0 {
-		t.Errorf("one slow canary replica: %+v", c)
+	// pooled: a slow canary replica counts as spread too
+	if c, ok := BetweenReplicas(flat(4, 60, []float64{0.9, 0.9, 0.9, 0.9}), flat(4, 60, []float64{0.9, 0.9, 0.9, 0.8}), 18); !ok || c.Tau2 != odd.Tau2 {
+		t.Errorf("one slow canary replica: %+v, want %+v", c, odd)
+	}
+	// a canary on one replica: the baseline's replicas alone
+	if c, ok := BetweenReplicas(flat(4, 60, []float64{0.9, 0.9, 0.9, 0.8}), flat(1, 60, []float64{0.9}), 18); !ok || c.DF != 3 || !(c.Var > odd.Var) {
+		t.Errorf("canary on one replica: %+v", c)
 	}
 	base := Estimate{Point: 0.001, CI: Interval{-0.004, 0.006}, DF: 5}
 	if got := WithExtraVariance(base, 0.9, 0, 3); got != base {

@@ -2,16 +2,16 @@
 """Reference values for BetweenReplicas and WithExtraVariance.
 
 BetweenReplicas: per arm, replicas' offered and good requests per bucket;
-tau^2 from the baseline's replicas alone;
+tau^2 from both arms' replicas pooled;
 q = min(batches, buckets // 4) contiguous batches. With R and N the arm's
 attainment and offered requests, e[r, g] = sum over batch g of
 (good - R * offered) / N; D[r, g] = e[r, g] - o[r, g] / o[:, g].sum() *
 e[:, g].sum(); S_r = D[r].sum(). tau^2 = max(0, sum over the
-baseline's replicas of (S_r^2 - sum_g D[r, g]^2) * q / (q - 1)) / sum of
-w_r^2 (1 - 2 w_r + sum_j w_j^2), both sums over the baseline's replicas,
-w_r = replica's share of its arm's offered requests; df = baseline
-replicas - 1; Var = tau^2 * (sum w_b^2 + sum w_c^2). Written with numpy
-arrays, not the Go code's loops.
+arms' replicas of (S_r^2 - sum_g D[r, g]^2) * q / (q - 1)) / sum of
+w_r^2 (1 - 2 w_r + sum_j w_j^2), both sums over every replica of an arm
+with two or more, w_r = replica's share of its arm's offered requests;
+df = sum over those arms of (replicas - 1); Var = tau^2 * (sum w_b^2 +
+sum w_c^2). Written with numpy arrays, not the Go code's loops.
 
 WithExtraVariance: an interval point +- t_df0 * sqrt(v0) widened by an
 independent variance v on df degrees of freedom: t_nu * sqrt(v0 + v) with
@@ -59,12 +59,14 @@ for case in range(6):
     ob, gb = arm(kb, nb, tau, 0.01)
     oc, gc = arm(kc, nb, tau, 0.01)
     nb_, db_, swb, dfb = terms(ob, gb, batches)
-    _, _, swc, _ = terms(oc, gc, batches)
-    tau2 = max(0.0, nb_ / db_)
+    nc_, dc_, swc, dfc = terms(oc, gc, batches)
+    if kc == 1:
+        nc_, dc_, dfc = 0.0, 0.0, 0
+    tau2 = max(0.0, (nb_ + nc_) / (db_ + dc_))
     cases.append({"batches": batches,
                   "baseline": {"offered": ob.tolist(), "good": gb.tolist()},
                   "canary": {"offered": oc.tolist(), "good": gc.tolist()},
-                  "tau2": tau2, "var": tau2 * (swb + swc), "df": dfb})
+                  "tau2": tau2, "var": tau2 * (swb + swc), "df": dfb + dfc})
 
 widen = []
 for case in range(5):
