@@ -1,0 +1,52 @@
+package analysis
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+// TestReplicaSpreadBothPaths: replicas 6% apart in speed for the whole
+// run widen the attainment interval on the request path and on the
+// streaming aggregate alike (the same method, note and interval), and an
+// arm on one replica per side has no spread to estimate.
+func TestReplicaSpreadBothPaths(t *testing.T) {
+	cfg := Config{Policy: chat(t), Resamples: 100, Seed: 3}
+	spread := func(f *fleet) { f.replicaSigma = 0.06 }
+	one := func(f *fleet) { f.replicas, f.rate = 1, 5 }
+	for _, tc := range []struct {
+		name  string
+		mod   func(*fleet)
+		widen bool
+	}{{"replicas 6% apart", spread, true}, {"one replica per arm", one, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			const seed = 41
+			b, c := aaFleet(seed), aaFleet(seed)
+			tc.mod(&b)
+			tc.mod(&c)
+			bd, cd := fleetArms(b, c, seed)
+			ex, ag := judgedBothWays(t, bd, cd, cfg)
+			me, _ := metricNamed(ex, "slo_attainment")
+			ma, _ := metricNamed(ag, "slo_attainment")
+			note := func(m Metric) string {
+				for _, a := range m.Adjusted {
+					if strings.HasPrefix(a, "interval widened") {
+						return a
+					}
+				}
+				return ""
+			}
+			if got := strings.Contains(me.Method, "+replica-spread"); got != tc.widen {
+				t.Errorf("request path: method %s, note %q", me.Method, note(me))
+			}
+			if me.Method != ma.Method || note(me) != note(ma) || math.Abs(float64(me.Interval[0]-ma.Interval[0])) > 1e-9 || math.Abs(float64(me.Interval[1]-ma.Interval[1])) > 1e-9 {
+				t.Errorf("request path %s [%.6f, %.6f] %q; aggregate %s [%.6f, %.6f] %q", me.Method, float64(me.Interval[0]), float64(me.Interval[1]), note(me),
+					ma.Method, float64(ma.Interval[0]), float64(ma.Interval[1]), note(ma))
+			}
+			if tc.widen && note(me) == "" {
+				t.Errorf("no note of the widening in %q", me.Adjusted)
+			}
+			t.Logf("%s: %s [%.5f, %.5f] %q", tc.name, me.Method, float64(me.Interval[0]), float64(me.Interval[1]), note(me))
+		})
+	}
+}
