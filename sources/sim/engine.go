@@ -264,6 +264,9 @@ type replica struct {
 	kvFree      int
 	cache       *prefixLRU
 	outstanding int // waiting + running requests routed here
+	// speed multiplies every step time of the replica for the whole run
+	// (ArmSpec.ReplicaSpread; 1 when the arm's replicas are alike)
+	speed float64
 
 	busyAcc, activeAcc   float64 // busy seconds, intensity-weighted busy seconds
 	lastBusy, lastActive float64 // at the previous sample
@@ -349,8 +352,16 @@ func newArmSim(sc *Scenario, arm sources.Arm, seed uint64, dur float64, arrs []a
 		s.shared = &reqQueue{}
 	}
 	nCost := int(math.Ceil(dur / sc.CostInterval.Seconds()))
+	var speeds *rand.Rand
+	if spec.ReplicaSpread > 0 {
+		speeds = newRand(seed, streamReplica+armIndex(arm))
+	}
 	for i := range spec.Replicas {
-		r := &replica{idx: int32(i), name: string(arm) + "-" + itoa(i), up: true, provisioned: true,
+		speed := 1.0
+		if speeds != nil {
+			speed = math.Exp(spec.ReplicaSpread * speeds.NormFloat64())
+		}
+		r := &replica{idx: int32(i), name: string(arm) + "-" + itoa(i), up: true, provisioned: true, speed: speed,
 			lostAt: math.Inf(1), startedAt: math.Inf(-1), kvFree: spec.KV.Blocks,
 			cache: newPrefixLRU(spec.PrefixCache.CapacityTokens), bytesByInterval: make([]float64, nCost)}
 		r.series = ReplicaSeries{Arm: arm, Pod: r.name, Model: sc.Model, KVBlocks: spec.KV.Blocks,
@@ -999,7 +1010,7 @@ func (s *armSim) startStep(r *replica, t float64) {
 		dec *= 1 + spec.DecodeLeakPerHour*t/3600
 	}
 	dt := dec/spec.DecodeSpeed + st.PrefillPerToken.Seconds()*pre/spec.PrefillSpeed
-	dt *= s.warm(r, t) * s.noiseFactor(t)
+	dt *= s.warm(r, t) * s.noiseFactor(t) * r.speed
 	if spec.Stalls.Probability > 0 && spec.Stalls.Scope != "request" && s.svc.Float64() < spec.Stalls.Probability {
 		dt += spec.Stalls.Duration.Seconds()
 	}

@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -232,5 +233,55 @@ func TestTPOTJitter(t *testing.T) {
 	}
 	if mb, mc := quantile(b, 0.5), quantile(c, 0.5); math.Abs(mc-mb) > 0.03 {
 		t.Errorf("median log TPOT moved: %.3f → %.3f", mb, mc)
+	}
+}
+
+// TestReplicaSpread: with replica_spread each replica keeps its own speed
+// for the whole run, so the replicas' mean log TPOT spread apart (by about
+// the set σ), while without it they differ only by chance; the other arm's
+// replicas draw their own speeds.
+func TestReplicaSpread(t *testing.T) {
+	sc, err := Builtin("aa-replica-spread-30m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc.Duration = 10 * time.Minute
+	sc.Baseline.Replicas, sc.Canary.Replicas = 12, 12
+	sc.Traffic.Rate = 120
+	spread := func(sigma float64) (sb, sc2 []float64) {
+		sc.Baseline.ReplicaSpread, sc.Canary.ReplicaSpread = sigma, sigma
+		res, err := Run(context.Background(), sc, 9, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		means := func(reqs []sources.Request) []float64 {
+			sum, n := map[string]float64{}, map[string]float64{}
+			for _, r := range reqs {
+				if r.Status == sources.StatusOK && r.TPOT > 0 {
+					sum[r.Replica] += math.Log(r.TPOT)
+					n[r.Replica]++
+				}
+			}
+			var out []float64
+			for k := range sum {
+				out = append(out, sum[k]/n[k])
+			}
+			return out
+		}
+		return means(res.Baseline), means(res.Canary)
+	}
+	b0, _ := spread(0)
+	b1, c1 := spread(0.1)
+	if len(b1) != 12 || len(c1) != 12 {
+		t.Fatalf("%d and %d replicas served, want 12 each", len(b1), len(c1))
+	}
+	without, with := stat.StdDev(b0, nil), stat.StdDev(b1, nil)
+	if !(with > 0.05 && with > 4*without) {
+		t.Errorf("SD of the replicas' mean log TPOT: %.4f with replica_spread 0.1, %.4f without", with, without)
+	}
+	slices.Sort(b1)
+	slices.Sort(c1)
+	if slices.Equal(b1, c1) {
+		t.Error("the arms' replicas drew the same speeds")
 	}
 }

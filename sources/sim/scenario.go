@@ -281,6 +281,12 @@ type ArmSpec struct {
 	// composition): independent between the arms, so that two identical
 	// arms run side by side still differ.
 	BatchNoise BatchNoise `yaml:"batch_noise"`
+	// ReplicaSpread is the standard deviation of the log of a step-time
+	// factor each replica draws once and keeps for the whole run (GPUs,
+	// hosts and placements differ), independent between replicas and
+	// arms: with a few replicas per arm, identical arms differ by their
+	// replicas' mean for as long as the run lasts. In [0, 1]; default 0.
+	ReplicaSpread float64 `yaml:"replica_spread"`
 	// DecodeLeakPerHour makes the decode part of every step slower as the
 	// window goes on (a leak): it is multiplied by 1 + DecodeLeakPerHour·t,
 	// t in hours from the window start. Default 0, ≥ 0.
@@ -720,6 +726,7 @@ func validateArm(v *validator, p string, a *ArmSpec, classes map[string]bool, ma
 	v.check(finite(n.Sigma) && n.Sigma >= 0 && n.Sigma <= 1, p+".batch_noise.sigma", "must be in [0, 1]")
 	v.check(finite(n.Phi) && n.Phi >= 0 && n.Phi < 1, p+".batch_noise.phi", "must be in [0, 1)")
 	v.check(n.Interval == 0 || n.Interval >= time.Second, p+".batch_noise.interval", "must be ≥ 1s (0 = 10s)")
+	v.check(finite(a.ReplicaSpread) && a.ReplicaSpread >= 0 && a.ReplicaSpread <= 1, p+".replica_spread", "must be in [0, 1]")
 	v.check(finite(a.DecodeLeakPerHour) && a.DecodeLeakPerHour >= 0, p+".decode_leak_per_hour", "must be ≥ 0")
 	o := a.Output
 	v.check(finite(o.Scale) && o.Scale >= 0 && o.Scale <= 100, p+".output.scale", "must be in [0, 100] (0 or 1 = unchanged)")

@@ -22,6 +22,7 @@ const (
 	streamShed       = 60 // + arm index: upstream shedding
 	streamRanges     = 70 // scenario parameter draws (Draw)
 	streamJitter     = 80 // + arm index: per-request TPOT jitter
+	streamReplica    = 90 // + arm index: replicas' own speeds
 )
 
 func armIndex(a sources.Arm) uint64 {
