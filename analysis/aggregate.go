@@ -1002,8 +1002,8 @@ func (j *aggJudgement) evalGate(idx int, g policies.Gate, conf float64) gateEval
 			// replicas that differ all run, as on the request path
 			repB, _ := j.b.replicaCounts()
 			repC, _ := j.cRaw.replicaCounts()
-			var optNote Metric
-			pess = withReplicaSpread(pess, conf, repB, repC, &e.m)
+			var optNote []string
+			pess = withReplicaSpread(pess, conf, repB, repC, &e.m.Adjusted)
 			opt = withReplicaSpread(opt, conf, repB, repC, &optNote)
 		}
 		pess = binomialFloor(pess, sum(fw.Num), sum(fw.Den), sum(bBest.Num), sum(bBest.Den), conf)

@@ -364,7 +364,7 @@ func (j *judgement) evalGate(idx int, g policies.Gate, conf float64, r *Report) 
 				repB, _ = j.b.replicaCounts()
 				repC, _ = j.c.replicaCounts()
 			}
-			var repNote Metric
+			var repNote []string
 			est = binomialFloor(withReplicaSpread(est, conf, repB, repC, &repNote), sum(rc.Num), sum(rc.Den), sum(rb.Num), sum(rb.Den), conf)
 			if num := perRequestNum(g.Metric); j.mix != nil && num != nil {
 				adj, _, sb, sc, err := j.standardized(g.Metric, num, requestOne, false, conf)
@@ -372,13 +372,13 @@ func (j *judgement) evalGate(idx int, g policies.Gate, conf float64, r *Report) 
 					return inconclusive(err.Error())
 				}
 				e.m.Naive = &NaiveComparison{Baseline: Num(vb), Canary: Num(vc), Delta: Num(est.Point), Interval: [2]Num{Num(est.CI.Lo), Num(est.CI.Hi)}}
-				repNote = Metric{}
+				repNote = nil
 				adj = withReplicaSpread(adj, conf, repB, repC, &repNote)
 				est = binomialFloor(adj, sum(rc.Num), sum(rc.Den), sum(rb.Num), sum(rb.Den), conf)
 				vb, vc = sb, sc
 				e.m.Adjusted = append(e.m.Adjusted, "standardized to the "+j.mix.mode+" mix ("+j.mix.by+")")
 			}
-			e.m.Adjusted = append(e.m.Adjusted, repNote.Adjusted...)
+			e.m.Adjusted = append(e.m.Adjusted, repNote...)
 			if g.Metric == "slo_attainment" && j.cache == "adjust" && e.m.Naive != nil {
 				// CUPED compares mean bucket attainment over each arm's own
 				// mix: it never replaces a standardized estimate
@@ -391,7 +391,7 @@ func (j *judgement) evalGate(idx int, g policies.Gate, conf float64, r *Report) 
 					if e.m.Naive == nil {
 						e.m.Naive = &NaiveComparison{Baseline: Num(vb), Canary: Num(vc), Delta: Num(est.Point), Interval: [2]Num{Num(est.CI.Lo), Num(est.CI.Hi)}}
 					}
-					est = binomialFloor(withReplicaSpread(res.Adjusted, conf, repB, repC, &e.m), sum(rc.Num), sum(rc.Den), sum(rb.Num), sum(rb.Den), conf)
+					est = binomialFloor(withReplicaSpread(res.Adjusted, conf, repB, repC, &e.m.Adjusted), sum(rc.Num), sum(rc.Den), sum(rb.Num), sum(rb.Den), conf)
 					vb, vc = res.Baseline.AdjustedMean, res.Canary.AdjustedMean
 					e.m.Adjusted = append(e.m.Adjusted, fmt.Sprintf("CUPED on the per-bucket prefix-cache hit rate: θ = %.3g, variance reduction %.0f%%, mean bucket attainment compared",
 						res.Theta, 100*res.VarianceReduction))

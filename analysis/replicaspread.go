@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -67,15 +68,7 @@ func byName(names []string, counts []stats.ReplicaCounts) []stats.ReplicaCounts 
 	for i := range order {
 		order[i] = i
 	}
-	slices.SortFunc(order, func(x, y int) int {
-		switch {
-		case names[x] < names[y]:
-			return -1
-		case names[x] > names[y]:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(order, func(x, y int) int { return cmp.Compare(names[x], names[y]) })
 	out := make([]stats.ReplicaCounts, len(order))
 	for i, k := range order {
 		out[i] = counts[k]
@@ -85,9 +78,9 @@ func byName(names []string, counts []stats.ReplicaCounts) []stats.ReplicaCounts 
 
 // withReplicaSpread widens an attainment difference's interval by the
 // between-replica variance of the arms' replicas (b and c, nil when the
-// records do not name them) and says so in m.Adjusted; est is returned
-// as it was when there is nothing to add.
-func withReplicaSpread(est stats.Estimate, conf float64, b, c []stats.ReplicaCounts, m *Metric) stats.Estimate {
+// records do not name them) and says so in notes (a gate's Adjusted);
+// est is returned as it was when there is nothing to add.
+func withReplicaSpread(est stats.Estimate, conf float64, b, c []stats.ReplicaCounts, notes *[]string) stats.Estimate {
 	if b == nil || c == nil {
 		return est
 	}
@@ -98,7 +91,7 @@ func withReplicaSpread(est stats.Estimate, conf float64, b, c []stats.ReplicaCou
 	wide := stats.WithExtraVariance(est, conf, rs.Var, rs.DF)
 	wide.Method += "+replica-spread"
 	if old := est.CI.Hi - est.CI.Lo; old > 0 && !math.IsInf(old, 0) {
-		m.Adjusted = append(m.Adjusted, fmt.Sprintf("interval widened ×%.2f for replicas that differ all run: %.2f pp between replicas (σ, from the arms' %d + %d replicas, %g degrees of freedom)",
+		*notes = append(*notes, fmt.Sprintf("interval widened ×%.2f for replicas that differ all run: %.2f pp between replicas (σ, from the arms' %d + %d replicas, %g degrees of freedom)",
 			(wide.CI.Hi-wide.CI.Lo)/old, 100*math.Sqrt(rs.Tau2), rs.Replicas[0], rs.Replicas[1], rs.DF))
 	}
 	return wide
