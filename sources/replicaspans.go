@@ -18,12 +18,19 @@ type ReplicaSpans map[string]*replicaSpan
 
 type replicaSpan struct {
 	first, last int64
-	finished    map[int64]float64
-	judged      map[int64][2]float64 // offered, good
+	counts      map[int64]spanCounts
+}
+
+// spanCounts are a replica's requests in one slice: finished, and judged
+// (offered) and good among them.
+type spanCounts struct{ finished, offered, good float64 }
+
+func (c spanCounts) add(o spanCounts) spanCounts {
+	return spanCounts{c.finished + o.finished, c.offered + o.offered, c.good + o.good}
 }
 
 func newReplicaSpan(first, last int64) *replicaSpan {
-	return &replicaSpan{first: first, last: last, finished: map[int64]float64{}, judged: map[int64][2]float64{}}
+	return &replicaSpan{first: first, last: last, counts: map[int64]spanCounts{}}
 }
 
 // Add records that replica name served in slice, finishing finished
@@ -36,12 +43,8 @@ func (r ReplicaSpans) Add(name string, slice int64, finished, offered, good floa
 		r[name] = s
 	}
 	s.first, s.last = min(s.first, slice), max(s.last, slice)
-	if finished != 0 {
-		s.finished[slice] += finished
-	}
-	if offered != 0 || good != 0 {
-		j := s.judged[slice]
-		s.judged[slice] = [2]float64{j[0] + offered, j[1] + good}
+	if finished != 0 || offered != 0 || good != 0 {
+		s.counts[slice] = s.counts[slice].add(spanCounts{finished, offered, good})
 	}
 }
 
@@ -54,12 +57,8 @@ func (r ReplicaSpans) Merge(o ReplicaSpans) {
 			r[name] = s
 		}
 		s.first, s.last = min(s.first, os.first), max(s.last, os.last)
-		for k, v := range os.finished {
-			s.finished[k] += v
-		}
-		for k, v := range os.judged {
-			j := s.judged[k]
-			s.judged[k] = [2]float64{j[0] + v[0], j[1] + v[1]}
+		for k, v := range os.counts {
+			s.counts[k] = s.counts[k].add(v)
 		}
 	}
 }
@@ -104,9 +103,8 @@ func (r ReplicaSpans) Tracks(lo, hi int64) (serving []float64, tracks []ReplicaT
 				continue
 			}
 			serving[k]++
-			fin[k] = s.finished[sl]
-			j := s.judged[sl]
-			off[k], good[k] = j[0], j[1]
+			c := s.counts[sl]
+			fin[k], off[k], good[k] = c.finished, c.offered, c.good
 		}
 		tracks = append(tracks, ReplicaTrack{Name: replicaTrackPrefix + strconv.Quote(name) + replicaTrackSuffix, Finished: fin, Offered: off, Good: good})
 	}
@@ -132,16 +130,10 @@ func RecordReplica(trackName string) (name string, ok bool) {
 func (r ReplicaSpans) Widen() {
 	for _, s := range r {
 		s.first, s.last = s.first>>1, s.last>>1
-		fin := make(map[int64]float64, len(s.finished)/2+1)
-		for k, v := range s.finished {
-			fin[k>>1] += v
+		counts := make(map[int64]spanCounts, len(s.counts)/2+1)
+		for k, v := range s.counts {
+			counts[k>>1] = counts[k>>1].add(v)
 		}
-		s.finished = fin
-		judged := make(map[int64][2]float64, len(s.judged)/2+1)
-		for k, v := range s.judged {
-			j := judged[k>>1]
-			judged[k>>1] = [2]float64{j[0] + v[0], j[1] + v[1]}
-		}
-		s.judged = judged
+		s.counts = counts
 	}
 }
