@@ -1002,9 +1002,10 @@ func (j *aggJudgement) evalGate(idx int, g policies.Gate, conf float64) gateEval
 			// replicas that differ all run, as on the request path
 			repB, _ := j.b.replicaCounts()
 			repC, _ := j.cRaw.replicaCounts()
+			spread := replicaSpread(repB, repC)
 			var optNote []string
-			pess = withReplicaSpread(pess, conf, repB, repC, &e.m.Adjusted)
-			opt = withReplicaSpread(opt, conf, repB, repC, &optNote)
+			pess = withReplicaSpread(pess, conf, spread, &e.m.Adjusted)
+			opt = withReplicaSpread(opt, conf, spread, &optNote)
 		}
 		pess = binomialFloor(pess, sum(fw.Num), sum(fw.Den), sum(bBest.Num), sum(bBest.Den), conf)
 		opt = binomialFloor(opt, sum(fb.Num), sum(fb.Den), sum(bWorst.Num), sum(bWorst.Den), conf)

@@ -359,13 +359,14 @@ func (j *judgement) evalGate(idx int, g policies.Gate, conf float64, r *Report) 
 				est = stats.PairedDiffOfRatios(pc, pb, conf)
 			}
 			// replicas that differ all run: what batches in time miss
-			var repB, repC []stats.ReplicaCounts
+			var spread stats.ReplicaSpread
 			if g.Metric == "slo_attainment" {
-				repB, _ = j.b.replicaCounts()
-				repC, _ = j.c.replicaCounts()
+				repB, _ := j.b.replicaCounts()
+				repC, _ := j.c.replicaCounts()
+				spread = replicaSpread(repB, repC)
 			}
 			var repNote []string
-			est = binomialFloor(withReplicaSpread(est, conf, repB, repC, &repNote), sum(rc.Num), sum(rc.Den), sum(rb.Num), sum(rb.Den), conf)
+			est = binomialFloor(withReplicaSpread(est, conf, spread, &repNote), sum(rc.Num), sum(rc.Den), sum(rb.Num), sum(rb.Den), conf)
 			if num := perRequestNum(g.Metric); j.mix != nil && num != nil {
 				adj, _, sb, sc, err := j.standardized(g.Metric, num, requestOne, false, conf)
 				if err != nil {
@@ -373,7 +374,7 @@ func (j *judgement) evalGate(idx int, g policies.Gate, conf float64, r *Report) 
 				}
 				e.m.Naive = &NaiveComparison{Baseline: Num(vb), Canary: Num(vc), Delta: Num(est.Point), Interval: [2]Num{Num(est.CI.Lo), Num(est.CI.Hi)}}
 				repNote = nil
-				adj = withReplicaSpread(adj, conf, repB, repC, &repNote)
+				adj = withReplicaSpread(adj, conf, spread, &repNote)
 				est = binomialFloor(adj, sum(rc.Num), sum(rc.Den), sum(rb.Num), sum(rb.Den), conf)
 				vb, vc = sb, sc
 				e.m.Adjusted = append(e.m.Adjusted, "standardized to the "+j.mix.mode+" mix ("+j.mix.by+")")
@@ -391,7 +392,7 @@ func (j *judgement) evalGate(idx int, g policies.Gate, conf float64, r *Report) 
 					if e.m.Naive == nil {
 						e.m.Naive = &NaiveComparison{Baseline: Num(vb), Canary: Num(vc), Delta: Num(est.Point), Interval: [2]Num{Num(est.CI.Lo), Num(est.CI.Hi)}}
 					}
-					est = binomialFloor(withReplicaSpread(res.Adjusted, conf, repB, repC, &e.m.Adjusted), sum(rc.Num), sum(rc.Den), sum(rb.Num), sum(rb.Den), conf)
+					est = binomialFloor(withReplicaSpread(res.Adjusted, conf, spread, &e.m.Adjusted), sum(rc.Num), sum(rc.Den), sum(rb.Num), sum(rb.Den), conf)
 					vb, vc = res.Baseline.AdjustedMean, res.Canary.AdjustedMean
 					e.m.Adjusted = append(e.m.Adjusted, fmt.Sprintf("CUPED on the per-bucket prefix-cache hit rate: θ = %.3g, variance reduction %.0f%%, mean bucket attainment compared",
 						res.Theta, 100*res.VarianceReduction))

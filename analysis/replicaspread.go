@@ -76,16 +76,26 @@ func byName(names []string, counts []stats.ReplicaCounts) []stats.ReplicaCounts 
 	return out
 }
 
-// withReplicaSpread widens an attainment difference's interval by the
-// between-replica variance of the arms' replicas (b and c, nil when the
-// records do not name them) and says so in notes (a gate's Adjusted);
-// est is returned as it was when there is nothing to add.
-func withReplicaSpread(est stats.Estimate, conf float64, b, c []stats.ReplicaCounts, notes *[]string) stats.Estimate {
+// replicaSpread is the between-replica spread of the arms' replicas (b
+// and c, nil when the records do not name them); its Var is 0 when there
+// is nothing to add. It does not depend on the confidence level: a gate
+// computes it once and widens each of its intervals by it.
+func replicaSpread(b, c []stats.ReplicaCounts) stats.ReplicaSpread {
 	if b == nil || c == nil {
-		return est
+		return stats.ReplicaSpread{}
 	}
 	rs, ok := stats.BetweenReplicas(b, c, stats.LagWindowBatches)
-	if !ok || !(rs.Var > 0) {
+	if !ok {
+		return stats.ReplicaSpread{}
+	}
+	return rs
+}
+
+// withReplicaSpread widens an attainment difference's interval by the
+// between-replica spread rs (replicaSpread) and says so in notes (a
+// gate's Adjusted); est is returned as it was when rs adds nothing.
+func withReplicaSpread(est stats.Estimate, conf float64, rs stats.ReplicaSpread, notes *[]string) stats.Estimate {
+	if !(rs.Var > 0) {
 		return est
 	}
 	wide := stats.WithExtraVariance(est, conf, rs.Var, rs.DF)
