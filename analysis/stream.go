@@ -454,7 +454,7 @@ func (a *Aggregator) Add(r *sources.Request) {
 	if a.exclude != nil && r.Replica != "" && a.excluded(r.Replica, slice) {
 		// a replica's own warm-up: it served, but its requests are not
 		// judged
-		a.addReplica(r.Replica, slice, finished(r), 0, 0, false)
+		a.addReplica(r.Replica, slice, finished(r), 0, 0, 0, false)
 		return
 	}
 	var ci int32
@@ -525,7 +525,7 @@ func (a *Aggregator) Add(r *sources.Request) {
 		c.Queries += float64(r.PromptTokens)
 	}
 	if r.Replica != "" {
-		a.addReplica(r.Replica, slice, finished(r), 1+good, ttftBin, ttftOK)
+		a.addReplica(r.Replica, slice, finished(r), 1, good, ttftBin, ttftOK)
 	}
 }
 
@@ -571,9 +571,9 @@ func (a *Aggregator) Exclude(plan ReplicaWarmupPlan) {
 
 // addReplica counts fin requests finished by replica name in slice, and,
 // when hasTTFT, one completed request's TTFT in log-linear bin ttftBin;
-// judged is 0 for a request not judged (its replica's own warm-up), 1 for
-// one judged and not good, 2 for a good one.
-func (a *Aggregator) addReplica(name string, slice int64, fin float64, judged float64, ttftBin int32, hasTTFT bool) {
+// judged and good count the request among those judged (0 in its
+// replica's own warm-up) and those that met their SLO.
+func (a *Aggregator) addReplica(name string, slice int64, fin, judged, good float64, ttftBin int32, hasTTFT bool) {
 	var run *replicaRun
 	// a log names a few replicas: look among them before the map
 	for k := range a.repPend[:min(len(a.repPend), 16)] {
@@ -595,11 +595,7 @@ func (a *Aggregator) addReplica(name string, slice int64, fin float64, judged fl
 		a.reps.Add(run.name, run.slice, run.fin, run.off, run.good)
 		run.slice, run.fin, run.off, run.good, run.ttft = slice, 0, 0, 0, nil
 	}
-	run.fin += fin
-	if judged > 0 {
-		run.off++
-		run.good += judged - 1
-	}
+	run.fin, run.off, run.good = run.fin+fin, run.off+judged, run.good+good
 	if hasTTFT {
 		if run.ttft == nil {
 			run.ttft = a.repTTFT.Hist(name, slice)
