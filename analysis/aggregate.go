@@ -908,14 +908,10 @@ func (j *aggJudgement) evalGate(idx int, g policies.Gate, conf float64) gateEval
 		return j.latencyGate(e, idx, info, g, conf)
 	}
 	if g.Metric == "slo_attainment" {
-		goodHi := func(a *aggArm) float64 {
-			t := 0.0
-			for i := range a.slices {
-				t += a.slices[i].goodHi
-			}
-			return t
-		}
-		if ob, oc := sumOffered(j.b), sumOffered(j.cRaw); goodHi(j.b) == 0 && goodHi(j.cRaw) == 0 && ob > 0 && oc > 0 {
+		// good requests at their upper bounds, over offered requests
+		hb, _ := j.b.ratioAt("slo_attainment", true)
+		hc, _ := j.cRaw.ratioAt("slo_attainment", true)
+		if ob, oc := sum(hb.Den), sum(hc.Den); sum(hb.Num) == 0 && sum(hc.Num) == 0 && ob > 0 && oc > 0 {
 			e.m.Baseline, e.m.Canary, e.m.Delta = 0, 0, 0
 			return inconclusive(noneGood(ob, oc))
 		}
