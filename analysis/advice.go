@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/goodput-dev/goodput/sources"
 	"github.com/goodput-dev/goodput/sources/benchfile"
 )
 
@@ -124,14 +125,15 @@ func plural(n int, one, many string) string {
 // M" and "canary: M" become "both arms: M", and "baseline: FILE: M" and
 // "canary: FILE2: M" become "both arms (FILE, FILE2): M", in the place of
 // the baseline's. Other warnings keep their order.
-func onceForBothArms(warns []string, b, c *armData) []string {
+// b and c are the arms' datasets (their Arm and Inputs).
+func onceForBothArms(warns []string, b, c *sources.Dataset) []string {
 	type split struct{ files, msg string }
-	parse := func(w string, a *armData) (split, bool) {
-		rest, ok := strings.CutPrefix(w, string(a.arm)+": ")
+	parse := func(w string, a *sources.Dataset) (split, bool) {
+		rest, ok := strings.CutPrefix(w, string(a.Arm)+": ")
 		if !ok {
 			return split{}, false
 		}
-		for _, in := range a.ds.Inputs {
+		for _, in := range a.Inputs {
 			if m, ok := strings.CutPrefix(rest, in.Path+": "); ok {
 				return split{in.Path, m}, true
 			}

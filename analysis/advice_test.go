@@ -26,7 +26,7 @@ func TestOnceForBothArms(t *testing.T) {
 		"canary: without arrival times, each request is its own unit",
 		"canary: only here",
 		"the arms' clocks differ",
-	}, b, c)
+	}, b.ds, c.ds)
 	want := []string{
 		"both arms (b.json, c.json): no timestamps",
 		"both arms: without arrival times, each request is its own unit",

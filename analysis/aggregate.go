@@ -538,7 +538,7 @@ func (j *aggJudgement) report() *Report {
 				" (goodput is compared per replica-second; a canary replica that serves nothing while the baseline's serve is decided by canary_replica_loss; a canary series that stops reporting keeps the verdict from passing)"})
 	}
 	internalView(r, aggWork(j.b), aggWork(j.cRaw), j.b.ds.Agg.Step)
-	r.Warnings = j.warns
+	r.Warnings = onceForBothArms(j.warns, j.b.ds, j.c.ds)
 	if r.Warnings == nil {
 		r.Warnings = []string{}
 	}

@@ -237,7 +237,7 @@ func (j *judgement) report() *Report {
 	r.Verdict, r.Reasons = Overall(r.Metrics)
 	j.metricsWarnings()
 	internalView(r, j.work(j.b), j.work(j.c), j.p.Window.Bucket.Seconds())
-	r.Warnings = onceForBothArms(j.warns, j.b, j.c)
+	r.Warnings = onceForBothArms(j.warns, j.b.ds, j.c.ds)
 	if r.Warnings == nil {
 		r.Warnings = []string{}
 	}

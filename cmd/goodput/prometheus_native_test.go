@@ -114,7 +114,7 @@ func TestJudgeNativeHistograms(t *testing.T) {
 	for _, w := range aa.Warnings {
 		t.Logf("A/A warning: %s", w)
 	}
-	if !warned(aa, "baseline: vllm:time_to_first_token_seconds: read from native histograms (exponential buckets, schema 3") {
+	if !warned(aa, "vllm:time_to_first_token_seconds: read from native histograms (exponential buckets, schema 3") {
 		t.Errorf("A/A: no warning naming the native form: %q", aa.Warnings)
 	}
 
