@@ -342,6 +342,9 @@ func prepare(ds *sources.Dataset, p *policies.Policy, cls *classifier, origin fl
 	if n == 0 {
 		return nil, &DataError{Arm: ds.Arm, Msg: "no requests: the input holds no request records"}
 	}
+	// a replica field with ids in it: judged as naming none, as the
+	// streaming Aggregator does (sources.MaxReplicas)
+	ds = sources.WithoutTooManyReplicas(ds)
 	canonicalOrder(ds)
 	a := &armData{arm: ds.Arm, ds: ds, clock: ds.Clock, policy: p, origin: origin, class: make([]int32, n), good: make([]bool, n),
 		keep: make([]bool, n), bucketSecs: p.Window.Bucket.Seconds(), unverified: map[string]int64{}}

@@ -150,6 +150,10 @@ type Aggregator struct {
 	// repIdx finds a replica's entry past the first few
 	repPend []replicaRun
 	repIdx  map[string]int32
+	// tooManyReplicas is set once the records named more than
+	// sources.MaxReplicas replicas: the per-replica state is dropped and
+	// the arm counted as naming none
+	tooManyReplicas bool
 	// repTTFT holds each replica's completed requests' TTFT per slice,
 	// for the median a replica's own warm-up is found from: bounded by
 	// replicas × slices, never by requests
@@ -574,6 +578,9 @@ func (a *Aggregator) Exclude(plan ReplicaWarmupPlan) {
 // judged and good count the request among those judged (0 in its
 // replica's own warm-up) and those that met their SLO.
 func (a *Aggregator) addReplica(name string, slice int64, fin, judged, good float64, ttftBin int32, hasTTFT bool) {
+	if a.tooManyReplicas {
+		return
+	}
 	var run *replicaRun
 	// a log names a few replicas: look among them before the map
 	for k := range a.repPend[:min(len(a.repPend), 16)] {
@@ -585,6 +592,9 @@ func (a *Aggregator) addReplica(name string, slice int64, fin, judged, good floa
 	if run == nil {
 		if k, ok := a.repIdx[name]; ok {
 			run = &a.repPend[k]
+		} else if len(a.repIdx) == sources.MaxReplicas {
+			a.dropReplicas()
+			return
 		} else {
 			a.repIdx[name] = int32(len(a.repPend))
 			a.repPend = append(a.repPend, replicaRun{name: name, slice: slice})
@@ -602,6 +612,16 @@ func (a *Aggregator) addReplica(name string, slice int64, fin, judged, good floa
 		}
 		run.ttft.AddBin(loglin.Coarse(ttftBin), 1)
 	}
+}
+
+// dropReplicas forgets every replica once the records named more than
+// sources.MaxReplicas: the arm is then counted as naming none
+// (Aggregate.ReplicasUnnamed), with the warning sources.TooManyReplicas,
+// as the request path does (sources.DropReplicaNames). The requests
+// already counted stay counted; only the per-replica state goes.
+func (a *Aggregator) dropReplicas() {
+	a.tooManyReplicas = true
+	a.reps, a.repPend, a.repIdx, a.repTTFT = sources.ReplicaSpans{}, nil, map[string]int32{}, loglin.ReplicaMedians{}
 }
 
 // flushReplicas adds the replicas' pending counts to reps.
@@ -644,6 +664,9 @@ func (a *Aggregator) Merge(o *Aggregator) {
 	o.flushReplicas()
 	a.reps.Merge(o.reps)
 	a.repTTFT.Merge(o.repTTFT)
+	if a.tooManyReplicas || o.tooManyReplicas || len(a.reps) > sources.MaxReplicas {
+		a.dropReplicas()
+	}
 	for a.lo <= a.hi && a.hi-a.lo >= sources.MaxStreamSlices {
 		a.widen()
 	}
@@ -728,6 +751,9 @@ func (a *Aggregator) Aggregate(arm sources.Arm) (*sources.Aggregate, error) {
 	nan := math.NaN()
 	var edges loglin.Edges
 	out := &sources.Aggregate{Profile: "requests", Exact: true, GoodTokensCounted: true, LatencySums: true, Step: a.step, Replicas: tracks, ReplicasUnnamed: tracks == nil}
+	if a.tooManyReplicas {
+		out.Notes = append(out.Notes, sources.TooManyReplicas())
+	}
 	// a bucket per cell, and one for each slice without any
 	nb := len(a.cells)
 	for _, keys := range per {

@@ -392,6 +392,50 @@ type AggBucket struct {
 // are then brought to the wider of their widths, so their slices pair.
 const MaxStreamSlices = 360
 
+// MaxReplicas is the most distinct replica names an arm's records may
+// carry for the judge to follow each replica: 512. Fleets are counted in
+// replicas by the tens or hundreds; a field naming more is taken to carry
+// something else (request, session or client ids), and per-replica state
+// (spans, counts and TTFT medians per replica and slice, see
+// ReplicaSpans) would grow with it past any memory bound. Past it the
+// arm's records are judged as naming no replica (ReplicasUnnamed), with
+// the warning TooManyReplicas, on every path alike.
+const MaxReplicas = 512
+
+// TooManyReplicas is the warning for an arm whose records name more than
+// MaxReplicas replicas.
+func TooManyReplicas() string {
+	return fmt.Sprintf("the records name more than %d replicas (is the replica field a request, session or client id?): "+
+		"judged as naming none, so load per replica-second, lost and warming replicas and the between-replica spread are not checked; "+
+		"map the replica field to the serving instance", MaxReplicas)
+}
+
+// WithoutTooManyReplicas returns d itself when its records name at most
+// MaxReplicas replicas (or none), else a copy of d whose records name
+// none, with TooManyReplicas added to its warnings; d is left as it is.
+func WithoutTooManyReplicas(d *Dataset) *Dataset {
+	names := map[string]struct{}{}
+	for i := range d.Requests {
+		if n := d.Requests[i].Replica; n != "" {
+			names[n] = struct{}{}
+			if len(names) > MaxReplicas {
+				break
+			}
+		}
+	}
+	if len(names) <= MaxReplicas {
+		return d
+	}
+	out := *d
+	out.Requests = make([]Request, len(d.Requests))
+	for i, r := range d.Requests {
+		r.Replica = ""
+		out.Requests[i] = r
+	}
+	out.Warnings = append(append([]string{}, d.Warnings...), TooManyReplicas())
+	return &out
+}
+
 // Aggregate is an arm's metrics-based data: time-bucketed increases. A
 // Dataset carries either per-request records or an Aggregate.
 type Aggregate struct {

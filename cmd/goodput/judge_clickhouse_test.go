@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,6 +20,13 @@ import (
 // into dir and loads them into table (arm column "baseline"/"canary").
 // A scenario ending in .yaml is read from testdata/scenarios.
 func simToClickHouse(t *testing.T, srv *chtest.Server, scenario, table, dir string, d time.Duration) (base, can string) {
+	t.Helper()
+	return simToClickHouseWith(t, srv, scenario, table, dir, d, nil)
+}
+
+// simToClickHouseWith is simToClickHouse with each arm's records passed
+// through mod (when not nil) before they are written.
+func simToClickHouseWith(t *testing.T, srv *chtest.Server, scenario, table, dir string, d time.Duration, mod func([]sources.Request)) (base, can string) {
 	t.Helper()
 	var sc sim.Scenario
 	var err error
@@ -43,6 +51,9 @@ func simToClickHouse(t *testing.T, srv *chtest.Server, scenario, table, dir stri
 		f, err := os.Create(p)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if mod != nil {
+			mod(res.Requests(arm))
 		}
 		if err := sim.WriteRequestLog(f, res.Requests(arm)); err != nil {
 			t.Fatal(err)
@@ -132,6 +143,33 @@ func TestJudgeClickHouseLongRun(t *testing.T) {
 	series, _ := json.Marshal(got["series"])
 	if !strings.Contains(string(series), `"t":40,`) || strings.Contains(string(series), `"t":10,`) {
 		t.Errorf("series not on 40 s buckets: %.300s", series)
+	}
+}
+
+// TestJudgeClickHouseTooManyReplicas: a replica column that names more
+// replicas than sources.MaxReplicas (a request id, say) is judged as
+// naming none from ClickHouse as from the files, with the same warning
+// and the same report.
+func TestJudgeClickHouseTooManyReplicas(t *testing.T) {
+	srv := chtest.Start(t)
+	ids := func(rs []sources.Request) {
+		for i := range rs {
+			rs[i].Replica = fmt.Sprintf("req-%d", i)
+		}
+	}
+	b, c := simToClickHouseWith(t, srv, "aa-quiet-30m", "req", t.TempDir(), 10*time.Minute, ids)
+	code, out, errs := runCLI(t, nil, chArgs(srv.URL, "--format", "json", "--resamples", "200")...)
+	if code != 0 && code != 1 && code != 3 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	fcode, fout, ferrs := runCLI(t, nil, "judge", "--stream", "--baseline", b, "--canary", c, "--format", "json", "--resamples", "200")
+	if fcode != code {
+		t.Fatalf("--stream exit %d, --clickhouse exit %d: %s", fcode, code, ferrs)
+	}
+	got, _ := sameReportBut(t, out, fout)
+	warns, _ := json.Marshal(got["warnings"])
+	if !strings.Contains(string(warns), "both arms: the records name more than 512 replicas") {
+		t.Errorf("no warning of the replica field: %s", warns)
 	}
 }
 

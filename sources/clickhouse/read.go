@@ -226,9 +226,13 @@ type assembler struct {
 	reps       sources.ReplicaSpans
 	// repTTFT holds each replica's TTFT per slice on coarse bins
 	// (loglin.Coarse), for its per-slice median
-	repTTFT    loglin.ReplicaMedians
-	cacheKnown bool
-	lo, hi     int64 // slice numbers on the widened grid
+	repTTFT loglin.ReplicaMedians
+	// tooManyReplicas is set once the rows named more than
+	// sources.MaxReplicas replicas: reps and repTTFT are dropped and the
+	// arm counted as naming none, as analysis.Aggregator does
+	tooManyReplicas bool
+	cacheKnown      bool
+	lo, hi          int64 // slice numbers on the widened grid
 	// shift is how many times the slices were widened: a row's slice s
 	// (of the plan's step) is slice s>>shift, of p.Step·2^shift seconds
 	// (widen)
@@ -338,8 +342,16 @@ func (as *assembler) add(r *row) error {
 			}
 		}
 	case rowReplica:
-		as.reps.Add(r.Rep, sl, float64(r.Admitted), float64(r.Judged), float64(r.JudgedGood))
 		as.canon = append(as.canon, rowDigest("r %d %q %d %d %d %d %v", sl, r.Rep, r.N, r.Admitted, r.Judged, r.JudgedGood, r.Hist[0]))
+		if as.tooManyReplicas {
+			break
+		}
+		if _, seen := as.reps[r.Rep]; !seen && len(as.reps) == sources.MaxReplicas {
+			as.tooManyReplicas = true
+			as.reps, as.repTTFT = sources.ReplicaSpans{}, loglin.ReplicaMedians{}
+			break
+		}
+		as.reps.Add(r.Rep, sl, float64(r.Admitted), float64(r.Judged), float64(r.JudgedGood))
 		if len(r.Hist[0].Bins) > 0 {
 			h := as.repTTFT.Hist(r.Rep, sl)
 			for i, bin := range r.Hist[0].Bins {
@@ -400,6 +412,9 @@ func (as *assembler) finish() (*sources.Aggregate, int64, []string, error) {
 	nan := math.NaN()
 	var edges loglin.Edges
 	out := &sources.Aggregate{Profile: "requests", Exact: true, GoodTokensCounted: true, LatencySums: true, Step: step, Replicas: tracks, ReplicasUnnamed: tracks == nil}
+	if as.tooManyReplicas {
+		out.Notes = append(out.Notes, sources.TooManyReplicas())
+	}
 	for k := range per {
 		keys := per[k]
 		slices.SortFunc(keys, func(x, y cellKey) int {
