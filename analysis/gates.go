@@ -359,7 +359,7 @@ func (j *judgement) evalGate(idx int, g policies.Gate, conf float64, r *Report) 
 				est = stats.PairedDiffOfRatios(pc, pb, conf)
 			}
 			// replicas that differ all run: what batches in time miss
-			var spread stats.ReplicaSpread
+			var spread replicaWidening
 			if g.Metric == "slo_attainment" {
 				repB, _ := j.b.replicaCounts()
 				repC, _ := j.c.replicaCounts()

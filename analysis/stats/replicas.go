@@ -182,3 +182,210 @@ func WithExtraVariance(est Estimate, conf, v, df float64) Estimate {
 	est.DF = nu
 	return est
 }
+
+// ReplicaCapacity is the part of an attainment difference's variance that
+// comes from replicas of their own speeds through the arm's capacity:
+// where a router sends each request to the replica with the least
+// outstanding work, a slower replica takes fewer requests and its peers
+// more, so its slowness is spread over the arm as a whole (an arm of
+// slower replicas is a smaller arm), not seen as one replica's deficit by
+// BetweenReplicas. Such a router gives each replica traffic in proportion
+// to its speed, so the spread of the replicas' shares of their arm's
+// requests measures the spread of their speeds; the attainment an arm
+// loses per unit of capacity is measured from the run itself, as its
+// fall with the load the arm was offered.
+type ReplicaCapacity struct {
+	// Speed2 is the variance of a replica's relative speed (its share of
+	// the arm's requests times the arm's replicas), beyond what its
+	// batches' counts vary by, pooled over both arms (≥ 0). 0 under a
+	// router that ignores load (uniform or random shares).
+	Speed2 float64
+	// Slope is the attainment lost per unit of log load (fraction per
+	// log unit, ≥ 0 counted as harm; a negative fit is used squared as
+	// well): the slope of the slices' attainment on the log of their
+	// offered requests (smoothed over LoadSmoothing slices), within each
+	// arm, weighted by offered requests.
+	Slope float64
+	// Var is the variance it adds to the difference of the arms'
+	// attainments: Slope²·Speed2·(Σw_b² + Σw_c²), w a replica's share
+	// of its arm's offered requests (an arm's capacity is the sum of its
+	// replicas' speeds, whose relative variance is Speed2·Σw²).
+	Var float64
+	// DF is the degrees of freedom of Speed2: Σ over the arms of
+	// (replicas − 1).
+	DF float64
+}
+
+// LoadSmoothing is the number of slices (centred) the offered load is
+// averaged over before its log is taken for ReplicaCapacity's slope: the
+// load that congests an engine is the load of the last minute or so,
+// and a slice's own Poisson count would bias the slope towards 0.
+const LoadSmoothing = 7
+
+// Capacity estimates ReplicaCapacity from both arms' replicas (as
+// BetweenReplicas: each replica's buckets on its arm's grid, batches
+// contiguous batches, min(batches, buckets/4)). In each batch where every
+// replica of the arm served, replica r's relative share is
+// k·o_rg/Σ_j o_jg (k replicas); Speed2 is the variance of the replicas'
+// mean relative shares less the mean of their batch-to-batch variances
+// over the batches counted, pooled over the arms on their k − 1 degrees
+// of freedom and floored at 0. ok is false when neither arm has two
+// replicas serving in two such batches.
+func Capacity(b, c []ReplicaCounts, batches int) (ReplicaCapacity, bool) {
+	var out ReplicaCapacity
+	var num, df, sumW2 float64
+	var sxy, sxx float64
+	for _, reps := range [2][]ReplicaCounts{b, c} {
+		n, s2, w2, ok := shareSpread(reps, batches)
+		if !ok {
+			return ReplicaCapacity{}, false
+		}
+		sumW2 += w2
+		if n >= 2 {
+			num += float64(n-1) * s2
+			df += float64(n - 1)
+		}
+		xy, xx := loadSlope(reps)
+		sxy, sxx = sxy+xy, sxx+xx
+	}
+	if df == 0 || !(sxx > 0) {
+		return ReplicaCapacity{}, false
+	}
+	out.Speed2 = max(0, num/df)
+	out.Slope = -sxy / sxx
+	out.DF = df
+	out.Var = out.Slope * out.Slope * out.Speed2 * sumW2
+	return out, true
+}
+
+// shareSpread returns one arm's replicas counted (those with offered
+// requests), the between-replica variance of their relative shares less
+// its batch noise (may be negative), and Σw² (w the replicas' shares of
+// the arm's requests). n < 2 when fewer than two replicas served, or
+// fewer than two batches had every replica serving.
+func shareSpread(reps []ReplicaCounts, batches int) (n int, s2, sumW2 float64, ok bool) {
+	if len(reps) == 0 {
+		return 0, 0, 0, true
+	}
+	nb := len(reps[0].Offered)
+	var live []int
+	var total float64
+	rowOff := make([]float64, len(reps))
+	for r, x := range reps {
+		if len(x.Offered) != nb || len(x.Good) != nb {
+			return 0, 0, 0, false
+		}
+		for _, o := range x.Offered {
+			if math.IsNaN(o) || math.IsInf(o, 0) || o < 0 {
+				return 0, 0, 0, false
+			}
+			rowOff[r] += o
+		}
+		if rowOff[r] > 0 {
+			live = append(live, r)
+			total += rowOff[r]
+		}
+	}
+	for _, r := range live {
+		w := rowOff[r] / total
+		sumW2 += w * w
+	}
+	q := min(batches, nb/4)
+	k := len(live)
+	if k < 2 || q < 2 {
+		return min(k, 1), 0, sumW2, true
+	}
+	// relative shares per batch in which every replica served
+	var rel [][]float64
+	for g := range q {
+		row := make([]float64, k)
+		var sum float64
+		full := true
+		for i, r := range live {
+			for t := g * nb / q; t < (g+1)*nb/q; t++ {
+				row[i] += reps[r].Offered[t]
+			}
+			full = full && row[i] > 0
+			sum += row[i]
+		}
+		if !full {
+			continue
+		}
+		for i := range row {
+			row[i] *= float64(k) / sum
+		}
+		rel = append(rel, row)
+	}
+	G := len(rel)
+	if G < 2 {
+		return 1, 0, sumW2, true
+	}
+	mean := make([]float64, k)
+	for _, row := range rel {
+		for i, v := range row {
+			mean[i] += v / float64(G)
+		}
+	}
+	var grand, between, noise float64
+	for _, m := range mean {
+		grand += m / float64(k)
+	}
+	for i, m := range mean {
+		between += sq(m-grand) / float64(k-1)
+		var v float64
+		for _, row := range rel {
+			v += sq(row[i]-m) / float64(G-1)
+		}
+		noise += v / float64(G) / float64(k)
+	}
+	return k, between - noise, sumW2, true
+}
+
+// loadSlope returns one arm's weighted sums for the slope of its slices'
+// attainment y on x, the log of their offered requests averaged over
+// LoadSmoothing slices: Σw(x−x̄)(y−ȳ) and Σw(x−x̄)², w the slice's
+// offered requests, slices without requests skipped.
+func loadSlope(reps []ReplicaCounts) (sxy, sxx float64) {
+	if len(reps) == 0 {
+		return 0, 0
+	}
+	nb := len(reps[0].Offered)
+	off, good := make([]float64, nb), make([]float64, nb)
+	for _, x := range reps {
+		for t := range nb {
+			off[t] += x.Offered[t]
+			good[t] += x.Good[t]
+		}
+	}
+	h := LoadSmoothing / 2
+	xs, ys, ws := make([]float64, 0, nb), make([]float64, 0, nb), make([]float64, 0, nb)
+	for t := range nb {
+		if !(off[t] > 0) {
+			continue
+		}
+		var s float64
+		var m int
+		for u := max(0, t-h); u <= min(nb-1, t+h); u++ {
+			s += off[u]
+			m++
+		}
+		xs = append(xs, math.Log(s/float64(m)))
+		ys = append(ys, good[t]/off[t])
+		ws = append(ws, off[t])
+	}
+	var sw, mx, my float64
+	for i := range xs {
+		sw += ws[i]
+		mx += ws[i] * xs[i]
+		my += ws[i] * ys[i]
+	}
+	if !(sw > 0) {
+		return 0, 0
+	}
+	mx, my = mx/sw, my/sw
+	for i := range xs {
+		sxy += ws[i] * (xs[i] - mx) * (ys[i] - my)
+		sxx += ws[i] * sq(xs[i]-mx)
+	}
+	return sxy, sxx
+}

@@ -5,19 +5,23 @@ import (
 	"testing"
 )
 
-// TestBetweenReplicasReference checks BetweenReplicas and
+// TestBetweenReplicasReference checks BetweenReplicas, Capacity and
 // WithExtraVariance against testdata/replicas.json (make_replicas.py:
 // the same estimator written with numpy arrays, the Welch–Satterthwaite
 // interval with scipy.stats.t).
 func TestBetweenReplicasReference(t *testing.T) {
 	type arm struct{ Offered, Good [][]float64 }
+	type capacity struct{ Speed2, Slope, Var, DF float64 }
+	type refCase struct {
+		Batches          int
+		Baseline, Canary arm
+		Tau2, Var, DF    float64
+		Capacity         capacity
+	}
 	var ref struct {
-		Cases []struct {
-			Batches          int
-			Baseline, Canary arm
-			Tau2, Var, DF    float64
-		}
-		Widen []struct {
+		Cases         []refCase
+		CapacityCases []refCase `json:"capacity_cases"`
+		Widen         []struct {
 			Point, Lo, Hi, DF0, Conf, V, DF, Nu float64
 			Want                                [2]float64
 		}
@@ -41,6 +45,19 @@ func TestBetweenReplicasReference(t *testing.T) {
 		if !within(rs.Tau2, c.Tau2, 1e-9, 1e-15) || !within(rs.Var, c.Var, 1e-9, 1e-15) || rs.DF != c.DF {
 			t.Errorf("case %d: τ² %g var %g df %g, want %g %g %g", i, rs.Tau2, rs.Var, rs.DF, c.Tau2, c.Var, c.DF)
 		}
+	}
+	for i, c := range append(append([]refCase{}, ref.Cases...), ref.CapacityCases...) {
+		rc, ok := Capacity(counts(c.Baseline), counts(c.Canary), c.Batches)
+		want := c.Capacity
+		if !ok {
+			t.Fatalf("capacity case %d: not estimated", i)
+		}
+		if !within(rc.Speed2, want.Speed2, 1e-9, 1e-15) || !within(rc.Slope, want.Slope, 1e-9, 1e-15) || !within(rc.Var, want.Var, 1e-9, 1e-18) || rc.DF != want.DF {
+			t.Errorf("capacity case %d: speed² %g slope %g var %g df %g, want %g %g %g %g", i, rc.Speed2, rc.Slope, rc.Var, rc.DF, want.Speed2, want.Slope, want.Var, want.DF)
+		}
+	}
+	if len(ref.CapacityCases) == 0 || ref.CapacityCases[1].Capacity.Var == 0 {
+		t.Fatal("no capacity case with replicas of their own speeds")
 	}
 	for i, w := range ref.Widen {
 		est := WithExtraVariance(Estimate{Point: w.Point, CI: Interval{w.Lo, w.Hi}, DF: w.DF0}, w.Conf, w.V, w.DF)
@@ -100,5 +117,42 @@ func TestBetweenReplicasEdges(t *testing.T) {
 	}
 	if got := WithExtraVariance(base, 0.9, 1e-4, 3); !(got.CI.Lo < base.CI.Lo && got.CI.Hi > base.CI.Hi) {
 		t.Errorf("widened: %+v", got)
+	}
+}
+
+// TestCapacityEdges: one replica per arm says nothing; replicas whose
+// shares of the traffic are equal add nothing; one replica taking twice
+// its peers' share in every batch gives exactly the spread of the shares
+// (0.16 in its arm, pooled with the other arm's 0 on 3 + 3 degrees of
+// freedom), and attainment that falls as load rises a positive slope.
+func TestCapacityEdges(t *testing.T) {
+	const nb = 120
+	arm := func(k int, double bool) []ReplicaCounts {
+		out := make([]ReplicaCounts, k)
+		for r := range out {
+			out[r] = ReplicaCounts{Offered: make([]float64, nb), Good: make([]float64, nb)}
+			for s := range nb {
+				load := 20 + 10*math.Round(math.Sin(float64(s)/8)*2) // 0 … 40
+				o := load
+				if double && r == 0 {
+					o *= 2
+				}
+				out[r].Offered[s] = o
+				// attainment 0.99 at the lowest load, 0.9 at the highest
+				out[r].Good[s] = o * (0.99 - 0.09*load/40)
+			}
+		}
+		return out
+	}
+	if _, ok := Capacity(arm(1, false), arm(1, false), 18); ok {
+		t.Error("one replica per arm: estimated")
+	}
+	eq, ok := Capacity(arm(4, false), arm(4, false), 18)
+	if !ok || eq.Speed2 != 0 || eq.Var != 0 {
+		t.Errorf("equal shares: %+v ok %v", eq, ok)
+	}
+	two, ok := Capacity(arm(4, true), arm(4, false), 18)
+	if !ok || !within(two.Speed2, 0.08, 1e-12, 1e-15) || two.DF != 6 || !(two.Slope > 0) || !(two.Var > 0) {
+		t.Errorf("a replica with twice the share: %+v ok %v", two, ok)
 	}
 }

@@ -13,6 +13,17 @@ with two or more, w_r = replica's share of its arm's offered requests;
 df = sum over those arms of (replicas - 1); Var = tau^2 * (sum w_b^2 +
 sum w_c^2). Written with numpy arrays, not the Go code's loops.
 
+Capacity: per arm, the replicas with offered requests (k of them); in each
+of the q batches where all k served, rel[r, g] = k * o[r, g] / o[:, g].sum();
+s2 = var over r of rel[r].mean() (ddof 1) - mean over r of var over g of
+rel[r] (ddof 1) / G (G such batches; arms with k < 2 or G < 2 count
+nothing); Speed2 = max(0, sum over arms of (k - 1) s2 / sum (k - 1)).
+Slope = -sum_arms sum_t w (x - xbar)(y - ybar) / sum_arms sum_t w (x - xbar)^2
+with y the slice's attainment, w its offered requests, x the log of its
+offered requests averaged over the 7 slices around it (fewer at the edges;
+numpy convolve), slices without requests left out, means weighted within
+the arm. Var = Slope^2 * Speed2 * (sum w_b^2 + sum w_c^2).
+
 WithExtraVariance: an interval point +- t_df0 * sqrt(v0) widened by an
 independent variance v on df degrees of freedom: t_nu * sqrt(v0 + v) with
 nu = (v0 + v)^2 / (v0^2 / df0 + v^2 / df) (scipy.stats.t).
@@ -25,11 +36,13 @@ from scipy import stats
 rng = np.random.default_rng(5)
 
 
-def arm(k, nb, tau, speed_noise):
+def arm(k, nb, tau, speed_noise, share_spread=0.0, wave=0.0):
     offsets = rng.normal(0, tau, k)
     shock = rng.normal(0, speed_noise, nb)
-    off = rng.poisson(40, (k, nb)).astype(float)
-    p = np.clip(0.95 + offsets[:, None] + shock[None, :], 0.01, 0.999)
+    speed = np.exp(rng.normal(0, share_spread, k))
+    load = 1 + wave * np.sin(np.arange(nb) / 9.0)
+    off = rng.poisson(40 * speed[:, None] * load[None, :] / speed.mean()).astype(float)
+    p = np.clip(0.95 + offsets[:, None] + shock[None, :] - 0.2 * (load[None, :] - 1), 0.01, 0.999)
     good = rng.binomial(off.astype(int), p).astype(float)
     return off, good
 
@@ -50,6 +63,46 @@ def terms(off, good, batches):
     return num, den, (w ** 2).sum(), k - 1
 
 
+def capacity_terms(off, good, batches):
+    k_all, nb = off.shape
+    live = off.sum(axis=1) > 0
+    off_l = off[live]
+    w = off_l.sum(axis=1) / off_l.sum()
+    k = off_l.shape[0]
+    q = min(batches, nb // 4)
+    n, s2 = min(k, 1), 0.0
+    if k >= 2 and q >= 2:
+        edges = [g * nb // q for g in range(q + 1)]
+        O = np.stack([off_l[:, edges[g]:edges[g + 1]].sum(axis=1) for g in range(q)], axis=1)
+        full = (O > 0).all(axis=0)
+        rel = k * O[:, full] / O[:, full].sum(axis=0)
+        G = rel.shape[1]
+        if G >= 2:
+            n = k
+            s2 = rel.mean(axis=1).var(ddof=1) - (rel.var(axis=1, ddof=1) / G).mean()
+    tot_o, tot_g = off.sum(axis=0), good.sum(axis=0)
+    m = np.convolve(tot_o, np.ones(7), mode="same") / np.convolve(np.ones(nb), np.ones(7), mode="same")
+    keep = tot_o > 0
+    x, y, wt = np.log(m[keep]), tot_g[keep] / tot_o[keep], tot_o[keep]
+    xb, yb = np.average(x, weights=wt), np.average(y, weights=wt)
+    return n, s2, (w ** 2).sum(), (wt * (x - xb) * (y - yb)).sum(), (wt * (x - xb) ** 2).sum()
+
+
+def capacity(ob, gb, oc, gc, batches):
+    num = df = sw = sxy = sxx = 0.0
+    for o, g in ((ob, gb), (oc, gc)):
+        n, s2, w2, xy, xx = capacity_terms(o, g, batches)
+        sw += w2
+        if n >= 2:
+            num += (n - 1) * s2
+            df += n - 1
+        sxy += xy
+        sxx += xx
+    speed2 = max(0.0, num / df)
+    slope = -sxy / sxx
+    return {"speed2": speed2, "slope": slope, "var": slope ** 2 * speed2 * sw, "df": df}
+
+
 cases = []
 for case in range(6):
     kb, kc = [(4, 4), (2, 3), (9, 1), (6, 6), (3, 2), (12, 12)][case]
@@ -66,7 +119,25 @@ for case in range(6):
     cases.append({"batches": batches,
                   "baseline": {"offered": ob.tolist(), "good": gb.tolist()},
                   "canary": {"offered": oc.tolist(), "good": gc.tolist()},
-                  "tau2": tau2, "var": tau2 * (swb + swc), "df": dfb + dfc})
+                  "tau2": tau2, "var": tau2 * (swb + swc), "df": dfb + dfc,
+                  "capacity": capacity(ob, gb, oc, gc, batches)})
+
+# arms whose replicas take traffic in proportion to their own speeds under
+# a load wave (Capacity's case), one with a replica that stops halfway
+capacity_cases = []
+for case in range(4):
+    kb, kc = [(4, 4), (3, 5), (8, 8), (4, 4)][case]
+    nb = int(rng.integers(60, 200))
+    spread = [0.05, 0.1, 0.0, 0.07][case]
+    ob, gb = arm(kb, nb, 0.005, 0.01, spread, 0.1)
+    oc, gc = arm(kc, nb, 0.005, 0.01, spread, 0.1)
+    if case == 3:
+        ob[0, nb // 2:] = 0
+        gb[0, nb // 2:] = 0
+    capacity_cases.append({"batches": 18,
+                           "baseline": {"offered": ob.tolist(), "good": gb.tolist()},
+                           "canary": {"offered": oc.tolist(), "good": gc.tolist()},
+                           "capacity": capacity(ob, gb, oc, gc, 18)})
 
 widen = []
 for case in range(5):
@@ -83,4 +154,4 @@ for case in range(5):
     widen.append({"point": point, "lo": point - half0, "hi": point + half0, "df0": df0, "conf": conf,
                   "v": v, "df": df, "want": [point - half, point + half], "nu": nu})
 
-print(json.dumps({"generator": "make_replicas.py", "scipy": scipy.__version__, "cases": cases, "widen": widen}))
+print(json.dumps({"generator": "make_replicas.py", "scipy": scipy.__version__, "cases": cases, "capacity_cases": capacity_cases, "widen": widen}))
