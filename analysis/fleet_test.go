@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -114,6 +115,13 @@ type fleet struct {
 	// and placements differ): with a few replicas per arm, the arms
 	// differ by their replicas' mean for as long as the run lasts
 	replicaSigma float64
+	// speedRouting sends each request to a replica with probability in
+	// proportion to its speed (exp(−its log speed factor)), as a
+	// least-loaded router does, and slows every replica by the arm's
+	// capacity shortfall as the wave's load does (latency ×(1+0.3·Δ) for
+	// load up by Δ: ×C^−0.3, C the replicas' mean speed), so that a slow
+	// replica is spread over the arm rather than seen on its own
+	speedRouting bool
 }
 
 func aaFleet(seed uint64) fleet {
@@ -155,6 +163,21 @@ func (f fleet) dataset(arm sources.Arm) *sources.Dataset {
 		for i := range repSpeed {
 			repSpeed[i] = f.replicaSigma * pr.NormFloat64()
 		}
+	}
+	// speedRouting: the replicas' cumulative shares and the arm's
+	// capacity factor
+	cum := make([]float64, f.replicas)
+	capX := 1.0
+	if f.speedRouting {
+		var tot float64
+		for i, v := range repSpeed {
+			tot += math.Exp(-v)
+			cum[i] = tot
+		}
+		for i := range cum {
+			cum[i] /= tot
+		}
+		capX = math.Pow(tot/float64(f.replicas), -0.3)
 	}
 	for t := rng.ExpFloat64() / peak; t < f.secs; t += rng.ExpFloat64() / peak {
 		w := wave(t)
@@ -232,7 +255,11 @@ func (f fleet) dataset(arm sources.Arm) *sources.Dataset {
 				}
 			}
 			rep := rng.IntN(f.replicas)
-			lat := math.Exp(slow[min(int(t/bucket), nb-1)]) * (1 + 0.3*w) * (1 + 0.3*(rampAt-1))
+			if f.speedRouting {
+				u := rng.Float64()
+				rep = min(sort.SearchFloat64s(cum, u), f.replicas-1)
+			}
+			lat := capX * math.Exp(slow[min(int(t/bucket), nb-1)]) * (1 + 0.3*w) * (1 + 0.3*(rampAt-1))
 			if f.lostReplica && t > f.secs/2 {
 				rep = rng.IntN(f.replicas - 1)
 				lat *= f.lostSlowdown
@@ -411,6 +438,10 @@ func fleetCases() []fleetCase {
 		{"aa-replica-speeds", Pass, same(func(f *fleet) { f.replicaSigma = 0.03 }), same(func(f *fleet) { f.replicaSigma = 0.03 })},
 		{"aa-replica-speeds-wide", Pass, same(func(f *fleet) { f.replicaSigma = 0.06 }), same(func(f *fleet) { f.replicaSigma = 0.06 })},
 		{"regress-10-replica-speeds", Fail, same(func(f *fleet) { f.replicaSigma = 0.03 }), same(func(f *fleet) { f.replicaSigma = 0.03; f.ttftX, f.tpotX = 1.10, 1.10 })},
+		// the same replicas behind a router that weighs them by speed
+		{"aa-replica-speeds-routed", Pass, same(func(f *fleet) { f.replicaSigma, f.speedRouting = 0.06, true }), same(func(f *fleet) { f.replicaSigma, f.speedRouting = 0.06, true })},
+		{"regress-10-replica-speeds-routed", Fail, same(func(f *fleet) { f.replicaSigma, f.speedRouting = 0.03, true }),
+			same(func(f *fleet) { f.replicaSigma, f.speedRouting = 0.03, true; f.ttftX, f.tpotX = 1.10, 1.10 })},
 		// a burst or a stall in fleets whose arms slow down on their own
 		{"error-burst-noisier", Fail, same(func(f *fleet) { f.sigma = 0.04 }), same(func(f *fleet) { f.sigma = 0.04; f.burstAt, f.burstSecs, f.burstErr = 900, 120, 0.5 })},
 		{"stall-1min-noisiest", Fail, same(func(f *fleet) { f.sigma, f.phi = 0.05, 0.9 }), same(func(f *fleet) { f.sigma, f.phi = 0.05, 0.9; f.burstAt, f.burstSecs, f.burstTTFTX = 900, 60, 5 })},
