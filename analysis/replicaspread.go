@@ -94,20 +94,27 @@ type replicaWidening struct {
 	capacity stats.ReplicaCapacity
 }
 
-// vars returns the variance both parts add and its degrees of freedom
-// (Welch–Satterthwaite over the parts that add any).
+// vars returns the variance both parts add and its degrees of freedom.
+// Both come from the same replicas' speeds with the same sign (a slower
+// replica misses more of its own requests and leaves its arm less
+// capacity), so their standard deviations add: (√v₁ + √v₂)², not v₁ + v₂
+// (on the fleet model with a router that weighs replicas by speed the
+// variances' sum left the A/A difference's spread 1.28× wider than the
+// interval allowed for). The degrees of freedom are the fewer of the two
+// parts' (both are counted on the same replicas).
 func (w replicaWidening) vars() (v, df float64) {
-	var den float64
+	var sd float64
+	df = math.Inf(1)
 	for _, p := range [][2]float64{{w.spread.Var, w.spread.DF}, {w.capacity.Var, w.capacity.DF}} {
 		if p[0] > 0 && p[1] > 0 {
-			v += p[0]
-			den += p[0] * p[0] / p[1]
+			sd += math.Sqrt(p[0])
+			df = min(df, p[1])
 		}
 	}
-	if !(v > 0) {
+	if !(sd > 0) {
 		return 0, 0
 	}
-	return v, v * v / den
+	return sd * sd, df
 }
 
 // replicaSpread is the widening from the arms' replicas (b and c, nil
