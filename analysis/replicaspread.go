@@ -27,9 +27,9 @@ import (
 // slower (the simulator's replicas 3–7% apart were covered in 78% of runs
 // with the spread alone). stats.Capacity adds the variance of the arm's
 // capacity: the replicas' speeds from the spread of their shares of the
-// traffic, times the attainment the run loses per unit of load (87% in the
-// same runs). A router that ignores load gives equal shares, and nothing
-// is added.
+// traffic, times the attainment the run loses per unit of load (92% in the
+// same runs, the two parts added as standard deviations: see vars). A
+// router that ignores load gives equal shares, and nothing is added.
 
 // replicaCounts lays an arm's analysed requests out per replica on its
 // bucket grid from the first kept bucket: offered and good per bucket.
