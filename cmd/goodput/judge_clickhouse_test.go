@@ -157,16 +157,7 @@ func TestJudgeClickHouseTooManyReplicas(t *testing.T) {
 			rs[i].Replica = fmt.Sprintf("req-%d", i)
 		}
 	}
-	b, c := simToClickHouseWith(t, srv, "aa-quiet-30m", "req", t.TempDir(), 10*time.Minute, ids)
-	code, out, errs := runCLI(t, nil, chArgs(srv.URL, "--format", "json", "--resamples", "200")...)
-	if code != 0 && code != 1 && code != 3 {
-		t.Fatalf("exit %d: %s", code, errs)
-	}
-	fcode, fout, ferrs := runCLI(t, nil, "judge", "--stream", "--baseline", b, "--canary", c, "--format", "json", "--resamples", "200")
-	if fcode != code {
-		t.Fatalf("--stream exit %d, --clickhouse exit %d: %s", fcode, code, ferrs)
-	}
-	got, _ := sameReportBut(t, out, fout)
+	_, got, _ := judgedFromBothWith(t, srv, "aa-quiet-30m", 10*time.Minute, ids)
 	warns, _ := json.Marshal(got["warnings"])
 	if !strings.Contains(string(warns), "both arms: the records name more than 512 replicas") {
 		t.Errorf("no warning of the replica field: %s", warns)
@@ -180,7 +171,14 @@ func TestJudgeClickHouseTooManyReplicas(t *testing.T) {
 // without inputs, and its inputs.
 func judgedFromBoth(t *testing.T, srv *chtest.Server, scenario string, d time.Duration) (string, map[string]any, []sources.Input) {
 	t.Helper()
-	b, c := simToClickHouse(t, srv, scenario, "req", t.TempDir(), d)
+	return judgedFromBothWith(t, srv, scenario, d, nil)
+}
+
+// judgedFromBothWith is judgedFromBoth with each arm's records passed
+// through mod (see simToClickHouseWith).
+func judgedFromBothWith(t *testing.T, srv *chtest.Server, scenario string, d time.Duration, mod func([]sources.Request)) (string, map[string]any, []sources.Input) {
+	t.Helper()
+	b, c := simToClickHouseWith(t, srv, scenario, "req", t.TempDir(), d, mod)
 	code, out, errs := runCLI(t, nil, chArgs(srv.URL, "--format", "json", "--resamples", "200")...)
 	if code != 0 && code != 1 && code != 3 {
 		t.Fatalf("exit %d: %s", code, errs)
