@@ -230,7 +230,8 @@ const LoadSmoothing = 7
 // mean relative shares less the mean of their batch-to-batch variances
 // over the batches counted, pooled over the arms on their k − 1 degrees
 // of freedom and floored at 0. ok is false when neither arm has two
-// replicas serving in two such batches.
+// replicas serving in two such batches, or when the counts are
+// mismatched, negative, not finite or have more good than offered.
 func Capacity(b, c []ReplicaCounts, batches int) (ReplicaCapacity, bool) {
 	var out ReplicaCapacity
 	var num, df, sumW2 float64
@@ -275,8 +276,9 @@ func shareSpread(reps []ReplicaCounts, batches int) (n int, s2, sumW2 float64, o
 		if len(x.Offered) != nb || len(x.Good) != nb {
 			return 0, 0, 0, false
 		}
-		for _, o := range x.Offered {
-			if math.IsNaN(o) || math.IsInf(o, 0) || o < 0 {
+		for t, o := range x.Offered {
+			g := x.Good[t]
+			if math.IsNaN(o) || math.IsInf(o, 0) || o < 0 || math.IsNaN(g) || math.IsInf(g, 0) || g < 0 || g > o {
 				return 0, 0, 0, false
 			}
 			rowOff[r] += o

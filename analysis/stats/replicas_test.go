@@ -156,3 +156,33 @@ func TestCapacityEdges(t *testing.T) {
 		t.Errorf("a replica with twice the share: %+v ok %v", two, ok)
 	}
 }
+
+// TestCapacityRefusesBadCounts: counts no estimate can be built on are
+// refused, not turned into a NaN variance.
+func TestCapacityRefusesBadCounts(t *testing.T) {
+	good := func() []ReplicaCounts {
+		out := make([]ReplicaCounts, 3)
+		for r := range out {
+			out[r] = ReplicaCounts{Offered: make([]float64, 40), Good: make([]float64, 40)}
+			for s := range 40 {
+				out[r].Offered[s], out[r].Good[s] = float64(10+s%7), float64(9+s%7)
+			}
+		}
+		return out
+	}
+	if _, ok := Capacity(good(), good(), 18); !ok {
+		t.Fatal("good counts refused")
+	}
+	for name, spoil := range map[string]func([]ReplicaCounts){
+		"NaN good":          func(c []ReplicaCounts) { c[1].Good[3] = math.NaN() },
+		"good over offered": func(c []ReplicaCounts) { c[0].Good[5] = 100 },
+		"negative offered":  func(c []ReplicaCounts) { c[2].Offered[0] = -1 },
+		"short series":      func(c []ReplicaCounts) { c[2].Good = c[2].Good[:10] },
+	} {
+		c := good()
+		spoil(c)
+		if rc, ok := Capacity(good(), c, 18); ok {
+			t.Errorf("%s: estimated %+v", name, rc)
+		}
+	}
+}
