@@ -4,6 +4,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/goodput-dev/goodput/analysis/stats"
 )
 
 // TestReplicaSpreadBothPaths: replicas 6% apart in speed for the whole
@@ -48,5 +50,26 @@ func TestReplicaSpreadBothPaths(t *testing.T) {
 			}
 			t.Logf("%s: %s [%.5f, %.5f] %q", tc.name, me.Method, float64(me.Interval[0]), float64(me.Interval[1]), note(me))
 		})
+	}
+}
+
+// TestReplicaWideningVars: the spread and the capacity parts add as
+// standard deviations, on the fewer of their degrees of freedom; a part
+// that adds nothing leaves the other as it is.
+func TestReplicaWideningVars(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		w             replicaWidening
+		wantV, wantDF float64
+	}{
+		{"none", replicaWidening{}, 0, 0},
+		{"spread only", replicaWidening{spread: stats.ReplicaSpread{Var: 4e-6, DF: 6}}, 4e-6, 6},
+		{"capacity only", replicaWidening{capacity: stats.ReplicaCapacity{Var: 1e-6, DF: 3}}, 1e-6, 3},
+		{"both", replicaWidening{spread: stats.ReplicaSpread{Var: 4e-6, DF: 6}, capacity: stats.ReplicaCapacity{Var: 1e-6, DF: 5}}, 9e-6, 5},
+	} {
+		v, df := tc.w.vars()
+		if math.Abs(v-tc.wantV) > 1e-18 || df != tc.wantDF {
+			t.Errorf("%s: %g on %g df, want %g on %g", tc.name, v, df, tc.wantV, tc.wantDF)
+		}
 	}
 }

@@ -617,7 +617,7 @@ func (a *Aggregator) addReplica(name string, slice int64, fin, judged, good floa
 // dropReplicas forgets every replica once the records named more than
 // sources.MaxReplicas: the arm is then counted as naming none
 // (Aggregate.ReplicasUnnamed), with the warning sources.TooManyReplicas,
-// as the request path does (sources.DropReplicaNames). The requests
+// as the request path does (sources.WithoutTooManyReplicas). The requests
 // already counted stay counted; only the per-replica state goes.
 func (a *Aggregator) dropReplicas() {
 	a.tooManyReplicas = true
