@@ -86,19 +86,12 @@ func replicaResiduals(reps []ReplicaCounts, batches int) (n int, terms replicaTe
 		return 0, terms, 0, true
 	}
 	nb := len(reps[0].Offered)
+	rowOff, ok := replicaTotals(reps)
+	if !ok {
+		return 0, terms, 0, false
+	}
 	var off, good float64
-	rowOff := make([]float64, len(reps))
 	for r, x := range reps {
-		if len(x.Offered) != nb || len(x.Good) != nb {
-			return 0, terms, 0, false
-		}
-		for t := range nb {
-			o, g := x.Offered[t], x.Good[t]
-			if math.IsNaN(o) || math.IsInf(o, 0) || math.IsNaN(g) || math.IsInf(g, 0) || o < 0 || g < 0 || g > o {
-				return 0, terms, 0, false
-			}
-			rowOff[r] += o
-		}
 		off += rowOff[r]
 		for _, g := range x.Good {
 			good += g
@@ -149,6 +142,27 @@ func replicaResiduals(reps []ReplicaCounts, batches int) (n int, terms replicaTe
 		}
 	}
 	return n, terms, sumW2, true
+}
+
+// replicaTotals checks one arm's counts (every series as long as the
+// first replica's Offered, finite, 0 ≤ good ≤ offered) and returns each
+// replica's offered requests; ok is false for counts that fail the check.
+func replicaTotals(reps []ReplicaCounts) (rowOff []float64, ok bool) {
+	nb := len(reps[0].Offered)
+	rowOff = make([]float64, len(reps))
+	for r, x := range reps {
+		if len(x.Offered) != nb || len(x.Good) != nb {
+			return nil, false
+		}
+		for t, o := range x.Offered {
+			g := x.Good[t]
+			if math.IsNaN(o) || math.IsInf(o, 0) || math.IsNaN(g) || math.IsInf(g, 0) || o < 0 || g < 0 || g > o {
+				return nil, false
+			}
+			rowOff[r] += o
+		}
+	}
+	return rowOff, true
 }
 
 // WithExtraVariance widens est, an interval Point ± t_DF·√v₀ (DF its
@@ -269,20 +283,13 @@ func shareSpread(reps []ReplicaCounts, batches int) (n int, s2, sumW2 float64, o
 		return 0, 0, 0, true
 	}
 	nb := len(reps[0].Offered)
+	rowOff, ok := replicaTotals(reps)
+	if !ok {
+		return 0, 0, 0, false
+	}
 	var live []int
 	var total float64
-	rowOff := make([]float64, len(reps))
-	for r, x := range reps {
-		if len(x.Offered) != nb || len(x.Good) != nb {
-			return 0, 0, 0, false
-		}
-		for t, o := range x.Offered {
-			g := x.Good[t]
-			if math.IsNaN(o) || math.IsInf(o, 0) || o < 0 || math.IsNaN(g) || math.IsInf(g, 0) || g < 0 || g > o {
-				return 0, 0, 0, false
-			}
-			rowOff[r] += o
-		}
+	for r := range reps {
 		if rowOff[r] > 0 {
 			live = append(live, r)
 			total += rowOff[r]
