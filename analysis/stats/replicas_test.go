@@ -186,3 +186,111 @@ func TestCapacityRefusesBadCounts(t *testing.T) {
 		}
 	}
 }
+
+// TestBetweenReplicaLevelsReference checks BetweenReplicaLevels against
+// testdata/replicas.json's level_cases (make_replicas.py: the same
+// analysis of variance with numpy's nan functions): replicas 0–12% apart,
+// one stopping half way, one entering in the last batch (left out), a
+// canary on one replica, buckets with requests but no level.
+func TestBetweenReplicaLevelsReference(t *testing.T) {
+	type arm struct {
+		Level [][]*float64
+		Count [][]float64
+	}
+	var ref struct {
+		LevelCases []struct {
+			Batches          int
+			Baseline, Canary arm
+			Tau2, Var, DF    float64
+		} `json:"level_cases"`
+	}
+	readTestdata(t, "replicas.json", &ref)
+	if len(ref.LevelCases) < 6 {
+		t.Fatal("no level reference cases")
+	}
+	levels := func(a arm) []ReplicaLevels {
+		out := make([]ReplicaLevels, len(a.Level))
+		for r, row := range a.Level {
+			out[r] = ReplicaLevels{Level: make([]float64, len(row)), Count: a.Count[r]}
+			for k, v := range row {
+				out[r].Level[k] = math.NaN()
+				if v != nil {
+					out[r].Level[k] = *v
+				}
+			}
+		}
+		return out
+	}
+	for i, c := range ref.LevelCases {
+		ls, ok := BetweenReplicaLevels(levels(c.Baseline), levels(c.Canary), c.Batches)
+		if !ok {
+			t.Fatalf("level case %d: not estimated", i)
+		}
+		if !within(ls.Tau2, c.Tau2, 1e-9, 1e-15) || !within(ls.Var, c.Var, 1e-9, 1e-15) || ls.DF != c.DF {
+			t.Errorf("level case %d: τ² %g var %g df %g, want %g %g %g", i, ls.Tau2, ls.Var, ls.DF, c.Tau2, c.Var, c.DF)
+		}
+	}
+}
+
+// TestBetweenReplicaLevelsEdges: identical replicas add nothing; one
+// replica 20% slower all run than its arm's three others is found in
+// either arm; a shared slowdown in time is not a replica's; one replica
+// per arm, too few buckets or malformed levels give no estimate.
+func TestBetweenReplicaLevelsEdges(t *testing.T) {
+	arm := func(k, nb int, offset func(r, b int) float64) []ReplicaLevels {
+		out := make([]ReplicaLevels, k)
+		for r := range out {
+			out[r] = ReplicaLevels{Level: make([]float64, nb), Count: make([]float64, nb)}
+			for b := range nb {
+				// a fixed wiggle per replica and bucket, no trend
+				out[r].Level[b] = math.Log(0.4) + offset(r, b) + 0.01*math.Sin(float64(7*r+3*b))
+				out[r].Count[b] = 20
+			}
+		}
+		return out
+	}
+	flat := func(r, b int) float64 { return 0 }
+	oneSlow := func(r, b int) float64 {
+		if r == 0 {
+			return math.Log(1.2)
+		}
+		return 0
+	}
+	wave := func(r, b int) float64 { return 0.3 * math.Sin(float64(b)/10) }
+	for _, tc := range []struct {
+		name   string
+		b, c   []ReplicaLevels
+		ok     bool
+		tauMin float64 // τ at least
+		tauMax float64 // τ at most
+	}{
+		{"identical", arm(4, 120, flat), arm(4, 120, flat), true, 0, 0.005},
+		{"a slow baseline replica", arm(4, 120, oneSlow), arm(4, 120, flat), true, 0.05, 0.12},
+		{"a slow canary replica", arm(4, 120, flat), arm(4, 120, oneSlow), true, 0.05, 0.12},
+		{"a wave all replicas ride", arm(4, 120, wave), arm(4, 120, wave), true, 0, 0.005},
+		{"one replica per arm", arm(1, 120, oneSlow), arm(1, 120, flat), false, 0, 0},
+		{"too few buckets", arm(4, 7, oneSlow), arm(4, 7, oneSlow), false, 0, 0},
+	} {
+		ls, ok := BetweenReplicaLevels(tc.b, tc.c, LagWindowBatches)
+		if ok != tc.ok {
+			t.Errorf("%s: ok %v, want %v", tc.name, ok, tc.ok)
+			continue
+		}
+		if tau := math.Sqrt(ls.Tau2); ok && (tau < tc.tauMin || tau > tc.tauMax) {
+			t.Errorf("%s: τ %.4g, want in [%g, %g]", tc.name, tau, tc.tauMin, tc.tauMax)
+		}
+		if ok && !within(ls.Var, ls.Tau2*(0.25+0.25), 1e-12, 1e-15) {
+			t.Errorf("%s: var %g, want τ²·(Σw_b² + Σw_c²) = %g", tc.name, ls.Var, ls.Tau2*0.5)
+		}
+	}
+	bad := arm(4, 120, flat)
+	bad[2].Level[5] = math.Inf(1)
+	if _, ok := BetweenReplicaLevels(bad, arm(4, 120, flat), LagWindowBatches); ok {
+		t.Error("an infinite level was taken")
+	}
+	short := arm(4, 120, flat)
+	short[1].Count = short[1].Count[:100]
+	if _, ok := BetweenReplicaLevels(arm(4, 120, flat), short, LagWindowBatches); ok {
+		t.Error("mismatched counts were taken")
+	}
+}

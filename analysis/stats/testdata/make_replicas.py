@@ -24,6 +24,17 @@ offered requests averaged over the 7 slices around it (fewer at the edges;
 numpy convolve), slices without requests left out, means weighted within
 the arm. Var = Slope^2 * Speed2 * (sum w_b^2 + sum w_c^2).
 
+BetweenReplicaLevels: per arm, replicas' log latency level and count per
+bucket; q = min(batches, buckets // 4) contiguous batches; y[r, g] the
+count-weighted mean level of batch g (NaN where no bucket has a count
+and a level); replicas present in two or more batches kept (R of them);
+M_g = nanmean of y[:, g] over the kept; D = y - M; S_r = nanmean of D[r];
+MSE = nansum((D - S)^2) / ((R - 1) / R * sum(G_r - 1)); an arm adds
+sum((S - S.mean())^2) - (R - 1) * MSE * mean(1 / G_r) and R - 1 (arms
+with R < 2 nothing); tau^2 = max(0, sum / sum), Var = tau^2 * (sum w_b^2
++ sum w_c^2), w a replica's share of its arm's counted requests. numpy's
+masked nan functions, not the Go code's loops.
+
 WithExtraVariance: an interval point +- t_df0 * sqrt(v0) widened by an
 independent variance v on df degrees of freedom: t_nu * sqrt(v0 + v) with
 nu = (v0 + v)^2 / (v0^2 / df0 + v^2 / df) (scipy.stats.t).
@@ -154,4 +165,69 @@ for case in range(5):
     widen.append({"point": point, "lo": point - half0, "hi": point + half0, "df0": df0, "conf": conf,
                   "v": v, "df": df, "want": [point - half, point + half], "nu": nu})
 
-print(json.dumps({"generator": "make_replicas.py", "scipy": scipy.__version__, "cases": cases, "capacity_cases": capacity_cases, "widen": widen}))
+
+def level_arm(k, nb, tau, noise, late=False, stop=False):
+    u = rng.normal(0, tau, k)
+    shared = rng.normal(0, 0.05, nb)
+    count = rng.poisson(30, (k, nb)).astype(float)
+    level = np.log(0.4) + u[:, None] + shared[None, :] + rng.normal(0, noise, (k, nb))
+    level[count == 0] = np.nan
+    if late:
+        count[-1, : nb - nb // 20] = 0
+        level[-1, : nb - nb // 20] = np.nan
+    if stop:
+        count[0, nb // 2:] = 0
+        level[0, nb // 2:] = np.nan
+    # a bucket with requests but no typical value (none completed)
+    level[1, 3] = np.nan
+    return level, count
+
+
+def level_terms(level, count, batches):
+    k, nb = level.shape
+    has = (count > 0) & ~np.isnan(level)
+    total = np.where(has, count, 0).sum()
+    w = np.where(has, count, 0).sum(axis=1) / total
+    q = min(batches, nb // 4)
+    edges = [g * nb // q for g in range(q + 1)]
+    y = np.full((k, q), np.nan)
+    for g in range(q):
+        c = np.where(has[:, edges[g]:edges[g + 1]], count[:, edges[g]:edges[g + 1]], 0)
+        l = np.where(has[:, edges[g]:edges[g + 1]], level[:, edges[g]:edges[g + 1]], 0)
+        s = c.sum(axis=1)
+        y[s > 0, g] = (c * l).sum(axis=1)[s > 0] / s[s > 0]
+    G = (~np.isnan(y)).sum(axis=1)
+    y = y[G >= 2]
+    G = G[G >= 2]
+    R = len(G)
+    if R < 2:
+        return 0.0, 0.0, float((w ** 2).sum())
+    D = y - np.nanmean(y, axis=0)[None, :]
+    S = np.nanmean(D, axis=1)
+    mse = np.nansum((D - S[:, None]) ** 2) / ((R - 1) / R * (G - 1).sum())
+    num = ((S - S.mean()) ** 2).sum() - (R - 1) * mse * (1 / G).mean()
+    return float(num), float(R - 1), float((w ** 2).sum())
+
+
+level_cases = []
+for case in range(6):
+    kb, kc = [(4, 4), (3, 5), (8, 8), (4, 1), (6, 6), (2, 2)][case]
+    nb = int(rng.integers(60, 200))
+    tau = [0.03, 0.06, 0.0, 0.12, 0.05, 0.02][case]
+    noise = [0.1, 0.2, 0.1, 0.15, 0.3, 0.1][case]
+    lb, cb = level_arm(kb, nb, tau, noise, late=case == 4, stop=case == 1)
+    lc, cc = level_arm(kc, nb, tau, noise) if kc > 1 else level_arm(2, nb, tau, noise)
+    if kc == 1:
+        lc, cc = lc[:1], cc[:1]
+    nb_, db_, swb = level_terms(lb, cb, 18)
+    nc_, dc_, swc = level_terms(lc, cc, 18)
+    tau2 = max(0.0, (nb_ + nc_) / (db_ + dc_))
+
+    def enc(a):
+        return [[None if np.isnan(v) else float(v) for v in row] for row in a]
+    level_cases.append({"batches": 18,
+                        "baseline": {"level": enc(lb), "count": cb.tolist()},
+                        "canary": {"level": enc(lc), "count": cc.tolist()},
+                        "tau2": tau2, "var": tau2 * (swb + swc), "df": db_ + dc_})
+
+print(json.dumps({"generator": "make_replicas.py", "scipy": scipy.__version__, "cases": cases, "capacity_cases": capacity_cases, "widen": widen, "level_cases": level_cases}))
