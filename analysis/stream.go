@@ -158,6 +158,9 @@ type Aggregator struct {
 	// for the median a replica's own warm-up is found from: bounded by
 	// replicas × slices, never by requests
 	repTTFT loglin.ReplicaMedians
+	// repTPOT holds their TPOT alike, for how far the replicas' speeds
+	// differ all run (the tail gates' replica widening)
+	repTPOT loglin.ReplicaMedians
 	// exclude, when set (Exclude), lists per replica the slices
 	// [from, until) whose requests are left out of the counts
 	exclude map[string][][2]int64
@@ -183,6 +186,7 @@ type replicaRun struct {
 	slice          int64
 	fin, off, good float64
 	ttft           *loglin.Hist // repTTFT's entry for (name, slice), once needed
+	tpot           *loglin.Hist // repTPOT's entry, alike
 }
 
 type stratumKey struct {
@@ -233,7 +237,7 @@ func NewAggregator(p *policies.Policy) *Aggregator {
 	return &Aggregator{p: p, cls: newClassifier(p), step: step, base: step, policyClasses: len(p.Classes) > 0, defaultClass: -1,
 		splitCache: p.Normalize.Cache != "" && p.Normalize.Cache != "none",
 		byKey:      map[stratumKey]int32{}, byName: map[nameKey]int32{}, cells: map[cellKey]*aggcell.Cell{},
-		reps: sources.ReplicaSpans{}, repIdx: map[string]int32{}, repTTFT: loglin.ReplicaMedians{}, unverified: map[string]int64{}, lo: math.MaxInt64, hi: math.MinInt64, badTime: math.NaN(), rowSlice: math.MinInt64}
+		reps: sources.ReplicaSpans{}, repIdx: map[string]int32{}, repTTFT: loglin.ReplicaMedians{}, repTPOT: loglin.ReplicaMedians{}, unverified: map[string]int64{}, lo: math.MaxInt64, hi: math.MinInt64, badTime: math.NaN(), rowSlice: math.MinInt64}
 }
 
 // stratumSep separates a stratum key's label or band from its policy
@@ -458,7 +462,7 @@ func (a *Aggregator) Add(r *sources.Request) {
 	if a.exclude != nil && r.Replica != "" && a.excluded(r.Replica, slice) {
 		// a replica's own warm-up: it served, but its requests are not
 		// judged
-		a.addReplica(r.Replica, slice, finished(r), 0, 0, 0, false)
+		a.addReplica(r.Replica, slice, finished(r), 0, 0, latencyBins{})
 		return
 	}
 	var ci int32
@@ -479,8 +483,7 @@ func (a *Aggregator) Add(r *sources.Request) {
 	if a.splitCache {
 		h = a.cell(slice, a.carrier[sid])
 	}
-	var ttftBin int32
-	var ttftOK bool
+	var bins latencyBins
 	good := 0.0
 	if r.Attempt > 1 {
 		c.Retried++
@@ -488,13 +491,15 @@ func (a *Aggregator) Add(r *sources.Request) {
 	switch {
 	case r.Status == sources.StatusOK:
 		c.Completed++
-		// the bin is found once, for the cell and the replica's median
-		ttftBin, ttftOK = loglin.Index(r.TTFT)
-		if ttftOK {
-			h.TTFT.AddBin(ttftBin, 1)
+		// a bin is found once, for the cell and the replica's median
+		bins.ttft, bins.ttftOK = loglin.Index(r.TTFT)
+		if bins.ttftOK {
+			h.TTFT.AddBin(bins.ttft, 1)
 			h.TTFTNs += sources.LatencyNanos(r.TTFT)
 		}
-		if h.TPOT.Add(r.TPOT, 1) {
+		bins.tpot, bins.tpotOK = loglin.Index(r.TPOT)
+		if bins.tpotOK {
+			h.TPOT.AddBin(bins.tpot, 1)
 			h.TPOTNs += sources.LatencyNanos(r.TPOT)
 		}
 		if h.E2E.Add(r.E2E, 1) {
@@ -529,7 +534,7 @@ func (a *Aggregator) Add(r *sources.Request) {
 		c.Queries += float64(r.PromptTokens)
 	}
 	if r.Replica != "" {
-		a.addReplica(r.Replica, slice, finished(r), 1, good, ttftBin, ttftOK)
+		a.addReplica(r.Replica, slice, finished(r), 1, good, bins)
 	}
 }
 
@@ -573,11 +578,18 @@ func (a *Aggregator) Exclude(plan ReplicaWarmupPlan) {
 	}
 }
 
-// addReplica counts fin requests finished by replica name in slice, and,
-// when hasTTFT, one completed request's TTFT in log-linear bin ttftBin;
+// latencyBins are a completed request's TTFT and TPOT log-linear bins
+// (loglin.Index), each where known (ok).
+type latencyBins struct {
+	ttft, tpot     int32
+	ttftOK, tpotOK bool
+}
+
+// addReplica counts fin requests finished by replica name in slice, and
+// one completed request's TTFT and TPOT in their bins where known;
 // judged and good count the request among those judged (0 in its
 // replica's own warm-up) and those that met their SLO.
-func (a *Aggregator) addReplica(name string, slice int64, fin, judged, good float64, ttftBin int32, hasTTFT bool) {
+func (a *Aggregator) addReplica(name string, slice int64, fin, judged, good float64, bins latencyBins) {
 	if a.tooManyReplicas {
 		return
 	}
@@ -603,14 +615,20 @@ func (a *Aggregator) addReplica(name string, slice int64, fin, judged, good floa
 	}
 	if run.slice != slice {
 		a.reps.Add(run.name, run.slice, run.fin, run.off, run.good)
-		run.slice, run.fin, run.off, run.good, run.ttft = slice, 0, 0, 0, nil
+		run.slice, run.fin, run.off, run.good, run.ttft, run.tpot = slice, 0, 0, 0, nil, nil
 	}
 	run.fin, run.off, run.good = run.fin+fin, run.off+judged, run.good+good
-	if hasTTFT {
+	if bins.ttftOK {
 		if run.ttft == nil {
 			run.ttft = a.repTTFT.Hist(name, slice)
 		}
-		run.ttft.AddBin(loglin.Coarse(ttftBin), 1)
+		run.ttft.AddBin(loglin.Coarse(bins.ttft), 1)
+	}
+	if bins.tpotOK {
+		if run.tpot == nil {
+			run.tpot = a.repTPOT.Hist(name, slice)
+		}
+		run.tpot.AddBin(loglin.Coarse(bins.tpot), 1)
 	}
 }
 
@@ -621,7 +639,7 @@ func (a *Aggregator) addReplica(name string, slice int64, fin, judged, good floa
 // already counted stay counted; only the per-replica state goes.
 func (a *Aggregator) dropReplicas() {
 	a.tooManyReplicas = true
-	a.reps, a.repPend, a.repIdx, a.repTTFT = sources.ReplicaSpans{}, nil, map[string]int32{}, loglin.ReplicaMedians{}
+	a.reps, a.repPend, a.repIdx, a.repTTFT, a.repTPOT = sources.ReplicaSpans{}, nil, map[string]int32{}, loglin.ReplicaMedians{}, loglin.ReplicaMedians{}
 }
 
 // flushReplicas adds the replicas' pending counts to reps.
@@ -664,6 +682,7 @@ func (a *Aggregator) Merge(o *Aggregator) {
 	o.flushReplicas()
 	a.reps.Merge(o.reps)
 	a.repTTFT.Merge(o.repTTFT)
+	a.repTPOT.Merge(o.repTPOT)
 	if a.tooManyReplicas || o.tooManyReplicas || len(a.reps) > sources.MaxReplicas {
 		a.dropReplicas()
 	}
@@ -681,10 +700,10 @@ func (a *Aggregator) widen() {
 	a.cells = aggcell.Widen(a.cells, func(k cellKey) cellKey { k.slice >>= 1; return k })
 	a.row, a.rowSlice = a.row[:0], math.MinInt64
 	a.reps.Widen()
-	a.repTTFT = a.repTTFT.Widened()
+	a.repTTFT, a.repTPOT = a.repTTFT.Widened(), a.repTPOT.Widened()
 	for k := range a.repPend {
 		a.repPend[k].slice >>= 1
-		a.repPend[k].ttft = nil
+		a.repPend[k].ttft, a.repPend[k].tpot = nil, nil
 	}
 	if a.lo <= a.hi {
 		a.lo, a.hi = a.lo>>1, a.hi>>1
@@ -739,10 +758,13 @@ func (a *Aggregator) Aggregate(arm sources.Arm) (*sources.Aggregate, error) {
 	a.flushReplicas()
 	// replicas serving per slice
 	serving, tracks := a.reps.Tracks(a.lo, a.hi)
-	// each replica's per-slice TTFT median (within 1.1% above the request
-	// path's median, quantile(xs, 0.5)); the histograms go
-	a.repTTFT.Fill(tracks, a.lo)
-	a.repTTFT = nil
+	// each replica's per-slice TTFT and TPOT medians (within 1.1% above
+	// the request path's median, quantile(xs, 0.5)); the histograms go
+	a.repTTFT.Fill(tracks, a.lo, loglin.SetTTFT)
+	a.repTPOT.Fill(tracks, a.lo, loglin.SetTPOT)
+	a.repTTFT.Tails(tracks, a.lo, sources.ReplicaTailQuantile, loglin.SetTTFTTail)
+	a.repTPOT.Tails(tracks, a.lo, sources.ReplicaTailQuantile, loglin.SetTPOTTail)
+	a.repTTFT, a.repTPOT = nil, nil
 	// cells per slice, ordered by stratum key
 	per := make([][]cellKey, n)
 	for k := range a.cells {

@@ -454,17 +454,40 @@ func TestAggregatorReplicaTracks(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// every completed request has TTFT 0.1 s: each slice a replica
-		// completed any in has that bin's upper edge as its median
-		bin, _ := loglin.Index(0.1)
+		// every completed request has TTFT 0.1 s and TPOT 0.01 s: each
+		// slice a replica completed any in has those bins' upper edges as
+		// its medians
+		ttftBin, _ := loglin.Index(0.1)
+		tpotBin, _ := loglin.Index(0.01)
 		for k := range agg.Replicas {
 			tr := &agg.Replicas[k]
 			for b, f := range tr.Finished {
-				if m := tr.TTFTMedian[b]; f > 0 && m != loglin.Upper(loglin.Coarse(bin)<<2+3) || !(f > 0) && !math.IsNaN(m) {
-					t.Fatalf("%s slice %d: %g completed, median %g", tr.Name, b, f, m)
+				for _, c := range []struct {
+					name string
+					med  []float64
+					bin  int32
+				}{{"TTFT", tr.TTFTMedian, ttftBin}, {"TPOT", tr.TPOTMedian, tpotBin}} {
+					if m := c.med[b]; f > 0 && m != loglin.Upper(loglin.Coarse(c.bin)<<2+3) || !(f > 0) && !math.IsNaN(m) {
+						t.Fatalf("%s slice %d: %g completed, median %s %g", tr.Name, b, f, c.name, m)
+					}
 				}
 			}
-			tr.TTFTMedian = nil
+			// no value beyond the p99's bin, which holds them all; every
+			// request finished is one known value (none outside its span)
+			finished := make([]float64, len(tr.Finished))
+			for b, f := range tr.Finished {
+				finished[b] = nan0(f)
+			}
+			for _, c := range []struct {
+				name string
+				tail sources.ReplicaTail
+				bin  int32
+			}{{"TTFT", tr.TTFTTail, ttftBin}, {"TPOT", tr.TPOTTail, tpotBin}} {
+				if c.tail.Edge != loglin.Upper(loglin.Coarse(c.bin)<<2+3) || c.tail.LogSlope != 0 || fmt.Sprint(c.tail.Known) != fmt.Sprint(finished) || slices.Max(c.tail.Over) != 0 {
+					t.Fatalf("%s: %s tail %+v, finished %v", tr.Name, c.name, c.tail, tr.Finished)
+				}
+			}
+			tr.TTFTMedian, tr.TPOTMedian, tr.TTFTTail, tr.TPOTTail = nil, nil, sources.ReplicaTail{}, sources.ReplicaTail{}
 		}
 		_, tracks := want.Tracks(lo, hi)
 		if len(tracks) != nrep || !reflect.DeepEqual(fmt.Sprint(agg.Replicas), fmt.Sprint(tracks)) {

@@ -514,6 +514,16 @@ type ReplicaTrack struct {
 	// lower median, so at most 1.1% above it; NaN where it completed none. Nil when the source
 	// cannot tell (metrics), so no replica warm-up can be found.
 	TTFTMedian []float64
+	// TPOTMedian holds, per time slice as Finished, the median TPOT
+	// (seconds per token) of the requests the replica completed with a
+	// known TPOT, on the same coarse bins as TTFTMedian: with it, how far
+	// replicas' speeds differ all run (stats.BetweenReplicaLevels). Nil
+	// when the source cannot tell (metrics).
+	TPOTMedian []float64
+	// TTFTTail and TPOTTail are the replica's requests beyond its arm's
+	// tail per time slice (ReplicaTail); zero when the source cannot
+	// tell (metrics).
+	TTFTTail, TPOTTail ReplicaTail
 	// Offered and Good hold, per time slice as Finished, the requests
 	// the replica was sent that the aggregate judges (a replica's own
 	// warm-up left out) and those of them that met their SLO: the
@@ -521,6 +531,26 @@ type ReplicaTrack struct {
 	// outside the replica's span; nil when the source cannot tell
 	// (metrics).
 	Offered, Good []float64
+}
+
+// ReplicaTailQuantile is the quantile (0.99) of an arm's latency whose
+// exceedance per replica ReplicaTail counts.
+const ReplicaTailQuantile = 0.99
+
+// ReplicaTail is one replica's share of its arm's tail of one latency: per
+// time slice (as ReplicaTrack.Finished), its completed requests with a
+// known value (Known) and those of them above Edge (Over), Edge the
+// arm's ReplicaTailQuantile of the values of every replica, pooled over
+// the run (the upper edge of the coarse bin, 2^(4/256) wide, that holds
+// it). How far replicas' shares above it differ all run is how far their
+// tails differ, whether a replica is slower throughout or only in its
+// tail. LogSlope is the arm's d log(quantile)/d(probability) at Edge
+// (from the same pooled coarse bins, over the central 1% of probability
+// around it), which turns a spread of shares into a spread of the log
+// quantile. Nil slices when the source cannot tell.
+type ReplicaTail struct {
+	Edge, LogSlope float64
+	Known, Over    []float64
 }
 
 // CostRecord is the expense of one arm (optionally one replica) over a time

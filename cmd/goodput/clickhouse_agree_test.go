@@ -161,7 +161,7 @@ func aggLines(a *sources.Aggregate) []string {
 			fmt.Sprintf("bucket %d %q queue %v %v", i, b.Class, b.Queue.Edges, b.Queue.Counts))
 	}
 	for _, r := range a.Replicas {
-		out = append(out, fmt.Sprintf("replica %s %s %v", r.Name, r.Series, r.Finished), fmt.Sprintf("replica %s TTFT medians %v", r.Name, r.TTFTMedian))
+		out = append(out, fmt.Sprintf("replica %s %s %v", r.Name, r.Series, r.Finished), fmt.Sprintf("replica %s TTFT medians %v", r.Name, r.TTFTMedian), fmt.Sprintf("replica %s TPOT medians %v", r.Name, r.TPOTMedian))
 	}
 	out = append(out, fmt.Sprintf("replica warm-ups %q", a.ReplicaWarmups))
 	if w := a.WarmupKept; w != nil {
@@ -193,6 +193,19 @@ func sameAggregate(t *testing.T, what string, want, got *sources.Aggregate) {
 	if diffs > 0 {
 		t.Errorf("%s: %d of %d lines differ", what, diffs, len(w))
 	}
+}
+
+// hasMedians reports whether some replica of a has a TTFT and a TPOT
+// median in some slice.
+func hasMedians(a *sources.Aggregate) bool {
+	for _, r := range a.Replicas {
+		for k := range r.TTFTMedian {
+			if k < len(r.TPOTMedian) && r.TTFTMedian[k] > 0 && r.TPOTMedian[k] > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // TestClickHouseAggregateEqualsFiles: on simulated runs and on records
@@ -272,6 +285,9 @@ func TestClickHouseAggregateEqualsFiles(t *testing.T) {
 					t.Errorf("%s: %d records from ClickHouse, %d from the file", arm.arm, got.Inputs[0].Count, len(ds.Requests))
 				}
 				sameAggregate(t, string(arm.arm), want, got.Agg)
+				if r.name == "aa-quiet chat" && !hasMedians(got.Agg) {
+					t.Errorf("%s: no replica with a TTFT and a TPOT median: the replicas' medians were not compared", arm.arm)
+				}
 				if testing.Verbose() {
 					t.Logf("%s: %d records, %d buckets, %d replicas", arm.arm, len(ds.Requests), len(want.Buckets), len(want.Replicas))
 				}

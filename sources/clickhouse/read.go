@@ -227,6 +227,8 @@ type assembler struct {
 	// repTTFT holds each replica's TTFT per slice on coarse bins
 	// (loglin.Coarse), for its per-slice median
 	repTTFT loglin.ReplicaMedians
+	// repTPOT holds their TPOT alike
+	repTPOT loglin.ReplicaMedians
 	// tooManyReplicas is set once the rows named more than
 	// sources.MaxReplicas replicas: reps and repTTFT are dropped and the
 	// arm counted as naming none, as analysis.Aggregator does
@@ -248,13 +250,13 @@ type assembler struct {
 func (as *assembler) widen() {
 	as.cells = aggcell.Widen(as.cells, func(k cellKey) cellKey { k.slice >>= 1; return k })
 	as.reps.Widen()
-	as.repTTFT = as.repTTFT.Widened()
+	as.repTTFT, as.repTPOT = as.repTTFT.Widened(), as.repTPOT.Widened()
 	as.lo, as.hi = as.lo>>1, as.hi>>1
 	as.shift++
 }
 
 func newAssembler(p *Plan) *assembler {
-	return &assembler{p: p, unverified: map[string]int64{}, cells: map[cellKey]*aggcell.Cell{}, reps: sources.ReplicaSpans{}, repTTFT: loglin.ReplicaMedians{},
+	return &assembler{p: p, unverified: map[string]int64{}, cells: map[cellKey]*aggcell.Cell{}, reps: sources.ReplicaSpans{}, repTTFT: loglin.ReplicaMedians{}, repTPOT: loglin.ReplicaMedians{},
 		lo: math.MaxInt64, hi: math.MinInt64}
 }
 
@@ -342,20 +344,22 @@ func (as *assembler) add(r *row) error {
 			}
 		}
 	case rowReplica:
-		as.canon = append(as.canon, rowDigest("r %d %q %d %d %d %d %v", sl, r.Rep, r.N, r.Admitted, r.Judged, r.JudgedGood, r.Hist[0]))
+		as.canon = append(as.canon, rowDigest("r %d %q %d %d %d %d %v %v", sl, r.Rep, r.N, r.Admitted, r.Judged, r.JudgedGood, r.Hist[0], r.Hist[1]))
 		if as.tooManyReplicas {
 			break
 		}
 		if _, seen := as.reps[r.Rep]; !seen && len(as.reps) == sources.MaxReplicas {
 			as.tooManyReplicas = true
-			as.reps, as.repTTFT = sources.ReplicaSpans{}, loglin.ReplicaMedians{}
+			as.reps, as.repTTFT, as.repTPOT = sources.ReplicaSpans{}, loglin.ReplicaMedians{}, loglin.ReplicaMedians{}
 			break
 		}
 		as.reps.Add(r.Rep, sl, float64(r.Admitted), float64(r.Judged), float64(r.JudgedGood))
-		if len(r.Hist[0].Bins) > 0 {
-			h := as.repTTFT.Hist(r.Rep, sl)
-			for i, bin := range r.Hist[0].Bins {
-				h.AddBin(loglin.Coarse(bin), r.Hist[0].Counts[i])
+		for k, m := range []loglin.ReplicaMedians{as.repTTFT, as.repTPOT} {
+			if len(r.Hist[k].Bins) > 0 {
+				h := m.Hist(r.Rep, sl)
+				for i, bin := range r.Hist[k].Bins {
+					h.AddBin(loglin.Coarse(bin), r.Hist[k].Counts[i])
+				}
 			}
 		}
 	default:
@@ -404,7 +408,10 @@ func (as *assembler) finish() (*sources.Aggregate, int64, []string, error) {
 	}
 	// replicas serving per slice, as the streaming scan counts them
 	serving, tracks := reps.Tracks(lo, hi)
-	as.repTTFT.Fill(tracks, lo)
+	as.repTTFT.Fill(tracks, lo, loglin.SetTTFT)
+	as.repTPOT.Fill(tracks, lo, loglin.SetTPOT)
+	as.repTTFT.Tails(tracks, lo, sources.ReplicaTailQuantile, loglin.SetTTFTTail)
+	as.repTPOT.Tails(tracks, lo, sources.ReplicaTailQuantile, loglin.SetTPOTTail)
 	per := make([][]cellKey, n)
 	for k := range cells {
 		per[k.slice-lo] = append(per[k.slice-lo], k)

@@ -607,11 +607,13 @@ func buildQuery(p *Plan, table string, cols resolved, where string, start, end f
 	level3 := "SELECT *, arrayJoin([0, 4]) AS " + m + " FROM (" + level2 + ")"
 	keep := "(" + m + " = 0 AND NOT " + a("excl") + ") OR (" + m + " = 4 AND " + a("rep") + " != '')"
 	// a histogram is one column: sumMap's sorted bins and their counts;
-	// a replica's row has its TTFT histogram, for its per-slice median
+	// a replica's row has its TTFT and TPOT histograms, for its per-slice
+	// medians and tail shares, without its own warm-up (as the streaming
+	// scan leaves a left-out request's latencies out of its replica's)
 	hist := func(n string) string {
 		rows := m + " = 0"
-		if n == "ttft" {
-			rows = "(" + m + " = 0 OR " + m + " = 4)"
+		if n == "ttft" || n == "tpot" {
+			rows = "(" + m + " = 0 OR (" + m + " = 4 AND NOT " + a("excl") + "))"
 		}
 		return "sumMapIf([" + a("bin_"+n) + "], [toFloat64(1)], " + rows + " AND " + ok + " AND " + a(n+"_k") + ") AS h_" + n
 	}

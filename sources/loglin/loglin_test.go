@@ -480,3 +480,57 @@ func TestRank(t *testing.T) {
 		t.Errorf("fractional weights: rank 1 in bin %d (%v), want 20", i, ok)
 	}
 }
+
+// TestTailBin: the p99 of replicas' values pooled, each replica's values
+// beyond it per slice, and the log quantile's slope there: values e^(i/200)
+// for i = 1…1000 spread over two replicas and three slices have their
+// p99 at the 990th (e^4.95), ten beyond it, and d log Q/dp = 1000/200 = 5
+// (within the coarse bins' 1.1%, read over ten ranks); fewer values than
+// a p99 needs give none.
+func TestTailBin(t *testing.T) {
+	m := ReplicaMedians{}
+	where := func(i int) (string, int64) { return []string{"a", "b"}[i%2], int64(i % 3) }
+	for i := 1; i <= 1000; i++ {
+		name, slice := where(i)
+		bin, _ := Index(math.Exp(float64(i) / 200))
+		m.Hist(name, slice).AddBin(Coarse(bin), 1)
+	}
+	c, edge, slope, ok := m.TailBin(0.99)
+	if !ok {
+		t.Fatal("no tail bin")
+	}
+	if q := math.Exp(990.0 / 200); !(edge >= q && edge <= q*math.Exp2(4.0/256)) {
+		t.Errorf("edge %g, want the coarse bin's upper edge above %g", edge, q)
+	}
+	if math.Abs(slope-5) > 1.25 {
+		t.Errorf("slope %g, want 5 within the bins' resolution", slope)
+	}
+	var known, over float64
+	want := map[[2]int64]float64{}
+	for i := 1; i <= 1000; i++ {
+		if v := math.Exp(float64(i) / 200); v > edge {
+			name, slice := where(i)
+			want[[2]int64{int64(name[0]), slice}]++
+		}
+	}
+	for _, name := range []string{"a", "b", "c"} {
+		for slice := int64(0); slice < 3; slice++ {
+			k, o := m.Beyond(name, slice, c)
+			known, over = known+k, over+o
+			if w := want[[2]int64{int64(name[0]), slice}]; o != w {
+				t.Errorf("replica %s slice %d: %g beyond, want %g", name, slice, o, w)
+			}
+		}
+	}
+	if known != 1000 || over < 8 || over > 10 {
+		t.Errorf("%g known, %g beyond the p99, want 1000 and about 10", known, over)
+	}
+	small := ReplicaMedians{}
+	for i := 1; i <= 99; i++ {
+		bin, _ := Index(float64(i))
+		small.Hist("a", 0).AddBin(Coarse(bin), 1)
+	}
+	if _, _, _, ok := small.TailBin(0.99); ok {
+		t.Error("a tail bin from 99 values")
+	}
+}

@@ -7,8 +7,8 @@ import (
 )
 
 // ReplicaMedians holds, per replica and time slice, a histogram of coarse
-// bins (Coarse) from which the replica tracks' per-slice TTFT medians are
-// read (sources.ReplicaTrack.TTFTMedian): the streaming scan and the
+// bins (Coarse) from which the replica tracks' per-slice medians of one
+// latency are read (sources.ReplicaTrack.TTFTMedian, TPOTMedian): the streaming scan and the
 // ClickHouse source fill it alike. Memory grows with replicas × slices
 // (512 bytes per non-empty pair at least), never with values. Make one
 // with make(ReplicaMedians).
@@ -37,26 +37,125 @@ func (m ReplicaMedians) Merge(o ReplicaMedians) {
 	}
 }
 
-// Fill sets each track's TTFTMedian over the slices lo, lo+1, … its
-// Finished covers (CoarseMedian; NaN where the replica completed none with
-// a known TTFT). A track not named after records' replica
-// (sources.RecordReplica) is left without.
-func (m ReplicaMedians) Fill(tracks []sources.ReplicaTrack, lo int64) {
+// Fill sets each track's per-slice medians over the slices lo, lo+1, …
+// its Finished covers (CoarseMedian; NaN where the replica completed none
+// with a known value) through set, e.g. into its TTFTMedian. A track not
+// named after records' replica (sources.RecordReplica) is left without.
+func (m ReplicaMedians) Fill(tracks []sources.ReplicaTrack, lo int64, set func(tr *sources.ReplicaTrack, medians []float64)) {
 	for t := range tracks {
 		tr := &tracks[t]
 		name, ok := sources.RecordReplica(tr.Name)
 		if !ok {
 			continue
 		}
-		tr.TTFTMedian = make([]float64, len(tr.Finished))
-		for k := range tr.TTFTMedian {
-			tr.TTFTMedian[k] = math.NaN()
+		med := make([]float64, len(tr.Finished))
+		for k := range med {
+			med[k] = math.NaN()
 			if h := m[replicaSlice{name, lo + int64(k)}]; h != nil {
-				tr.TTFTMedian[k] = CoarseMedian(h)
+				med[k] = CoarseMedian(h)
 			}
 		}
+		set(tr, med)
 	}
 }
+
+// SetTTFT and SetTPOT are Fill's setters of a track's TTFTMedian and
+// TPOTMedian.
+func SetTTFT(tr *sources.ReplicaTrack, medians []float64) { tr.TTFTMedian = medians }
+
+// SetTPOT sets tr's TPOTMedian (see SetTTFT).
+func SetTPOT(tr *sources.ReplicaTrack, medians []float64) { tr.TPOTMedian = medians }
+
+// Tails sets each track's share of its arm's tail (sources.ReplicaTail)
+// over the slices lo, lo+1, … its Finished covers, through set: the
+// arm's q-quantile bin of every replica's values pooled (TailBin), and
+// per slice each replica's values and those beyond it (Beyond). Nothing
+// is set when TailBin finds none.
+func (m ReplicaMedians) Tails(tracks []sources.ReplicaTrack, lo int64, q float64, set func(tr *sources.ReplicaTrack, tail sources.ReplicaTail)) {
+	c, edge, slope, ok := m.TailBin(q)
+	if !ok {
+		return
+	}
+	for t := range tracks {
+		tr := &tracks[t]
+		name, ok := sources.RecordReplica(tr.Name)
+		if !ok {
+			continue
+		}
+		tail := sources.ReplicaTail{Edge: edge, LogSlope: slope, Known: make([]float64, len(tr.Finished)), Over: make([]float64, len(tr.Finished))}
+		for k := range tail.Known {
+			tail.Known[k], tail.Over[k] = m.Beyond(name, lo+int64(k), c)
+		}
+		set(tr, tail)
+	}
+}
+
+// TailBin returns the coarse bin c holding the q-quantile (the ⌈q·n⌉-th
+// smallest) of every value in m pooled, its upper edge (seconds) and the
+// pooled values' d log(quantile)/d(probability) there, over the central
+// 1% of probability around the share of values up to c (NaN when those
+// ranks share a bin). ok is false when m holds fewer than 1/(1 − q)
+// values.
+func (m ReplicaMedians) TailBin(q float64) (c int32, edge, slope float64, ok bool) {
+	var pooled Hist
+	for _, h := range m {
+		pooled.Merge(h)
+	}
+	n := pooled.Total()
+	if !(n*(1-q) >= 1) {
+		return 0, 0, 0, false
+	}
+	if c, ok = pooled.Rank(math.Ceil(q*n - 1e-9)); !ok {
+		return 0, 0, 0, false
+	}
+	var over float64
+	pooled.each(func(i int32, w float64) {
+		if i > c {
+			over += w
+		}
+	})
+	pT := (n - over) / n
+	kLo, kHi := math.Max(1, math.Ceil((pT-0.005)*n-1e-9)), math.Min(n, math.Ceil((pT+0.005)*n-1e-9))
+	bLo, _ := pooled.Rank(kLo)
+	bHi, _ := pooled.Rank(kHi)
+	slope = math.NaN()
+	if lq, hq := coarseEdge(bLo), coarseEdge(bHi); kHi > kLo && lq > 0 && !math.IsInf(hq, 1) {
+		slope = math.Log(hq/lq) / ((kHi - kLo) / n)
+	}
+	return c, coarseEdge(c), slope, true
+}
+
+// Beyond returns replica name's values in slice (known) and those in
+// coarse bins above c (over).
+func (m ReplicaMedians) Beyond(name string, slice int64, c int32) (known, over float64) {
+	h := m[replicaSlice{name, slice}]
+	if h == nil {
+		return 0, 0
+	}
+	h.each(func(i int32, w float64) {
+		known += w
+		if i > c {
+			over += w
+		}
+	})
+	return known, over
+}
+
+// coarseEdge is the upper edge of coarse bin c (seconds), as
+// CoarseMedian reads it.
+func coarseEdge(c int32) float64 {
+	if c == Zero || c == math.MaxInt32 {
+		return Upper(c)
+	}
+	return Upper(c<<2 + 3)
+}
+
+// SetTTFTTail and SetTPOTTail are Tails' setters of a track's TTFTTail and
+// TPOTTail.
+func SetTTFTTail(tr *sources.ReplicaTrack, tail sources.ReplicaTail) { tr.TTFTTail = tail }
+
+// SetTPOTTail sets tr's TPOTTail (see SetTTFTTail).
+func SetTPOTTail(tr *sources.ReplicaTrack, tail sources.ReplicaTail) { tr.TPOTTail = tail }
 
 // Widened returns m on the grid twice as wide: each replica's histograms
 // of slices 2k and 2k+1 added up as slice k's. m's histograms are reused.
