@@ -285,6 +285,8 @@ func (j *aggJudgement) tailGate(e gateEval, idx int, info policies.MetricInfo, g
 	if section {
 		boot = hullWith(boot, t.sectioned(q, qc, qb, conf))
 	}
+	// replicas of their own speeds, as on the request path
+	boot = withReplicaLevels(boot, conf, j.levelSpread(info.Latency), info.Latency, &e.m.Adjusted)
 	e.m.Method = boot.Method
 	ci, se := boot.CI, boot.SE
 	lb, ub := histo.QuantileBounds(q, hb)

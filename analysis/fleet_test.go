@@ -122,6 +122,12 @@ type fleet struct {
 	// load up by Δ: ×C^−0.3, C the replicas' mean speed), so that a slow
 	// replica is spread over the arm rather than seen on its own
 	speedRouting bool
+	// replicaTailSigma > 0 gives each replica of the arm its own spread
+	// of latencies around the same median, all run: its TTFT's log-scale
+	// spread (ttftSigma) and its TPOT's scaled by exp(N(0,
+	// replicaTailSigma)), so a replica's tail is heavier or lighter while
+	// its typical request is as fast as its peers'
+	replicaTailSigma float64
 }
 
 func aaFleet(seed uint64) fleet {
@@ -162,6 +168,16 @@ func (f fleet) dataset(arm sources.Arm) *sources.Dataset {
 		pr := rand.New(rand.NewPCG(f.seed, 23))
 		for i := range repSpeed {
 			repSpeed[i] = f.replicaSigma * pr.NormFloat64()
+		}
+	}
+	repTail := make([]float64, f.replicas)
+	for i := range repTail {
+		repTail[i] = 1
+	}
+	if f.replicaTailSigma > 0 {
+		pr := rand.New(rand.NewPCG(f.seed, 29))
+		for i := range repTail {
+			repTail[i] = math.Exp(f.replicaTailSigma * pr.NormFloat64())
 		}
 	}
 	// speedRouting: the replicas' cumulative shares and the arm's
@@ -299,13 +315,13 @@ func (f fleet) dataset(arm sources.Arm) *sources.Dataset {
 				r.Status = sources.StatusError
 			default:
 				r.Status = sources.StatusOK
-				r.TTFT = ttftMed * f.ttftX * lat * cold * math.Exp(cmp.Or(f.ttftSigma, 0.3)*rng.NormFloat64())
+				r.TTFT = ttftMed * f.ttftX * lat * cold * math.Exp(cmp.Or(f.ttftSigma, 0.3)*repTail[rep]*rng.NormFloat64())
 				if f.missTTFTX > 0 && r.CachedTokens == 0 {
 					r.TTFT *= f.missTTFTX
 				}
 				r.E2E = r.TTFT
 				if r.OutputTokens > 1 {
-					r.TPOT = tpotMed * f.tpotX * lat * cold * leak * math.Exp(0.12*rng.NormFloat64())
+					r.TPOT = tpotMed * f.tpotX * lat * cold * leak * math.Exp(0.12*repTail[rep]*rng.NormFloat64())
 					r.E2E += r.TPOT * float64(r.OutputTokens-1)
 				}
 				if f.retryShare > 0 && rng.Float64() < f.retryShare {
@@ -438,9 +454,12 @@ func fleetCases() []fleetCase {
 		{"aa-replica-speeds", Pass, same(func(f *fleet) { f.replicaSigma = 0.03 }), same(func(f *fleet) { f.replicaSigma = 0.03 })},
 		{"aa-replica-speeds-wide", Pass, same(func(f *fleet) { f.replicaSigma = 0.06 }), same(func(f *fleet) { f.replicaSigma = 0.06 })},
 		{"regress-10-replica-speeds", Fail, same(func(f *fleet) { f.replicaSigma = 0.03 }), same(func(f *fleet) { f.replicaSigma = 0.03; f.ttftX, f.tpotX = 1.10, 1.10 })},
-		// replicas 12% apart (σ of the log): mixed GPU hosts; the tail gates are
-		// not widened for replicas and under-cover here (EVIDENCE)
+		// replicas 12% apart (σ of the log): mixed GPU hosts; the tail gates
+		// are widened by the spread of the replicas' medians
 		{"aa-replica-speeds-12", Pass, same(func(f *fleet) { f.replicaSigma = 0.12 }), same(func(f *fleet) { f.replicaSigma = 0.12 })},
+		// replicas as fast at the median, their tails apart (each one's
+		// latency spread ×exp(N(0, 0.2))): what the medians cannot see
+		{"aa-replica-tails", Pass, same(func(f *fleet) { f.replicaTailSigma = 0.2 }), same(func(f *fleet) { f.replicaTailSigma = 0.2 })},
 		// the same replicas behind a router that weighs them by speed
 		{"aa-replica-speeds-routed", Pass, same(func(f *fleet) { f.replicaSigma, f.speedRouting = 0.06, true }), same(func(f *fleet) { f.replicaSigma, f.speedRouting = 0.06, true })},
 		{"regress-10-replica-speeds-routed", Fail, same(func(f *fleet) { f.replicaSigma, f.speedRouting = 0.03, true }),

@@ -70,17 +70,17 @@ func (a *armData) replicaCounts() ([]stats.ReplicaCounts, bool) {
 	return byName(names, out), len(out) > 0
 }
 
-// byName orders replicas' counts by their names (the order a map gave
+// byName orders replicas' series by their names (the order a map gave
 // must not reach a float sum).
-func byName(names []string, counts []stats.ReplicaCounts) []stats.ReplicaCounts {
+func byName[T any](names []string, xs []T) []T {
 	order := make([]int, len(names))
 	for i := range order {
 		order[i] = i
 	}
 	slices.SortFunc(order, func(x, y int) int { return cmp.Compare(names[x], names[y]) })
-	out := make([]stats.ReplicaCounts, len(order))
+	out := make([]T, len(order))
 	for i, k := range order {
-		out[i] = counts[k]
+		out[i] = xs[k]
 	}
 	return out
 }

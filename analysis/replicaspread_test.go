@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -71,5 +72,64 @@ func TestReplicaWideningVars(t *testing.T) {
 		if math.Abs(v-tc.wantV) > 1e-18 || df != tc.wantDF {
 			t.Errorf("%s: %g on %g df, want %g on %g", tc.name, v, df, tc.wantV, tc.wantDF)
 		}
+	}
+}
+
+// TestReplicaLevelsBothPaths: replicas 12% apart in speed for the whole
+// run widen the TTFT and TPOT p99 intervals on the request path and on
+// the streaming aggregate alike (the same between-replica spread from the
+// same coarse per-bucket medians), and make them wider than batches in
+// time alone; one replica per arm adds nothing.
+func TestReplicaLevelsBothPaths(t *testing.T) {
+	cfg := Config{Policy: chat(t), Resamples: 100, Seed: 3}
+	spread := func(f *fleet) { f.replicaSigma = 0.12 }
+	one := func(f *fleet) { f.replicas, f.rate = 1, 5 }
+	note := func(m Metric) string {
+		for _, a := range m.Adjusted {
+			if i := strings.Index(a, "for replicas of their own speeds"); i >= 0 {
+				return a[i:]
+			}
+		}
+		return ""
+	}
+	for _, tc := range []struct {
+		name  string
+		mod   func(*fleet)
+		widen bool
+	}{{"replicas 12% apart", spread, true}, {"one replica per arm", one, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			const seed = 43
+			b, c := aaFleet(seed), aaFleet(seed)
+			tc.mod(&b)
+			tc.mod(&c)
+			bd, cd := fleetArms(b, c, seed)
+			ex, ag := judgedBothWays(t, bd, cd, cfg)
+			for _, name := range []string{"ttft_p99", "tpot_p99"} {
+				me, _ := metricNamed(ex, name)
+				ma, _ := metricNamed(ag, name)
+				for _, m := range []struct {
+					path string
+					m    Metric
+				}{{"request path", me}, {"aggregate", ma}} {
+					if got := strings.Contains(m.m.Method, "+replica-levels"); got != tc.widen || (note(m.m) != "") != tc.widen {
+						t.Errorf("%s %s: method %s, note %q", m.path, name, m.m.Method, note(m.m))
+					}
+				}
+				if note(me) != note(ma) {
+					t.Errorf("%s: request path %q, aggregate %q", name, note(me), note(ma))
+				}
+				// how much wider than batches in time alone
+				var factor float64
+				for _, a := range me.Adjusted {
+					if strings.HasPrefix(a, "interval widened ×") {
+						fmt.Sscanf(strings.TrimPrefix(a, "interval widened ×"), "%g", &factor)
+					}
+				}
+				if tc.widen && !(factor > 1.05) {
+					t.Errorf("%s widened ×%g for replicas 12%% apart, want well over 1: %q", name, factor, me.Adjusted)
+				}
+				t.Logf("%s %s: [%.4f, %.4f] %q", tc.name, name, float64(me.Interval[0]), float64(me.Interval[1]), note(me))
+			}
+		})
 	}
 }

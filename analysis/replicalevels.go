@@ -1,0 +1,335 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/goodput-dev/goodput/analysis/stats"
+	"github.com/goodput-dev/goodput/sources"
+	"github.com/goodput-dev/goodput/sources/loglin"
+)
+
+// Replicas of their own speeds and the tail gates. A replica 12% slower
+// all run scales its latencies, and its arm's p99 moves by its share of
+// that in every batch alike: an interval from batches in time does not see
+// it. On the fleet model with replicas whose speeds differ by 12% (σ of
+// the log) identical arms failed 6 of 100 runs, 5 of them on a tail gate,
+// whose intervals held the true ratio in 25–35% of runs at nominal 90%.
+// The TTFT and TPOT quantile gates (pooled and per class) are widened by
+// the between-replica variance of the replicas' typical latency
+// (stats.BetweenReplicaLevels on the log of each replica's per-bucket
+// median, on the coarse bins the aggregate keeps, loglin.CoarseMedian),
+// whenever the records name their replicas. It assumes a replica's speed
+// scales its tail as it scales its median; E2E, metrics and a replica
+// whose tail alone is heavier are not widened.
+
+// levelLatency reports whether a latency has per-replica medians on every
+// path that names replicas (TTFT and TPOT; not E2E).
+func levelLatency(latency string) bool { return latency == "ttft" || latency == "tpot" }
+
+// replicaLevels lays an arm's analysed requests out per replica on its
+// bucket grid from the first kept bucket: the log of the coarse median of
+// latency over its completed requests per bucket (NaN where none), and
+// the requests it was sent (Count). ok is false when an analysed request
+// names no replica, the arm has no time grid, or latency has no levels.
+func (a *armData) replicaLevels(latency string) ([]stats.ReplicaLevels, bool) {
+	if a.pseudo || a.firstKept >= len(a.buckets) || !levelLatency(latency) {
+		return nil, false
+	}
+	nb := len(a.buckets) - a.firstKept
+	idx := map[string]int{}
+	var names []string
+	var counts []stats.ReplicaCounts // Offered: requests; Good: unused
+	var hists [][]loglin.Hist
+	for i := range a.ds.Requests {
+		bi := int(a.bidx[i])
+		if !a.keep[i] || bi < a.firstKept {
+			continue
+		}
+		if b := &a.buckets[bi]; b.cut || b.leftOut {
+			continue
+		}
+		r := &a.ds.Requests[i]
+		if r.Replica == "" {
+			return nil, false
+		}
+		k, ok := idx[r.Replica]
+		if !ok {
+			k = len(names)
+			idx[r.Replica] = k
+			names = append(names, r.Replica)
+			counts = append(counts, stats.ReplicaCounts{Offered: make([]float64, nb)})
+			hists = append(hists, make([]loglin.Hist, nb))
+		}
+		t := bi - a.firstKept
+		counts[k].Offered[t]++
+		if latencyOf(r, latency) {
+			if bin, ok := loglin.Index(latencyValue(r, latency)); ok {
+				hists[k][t].AddBin(loglin.Coarse(bin), 1)
+			}
+		}
+	}
+	if len(names) == 0 {
+		return nil, false
+	}
+	out := make([]stats.ReplicaLevels, len(names))
+	for k := range names {
+		lv := make([]float64, nb)
+		for t := range lv {
+			lv[t] = logLevel(loglin.CoarseMedian(&hists[k][t]))
+		}
+		out[k] = stats.ReplicaLevels{Level: lv, Count: counts[k].Offered}
+	}
+	return byName(names, out), true
+}
+
+// logLevel is the log of a median, NaN where there is none (or it is not
+// a positive, finite number of seconds).
+func logLevel(m float64) float64 {
+	if !(m > 0) || math.IsInf(m, 1) {
+		return math.NaN()
+	}
+	return math.Log(m)
+}
+
+// replicaLevels lays an aggregated arm's replicas out on its analysed
+// slices from the aggregate's replica tracks: the log of each one's
+// median latency per slice, and its requests judged there (Count). ok is
+// false when the aggregate was not built from records that name their
+// replicas, its tracks carry no medians, or latency has none.
+func (a *aggArm) replicaLevels(latency string) ([]stats.ReplicaLevels, bool) {
+	counts, ok := a.replicaCounts()
+	if !ok || !levelLatency(latency) {
+		return nil, false
+	}
+	agg := a.ds.Agg
+	lo := int64(math.Round(a.allStarts[0] / agg.Step))
+	out := make([]stats.ReplicaLevels, len(agg.Replicas))
+	for r, tr := range agg.Replicas {
+		med := tr.TTFTMedian
+		if latency == "tpot" {
+			med = tr.TPOTMedian
+		}
+		if med == nil {
+			return nil, false
+		}
+		lv := make([]float64, len(a.slices))
+		for i, s := range a.slices {
+			lv[i] = math.NaN()
+			k := int(int64(math.Round(s.start/agg.Step)) - lo)
+			if !s.leftOut && k >= 0 && k < len(med) {
+				lv[i] = logLevel(med[k])
+			}
+		}
+		out[r] = stats.ReplicaLevels{Level: lv, Count: counts[r].Offered}
+	}
+	return out, true
+}
+
+// replicaLevelSpread is the widening of a latency's quantile gates from
+// the arms' replicas (b and c, nil when the records do not name them).
+func replicaLevelSpread(b, c []stats.ReplicaLevels) stats.LevelSpread {
+	if b == nil || c == nil {
+		return stats.LevelSpread{}
+	}
+	ls, _ := stats.BetweenReplicaLevels(b, c, stats.LagWindowBatches)
+	return ls
+}
+
+// levelSpread is the replica widening of latency's quantile gates from
+// both arms' replicas (the canary's analysed requests as counted).
+func (j *judgement) levelSpread(latency string) latencyWidening {
+	var w latencyWidening
+	lb, okb := j.b.replicaLevels(latency)
+	lc, okc := j.c.replicaLevels(latency)
+	if okb && okc {
+		w.levels = replicaLevelSpread(lb, lc)
+	}
+	tb, eb, sb, okb := j.b.replicaTails(latency)
+	tc, ec, sc, okc := j.c.replicaTails(latency)
+	if okb && okc {
+		w.tail = tailSpread(tb, tc, [2]float64{eb, ec}, [2]float64{sb, sc})
+	}
+	return w
+}
+
+// levelSpread is the request path's judgement.levelSpread on the
+// aggregate: the canary as counted (cRaw), not reweighted.
+func (j *aggJudgement) levelSpread(latency string) latencyWidening {
+	var w latencyWidening
+	lb, okb := j.b.replicaLevels(latency)
+	lc, okc := j.cRaw.replicaLevels(latency)
+	if okb && okc {
+		w.levels = replicaLevelSpread(lb, lc)
+	}
+	tb, eb, sb, okb := j.b.replicaTails(latency)
+	tc, ec, sc, okc := j.cRaw.replicaTails(latency)
+	if okb && okc {
+		w.tail = tailSpread(tb, tc, [2]float64{eb, ec}, [2]float64{sb, sc})
+	}
+	return w
+}
+
+// withReplicaLevels widens a latency quantile's log ratio interval by the
+// replicas' widening w (the larger of its parts) and says so in notes; est
+// is returned as it was when w adds nothing.
+func withReplicaLevels(est stats.Estimate, conf float64, w latencyWidening, latency string, notes *[]string) stats.Estimate {
+	v, df := w.vars()
+	if !(v > 0) {
+		return est
+	}
+	wide := stats.WithExtraVariance(est, conf, v, df)
+	if old := est.CI.Hi - est.CI.Lo; old > 0 && !math.IsInf(old, 0) && wide.CI != est.CI {
+		wide.Method += "+replica-levels"
+		ls, ts := w.levels, w.tail
+		*notes = append(*notes, fmt.Sprintf("interval widened ×%.2f for replicas of their own speeds: median %s %.1f%% apart between replicas (σ of the log, from the arms' %d + %d replicas, %g degrees of freedom); their shares beyond the arms' p%g (%.4g s, %.4g s) %.2f pp apart (σ, %g degrees of freedom), %.1f%% of the quantile",
+			(wide.CI.Hi-wide.CI.Lo)/old, fmtLatency(latency), 100*math.Sqrt(ls.Tau2), ls.Replicas[0], ls.Replicas[1], ls.DF,
+			100*sources.ReplicaTailQuantile, ts.edges[0], ts.edges[1], 100*math.Sqrt(ts.share.Tau2), ts.share.DF, 100*math.Sqrt(ts.share.Tau2*ts.slope2)))
+	}
+	return wide
+}
+
+// fmtLatency is a latency's name as the report writes it.
+func fmtLatency(latency string) string {
+	switch latency {
+	case "ttft":
+		return "TTFT"
+	case "tpot":
+		return "TPOT"
+	}
+	return latency
+}
+
+// A replica can be as fast as its peers at the median and slower in its
+// tail alone (a noisy neighbour that stalls one request in fifty): on the
+// fleet model with each replica's latency spread ×exp(N(0, 0.2)) the
+// medians saw nothing, the TTFT p99 interval held identical arms' true
+// ratio in 38% of runs, and 8% of them failed. So the tail is measured
+// too: each replica's share of its arm's requests beyond the arm's p99
+// (sources.ReplicaTail), whose between-replica variance
+// (stats.BetweenReplicas on those counts) is turned into a variance of
+// the log quantile by the arm's d log Q/dp there. The gate takes the
+// larger of the two widenings: a replica slower throughout shows in both,
+// a replica with a heavier tail only in the second.
+
+// tailWidening is the share part: the between-replica spread of the
+// shares beyond the arms' p99 and the mean of the arms' squared log
+// slopes there.
+type tailWidening struct {
+	share  stats.ReplicaSpread
+	slope2 float64
+	edges  [2]float64
+}
+
+// latencyWidening is what replicas of their own speeds add to a latency
+// quantile's log ratio: the spread of their medians and of their tails.
+type latencyWidening struct {
+	levels stats.LevelSpread
+	tail   tailWidening
+}
+
+// vars returns the larger of the two parts' variances of the log ratio
+// and its degrees of freedom.
+func (w latencyWidening) vars() (v, df float64) {
+	v, df = w.levels.Var, w.levels.DF
+	if tv := w.tail.share.Var * w.tail.slope2; tv > v && w.tail.share.DF > 0 {
+		v, df = tv, w.tail.share.DF
+	}
+	if !(v > 0) || math.IsInf(v, 1) {
+		return 0, 0
+	}
+	return v, df
+}
+
+// replicaTails lays an arm's requests out per replica on its analysed
+// buckets as counts: Offered its completed requests with a known value of
+// latency, Good those up to its arm's ReplicaTailQuantile (found, as the
+// aggregate finds it, on coarse bins from every bucket's values of every
+// replica: loglin.ReplicaMedians.TailBin). ok is false when the records
+// do not name their replicas or latency has no levels.
+func (a *armData) replicaTails(latency string) (counts []stats.ReplicaCounts, edge, slope float64, ok bool) {
+	if a.pseudo || a.firstKept >= len(a.buckets) || !levelLatency(latency) {
+		return nil, 0, 0, false
+	}
+	m := loglin.ReplicaMedians{}
+	idx := map[string]int{}
+	var names []string
+	for i := range a.ds.Requests {
+		r := &a.ds.Requests[i]
+		bi := int(a.bidx[i])
+		if bi < 0 || r.Replica == "" || (a.exclude != nil && a.exclude[i]) {
+			continue
+		}
+		if _, seen := idx[r.Replica]; !seen {
+			idx[r.Replica] = len(names)
+			names = append(names, r.Replica)
+		}
+		if latencyOf(r, latency) {
+			if bin, ok := loglin.Index(latencyValue(r, latency)); ok {
+				m.Hist(r.Replica, int64(bi)).AddBin(loglin.Coarse(bin), 1)
+			}
+		}
+	}
+	c, edge, slope, ok := m.TailBin(sources.ReplicaTailQuantile)
+	if !ok {
+		return nil, 0, 0, false
+	}
+	nb := len(a.buckets) - a.firstKept
+	counts = make([]stats.ReplicaCounts, len(names))
+	for k, name := range names {
+		rc := stats.ReplicaCounts{Offered: make([]float64, nb), Good: make([]float64, nb)}
+		for t := range nb {
+			if b := &a.buckets[a.firstKept+t]; b.cut || b.leftOut {
+				continue
+			}
+			known, over := m.Beyond(name, int64(a.firstKept+t), c)
+			rc.Offered[t], rc.Good[t] = known, known-over
+		}
+		counts[k] = rc
+	}
+	return byName(names, counts), edge, slope, true
+}
+
+// replicaTails lays an aggregated arm's replicas out on its analysed
+// slices as the request path does (armData.replicaTails), from the
+// aggregate's replica tracks (ReplicaTrack.TTFTTail, TPOTTail).
+func (a *aggArm) replicaTails(latency string) (counts []stats.ReplicaCounts, edge, slope float64, ok bool) {
+	if _, ok := a.replicaCounts(); !ok || !levelLatency(latency) {
+		return nil, 0, 0, false
+	}
+	agg := a.ds.Agg
+	lo := int64(math.Round(a.allStarts[0] / agg.Step))
+	counts = make([]stats.ReplicaCounts, len(agg.Replicas))
+	for r, tr := range agg.Replicas {
+		tail := tr.TTFTTail
+		if latency == "tpot" {
+			tail = tr.TPOTTail
+		}
+		if tail.Known == nil {
+			return nil, 0, 0, false
+		}
+		edge, slope = tail.Edge, tail.LogSlope
+		rc := stats.ReplicaCounts{Offered: make([]float64, len(a.slices)), Good: make([]float64, len(a.slices))}
+		for i, s := range a.slices {
+			k := int(int64(math.Round(s.start/agg.Step)) - lo)
+			if !s.leftOut && k >= 0 && k < len(tail.Known) {
+				rc.Offered[i], rc.Good[i] = tail.Known[k], tail.Known[k]-tail.Over[k]
+			}
+		}
+		counts[r] = rc
+	}
+	return counts, edge, slope, len(counts) > 0
+}
+
+// tailSpread is the tail part of the widening from both arms' counts
+// beyond their p99s (nil when not known).
+func tailSpread(b, c []stats.ReplicaCounts, edges, slopes [2]float64) tailWidening {
+	if b == nil || c == nil || math.IsNaN(slopes[0]) || math.IsNaN(slopes[1]) {
+		return tailWidening{}
+	}
+	rs, ok := stats.BetweenReplicas(b, c, stats.LagWindowBatches)
+	if !ok {
+		return tailWidening{}
+	}
+	return tailWidening{share: rs, slope2: (slopes[0]*slopes[0] + slopes[1]*slopes[1]) / 2, edges: edges}
+}
