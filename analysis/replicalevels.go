@@ -17,11 +17,15 @@ import (
 // whose intervals held the true ratio in 25–35% of runs at nominal 90%.
 // The TTFT and TPOT quantile gates (pooled and per class) are widened by
 // the between-replica variance of the replicas' typical latency
-// (stats.BetweenReplicaLevels on the log of each replica's per-bucket
-// median, on the coarse bins the aggregate keeps, loglin.CoarseMedian),
-// whenever the records name their replicas. It assumes a replica's speed
-// scales its tail as it scales its median; E2E, metrics and a replica
-// whose tail alone is heavier are not widened.
+// (stats.BetweenReplicaLevelsOfBaseline on the log of each replica's
+// per-bucket median, on the coarse bins the aggregate keeps,
+// loglin.CoarseMedian), whenever the records name their replicas. How far
+// replicas differ by chance is told by the baseline's replicas alone: a
+// canary replica unlike them is the canary's to answer for (one canary
+// replica ×1.5 slower fails every run on the fleet model; pooled with
+// the canary's replicas, that replica widened the interval over itself
+// and 93% of those runs were inconclusive). E2E and metrics are not
+// widened.
 
 // levelLatency reports whether a latency has per-replica medians on every
 // path that names replicas (TTFT and TPOT; not E2E).
@@ -132,7 +136,7 @@ func replicaLevelSpread(b, c []stats.ReplicaLevels) stats.LevelSpread {
 	if b == nil || c == nil {
 		return stats.LevelSpread{}
 	}
-	ls, _ := stats.BetweenReplicaLevels(b, c, stats.LagWindowBatches)
+	ls, _ := stats.BetweenReplicaLevelsOfBaseline(b, c, stats.LagWindowBatches)
 	return ls
 }
 
@@ -182,8 +186,8 @@ func withReplicaLevels(est stats.Estimate, conf float64, w latencyWidening, late
 	if old := est.CI.Hi - est.CI.Lo; old > 0 && !math.IsInf(old, 0) && wide.CI != est.CI {
 		wide.Method += "+replica-levels"
 		ls, ts := w.levels, w.tail
-		*notes = append(*notes, fmt.Sprintf("interval widened ×%.2f for replicas of their own speeds: median %s %.1f%% apart between replicas (σ of the log, from the arms' %d + %d replicas, %g degrees of freedom); their shares beyond the arms' p%g (%.4g s, %.4g s) %.2f pp apart (σ, %g degrees of freedom), %.1f%% of the quantile",
-			(wide.CI.Hi-wide.CI.Lo)/old, fmtLatency(latency), 100*math.Sqrt(ls.Tau2), ls.Replicas[0], ls.Replicas[1], ls.DF,
+		*notes = append(*notes, fmt.Sprintf("interval widened ×%.2f for replicas of their own speeds: median %s %.1f%% apart between the baseline's %d replicas (σ of the log, %g degrees of freedom); their shares beyond the arm's p%g (%.4g s; the canary's %.4g s) %.2f pp apart (σ, %g degrees of freedom), %.1f%% of the quantile",
+			(wide.CI.Hi-wide.CI.Lo)/old, fmtLatency(latency), 100*math.Sqrt(ls.Tau2), ls.Replicas[0], ls.DF,
 			100*sources.ReplicaTailQuantile, ts.edges[0], ts.edges[1], 100*math.Sqrt(ts.share.Tau2), ts.share.DF, 100*math.Sqrt(ts.share.Tau2*ts.slope2)))
 	}
 	return wide
@@ -207,7 +211,7 @@ func fmtLatency(latency string) string {
 // ratio in 38% of runs, and 8% of them failed. So the tail is measured
 // too: each replica's share of its arm's requests beyond the arm's p99
 // (sources.ReplicaTail), whose between-replica variance
-// (stats.BetweenReplicas on those counts) is turned into a variance of
+// (stats.BetweenReplicasOfBaseline on those counts) is turned into a variance of
 // the log quantile by the arm's d log Q/dp there. The gate takes the
 // larger of the two widenings: a replica slower throughout shows in both,
 // a replica with a heavier tail only in the second.
@@ -327,7 +331,7 @@ func tailSpread(b, c []stats.ReplicaCounts, edges, slopes [2]float64) tailWideni
 	if b == nil || c == nil || math.IsNaN(slopes[0]) || math.IsNaN(slopes[1]) {
 		return tailWidening{}
 	}
-	rs, ok := stats.BetweenReplicas(b, c, stats.LagWindowBatches)
+	rs, ok := stats.BetweenReplicasOfBaseline(b, c, stats.LagWindowBatches)
 	if !ok {
 		return tailWidening{}
 	}

@@ -133,3 +133,25 @@ func TestReplicaLevelsBothPaths(t *testing.T) {
 		})
 	}
 }
+
+// TestSlowCanaryReplicaFails: one canary replica 1.5× slower than its
+// peers, the baseline's replicas alike, fails the tail gates on both
+// paths: how far replicas differ by chance is read from the baseline's
+// replicas, so the canary's slow one is not taken for chance.
+func TestSlowCanaryReplicaFails(t *testing.T) {
+	cfg := Config{Policy: chat(t), Resamples: 100, Seed: 3}
+	const seed = 47
+	b, c := aaFleet(seed), aaFleet(seed)
+	c.slowReplicaX = 1.5
+	bd, cd := fleetArms(b, c, seed)
+	ex, ag := judgedBothWays(t, bd, cd, cfg)
+	for _, r := range []struct {
+		path string
+		rep  *Report
+	}{{"request path", ex}, {"aggregate", ag}} {
+		m, _ := metricNamed(r.rep, "tpot_p99")
+		if m.Verdict != Fail {
+			t.Errorf("%s: tpot_p99 %s (%s), want fail", r.path, m.Verdict, m.Reason)
+		}
+	}
+}

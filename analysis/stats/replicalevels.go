@@ -52,6 +52,20 @@ type LevelSpread struct {
 // arm has two such replicas, or when the levels are mismatched or not
 // finite where counted.
 func BetweenReplicaLevels(b, c []ReplicaLevels, batches int) (LevelSpread, bool) {
+	return betweenLevels(b, c, batches, 2)
+}
+
+// BetweenReplicaLevelsOfBaseline is BetweenReplicaLevels with Tau2 and DF
+// from the baseline's replicas alone (Var still counts both arms'
+// shares): a canary replica slower than the baseline's is then judged
+// as the canary's, not taken for the spread replicas have by chance.
+func BetweenReplicaLevelsOfBaseline(b, c []ReplicaLevels, batches int) (LevelSpread, bool) {
+	return betweenLevels(b, c, batches, 1)
+}
+
+// betweenLevels pools the first `from` arms' moment terms (1: the
+// baseline's, 2: both).
+func betweenLevels(b, c []ReplicaLevels, batches, from int) (LevelSpread, bool) {
 	var out LevelSpread
 	var num, den float64
 	var shares [2]float64
@@ -61,7 +75,7 @@ func BetweenReplicaLevels(b, c []ReplicaLevels, batches int) (LevelSpread, bool)
 			return LevelSpread{}, false
 		}
 		out.Replicas[ai], shares[ai] = n, sw
-		if n >= 2 {
+		if n >= 2 && ai < from {
 			num, den = num+t.num, den+t.den
 		}
 	}

@@ -53,6 +53,20 @@ type ReplicaSpread struct {
 // no arm has two replicas with offered requests, or when the counts are
 // empty, mismatched or not finite.
 func BetweenReplicas(b, c []ReplicaCounts, batches int) (ReplicaSpread, bool) {
+	return betweenReplicas(b, c, batches, 2)
+}
+
+// BetweenReplicasOfBaseline is BetweenReplicas with Tau2 and DF from the
+// baseline's replicas alone (Var still counts both arms' shares): how far
+// replicas differ by chance, told by the arm that is not judged, so that
+// a canary replica unlike the baseline's is judged, not taken for chance.
+func BetweenReplicasOfBaseline(b, c []ReplicaCounts, batches int) (ReplicaSpread, bool) {
+	return betweenReplicas(b, c, batches, 1)
+}
+
+// betweenReplicas pools the first `from` arms' moment terms (1: the
+// baseline's, 2: both).
+func betweenReplicas(b, c []ReplicaCounts, batches, from int) (ReplicaSpread, bool) {
 	var out ReplicaSpread
 	var num, den, df float64
 	var shares [2]float64
@@ -62,7 +76,7 @@ func BetweenReplicas(b, c []ReplicaCounts, batches int) (ReplicaSpread, bool) {
 			return ReplicaSpread{}, false
 		}
 		out.Replicas[ai], shares[ai] = n, sw
-		if n >= 2 {
+		if n >= 2 && ai < from {
 			num, den, df = num+terms.num, den+terms.den, df+float64(n-1)
 		}
 	}

@@ -12,10 +12,12 @@ import (
 func TestBetweenReplicasReference(t *testing.T) {
 	type arm struct{ Offered, Good [][]float64 }
 	type capacity struct{ Speed2, Slope, Var, DF float64 }
+	type spread struct{ Tau2, Var, DF float64 }
 	type refCase struct {
 		Batches          int
 		Baseline, Canary arm
 		Tau2, Var, DF    float64
+		BaselineOnly     *spread `json:"baseline_only"`
 		Capacity         capacity
 	}
 	var ref struct {
@@ -44,6 +46,10 @@ func TestBetweenReplicasReference(t *testing.T) {
 		}
 		if !within(rs.Tau2, c.Tau2, 1e-9, 1e-15) || !within(rs.Var, c.Var, 1e-9, 1e-15) || rs.DF != c.DF {
 			t.Errorf("case %d: τ² %g var %g df %g, want %g %g %g", i, rs.Tau2, rs.Var, rs.DF, c.Tau2, c.Var, c.DF)
+		}
+		bo, ok := BetweenReplicasOfBaseline(counts(c.Baseline), counts(c.Canary), c.Batches)
+		if want := c.BaselineOnly; want == nil || !ok || !within(bo.Tau2, want.Tau2, 1e-9, 1e-15) || !within(bo.Var, want.Var, 1e-9, 1e-15) || bo.DF != want.DF {
+			t.Errorf("case %d, the baseline's replicas alone: %+v (ok %v), want %+v", i, bo, ok, want)
 		}
 	}
 	for i, c := range append(append([]refCase{}, ref.Cases...), ref.CapacityCases...) {
@@ -202,6 +208,7 @@ func TestBetweenReplicaLevelsReference(t *testing.T) {
 			Batches          int
 			Baseline, Canary arm
 			Tau2, Var, DF    float64
+			BaselineOnly     *struct{ Tau2, Var, DF float64 } `json:"baseline_only"`
 		} `json:"level_cases"`
 	}
 	readTestdata(t, "replicas.json", &ref)
@@ -228,6 +235,10 @@ func TestBetweenReplicaLevelsReference(t *testing.T) {
 		}
 		if !within(ls.Tau2, c.Tau2, 1e-9, 1e-15) || !within(ls.Var, c.Var, 1e-9, 1e-15) || ls.DF != c.DF {
 			t.Errorf("level case %d: τ² %g var %g df %g, want %g %g %g", i, ls.Tau2, ls.Var, ls.DF, c.Tau2, c.Var, c.DF)
+		}
+		bo, ok := BetweenReplicaLevelsOfBaseline(levels(c.Baseline), levels(c.Canary), c.Batches)
+		if want := c.BaselineOnly; want == nil || !ok || !within(bo.Tau2, want.Tau2, 1e-9, 1e-15) || !within(bo.Var, want.Var, 1e-9, 1e-15) || bo.DF != want.DF {
+			t.Errorf("level case %d, the baseline's replicas alone: %+v (ok %v), want %+v", i, bo, ok, want)
 		}
 	}
 }
@@ -282,6 +293,14 @@ func TestBetweenReplicaLevelsEdges(t *testing.T) {
 		if ok && !within(ls.Var, ls.Tau2*(0.25+0.25), 1e-12, 1e-15) {
 			t.Errorf("%s: var %g, want τ²·(Σw_b² + Σw_c²) = %g", tc.name, ls.Var, ls.Tau2*0.5)
 		}
+	}
+	// from the baseline's replicas alone: a slow canary replica is not
+	// chance, a slow baseline replica is
+	if ls, ok := BetweenReplicaLevelsOfBaseline(arm(4, 120, flat), arm(4, 120, oneSlow), LagWindowBatches); !ok || math.Sqrt(ls.Tau2) > 0.005 || ls.DF != 3 {
+		t.Errorf("a slow canary replica, the baseline's alone: %+v (ok %v), want τ ≈ 0 on 3 df", ls, ok)
+	}
+	if ls, ok := BetweenReplicaLevelsOfBaseline(arm(4, 120, oneSlow), arm(4, 120, flat), LagWindowBatches); !ok || math.Sqrt(ls.Tau2) < 0.05 || !within(ls.Var, ls.Tau2*0.5, 1e-12, 1e-15) {
+		t.Errorf("a slow baseline replica, the baseline's alone: %+v (ok %v), want τ ≥ 0.05 over both arms' shares", ls, ok)
 	}
 	bad := arm(4, 120, flat)
 	bad[2].Level[5] = math.Inf(1)

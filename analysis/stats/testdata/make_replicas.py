@@ -35,6 +35,10 @@ with R < 2 nothing); tau^2 = max(0, sum / sum), Var = tau^2 * (sum w_b^2
 + sum w_c^2), w a replica's share of its arm's counted requests. numpy's
 masked nan functions, not the Go code's loops.
 
+baseline_only (BetweenReplicasOfBaseline, BetweenReplicaLevelsOfBaseline):
+tau^2 and df from the baseline's terms alone, Var = tau^2 * (sum w_b^2 +
+sum w_c^2) still over both arms' shares.
+
 WithExtraVariance: an interval point +- t_df0 * sqrt(v0) widened by an
 independent variance v on df degrees of freedom: t_nu * sqrt(v0 + v) with
 nu = (v0 + v)^2 / (v0^2 / df0 + v^2 / df) (scipy.stats.t).
@@ -114,6 +118,14 @@ def capacity(ob, gb, oc, gc, batches):
     return {"speed2": speed2, "slope": slope, "var": slope ** 2 * speed2 * sw, "df": df}
 
 
+def baseline_only(num, den, df, swb, swc):
+    """tau^2 and df from the baseline's terms alone; Var over both arms' shares."""
+    if df == 0:
+        return None
+    tau2 = max(0.0, num / den)
+    return {"tau2": tau2, "var": tau2 * (swb + swc), "df": df}
+
+
 cases = []
 for case in range(6):
     kb, kc = [(4, 4), (2, 3), (9, 1), (6, 6), (3, 2), (12, 12)][case]
@@ -131,6 +143,7 @@ for case in range(6):
                   "baseline": {"offered": ob.tolist(), "good": gb.tolist()},
                   "canary": {"offered": oc.tolist(), "good": gc.tolist()},
                   "tau2": tau2, "var": tau2 * (swb + swc), "df": dfb + dfc,
+                  "baseline_only": baseline_only(nb_, db_, dfb, swb, swc),
                   "capacity": capacity(ob, gb, oc, gc, batches)})
 
 # arms whose replicas take traffic in proportion to their own speeds under
@@ -228,6 +241,7 @@ for case in range(6):
     level_cases.append({"batches": 18,
                         "baseline": {"level": enc(lb), "count": cb.tolist()},
                         "canary": {"level": enc(lc), "count": cc.tolist()},
-                        "tau2": tau2, "var": tau2 * (swb + swc), "df": db_ + dc_})
+                        "tau2": tau2, "var": tau2 * (swb + swc), "df": db_ + dc_,
+                        "baseline_only": baseline_only(nb_, db_, db_, swb, swc)})
 
 print(json.dumps({"generator": "make_replicas.py", "scipy": scipy.__version__, "cases": cases, "capacity_cases": capacity_cases, "widen": widen, "level_cases": level_cases}))
