@@ -186,9 +186,14 @@ func withReplicaLevels(est stats.Estimate, conf float64, w latencyWidening, late
 	if old := est.CI.Hi - est.CI.Lo; old > 0 && !math.IsInf(old, 0) && wide.CI != est.CI {
 		wide.Method += "+replica-levels"
 		ls, ts := w.levels, w.tail
-		*notes = append(*notes, fmt.Sprintf("interval widened ×%.2f for replicas of their own speeds: median %s %.1f%% apart between the baseline's %d replicas (σ of the log, %g degrees of freedom); their shares beyond the arm's p%g (%.4g s; the canary's %.4g s) %.2f pp apart (σ, %g degrees of freedom), %.1f%% of the quantile",
+		tv, _ := ts.vars()
+		msg := fmt.Sprintf("interval widened ×%.2f for replicas of their own speeds: median %s %.1f%% apart between the baseline's %d replicas (σ of the log, %g degrees of freedom); their shares beyond the arm's p%g (%.4g s; the canary's %.4g s) %.2f pp apart (σ, %g degrees of freedom)",
 			(wide.CI.Hi-wide.CI.Lo)/old, fmtLatency(latency), 100*math.Sqrt(ls.Tau2), ls.Replicas[0], ls.DF,
-			100*sources.ReplicaTailQuantile, ts.edges[0], ts.edges[1], 100*math.Sqrt(ts.share.Tau2), ts.share.DF, 100*math.Sqrt(ts.share.Tau2*ts.slope2)))
+			100*sources.ReplicaTailQuantile, ts.edges[0], ts.edges[1], 100*math.Sqrt(ts.share.Tau2), ts.share.DF)
+		if c := ts.capacity; c.Var > 0 {
+			msg += fmt.Sprintf(", and through the arm's capacity: replica shares of traffic %.1f%% apart (σ), %.2f pp more beyond it per 1%% of load", 100*math.Sqrt(c.Speed2), c.Slope)
+		}
+		*notes = append(*notes, msg+fmt.Sprintf(": %.1f%% of the quantile", 100*math.Sqrt(tv)))
 	}
 	return wide
 }
@@ -220,9 +225,22 @@ func fmtLatency(latency string) string {
 // shares beyond the arms' p99 and the mean of the arms' squared log
 // slopes there.
 type tailWidening struct {
-	share  stats.ReplicaSpread
-	slope2 float64
-	edges  [2]float64
+	share stats.ReplicaSpread
+	// capacity is the arm's capacity part in share units (under a
+	// router that weighs replicas by speed): the shares' fall with load
+	// times the replicas' speeds (stats.CapacityOfBaseline)
+	capacity stats.ReplicaCapacity
+	slope2   float64
+	edges    [2]float64
+}
+
+// vars returns the tail part's variance of the log quantile and its
+// degrees of freedom: the spread and capacity parts added as standard
+// deviations (as the attainment gate's, replicaWidening.vars), times the
+// squared slope.
+func (t tailWidening) vars() (v, df float64) {
+	v, df = replicaWidening{spread: t.share, capacity: t.capacity}.vars()
+	return v * t.slope2, df
 }
 
 // latencyWidening is what replicas of their own speeds add to a latency
@@ -236,8 +254,8 @@ type latencyWidening struct {
 // and its degrees of freedom.
 func (w latencyWidening) vars() (v, df float64) {
 	v, df = w.levels.Var, w.levels.DF
-	if tv := w.tail.share.Var * w.tail.slope2; tv > v && w.tail.share.DF > 0 {
-		v, df = tv, w.tail.share.DF
+	if tv, tdf := w.tail.vars(); tv > v && tdf > 0 {
+		v, df = tv, tdf
 	}
 	if !(v > 0) || math.IsInf(v, 1) {
 		return 0, 0
@@ -335,5 +353,6 @@ func tailSpread(b, c []stats.ReplicaCounts, edges, slopes [2]float64) tailWideni
 	if !ok {
 		return tailWidening{}
 	}
-	return tailWidening{share: rs, slope2: (slopes[0]*slopes[0] + slopes[1]*slopes[1]) / 2, edges: edges}
+	rc, _ := stats.CapacityOfBaseline(b, c, stats.LagWindowBatches)
+	return tailWidening{share: rs, capacity: rc, slope2: (slopes[0]*slopes[0] + slopes[1]*slopes[1]) / 2, edges: edges}
 }

@@ -261,16 +261,30 @@ const LoadSmoothing = 7
 // replicas serving in two such batches, or when the counts are
 // mismatched, negative, not finite or have more good than offered.
 func Capacity(b, c []ReplicaCounts, batches int) (ReplicaCapacity, bool) {
+	return capacity(b, c, batches, 2)
+}
+
+// CapacityOfBaseline is Capacity with Speed2 and DF from the baseline's
+// replicas' shares alone (the slope from both arms, Var over both arms'
+// shares): a canary replica that takes less traffic than the baseline's
+// would is judged, not taken for the spread replicas have by chance.
+func CapacityOfBaseline(b, c []ReplicaCounts, batches int) (ReplicaCapacity, bool) {
+	return capacity(b, c, batches, 1)
+}
+
+// capacity pools the first `from` arms' share spreads (1: the
+// baseline's, 2: both).
+func capacity(b, c []ReplicaCounts, batches, from int) (ReplicaCapacity, bool) {
 	var out ReplicaCapacity
 	var num, df, sumW2 float64
 	var sxy, sxx float64
-	for _, reps := range [2][]ReplicaCounts{b, c} {
+	for ai, reps := range [2][]ReplicaCounts{b, c} {
 		n, s2, w2, ok := shareSpread(reps, batches)
 		if !ok {
 			return ReplicaCapacity{}, false
 		}
 		sumW2 += w2
-		if n >= 2 {
+		if n >= 2 && ai < from {
 			num += float64(n-1) * s2
 			df += float64(n - 1)
 		}

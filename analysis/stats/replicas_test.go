@@ -19,6 +19,7 @@ func TestBetweenReplicasReference(t *testing.T) {
 		Tau2, Var, DF    float64
 		BaselineOnly     *spread `json:"baseline_only"`
 		Capacity         capacity
+		CapacityBaseline *capacity `json:"capacity_baseline_only"`
 	}
 	var ref struct {
 		Cases         []refCase
@@ -60,6 +61,13 @@ func TestBetweenReplicasReference(t *testing.T) {
 		}
 		if !within(rc.Speed2, want.Speed2, 1e-9, 1e-15) || !within(rc.Slope, want.Slope, 1e-9, 1e-15) || !within(rc.Var, want.Var, 1e-9, 1e-18) || rc.DF != want.DF {
 			t.Errorf("capacity case %d: speed² %g slope %g var %g df %g, want %g %g %g %g", i, rc.Speed2, rc.Slope, rc.Var, rc.DF, want.Speed2, want.Slope, want.Var, want.DF)
+		}
+	}
+	for i, c := range ref.CapacityCases {
+		rc, ok := CapacityOfBaseline(counts(c.Baseline), counts(c.Canary), c.Batches)
+		want := c.CapacityBaseline
+		if want == nil || !ok || !within(rc.Speed2, want.Speed2, 1e-9, 1e-15) || !within(rc.Slope, want.Slope, 1e-9, 1e-15) || !within(rc.Var, want.Var, 1e-9, 1e-18) || rc.DF != want.DF {
+			t.Errorf("capacity case %d, the baseline's shares alone: %+v (ok %v), want %+v", i, rc, ok, want)
 		}
 	}
 	if len(ref.CapacityCases) == 0 || ref.CapacityCases[1].Capacity.Var == 0 {

@@ -103,12 +103,13 @@ def capacity_terms(off, good, batches):
     return n, s2, (w ** 2).sum(), (wt * (x - xb) * (y - yb)).sum(), (wt * (x - xb) ** 2).sum()
 
 
-def capacity(ob, gb, oc, gc, batches):
+def capacity(ob, gb, oc, gc, batches, arms=2):
+    """arms=1: speed^2 and df from the baseline's shares alone (CapacityOfBaseline)."""
     num = df = sw = sxy = sxx = 0.0
-    for o, g in ((ob, gb), (oc, gc)):
+    for ai, (o, g) in enumerate(((ob, gb), (oc, gc))):
         n, s2, w2, xy, xx = capacity_terms(o, g, batches)
         sw += w2
-        if n >= 2:
+        if n >= 2 and ai < arms:
             num += (n - 1) * s2
             df += n - 1
         sxy += xy
@@ -161,7 +162,8 @@ for case in range(4):
     capacity_cases.append({"batches": 18,
                            "baseline": {"offered": ob.tolist(), "good": gb.tolist()},
                            "canary": {"offered": oc.tolist(), "good": gc.tolist()},
-                           "capacity": capacity(ob, gb, oc, gc, 18)})
+                           "capacity": capacity(ob, gb, oc, gc, 18),
+                           "capacity_baseline_only": capacity(ob, gb, oc, gc, 18, arms=1)})
 
 widen = []
 for case in range(5):
