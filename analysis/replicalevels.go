@@ -19,7 +19,7 @@ import (
 // the between-replica variance of the replicas' typical latency
 // (stats.BetweenReplicaLevelsOfBaseline on the log of each replica's
 // per-bucket median, on the coarse bins the aggregate keeps,
-// loglin.CoarseMedian), whenever the records name their replicas. How far
+// loglin.SliceBins.Median), whenever the records name their replicas. How far
 // replicas differ by chance is told by the baseline's replicas alone: a
 // canary replica unlike them is the canary's to answer for (one canary
 // replica ×1.5 slower fails every run on the fleet model; pooled with
@@ -44,7 +44,7 @@ func (a *armData) replicaLevels(latency string) ([]stats.ReplicaLevels, bool) {
 	idx := map[string]int{}
 	var names []string
 	var counts []stats.ReplicaCounts // Offered: requests; Good: unused
-	var hists [][]loglin.Hist
+	var hists [][]loglin.SliceBins
 	for i := range a.ds.Requests {
 		bi := int(a.bidx[i])
 		if !a.keep[i] || bi < a.firstKept {
@@ -63,7 +63,7 @@ func (a *armData) replicaLevels(latency string) ([]stats.ReplicaLevels, bool) {
 			idx[r.Replica] = k
 			names = append(names, r.Replica)
 			counts = append(counts, stats.ReplicaCounts{Offered: make([]float64, nb)})
-			hists = append(hists, make([]loglin.Hist, nb))
+			hists = append(hists, make([]loglin.SliceBins, nb))
 		}
 		t := bi - a.firstKept
 		counts[k].Offered[t]++
@@ -80,7 +80,7 @@ func (a *armData) replicaLevels(latency string) ([]stats.ReplicaLevels, bool) {
 	for k := range names {
 		lv := make([]float64, nb)
 		for t := range lv {
-			lv[t] = logLevel(loglin.CoarseMedian(&hists[k][t]))
+			lv[t] = logLevel(hists[k][t].Median())
 		}
 		out[k] = stats.ReplicaLevels{Level: lv, Count: counts[k].Offered}
 	}

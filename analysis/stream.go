@@ -185,8 +185,8 @@ type replicaRun struct {
 	name           string
 	slice          int64
 	fin, off, good float64
-	ttft           *loglin.Hist // repTTFT's entry for (name, slice), once needed
-	tpot           *loglin.Hist // repTPOT's entry, alike
+	ttft           *loglin.SliceBins // repTTFT's entry for (name, slice), once needed
+	tpot           *loglin.SliceBins // repTPOT's entry, alike
 }
 
 type stratumKey struct {
@@ -760,10 +760,8 @@ func (a *Aggregator) Aggregate(arm sources.Arm) (*sources.Aggregate, error) {
 	serving, tracks := a.reps.Tracks(a.lo, a.hi)
 	// each replica's per-slice TTFT and TPOT medians (within 1.1% above
 	// the request path's median, quantile(xs, 0.5)); the histograms go
-	a.repTTFT.Fill(tracks, a.lo, loglin.SetTTFT)
-	a.repTPOT.Fill(tracks, a.lo, loglin.SetTPOT)
-	a.repTTFT.Tails(tracks, a.lo, sources.ReplicaTailQuantile, loglin.SetTTFTTail)
-	a.repTPOT.Tails(tracks, a.lo, sources.ReplicaTailQuantile, loglin.SetTPOTTail)
+	a.repTTFT.Fill(tracks, a.lo, sources.ReplicaTailQuantile, loglin.SetTTFT, loglin.SetTTFTTail)
+	a.repTPOT.Fill(tracks, a.lo, sources.ReplicaTailQuantile, loglin.SetTPOT, loglin.SetTPOTTail)
 	a.repTTFT, a.repTPOT = nil, nil
 	// cells per slice, ordered by stratum key
 	per := make([][]cellKey, n)

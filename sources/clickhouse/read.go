@@ -408,10 +408,8 @@ func (as *assembler) finish() (*sources.Aggregate, int64, []string, error) {
 	}
 	// replicas serving per slice, as the streaming scan counts them
 	serving, tracks := reps.Tracks(lo, hi)
-	as.repTTFT.Fill(tracks, lo, loglin.SetTTFT)
-	as.repTPOT.Fill(tracks, lo, loglin.SetTPOT)
-	as.repTTFT.Tails(tracks, lo, sources.ReplicaTailQuantile, loglin.SetTTFTTail)
-	as.repTPOT.Tails(tracks, lo, sources.ReplicaTailQuantile, loglin.SetTPOTTail)
+	as.repTTFT.Fill(tracks, lo, sources.ReplicaTailQuantile, loglin.SetTTFT, loglin.SetTTFTTail)
+	as.repTPOT.Fill(tracks, lo, sources.ReplicaTailQuantile, loglin.SetTPOT, loglin.SetTPOTTail)
 	per := make([][]cellKey, n)
 	for k := range cells {
 		per[k.slice-lo] = append(per[k.slice-lo], k)

@@ -379,7 +379,7 @@ func (h *Hist) Rank(k float64) (i int32, ok bool) {
 }
 
 // Coarse is bin i (256 per octave) at the 64 per octave a replica's
-// per-slice TTFT median is read on (CoarseMedian): a few hundred requests
+// per-slice TTFT and TPOT are kept on (SliceBins): a few hundred requests
 // per replica and slice then fall within a Hist's first array (four
 // octaves), which the full resolution would overflow into its map at a
 // sixth more CPU time for a whole request-log scan. The zero and +Inf
@@ -389,21 +389,6 @@ func Coarse(i int32) int32 {
 		return i
 	}
 	return i >> 2
-}
-
-// CoarseMedian is the upper edge (seconds, or the values' unit) of the
-// coarse bin (Coarse) holding the lower median of h, a histogram of
-// coarse bins: the ⌈n/2⌉-th smallest of n values lies in that bin, at
-// most a factor 2^(4/256) ≈ 1.011 below the edge. NaN when h is empty.
-func CoarseMedian(h *Hist) float64 {
-	c, ok := h.Rank(math.Max(1, math.Ceil(0.5*h.Total()-1e-9)))
-	switch {
-	case !ok:
-		return math.NaN()
-	case c == Zero || c == math.MaxInt32:
-		return Upper(c)
-	}
-	return Upper(c<<2 + 3)
 }
 
 // Count is the weight in bin i.

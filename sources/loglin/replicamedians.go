@@ -10,21 +10,21 @@ import (
 // bins (Coarse) from which the replica tracks' per-slice medians of one
 // latency are read (sources.ReplicaTrack.TTFTMedian, TPOTMedian): the streaming scan and the
 // ClickHouse source fill it alike. Memory grows with replicas × slices
-// (512 bytes per non-empty pair at least), never with values. Make one
-// with make(ReplicaMedians).
-type ReplicaMedians map[replicaSlice]*Hist
+// and the distinct bins each holds (SliceBins), never with values. Make
+// one with make(ReplicaMedians).
+type ReplicaMedians map[replicaSlice]*SliceBins
 
 type replicaSlice struct {
 	name  string
 	slice int64
 }
 
-// Hist returns replica name's histogram of slice, made on first use.
-func (m ReplicaMedians) Hist(name string, slice int64) *Hist {
+// Hist returns replica name's bins of slice, made on first use.
+func (m ReplicaMedians) Hist(name string, slice int64) *SliceBins {
 	k := replicaSlice{name, slice}
 	h := m[k]
 	if h == nil {
-		h = &Hist{}
+		h = &SliceBins{}
 		m[k] = h
 	}
 	return h
@@ -37,25 +37,62 @@ func (m ReplicaMedians) Merge(o ReplicaMedians) {
 	}
 }
 
-// Fill sets each track's per-slice medians over the slices lo, lo+1, …
-// its Finished covers (CoarseMedian; NaN where the replica completed none
-// with a known value) through set, e.g. into its TTFTMedian. A track not
-// named after records' replica (sources.RecordReplica) is left without.
-func (m ReplicaMedians) Fill(tracks []sources.ReplicaTrack, lo int64, set func(tr *sources.ReplicaTrack, medians []float64)) {
+// Fill sets, through setMedians, each track's per-slice medians over the
+// slices lo, lo+1, … its Finished covers (SliceBins.Median; NaN where the
+// replica completed none with a known value), e.g. into its TTFTMedian;
+// and through setTail its share of its arm's tail (sources.ReplicaTail):
+// the arm's q-quantile bin of every replica's values pooled (TailBin),
+// and per slice each replica's values and those beyond it (as Beyond
+// counts them), unless TailBin finds none. A track not named after
+// records' replica (sources.RecordReplica) is left without. One pass over
+// m, not a lookup per track and slice: hundreds of replicas over an hour
+// are a few hundred thousand entries.
+func (m ReplicaMedians) Fill(tracks []sources.ReplicaTrack, lo int64, q float64, setMedians func(tr *sources.ReplicaTrack, medians []float64), setTail func(tr *sources.ReplicaTrack, tail sources.ReplicaTail)) {
+	c, edge, slope, tailOK := m.TailBin(q)
+	idx := make(map[string]int, len(tracks))
+	med := make([][]float64, len(tracks))
+	tails := make([]sources.ReplicaTail, len(tracks))
 	for t := range tracks {
-		tr := &tracks[t]
-		name, ok := sources.RecordReplica(tr.Name)
+		name, ok := sources.RecordReplica(tracks[t].Name)
 		if !ok {
 			continue
 		}
-		med := make([]float64, len(tr.Finished))
-		for k := range med {
-			med[k] = math.NaN()
-			if h := m[replicaSlice{name, lo + int64(k)}]; h != nil {
-				med[k] = CoarseMedian(h)
-			}
+		idx[name] = t
+		n := len(tracks[t].Finished)
+		med[t] = make([]float64, n)
+		for k := range med[t] {
+			med[t][k] = math.NaN()
 		}
-		set(tr, med)
+		if tailOK {
+			tails[t] = sources.ReplicaTail{Edge: edge, LogSlope: slope, Known: make([]float64, n), Over: make([]float64, n)}
+		}
+	}
+	for key, h := range m {
+		t, ok := idx[key.name]
+		k := key.slice - lo
+		if !ok || k < 0 || k >= int64(len(med[t])) {
+			continue
+		}
+		var known, over float64
+		h.each(func(i int32, w float64) {
+			known += w
+			if i > c {
+				over += w
+			}
+		})
+		med[t][k] = h.medianOf(known)
+		if tailOK {
+			tails[t].Known[k], tails[t].Over[k] = known, over
+		}
+	}
+	for t := range tracks {
+		if med[t] == nil {
+			continue
+		}
+		setMedians(&tracks[t], med[t])
+		if tailOK {
+			setTail(&tracks[t], tails[t])
+		}
 	}
 }
 
@@ -66,30 +103,6 @@ func SetTTFT(tr *sources.ReplicaTrack, medians []float64) { tr.TTFTMedian = medi
 // SetTPOT sets tr's TPOTMedian (see SetTTFT).
 func SetTPOT(tr *sources.ReplicaTrack, medians []float64) { tr.TPOTMedian = medians }
 
-// Tails sets each track's share of its arm's tail (sources.ReplicaTail)
-// over the slices lo, lo+1, … its Finished covers, through set: the
-// arm's q-quantile bin of every replica's values pooled (TailBin), and
-// per slice each replica's values and those beyond it (Beyond). Nothing
-// is set when TailBin finds none.
-func (m ReplicaMedians) Tails(tracks []sources.ReplicaTrack, lo int64, q float64, set func(tr *sources.ReplicaTrack, tail sources.ReplicaTail)) {
-	c, edge, slope, ok := m.TailBin(q)
-	if !ok {
-		return
-	}
-	for t := range tracks {
-		tr := &tracks[t]
-		name, ok := sources.RecordReplica(tr.Name)
-		if !ok {
-			continue
-		}
-		tail := sources.ReplicaTail{Edge: edge, LogSlope: slope, Known: make([]float64, len(tr.Finished)), Over: make([]float64, len(tr.Finished))}
-		for k := range tail.Known {
-			tail.Known[k], tail.Over[k] = m.Beyond(name, lo+int64(k), c)
-		}
-		set(tr, tail)
-	}
-}
-
 // TailBin returns the coarse bin c holding the q-quantile (the ⌈q·n⌉-th
 // smallest) of every value in m pooled, its upper edge (seconds) and the
 // pooled values' d log(quantile)/d(probability) there, over the central
@@ -99,7 +112,7 @@ func (m ReplicaMedians) Tails(tracks []sources.ReplicaTrack, lo int64, q float64
 func (m ReplicaMedians) TailBin(q float64) (c int32, edge, slope float64, ok bool) {
 	var pooled Hist
 	for _, h := range m {
-		pooled.Merge(h)
+		h.each(pooled.AddBin)
 	}
 	n := pooled.Total()
 	if !(n*(1-q) >= 1) {
@@ -142,7 +155,7 @@ func (m ReplicaMedians) Beyond(name string, slice int64, c int32) (known, over f
 }
 
 // coarseEdge is the upper edge of coarse bin c (seconds), as
-// CoarseMedian reads it.
+// SliceBins.Median reads it.
 func coarseEdge(c int32) float64 {
 	if c == Zero || c == math.MaxInt32 {
 		return Upper(c)
@@ -150,7 +163,7 @@ func coarseEdge(c int32) float64 {
 	return Upper(c<<2 + 3)
 }
 
-// SetTTFTTail and SetTPOTTail are Tails' setters of a track's TTFTTail and
+// SetTTFTTail and SetTPOTTail are Fill's setters of a track's TTFTTail and
 // TPOTTail.
 func SetTTFTTail(tr *sources.ReplicaTrack, tail sources.ReplicaTail) { tr.TTFTTail = tail }
 

@@ -1,0 +1,98 @@
+package loglin
+
+import (
+	"math"
+	"slices"
+)
+
+// SliceBins is one replica's coarse bins (Coarse) in one time slice: a
+// short sorted list of distinct bins and their weights while it holds few
+// (a replica serves a few requests per slice when an arm has hundreds of
+// replicas: 8 bytes per distinct bin, not a Hist's 512-byte array), and a
+// Hist once it holds more than sliceBinsSmall. The zero value is empty.
+type SliceBins struct {
+	bins []int32
+	w    []float64
+	big  *Hist
+}
+
+// sliceBinsSmall is the number of distinct bins a SliceBins keeps in its
+// list before it moves them to a Hist (32: a replica's requests in a
+// 10-second slice at a few requests per second fit, and the binary search
+// stays a few comparisons).
+const sliceBinsSmall = 32
+
+// AddBin adds weight w to coarse bin i.
+func (s *SliceBins) AddBin(i int32, w float64) {
+	if w == 0 {
+		return
+	}
+	if s.big != nil {
+		s.big.AddBin(i, w)
+		return
+	}
+	k, found := slices.BinarySearch(s.bins, i)
+	if found {
+		s.w[k] += w
+		return
+	}
+	if len(s.bins) == sliceBinsSmall {
+		s.big = &Hist{}
+		for j, b := range s.bins {
+			s.big.AddBin(b, s.w[j])
+		}
+		s.bins, s.w = nil, nil
+		s.big.AddBin(i, w)
+		return
+	}
+	s.bins = slices.Insert(s.bins, k, i)
+	s.w = slices.Insert(s.w, k, w)
+}
+
+// Merge adds o's weights into s.
+func (s *SliceBins) Merge(o *SliceBins) { o.each(s.AddBin) }
+
+// each calls fn for every non-empty bin in ascending order.
+func (s *SliceBins) each(fn func(i int32, w float64)) {
+	if s.big != nil {
+		s.big.each(fn)
+		return
+	}
+	for k, b := range s.bins {
+		fn(b, s.w[k])
+	}
+}
+
+// Total is the weight of every bin.
+func (s *SliceBins) Total() float64 {
+	var t float64
+	s.each(func(_ int32, w float64) { t += w })
+	return t
+}
+
+// Rank returns the bin holding the k-th smallest value (k from 1 to
+// Total); ok is false when s is empty or k is out of that range.
+func (s *SliceBins) Rank(k float64) (i int32, ok bool) {
+	var seen float64
+	s.each(func(j int32, w float64) {
+		if !ok && seen+w >= k {
+			i, ok = j, true
+		}
+		seen += w
+	})
+	return i, ok && k >= 1
+}
+
+// Median is the upper edge (seconds, or the values' unit) of the coarse
+// bin holding the lower median of s (the ⌈n/2⌉-th smallest of n values,
+// at most a factor 2^(4/256) ≈ 1.011 below the edge); NaN when s is empty.
+func (s *SliceBins) Median() float64 { return s.medianOf(s.Total()) }
+
+// medianOf is Median for s of total weight total.
+func (s *SliceBins) medianOf(total float64) float64 {
+	c, ok := s.Rank(math.Max(1, math.Ceil(0.5*total-1e-9)))
+	if !ok {
+		return math.NaN()
+	}
+	return coarseEdge(c)
+}

@@ -1,0 +1,57 @@
+package loglin
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestSliceBinsAsHist: a replica's slice bins count as a Hist does —
+// the same total, ranks and median — with few distinct bins (the sorted
+// list) and past sliceBinsSmall of them (moved to a Hist), added one by
+// one or merged, in any order.
+func TestSliceBinsAsHist(t *testing.T) {
+	for _, distinct := range []int{1, 5, sliceBinsSmall, sliceBinsSmall + 1, 300} {
+		rng := rand.New(rand.NewPCG(uint64(distinct), 3))
+		var s, half1, half2 SliceBins
+		var h Hist
+		for k := range 4 * distinct {
+			bin := int32(rng.IntN(distinct)) - 40
+			if k < distinct {
+				bin = int32(k) - 40 // every bin at least once
+			}
+			w := float64(1 + rng.IntN(3))
+			s.AddBin(bin, w)
+			h.AddBin(bin, w)
+			if k%2 == 0 {
+				half1.AddBin(bin, w)
+			} else {
+				half2.AddBin(bin, w)
+			}
+		}
+		half1.Merge(&half2)
+		if (s.big != nil) != (distinct > sliceBinsSmall) {
+			t.Errorf("%d distinct bins: moved to a Hist %v", distinct, s.big != nil)
+		}
+		for _, x := range []*SliceBins{&s, &half1} {
+			if x.Total() != h.Total() {
+				t.Fatalf("%d distinct bins: total %g, Hist %g", distinct, x.Total(), h.Total())
+			}
+			for k := 1.0; k <= h.Total(); k++ {
+				a, _ := x.Rank(k)
+				b, _ := h.Rank(k)
+				if a != b {
+					t.Fatalf("%d distinct bins: rank %g in bin %d, Hist %d", distinct, k, a, b)
+				}
+			}
+		}
+		c, _ := h.Rank(math.Ceil(0.5 * h.Total()))
+		if m := s.Median(); m != Upper(c<<2+3) {
+			t.Errorf("%d distinct bins: median %g, want %g", distinct, m, Upper(c<<2+3))
+		}
+	}
+	var empty SliceBins
+	if !math.IsNaN(empty.Median()) || empty.Total() != 0 {
+		t.Error("an empty SliceBins has a median or a total")
+	}
+}
