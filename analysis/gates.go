@@ -312,7 +312,7 @@ func (j *judgement) evalGate(idx int, g policies.Gate, conf float64, r *Report) 
 			est = hullWith(est, recentred(stats.SectionedQuantileLogRatio(xc, xb, info.Quantile, conf, sectionMinValues(info.Quantile)), est.Point))
 		}
 		// replicas of their own speeds: what batches in time miss
-		est = withReplicaLevels(est, conf, j.levelSpread(info.Latency), info.Latency, &e.m.Adjusted)
+		est = withReplicaLevels(est, conf, latencySpread(j.b, j.c, info.Latency), info.Latency, &e.m.Adjusted)
 	case g.Metric == "cost_per_good_request":
 		cb, cc, ok := j.costRatios(kb, kc)
 		if !ok {
@@ -881,7 +881,7 @@ func (j *judgement) evalClassTail(idx int, g policies.Gate, info policies.Metric
 	}
 	est := stats.QuantileLogRatio(xc, xb, info.Quantile, conf, j.cfg.Resamples, j.cfg.Seed+uint64(idx)*7919)
 	est = sectioningHull(est, xc, xb, info.Quantile, conf)
-	est = withReplicaLevels(est, conf, j.levelSpread(info.Latency), info.Latency, &e.m.Adjusted)
+	est = withReplicaLevels(est, conf, latencySpread(j.b, j.c, info.Latency), info.Latency, &e.m.Adjusted)
 	e.m.Method = est.Method
 	e = decide(e, g, info, est)
 	if e.decidable && e.decision != stats.Fail {

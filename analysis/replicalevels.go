@@ -45,18 +45,8 @@ func (a *armData) replicaLevels(latency string) ([]stats.ReplicaLevels, bool) {
 	var names []string
 	var counts []stats.ReplicaCounts // Offered: requests; Good: unused
 	var hists [][]loglin.SliceBins
-	for i := range a.ds.Requests {
-		bi := int(a.bidx[i])
-		if !a.keep[i] || bi < a.firstKept {
-			continue
-		}
-		if b := &a.buckets[bi]; b.cut || b.leftOut {
-			continue
-		}
+	named := a.eachAnalysed(func(i, t int) {
 		r := &a.ds.Requests[i]
-		if r.Replica == "" {
-			return nil, false
-		}
 		k, ok := idx[r.Replica]
 		if !ok {
 			k = len(names)
@@ -65,15 +55,14 @@ func (a *armData) replicaLevels(latency string) ([]stats.ReplicaLevels, bool) {
 			counts = append(counts, stats.ReplicaCounts{Offered: make([]float64, nb)})
 			hists = append(hists, make([]loglin.SliceBins, nb))
 		}
-		t := bi - a.firstKept
 		counts[k].Offered[t]++
 		if latencyOf(r, latency) {
 			if bin, ok := loglin.Index(latencyValue(r, latency)); ok {
 				hists[k][t].AddBin(loglin.Coarse(bin), 1)
 			}
 		}
-	}
-	if len(names) == 0 {
+	})
+	if !named || len(names) == 0 {
 		return nil, false
 	}
 	out := make([]stats.ReplicaLevels, len(names))
@@ -140,34 +129,26 @@ func replicaLevelSpread(b, c []stats.ReplicaLevels) stats.LevelSpread {
 	return ls
 }
 
-// levelSpread is the replica widening of latency's quantile gates from
-// both arms' replicas (the canary's analysed requests as counted).
-func (j *judgement) levelSpread(latency string) latencyWidening {
-	var w latencyWidening
-	lb, okb := j.b.replicaLevels(latency)
-	lc, okc := j.c.replicaLevels(latency)
-	if okb && okc {
-		w.levels = replicaLevelSpread(lb, lc)
-	}
-	tb, eb, sb, okb := j.b.replicaTails(latency)
-	tc, ec, sc, okc := j.c.replicaTails(latency)
-	if okb && okc {
-		w.tail = tailSpread(tb, tc, [2]float64{eb, ec}, [2]float64{sb, sc})
-	}
-	return w
+// replicaArm is an arm whose replicas' levels and tail shares can be
+// laid out on its analysed grid: the request path's armData and the
+// aggregate's aggArm.
+type replicaArm interface {
+	replicaLevels(latency string) ([]stats.ReplicaLevels, bool)
+	replicaTails(latency string) (counts []stats.ReplicaCounts, edge, slope float64, ok bool)
 }
 
-// levelSpread is the request path's judgement.levelSpread on the
-// aggregate: the canary as counted (cRaw), not reweighted.
-func (j *aggJudgement) levelSpread(latency string) latencyWidening {
+// latencySpread is the replica widening of latency's quantile gates from
+// both arms' replicas (b the baseline, c the canary's analysed requests
+// as counted, not reweighted).
+func latencySpread(b, c replicaArm, latency string) latencyWidening {
 	var w latencyWidening
-	lb, okb := j.b.replicaLevels(latency)
-	lc, okc := j.cRaw.replicaLevels(latency)
+	lb, okb := b.replicaLevels(latency)
+	lc, okc := c.replicaLevels(latency)
 	if okb && okc {
 		w.levels = replicaLevelSpread(lb, lc)
 	}
-	tb, eb, sb, okb := j.b.replicaTails(latency)
-	tc, ec, sc, okc := j.cRaw.replicaTails(latency)
+	tb, eb, sb, okb := b.replicaTails(latency)
+	tc, ec, sc, okc := c.replicaTails(latency)
 	if okb && okc {
 		w.tail = tailSpread(tb, tc, [2]float64{eb, ec}, [2]float64{sb, sc})
 	}

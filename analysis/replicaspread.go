@@ -43,6 +43,31 @@ func (a *armData) replicaCounts() ([]stats.ReplicaCounts, bool) {
 	idx := map[string]int{}
 	var names []string
 	var out []stats.ReplicaCounts
+	named := a.eachAnalysed(func(i, t int) {
+		name := a.ds.Requests[i].Replica
+		k, ok := idx[name]
+		if !ok {
+			k = len(out)
+			idx[name] = k
+			names = append(names, name)
+			out = append(out, stats.ReplicaCounts{Offered: make([]float64, nb), Good: make([]float64, nb)})
+		}
+		out[k].Offered[t]++
+		if a.good[i] {
+			out[k].Good[t]++
+		}
+	})
+	if !named {
+		return nil, false
+	}
+	return byName(names, out), len(out) > 0
+}
+
+// eachAnalysed calls fn for each of the arm's analysed requests (kept, in
+// a bucket from firstKept that is neither cut nor left out) with its
+// index and its bucket counted from firstKept, in order; it stops and
+// returns false at one that names no replica.
+func (a *armData) eachAnalysed(fn func(i, t int)) bool {
 	for i := range a.ds.Requests {
 		bi := int(a.bidx[i])
 		if !a.keep[i] || bi < a.firstKept {
@@ -51,23 +76,12 @@ func (a *armData) replicaCounts() ([]stats.ReplicaCounts, bool) {
 		if b := &a.buckets[bi]; b.cut || b.leftOut {
 			continue
 		}
-		name := a.ds.Requests[i].Replica
-		if name == "" {
-			return nil, false
+		if a.ds.Requests[i].Replica == "" {
+			return false
 		}
-		k, ok := idx[name]
-		if !ok {
-			k = len(out)
-			idx[name] = k
-			names = append(names, name)
-			out = append(out, stats.ReplicaCounts{Offered: make([]float64, nb), Good: make([]float64, nb)})
-		}
-		out[k].Offered[bi-a.firstKept]++
-		if a.good[i] {
-			out[k].Good[bi-a.firstKept]++
-		}
+		fn(i, bi-a.firstKept)
 	}
-	return byName(names, out), len(out) > 0
+	return true
 }
 
 // byName orders replicas' series by their names (the order a map gave

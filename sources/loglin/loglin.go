@@ -367,9 +367,13 @@ func (h *Hist) Indexes() []int32 {
 // Rank returns the index of the bin that holds the k-th smallest value
 // (k from 1 to Total), counting each bin's weight; ok is false for an
 // empty histogram or k outside that range.
-func (h *Hist) Rank(k float64) (i int32, ok bool) {
+func (h *Hist) Rank(k float64) (i int32, ok bool) { return rank(h.each, k) }
+
+// rank returns the bin holding the k-th smallest value of the bins each
+// visits in ascending order (Hist.Rank, SliceBins.Rank).
+func rank(each func(func(int32, float64)), k float64) (i int32, ok bool) {
 	var seen float64
-	h.each(func(j int32, w float64) {
+	each(func(j int32, w float64) {
 		if !ok && seen+w >= k {
 			i, ok = j, true
 		}

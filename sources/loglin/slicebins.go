@@ -72,16 +72,7 @@ func (s *SliceBins) Total() float64 {
 
 // Rank returns the bin holding the k-th smallest value (k from 1 to
 // Total); ok is false when s is empty or k is out of that range.
-func (s *SliceBins) Rank(k float64) (i int32, ok bool) {
-	var seen float64
-	s.each(func(j int32, w float64) {
-		if !ok && seen+w >= k {
-			i, ok = j, true
-		}
-		seen += w
-	})
-	return i, ok && k >= 1
-}
+func (s *SliceBins) Rank(k float64) (i int32, ok bool) { return rank(s.each, k) }
 
 // Median is the upper edge (seconds, or the values' unit) of the coarse
 // bin holding the lower median of s (the ⌈n/2⌉-th smallest of n values,
