@@ -210,3 +210,65 @@ func levelTerms(reps []ReplicaLevels, batches int) (n int, t replicaTerms, sumW2
 	t.den = float64(R - 1)
 	return R, t, sumW2, true
 }
+
+// LevelCapacityOfBaseline is the capacity part of a latency level's
+// between-arm variance under a router that weighs replicas by speed (see
+// ReplicaCapacity): Speed2 and DF from the spread of the baseline's
+// replicas' shares of its Count (as CapacityOfBaseline), Slope the rise
+// of the arm's log level per unit of log load (its Count-weighted mean
+// Level per bucket on the log of its Count averaged over LoadSmoothing
+// buckets, within each arm, weighted by the Count behind each level; a
+// fall is used squared as well), Var = Slope²·Speed2·(Σw_b² + Σw_c²). ok
+// is false when the baseline has fewer than two replicas with counts, the
+// load never varies, or the levels are malformed.
+func LevelCapacityOfBaseline(b, c []ReplicaLevels, batches int) (ReplicaCapacity, bool) {
+	var out ReplicaCapacity
+	var num, df, sumW2, sxy, sxx float64
+	for ai, reps := range [2][]ReplicaLevels{b, c} {
+		if _, _, _, ok := levelTerms(reps, batches); !ok {
+			return ReplicaCapacity{}, false
+		}
+		counts := make([]ReplicaCounts, len(reps))
+		for r, x := range reps {
+			counts[r] = ReplicaCounts{Offered: x.Count, Good: make([]float64, len(x.Count))}
+		}
+		n, s2, w2, ok := shareSpread(counts, batches)
+		if !ok {
+			return ReplicaCapacity{}, false
+		}
+		sumW2 += w2
+		if n >= 2 && ai == 0 {
+			num += float64(n-1) * s2
+			df += float64(n - 1)
+		}
+		if len(reps) == 0 {
+			continue
+		}
+		nb := len(reps[0].Count)
+		load, y, w := make([]float64, nb), make([]float64, nb), make([]float64, nb)
+		for _, x := range reps {
+			for t := range nb {
+				load[t] += x.Count[t]
+				if x.Count[t] > 0 && !math.IsNaN(x.Level[t]) {
+					y[t] += x.Count[t] * x.Level[t]
+					w[t] += x.Count[t]
+				}
+			}
+		}
+		for t := range nb {
+			if w[t] > 0 {
+				y[t] /= w[t]
+			}
+		}
+		xy, xx := slopeOnLoad(load, y, w)
+		sxy, sxx = sxy+xy, sxx+xx
+	}
+	if df == 0 || !(sxx > 0) {
+		return ReplicaCapacity{}, false
+	}
+	out.Speed2 = max(0, num/df)
+	out.Slope = sxy / sxx
+	out.DF = df
+	out.Var = out.Slope * out.Slope * out.Speed2 * sumW2
+	return out, true
+}

@@ -394,10 +394,25 @@ func loadSlope(reps []ReplicaCounts) (sxy, sxx float64) {
 			good[t] += x.Good[t]
 		}
 	}
+	ys := make([]float64, nb)
+	for t := range nb {
+		if off[t] > 0 {
+			ys[t] = good[t] / off[t]
+		}
+	}
+	return slopeOnLoad(off, ys, off)
+}
+
+// slopeOnLoad returns the weighted regression sums (Σw(x−x̄)(y−ȳ),
+// Σw(x−x̄)²) of y on x, the log of the arm's load off averaged over the
+// LoadSmoothing slices around each (fewer at the edges), over the slices
+// with w > 0, means weighted by w.
+func slopeOnLoad(off, y, w []float64) (sxy, sxx float64) {
+	nb := len(off)
 	h := LoadSmoothing / 2
 	xs, ys, ws := make([]float64, 0, nb), make([]float64, 0, nb), make([]float64, 0, nb)
 	for t := range nb {
-		if !(off[t] > 0) {
+		if !(w[t] > 0) || !(off[t] > 0) {
 			continue
 		}
 		var s float64
@@ -407,8 +422,8 @@ func loadSlope(reps []ReplicaCounts) (sxy, sxx float64) {
 			m++
 		}
 		xs = append(xs, math.Log(s/float64(m)))
-		ys = append(ys, good[t]/off[t])
-		ws = append(ws, off[t])
+		ys = append(ys, y[t])
+		ws = append(ws, w[t])
 	}
 	var sw, mx, my float64
 	for i := range xs {

@@ -216,7 +216,8 @@ func TestBetweenReplicaLevelsReference(t *testing.T) {
 			Batches          int
 			Baseline, Canary arm
 			Tau2, Var, DF    float64
-			BaselineOnly     *struct{ Tau2, Var, DF float64 } `json:"baseline_only"`
+			BaselineOnly     *struct{ Tau2, Var, DF float64 }          `json:"baseline_only"`
+			CapacityBaseline *struct{ Speed2, Slope, Var, DF float64 } `json:"capacity_baseline_only"`
 		} `json:"level_cases"`
 	}
 	readTestdata(t, "replicas.json", &ref)
@@ -243,6 +244,11 @@ func TestBetweenReplicaLevelsReference(t *testing.T) {
 		}
 		if !within(ls.Tau2, c.Tau2, 1e-9, 1e-15) || !within(ls.Var, c.Var, 1e-9, 1e-15) || ls.DF != c.DF {
 			t.Errorf("level case %d: τ² %g var %g df %g, want %g %g %g", i, ls.Tau2, ls.Var, ls.DF, c.Tau2, c.Var, c.DF)
+		}
+		lc, ok := LevelCapacityOfBaseline(levels(c.Baseline), levels(c.Canary), c.Batches)
+		if want := c.CapacityBaseline; (want == nil) == ok || want != nil && (!within(lc.Speed2, want.Speed2, 1e-9, 1e-15) || !within(lc.Slope, want.Slope, 1e-9, 1e-15) ||
+			!within(lc.Var, want.Var, 1e-9, 1e-18) || lc.DF != want.DF) {
+			t.Errorf("level case %d, capacity from the baseline's shares: %+v (ok %v), want %+v", i, lc, ok, want)
 		}
 		bo, ok := BetweenReplicaLevelsOfBaseline(levels(c.Baseline), levels(c.Canary), c.Batches)
 		if want := c.BaselineOnly; want == nil || !ok || !within(bo.Tau2, want.Tau2, 1e-9, 1e-15) || !within(bo.Var, want.Var, 1e-9, 1e-15) || bo.DF != want.DF {

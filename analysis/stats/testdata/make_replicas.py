@@ -35,6 +35,12 @@ with R < 2 nothing); tau^2 = max(0, sum / sum), Var = tau^2 * (sum w_b^2
 + sum w_c^2), w a replica's share of its arm's counted requests. numpy's
 masked nan functions, not the Go code's loops.
 
+LevelCapacityOfBaseline (level_cases' capacity_baseline_only): speed^2
+and df from the baseline's shares of its counts as Capacity reads them;
+slope of each arm's count-weighted mean level per bucket on the log of its
+count averaged over 7 buckets (numpy convolve), pooled within arms; Var =
+slope^2 * speed^2 * (sum w_b^2 + sum w_c^2).
+
 baseline_only (BetweenReplicasOfBaseline, BetweenReplicaLevelsOfBaseline):
 tau^2 and df from the baseline's terms alone, Var = tau^2 * (sum w_b^2 +
 sum w_c^2) still over both arms' shares.
@@ -224,6 +230,36 @@ def level_terms(level, count, batches):
     return float(num), float(R - 1), float((w ** 2).sum())
 
 
+
+def level_capacity(lb, cb, lc, cc, batches):
+    """LevelCapacityOfBaseline: speed^2 and df from the baseline's shares of
+    its counts (capacity_terms), the slope of each arm's count-weighted mean
+    level per bucket on the log of its smoothed count, pooled within arms."""
+    num = df = sw = sxy = sxx = 0.0
+    for ai, (lev, cnt) in enumerate(((lb, cb), (lc, cc))):
+        n, s2, w2, _, _ = capacity_terms(cnt, np.zeros_like(cnt), batches)
+        sw += w2
+        if n >= 2 and ai == 0:
+            num += (n - 1) * s2
+            df += n - 1
+        k, nb = cnt.shape
+        has = (cnt > 0) & ~np.isnan(lev)
+        w = np.where(has, cnt, 0).sum(axis=0)
+        y = np.where(has, cnt * np.nan_to_num(lev), 0).sum(axis=0)
+        load = cnt.sum(axis=0)
+        keep = (w > 0) & (load > 0)
+        m = np.convolve(load, np.ones(7), mode="same") / np.convolve(np.ones(nb), np.ones(7), mode="same")
+        x, yy, wt = np.log(m[keep]), y[keep] / w[keep], w[keep]
+        xb, yb = np.average(x, weights=wt), np.average(yy, weights=wt)
+        sxy += (wt * (x - xb) * (yy - yb)).sum()
+        sxx += (wt * (x - xb) ** 2).sum()
+    if df == 0:
+        return None
+    speed2 = max(0.0, num / df)
+    slope = sxy / sxx
+    return {"speed2": speed2, "slope": slope, "var": slope ** 2 * speed2 * sw, "df": df}
+
+
 level_cases = []
 for case in range(6):
     kb, kc = [(4, 4), (3, 5), (8, 8), (4, 1), (6, 6), (2, 2)][case]
@@ -244,6 +280,7 @@ for case in range(6):
                         "baseline": {"level": enc(lb), "count": cb.tolist()},
                         "canary": {"level": enc(lc), "count": cc.tolist()},
                         "tau2": tau2, "var": tau2 * (swb + swc), "df": db_ + dc_,
-                        "baseline_only": baseline_only(nb_, db_, db_, swb, swc)})
+                        "baseline_only": baseline_only(nb_, db_, db_, swb, swc),
+                        "capacity_baseline_only": level_capacity(lb, cb, lc, cc, 18)})
 
 print(json.dumps({"generator": "make_replicas.py", "scipy": scipy.__version__, "cases": cases, "capacity_cases": capacity_cases, "widen": widen, "level_cases": level_cases}))
