@@ -97,24 +97,13 @@ func levelTerms(reps []ReplicaLevels, batches int) (n int, t replicaTerms, sumW2
 		return 0, t, 0, true
 	}
 	nb := len(reps[0].Level)
-	rowN := make([]float64, len(reps))
+	rowN, ok := levelTotals(reps)
+	if !ok {
+		return 0, t, 0, false
+	}
 	var total float64
-	for r, x := range reps {
-		if len(x.Level) != nb || len(x.Count) != nb {
-			return 0, t, 0, false
-		}
-		for k, w := range x.Count {
-			if math.IsNaN(w) || math.IsInf(w, 0) || w < 0 {
-				return 0, t, 0, false
-			}
-			if w > 0 && !math.IsNaN(x.Level[k]) {
-				if math.IsInf(x.Level[k], 0) {
-					return 0, t, 0, false
-				}
-				rowN[r] += w
-			}
-		}
-		total += rowN[r]
+	for _, w := range rowN {
+		total += w
 	}
 	if !(total > 0) {
 		return 0, t, 0, true
@@ -211,6 +200,35 @@ func levelTerms(reps []ReplicaLevels, batches int) (n int, t replicaTerms, sumW2
 	return R, t, sumW2, true
 }
 
+// levelTotals checks one arm's levels (every series as long as the first
+// replica's Level, counts finite and ≥ 0, a counted level finite or NaN)
+// and returns each replica's count behind a level; ok is false for levels
+// that fail the check.
+func levelTotals(reps []ReplicaLevels) (rowN []float64, ok bool) {
+	if len(reps) == 0 {
+		return nil, true
+	}
+	nb := len(reps[0].Level)
+	rowN = make([]float64, len(reps))
+	for r, x := range reps {
+		if len(x.Level) != nb || len(x.Count) != nb {
+			return nil, false
+		}
+		for k, w := range x.Count {
+			if math.IsNaN(w) || math.IsInf(w, 0) || w < 0 {
+				return nil, false
+			}
+			if w > 0 && !math.IsNaN(x.Level[k]) {
+				if math.IsInf(x.Level[k], 0) {
+					return nil, false
+				}
+				rowN[r] += w
+			}
+		}
+	}
+	return rowN, true
+}
+
 // LevelCapacityOfBaseline is the capacity part of a latency level's
 // between-arm variance under a router that weighs replicas by speed (see
 // ReplicaCapacity): Speed2 and DF from the spread of the baseline's
@@ -222,53 +240,43 @@ func levelTerms(reps []ReplicaLevels, batches int) (n int, t replicaTerms, sumW2
 // is false when the baseline has fewer than two replicas with counts, the
 // load never varies, or the levels are malformed.
 func LevelCapacityOfBaseline(b, c []ReplicaLevels, batches int) (ReplicaCapacity, bool) {
-	var out ReplicaCapacity
-	var num, df, sumW2, sxy, sxx float64
-	for ai, reps := range [2][]ReplicaLevels{b, c} {
-		if _, _, _, ok := levelTerms(reps, batches); !ok {
+	levels := [2][]ReplicaLevels{b, c}
+	var arms [2][]ReplicaCounts
+	for ai, reps := range levels {
+		if _, ok := levelTotals(reps); !ok {
 			return ReplicaCapacity{}, false
 		}
-		counts := make([]ReplicaCounts, len(reps))
+		arms[ai] = make([]ReplicaCounts, len(reps))
 		for r, x := range reps {
-			counts[r] = ReplicaCounts{Offered: x.Count, Good: make([]float64, len(x.Count))}
+			arms[ai][r] = ReplicaCounts{Offered: x.Count, Good: make([]float64, len(x.Count))}
 		}
-		n, s2, w2, ok := shareSpread(counts, batches)
-		if !ok {
-			return ReplicaCapacity{}, false
-		}
-		sumW2 += w2
-		if n >= 2 && ai == 0 {
-			num += float64(n-1) * s2
-			df += float64(n - 1)
-		}
-		if len(reps) == 0 {
-			continue
-		}
-		nb := len(reps[0].Count)
-		load, y, w := make([]float64, nb), make([]float64, nb), make([]float64, nb)
-		for _, x := range reps {
-			for t := range nb {
-				load[t] += x.Count[t]
-				if x.Count[t] > 0 && !math.IsNaN(x.Level[t]) {
-					y[t] += x.Count[t] * x.Level[t]
-					w[t] += x.Count[t]
-				}
-			}
-		}
+	}
+	return capacityWith(arms, batches, 1, 1, func(ai int) (xy, xx float64) { return levelLoadSlope(levels[ai]) })
+}
+
+// levelLoadSlope returns one arm's weighted sums for the slope of its
+// Count-weighted mean Level per bucket on the log of its Count averaged
+// over LoadSmoothing buckets (slopeOnLoad), weighted by the Count behind
+// each bucket's levels.
+func levelLoadSlope(reps []ReplicaLevels) (sxy, sxx float64) {
+	if len(reps) == 0 {
+		return 0, 0
+	}
+	nb := len(reps[0].Count)
+	load, y, w := make([]float64, nb), make([]float64, nb), make([]float64, nb)
+	for _, x := range reps {
 		for t := range nb {
-			if w[t] > 0 {
-				y[t] /= w[t]
+			load[t] += x.Count[t]
+			if x.Count[t] > 0 && !math.IsNaN(x.Level[t]) {
+				y[t] += x.Count[t] * x.Level[t]
+				w[t] += x.Count[t]
 			}
 		}
-		xy, xx := slopeOnLoad(load, y, w)
-		sxy, sxx = sxy+xy, sxx+xx
 	}
-	if df == 0 || !(sxx > 0) {
-		return ReplicaCapacity{}, false
+	for t := range nb {
+		if w[t] > 0 {
+			y[t] /= w[t]
+		}
 	}
-	out.Speed2 = max(0, num/df)
-	out.Slope = sxy / sxx
-	out.DF = df
-	out.Var = out.Slope * out.Slope * out.Speed2 * sumW2
-	return out, true
+	return slopeOnLoad(load, y, w)
 }

@@ -275,10 +275,20 @@ func CapacityOfBaseline(b, c []ReplicaCounts, batches int) (ReplicaCapacity, boo
 // capacity pools the first `from` arms' share spreads (1: the
 // baseline's, 2: both).
 func capacity(b, c []ReplicaCounts, batches, from int) (ReplicaCapacity, bool) {
+	arms := [2][]ReplicaCounts{b, c}
+	return capacityWith(arms, batches, from, -1, func(ai int) (xy, xx float64) { return loadSlope(arms[ai]) })
+}
+
+// capacityWith is ReplicaCapacity from both arms' counts: Speed2 and DF
+// from the share spreads (shareSpread) of the first `from` arms, Σw² over
+// both, and Slope = sign·Σxy/Σxx from slope's regression sums for each
+// arm, called once that arm's counts are checked. ok is false for counts
+// that fail the check, no replicas' spread or a load that never varies.
+func capacityWith(arms [2][]ReplicaCounts, batches, from int, sign float64, slope func(ai int) (xy, xx float64)) (ReplicaCapacity, bool) {
 	var out ReplicaCapacity
 	var num, df, sumW2 float64
 	var sxy, sxx float64
-	for ai, reps := range [2][]ReplicaCounts{b, c} {
+	for ai, reps := range arms {
 		n, s2, w2, ok := shareSpread(reps, batches)
 		if !ok {
 			return ReplicaCapacity{}, false
@@ -288,14 +298,14 @@ func capacity(b, c []ReplicaCounts, batches, from int) (ReplicaCapacity, bool) {
 			num += float64(n-1) * s2
 			df += float64(n - 1)
 		}
-		xy, xx := loadSlope(reps)
+		xy, xx := slope(ai)
 		sxy, sxx = sxy+xy, sxx+xx
 	}
 	if df == 0 || !(sxx > 0) {
 		return ReplicaCapacity{}, false
 	}
 	out.Speed2 = max(0, num/df)
-	out.Slope = -sxy / sxx
+	out.Slope = sign * sxy / sxx
 	out.DF = df
 	out.Var = out.Slope * out.Slope * out.Speed2 * sumW2
 	return out, true
