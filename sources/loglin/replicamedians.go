@@ -73,13 +73,7 @@ func (m ReplicaMedians) Fill(tracks []sources.ReplicaTrack, lo int64, q float64,
 		if !ok || k < 0 || k >= int64(len(med[t])) {
 			continue
 		}
-		var known, over float64
-		h.each(func(i int32, w float64) {
-			known += w
-			if i > c {
-				over += w
-			}
-		})
+		known, over := h.beyond(c)
 		med[t][k] = h.medianOf(known)
 		if tailOK {
 			tails[t].Known[k], tails[t].Over[k] = known, over
@@ -145,13 +139,7 @@ func (m ReplicaMedians) Beyond(name string, slice int64, c int32) (known, over f
 	if h == nil {
 		return 0, 0
 	}
-	h.each(func(i int32, w float64) {
-		known += w
-		if i > c {
-			over += w
-		}
-	})
-	return known, over
+	return h.beyond(c)
 }
 
 // coarseEdge is the upper edge of coarse bin c (seconds), as

@@ -63,6 +63,18 @@ func (s *SliceBins) each(fn func(i int32, w float64)) {
 	}
 }
 
+// beyond returns s's weight (known) and the weight in bins above c
+// (over).
+func (s *SliceBins) beyond(c int32) (known, over float64) {
+	s.each(func(i int32, w float64) {
+		known += w
+		if i > c {
+			over += w
+		}
+	})
+	return known, over
+}
+
 // Total is the weight of every bin.
 func (s *SliceBins) Total() float64 {
 	var t float64
