@@ -411,6 +411,10 @@ type aggJudgement struct {
 	// outages are the baseline's own outages left out of both arms'
 	// aggregates (judgeAggregate), in the order found
 	outages []baselineOutage
+	// replicaSpreads holds the replica widening of each latency's
+	// quantile gates (latencySpreads, the canary as counted), set by
+	// gates before they are evaluated; only read after
+	replicaSpreads map[string]latencyWidening
 }
 
 // exact reports whether both arms were aggregated from per-request
@@ -790,6 +794,7 @@ func (j *aggJudgement) gates() []Metric {
 		}
 		gates = append(gates, g)
 	}
+	j.replicaSpreads = latencySpreads(j.b, j.cRaw, gates)
 	evals, forks := sideBySide(j, len(gates), func(f *aggJudgement, i int) gateEval {
 		return f.evalGate(i, gates[i], conf)
 	})

@@ -286,7 +286,7 @@ func (j *aggJudgement) tailGate(e gateEval, idx int, info policies.MetricInfo, g
 		boot = hullWith(boot, t.sectioned(q, qc, qb, conf))
 	}
 	// replicas of their own speeds, as on the request path
-	boot = withReplicaLevels(boot, conf, latencySpread(j.b, j.cRaw, info.Latency), info.Latency, &e.m.Adjusted)
+	boot = withReplicaLevels(boot, conf, j.replicaSpreads[info.Latency], info.Latency, &e.m.Adjusted)
 	e.m.Method = boot.Method
 	ci, se := boot.CI, boot.SE
 	lb, ub := histo.QuantileBounds(q, hb)

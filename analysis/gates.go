@@ -32,6 +32,7 @@ func (j *judgement) gates(r *Report) []Metric {
 	// and mix notes are joined back in gate order; the arms are only read
 	// once their pooled latencies are sorted
 	j.sortPooled()
+	j.replicaSpreads = latencySpreads(j.b, j.c, j.p.Gates)
 	evals, forks := sideBySide(j, len(j.p.Gates), func(f *judgement, i int) gateEval {
 		return f.evalGate(i, j.p.Gates[i], conf, r)
 	})
@@ -312,7 +313,7 @@ func (j *judgement) evalGate(idx int, g policies.Gate, conf float64, r *Report) 
 			est = hullWith(est, recentred(stats.SectionedQuantileLogRatio(xc, xb, info.Quantile, conf, sectionMinValues(info.Quantile)), est.Point))
 		}
 		// replicas of their own speeds: what batches in time miss
-		est = withReplicaLevels(est, conf, latencySpread(j.b, j.c, info.Latency), info.Latency, &e.m.Adjusted)
+		est = withReplicaLevels(est, conf, j.replicaSpreads[info.Latency], info.Latency, &e.m.Adjusted)
 	case g.Metric == "cost_per_good_request":
 		cb, cc, ok := j.costRatios(kb, kc)
 		if !ok {
@@ -881,7 +882,7 @@ func (j *judgement) evalClassTail(idx int, g policies.Gate, info policies.Metric
 	}
 	est := stats.QuantileLogRatio(xc, xb, info.Quantile, conf, j.cfg.Resamples, j.cfg.Seed+uint64(idx)*7919)
 	est = sectioningHull(est, xc, xb, info.Quantile, conf)
-	est = withReplicaLevels(est, conf, latencySpread(j.b, j.c, info.Latency), info.Latency, &e.m.Adjusted)
+	est = withReplicaLevels(est, conf, j.replicaSpreads[info.Latency], info.Latency, &e.m.Adjusted)
 	e.m.Method = est.Method
 	e = decide(e, g, info, est)
 	if e.decidable && e.decision != stats.Fail {

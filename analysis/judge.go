@@ -117,6 +117,10 @@ type judgement struct {
 	// outages are the baseline's own outages left out of both arms
 	// (leaveOutBaselineOutages), in the order found
 	outages []baselineOutage
+	// replicaSpreads holds the replica widening of each latency's
+	// quantile gates (latencySpreads), set by gates before they are
+	// evaluated; only read after
+	replicaSpreads map[string]latencyWidening
 }
 
 // MinPairedOverlap is the least share of each arm's run that must overlap

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/goodput-dev/goodput/analysis/stats"
+	"github.com/goodput-dev/goodput/policies"
 	"github.com/goodput-dev/goodput/sources"
 	"github.com/goodput-dev/goodput/sources/loglin"
 )
@@ -95,10 +96,9 @@ func (a *aggArm) replicaLevels(latency string) ([]stats.ReplicaLevels, bool) {
 	if !ok || !levelLatency(latency) {
 		return nil, false
 	}
-	agg := a.ds.Agg
-	lo := int64(math.Round(a.allStarts[0] / agg.Step))
-	out := make([]stats.ReplicaLevels, len(agg.Replicas))
-	for r, tr := range agg.Replicas {
+	slots, _ := a.replicaSlots()
+	out := make([]stats.ReplicaLevels, len(a.ds.Agg.Replicas))
+	for r, tr := range a.ds.Agg.Replicas {
 		med := tr.TTFTMedian
 		if latency == "tpot" {
 			med = tr.TPOTMedian
@@ -106,11 +106,10 @@ func (a *aggArm) replicaLevels(latency string) ([]stats.ReplicaLevels, bool) {
 		if med == nil {
 			return nil, false
 		}
-		lv := make([]float64, len(a.slices))
-		for i, s := range a.slices {
+		lv := make([]float64, len(slots))
+		for i, k := range slots {
 			lv[i] = math.NaN()
-			k := int(int64(math.Round(s.start/agg.Step)) - lo)
-			if !s.leftOut && k >= 0 && k < len(med) {
+			if k >= 0 && k < len(med) {
 				lv[i] = logLevel(med[k])
 			}
 		}
@@ -135,6 +134,23 @@ func replicaLevelSpread(b, c []stats.ReplicaLevels) stats.LevelSpread {
 type replicaArm interface {
 	replicaLevels(latency string) ([]stats.ReplicaLevels, bool)
 	replicaTails(latency string) (counts []stats.ReplicaCounts, edge, slope float64, ok bool)
+}
+
+// latencySpreads is latencySpread for every latency that gates's
+// quantile gates read and that has per-replica levels (TTFT, TPOT), keyed
+// by latency: computed once before the gates are evaluated side by side
+// (a pooled gate and its per-class gates share it; on the request path
+// each one walks every request), then only read.
+func latencySpreads(b, c replicaArm, gates []policies.Gate) map[string]latencyWidening {
+	out := map[string]latencyWidening{}
+	for _, g := range gates {
+		info, _ := policies.Metric(g.Metric)
+		if _, done := out[info.Latency]; done || info.Quantile == 0 || !levelLatency(info.Latency) {
+			continue
+		}
+		out[info.Latency] = latencySpread(b, c, info.Latency)
+	}
+	return out
 }
 
 // latencySpread is the replica widening of latency's quantile gates from
@@ -227,10 +243,10 @@ type tailWidening struct {
 
 // vars returns the tail part's variance of the log quantile and its
 // degrees of freedom: the spread and capacity parts added as standard
-// deviations (as the attainment gate's, replicaWidening.vars), times the
+// deviations (sdSum, as the attainment gate's), times the
 // squared slope.
 func (t tailWidening) vars() (v, df float64) {
-	v, df = replicaWidening{spread: t.share, capacity: t.capacity}.vars()
+	v, df = sdSum([2]float64{t.share.Var, t.share.DF}, [2]float64{t.capacity.Var, t.capacity.DF})
 	return v * t.slope2, df
 }
 
@@ -246,7 +262,7 @@ type latencyWidening struct {
 // vars returns the larger of the two parts' variances of the log ratio
 // and its degrees of freedom.
 func (w latencyWidening) vars() (v, df float64) {
-	v, df = replicaWidening{spread: stats.ReplicaSpread{Var: w.levels.Var, DF: w.levels.DF}, capacity: w.levelCap}.vars()
+	v, df = sdSum([2]float64{w.levels.Var, w.levels.DF}, [2]float64{w.levelCap.Var, w.levelCap.DF})
 	if tv, tdf := w.tail.vars(); tv > v && tdf > 0 {
 		v, df = tv, tdf
 	}
@@ -309,13 +325,12 @@ func (a *armData) replicaTails(latency string) (counts []stats.ReplicaCounts, ed
 // slices as the request path does (armData.replicaTails), from the
 // aggregate's replica tracks (ReplicaTrack.TTFTTail, TPOTTail).
 func (a *aggArm) replicaTails(latency string) (counts []stats.ReplicaCounts, edge, slope float64, ok bool) {
-	if _, ok := a.replicaCounts(); !ok || !levelLatency(latency) {
+	slots, ok := a.replicaSlots()
+	if !ok || !levelLatency(latency) {
 		return nil, 0, 0, false
 	}
-	agg := a.ds.Agg
-	lo := int64(math.Round(a.allStarts[0] / agg.Step))
-	counts = make([]stats.ReplicaCounts, len(agg.Replicas))
-	for r, tr := range agg.Replicas {
+	counts = make([]stats.ReplicaCounts, len(a.ds.Agg.Replicas))
+	for r, tr := range a.ds.Agg.Replicas {
 		tail := tr.TTFTTail
 		if latency == "tpot" {
 			tail = tr.TPOTTail
@@ -324,16 +339,15 @@ func (a *aggArm) replicaTails(latency string) (counts []stats.ReplicaCounts, edg
 			return nil, 0, 0, false
 		}
 		edge, slope = tail.Edge, tail.LogSlope
-		rc := stats.ReplicaCounts{Offered: make([]float64, len(a.slices)), Good: make([]float64, len(a.slices))}
-		for i, s := range a.slices {
-			k := int(int64(math.Round(s.start/agg.Step)) - lo)
-			if !s.leftOut && k >= 0 && k < len(tail.Known) {
+		rc := stats.ReplicaCounts{Offered: make([]float64, len(slots)), Good: make([]float64, len(slots))}
+		for i, k := range slots {
+			if k >= 0 && k < len(tail.Known) {
 				rc.Offered[i], rc.Good[i] = tail.Known[k], tail.Known[k]-tail.Over[k]
 			}
 		}
 		counts[r] = rc
 	}
-	return counts, edge, slope, len(counts) > 0
+	return counts, edge, slope, true
 }
 
 // tailSpread is the tail part of the widening from both arms' counts

@@ -117,9 +117,17 @@ type replicaWidening struct {
 // interval allowed for). The degrees of freedom are the fewer of the two
 // parts' (both are counted on the same replicas).
 func (w replicaWidening) vars() (v, df float64) {
+	return sdSum([2]float64{w.spread.Var, w.spread.DF}, [2]float64{w.capacity.Var, w.capacity.DF})
+}
+
+// sdSum adds parts (variance, degrees of freedom) that share a sign as
+// standard deviations, (Σ√vᵢ)², on the fewest degrees of freedom; a part
+// without a positive variance and degrees of freedom adds nothing, and
+// none gives (0, 0).
+func sdSum(parts ...[2]float64) (v, df float64) {
 	var sd float64
 	df = math.Inf(1)
-	for _, p := range [][2]float64{{w.spread.Var, w.spread.DF}, {w.capacity.Var, w.capacity.DF}} {
+	for _, p := range parts {
 		if p[0] > 0 && p[1] > 0 {
 			sd += math.Sqrt(p[0])
 			df = min(df, p[1])
@@ -177,25 +185,43 @@ func withReplicaSpread(est stats.Estimate, conf float64, w replicaWidening, note
 // slice. ok is false when the aggregate was not built from records that
 // name their replicas, or its tracks carry no counts (metrics).
 func (a *aggArm) replicaCounts() ([]stats.ReplicaCounts, bool) {
+	slots, ok := a.replicaSlots()
+	if !ok {
+		return nil, false
+	}
+	out := make([]stats.ReplicaCounts, 0, len(a.ds.Agg.Replicas))
+	for _, tr := range a.ds.Agg.Replicas {
+		if tr.Offered == nil || tr.Good == nil {
+			return nil, false
+		}
+		rc := stats.ReplicaCounts{Offered: make([]float64, len(slots)), Good: make([]float64, len(slots))}
+		for i, k := range slots {
+			if k >= 0 && k < len(tr.Offered) {
+				rc.Offered[i], rc.Good[i] = nan0(tr.Offered[k]), nan0(tr.Good[k])
+			}
+		}
+		out = append(out, rc)
+	}
+	return out, true
+}
+
+// replicaSlots maps the arm's analysed slices to the aggregate's replica
+// tracks: per slice, the index into every track's per-slice series
+// (counted from the arm's first slice), or −1 for a stretch left out of
+// both arms. ok is false when the aggregate was not built from records
+// that name their replicas.
+func (a *aggArm) replicaSlots() ([]int, bool) {
 	agg := a.ds.Agg
 	if agg == nil || !agg.Exact || agg.ReplicasUnnamed || len(agg.Replicas) == 0 || len(a.allStarts) == 0 || len(a.slices) == 0 || !(agg.Step > 0) {
 		return nil, false
 	}
 	lo := int64(math.Round(a.allStarts[0] / agg.Step))
-	out := make([]stats.ReplicaCounts, 0, len(agg.Replicas))
-	for _, tr := range agg.Replicas {
-		if tr.Offered == nil || tr.Good == nil {
-			return nil, false
+	slots := make([]int, len(a.slices))
+	for i, s := range a.slices {
+		slots[i] = -1
+		if !s.leftOut {
+			slots[i] = int(int64(math.Round(s.start/agg.Step)) - lo)
 		}
-		rc := stats.ReplicaCounts{Offered: make([]float64, len(a.slices)), Good: make([]float64, len(a.slices))}
-		for i, s := range a.slices {
-			k := int(int64(math.Round(s.start/agg.Step)) - lo)
-			if s.leftOut || k < 0 || k >= len(tr.Offered) {
-				continue
-			}
-			rc.Offered[i], rc.Good[i] = nan0(tr.Offered[k]), nan0(tr.Good[k])
-		}
-		out = append(out, rc)
 	}
-	return out, true
+	return slots, true
 }
