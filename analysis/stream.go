@@ -154,13 +154,11 @@ type Aggregator struct {
 	// sources.MaxReplicas replicas: the per-replica state is dropped and
 	// the arm counted as naming none
 	tooManyReplicas bool
-	// repTTFT holds each replica's completed requests' TTFT per slice,
-	// for the median a replica's own warm-up is found from: bounded by
-	// replicas × slices, never by requests
-	repTTFT loglin.ReplicaMedians
-	// repTPOT holds their TPOT alike, for how far the replicas' speeds
-	// differ all run (the tail gates' replica widening)
-	repTPOT loglin.ReplicaMedians
+	// repLat holds each replica's completed requests' TTFT and TPOT per
+	// slice, for the TTFT median a replica's own warm-up is found from
+	// and how far the replicas' speeds differ all run (the tail gates'
+	// replica widening): bounded by replicas × slices, never by requests
+	repLat loglin.ReplicaLatencies
 	// exclude, when set (Exclude), lists per replica the slices
 	// [from, until) whose requests are left out of the counts
 	exclude map[string][][2]int64
@@ -185,8 +183,8 @@ type replicaRun struct {
 	name           string
 	slice          int64
 	fin, off, good float64
-	ttft           *loglin.SliceBins // repTTFT's entry for (name, slice), once needed
-	tpot           *loglin.SliceBins // repTPOT's entry, alike
+	ttft           *loglin.SliceBins // repLat.TTFT's entry for (name, slice), once needed
+	tpot           *loglin.SliceBins // repLat.TPOT's entry, alike
 }
 
 type stratumKey struct {
@@ -237,7 +235,7 @@ func NewAggregator(p *policies.Policy) *Aggregator {
 	return &Aggregator{p: p, cls: newClassifier(p), step: step, base: step, policyClasses: len(p.Classes) > 0, defaultClass: -1,
 		splitCache: p.Normalize.Cache != "" && p.Normalize.Cache != "none",
 		byKey:      map[stratumKey]int32{}, byName: map[nameKey]int32{}, cells: map[cellKey]*aggcell.Cell{},
-		reps: sources.ReplicaSpans{}, repIdx: map[string]int32{}, repTTFT: loglin.ReplicaMedians{}, repTPOT: loglin.ReplicaMedians{}, unverified: map[string]int64{}, lo: math.MaxInt64, hi: math.MinInt64, badTime: math.NaN(), rowSlice: math.MinInt64}
+		reps: sources.ReplicaSpans{}, repIdx: map[string]int32{}, repLat: loglin.NewReplicaLatencies(), unverified: map[string]int64{}, lo: math.MaxInt64, hi: math.MinInt64, badTime: math.NaN(), rowSlice: math.MinInt64}
 }
 
 // stratumSep separates a stratum key's label or band from its policy
@@ -620,13 +618,13 @@ func (a *Aggregator) addReplica(name string, slice int64, fin, judged, good floa
 	run.fin, run.off, run.good = run.fin+fin, run.off+judged, run.good+good
 	if bins.ttftOK {
 		if run.ttft == nil {
-			run.ttft = a.repTTFT.Hist(name, slice)
+			run.ttft = a.repLat.TTFT.Hist(name, slice)
 		}
 		run.ttft.AddBin(loglin.Coarse(bins.ttft), 1)
 	}
 	if bins.tpotOK {
 		if run.tpot == nil {
-			run.tpot = a.repTPOT.Hist(name, slice)
+			run.tpot = a.repLat.TPOT.Hist(name, slice)
 		}
 		run.tpot.AddBin(loglin.Coarse(bins.tpot), 1)
 	}
@@ -639,7 +637,7 @@ func (a *Aggregator) addReplica(name string, slice int64, fin, judged, good floa
 // already counted stay counted; only the per-replica state goes.
 func (a *Aggregator) dropReplicas() {
 	a.tooManyReplicas = true
-	a.reps, a.repPend, a.repIdx, a.repTTFT, a.repTPOT = sources.ReplicaSpans{}, nil, map[string]int32{}, loglin.ReplicaMedians{}, loglin.ReplicaMedians{}
+	a.reps, a.repPend, a.repIdx, a.repLat = sources.ReplicaSpans{}, nil, map[string]int32{}, loglin.NewReplicaLatencies()
 }
 
 // flushReplicas adds the replicas' pending counts to reps.
@@ -681,8 +679,7 @@ func (a *Aggregator) Merge(o *Aggregator) {
 	a.flushReplicas()
 	o.flushReplicas()
 	a.reps.Merge(o.reps)
-	a.repTTFT.Merge(o.repTTFT)
-	a.repTPOT.Merge(o.repTPOT)
+	a.repLat.Merge(o.repLat)
 	if a.tooManyReplicas || o.tooManyReplicas || len(a.reps) > sources.MaxReplicas {
 		a.dropReplicas()
 	}
@@ -694,13 +691,13 @@ func (a *Aggregator) Merge(o *Aggregator) {
 // widen doubles the slice width: slices 2k and 2k+1 of the grid become
 // slice k of the one twice as wide (floor(s/2), so the grid stays
 // absolute and two arms widened alike still pair), their cells, replica
-// spans and replica TTFT bins added up.
+// spans and replica latency bins added up.
 func (a *Aggregator) widen() {
 	a.flushReplicas()
 	a.cells = aggcell.Widen(a.cells, func(k cellKey) cellKey { k.slice >>= 1; return k })
 	a.row, a.rowSlice = a.row[:0], math.MinInt64
 	a.reps.Widen()
-	a.repTTFT, a.repTPOT = a.repTTFT.Widened(), a.repTPOT.Widened()
+	a.repLat = a.repLat.Widened()
 	for k := range a.repPend {
 		a.repPend[k].slice >>= 1
 		a.repPend[k].ttft, a.repPend[k].tpot = nil, nil
@@ -760,9 +757,8 @@ func (a *Aggregator) Aggregate(arm sources.Arm) (*sources.Aggregate, error) {
 	serving, tracks := a.reps.Tracks(a.lo, a.hi)
 	// each replica's per-slice TTFT and TPOT medians (within 1.1% above
 	// the request path's median, quantile(xs, 0.5)); the histograms go
-	a.repTTFT.Fill(tracks, a.lo, sources.ReplicaTailQuantile, loglin.SetTTFT, loglin.SetTTFTTail)
-	a.repTPOT.Fill(tracks, a.lo, sources.ReplicaTailQuantile, loglin.SetTPOT, loglin.SetTPOTTail)
-	a.repTTFT, a.repTPOT = nil, nil
+	a.repLat.Fill(tracks, a.lo)
+	a.repLat = loglin.ReplicaLatencies{}
 	// cells per slice, ordered by stratum key
 	per := make([][]cellKey, n)
 	for k := range a.cells {

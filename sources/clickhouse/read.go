@@ -224,13 +224,11 @@ type assembler struct {
 	unverified map[string]int64
 	cells      map[cellKey]*aggcell.Cell
 	reps       sources.ReplicaSpans
-	// repTTFT holds each replica's TTFT per slice on coarse bins
-	// (loglin.Coarse), for its per-slice median
-	repTTFT loglin.ReplicaMedians
-	// repTPOT holds their TPOT alike
-	repTPOT loglin.ReplicaMedians
+	// repLat holds each replica's TTFT and TPOT per slice on coarse bins
+	// (loglin.Coarse), for its per-slice medians and tail shares
+	repLat loglin.ReplicaLatencies
 	// tooManyReplicas is set once the rows named more than
-	// sources.MaxReplicas replicas: reps and repTTFT are dropped and the
+	// sources.MaxReplicas replicas: reps and repLat are dropped and the
 	// arm counted as naming none, as analysis.Aggregator does
 	tooManyReplicas bool
 	cacheKnown      bool
@@ -246,17 +244,17 @@ type assembler struct {
 // widen doubles the slice width when the arm's rows span
 // sources.MaxStreamSlices slices or more, as analysis.Aggregator does
 // with records: slices 2k and 2k+1 become slice k of the wider grid,
-// their cells, replica spans and replica TTFT bins added up.
+// their cells, replica spans and replica latency bins added up.
 func (as *assembler) widen() {
 	as.cells = aggcell.Widen(as.cells, func(k cellKey) cellKey { k.slice >>= 1; return k })
 	as.reps.Widen()
-	as.repTTFT, as.repTPOT = as.repTTFT.Widened(), as.repTPOT.Widened()
+	as.repLat = as.repLat.Widened()
 	as.lo, as.hi = as.lo>>1, as.hi>>1
 	as.shift++
 }
 
 func newAssembler(p *Plan) *assembler {
-	return &assembler{p: p, unverified: map[string]int64{}, cells: map[cellKey]*aggcell.Cell{}, reps: sources.ReplicaSpans{}, repTTFT: loglin.ReplicaMedians{}, repTPOT: loglin.ReplicaMedians{},
+	return &assembler{p: p, unverified: map[string]int64{}, cells: map[cellKey]*aggcell.Cell{}, reps: sources.ReplicaSpans{}, repLat: loglin.NewReplicaLatencies(),
 		lo: math.MaxInt64, hi: math.MinInt64}
 }
 
@@ -350,11 +348,11 @@ func (as *assembler) add(r *row) error {
 		}
 		if _, seen := as.reps[r.Rep]; !seen && len(as.reps) == sources.MaxReplicas {
 			as.tooManyReplicas = true
-			as.reps, as.repTTFT, as.repTPOT = sources.ReplicaSpans{}, loglin.ReplicaMedians{}, loglin.ReplicaMedians{}
+			as.reps, as.repLat = sources.ReplicaSpans{}, loglin.NewReplicaLatencies()
 			break
 		}
 		as.reps.Add(r.Rep, sl, float64(r.Admitted), float64(r.Judged), float64(r.JudgedGood))
-		for k, m := range []loglin.ReplicaMedians{as.repTTFT, as.repTPOT} {
+		for k, m := range []loglin.ReplicaMedians{as.repLat.TTFT, as.repLat.TPOT} {
 			if len(r.Hist[k].Bins) > 0 {
 				h := m.Hist(r.Rep, sl)
 				for i, bin := range r.Hist[k].Bins {
@@ -408,8 +406,7 @@ func (as *assembler) finish() (*sources.Aggregate, int64, []string, error) {
 	}
 	// replicas serving per slice, as the streaming scan counts them
 	serving, tracks := reps.Tracks(lo, hi)
-	as.repTTFT.Fill(tracks, lo, sources.ReplicaTailQuantile, loglin.SetTTFT, loglin.SetTTFTTail)
-	as.repTPOT.Fill(tracks, lo, sources.ReplicaTailQuantile, loglin.SetTPOT, loglin.SetTPOTTail)
+	as.repLat.Fill(tracks, lo)
 	per := make([][]cellKey, n)
 	for k := range cells {
 		per[k.slice-lo] = append(per[k.slice-lo], k)

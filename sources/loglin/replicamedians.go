@@ -90,12 +90,12 @@ func (m ReplicaMedians) Fill(tracks []sources.ReplicaTrack, lo int64, q float64,
 	}
 }
 
-// SetTTFT and SetTPOT are Fill's setters of a track's TTFTMedian and
+// setTTFT and setTPOT are Fill's setters of a track's TTFTMedian and
 // TPOTMedian.
-func SetTTFT(tr *sources.ReplicaTrack, medians []float64) { tr.TTFTMedian = medians }
+func setTTFT(tr *sources.ReplicaTrack, medians []float64) { tr.TTFTMedian = medians }
 
-// SetTPOT sets tr's TPOTMedian (see SetTTFT).
-func SetTPOT(tr *sources.ReplicaTrack, medians []float64) { tr.TPOTMedian = medians }
+// setTPOT sets tr's TPOTMedian (see setTTFT).
+func setTPOT(tr *sources.ReplicaTrack, medians []float64) { tr.TPOTMedian = medians }
 
 // TailBin returns the coarse bin c holding the q-quantile (the ⌈q·n⌉-th
 // smallest) of every value in m pooled, its upper edge (seconds) and the
@@ -151,12 +151,12 @@ func coarseEdge(c int32) float64 {
 	return Upper(c<<2 + 3)
 }
 
-// SetTTFTTail and SetTPOTTail are Fill's setters of a track's TTFTTail and
+// setTTFTTail and setTPOTTail are Fill's setters of a track's TTFTTail and
 // TPOTTail.
-func SetTTFTTail(tr *sources.ReplicaTrack, tail sources.ReplicaTail) { tr.TTFTTail = tail }
+func setTTFTTail(tr *sources.ReplicaTrack, tail sources.ReplicaTail) { tr.TTFTTail = tail }
 
-// SetTPOTTail sets tr's TPOTTail (see SetTTFTTail).
-func SetTPOTTail(tr *sources.ReplicaTrack, tail sources.ReplicaTail) { tr.TPOTTail = tail }
+// setTPOTTail sets tr's TPOTTail (see setTTFTTail).
+func setTPOTTail(tr *sources.ReplicaTrack, tail sources.ReplicaTail) { tr.TPOTTail = tail }
 
 // Widened returns m on the grid twice as wide: each replica's histograms
 // of slices 2k and 2k+1 added up as slice k's. m's histograms are reused.
@@ -171,4 +171,34 @@ func (m ReplicaMedians) Widened() ReplicaMedians {
 		}
 	}
 	return out
+}
+
+// ReplicaLatencies holds, per replica and time slice, the coarse bins of
+// both latencies a replica track carries (TTFT and TPOT): what the
+// streaming scan and the ClickHouse source keep per replica. Make one with
+// NewReplicaLatencies.
+type ReplicaLatencies struct{ TTFT, TPOT ReplicaMedians }
+
+// NewReplicaLatencies returns an empty ReplicaLatencies.
+func NewReplicaLatencies() ReplicaLatencies {
+	return ReplicaLatencies{TTFT: ReplicaMedians{}, TPOT: ReplicaMedians{}}
+}
+
+// Merge adds o's bins into r.
+func (r ReplicaLatencies) Merge(o ReplicaLatencies) {
+	r.TTFT.Merge(o.TTFT)
+	r.TPOT.Merge(o.TPOT)
+}
+
+// Widened returns r on the grid twice as wide (ReplicaMedians.Widened).
+func (r ReplicaLatencies) Widened() ReplicaLatencies {
+	return ReplicaLatencies{TTFT: r.TTFT.Widened(), TPOT: r.TPOT.Widened()}
+}
+
+// Fill sets each track's TTFT and TPOT medians and tail shares over the
+// slices lo, lo+1, … (ReplicaMedians.Fill, the tail at
+// sources.ReplicaTailQuantile).
+func (r ReplicaLatencies) Fill(tracks []sources.ReplicaTrack, lo int64) {
+	r.TTFT.Fill(tracks, lo, sources.ReplicaTailQuantile, setTTFT, setTTFTTail)
+	r.TPOT.Fill(tracks, lo, sources.ReplicaTailQuantile, setTPOT, setTPOTTail)
 }
