@@ -14,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/goodput-dev/goodput/sources"
 )
 
 // runCLIStdin is runCLI with a given standard input.
@@ -452,6 +454,30 @@ func TestImplausibleRecordStream(t *testing.T) {
 	code, _, errs = runCLI(t, nil, "judge", "--stream", "--judge", "kayenta", "--baseline", b, "--canary", c)
 	if code != ExitUsage || !strings.Contains(errs, "--stream keeps none") {
 		t.Errorf("--stream with kayenta: exit %d stderr %s", code, errs)
+	}
+}
+
+// TestClassPerRequestRefused: a class field holding a value per request
+// (an id) is refused with exit 4 naming the file and line of the label
+// past sources.MaxClassLabels, nothing on stdout, on both paths: the
+// streaming judge kept latency bins per label and ran out of memory on
+// 300,000 of them.
+func TestClassPerRequestRefused(t *testing.T) {
+	d := t.TempDir()
+	b := writeFile(t, d, "b.jsonl", goodLog(300))
+	lines := strings.SplitAfter(goodLogV(300, 4), "\n")
+	for i := range lines {
+		if lines[i] != "" {
+			lines[i] = strings.Replace(lines[i], "{", fmt.Sprintf(`{"class": "req-%d", `, i), 1)
+		}
+	}
+	c := writeFile(t, d, "c.jsonl", strings.Join(lines, ""))
+	for _, how := range []string{"--exact", "--stream"} {
+		code, out, errs := runCLI(t, nil, "judge", how, "--baseline", b, "--canary", c)
+		if code != ExitError || out != "" || !strings.Contains(errs, fmt.Sprintf(`c.jsonl:%d: field "class"`, sources.MaxClassLabels+1)) ||
+			!strings.Contains(errs, "leave the field out") {
+			t.Errorf("%s: exit %d stdout %.200q stderr %s; want exit 4 naming c.jsonl:%d", how, code, out, errs, sources.MaxClassLabels+1)
+		}
 	}
 }
 

@@ -232,7 +232,9 @@ type assembler struct {
 	// arm counted as naming none, as analysis.Aggregator does
 	tooManyReplicas bool
 	cacheKnown      bool
-	lo, hi          int64 // slice numbers on the widened grid
+	// labels holds the class labels seen (sources.MaxClassLabels at most)
+	labels map[string]struct{}
+	lo, hi int64 // slice numbers on the widened grid
 	// shift is how many times the slices were widened: a row's slice s
 	// (of the plan's step) is slice s>>shift, of p.Step·2^shift seconds
 	// (widen)
@@ -254,7 +256,7 @@ func (as *assembler) widen() {
 }
 
 func newAssembler(p *Plan) *assembler {
-	return &assembler{p: p, unverified: map[string]int64{}, cells: map[cellKey]*aggcell.Cell{}, reps: sources.ReplicaSpans{}, repLat: loglin.NewReplicaLatencies(),
+	return &assembler{p: p, unverified: map[string]int64{}, labels: map[string]struct{}{}, cells: map[cellKey]*aggcell.Cell{}, reps: sources.ReplicaSpans{}, repLat: loglin.NewReplicaLatencies(),
 		lo: math.MaxInt64, hi: math.MinInt64}
 }
 
@@ -310,6 +312,12 @@ func (as *assembler) add(r *row) error {
 		}
 		if r.CacheKnown > 0 {
 			as.cacheKnown = true
+		}
+		if _, ok := as.labels[r.Label]; !ok && r.Label != "" {
+			if len(as.labels) == sources.MaxClassLabels {
+				return fmt.Errorf("the rows hold more than %d distinct class labels: a class label names a kind of traffic (chat, batch, …) and each one is a stratum the arms are compared within, so a value per request (an id, a prompt) cannot be one; map another column to class with --columns class=COLUMN, leave it out with --columns class=, or narrow the condition", sources.MaxClassLabels)
+			}
+			as.labels[r.Label] = struct{}{}
 		}
 		st := as.stratum(r)
 		c := as.get(cellKey{sl, st, as.cache(r)})

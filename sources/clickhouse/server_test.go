@@ -325,6 +325,37 @@ func TestBadRowsRefused(t *testing.T) {
 	}
 }
 
+// TestTooManyClassLabels: rows whose class holds a value per request
+// are refused past sources.MaxClassLabels labels, as a request log is;
+// the same rows read without the class column (--columns class=) are
+// judged as unlabelled.
+func TestTooManyClassLabels(t *testing.T) {
+	srv := chtest.Start(t)
+	var b strings.Builder
+	for i := range sources.MaxClassLabels + 1 {
+		fmt.Fprintf(&b, `{"ts":%d.5,"status":"ok","ttft_s":0.1,"e2e_s":1.2,"output_tokens":30,"prompt_tokens":100,"class":"req-%d"}`+"\n", 1767225600+i, i)
+	}
+	srv.LoadRequests(t, "req", "c", strings.NewReader(b.String()))
+	src, _ := New(Config{URL: srv.URL, Table: "req"})
+	_, err := read(t, src, "arm = 'c'", testPlan())
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("more than %d distinct class labels", sources.MaxClassLabels)) {
+		t.Fatalf("%d labels: %v", sources.MaxClassLabels+1, err)
+	}
+	src, _ = New(Config{URL: srv.URL, Table: "req", Columns: Columns{"class": ""}})
+	ds, err := read(t, src, "arm = 'c'", testPlan())
+	if err != nil {
+		t.Fatalf("without the class column: %v", err)
+	}
+	for _, bk := range ds.Agg.Buckets {
+		if !strings.HasPrefix(bk.Class, "bands ") {
+			t.Fatalf("stratum %q, want the token bands", bk.Class)
+		}
+	}
+	if c, _, _, _ := totals(ds.Agg); c != float64(sources.MaxClassLabels+1) {
+		t.Errorf("completed %v, want %d", c, sources.MaxClassLabels+1)
+	}
+}
+
 // TestLiteralsRoundTrip: a number written into the query is read by the
 // server as the same double, so SLO bounds compare exactly as in Go.
 func TestLiteralsRoundTrip(t *testing.T) {

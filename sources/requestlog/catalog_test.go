@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -130,7 +131,34 @@ func badInputs(t *testing.T) []badInput {
 		{"csv canceled_by unknown", "a.csv", "ts,status,canceled_by\n1,canceled,client\n2,canceled,499\n", "a.csv:3:", "canceled_by", `write "client"`},
 		{"csv canceled_by on an error", "a.csv", "ts,status,canceled_by\n1,canceled,\n2,error,server\n", "a.csv:3:", "canceled_by", `set status "canceled"`},
 		{"not a request log", "notes.txt", "hello world\nthis is text\n", "notes.txt:1:", "ts", "needs ts and status"},
+		// a label per request: refused at the line of the 33rd distinct
+		// label (line 36 of 34 records: two blank lines before it, a
+		// repeat between)
+		{"a class label per request", "a.jsonl", "\n" + perRequestLabels(`{"ts":%d,"status":"rejected","class":"req-%d"}`, "\n"), "a.jsonl:36:", "class", "at most 32 classes"},
+		{"csv class label per request", "a.csv", "ts,status,class\n" + perRequestLabels("%d,rejected,req-%d", ""), "a.csv:35:", "class", "at most 32 classes"},
+		// a malformed line after the 33rd label is reported first, as the
+		// labels are counted once every line has parsed
+		{"a class label per request, then a malformed line", "a.jsonl", perRequestLabels(`{"ts":%d,"status":"rejected","class":"req-%d"}`, "") + `{"ts":1,"status":` + "\n", "a.jsonl:35:", "", "malformed"},
 	}
+}
+
+// perRequestLabels is sources.MaxClassLabels + 2 records with a label
+// each, every label new but the third record's (the second's again),
+// written with format from (ts, label number); extra goes after the
+// second record.
+func perRequestLabels(format, extra string) string {
+	var b strings.Builder
+	for i := range sources.MaxClassLabels + 2 {
+		n := i
+		if i >= 2 {
+			n = i - 1
+		}
+		fmt.Fprintf(&b, format+"\n", 1795964400+i, n)
+		if i == 1 {
+			b.WriteString(extra)
+		}
+	}
+	return b.String()
 }
 
 // corruptGzip flips bytes in the middle of the deflate stream.

@@ -239,6 +239,13 @@ func read(ctx context.Context, path string, r io.Reader, arm sources.Arm, opt op
 	if len(reqs) == 0 {
 		return sources.Dataset{}, &ParseError{Path: path, Msg: "no requests: the file has no records (write one JSON object or CSV row per request)"}
 	}
+	var labels classLabels
+	for i := range reqs {
+		if labels.observe(reqs[i].Class) {
+			labels.at(lines.line(i))
+			return sources.Dataset{}, labels.err(path)
+		}
+	}
 	reqs, dropped, err := checkWindow(path, reqs, lines, opt.dropImplausible)
 	if err != nil {
 		return sources.Dataset{}, err

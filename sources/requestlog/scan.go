@@ -87,7 +87,17 @@ func scan(ctx context.Context, path string, r io.Reader, arm sources.Arm, o Scan
 	body, first, skipped, gz, raw := lb.body, lb.first, lb.skipped, lb.gz, lb.raw
 	win := newWindowTracker(o.Window)
 	count := 0
+	// past MaxClassLabels labels no record reaches fn (its strata would
+	// grow with every request), but the rest is parsed: a malformed line
+	// further on is reported first, as ReadWith reports it
+	var labels classLabels
 	emit := func(r *sources.Request, line int) error {
+		if labels.observe(r.Class) {
+			labels.at(line)
+		}
+		if labels.full() {
+			return nil
+		}
 		if !win.observe(r.Time, line) {
 			return nil
 		}
@@ -111,6 +121,9 @@ func scan(ctx context.Context, path string, r io.Reader, arm sources.Arm, o Scan
 	}
 	if parseErr != nil {
 		return sources.Dataset{}, parseErr
+	}
+	if err := labels.err(path); err != nil {
+		return sources.Dataset{}, err
 	}
 	if _, err := io.Copy(io.Discard, raw); err != nil {
 		return sources.Dataset{}, fmt.Errorf("%s: %w", path, err)
