@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/goodput-dev/goodput/sources"
+	"github.com/goodput-dev/goodput/sources/requestlog"
 )
 
 // runCLIStdin is runCLI with a given standard input.
@@ -478,6 +480,101 @@ func TestClassPerRequestRefused(t *testing.T) {
 			!strings.Contains(errs, "leave the field out") {
 			t.Errorf("%s: exit %d stdout %.200q stderr %s; want exit 4 naming c.jsonl:%d", how, code, out, errs, sources.MaxClassLabels+1)
 		}
+	}
+}
+
+// TestManyFilesFewDescriptors: arms of 300 files each (a run's logs
+// rotated every second) are judged under a limit of 64 open descriptors,
+// on both paths: every file was held open at once before, and the judge
+// stopped with "too many open files". The streaming judge's gates are
+// those of the two files the parts were split from; the exact judge's
+// verdicts are (it lays files that do not overlap in time end to end as
+// runs, sources.Combine, so its windows leave out the gap between one
+// file's last request and the next one's first).
+func TestManyFilesFewDescriptors(t *testing.T) {
+	d := t.TempDir()
+	whole := map[string]string{"b": goodLog(3000), "c": goodLogV(3000, 4)}
+	parts := map[string][]string{}
+	for arm, log := range whole {
+		lines := strings.SplitAfter(log, "\n")
+		for i := 0; i < 3000; i += 10 {
+			parts[arm] = append(parts[arm], writeFile(t, d, fmt.Sprintf("%s-%03d.jsonl", arm, i/10), strings.Join(lines[i:i+10], "")))
+		}
+	}
+	b, c := writeFile(t, d, "b.jsonl", whole["b"]), writeFile(t, d, "c.jsonl", whole["c"])
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		t.Fatal(err)
+	}
+	low := lim
+	low.Cur = 64
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &low); err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim)
+	metrics := func(out string, all bool) string {
+		t.Helper()
+		var rep struct {
+			Verdict string
+			Metrics []map[string]any
+		}
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatalf("%v: %.300s", err, out)
+		}
+		s := rep.Verdict
+		for _, m := range rep.Metrics {
+			if all {
+				s += fmt.Sprint(m)
+			} else {
+				s += fmt.Sprint(" ", m["name"], m["verdict"])
+			}
+		}
+		return s
+	}
+	for _, how := range []string{"--exact", "--stream"} {
+		args := []string{"judge", how, "--format", "json", "--baseline"}
+		args = append(append(append(args, parts["b"]...), "--canary"), parts["c"]...)
+		code, split, errs := runCLI(t, nil, args...)
+		if code == ExitError || code == ExitUsage {
+			t.Fatalf("%s, 300 files per arm under 64 descriptors: exit %d: %s", how, code, errs)
+		}
+		_, joined, _ := runCLI(t, nil, "judge", how, "--format", "json", "--baseline", b, "--canary", c)
+		if all := how == "--stream"; metrics(split, all) != metrics(joined, all) {
+			t.Errorf("%s: 300 files per arm judged otherwise than the two files they came from", how)
+		}
+	}
+}
+
+// TestParkedFileReplaced: a file closed after its format was detected is
+// opened again where it was left, and refused when its path names another
+// file by then.
+func TestParkedFileReplaced(t *testing.T) {
+	d := t.TempDir()
+	p := writeFile(t, d, "c.jsonl", goodLog(20))
+	read := func(replace bool) (string, error) {
+		in, err := openInput(context.Background(), p, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer in.Close()
+		if f, err := detectFormat(in); err != nil || f != requestlog.Format {
+			t.Fatalf("format %q, %v", f, err)
+		}
+		in.park()
+		if replace {
+			q := writeFile(t, d, "new.jsonl", goodLogV(20, 4))
+			if err := os.Rename(q, p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		b, err := io.ReadAll(in)
+		return string(b), err
+	}
+	if got, err := read(false); err != nil || got != goodLog(20) {
+		t.Errorf("parked and read again: %v, %d bytes, want the file's %d", err, len(got), len(goodLog(20)))
+	}
+	if _, err := read(true); err == nil || !strings.Contains(err.Error(), "names another file") {
+		t.Errorf("replaced while parked: %v", err)
 	}
 }
 

@@ -53,13 +53,27 @@ const stdinPath = "-"
 // (<(zcat f.gz)), /dev/stdin and "-" are read exactly once, from their first
 // byte to their last, like a regular file. Every raw byte delivered goes
 // through a SHA-256, so the digest covers the whole stream.
+//
+// A regular file may be parked after detection (park): its descriptor is
+// closed and the file opened again where it was left when it is next read,
+// refused if the path names another file by then; at its end it is closed
+// again. An arm of thousands of files (rotated logs per replica and hour)
+// so holds one descriptor per file being read, not one per file named:
+// with every file held open the judge stopped at the process's limit
+// (often 1,024) with "too many open files".
 type input struct {
 	path    string
-	f       io.Reader   // the open file (or standard input)
+	f       io.Reader   // the open file (or standard input); nil while parked
 	info    os.FileInfo // Stat of the opened file; nil for an injected stream
 	head    []byte      // raw bytes consumed while detecting, not yet delivered
 	h       hash.Hash   // SHA-256 of the raw bytes delivered so far; nil when the reader hashes them
 	closeFn func() error
+	// parked is set for a regular file whose descriptor park closed; off
+	// is how many of its bytes were read from the file, where reading
+	// resumes; ended is set once it was read to its end and closed
+	parked bool
+	off    int64
+	ended  bool
 }
 
 // Read delivers the replayed head, then the rest of the file.
@@ -70,12 +84,66 @@ func (in *input) Read(p []byte) (int, error) {
 		n = copy(p, in.head)
 		in.head = in.head[n:]
 	} else {
+		if in.ended {
+			return 0, io.EOF
+		}
+		if err := in.unpark(); err != nil {
+			return 0, err
+		}
 		n, err = in.f.Read(p)
+		in.off += int64(n)
+		if err == io.EOF && in.parked {
+			in.closeFile()
+			in.ended = true
+		}
 	}
 	if in.h != nil {
 		in.h.Write(p[:n])
 	}
 	return n, err
+}
+
+// park closes a regular file's descriptor until it is read again (see
+// input); other inputs stay open.
+func (in *input) park() {
+	if in.parked || in.info == nil || !in.info.Mode().IsRegular() || in.closeFn == nil {
+		return
+	}
+	in.closeFile()
+	in.parked = true
+}
+
+func (in *input) closeFile() {
+	if in.closeFn != nil {
+		in.closeFn()
+	}
+	in.f, in.closeFn = nil, nil
+}
+
+// unpark opens a parked file again at the byte where reading stopped,
+// refusing a path that names another file now (replaced or rotated since
+// it was first opened).
+func (in *input) unpark() error {
+	if in.f != nil || !in.parked {
+		return nil
+	}
+	f, err := os.Open(in.path)
+	if err != nil {
+		return fmt.Errorf("%s: opening it again to read it: %w", in.path, err)
+	}
+	st, err := f.Stat()
+	if err == nil && !os.SameFile(st, in.info) {
+		err = errors.New("the path names another file than when it was first opened (replaced or rotated while the judge ran): judge files that are no longer being written")
+	}
+	if err == nil {
+		_, err = f.Seek(in.off, io.SeekStart)
+	}
+	if err != nil {
+		f.Close()
+		return fmt.Errorf("%s: %w", in.path, err)
+	}
+	in.f, in.closeFn = f, f.Close
+	return nil
 }
 
 // Stat reports the file's metadata, so readers can size their buffers
@@ -90,6 +158,12 @@ func (in *input) Stat() (fs.FileInfo, error) {
 // ReadAt reads a regular file at an offset (a gzip trailer, for a size
 // hint) without disturbing the stream; it fails on pipes, as it should.
 func (in *input) ReadAt(p []byte, off int64) (int, error) {
+	if in.ended {
+		return 0, fmt.Errorf("%s: read to its end and closed", in.path)
+	}
+	if err := in.unpark(); err != nil {
+		return 0, err
+	}
 	ra, ok := in.f.(io.ReaderAt)
 	if in.info == nil || !in.info.Mode().IsRegular() || !ok {
 		return 0, fmt.Errorf("%s: not a regular file", in.path)
@@ -114,7 +188,12 @@ func (in *input) Close() error {
 	if in.closeFn == nil {
 		return nil
 	}
-	return in.closeFn()
+	err := in.closeFn()
+	in.closeFn = nil
+	if in.parked {
+		in.f, in.ended = nil, true // not to be opened again
+	}
+	return err
 }
 
 // openInput opens path ("-" is standard input). Opening a FIFO blocks until
@@ -214,7 +293,7 @@ func (r *recorder) Read(p []byte) (int, error) {
 // detection; the raw bytes it consumed are replayed by in.Read.
 func (in *input) sniff() ([]byte, error) {
 	rec := &recorder{r: in.f, max: maxSniffRaw}
-	defer func() { in.head = rec.buf }()
+	defer func() { in.head, in.off = rec.buf, in.off+int64(len(rec.buf)) }()
 	magic := make([]byte, 2)
 	n, err := io.ReadFull(rec, magic)
 	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
@@ -311,18 +390,28 @@ func readArm(ctx context.Context, arm sources.Arm, paths []string, format string
 				return ds, nil, err
 			}
 		}
+		in.park() // opened again when read: one descriptor at a time
 		if formats[i] == formatScrape || formats[i] == exposition.FormatText || formats[i] == exposition.FormatOpenMetrics {
 			scrapes++
 		}
 	}
 	seen := make([]armInput, len(ins))
+	// finish reads what the reader of input i left, takes its digest and
+	// closes it
+	finish := func(i int) error {
+		in := ins[i]
+		sum, err := in.finish()
+		if err != nil {
+			return err
+		}
+		seen[i] = armInput{arm: arm, path: in.path, info: in.info, sha256: sum, format: formats[i]}
+		return in.Close()
+	}
 	done := func() error {
-		for i, in := range ins {
-			sum, err := in.finish()
-			if err != nil {
+		for i := range ins {
+			if err := finish(i); err != nil {
 				return err
 			}
-			seen[i] = armInput{arm: arm, path: in.path, info: in.info, sha256: sum, format: formats[i]}
 		}
 		return nil
 	}
@@ -358,6 +447,9 @@ func readArm(ctx context.Context, arm sources.Arm, paths []string, format string
 		if err != nil {
 			return ds, nil, err
 		}
+		if err := finish(i); err != nil {
+			return ds, nil, err
+		}
 		if one.Clock == sources.ClockEpoch || one.Clock == sources.ClockRelative {
 			clockOf[one.Clock] = in.path
 			if e, r := clockOf[sources.ClockEpoch], clockOf[sources.ClockRelative]; e != "" && r != "" {
@@ -365,9 +457,6 @@ func readArm(ctx context.Context, arm sources.Arm, paths []string, format string
 			}
 		}
 		parts = append(parts, part{one, in})
-	}
-	if err := done(); err != nil {
-		return ds, nil, err
 	}
 	// files that cannot be placed by wall-clock time are taken as runs in
 	// sequence, so they are put in an order of their content, not of the
