@@ -148,7 +148,8 @@ func run(ctx context.Context, args []string, streams *IOStreams, env Env) (code 
 		}
 	}()
 	a := &app{io: streams, env: env}
-	root := a.newRootCmd()
+	root, stopProfiles := a.newRootCmd()
+	defer stopProfiles()
 	root.SetArgs(expandMultiValueFlags(args, "--baseline", "--canary"))
 	root.SetIn(streams.In)
 	root.SetOut(streams.Out)
@@ -184,7 +185,9 @@ func isUsage(err error) bool {
 	return false
 }
 
-func (a *app) newRootCmd() *cobra.Command {
+// newRootCmd is the command tree, and what writes the profiles asked for
+// (--cpuprofile, --memprofile) when the command ends, whatever its exit.
+func (a *app) newRootCmd() (*cobra.Command, func()) {
 	root := &cobra.Command{
 		Use:   "goodput",
 		Short: "Judge a canary against its baseline on goodput and cost per good request",
@@ -220,7 +223,9 @@ Exit codes: 0 pass, 1 fail, 2 usage error, 3 inconclusive, 4 could not evaluate.
 		stopProfile = func() { pprof.StopCPUProfile(); f.Close() }
 		return nil
 	}
-	root.PersistentPostRun = func(*cobra.Command, []string) {
+	// not a PersistentPostRun, which cobra skips when the command fails
+	// (and every verdict but a pass is an error here)
+	stop := func() {
 		if stopProfile != nil {
 			stopProfile()
 		}
@@ -235,7 +240,7 @@ Exit codes: 0 pass, 1 fail, 2 usage error, 3 inconclusive, 4 could not evaluate.
 	for _, c := range a.commands() {
 		root.AddCommand(c)
 	}
-	return root
+	return root, stop
 }
 
 // expandMultiValueFlags rewrites "--baseline a b --canary c" as

@@ -218,7 +218,7 @@ func TestWatchLiveInterrupt(t *testing.T) {
 			looks++
 			return nil
 		}}
-	root := a.newRootCmd()
+	root, _ := a.newRootCmd()
 	root.SetArgs([]string{"watch", "--prometheus", url, "--policy", pol, "--baseline-selector", `deployment="baseline-0"`,
 		"--canary-selector", `deployment="canary-0"`, "--start", "2026-01-01T00:00:00Z", "--max-duration", "12m", "--lag", "0s", "--format", "jsonl"})
 	err := root.ExecuteContext(ctx)
