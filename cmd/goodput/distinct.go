@@ -31,25 +31,52 @@ func samePathOrFile(arms map[sources.Arm][]string, stdin any) error {
 		path string
 		info os.FileInfo
 	}
+	// an input is matched with the first earlier one of the same path
+	// (cleaned) or the same file, looked up by path and by size and
+	// modification time rather than against every earlier one: an arm
+	// may be thousands of files
+	type statKey struct {
+		size int64
+		mod  int64
+	}
 	var all []seen
+	byPath := map[string]int{}
+	byStat := map[statKey][]int{}
 	for _, arm := range []sources.Arm{sources.Baseline, sources.Canary} {
 		for _, p := range arms[arm] {
 			var info os.FileInfo
+			key := "\x00stdin" // "-" is standard input, "./-" a file named -
 			if p == stdinPath {
 				if f, ok := stdin.(*os.File); ok {
 					info, _ = f.Stat()
 				}
 			} else {
 				info, _ = os.Stat(p) // a FIFO's Stat does not wait for a writer
+				key = filepath.Clean(p)
 			}
-			for _, s := range all {
-				same := p == s.path || (p != stdinPath && s.path != stdinPath && filepath.Clean(p) == filepath.Clean(s.path))
-				if !same && info != nil && s.info != nil && os.SameFile(info, s.info) {
-					same = true
+			first, ok := byPath[key]
+			if !ok {
+				first = -1
+			}
+			var sk statKey
+			if info != nil {
+				sk = statKey{info.Size(), info.ModTime().UnixNano()}
+				for _, j := range byStat[sk] {
+					if os.SameFile(info, all[j].info) {
+						if first < 0 || j < first {
+							first = j
+						}
+						break
+					}
 				}
-				if same {
-					return fmt.Errorf("%s (%s) and %s (%s) are the same input: each file may be given once, for one arm", s.path, s.arm, p, arm)
-				}
+			}
+			if first >= 0 {
+				s := all[first]
+				return fmt.Errorf("%s (%s) and %s (%s) are the same input: each file may be given once, for one arm", s.path, s.arm, p, arm)
+			}
+			byPath[key] = len(all)
+			if info != nil {
+				byStat[sk] = append(byStat[sk], len(all))
 			}
 			all = append(all, seen{arm, p, info})
 		}
@@ -60,17 +87,19 @@ func samePathOrFile(arms map[sources.Arm][]string, stdin any) error {
 // sameContent refuses two inputs with equal bytes (a copy under another
 // name, or the same stream given twice).
 func sameContent(ins []armInput) error {
+	first := map[string]int{}
 	for i := range ins {
-		for j := 0; j < i; j++ {
-			if ins[i].sha256 == ins[j].sha256 {
-				what := "a copy of"
-				if ins[i].arm != ins[j].arm {
-					what = "identical to"
-				}
-				return fmt.Errorf("%s (%s) is %s %s (%s): both have sha256 %s; each arm needs its own data, given once",
-					ins[i].path, ins[i].arm, what, ins[j].path, ins[j].arm, ins[i].sha256)
-			}
+		j, ok := first[ins[i].sha256]
+		if !ok {
+			first[ins[i].sha256] = i
+			continue
 		}
+		what := "a copy of"
+		if ins[i].arm != ins[j].arm {
+			what = "identical to"
+		}
+		return fmt.Errorf("%s (%s) is %s %s (%s): both have sha256 %s; each arm needs its own data, given once",
+			ins[i].path, ins[i].arm, what, ins[j].path, ins[j].arm, ins[i].sha256)
 	}
 	return nil
 }

@@ -441,13 +441,16 @@ func (s *keySketch) merge(o *keySketch) {
 	s.n += o.n
 	s.sum += o.sum
 	s.xor ^= o.xor
-	s.shift = max(s.shift, o.shift)
+	if o.shift > s.shift {
+		// o sampled more coarsely: s keeps only what o's sample would
+		s.shift = o.shift
+		s.keys.keep(s.sampled)
+	}
 	o.keys.each(func(k uint64, c uint32) {
 		if s.sampled(k) {
 			s.keys.add(k, c)
 		}
 	})
-	s.keys.keep(s.sampled)
 	s.thin()
 }
 

@@ -111,6 +111,11 @@ func scan(ctx context.Context, path string, r io.Reader, arm sources.Arm, o Scan
 	)
 	switch first {
 	case '{':
+		// a small file gets chunks its size, not the default's: an arm
+		// may be thousands of small files
+		if n := sizeHint(r, gz); n > 0 && n < int64(opt.chunkSize) {
+			opt.chunkSize = max(int(n)+1, 4<<10)
+		}
 		unknown, parseErr = scanJSONL(ctx, path, body, skipped, gz, opt, emit)
 	case '[':
 		return sources.Dataset{}, &ParseError{Path: path, Line: skipped + 1, Col: 1,
@@ -398,15 +403,18 @@ type asyncHash struct {
 	free chan []byte
 	done chan struct{}
 	once sync.Once
+	made int // buffers made so far (hashBufs at most)
 }
 
+// hashBuf is the size of asyncHash's buffers (bytes), but for one made
+// for a smaller read.
 const hashBuf = 256 << 10
 
+// hashBufs is how many buffers asyncHash fills at most at once.
+const hashBufs = 8
+
 func newAsyncHash(r io.Reader) *asyncHash {
-	a := &asyncHash{r: r, h: sha256.New(), ch: make(chan []byte, 8), free: make(chan []byte, 8), done: make(chan struct{})}
-	for range 8 {
-		a.free <- make([]byte, hashBuf)
-	}
+	a := &asyncHash{r: r, h: sha256.New(), ch: make(chan []byte, hashBufs), free: make(chan []byte, hashBufs), done: make(chan struct{})}
 	go func() {
 		defer close(a.done)
 		for b := range a.ch {
@@ -420,7 +428,20 @@ func newAsyncHash(r io.Reader) *asyncHash {
 func (a *asyncHash) Read(p []byte) (int, error) {
 	n, err := a.r.Read(p)
 	for q := p[:n]; len(q) > 0; {
-		b := <-a.free
+		var b []byte
+		select {
+		case b = <-a.free:
+		default:
+			// buffers are made as the reads need them, no larger than
+			// the first read (a small file's): the judge reads thousands
+			// of small files as well as a few large ones
+			if a.made < hashBufs {
+				a.made++
+				b = make([]byte, min(hashBuf, max(len(q), 4<<10)))
+			} else {
+				b = <-a.free
+			}
+		}
 		m := copy(b, q)
 		q = q[m:]
 		a.ch <- b[:m]
