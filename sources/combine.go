@@ -56,8 +56,12 @@ func Combine(files []Dataset) Dataset {
 			return la < lb
 		})
 	}
+	join := 0.0
+	if clock == ClockEpoch {
+		join = joinGap(files)
+	}
 	total, gaps := 0.0, 0.0
-	known := true
+	known, joined := true, 0
 	end := math.NaN() // where the previous run ended, on the combined clock
 	for _, i := range order {
 		f := files[i]
@@ -67,6 +71,10 @@ func Combine(files []Dataset) Dataset {
 			switch {
 			case clock == ClockRelative && math.IsNaN(end):
 				shift = -lo
+			case !math.IsNaN(end) && clock == ClockEpoch && lo-end <= join:
+				// the next part of one recording (a log rotated): its
+				// time runs on
+				joined++
 			case !math.IsNaN(end):
 				shift = end - lo
 				gaps += lo - end
@@ -87,6 +95,10 @@ func Combine(files []Dataset) Dataset {
 	if known {
 		ds.Duration = total
 	}
+	if joined == len(files)-1 {
+		ds.Warnings = append(ds.Warnings, fmt.Sprintf("%d files are consecutive parts of one recording (each begins within %.3g s of the previous one's end, ten times the requests' usual spacing): they are analysed on their own time line, one after another", len(files), join))
+		return ds
+	}
 	msg := fmt.Sprintf("%d files are repeated runs, one after another, not replicas serving at the same time: they are analysed back to back", len(files))
 	switch {
 	case clock == ClockEpoch && gaps > 0:
@@ -101,6 +113,38 @@ func Combine(files []Dataset) Dataset {
 	}
 	ds.Warnings = append(ds.Warnings, msg)
 	return ds
+}
+
+// joinGap is the longest pause (seconds) between one wall-clock file's
+// last arrival and the next one's first that is taken as the same
+// recording going on (a log rotated) rather than another run whose idle
+// time before it is left out: ten times the median over the files of
+// their mean time between arrivals; 0 when no file has two. Without it
+// files rotated every few seconds lost a request spacing each from the
+// window (300 files of ten requests: goodput 11.1 req/s for 10).
+func joinGap(files []Dataset) float64 {
+	var spacing []float64
+	for i := range files {
+		lo, hi := span(&files[i])
+		n := 0
+		for _, r := range files[i].Requests {
+			if Known(r.Time) {
+				n++
+			}
+		}
+		if n >= 2 && hi > lo {
+			spacing = append(spacing, (hi-lo)/float64(n-1))
+		}
+	}
+	if len(spacing) == 0 {
+		return 0
+	}
+	sort.Float64s(spacing)
+	m := spacing[len(spacing)/2]
+	if len(spacing)%2 == 0 {
+		m = (m + spacing[len(spacing)/2-1]) / 2
+	}
+	return 10 * m
 }
 
 // shifted returns a copy of rs with every arrival time moved by dt.

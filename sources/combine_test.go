@@ -33,6 +33,8 @@ func TestCombine(t *testing.T) {
 	}{
 		{"epoch overlap: replicas", []Dataset{run(ClockEpoch, 1000, 100, 0), run(ClockEpoch, 1050, 100, 0)}, 0, 1000, 1149, "overlap are replicas"},
 		{"epoch runs an hour apart", []Dataset{run(ClockEpoch, 4600, 100, 0), run(ClockEpoch, 1000, 100, 0)}, 0, 1000, 1099 + 99, "the 3501 s between runs are left out"},
+		{"epoch, one after another within ten spacings: one recording", []Dataset{run(ClockEpoch, 1100.5, 100, 0), run(ClockEpoch, 1000, 100, 0)}, 0, 1000, 1199.5, "consecutive parts of one recording"},
+		{"epoch, eleven spacings apart: runs", []Dataset{run(ClockEpoch, 1110, 100, 0), run(ClockEpoch, 1000, 100, 0)}, 0, 1000, 1099 + 99, "the 11 s between runs are left out"},
 		{"relative clocks: runs", []Dataset{run(ClockRelative, 5, 60, 60), run(ClockRelative, 7, 60, 60)}, 120, 0, 120, "cannot be aligned"},
 		{"no times: runs, durations add", []Dataset{run(ClockNone, 0, 200, 78.9), run(ClockNone, 0, 200, 78.7)}, 157.6, math.NaN(), math.NaN(), "summed duration, 157.6 s"},
 		{"no times, duration unknown", []Dataset{run(ClockNone, 0, 150, 0), run(ClockNone, 0, 150, 0)}, 0, math.NaN(), math.NaN(), "repeated runs"},
