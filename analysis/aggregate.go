@@ -357,15 +357,40 @@ func newAggArm(ds *sources.Dataset, slo histo.SLO, weight func(*sources.AggBucke
 	}
 	slices.SortFunc(a.slices, func(x, y aggSlice) int { return cmp.Compare(x.start, y.start) })
 	a.allStarts = a.sliceStarts()
-	var completed float64
+	var completed, offered float64
 	for _, s := range a.slices {
 		a.secs += s.end - s.start
 		completed += s.completed
+		offered += s.offered()
 	}
-	if completed == 0 {
-		return nil, &DataError{Arm: ds.Arm, Msg: "no completed requests in the window's metrics: check the selector, the time range and that the arm served traffic"}
+	if completed == 0 && (ds.Arm != sources.Canary || offered == 0) {
+		msg := "no completed requests in the window's metrics: check the selector, the time range and that the arm served traffic"
+		if agg.Profile == "requests" {
+			msg = fmt.Sprintf("no completed requests among %.0f offered (%s): there is nothing to compare the canary with — check that the client reached the endpoint", offered, aggStatusCounts(a))
+		}
+		return nil, &DataError{Arm: ds.Arm, Msg: msg}
 	}
 	return a, nil
+}
+
+// aggStatusCounts names an aggregate arm's requests that did not complete
+// by outcome, as statusCounts does a request log's: "120 failed, 3
+// rejected".
+func aggStatusCounts(a *aggArm) string {
+	var failed, canceled, rejected float64
+	for _, s := range a.slices {
+		failed, canceled, rejected = failed+s.failed, canceled+s.canceled, rejected+s.rejected
+	}
+	var parts []string
+	for _, c := range []struct {
+		n    float64
+		what string
+	}{{failed, "failed"}, {canceled, "canceled"}, {rejected, "rejected"}} {
+		if c.n > 0 {
+			parts = append(parts, fmt.Sprintf("%.0f %s", c.n, c.what))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 func nan0(v float64) float64 {
@@ -987,7 +1012,7 @@ func (j *aggJudgement) evalGate(idx int, g policies.Gate, conf float64) gateEval
 	}
 	if g.Metric == "output_tokens_mean" {
 		if !(sum(cWorst.Den) > 0 && sum(bBest.Den) > 0 && sum(bBest.Num) > 0) {
-			return inconclusive("no completed requests with output tokens counted in an arm")
+			return inconclusive("no completed requests with a known output length in " + armsMissing(int(sum(bBest.Den)), int(sum(cWorst.Den))))
 		}
 		// a mean per completed request: the batch-means interval as on
 		// the request path, no count floor

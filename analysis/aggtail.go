@@ -259,6 +259,11 @@ func (j *aggJudgement) tailGate(e gateEval, idx int, info policies.MetricInfo, g
 	if j.exact() {
 		e.m.Method = "block-bootstrap of log-linear histogram quantiles (bins a factor 2^(1/256) wide)"
 	}
+	if nb, nc := hb.Total(), hc.Total(); nb == 0 || nc == 0 {
+		// the request path's words, an arm with no value at all
+		e.m.Reason = fmt.Sprintf("no %s values in %s", info.Latency, armsMissing(int(nb), int(nc)))
+		return e
+	}
 	if !(qb > 0 && qc > 0) || math.IsInf(qb, 0) || math.IsInf(qc, 0) {
 		e.m.Reason = fmt.Sprintf("no %s histogram quantile for an arm (missing histogram, or the quantile lies in the +Inf bucket)", info.Latency)
 		return e

@@ -208,19 +208,31 @@ func TestDataErrors(t *testing.T) {
 	p := chat(t)
 	good := synth{n: 500, rate: 5, ttftMed: 0.3, tpotMed: 0.04, seed: 9}.dataset(sources.Baseline)
 	empty := &sources.Dataset{Arm: sources.Canary, Clock: sources.ClockEpoch}
-	allFail := synth{n: 100, rate: 5, errShare: 1, seed: 9}.dataset(sources.Canary)
+	allFail := synth{n: 100, rate: 5, errShare: 1, seed: 9}.dataset(sources.Baseline)
+	goodCanary := synth{n: 500, rate: 5, ttftMed: 0.3, tpotMed: 0.04, seed: 10}.dataset(sources.Canary)
 	for _, tc := range []struct {
 		name string
-		c    *sources.Dataset
+		b, c *sources.Dataset
 		want string
 	}{
-		{"no requests", empty, "canary: no requests"},
-		{"no completed", allFail, "canary: no completed requests among 100 offered (100 error)"},
+		{"no requests", good, empty, "canary: no requests"},
+		{"a baseline that completed nothing", allFail, goodCanary, "baseline: no completed requests among 100 offered (100 error): there is nothing to compare the canary with"},
 	} {
-		_, err := Judge(good, tc.c, Config{Policy: p})
+		_, err := Judge(tc.b, tc.c, Config{Policy: p})
 		var de *DataError
 		if !errors.As(err, &de) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: err = %v, want DataError containing %q", tc.name, err, tc.want)
+		}
+	}
+	// a canary that completed nothing is judged: it fails
+	broken := synth{n: 500, rate: 5, errShare: 1, seed: 11}.dataset(sources.Canary)
+	r, err := Judge(good, broken, Config{Policy: p})
+	if err != nil || r.Verdict != Fail {
+		t.Fatalf("a canary whose every request failed: %v, %v; want a fail", r, err)
+	}
+	for _, m := range r.Metrics {
+		if m.Name == "error_rate" && m.Verdict != Fail {
+			t.Errorf("error_rate %s: %s", m.Verdict, m.Reason)
 		}
 	}
 }

@@ -358,9 +358,11 @@ func prepare(ds *sources.Dataset, p *policies.Policy, cls *classifier, origin fl
 			completed++
 		}
 	}
-	if completed == 0 {
-		return nil, &DataError{Arm: ds.Arm, Msg: fmt.Sprintf("no completed requests among %d offered (%s); "+
-			"latency cannot be compared — check that the client reached the endpoint", n, statusCounts(ds.Requests))}
+	// a canary that completed nothing is judged (its guardrails and
+	// attainment fail, its latency gates have nothing to read); a
+	// baseline that completed nothing leaves nothing to judge it against
+	if completed == 0 && ds.Arm != sources.Canary {
+		return nil, &DataError{Arm: ds.Arm, Msg: fmt.Sprintf("no completed requests among %d offered (%s): there is nothing to compare the canary with — check that the client reached the endpoint", n, statusCounts(ds.Requests))}
 	}
 	if a.clock == "" {
 		a.clock = sources.ClockNone

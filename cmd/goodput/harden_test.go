@@ -569,6 +569,46 @@ func TestParkedFileReplaced(t *testing.T) {
 	}
 }
 
+// TestCanaryThatCompletesNothingFails: a canary whose every request
+// failed (or was rejected) is a broken deployment, judged FAIL (exit 1)
+// on its guardrail and attainment, on both paths, where it was refused as
+// data that cannot be evaluated (exit 4); a baseline that completed
+// nothing still leaves nothing to judge against (exit 4).
+func TestCanaryThatCompletesNothingFails(t *testing.T) {
+	d := t.TempDir()
+	b := writeFile(t, d, "b.jsonl", goodLog(3000))
+	for _, tc := range []struct{ status, gate string }{{"error", "error_rate"}, {"rejected", "rejected_share"}} {
+		lines := strings.SplitAfter(goodLogV(3000, 4), "\n")
+		for i := range lines {
+			lines[i] = strings.Replace(lines[i], `"status": "ok"`, `"status": "`+tc.status+`"`, 1)
+		}
+		c := writeFile(t, d, tc.status+".jsonl", strings.Join(lines, ""))
+		for _, how := range []string{"--exact", "--stream"} {
+			code, out, errs := runCLI(t, nil, "judge", how, "--baseline", b, "--canary", c, "--format", "json")
+			var rep struct {
+				Verdict string
+				Metrics []struct{ Name, Verdict, Reason string }
+			}
+			if code != ExitFail || json.Unmarshal([]byte(out), &rep) != nil || rep.Verdict != "fail" {
+				t.Fatalf("%s, every canary request %s: exit %d, verdict %q; want 1, fail; stderr %s", how, tc.status, code, rep.Verdict, errs)
+			}
+			got := map[string]string{}
+			for _, m := range rep.Metrics {
+				got[m.Name] = m.Verdict + ": " + m.Reason
+			}
+			if !strings.HasPrefix(got[tc.gate], "fail") || !strings.HasPrefix(got["slo_attainment"], "fail") || got["ttft_p99"] != "inconclusive: no ttft values in the canary" {
+				t.Errorf("%s, every canary request %s: %s %s, slo_attainment %s, ttft_p99 %s", how, tc.status, tc.gate, got[tc.gate], got["slo_attainment"], got["ttft_p99"])
+			}
+		}
+		for _, how := range []string{"--exact", "--stream"} {
+			code, out, errs := runCLI(t, nil, "judge", how, "--baseline", c, "--canary", b)
+			if code != ExitError || out != "" || !strings.Contains(errs, "baseline: no completed requests among 3000 offered") || !strings.Contains(errs, "nothing to compare the canary with") {
+				t.Errorf("%s, every baseline request %s: exit %d stdout %.100q stderr %s; want 4", how, tc.status, code, out, errs)
+			}
+		}
+	}
+}
+
 // TestErrorsSafeForTerminal: an error that quotes a name holding a
 // terminal escape and a bidi override (here a missing file's path) reaches
 // stderr with them shown as \xNN, its line breaks kept.
