@@ -156,6 +156,14 @@ func judgeAggregate(baseline, canary *sources.Dataset, cfg Config) (*Report, err
 // canary as counted beside them and their pairing decided.
 func (j *aggJudgement) judge() (*Report, error) {
 	p := j.p
+	if !j.paired {
+		span := func(a *aggArm) (float64, float64) { return a.slices[0].start, a.slices[len(a.slices)-1].end }
+		lb, hb := span(j.b)
+		lc, hc := span(j.c)
+		if w := nestedArmsWarning(lb, hb, lc, hc); w != "" {
+			j.warnf("%s", w)
+		}
+	}
 	for i, a := range []*aggArm{j.b, j.c} {
 		for _, c := range a.ds.Agg.ReplicaWarmups {
 			j.steps[j.warmStep[i]].Detail += "; " + c

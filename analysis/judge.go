@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/goodput-dev/goodput/analysis/normalize"
 	"github.com/goodput-dev/goodput/policies"
@@ -82,6 +83,13 @@ func Judge(baseline, canary *sources.Dataset, cfg Config) (*Report, error) {
 		}
 	}
 	j := &judgement{p: p, cfg: cfg, b: b, c: c, cls: cls, paired: paired}
+	if !paired {
+		lb, hb, okb := epochSpan(baseline)
+		lc, hc, okc := epochSpan(canary)
+		if w := nestedArmsWarning(lb, hb, lc, hc); okb && okc && w != "" {
+			j.warnf("%s", w)
+		}
+	}
 	if err := j.leaveOutBaselineOutages(); err != nil {
 		return nil, err
 	}
@@ -133,25 +141,8 @@ const MinPairedOverlap = 0.5
 // common grid origin (the earlier first arrival), or NaN when the arms are
 // independent (benchmark files run one after the other, per-file clocks).
 func pairing(b, c *sources.Dataset) (float64, bool) {
-	span := func(ds *sources.Dataset) (lo, hi float64, ok bool) {
-		if ds.Clock != sources.ClockEpoch || len(ds.Requests) == 0 {
-			return 0, 0, false
-		}
-		lo, hi = math.Inf(1), math.Inf(-1)
-		for i := range ds.Requests {
-			t := ds.Requests[i].Time
-			if !sources.Known(t) {
-				return 0, 0, false
-			}
-			lo, hi = math.Min(lo, t), math.Max(hi, t)
-		}
-		if ds.Duration > 0 && lo+ds.Duration > hi {
-			hi = lo + ds.Duration
-		}
-		return lo, hi, hi > lo
-	}
-	lb, hb, okb := span(b)
-	lc, hc, okc := span(c)
+	lb, hb, okb := epochSpan(b)
+	lc, hc, okc := epochSpan(c)
 	if !okb || !okc {
 		return math.NaN(), false
 	}
@@ -160,6 +151,50 @@ func pairing(b, c *sources.Dataset) (float64, bool) {
 		return math.NaN(), false
 	}
 	return math.Min(lb, lc), true
+}
+
+// epochSpan is an arm's first and last arrival (unix seconds, the last
+// at least first + Duration); ok is false off the wall clock or with an
+// arrival unknown.
+func epochSpan(ds *sources.Dataset) (lo, hi float64, ok bool) {
+	if ds.Clock != sources.ClockEpoch || len(ds.Requests) == 0 {
+		return 0, 0, false
+	}
+	lo, hi = math.Inf(1), math.Inf(-1)
+	for i := range ds.Requests {
+		t := ds.Requests[i].Time
+		if !sources.Known(t) {
+			return 0, 0, false
+		}
+		lo, hi = math.Min(lo, t), math.Max(hi, t)
+	}
+	if ds.Duration > 0 && lo+ds.Duration > hi {
+		hi = lo + ds.Duration
+	}
+	return lo, hi, hi > lo
+}
+
+// nestedArmsWarning says, for arms on one wall clock that are not paired
+// in time (pairing), when the shorter ran for at least MinPairedOverlap
+// of its run within the longer's: the arms are then compared as runs at
+// different times, the longer arm's other minutes (another load, another
+// hour of the day) in its figures, and --start/--end over the minutes
+// they shared would pair them. "" otherwise. [lb, hb] and [lc, hc] are
+// the arms' spans (unix seconds).
+func nestedArmsWarning(lb, hb, lc, hc float64) string {
+	ov := math.Min(hb, hc) - math.Max(lb, lc)
+	short, long := "canary", "baseline"
+	ls, ll := hc-lc, hb-lb
+	if ls > ll {
+		short, long, ls, ll = long, short, ll, ls
+	}
+	if !(ov > 0) || ov < MinPairedOverlap*ls {
+		return ""
+	}
+	at := func(t float64) string { return time.Unix(int64(t), 0).UTC().Format(time.RFC3339) }
+	return fmt.Sprintf("the %s ran for %s within the %s's %s, and the arms were judged as runs at different times: the %s's other %s (their load, their hour of the day) are in its figures; to judge both over the %s they ran together, paired in time, give --start %s --end %s",
+		short, fmtMinutes(ls/60), long, fmtMinutes(ll/60), long, fmtMinutes((ll-ov)/60), fmtMinutes(ov/60),
+		at(math.Floor(math.Max(lb, lc))), at(math.Ceil(math.Min(hb, hc))))
 }
 
 // fork is a shallow copy of the judgement for a gate evaluated beside the

@@ -290,3 +290,25 @@ func TestResamplingUnit(t *testing.T) {
 		}
 	}
 }
+
+// TestNestedArmsWarning: the warning names the minutes both arms ran when
+// the shorter ran at least half its run within the longer's, and nothing
+// otherwise.
+func TestNestedArmsWarning(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		lb, hb, lc, hc float64
+		want           string
+	}{
+		{"canary within", 0, 3600, 1200, 1800, "the canary ran for 10 min within the baseline's 60 min"},
+		{"baseline mostly within", 1000, 1600, 0, 1500, "the baseline ran for 10 min within the canary's 25 min"},
+		{"the window to give", 1700000000.5, 1700003600, 1700001200.2, 1700001800.7, "give --start 2023-11-14T22:33:20Z --end 2023-11-14T22:43:21Z"},
+		{"less than half of the shorter", 0, 3600, 3000, 4400, ""},
+		{"one after the other", 0, 600, 700, 1300, ""},
+	} {
+		got := nestedArmsWarning(tc.lb, tc.hb, tc.lc, tc.hc)
+		if tc.want == "" && got != "" || !strings.Contains(got, tc.want) {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

@@ -609,6 +609,63 @@ func TestCanaryThatCompletesNothingFails(t *testing.T) {
 	}
 }
 
+// TestFileWindow: a canary that ran within a longer baseline log is
+// judged as a run at another time, with a warning that names the
+// --start/--end over the minutes both ran; given them, both paths judge
+// the arms paired in time and say how many requests they left out.
+// Windows that keep nothing, --last and bad times are refused (files
+// without wall-clock times: TestPromFlagsRefusedForFiles).
+func TestFileWindow(t *testing.T) {
+	d := t.TempDir()
+	b := writeFile(t, d, "b.jsonl", goodLog(6000)) // 600 s from 1700000000
+	lines := strings.SplitAfter(goodLogV(6000, 4), "\n")
+	c := writeFile(t, d, "c.jsonl", strings.Join(lines[2000:4000], "")) // 200 s within
+	type report struct {
+		Metrics  []struct{ Name, Method string }
+		Warnings []string
+	}
+	judge := func(how string, extra ...string) (int, report, string) {
+		t.Helper()
+		code, out, errs := runCLI(t, nil, append([]string{"judge", how, "--format", "json", "--baseline", b, "--canary", c}, extra...)...)
+		var r report
+		if code != ExitError && code != ExitUsage {
+			if err := json.Unmarshal([]byte(out), &r); err != nil {
+				t.Fatalf("%s %v: %v", how, extra, err)
+			}
+		}
+		return code, r, errs
+	}
+	const suggest = "give --start 2023-11-14T22:16:40Z --end 2023-11-14T22:20:00Z"
+	for _, how := range []string{"--exact", "--stream"} {
+		_, r, _ := judge(how)
+		w := strings.Join(r.Warnings, "\n")
+		if !strings.Contains(w, "the canary ran for 3 min within the baseline's 10 min") || !strings.Contains(w, suggest) {
+			t.Errorf("%s: warnings %q lack the nested arms' window", how, w)
+		}
+		_, r, errs := judge(how, "--start", "2023-11-14T22:16:40Z", "--end", "2023-11-14T22:20:00Z")
+		w = strings.Join(r.Warnings, "\n")
+		if strings.Contains(w, "ran for") || !strings.Contains(w, "baseline: 4000 of the arm's 6000 requests arrived outside --start/--end (2023-11-14T22:16:40Z – 2023-11-14T22:20:00Z)") ||
+			len(r.Metrics) == 0 || !strings.Contains(r.Metrics[0].Method, "paired") {
+			t.Errorf("%s, within the window: warnings %q, methods %v; %s", how, w, r.Metrics, errs)
+		}
+		if code, _, errs := judge(how, "--start", "2023-11-14T23:00:00Z"); code != ExitError || !strings.Contains(errs, "none of its 6000 requests arrived within --start/--end (2023-11-14T23:00:00Z – …)") {
+			t.Errorf("%s, a window after the data: exit %d, %s", how, code, errs)
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--last", "5m"}, "--last only apply with --prometheus"},
+		{[]string{"--start", "yesterday"}, `--start "yesterday": want an RFC 3339 time`},
+		{[]string{"--start", "2023-11-14T22:20:00Z", "--end", "2023-11-14T22:16:40Z"}, "the window ends"},
+	} {
+		if code, _, errs := judge("--exact", tc.args...); code != ExitUsage || !strings.Contains(errs, tc.want) {
+			t.Errorf("%v: exit %d, %s; want 2 and %q", tc.args, code, errs, tc.want)
+		}
+	}
+}
+
 // TestErrorsSafeForTerminal: an error that quotes a name holding a
 // terminal escape and a bidi override (here a missing file's path) reaches
 // stderr with them shown as \xNN, its line breaks kept.

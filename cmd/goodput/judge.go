@@ -47,6 +47,10 @@ type judgeOptions struct {
 	prom        promOptions
 	ch          chOptions
 	metrics     metricsOptions
+	// window, when not nil, is the [start, end) of --start/--end given
+	// with request logs (unix seconds; ±Inf for an open end): requests
+	// arriving outside it are left out (fileWindow)
+	window *[2]float64
 }
 
 func (a *app) newJudgeCmd() *cobra.Command {
@@ -95,16 +99,25 @@ Exit codes: 0 pass, 1 fail, 2 usage error, 3 inconclusive
 				o.Baseline, o.Canary = args[:1], args[1:]
 			}
 			if !o.prom.enabled() {
-				// the window and step of a Prometheus query mean nothing
-				// for files: refuse rather than ignore them silently
+				// the step and selectors of a Prometheus query mean
+				// nothing for files: refuse rather than ignore them
+				// silently; files take --start/--end (fileWindow)
 				flags := []string{"start", "end", "last", "step", "baseline-selector", "canary-selector", "profile"}
-				if o.ch.enabled() {
+				switch {
+				case o.ch.enabled():
 					// ClickHouse takes the window; the bucket is the policy's
 					flags = flags[3:]
-				} else if o.metrics.PrometheusURL != "" {
+				case o.metrics.PrometheusURL != "":
 					// metrics beside files: selectors, step and profile
 					// apply; the window is the files'
 					flags = flags[:3]
+				default:
+					flags = flags[2:]
+					w, err := fileWindow(o.prom.Start, o.prom.End)
+					if err != nil {
+						return err
+					}
+					o.window = w
 				}
 				var given []string
 				for _, f := range flags {
@@ -116,7 +129,7 @@ Exit codes: 0 pass, 1 fail, 2 usage error, 3 inconclusive
 					return usageError("%s only apply with --prometheus; with --clickhouse the arms are --baseline-where/--canary-where and the bucket is the policy's window.bucket", strings.Join(given, ", "))
 				}
 				if len(given) > 0 {
-					return usageError("%s only apply with --prometheus; for files the window is the files' own, and the bucket is the policy's window.bucket", strings.Join(given, ", "))
+					return usageError("%s only apply with --prometheus; for files the window is the files' own (narrowed by --start/--end), and the bucket is the policy's window.bucket", strings.Join(given, ", "))
 				}
 			}
 			if !o.ch.enabled() {
@@ -286,6 +299,11 @@ func (a *app) judgeFiles(ctx context.Context, o *judgeOptions, progress io.Write
 		ro := requestlog.Options{DropImplausible: pol.Window.Implausible == "drop"}
 		if base, can, err = a.readArms(ctx, o, ro, progress); err != nil {
 			return nil, inputError(err)
+		}
+		for _, ds := range []*sources.Dataset{&base, &can} {
+			if err := narrowToWindow(ds, o.window); err != nil {
+				return nil, inputError(err)
+			}
 		}
 		if o.metrics.enabled() {
 			if base.Agg != nil || can.Agg != nil {

@@ -235,14 +235,20 @@ func TestVersionOf(t *testing.T) {
 }
 
 // TestPromFlagsRefusedForFiles: --step, --last and the other Prometheus
-// window flags are refused with files instead of being ignored.
+// query flags are refused with files instead of being ignored; --start,
+// which narrows request files by arrival time (TestFileWindow), is
+// refused for benchmark files, which have no wall-clock times.
 func TestPromFlagsRefusedForFiles(t *testing.T) {
 	b, c := llmperfPair(t)
-	for _, f := range [][]string{{"--step", "30s"}, {"--last", "30m"}, {"--start", "2026-01-01T00:00:00Z"}} {
+	for _, f := range [][]string{{"--step", "30s"}, {"--last", "30m"}} {
 		code, _, errs := runCLI(t, nil, append([]string{"judge", b, c}, f...)...)
 		if code != ExitUsage || !strings.Contains(errs, f[0]+" only apply with --prometheus") {
 			t.Errorf("%v: exit %d, stderr %q", f, code, errs)
 		}
+	}
+	code, out, errs := runCLI(t, nil, "judge", b, c, "--start", "2026-01-01T00:00:00Z")
+	if code != ExitError || out != "" || !strings.Contains(errs, "--start/--end select requests by wall-clock arrival time") {
+		t.Errorf("--start with benchmark files: exit %d, stderr %q", code, errs)
 	}
 }
 

@@ -53,6 +53,10 @@ type streamFile struct {
 	// window is the plausible window a second read kept, when the first
 	// found records outside it (nil: every record)
 	window *[2]float64
+	// keep is --start/--end (nil: no such window); outside counts the
+	// records the scan left out of the aggregate for it, of total
+	keep           *[2]float64
+	outside, total int
 }
 
 // readArmsStream reads both arms' request logs in parallel into
@@ -82,7 +86,7 @@ func (a *app) readArmsStream(ctx context.Context, o *judgeOptions, pol *policies
 				}
 				return base, can, err
 			}
-			files = append(files, &streamFile{arm: arm, in: in})
+			files = append(files, &streamFile{arm: arm, in: in, keep: o.window})
 			format := o.InputFormat
 			if format == "" || format == "auto" {
 				if format, err = detectFormat(in); err != nil {
@@ -151,11 +155,25 @@ func (a *app) readArmsStream(ctx context.Context, o *judgeOptions, pol *policies
 		out[k].Warnings = append(out[k].Warnings, f.ds.Warnings...)
 	}
 	var ins []armInput
+	var outside, total [2]int
 	for _, f := range files {
 		ins = append(ins, armInput{arm: f.arm, path: f.in.path, info: f.in.info, sha256: f.sha256, format: requestlog.Format})
+		k := 0
+		if f.arm == sources.Canary {
+			k = 1
+		}
+		outside[k], total[k] = outside[k]+f.outside, total[k]+f.total
 	}
 	if err := sameContent(ins); err != nil {
 		return base, can, err
+	}
+	for k := range out {
+		if o.window != nil && outside[k] == total[k] {
+			return base, can, fmt.Errorf("%s: none of its %d requests arrived within --start/--end (%s): check the window against the files' times", out[k].Arm, total[k], windowText(o.window))
+		}
+		if note := leftOutNote(o.window, outside[k], total[k]); note != "" {
+			out[k].Warnings = append(out[k].Warnings, note)
+		}
 	}
 	// both arms on one grid (the wider of their slice widths:
 	// Aggregator.WidenTo)
@@ -262,7 +280,9 @@ func rescanExcluding(ctx context.Context, f *streamFile, pol *policies.Policy, r
 	ag := analysis.NewAggregator(pol)
 	ag.Exclude(plan)
 	_, err := f.readAgain(ctx, requestlog.ScanOptions{Options: ro, Window: f.window}, f.sha256, func(req *sources.Request) error {
-		ag.Add(req)
+		if inWindow(f.keep, req.Time) {
+			ag.Add(req)
+		}
 		return nil
 	})
 	return ag, err
@@ -274,14 +294,22 @@ func rescanExcluding(ctx context.Context, f *streamFile, pol *policies.Policy, r
 func scanStreamFile(ctx context.Context, f *streamFile, pol *policies.Policy, ro requestlog.Options) error {
 	reset := func() {
 		f.agg, f.keys, f.measured = analysis.NewAggregator(pol), newKeySketch(), newKeySketchOf(overlapKeys)
+		f.outside, f.total = 0, 0
 	}
 	add := func(req *sources.Request) error {
-		f.agg.Add(req)
+		// the sketches see every record, as the request path's
+		// duplicate checks do; --start/--end narrows what is judged
 		full, measured, ok := streamKey(req)
 		f.keys.add(full)
 		if ok {
 			f.measured.add(measured)
 		}
+		f.total++
+		if !inWindow(f.keep, req.Time) {
+			f.outside++
+			return nil
+		}
+		f.agg.Add(req)
 		return nil
 	}
 	reset()
