@@ -43,8 +43,13 @@ type armData struct {
 
 	replicas      int
 	replicasKnown bool
-	cost          *armCost         // nil when cost is unknown
-	unverified    map[string]int64 // SLO criterion → completed requests lacking the field
+	// repID is each request's replica (an index into repNames, −1 when it
+	// names none), so the per-replica walks (replicaCounts, replicaLevels,
+	// replicaTails) index arrays instead of hashing a name per request
+	repID      []int32
+	repNames   []string
+	cost       *armCost         // nil when cost is unknown
+	unverified map[string]int64 // SLO criterion → completed requests lacking the field
 	// sorted caches pooled latency samples by latency name
 	sorted map[string][]float64
 	// warmup is the automatic warm-up decision (window.warmup: auto)
@@ -611,17 +616,24 @@ func (a *armData) add(b *bucket, i int) {
 // Without replica labels the arm counts as one replica throughout.
 func (a *armData) replicaTime() {
 	rs := a.ds.Requests
-	type span struct{ lo, hi float64 }
+	type span struct {
+		lo, hi float64
+		id     int32
+	}
 	spans := map[string]*span{}
+	a.repID, a.repNames = make([]int32, len(rs)), nil
 	for i := range rs {
+		a.repID[i] = -1
 		if rs[i].Replica == "" {
 			continue
 		}
 		s, ok := spans[rs[i].Replica]
 		if !ok {
-			s = &span{lo: math.Inf(1), hi: math.Inf(-1)}
+			s = &span{lo: math.Inf(1), hi: math.Inf(-1), id: int32(len(a.repNames))}
 			spans[rs[i].Replica] = s
+			a.repNames = append(a.repNames, rs[i].Replica)
 		}
+		a.repID[i] = s.id
 		if !a.pseudo {
 			s.lo = math.Min(s.lo, rs[i].Time)
 			s.hi = math.Max(s.hi, rs[i].Time)

@@ -42,37 +42,38 @@ func (a *armData) replicaLevels(latency string) ([]stats.ReplicaLevels, bool) {
 		return nil, false
 	}
 	nb := len(a.buckets) - a.firstKept
-	idx := map[string]int{}
-	var names []string
-	var counts []stats.ReplicaCounts // Offered: requests; Good: unused
-	var hists [][]loglin.SliceBins
+	// per replica seen: the requests it was sent per bucket and the
+	// coarse bins of its latencies
+	type rep struct {
+		count []float64
+		hists []loglin.SliceBins
+	}
+	byID := make([]*rep, len(a.repNames))
 	named := a.eachAnalysed(func(i, t int) {
 		r := &a.ds.Requests[i]
-		k, ok := idx[r.Replica]
-		if !ok {
-			k = len(names)
-			idx[r.Replica] = k
-			names = append(names, r.Replica)
-			counts = append(counts, stats.ReplicaCounts{Offered: make([]float64, nb)})
-			hists = append(hists, make([]loglin.SliceBins, nb))
+		x := byID[a.repID[i]]
+		if x == nil {
+			x = &rep{count: make([]float64, nb), hists: make([]loglin.SliceBins, nb)}
+			byID[a.repID[i]] = x
 		}
-		counts[k].Offered[t]++
+		x.count[t]++
 		if latencyOf(r, latency) {
 			if bin, ok := loglin.Index(latencyValue(r, latency)); ok {
-				hists[k][t].AddBin(loglin.Coarse(bin), 1)
+				x.hists[t].AddBin(loglin.Coarse(bin), 1)
 			}
 		}
 	})
+	names, reps := seenReplicas(a.repNames, byID)
 	if !named || len(names) == 0 {
 		return nil, false
 	}
 	out := make([]stats.ReplicaLevels, len(names))
-	for k := range names {
+	for k, x := range reps {
 		lv := make([]float64, nb)
 		for t := range lv {
-			lv[t] = logLevel(hists[k][t].Median())
+			lv[t] = logLevel(x.hists[t].Median())
 		}
-		out[k] = stats.ReplicaLevels{Level: lv, Count: counts[k].Offered}
+		out[k] = stats.ReplicaLevels{Level: lv, Count: x.count}
 	}
 	return byName(names, out), true
 }
@@ -282,38 +283,47 @@ func (a *armData) replicaTails(latency string) (counts []stats.ReplicaCounts, ed
 	if a.pseudo || a.firstKept >= len(a.buckets) || !levelLatency(latency) {
 		return nil, 0, 0, false
 	}
-	m := loglin.ReplicaMedians{}
-	idx := map[string]int{}
-	var names []string
+	// per replica seen: the coarse bins of its latencies per bucket (of
+	// every bucket, cut ones too: the arm's tail is read from them all,
+	// as the aggregate reads it)
+	type rep struct{ hists []loglin.SliceBins }
+	byID := make([]*rep, len(a.repNames))
+	var filled []*loglin.SliceBins
 	for i := range a.ds.Requests {
 		r := &a.ds.Requests[i]
 		bi := int(a.bidx[i])
-		if bi < 0 || r.Replica == "" || (a.exclude != nil && a.exclude[i]) {
+		if bi < 0 || a.repID[i] < 0 || (a.exclude != nil && a.exclude[i]) {
 			continue
 		}
-		if _, seen := idx[r.Replica]; !seen {
-			idx[r.Replica] = len(names)
-			names = append(names, r.Replica)
+		x := byID[a.repID[i]]
+		if x == nil {
+			x = &rep{hists: make([]loglin.SliceBins, len(a.buckets))}
+			byID[a.repID[i]] = x
 		}
 		if latencyOf(r, latency) {
 			if bin, ok := loglin.Index(latencyValue(r, latency)); ok {
-				m.Hist(r.Replica, int64(bi)).AddBin(loglin.Coarse(bin), 1)
+				h := &x.hists[bi]
+				if h.Total() == 0 {
+					filled = append(filled, h)
+				}
+				h.AddBin(loglin.Coarse(bin), 1)
 			}
 		}
 	}
-	c, edge, slope, ok := m.TailBin(sources.ReplicaTailQuantile)
+	c, edge, slope, ok := loglin.TailBinOf(filled, sources.ReplicaTailQuantile)
 	if !ok {
 		return nil, 0, 0, false
 	}
 	nb := len(a.buckets) - a.firstKept
+	names, reps := seenReplicas(a.repNames, byID)
 	counts = make([]stats.ReplicaCounts, len(names))
-	for k, name := range names {
+	for k, x := range reps {
 		rc := stats.ReplicaCounts{Offered: make([]float64, nb), Good: make([]float64, nb)}
 		for t := range nb {
 			if b := &a.buckets[a.firstKept+t]; b.cut || b.leftOut {
 				continue
 			}
-			known, over := m.Beyond(name, int64(a.firstKept+t), c)
+			known, over := x.hists[a.firstKept+t].Beyond(c)
 			rc.Offered[t], rc.Good[t] = known, known-over
 		}
 		counts[k] = rc

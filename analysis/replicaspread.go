@@ -40,27 +40,34 @@ func (a *armData) replicaCounts() ([]stats.ReplicaCounts, bool) {
 		return nil, false
 	}
 	nb := len(a.buckets) - a.firstKept
-	idx := map[string]int{}
-	var names []string
-	var out []stats.ReplicaCounts
+	byID := make([]*stats.ReplicaCounts, len(a.repNames))
 	named := a.eachAnalysed(func(i, t int) {
-		name := a.ds.Requests[i].Replica
-		k, ok := idx[name]
-		if !ok {
-			k = len(out)
-			idx[name] = k
-			names = append(names, name)
-			out = append(out, stats.ReplicaCounts{Offered: make([]float64, nb), Good: make([]float64, nb)})
+		rc := byID[a.repID[i]]
+		if rc == nil {
+			rc = &stats.ReplicaCounts{Offered: make([]float64, nb), Good: make([]float64, nb)}
+			byID[a.repID[i]] = rc
 		}
-		out[k].Offered[t]++
+		rc.Offered[t]++
 		if a.good[i] {
-			out[k].Good[t]++
+			rc.Good[t]++
 		}
 	})
 	if !named {
 		return nil, false
 	}
+	names, out := seenReplicas(a.repNames, byID)
 	return byName(names, out), len(out) > 0
+}
+
+// seenReplicas lists the replicas a walk filled (non-nil in byID, indexed
+// as repNames) with their names, in any order (byName orders them).
+func seenReplicas[T any](repNames []string, byID []*T) (names []string, out []T) {
+	for k, x := range byID {
+		if x != nil {
+			names, out = append(names, repNames[k]), append(out, *x)
+		}
+	}
+	return names, out
 }
 
 // eachAnalysed calls fn for each of the arm's analysed requests (kept, in

@@ -73,7 +73,7 @@ func (m ReplicaMedians) Fill(tracks []sources.ReplicaTrack, lo int64, q float64,
 		if !ok || k < 0 || k >= int64(len(med[t])) {
 			continue
 		}
-		known, over := h.beyond(c)
+		known, over := h.Beyond(c)
 		med[t][k] = h.medianOf(known)
 		if tailOK {
 			tails[t].Known[k], tails[t].Over[k] = known, over
@@ -104,8 +104,18 @@ func setTPOT(tr *sources.ReplicaTrack, medians []float64) { tr.TPOTMedian = medi
 // ranks share a bin). ok is false when m holds fewer than 1/(1 − q)
 // values.
 func (m ReplicaMedians) TailBin(q float64) (c int32, edge, slope float64, ok bool) {
-	var pooled Hist
+	bins := make([]*SliceBins, 0, len(m))
 	for _, h := range m {
+		bins = append(bins, h)
+	}
+	return TailBinOf(bins, q)
+}
+
+// TailBinOf is ReplicaMedians.TailBin of the values in bins, pooled (in
+// any order: their counts add exactly).
+func TailBinOf(bins []*SliceBins, q float64) (c int32, edge, slope float64, ok bool) {
+	var pooled Hist
+	for _, h := range bins {
 		h.each(pooled.AddBin)
 	}
 	n := pooled.Total()
@@ -139,7 +149,7 @@ func (m ReplicaMedians) Beyond(name string, slice int64, c int32) (known, over f
 	if h == nil {
 		return 0, 0
 	}
-	return h.beyond(c)
+	return h.Beyond(c)
 }
 
 // coarseEdge is the upper edge of coarse bin c (seconds), as

@@ -63,9 +63,9 @@ func (s *SliceBins) each(fn func(i int32, w float64)) {
 	}
 }
 
-// beyond returns s's weight (known) and the weight in bins above c
+// Beyond returns s's weight (known) and the weight in bins above c
 // (over).
-func (s *SliceBins) beyond(c int32) (known, over float64) {
+func (s *SliceBins) Beyond(c int32) (known, over float64) {
 	s.each(func(i int32, w float64) {
 		known += w
 		if i > c {
