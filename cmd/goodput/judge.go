@@ -162,6 +162,9 @@ Exit codes: 0 pass, 1 fail, 2 usage error, 3 inconclusive
 	fs.BoolVar(&o.Exact, "exact", false, "keep every request in memory, whatever the request logs' size (the default up to 256 MiB): prefix-cache strata from the values, per-replica warm-up cuts without a second read; memory grows by about 440 bytes per request")
 	fs.StringVar(&o.Judge, "judge", "goodput", "which judge decides: goodput (this tool's), or the comparators kayenta (Kayenta-style Mann-Whitney with a ±25% band on per-minute series) and threshold (Argo/Flagger-style per-minute limits), for comparing on your own data")
 	o.prom.addFlags(fs)
+	// judge's files take the window too (fileWindow)
+	fs.Lookup("start").Usage = "window start, RFC 3339 (e.g. 2026-11-29T14:00:00Z): with --end, a query's; with request files, the earliest arrival kept"
+	fs.Lookup("end").Usage = "window end, RFC 3339; default now when --last is given; with request files, requests arriving from then on are left out"
 	o.ch.addFlags(fs)
 	o.metrics.addFlags(fs)
 	fs.Uint64Var(&o.Seed, "seed", 1, "seed for resampling; the same inputs and seed give the same report")
