@@ -49,6 +49,10 @@ func writeFileAtomicHook(path string, data []byte, beforeLink func()) error {
 		mode = st.Mode().Perm()
 	}
 	dir := filepath.Dir(path)
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		// said plainly, not as the temporary file's name the write fails on
+		return fmt.Errorf("%s cannot be written: its directory %s does not exist; create it, or give another path", path, dir)
+	}
 	if done, err := writeViaTmpfile(path, dir, data, mode, beforeLink); done {
 		return err
 	}

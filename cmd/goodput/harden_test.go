@@ -421,6 +421,13 @@ func TestOutFile(t *testing.T) {
 	if st, _ := os.Stat(fresh); st.Mode().Perm() != 0o644 {
 		t.Errorf("new file mode %v, want 0644", st.Mode().Perm())
 	}
+	// a directory that does not exist is named as such, exit 4, not as
+	// the temporary file the write failed on
+	missing := filepath.Join(d, "no-such-dir", "r.json")
+	code, out, errs := runCLI(t, nil, "judge", "--baseline", writeFile(t, d, "b.jsonl", goodLog(300)), "--canary", writeFile(t, d, "c.jsonl", goodLogV(300, 4)), "--out", missing)
+	if code != ExitError || out != "" || !strings.Contains(errs, "its directory "+filepath.Dir(missing)+" does not exist") || strings.Contains(errs, ".tmp") {
+		t.Errorf("--out in a missing directory: exit %d, stderr %s", code, errs)
+	}
 }
 
 // TestImplausibleRecordStream: the streaming judge refuses a stray ts with
