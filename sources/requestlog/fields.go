@@ -619,7 +619,7 @@ func (d *decoder) finish(r *sources.Request, seen uint32) *lineErr {
 		}
 	}
 	if r.Status == sources.StatusOK && !sources.Known(r.TTFT) {
-		return fieldErr(fTTFT, "missing for a request with status \"ok\"%s (completed requests must give the time to first token in seconds; use status error, timeout or canceled for requests that did not finish)", d.hint(fTTFT))
+		return fieldErr(fTTFT, "missing for a request with status \"ok\"%s (completed requests must give the time to first token in seconds — a response that is not streamed arrives whole, so its ttft_s is its e2e_s; use status error, timeout or canceled for requests that did not finish)", d.hint(fTTFT))
 	}
 	if r.CanceledBy != sources.CanceledByUnknown && r.Status != sources.StatusCanceled {
 		return fieldErr(fCanceledBy, "%q on a request with status %q: only a canceled request says who canceled it; leave canceled_by out (or empty) for this status, or set status \"canceled\" if the request was canceled",
