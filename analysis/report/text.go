@@ -402,7 +402,7 @@ func value(m analysis.Metric, n analysis.Num) string {
 	switch m.Unit {
 	case "fraction":
 		return pct(n)
-	case "s":
+	case "s", "seconds":
 		return dur(n)
 	case "USD":
 		if isNaN(n) {
@@ -424,13 +424,22 @@ func delta(m analysis.Metric, n analysis.Num) string {
 	if m.Scale == "relative" {
 		return fmt.Sprintf("%+.1f%%", float64(n)*100)
 	}
+	if isSeconds(m) {
+		return sdur(n) // an absolute difference of times (window_end)
+	}
 	return fmt.Sprintf("%+.2fpp", float64(n)*100)
 }
+
+// isSeconds reports whether a gate's values are times (seconds).
+func isSeconds(m analysis.Metric) bool { return m.Unit == "s" || m.Unit == "seconds" }
 
 func margin(m analysis.Metric) string {
 	v := math.Round(float64(m.Margin)*100*1e6) / 1e6
 	if m.Scale == "relative" {
 		return fmt.Sprintf("%g%%", v)
+	}
+	if isSeconds(m) {
+		return dur(m.Margin)
 	}
 	return fmt.Sprintf("%gpp", v)
 }
