@@ -3,6 +3,8 @@ package analysis
 import (
 	"fmt"
 	"math"
+
+	"github.com/goodput-dev/goodput/sources"
 )
 
 // WindowEndSlack is the least gap, in seconds, between the ends of paired
@@ -35,7 +37,10 @@ type armSpan struct {
 // larger of WindowEndSlack, WindowEndShare of the span, and 20 mean
 // inter-arrival times of the arm that ended first). A late start is not
 // reported: a canary is often deployed after the baseline's window began.
-func windowEndEval(b, c armSpan) (gateEval, bool) {
+func windowEndEval(b, c armSpan, paired bool) (gateEval, bool) {
+	if !paired && !(math.Min(b.last, c.last) > math.Max(b.first, c.first)) {
+		return gateEval{}, false // runs one after the other: no shared time
+	}
 	start := math.Min(b.first, c.first)
 	span := math.Max(b.last, c.last) - start
 	gap := c.last - b.last // canary − baseline: negative when the canary ended first
@@ -61,16 +66,25 @@ func windowEndEval(b, c armSpan) (gateEval, bool) {
 	if who == "canary" {
 		why = "it stopped serving (every replica at once: a crash, a rollback) or its log was cut short"
 	}
-	m.Reason = fmt.Sprintf("the %s's records end at %s into the run, %s before the %s's (%s): %s; the arms are compared over the time both served, and what the %s's records show after %s is not compared, so this cannot pass: give the %s's whole log, or judge the time both arms cover",
-		who, fmtClock(early.last-start), fmtSpan(math.Round(math.Abs(gap))), other, fmtClock(math.Max(b.last, c.last)-start), why, other, fmtClock(early.last-start), who)
+	compared := fmt.Sprintf("the arms are compared over the time both served, and what the %s's records show after %s is not compared", other, fmtClock(early.last-start))
+	if !paired {
+		// one arm mostly within the other's longer run: compared whole,
+		// as runs at different times
+		compared = fmt.Sprintf("the arms, one run mostly within the other's, are compared as runs at different times, the %s's minutes after %s in its figures with nothing of the %s's beside them", other, fmtClock(early.last-start), who)
+	}
+	m.Reason = fmt.Sprintf("the %s's records end at %s into the run, %s before the %s's (%s): %s; %s, so this cannot pass: give the %s's whole log, or judge the time both arms cover (--start/--end)",
+		who, fmtClock(early.last-start), fmtSpan(math.Round(math.Abs(gap))), other, fmtClock(math.Max(b.last, c.last)-start), why, compared, who)
 	return gateEval{m: m}, true
 }
 
-// windowEndGuardrail is the window_end check on the requests of paired
-// arms (windowEndEval decides it, as on the aggregate path): each arm's
-// buckets on the shared grid, warm-up included.
+// windowEndGuardrail is the window_end check on the requests of arms on
+// the wall clock (windowEndEval decides it, as on the aggregate path):
+// each arm's buckets, warm-up included — on the shared grid when paired;
+// unpaired, when one ran mostly within the other's longer run (a log cut
+// short, a canary that stopped, judged whole beside the other's would
+// otherwise pass).
 func (j *judgement) windowEndGuardrail() (gateEval, bool) {
-	if !j.paired || j.b.pseudo || j.c.pseudo {
+	if j.b.pseudo || j.c.pseudo || j.b.clock != sources.ClockEpoch || j.c.clock != sources.ClockEpoch {
 		return gateEval{}, false
 	}
 	span := func(a *armData) armSpan {
@@ -92,13 +106,13 @@ func (j *judgement) windowEndGuardrail() (gateEval, bool) {
 	if math.IsNaN(b.first) || math.IsNaN(c.first) {
 		return gateEval{}, false
 	}
-	return windowEndEval(b, c)
+	return windowEndEval(b, c, j.paired)
 }
 
 // windowEndGuardrail is the aggregate's window_end check: each arm's
 // slices as counted, warm-up included.
 func (j *aggJudgement) windowEndGuardrail() (gateEval, bool) {
-	if !j.paired {
+	if !(j.b.ds.Agg.Step > 0) || j.b.ds.Agg.Step != j.c.ds.Agg.Step {
 		return gateEval{}, false
 	}
 	step := j.b.ds.Agg.Step
@@ -121,5 +135,5 @@ func (j *aggJudgement) windowEndGuardrail() (gateEval, bool) {
 	if !okb || !okc {
 		return gateEval{}, false
 	}
-	return windowEndEval(b, c)
+	return windowEndEval(b, c, j.paired)
 }

@@ -24,9 +24,13 @@ func TestWindowEndEval(t *testing.T) {
 		// at 0.1 req/s a quiet 150 s is within 20 inter-arrival times
 		{"sparse canary", armSpan{0, 1800, 900}, armSpan{0, 1650, 165}, false, ""},
 		{"sparse canary, far short", armSpan{0, 1800, 900}, armSpan{0, 1200, 120}, true, "canary"},
+		// arms not paired: one run mostly within the other's
+		{"unpaired: canary within, ending 12 min early", armSpan{0, 2000, 40000}, armSpan{800, 1300, 10000}, true, "canary"},
+		{"unpaired: runs one after the other", armSpan{0, 600, 12000}, armSpan{700, 1300, 12000}, false, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e, ok := windowEndEval(tc.b, tc.c)
+			paired := !strings.HasPrefix(tc.name, "unpaired")
+			e, ok := windowEndEval(tc.b, tc.c, paired)
 			if ok != tc.want {
 				t.Fatalf("reported %v, want %v (%s)", ok, tc.want, e.m.Reason)
 			}

@@ -12,6 +12,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -643,15 +644,22 @@ func TestFileWindow(t *testing.T) {
 		return code, r, errs
 	}
 	const suggest = "give --start 2023-11-14T22:16:40Z --end 2023-11-14T22:20:00Z"
+	hasMetric := func(r report, name string) bool {
+		return slices.ContainsFunc(r.Metrics, func(m struct{ Name, Method string }) bool { return m.Name == name })
+	}
 	for _, how := range []string{"--exact", "--stream"} {
-		_, r, _ := judge(how)
+		code, r, _ := judge(how)
 		w := strings.Join(r.Warnings, "\n")
 		if !strings.Contains(w, "the canary ran for 3 min within the baseline's 10 min") || !strings.Contains(w, suggest) {
 			t.Errorf("%s: warnings %q lack the nested arms' window", how, w)
 		}
+		// the baseline's last 5 minutes have no canary beside them: not a pass
+		if code == ExitPass || !hasMetric(r, "window_end") {
+			t.Errorf("%s: the canary's records end 5 min before the baseline's: exit %d, window_end %v", how, code, hasMetric(r, "window_end"))
+		}
 		_, r, errs := judge(how, "--start", "2023-11-14T22:16:40Z", "--end", "2023-11-14T22:20:00Z")
 		w = strings.Join(r.Warnings, "\n")
-		if strings.Contains(w, "ran for") || !strings.Contains(w, "baseline: 4000 of the arm's 6000 requests arrived outside --start/--end (2023-11-14T22:16:40Z – 2023-11-14T22:20:00Z)") ||
+		if strings.Contains(w, "ran for") || hasMetric(r, "window_end") || !strings.Contains(w, "baseline: 4000 of the arm's 6000 requests arrived outside --start/--end (2023-11-14T22:16:40Z – 2023-11-14T22:20:00Z)") ||
 			len(r.Metrics) == 0 || !strings.Contains(r.Metrics[0].Method, "paired") {
 			t.Errorf("%s, within the window: warnings %q, methods %v; %s", how, w, r.Metrics, errs)
 		}
