@@ -96,6 +96,8 @@ func badInputs(t *testing.T) []badInput {
 		{"attempt negative", "a.jsonl", `{"ts":1,"status":"rejected","attempt":-1}`, "a.jsonl:1:", "attempt", "1 = first try"},
 		{"ts unparseable", "a.jsonl", `{"ts":"yesterday","status":"rejected"}`, "a.jsonl:1:", "ts", "RFC 3339"},
 		{"ts bad date", "a.jsonl", `{"ts":"2026-02-30T00:00:00Z","status":"rejected"}`, "a.jsonl:1:", "ts", "RFC 3339"},
+		{"ts without a zone", "a.jsonl", good + `{"ts":"2026-11-29T15:06:14.25","status":"rejected"}`, "a.jsonl:2:", "ts", "has no time zone"},
+		{"csv ts without a zone", "a.csv", "ts,status\n2026-11-29 15:06:14,rejected\n", "a.csv:2:", "ts", "has no time zone"},
 		{"ts in milliseconds", "a.jsonl", `{"ts":1795964400123,"status":"rejected"}`, "a.jsonl:1:", "ts", "not milliseconds"},
 		{"ts negative", "a.jsonl", `{"ts":-5,"status":"rejected"}`, "a.jsonl:1:", "ts", "before 1970"},
 		{"ts as boolean", "a.jsonl", `{"ts":true,"status":"rejected"}`, "a.jsonl:1:", "ts", "got true"},

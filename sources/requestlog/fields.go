@@ -6,6 +6,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/goodput-dev/goodput/sources"
 )
@@ -563,6 +564,11 @@ func (d *decoder) setTS(r *sources.Request, k kind, v []byte) *lineErr {
 	case kString:
 		t, err := parseRFC3339(v)
 		if err != nil {
+			if localTime(v) {
+				// a local time: which instant it names depends on a zone
+				// the record does not give
+				return fieldErr(fTS, "%s has no time zone, so it names no one instant; append Z for UTC or the writer's offset (e.g. +02:00), or write unix seconds", quoteVal(v))
+			}
 			return fieldErr(fTS, "cannot parse %s as an RFC 3339 time or unix seconds; want %s", quoteVal(v), fTS.want())
 		}
 		if t >= maxTS {
@@ -739,4 +745,15 @@ func mergeUnknown(dst, src map[string]*unknownField) {
 			dst[n] = &unknownField{name: n, lines: u.lines}
 		}
 	}
+}
+
+// localTime reports whether v is a date and time of day without a zone
+// ("2026-11-29T15:06:14.25", or with a space for the T).
+func localTime(v []byte) bool {
+	for _, layout := range []string{"2006-01-02T15:04:05.999999999", "2006-01-02 15:04:05.999999999"} {
+		if _, err := time.Parse(layout, string(v)); err == nil {
+			return true
+		}
+	}
+	return false
 }
