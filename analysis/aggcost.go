@@ -34,7 +34,7 @@ func (j *aggJudgement) costs() error {
 				}
 			}
 			if len(mine) == 0 {
-				return &DataError{Arm: a.arm, Msg: "the cost file has no records for this arm"}
+				return &DataError{Arm: a.arm, Msg: fmt.Sprintf("the cost file has no records with arm %q: a cost per good request compares both arms' costs; give the %s's records (column arm), or leave --cost out", a.arm, a.arm)}
 			}
 			c := &aggCost{source: "records"}
 			lo, hi := a.slices[0].start, a.slices[len(a.slices)-1].end

@@ -30,7 +30,7 @@ func (a *armData) prorate(recs []sources.CostRecord) (armCost, error) {
 		}
 	}
 	if len(mine) == 0 {
-		return c, &DataError{Arm: a.arm, Msg: "the cost file has no records for this arm"}
+		return c, &DataError{Arm: a.arm, Msg: fmt.Sprintf("the cost file has no records with arm %q: a cost per good request compares both arms' costs; give the %s's records (column arm), or leave --cost out", a.arm, a.arm)}
 	}
 	if a.clock != sources.ClockEpoch {
 		return c, &DataError{Arm: a.arm, Msg: "cost records are placed by wall-clock time, and this arm's data has no unix-time arrivals"}

@@ -128,7 +128,7 @@ func TestCostErrors(t *testing.T) {
 	b := synth{n: 2000, rate: 10, ttftMed: 0.3, tpotMed: 0.04, seed: 25}
 	onlyBase := perMinute(sources.Baseline, 1.7e9, 5, 1, 2)
 	if _, err := Judge(b.dataset(sources.Baseline), b.dataset(sources.Canary), Config{Policy: p, Cost: onlyBase}); err == nil ||
-		!strings.Contains(err.Error(), "canary: the cost file has no records") {
+		!strings.Contains(err.Error(), `canary: the cost file has no records with arm "canary"`) || !strings.Contains(err.Error(), "or leave --cost out") {
 		t.Errorf("records for one arm only: %v", err)
 	}
 	noClock := b.dataset(sources.Canary)
