@@ -111,6 +111,9 @@ func (j *aggJudgement) guardrails(conf float64) []gateEval {
 	if e, ok := j.windowEndGuardrail(); ok {
 		out = append(out, e)
 	}
+	if e, ok := j.recordsGapGuardrail(); ok {
+		out = append(out, e)
+	}
 	if j.mix.unmatched != nil {
 		out = append(out, *j.mix.unmatched)
 	}

@@ -100,6 +100,10 @@ func (j *judgement) gates(r *Report) []Metric {
 		evals = append(evals, e)
 		ps = append(ps, math.NaN())
 	}
+	if e, ok := j.recordsGapGuardrail(); ok {
+		evals = append(evals, e)
+		ps = append(ps, math.NaN())
+	}
 	if j.unmatched != nil {
 		evals = append(evals, *j.unmatched)
 		ps = append(ps, math.NaN())

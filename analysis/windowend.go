@@ -84,56 +84,186 @@ func windowEndEval(b, c armSpan, paired bool) (gateEval, bool) {
 // short, a canary that stopped, judged whole beside the other's would
 // otherwise pass).
 func (j *judgement) windowEndGuardrail() (gateEval, bool) {
-	if j.b.pseudo || j.c.pseudo || j.b.clock != sources.ClockEpoch || j.c.clock != sources.ClockEpoch {
+	b, c, ok := j.recordSpans()
+	if !ok {
 		return gateEval{}, false
 	}
-	span := func(a *armData) armSpan {
-		s := armSpan{first: math.NaN()}
+	return windowEndEval(b.span, c.span, j.paired)
+}
+
+// recordsGapGuardrail is the records_gap check on the requests of arms on
+// the wall clock (recordsGapEval decides it, as on the aggregate path).
+func (j *judgement) recordsGapGuardrail() (gateEval, bool) {
+	b, c, ok := j.recordSpans()
+	if !ok {
+		return gateEval{}, false
+	}
+	return recordsGapEval(b.cells, c.cells, j.b.bucketSecs, b.span, c.span)
+}
+
+// armRecords is an arm's buckets holding requests, warm-up included, and
+// their span, for window_end and records_gap.
+type armRecords struct {
+	cells []gapCell
+	span  armSpan
+}
+
+// recordSpans is both arms' armRecords on the request path; ok is false
+// off the wall clock or for an arm without a request.
+func (j *judgement) recordSpans() (b, c armRecords, ok bool) {
+	if j.b.pseudo || j.c.pseudo || j.b.clock != sources.ClockEpoch || j.c.clock != sources.ClockEpoch || j.b.bucketSecs != j.c.bucketSecs {
+		return b, c, false
+	}
+	of := func(a *armData) armRecords {
+		r := armRecords{span: armSpan{first: math.NaN()}}
 		for i := range a.buckets {
 			bk := &a.buckets[i]
 			if bk.offered == 0 {
 				continue
 			}
-			if math.IsNaN(s.first) {
-				s.first = bk.start
+			r.cells = append(r.cells, gapCell{start: bk.start, offered: bk.offered})
+			if math.IsNaN(r.span.first) {
+				r.span.first = bk.start
 			}
-			s.last = bk.start + a.bucketSecs
-			s.offered += bk.offered
+			r.span.last = bk.start + a.bucketSecs
+			r.span.offered += bk.offered
 		}
-		return s
+		return r
 	}
-	b, c := span(j.b), span(j.c)
-	if math.IsNaN(b.first) || math.IsNaN(c.first) {
-		return gateEval{}, false
-	}
-	return windowEndEval(b, c, j.paired)
+	b, c = of(j.b), of(j.c)
+	return b, c, !math.IsNaN(b.span.first) && !math.IsNaN(c.span.first)
 }
 
 // windowEndGuardrail is the aggregate's window_end check: each arm's
 // slices as counted, warm-up included.
 func (j *aggJudgement) windowEndGuardrail() (gateEval, bool) {
-	if !(j.b.ds.Agg.Step > 0) || j.b.ds.Agg.Step != j.c.ds.Agg.Step {
+	b, c, ok := j.recordSpans()
+	if !ok {
 		return gateEval{}, false
 	}
+	return windowEndEval(b.span, c.span, j.paired)
+}
+
+// recordsGapGuardrail is the aggregate's records_gap check (see
+// recordsGapEval).
+func (j *aggJudgement) recordsGapGuardrail() (gateEval, bool) {
+	b, c, ok := j.recordSpans()
+	if !ok {
+		return gateEval{}, false
+	}
+	return recordsGapEval(b.cells, c.cells, j.b.ds.Agg.Step, b.span, c.span)
+}
+
+// recordSpans is both arms' armRecords from their slices as counted (the
+// canary's before any reweighting), warm-up included; ok is false when
+// the arms are not on one step or an arm offered nothing.
+func (j *aggJudgement) recordSpans() (b, c armRecords, ok bool) {
 	step := j.b.ds.Agg.Step
-	span := func(a *aggArm) (armSpan, bool) {
-		s := armSpan{first: math.NaN()}
+	if !(step > 0) || step != j.c.ds.Agg.Step {
+		return b, c, false
+	}
+	of := func(a *aggArm) armRecords {
+		r := armRecords{span: armSpan{first: math.NaN()}}
 		for _, sl := range append(append([]aggSlice{}, a.precut...), a.slices...) {
 			if sl.offered() == 0 {
 				continue
 			}
-			if math.IsNaN(s.first) {
-				s.first = sl.start
+			r.cells = append(r.cells, gapCell{start: sl.start, offered: sl.offered()})
+			if math.IsNaN(r.span.first) {
+				r.span.first = sl.start
 			}
-			s.last = sl.start + step
-			s.offered += sl.offered()
+			r.span.last = sl.start + step
+			r.span.offered += sl.offered()
 		}
-		return s, !math.IsNaN(s.first)
+		return r
 	}
-	b, okb := span(j.b)
-	c, okc := span(j.cRaw)
-	if !okb || !okc {
+	b, c = of(j.b), of(j.cRaw)
+	return b, c, !math.IsNaN(b.span.first) && !math.IsNaN(c.span.first)
+}
+
+// gapCell is one bucket of an arm for records_gap: its start (seconds on
+// the arms' clock) and the requests offered in it.
+type gapCell struct {
+	start, offered float64
+}
+
+// recordsGapEval decides the records_gap guardrail of two arms on the wall
+// clock whose runs overlap, from their buckets (secs seconds each, on one
+// grid: starts whole multiples of secs) and spans: the longest stretch
+// within an arm's span in which it offered nothing while the other arm
+// offered in every bucket. A canary whose every replica stopped for ten
+// minutes mid-run (a crash and restart), or whose log lost a part, left
+// nothing in those minutes to compare and nothing for the other checks to
+// see: a replica's loss is told against the replicas still serving, and
+// without replica names the offered load is not compared at all. Such a
+// stretch longer than the slack window_end allows (the larger of
+// WindowEndSlack, WindowEndShare of the shared span and 20 mean
+// inter-arrival times of the arm), with at least 20 of the other arm's
+// requests in it, makes the run inconclusive, naming the arm and the
+// stretch. A stretch both arms are quiet in breaks it: a quiet hour both
+// rode is not a gap.
+func recordsGapEval(b, c []gapCell, secs float64, bs, cs armSpan) (gateEval, bool) {
+	if !(secs > 0) || !(math.Min(bs.last, cs.last) > math.Max(bs.first, cs.first)) {
 		return gateEval{}, false
 	}
-	return windowEndEval(b, c, j.paired)
+	key := func(t float64) int64 { return int64(math.Round(t / secs)) }
+	offered := func(cells []gapCell) map[int64]float64 {
+		m := make(map[int64]float64, len(cells))
+		for _, x := range cells {
+			m[key(x.start)] += x.offered
+		}
+		return m
+	}
+	ob, oc := offered(b), offered(c)
+	start := math.Min(bs.first, cs.first)
+	span := math.Max(bs.last, cs.last) - start
+	type gap struct {
+		from, to, other float64 // seconds on the clock; the other arm's requests in it
+	}
+	longest := func(a, o map[int64]float64, s armSpan) gap {
+		var best, run gap
+		for k := key(s.first); k < key(s.last); k++ {
+			if a[k] == 0 && o[k] > 0 {
+				if run.to == 0 {
+					run = gap{from: float64(k) * secs}
+				}
+				run.to, run.other = float64(k+1)*secs, run.other+o[k]
+				if run.to-run.from > best.to-best.from {
+					best = run
+				}
+				continue
+			}
+			run = gap{}
+		}
+		return best
+	}
+	gb, gc := longest(ob, oc, bs), longest(oc, ob, cs)
+	slack := func(s armSpan) float64 {
+		sl := math.Max(WindowEndSlack, WindowEndShare*span)
+		if rate := s.offered / math.Max(s.last-s.first, 1); rate > 0 {
+			sl = math.Max(sl, 20/rate)
+		}
+		return sl
+	}
+	over := func(g gap, s armSpan) bool { return g.to-g.from > slack(s) && g.other >= 20 }
+	who, other, g, s := "canary", "baseline", gc, cs
+	switch {
+	case over(gc, cs):
+	case over(gb, bs):
+		who, other, g, s = "baseline", "canary", gb, bs
+	default:
+		return gateEval{}, false
+	}
+	m := Metric{Name: "records_gap", Guardrail: true, Direction: "lower_is_better", Scale: "absolute", Unit: "seconds",
+		Baseline: Num(gb.to - gb.from), Canary: Num(gc.to - gc.from), Delta: Num((gc.to - gc.from) - (gb.to - gb.from)),
+		Interval: [2]Num{Num(math.NaN()), Num(math.NaN())}, Margin: Num(slack(s)), PFail: Num(math.NaN()),
+		NBaseline: int64(math.Round(bs.offered)), NCanary: int64(math.Round(cs.offered)),
+		Method: "records-gap", Adjusted: []string{}, Verdict: Inconclusive}
+	why := "part of its log was lost (a file not shipped, a rotation)"
+	if who == "canary" {
+		why = "it stopped serving (every replica at once: a crash, a restart) or part of its log was lost"
+	}
+	m.Reason = fmt.Sprintf("the %s's records stop for %s, from %s to %s into the run, while the %s's go on (%s requests): %s; those minutes hold nothing of the %s's to compare, so this cannot pass: give the whole log, or judge the time both arms cover (--start/--end)",
+		who, fmtSpan(g.to-g.from), fmtClock(g.from-start), fmtClock(g.to-start), other, fmtCount(g.other), why, who)
+	return gateEval{m: m}, true
 }

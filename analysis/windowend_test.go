@@ -91,3 +91,59 @@ func TestWindowEndBothPaths(t *testing.T) {
 		})
 	}
 }
+
+// TestRecordsGapEval: the rule's edges, on 10 s buckets over 30 minutes
+// at 20 requests per bucket unless a case says otherwise.
+func TestRecordsGapEval(t *testing.T) {
+	arm := func(rate float64, from, to float64, holes ...[2]float64) ([]gapCell, armSpan) {
+		var cells []gapCell
+		s := armSpan{first: from}
+	next:
+		for t := from; t < to; t += 10 {
+			for _, h := range holes {
+				if t >= h[0] && t < h[1] {
+					continue next
+				}
+			}
+			cells = append(cells, gapCell{start: t, offered: rate})
+			s.last, s.offered = t+10, s.offered+rate
+		}
+		return cells, s
+	}
+	for _, tc := range []struct {
+		name   string
+		bHoles [][2]float64
+		cHoles [][2]float64
+		cRate  float64
+		want   bool
+		who    string
+	}{
+		{"no gap", nil, nil, 20, false, ""},
+		{"canary quiet 80 s: within the 90 s slack", nil, [][2]float64{{600, 680}}, 20, false, ""},
+		{"canary quiet 10 min", nil, [][2]float64{{600, 1200}}, 20, true, "canary"},
+		{"baseline's log lost 10 min", [][2]float64{{600, 1200}}, nil, 20, true, "baseline"},
+		{"both quiet 10 min: a quiet stretch both rode", [][2]float64{{600, 1200}}, [][2]float64{{600, 1200}}, 20, false, ""},
+		// at 0.5 requests per 10 s bucket, 20 inter-arrival times are at
+		// least 400 s
+		{"sparse canary quiet 5 min: within 20 inter-arrival times", nil, [][2]float64{{600, 900}}, 0.5, false, ""},
+		{"sparse canary quiet 15 min", nil, [][2]float64{{600, 1500}}, 0.5, true, "canary"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, bs := arm(20, 0, 1800, tc.bHoles...)
+			c, cs := arm(tc.cRate, 0, 1800, tc.cHoles...)
+			e, ok := recordsGapEval(b, c, 10, bs, cs)
+			if ok != tc.want {
+				t.Fatalf("reported %v, want %v (%s)", ok, tc.want, e.m.Reason)
+			}
+			if ok && (e.m.Verdict != Inconclusive || !strings.HasPrefix(e.m.Reason, "the "+tc.who+"'s records stop for ")) {
+				t.Errorf("%s: %s", e.m.Verdict, e.m.Reason)
+			}
+		})
+	}
+	// runs one after the other share no time: no gap between them
+	b, bs := []gapCell{{0, 20}, {10, 20}}, armSpan{0, 20, 40}
+	c, cs := []gapCell{{600, 20}}, armSpan{600, 610, 20}
+	if _, ok := recordsGapEval(b, c, 10, bs, cs); ok {
+		t.Error("runs one after the other reported a gap")
+	}
+}

@@ -681,6 +681,22 @@ func TestFileWindow(t *testing.T) {
 	}
 }
 
+// TestRecordsGapBothPaths: a canary log missing 3 of its 10 minutes
+// (every replica down, or a lost file) was judged on the minutes it had;
+// both paths now hold the run on records_gap, naming the stretch.
+func TestRecordsGapBothPaths(t *testing.T) {
+	d := t.TempDir()
+	b := writeFile(t, d, "b.jsonl", goodLog(6000)) // 600 s from 1700000000
+	lines := strings.SplitAfter(goodLogV(6000, 4), "\n")
+	c := writeFile(t, d, "c.jsonl", strings.Join(lines[:2000], "")+strings.Join(lines[3800:], "")) // nothing from 200 s to 380 s
+	for _, how := range []string{"--exact", "--stream"} {
+		code, out, errs := runCLI(t, nil, "judge", how, "--baseline", b, "--canary", c)
+		if code == ExitPass || code == ExitError || !strings.Contains(out, "records_gap: the canary's records stop for 3 min, from 3:20 to 6:20 into the run") {
+			t.Errorf("%s: exit %d, %.600s %s", how, code, out, errs)
+		}
+	}
+}
+
 // TestErrorsSafeForTerminal: an error that quotes a name holding a
 // terminal escape and a bidi override (here a missing file's path) reaches
 // stderr with them shown as \xNN, its line breaks kept.
