@@ -108,10 +108,10 @@ func (j *aggJudgement) guardrails(conf float64) []gateEval {
 	if e, ok := j.dipGuardrail(); ok {
 		out = append(out, e)
 	}
-	if e, ok := j.windowEndGuardrail(); ok {
+	if e, ok := windowEndOf(j); ok {
 		out = append(out, e)
 	}
-	if e, ok := j.recordsGapGuardrail(); ok {
+	if e, ok := recordsGapOf(j); ok {
 		out = append(out, e)
 	}
 	if j.mix.unmatched != nil {

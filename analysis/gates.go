@@ -96,11 +96,11 @@ func (j *judgement) gates(r *Report) []Metric {
 		evals = append(evals, e)
 		ps = append(ps, math.NaN())
 	}
-	if e, ok := j.windowEndGuardrail(); ok {
+	if e, ok := windowEndOf(j); ok {
 		evals = append(evals, e)
 		ps = append(ps, math.NaN())
 	}
-	if e, ok := j.recordsGapGuardrail(); ok {
+	if e, ok := recordsGapOf(j); ok {
 		evals = append(evals, e)
 		ps = append(ps, math.NaN())
 	}

@@ -77,29 +77,39 @@ func windowEndEval(b, c armSpan, paired bool) (gateEval, bool) {
 	return gateEval{m: m}, true
 }
 
-// windowEndGuardrail is the window_end check on the requests of arms on
-// the wall clock (windowEndEval decides it, as on the aggregate path):
-// each arm's buckets, warm-up included — on the shared grid when paired;
-// unpaired, when one ran mostly within the other's longer run (a log cut
-// short, a canary that stopped, judged whole beside the other's would
-// otherwise pass).
-func (j *judgement) windowEndGuardrail() (gateEval, bool) {
-	b, c, ok := j.recordSpans()
-	if !ok {
-		return gateEval{}, false
-	}
-	return windowEndEval(b.span, c.span, j.paired)
+// recordArms is what window_end and records_gap read of a judgement, on
+// the request path and the aggregate alike: each arm's buckets holding
+// requests, warm-up included, with their span and width (ok false when
+// the arms are not on one wall-clock grid or an arm offered nothing), and
+// whether the arms are paired in time.
+type recordArms interface {
+	recordSpans() (b, c armRecords, step float64, ok bool)
+	pairedInTime() bool
 }
 
-// recordsGapGuardrail is the records_gap check on the requests of arms on
-// the wall clock (recordsGapEval decides it, as on the aggregate path).
-func (j *judgement) recordsGapGuardrail() (gateEval, bool) {
-	b, c, ok := j.recordSpans()
+// windowEndOf is the window_end guardrail (windowEndEval) of r's arms:
+// paired, or unpaired with one run mostly within the other's longer run
+// (a log cut short, a canary that stopped, judged whole beside the
+// other's, would otherwise pass).
+func windowEndOf(r recordArms) (gateEval, bool) {
+	b, c, _, ok := r.recordSpans()
 	if !ok {
 		return gateEval{}, false
 	}
-	return recordsGapEval(b.cells, c.cells, j.b.bucketSecs, b.span, c.span)
+	return windowEndEval(b.span, c.span, r.pairedInTime())
 }
+
+// recordsGapOf is the records_gap guardrail (recordsGapEval) of r's arms.
+func recordsGapOf(r recordArms) (gateEval, bool) {
+	b, c, step, ok := r.recordSpans()
+	if !ok {
+		return gateEval{}, false
+	}
+	return recordsGapEval(b.cells, c.cells, step, b.span, c.span)
+}
+
+func (j *judgement) pairedInTime() bool    { return j.paired }
+func (j *aggJudgement) pairedInTime() bool { return j.paired }
 
 // armRecords is an arm's buckets holding requests, warm-up included, and
 // their span, for window_end and records_gap.
@@ -110,9 +120,9 @@ type armRecords struct {
 
 // recordSpans is both arms' armRecords on the request path; ok is false
 // off the wall clock or for an arm without a request.
-func (j *judgement) recordSpans() (b, c armRecords, ok bool) {
+func (j *judgement) recordSpans() (b, c armRecords, step float64, ok bool) {
 	if j.b.pseudo || j.c.pseudo || j.b.clock != sources.ClockEpoch || j.c.clock != sources.ClockEpoch || j.b.bucketSecs != j.c.bucketSecs {
-		return b, c, false
+		return b, c, 0, false
 	}
 	of := func(a *armData) armRecords {
 		r := armRecords{span: armSpan{first: math.NaN()}}
@@ -131,36 +141,16 @@ func (j *judgement) recordSpans() (b, c armRecords, ok bool) {
 		return r
 	}
 	b, c = of(j.b), of(j.c)
-	return b, c, !math.IsNaN(b.span.first) && !math.IsNaN(c.span.first)
-}
-
-// windowEndGuardrail is the aggregate's window_end check: each arm's
-// slices as counted, warm-up included.
-func (j *aggJudgement) windowEndGuardrail() (gateEval, bool) {
-	b, c, ok := j.recordSpans()
-	if !ok {
-		return gateEval{}, false
-	}
-	return windowEndEval(b.span, c.span, j.paired)
-}
-
-// recordsGapGuardrail is the aggregate's records_gap check (see
-// recordsGapEval).
-func (j *aggJudgement) recordsGapGuardrail() (gateEval, bool) {
-	b, c, ok := j.recordSpans()
-	if !ok {
-		return gateEval{}, false
-	}
-	return recordsGapEval(b.cells, c.cells, j.b.ds.Agg.Step, b.span, c.span)
+	return b, c, j.b.bucketSecs, !math.IsNaN(b.span.first) && !math.IsNaN(c.span.first)
 }
 
 // recordSpans is both arms' armRecords from their slices as counted (the
 // canary's before any reweighting), warm-up included; ok is false when
 // the arms are not on one step or an arm offered nothing.
-func (j *aggJudgement) recordSpans() (b, c armRecords, ok bool) {
-	step := j.b.ds.Agg.Step
+func (j *aggJudgement) recordSpans() (b, c armRecords, step float64, ok bool) {
+	step = j.b.ds.Agg.Step
 	if !(step > 0) || step != j.c.ds.Agg.Step {
-		return b, c, false
+		return b, c, 0, false
 	}
 	of := func(a *aggArm) armRecords {
 		r := armRecords{span: armSpan{first: math.NaN()}}
@@ -178,7 +168,7 @@ func (j *aggJudgement) recordSpans() (b, c armRecords, ok bool) {
 		return r
 	}
 	b, c = of(j.b), of(j.cRaw)
-	return b, c, !math.IsNaN(b.span.first) && !math.IsNaN(c.span.first)
+	return b, c, step, !math.IsNaN(b.span.first) && !math.IsNaN(c.span.first)
 }
 
 // gapCell is one bucket of an arm for records_gap: its start (seconds on
