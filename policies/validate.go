@@ -75,6 +75,43 @@ func metricNames() string {
 	return strings.Join(ns, ", ")
 }
 
+// didYouMean is "; did you mean X?" for the known metric within two
+// edits (insertions, deletions, substitutions) of name, the nearest and
+// then the first in Metrics' order; "" when none is.
+func didYouMean(name string) string {
+	best, bestD := "", 3
+	for _, m := range Metrics() {
+		if d := editDistance(name, m.Name); d < bestD {
+			best, bestD = m.Name, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf("; did you mean %q?", best)
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			sub := prev[j-1]
+			if a[i-1] != b[j-1] {
+				sub++
+			}
+			cur[j] = min(sub, prev[j]+1, cur[j-1]+1)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
 // Alpha is 1 − Confidence: the one-sided error rate of each gate decision.
 func (p *Policy) Alpha() float64 { return 1 - p.Confidence }
 
@@ -220,7 +257,7 @@ func (p *Policy) validate(doc *yaml.Node) error {
 	for i, g := range p.Gates {
 		m, ok := Metric(g.Metric)
 		if !ok {
-			return nodeErr(find(doc, "gates", i, "metric"), "gates[%d].metric: unknown metric %q (known: %s)", i, g.Metric, metricNames())
+			return nodeErr(find(doc, "gates", i, "metric"), "gates[%d].metric: unknown metric %q%s (known: %s)", i, g.Metric, didYouMean(g.Metric), metricNames())
 		}
 		if seen[g.Metric] {
 			return nodeErr(find(doc, "gates", i, "metric"), "gates[%d].metric: %s is gated twice", i, g.Metric)
