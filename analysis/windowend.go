@@ -38,8 +38,8 @@ type armSpan struct {
 // inter-arrival times of the arm that ended first). A late start is not
 // reported: a canary is often deployed after the baseline's window began.
 func windowEndEval(b, c armSpan, paired bool) (gateEval, bool) {
-	if !paired && !(math.Min(b.last, c.last) > math.Max(b.first, c.first)) {
-		return gateEval{}, false // runs one after the other: no shared time
+	if !paired && !nested(b, c) {
+		return gateEval{}, false // runs one after the other, or barely overlapping
 	}
 	start := math.Min(b.first, c.first)
 	span := math.Max(b.last, c.last) - start
@@ -105,7 +105,7 @@ func recordsGapOf(r recordArms) (gateEval, bool) {
 	if !ok {
 		return gateEval{}, false
 	}
-	return recordsGapEval(b.cells, c.cells, step, b.span, c.span)
+	return recordsGapEval(b.cells, c.cells, step, b.span, c.span, r.pairedInTime())
 }
 
 func (j *judgement) pairedInTime() bool    { return j.paired }
@@ -171,6 +171,16 @@ func (j *aggJudgement) recordSpans() (b, c armRecords, step float64, ok bool) {
 	return b, c, step, !math.IsNaN(b.span.first) && !math.IsNaN(c.span.first)
 }
 
+// nested reports whether arms not paired in time still ran one mostly
+// within the other: the shorter for at least MinPairedOverlap of its run
+// within the longer's. Runs one after the other, or overlapping by a few
+// minutes (a second benchmark started before the first ended), are
+// compared as the runs they are, and neither check applies.
+func nested(b, c armSpan) bool {
+	ov := math.Min(b.last, c.last) - math.Max(b.first, c.first)
+	return ov > 0 && ov >= MinPairedOverlap*math.Min(b.last-b.first, c.last-c.first)
+}
+
 // gapCell is one bucket of an arm for records_gap: its start (seconds on
 // the arms' clock) and the requests offered in it.
 type gapCell struct {
@@ -178,7 +188,8 @@ type gapCell struct {
 }
 
 // recordsGapEval decides the records_gap guardrail of two arms on the wall
-// clock whose runs overlap, from their buckets (secs seconds each, on one
+// clock, paired or one run mostly within the other's (nested), from their
+// buckets (secs seconds each, on one
 // grid: starts whole multiples of secs) and spans: the longest stretch
 // within an arm's span in which it offered nothing while the other arm
 // offered in every bucket. A canary whose every replica stopped for ten
@@ -192,8 +203,11 @@ type gapCell struct {
 // requests in it, makes the run inconclusive, naming the arm and the
 // stretch. A stretch both arms are quiet in breaks it: a quiet hour both
 // rode is not a gap.
-func recordsGapEval(b, c []gapCell, secs float64, bs, cs armSpan) (gateEval, bool) {
+func recordsGapEval(b, c []gapCell, secs float64, bs, cs armSpan, paired bool) (gateEval, bool) {
 	if !(secs > 0) || !(math.Min(bs.last, cs.last) > math.Max(bs.first, cs.first)) {
+		return gateEval{}, false
+	}
+	if !paired && !nested(bs, cs) {
 		return gateEval{}, false
 	}
 	key := func(t float64) int64 { return int64(math.Round(t / secs)) }

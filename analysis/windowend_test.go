@@ -27,6 +27,7 @@ func TestWindowEndEval(t *testing.T) {
 		// arms not paired: one run mostly within the other's
 		{"unpaired: canary within, ending 12 min early", armSpan{0, 2000, 40000}, armSpan{800, 1300, 10000}, true, "canary"},
 		{"unpaired: runs one after the other", armSpan{0, 600, 12000}, armSpan{700, 1300, 12000}, false, ""},
+		{"unpaired: runs overlapping by 5 of 30 minutes", armSpan{0, 1800, 36000}, armSpan{1500, 3300, 36000}, false, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			paired := !strings.HasPrefix(tc.name, "unpaired")
@@ -131,7 +132,7 @@ func TestRecordsGapEval(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			b, bs := arm(20, 0, 1800, tc.bHoles...)
 			c, cs := arm(tc.cRate, 0, 1800, tc.cHoles...)
-			e, ok := recordsGapEval(b, c, 10, bs, cs)
+			e, ok := recordsGapEval(b, c, 10, bs, cs, true)
 			if ok != tc.want {
 				t.Fatalf("reported %v, want %v (%s)", ok, tc.want, e.m.Reason)
 			}
@@ -143,7 +144,7 @@ func TestRecordsGapEval(t *testing.T) {
 	// runs one after the other share no time: no gap between them
 	b, bs := []gapCell{{0, 20}, {10, 20}}, armSpan{0, 20, 40}
 	c, cs := []gapCell{{600, 20}}, armSpan{600, 610, 20}
-	if _, ok := recordsGapEval(b, c, 10, bs, cs); ok {
+	if _, ok := recordsGapEval(b, c, 10, bs, cs, false); ok {
 		t.Error("runs one after the other reported a gap")
 	}
 }
