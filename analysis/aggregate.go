@@ -157,10 +157,8 @@ func judgeAggregate(baseline, canary *sources.Dataset, cfg Config) (*Report, err
 func (j *aggJudgement) judge() (*Report, error) {
 	p := j.p
 	if !j.paired {
-		span := func(a *aggArm) (float64, float64) { return a.slices[0].start, a.slices[len(a.slices)-1].end }
-		lb, hb := span(j.b)
-		lc, hc := span(j.c)
-		if w := nestedArmsWarning(lb, hb, lc, hc); w != "" {
+		span := func(a *aggArm) armSpan { return armSpan{first: a.slices[0].start, last: a.slices[len(a.slices)-1].end} }
+		if w := nestedArmsWarning(span(j.b), span(j.c)); w != "" {
 			j.warnf("%s", w)
 		}
 	}

@@ -86,7 +86,7 @@ func Judge(baseline, canary *sources.Dataset, cfg Config) (*Report, error) {
 	if !paired {
 		lb, hb, okb := epochSpan(baseline)
 		lc, hc, okc := epochSpan(canary)
-		if w := nestedArmsWarning(lb, hb, lc, hc); okb && okc && w != "" {
+		if w := nestedArmsWarning(armSpan{first: lb, last: hb}, armSpan{first: lc, last: hc}); okb && okc && w != "" {
 			j.warnf("%s", w)
 		}
 	}
@@ -175,26 +175,26 @@ func epochSpan(ds *sources.Dataset) (lo, hi float64, ok bool) {
 }
 
 // nestedArmsWarning says, for arms on one wall clock that are not paired
-// in time (pairing), when the shorter ran for at least MinPairedOverlap
-// of its run within the longer's: the arms are then compared as runs at
-// different times, the longer arm's other minutes (another load, another
-// hour of the day) in its figures, and --start/--end over the minutes
-// they shared would pair them. "" otherwise. [lb, hb] and [lc, hc] are
-// the arms' spans (unix seconds).
-func nestedArmsWarning(lb, hb, lc, hc float64) string {
-	ov := math.Min(hb, hc) - math.Max(lb, lc)
+// in time (pairing), when one ran mostly within the other's longer run
+// (nested): the arms are then compared as runs at different times, the
+// longer arm's other minutes (another load, another hour of the day) in
+// its figures, and --start/--end over the minutes they shared would pair
+// them. "" otherwise. b and c are the arms' spans (unix seconds; offered
+// unused).
+func nestedArmsWarning(b, c armSpan) string {
+	if !nested(b, c) {
+		return ""
+	}
 	short, long := "canary", "baseline"
-	ls, ll := hc-lc, hb-lb
+	ls, ll := c.last-c.first, b.last-b.first
 	if ls > ll {
 		short, long, ls, ll = long, short, ll, ls
 	}
-	if !(ov > 0) || ov < MinPairedOverlap*ls {
-		return ""
-	}
+	lo, hi := math.Max(b.first, c.first), math.Min(b.last, c.last)
 	at := func(t float64) string { return time.Unix(int64(t), 0).UTC().Format(time.RFC3339) }
 	return fmt.Sprintf("the %s ran for %s within the %s's %s, and the arms were judged as runs at different times: the %s's other %s (their load, their hour of the day) are in its figures; to judge both over the %s they ran together, paired in time, give --start %s --end %s",
-		short, fmtMinutes(ls/60), long, fmtMinutes(ll/60), long, fmtMinutes((ll-ov)/60), fmtMinutes(ov/60),
-		at(math.Floor(math.Max(lb, lc))), at(math.Ceil(math.Min(hb, hc))))
+		short, fmtMinutes(ls/60), long, fmtMinutes(ll/60), long, fmtMinutes((ll-(hi-lo))/60), fmtMinutes((hi-lo)/60),
+		at(math.Floor(lo)), at(math.Ceil(hi)))
 }
 
 // fork is a shallow copy of the judgement for a gate evaluated beside the

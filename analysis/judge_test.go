@@ -306,7 +306,7 @@ func TestNestedArmsWarning(t *testing.T) {
 		{"less than half of the shorter", 0, 3600, 3000, 4400, ""},
 		{"one after the other", 0, 600, 700, 1300, ""},
 	} {
-		got := nestedArmsWarning(tc.lb, tc.hb, tc.lc, tc.hc)
+		got := nestedArmsWarning(armSpan{first: tc.lb, last: tc.hb}, armSpan{first: tc.lc, last: tc.hc})
 		if tc.want == "" && got != "" || !strings.Contains(got, tc.want) {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
 		}
