@@ -38,7 +38,7 @@ func inWindow(w *[2]float64, t float64) bool {
 	return w == nil || t >= w[0] && t < w[1]
 }
 
-// windowText names w for messages: "2026-01-01T00:10:00Z … 2026-01-01T00:20:00Z",
+// windowText names w for messages: "2026-01-01T00:10:00Z – 2026-01-01T00:20:00Z",
 // an open end as "…".
 func windowText(w *[2]float64) string {
 	end := func(v float64) string {
@@ -51,13 +51,17 @@ func windowText(w *[2]float64) string {
 	return end(w[0]) + " – " + end(w[1])
 }
 
-// leftOutNote is an arm's warning for the requests --start/--end left
-// out (n of total); "" when none were.
-func leftOutNote(w *[2]float64, n, total int) string {
-	if n == 0 {
-		return ""
+// windowLeftOut is what --start/--end leaving out n of an arm's total
+// requests means for it, on both paths: an error when it left out every
+// one, else the arm's warning ("" when none were).
+func windowLeftOut(arm sources.Arm, w *[2]float64, n, total int) (note string, err error) {
+	switch {
+	case w == nil || n == 0:
+		return "", nil
+	case n == total:
+		return "", fmt.Errorf("%s: none of its %d requests arrived within --start/--end (%s): check the window against the files' times", arm, total, windowText(w))
 	}
-	return fmt.Sprintf("%d of the arm's %d requests arrived outside --start/--end (%s) and were left out", n, total, windowText(w))
+	return fmt.Sprintf("%d of the arm's %d requests arrived outside --start/--end (%s) and were left out", n, total, windowText(w)), nil
 }
 
 // narrowToWindow keeps an arm's requests that arrived within w, refusing
@@ -79,11 +83,11 @@ func narrowToWindow(ds *sources.Dataset, w *[2]float64) error {
 			kept = append(kept, ds.Requests[i])
 		}
 	}
-	n := len(ds.Requests) - len(kept)
-	if len(kept) == 0 {
-		return fmt.Errorf("%s: none of its %d requests arrived within --start/--end (%s): check the window against the files' times", ds.Arm, len(ds.Requests), windowText(w))
+	note, err := windowLeftOut(ds.Arm, w, len(ds.Requests)-len(kept), len(ds.Requests))
+	if err != nil {
+		return err
 	}
-	if note := leftOutNote(w, n, len(ds.Requests)); note != "" {
+	if note != "" {
 		ds.Warnings = append(ds.Warnings, note)
 	}
 	ds.Requests = kept

@@ -123,6 +123,7 @@ func (a *app) readArmsStream(ctx context.Context, o *judgeOptions, pol *policies
 	defer wg.Wait() // no scan outlives the files' closing
 	done := make([]chan struct{}, len(files))
 	started := 0
+	var outside, total [2]int // records --start/--end left out, of the arm's
 	for i, f := range files {
 		for ; started < len(files) && started < i+streamFilesAtOnce; started++ {
 			g := files[started]
@@ -153,25 +154,21 @@ func (a *app) readArmsStream(ctx context.Context, o *judgeOptions, pol *policies
 		f.agg, f.keys, f.measured = nil, nil, nil // merged: its bins may go
 		out[k].Inputs = append(out[k].Inputs, f.ds.Inputs...)
 		out[k].Warnings = append(out[k].Warnings, f.ds.Warnings...)
+		outside[k], total[k] = outside[k]+f.outside, total[k]+f.total
 	}
 	var ins []armInput
-	var outside, total [2]int
 	for _, f := range files {
 		ins = append(ins, armInput{arm: f.arm, path: f.in.path, info: f.in.info, sha256: f.sha256, format: requestlog.Format})
-		k := 0
-		if f.arm == sources.Canary {
-			k = 1
-		}
-		outside[k], total[k] = outside[k]+f.outside, total[k]+f.total
 	}
 	if err := sameContent(ins); err != nil {
 		return base, can, err
 	}
 	for k := range out {
-		if o.window != nil && outside[k] == total[k] {
-			return base, can, fmt.Errorf("%s: none of its %d requests arrived within --start/--end (%s): check the window against the files' times", out[k].Arm, total[k], windowText(o.window))
+		note, err := windowLeftOut(out[k].Arm, o.window, outside[k], total[k])
+		if err != nil {
+			return base, can, err
 		}
-		if note := leftOutNote(o.window, outside[k], total[k]); note != "" {
+		if note != "" {
 			out[k].Warnings = append(out[k].Warnings, note)
 		}
 	}
