@@ -288,7 +288,6 @@ func (a *armData) replicaTails(latency string) (counts []stats.ReplicaCounts, ed
 	// as the aggregate reads it)
 	type rep struct{ hists []loglin.SliceBins }
 	byID := make([]*rep, len(a.repNames))
-	var filled []*loglin.SliceBins
 	for i := range a.ds.Requests {
 		r := &a.ds.Requests[i]
 		bi := int(a.bidx[i])
@@ -302,15 +301,21 @@ func (a *armData) replicaTails(latency string) (counts []stats.ReplicaCounts, ed
 		}
 		if latencyOf(r, latency) {
 			if bin, ok := loglin.Index(latencyValue(r, latency)); ok {
-				h := &x.hists[bi]
-				if h.Total() == 0 {
-					filled = append(filled, h)
-				}
-				h.AddBin(loglin.Coarse(bin), 1)
+				x.hists[bi].AddBin(loglin.Coarse(bin), 1)
 			}
 		}
 	}
-	c, edge, slope, ok := loglin.TailBinOf(filled, sources.ReplicaTailQuantile)
+	// the bins pooled for the arm's tail: every replica's every bucket
+	// (an empty one adds nothing)
+	var all []*loglin.SliceBins
+	for _, x := range byID {
+		if x != nil {
+			for k := range x.hists {
+				all = append(all, &x.hists[k])
+			}
+		}
+	}
+	c, edge, slope, ok := loglin.TailBinOf(all, sources.ReplicaTailQuantile)
 	if !ok {
 		return nil, 0, 0, false
 	}
