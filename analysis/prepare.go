@@ -10,6 +10,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/goodput-dev/goodput/analysis/normalize"
@@ -420,6 +421,21 @@ func statusCounts(rs []sources.Request) string {
 	return out
 }
 
+// oneInstantMin is the fewest records that, all at one arrival time,
+// are refused (oneInstantError): a handful of requests within one tick of
+// a coarse clock (whole seconds) is a short run that the gates call too
+// little data; a hundred is a log that stamps one time on every record.
+const oneInstantMin = 100
+
+// oneInstantError refuses an arm of n ≥ oneInstantMin requests that all
+// arrived at time t (unix seconds), on both judges: ts is each request's
+// own arrival, and one time on every record (when the run started, or when
+// the file was written) leaves nothing to bucket, pair or rate.
+func oneInstantError(arm sources.Arm, n int64, t float64) error {
+	return &DataError{Arm: arm, Msg: fmt.Sprintf("all %d requests arrive at one instant (ts %s on every record): ts is each request's own arrival time, and one time stamped on every record (when the run started, or when the file was written) leaves nothing to bucket, pair in time or turn into a rate; write each request's arrival time",
+		n, strconv.FormatFloat(t, 'f', -1, 64))}
+}
+
 // maxBuckets is the number of time buckets an arm may span whatever its
 // request count (at 10 s, about four months); beyond it, and beyond four
 // buckets per request, the span is refused.
@@ -446,6 +462,9 @@ func (a *armData) bucketTime(cut float64) error {
 	end := hi
 	if a.ds.Duration > 0 && lo+a.ds.Duration > end {
 		end = lo + a.ds.Duration
+	}
+	if hi == lo && len(rs) >= oneInstantMin && !(a.ds.Duration > 0) {
+		return oneInstantError(a.arm, int64(len(rs)), lo)
 	}
 	if cut >= end-lo {
 		return &DataError{Arm: a.arm, Msg: fmt.Sprintf("the warm-up cut of %gs removes the whole run (%.1fs of arrivals); shorten window.warmup", cut, end-lo)}

@@ -166,6 +166,11 @@ type Aggregator struct {
 	untimed int64
 	records int64
 	lo, hi  int64 // slice numbers of the first and last arrival
+	// first is the first timed record's arrival (NaN before one), apart
+	// whether any other arrived at another time: an arm whose records all
+	// carry one time is refused (oneInstantError)
+	first float64
+	apart bool
 	// unverified counts completed requests lacking a field an SLO
 	// criterion needs (counted not good)
 	unverified map[string]int64
@@ -235,7 +240,7 @@ func NewAggregator(p *policies.Policy) *Aggregator {
 	return &Aggregator{p: p, cls: newClassifier(p), step: step, base: step, policyClasses: len(p.Classes) > 0, defaultClass: -1,
 		splitCache: p.Normalize.Cache != "" && p.Normalize.Cache != "none",
 		byKey:      map[stratumKey]int32{}, byName: map[nameKey]int32{}, cells: map[cellKey]*aggcell.Cell{},
-		reps: sources.ReplicaSpans{}, repIdx: map[string]int32{}, repLat: loglin.NewReplicaLatencies(), unverified: map[string]int64{}, lo: math.MaxInt64, hi: math.MinInt64, badTime: math.NaN(), rowSlice: math.MinInt64}
+		reps: sources.ReplicaSpans{}, repIdx: map[string]int32{}, repLat: loglin.NewReplicaLatencies(), unverified: map[string]int64{}, lo: math.MaxInt64, hi: math.MinInt64, badTime: math.NaN(), first: math.NaN(), rowSlice: math.MinInt64}
 }
 
 // stratumSep separates a stratum key's label or band from its policy
@@ -449,6 +454,13 @@ func (a *Aggregator) Add(r *sources.Request) {
 		a.badTime = r.Time
 		return
 	}
+	if r.Time != a.first {
+		if math.IsNaN(a.first) {
+			a.first = r.Time
+		} else {
+			a.apart = true
+		}
+	}
 	slice := int64(fs)
 	if slice < a.lo || slice > a.hi {
 		a.lo, a.hi = min(a.lo, slice), max(a.hi, slice)
@@ -657,6 +669,10 @@ func (a *Aggregator) Merge(o *Aggregator) {
 	if math.IsNaN(a.badTime) {
 		a.badTime = o.badTime
 	}
+	a.apart = a.apart || o.apart || !math.IsNaN(o.first) && !math.IsNaN(a.first) && o.first != a.first
+	if math.IsNaN(a.first) {
+		a.first = o.first
+	}
 	// one grid: the finer of the two widened to the other's width, then
 	// both as wide as their joint span needs
 	a.WidenTo(o.step)
@@ -743,6 +759,9 @@ func (a *Aggregator) Aggregate(arm sources.Arm) (*sources.Aggregate, error) {
 	if a.untimed > 0 {
 		return nil, &DataError{Arm: arm, Msg: fmt.Sprintf("%d of %d records have no usable arrival time (ts): "+
 			"the streaming judge buckets requests by unix arrival time; give records with ts, or judge with --exact (every request in memory)", a.untimed, a.records)}
+	}
+	if !a.apart && a.records-a.untimed >= oneInstantMin {
+		return nil, oneInstantError(arm, a.records, a.first)
 	}
 	n := a.hi - a.lo + 1
 	// the span in the policy's buckets, as the request path counts it

@@ -617,6 +617,36 @@ func TestCanaryThatCompletesNothingFails(t *testing.T) {
 	}
 }
 
+// TestOneInstantRefused: a log that stamps every record with one time
+// (the run's start, the time the file was written) gave exit 4 on the
+// request path with advice about a warm-up it did not have, and exit 3 on
+// the streaming path with the canary's 3,000 requests over one 10 s
+// bucket (300 req/s). Both refuse it now, naming the time and the fix; a
+// file split over two instants is a run (judged).
+func TestOneInstantRefused(t *testing.T) {
+	d := t.TempDir()
+	b := writeFile(t, d, "b.jsonl", goodLog(3000))
+	var lines strings.Builder
+	for i := range 3000 {
+		fmt.Fprintf(&lines, `{"ts": 1700000100.5, "status": "ok", "ttft_s": %.6f, "tpot_s": 0.03, "output_tokens": 100}`+"\n", 0.1+float64(i)*1e-4)
+	}
+	one := lines.String()
+	c := writeFile(t, d, "c.jsonl", one)
+	for _, how := range []string{"--exact", "--stream"} {
+		code, out, errs := runCLI(t, nil, "judge", how, "--baseline", b, "--canary", c)
+		if code != ExitError || out != "" || !strings.Contains(errs, "canary: all 3000 requests arrive at one instant (ts 1700000100.5 on every record)") ||
+			!strings.Contains(errs, "write each request's arrival time") {
+			t.Errorf("%s: exit %d, stdout %.80q, stderr %s; want 4 naming the instant", how, code, out, errs)
+		}
+	}
+	two := writeFile(t, d, "two.jsonl", one+`{"ts": 1700000100.6, "status": "ok", "ttft_s": 0.5, "tpot_s": 0.03, "output_tokens": 100}`+"\n")
+	for _, how := range []string{"--exact", "--stream"} {
+		if code, _, errs := runCLI(t, nil, "judge", how, "--baseline", b, "--canary", two); code == ExitError && strings.Contains(errs, "one instant") {
+			t.Errorf("%s: two instants refused as one: %s", how, errs)
+		}
+	}
+}
+
 // TestFileWindow: a canary that ran within a longer baseline log is
 // judged as a run at another time, with a warning that names the
 // --start/--end over the minutes both ran; given them, both paths judge
