@@ -65,7 +65,10 @@ func coverageOf(b, c *aggArm) aggCoverage {
 		}
 		acts := make([]normalize.ReplicaActivity, 0, len(agg.Replicas))
 		stopped := map[string]bool{} // reported from the series' last samples
-		for _, tr := range agg.Replicas {
+		// a series that stops while another starts within a few slices of
+		// it (a pod replaced under a new name) is reported, not lost
+		by := seriesTakeovers(agg)
+		for ti, tr := range agg.Replicas {
 			tr.Name = recordReplicaName(tr, agg.Exact)
 			first, last := -1, -1
 			for k, v := range tr.Finished {
@@ -98,7 +101,9 @@ func coverageOf(b, c *aggArm) aggCoverage {
 				stopped[tr.Name] = true
 				msg := fmt.Sprintf("%s: replica %s stopped reporting at %s (%d of %d slices without samples to the window's end)",
 					a.arm, tr.Name, at(last+1), len(tr.Finished)-1-last, len(tr.Finished))
-				if a.arm == sources.Canary {
+				if j, ok := by[ti]; ok {
+					cov.events = append(cov.events, fmt.Sprintf("%s; replica %s, first reporting at %s, took its place", msg, recordReplicaName(agg.Replicas[j], agg.Exact), at(seriesFirst(agg.Replicas[j]))))
+				} else if a.arm == sources.Canary {
 					cov.canaryLost = append(cov.canaryLost, msg+": a crash the change may have caused, or missing data")
 				} else {
 					cov.events = append(cov.events, msg)
@@ -137,6 +142,42 @@ func coverageOf(b, c *aggArm) aggCoverage {
 		cov.outages[ai] = placeOutages(evs, clock, func(s string) string { return s })
 	}
 	return cov
+}
+
+// seriesTakeovers maps each replica series of a metrics aggregate that
+// stops reporting before the window's end to the series that took its
+// place (normalize.Takeovers, on the series' first and last slices with
+// samples): a pod replaced under a new name stops one series and starts
+// another at once. Records (exact aggregates) are left to
+// normalize.ReplicaLoss.
+func seriesTakeovers(agg *sources.Aggregate) map[int]int {
+	if agg.Exact {
+		return nil
+	}
+	firsts, stops := make([]int, len(agg.Replicas)), make([]int, len(agg.Replicas))
+	for i, tr := range agg.Replicas {
+		firsts[i], stops[i] = seriesFirst(tr), -1
+		for k := len(tr.Finished) - 1; k >= 0; k-- {
+			if !math.IsNaN(tr.Finished[k]) {
+				if k < len(tr.Finished)-1 {
+					stops[i] = k + 1
+				}
+				break
+			}
+		}
+	}
+	return normalize.Takeovers(firsts, stops, normalize.DefaultGapBuckets)
+}
+
+// seriesFirst is the first slice in which a replica series has samples
+// (−1: none).
+func seriesFirst(tr sources.ReplicaTrack) int {
+	for k, v := range tr.Finished {
+		if !math.IsNaN(v) {
+			return k
+		}
+	}
+	return -1
 }
 
 // sliceStarts returns the arm's distinct slice starts in time order.

@@ -18,6 +18,9 @@ const (
 	// silenceAlpha bounds the chance that a healthy replica's Poisson
 	// arrivals produce a silence this long anywhere in the run.
 	silenceAlpha = 0.001
+	// rateAlpha is the one-sided level of the lower bound on a replica's
+	// own arrival rate that a silence is set against (ReplicaLoss).
+	rateAlpha = 0.05
 )
 
 // ReplicaActivity is one replica's arrivals per bucket on its arm's bucket
@@ -66,10 +69,11 @@ type LossOptions struct {
 // first arrival, that counts when
 //
 //   - L > GapBuckets, and
-//   - the run is unlikely for r's own traffic: with λ its mean arrivals per
-//     bucket between its first and last arrival, exp(−λL) < 0.001/b over b
-//     buckets (so a replica with little traffic is not declared lost for a
-//     quiet stretch), and
+//   - the run is unlikely for r's own traffic: with λ the one-sided 95%
+//     lower bound (Garwood) on its arrivals per bucket between its first
+//     and last arrival, exp(−λL) < 0.001/b over b buckets (so a replica
+//     with little traffic, or seen for a request or two, is not declared
+//     lost for a quiet stretch), and
 //   - the other replicas together kept receiving at least half their
 //     average arrivals per bucket during the run (when every replica is
 //     silent the load stopped, not a replica).
@@ -145,9 +149,16 @@ func ReplicaLoss(reps []ReplicaActivity, opt LossOptions) []ReplicaEvent {
 		}
 		lambda := total / float64(last-first+1)
 		minRun := opt.GapBuckets + 1
-		if lambda > 0 {
+		// the silence is set against the lowest rate the replica's own
+		// arrivals make plausible (one-sided 95%), not their mean: a
+		// replica seen in one bucket for one request (a stray record,
+		// a name typed once) shows a rate of one per bucket, and its
+		// silence for the rest of the run would call it lost
+		if lo := stats.PoissonRateLower(total, float64(last-first+1), rateAlpha); lo > 0 {
 			// exp(−λL) < α/b  ⇔  L > ln(b/α)/λ
-			minRun = max(minRun, int(math.Floor(math.Log(float64(b)/silenceAlpha)/lambda))+1)
+			minRun = max(minRun, int(math.Min(math.Floor(math.Log(float64(b)/silenceAlpha)/lo), float64(b)))+1)
+		} else {
+			minRun = b + 1
 		}
 		if first >= minRun {
 			if o := othersServing(i, 0, first); o > 0 {
@@ -182,10 +193,95 @@ func ReplicaLoss(reps []ReplicaActivity, opt LossOptions) []ReplicaEvent {
 				r.Name, what, o, lambda))
 		}
 	}
+	out = withoutHandovers(reps, out, opt.GapBuckets)
 	slices.SortStableFunc(out, func(a, c ReplicaEvent) int {
 		return cmp.Or(cmp.Compare(a.From, c.From), cmp.Compare(a.Replica, c.Replica))
 	})
 	return out
+}
+
+// withoutHandovers drops the lost events of replicas that another took
+// over from (Takeovers). A pod rescheduled under a new name, or replaced
+// one for one by a rolling update, leaves the arm's serving count as it
+// was: it is not a replica lost. The newcomer keeps its own joined event
+// (its warm-up is its own). A replica that arrives later than that after
+// a loss does not excuse it: the silence is an outage however the slot
+// was filled afterwards.
+func withoutHandovers(reps []ReplicaActivity, evs []ReplicaEvent, gap int) []ReplicaEvent {
+	idx := make(map[string]int, len(reps))
+	first, stop := make([]int, len(reps)), make([]int, len(reps))
+	for i, r := range reps {
+		idx[r.Name] = i
+		first[i], stop[i] = -1, -1
+		for t, n := range r.Requests {
+			if n > 0 {
+				first[i] = t
+				break
+			}
+		}
+	}
+	for _, ev := range evs {
+		if ev.Kind == EventLost {
+			stop[idx[ev.Replica]] = ev.From
+		}
+	}
+	by := Takeovers(first, stop, gap)
+	if len(by) == 0 {
+		return evs
+	}
+	kept := evs[:0:0]
+	for _, ev := range evs {
+		if _, replaced := by[idx[ev.Replica]]; !(ev.Kind == EventLost && replaced) {
+			kept = append(kept, ev)
+		}
+	}
+	return kept
+}
+
+// Takeovers pairs the replicas of an arm that stopped for good with the
+// newcomers that took their place, on the arm's bucket grid: first[i] is
+// replica i's first bucket with requests (−1: none), stop[i] the first
+// bucket of its silence to the end of the window (−1: it served to the
+// end). Replica j takes over from replica i when j's first bucket lies
+// within gap buckets of stop[i], either side, and more than gap buckets
+// after the arm's start (not one of the replicas that served from the
+// start); each newcomer takes over from one replica at most, the stops in
+// time order, the nearest newcomer first (ties to the lower index). The
+// answer maps i to j.
+func Takeovers(first, stop []int, gap int) map[int]int {
+	var stopped []int
+	for i, s := range stop {
+		if s >= 0 {
+			stopped = append(stopped, i)
+		}
+	}
+	slices.SortStableFunc(stopped, func(a, b int) int { return cmp.Compare(stop[a], stop[b]) })
+	out := map[int]int{}
+	taken := map[int]bool{}
+	for _, i := range stopped {
+		best, bestDist := -1, gap+1
+		for j, f := range first {
+			if j == i || taken[j] || f <= gap {
+				continue
+			}
+			if d := abs(f - stop[i]); d < bestDist {
+				best, bestDist = j, d
+			}
+		}
+		if best >= 0 {
+			taken[best] = true
+			out[i] = best
+		}
+	}
+	return out
+}
+
+// abs is |x| for an int.
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
 }
 
 // InService returns, per bucket, how many replicas of the arm were in

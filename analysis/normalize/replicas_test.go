@@ -210,3 +210,47 @@ func TestSRM(t *testing.T) {
 		}
 	}
 }
+
+// TestReplicaLossHandover: a replica replaced by another under a new name
+// (its last and the newcomer's first requests within GapBuckets) is not
+// lost, nor is a name seen for one request; a replacement that arrives
+// after an outage, or a replica that served from the start, excuses
+// nothing. Before, each row but the last two gave a lost event, which
+// failed canary_replica_loss.
+func TestReplicaLossHandover(t *testing.T) {
+	upTo := func(n int) func(int) bool { return func(t int) bool { return t < n } }
+	from := func(n int) func(int) bool { return func(t int) bool { return t >= n } }
+	for _, tc := range []struct {
+		name string
+		up   []func(int) bool
+		lost []string // replicas with a lost event
+	}{
+		{"pod replaced at 5 min", []func(int) bool{always, upTo(30), from(30)}, nil},
+		{"replacement 20 s early", []func(int) bool{always, upTo(30), from(28)}, nil},
+		{"replacement 30 s late", []func(int) bool{always, upTo(30), from(33)}, nil},
+		{"two replaced, two newcomers", []func(int) bool{upTo(40), upTo(41), from(40), from(41)}, nil},
+		{"replacement after 2 min", []func(int) bool{always, upTo(30), from(42)}, []string{"replica-b"}},
+		{"one replica lost, none replaces it", []func(int) bool{always, always, upTo(30)}, []string{"replica-c"}},
+		{"lost at 20 s beside a replica there from the start", []func(int) bool{from(1), upTo(2), always}, []string{"replica-b"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			reps := fleet(rand.New(rand.NewPCG(7, 7)), 60, 8, tc.up)
+			var lost []string
+			for _, e := range ReplicaLoss(reps, LossOptions{}) {
+				if e.Kind == EventLost {
+					lost = append(lost, e.Replica)
+				}
+			}
+			if !slices.Equal(lost, tc.lost) {
+				t.Errorf("lost %v, want %v", lost, tc.lost)
+			}
+		})
+	}
+	// one request under another name, at 20 s of a 10-minute run
+	reps := fleet(rand.New(rand.NewPCG(7, 8)), 60, 8, []func(int) bool{always, always})
+	reps = append(reps, ReplicaActivity{Name: "stray", Requests: make([]float64, 60)})
+	reps[2].Requests[2] = 1
+	if ev := ReplicaLoss(reps, LossOptions{}); len(ev) != 0 {
+		t.Errorf("a name seen once: events %+v, want none", ev)
+	}
+}

@@ -30,3 +30,15 @@ func tQuantile(p, nu float64) float64 {
 	}
 	return x
 }
+
+// PoissonRateLower is the one-sided lower confidence bound, at level 1 −
+// alpha (alpha in (0, 1)), on the rate of a Poisson process that gave k
+// events (k ≥ 0) over exposure units of time or buckets (> 0): the alpha
+// quantile of a Gamma(k, 1) over the exposure, the exact bound (Garwood);
+// 0 when k is 0. It is in events per unit of exposure.
+func PoissonRateLower(k, exposure, alpha float64) float64 {
+	if !(k > 0) || !(exposure > 0) {
+		return 0
+	}
+	return distuv.Gamma{Alpha: k, Beta: 1}.Quantile(alpha) / exposure
+}

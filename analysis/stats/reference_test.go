@@ -192,6 +192,8 @@ func TestReference(t *testing.T) {
 				}
 				e := QuantileLogRatio(x, y, float64(get[jf](t, c.In, "q")), 0.9, 200, 1)
 				check("Point", e.Point, "point")
+			case "poisson_rate_lower":
+				check("PoissonRateLower", PoissonRateLower(float64(get[jf](t, c.In, "k")), float64(get[jf](t, c.In, "exposure")), float64(get[jf](t, c.In, "alpha"))), "lower")
 			default:
 				t.Fatalf("unknown reference kind %q", c.Kind)
 			}

@@ -359,6 +359,13 @@ for q in (0.5, 0.95, 0.99):
         {"x": [[float(v) for v in b] for b in bx], "y": [[float(v) for v in b] for b in by], "q": q},
         {"point": math.log(qx / qy), "n_x": int(fx.size), "n_y": int(fy.size)})
 
+# ---------------------------------------------------------------- Poisson rate, exact lower bound
+
+for k, exposure, alpha in [(1, 1, 0.05), (2, 1, 0.05), (5, 2, 0.05), (100, 10, 0.05), (2000, 100, 0.05), (3, 7.5, 0.001), (0, 4, 0.05)]:
+    lower = 0.0 if k == 0 else float(scipy.stats.gamma.ppf(alpha, k) / exposure)
+    add(f"poisson_rate_lower_k{k}_e{exposure}_a{alpha}", "poisson_rate_lower", {"k": k, "exposure": exposure, "alpha": alpha},
+        {"lower": lower}, note="Garwood: gamma.ppf(alpha, k)/exposure")
+
 out = {
     "generator": "analysis/stats/testdata/make_reference.py",
     "scipy": scipy.__version__,
