@@ -133,8 +133,7 @@ func (j *aggJudgement) replicaLossGuardrail() (gateEval, bool) {
 
 // loadRatioGuardrail is the sample-ratio check without a declared traffic
 // split, as on the request path (judgement.loadRatioGuardrail): offered
-// requests per deployed replica-second (the most replicas an arm reported
-// in any slice) per slice, compared by batch means (paired when the arms
+// requests per deployed replica-second (deployedReplicas) per slice, compared by batch means (paired when the arms
 // are); it fails when the interval of the ratio lies entirely beyond
 // ±LoadRatioTolerance. Absent when an arm's replicas are unknown
 // (replicasNamed).
@@ -143,7 +142,11 @@ func (j *aggJudgement) loadRatioGuardrail(conf float64) (gateEval, bool) {
 		if !replicasNamed(a) {
 			return stats.Ratio{}, false
 		}
-		deployed := maxReplicas(a)
+		serving := make([]float64, len(a.slices))
+		for i, s := range a.slices {
+			serving[i] = s.replicas
+		}
+		deployed := deployedReplicas(serving, a.ds.Agg.Step)
 		r := stats.Ratio{Num: make([]float64, len(a.slices)), Den: make([]float64, len(a.slices))}
 		for i, s := range a.slices {
 			r.Num[i], r.Den[i] = s.offered(), (s.end-s.start)*deployed

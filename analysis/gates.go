@@ -938,27 +938,37 @@ func (j *judgement) loadRatioGuardrail(conf float64) (gateEval, bool) {
 	if j.b.pseudo || j.c.pseudo || !j.b.replicasKnown || !j.c.replicasKnown {
 		return gateEval{}, false
 	}
-	build := func(a *armData) stats.Ratio {
-		var r stats.Ratio
-		// per deployed replica (every replica seen in the arm): a router
-		// splits by the deployment, so a replica lost mid-run moves its
-		// load to the others without changing the split
+	// per deployed replica (deployedReplicas): a router splits by the
+	// deployment, so a replica lost mid-run moves its load to the others
+	// without changing the split
+	deployed := func(a *armData) float64 {
+		var serving []float64
 		for _, b := range a.kept() {
 			if b.secs > 0 {
-				r.Num, r.Den = append(r.Num, b.offered), append(r.Den, b.secs*float64(a.replicas))
+				serving = append(serving, b.replicaSecs/b.secs)
+			}
+		}
+		return deployedReplicas(serving, a.bucketSecs)
+	}
+	db, dc := deployed(j.b), deployed(j.c)
+	build := func(a *armData, d float64) stats.Ratio {
+		var r stats.Ratio
+		for _, b := range a.kept() {
+			if b.secs > 0 {
+				r.Num, r.Den = append(r.Num, b.offered), append(r.Den, b.secs*d)
 			}
 		}
 		return r
 	}
-	rb, rc := build(j.b), build(j.c)
+	rb, rc := build(j.b, db), build(j.c, dc)
 	if len(rb.Num) < MinBuckets || len(rc.Num) < MinBuckets {
 		return gateEval{}, false
 	}
 	estimate := func(conf float64) stats.Estimate { return stats.LogRatioOfRatios(rc, rb, conf) }
 	if j.paired {
 		// a traffic wave both arms ride cancels in the paired difference
-		pb, pc := j.alignedRatios(func(b *bucket) float64 { return b.offered }, func(b *bucket) float64 { return b.secs * float64(j.b.replicas) })
-		_, pc2 := j.alignedRatios(func(b *bucket) float64 { return b.offered }, func(b *bucket) float64 { return b.secs * float64(j.c.replicas) })
+		pb, pc := j.alignedRatios(func(b *bucket) float64 { return b.offered }, func(b *bucket) float64 { return b.secs * db })
+		_, pc2 := j.alignedRatios(func(b *bucket) float64 { return b.offered }, func(b *bucket) float64 { return b.secs * dc })
 		pc.Den = pc2.Den
 		bothAnalysed(pb, pc)
 		estimate = func(conf float64) stats.Estimate { return stats.PairedLogRatioOfRatios(pc, pb, conf) }
@@ -1007,6 +1017,42 @@ func bothAnalysed(x, y stats.Ratio) {
 			x.Num[t], x.Den[t], y.Num[t], y.Den[t] = 0, 0, 0, 0
 		}
 	}
+}
+
+// DeployedSecs is how long, in seconds, replicas must serve together to
+// count toward an arm's deployed size (deployedReplicas): a minute.
+const DeployedSecs = 60
+
+// deployedReplicas is an arm's deployed size, the offered_load_ratio
+// guardrail's denominator: the most replicas that served together through
+// a whole DeployedSecs (the largest, over every run of that many slices,
+// of the fewest serving in one of them; at least two slices, all of them
+// when the arm has fewer), from serving, the replicas in service per slice
+// of secs seconds (fractional where one served part of a slice). A replica
+// lost mid-run still counts, having served with the others before; a pod
+// replaced by another under a new name, whose last and first requests
+// share a slice, or a stray record naming another replica, does not count
+// twice: counting every name seen, or the most in any slice, took a canary
+// whose one pod was replaced halfway for two replicas offered half the
+// baseline's load each, and failed it.
+func deployedReplicas(serving []float64, secs float64) float64 {
+	if len(serving) == 0 {
+		return 0
+	}
+	n := 2
+	if secs > 0 {
+		n = max(n, int(math.Ceil(DeployedSecs/secs-1e-9)))
+	}
+	n = min(n, len(serving))
+	best := 0.0
+	for i := 0; i+n <= len(serving); i++ {
+		low := math.Inf(1)
+		for _, v := range serving[i : i+n] {
+			low = math.Min(low, v)
+		}
+		best = math.Max(best, low)
+	}
+	return best
 }
 
 // loadRatioEval decides the offered_load_ratio guardrail from the arms'

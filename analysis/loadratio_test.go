@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -131,6 +132,35 @@ func TestUnnamedReplicasLoadUnknown(t *testing.T) {
 		}
 		if !strings.Contains(strings.Join(r.Warnings, "\n"), "cost is not priced from the policy's rates: neither arm's requests name the replica") {
 			t.Errorf("no warning about the unpriced arms: %q", r.Warnings)
+		}
+	}
+}
+
+// TestDeployedReplicas: the deployed size is the most replicas that
+// served together through a whole minute, so a handover slice or a name
+// seen once does not count twice, while a replica lost mid-run still
+// counts.
+func TestDeployedReplicas(t *testing.T) {
+	rep := func(v float64, n int) []float64 { return slices.Repeat([]float64{v}, n) }
+	for _, tc := range []struct {
+		name    string
+		serving []float64
+		secs    float64
+		want    float64
+	}{
+		{"steady four", rep(4, 30), 10, 4},
+		{"one lost halfway", append(rep(4, 15), rep(3, 15)...), 10, 4},
+		{"handover slice", append(append(rep(1, 15), 2), rep(1, 15)...), 10, 1},
+		{"stray in one slice", append(append(rep(2, 5), 3), rep(2, 24)...), 10, 2},
+		{"surge of 50 s", append(append(rep(4, 10), rep(5, 5)...), rep(4, 10)...), 10, 4},
+		{"scaled up for 2 min", append(rep(2, 10), rep(3, 12)...), 10, 3},
+		{"wide slices: two at least", append(append(rep(1, 10), 2), rep(1, 10)...), 120, 1},
+		{"fewer slices than a minute", []float64{3, 2, 3}, 10, 2},
+		{"partial slices", []float64{0.5, 2, 2, 2, 2, 2, 2, 1.2}, 10, 2},
+		{"none", nil, 10, 0},
+	} {
+		if got := deployedReplicas(tc.serving, tc.secs); got != tc.want {
+			t.Errorf("%s: %g, want %g", tc.name, got, tc.want)
 		}
 	}
 }

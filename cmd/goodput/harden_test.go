@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -643,6 +644,68 @@ func TestOneInstantRefused(t *testing.T) {
 	for _, how := range []string{"--exact", "--stream"} {
 		if code, _, errs := runCLI(t, nil, "judge", how, "--baseline", b, "--canary", two); code == ExitError && strings.Contains(errs, "one instant") {
 			t.Errorf("%s: two instants refused as one: %s", how, errs)
+		}
+	}
+}
+
+// TestPodReplaced: a canary replica replaced halfway by a pod under a new
+// name, and a canary with one stray record naming a third replica, were
+// judged FAIL on both paths: offered_load_ratio counted every name seen
+// (or the most in one slice) as deployed, so the canary was offered half
+// the baseline's load per replica, and canary_replica_loss called the
+// replaced pod, and the name seen once, lost. Both pass now; a replica
+// lost with nothing in its place still fails.
+func TestPodReplaced(t *testing.T) {
+	d := t.TempDir()
+	arm := func(prefix string, v int, name func(i int) string) string {
+		var b strings.Builder
+		for i := range 6000 { // 10 minutes at 10 req/s
+			fmt.Fprintf(&b, `{"ts": %d.%03d, "status": "ok", "ttft_s": 0.%03d, "tpot_s": 0.03, "output_tokens": 100, "replica": "%s"}`+"\n",
+				1700000000+i/10, (i%10)*100, 100+(i*7+v)%400, prefix+name(i))
+		}
+		return b.String()
+	}
+	two := func(i int) string { return strconv.Itoa(i % 2) }
+	b := writeFile(t, d, "b.jsonl", arm("baseline-", 0, two))
+	cases := []struct {
+		name string
+		log  string
+		want int
+	}{
+		{"replaced", arm("canary-", 3, func(i int) string {
+			if i%2 == 1 && i >= 3000 {
+				return "1b"
+			}
+			return two(i)
+		}), ExitPass},
+		{"stray", arm("canary-", 3, func(i int) string {
+			if i == 201 {
+				return "9"
+			}
+			return two(i)
+		}), ExitPass},
+		{"lost", strings.Join(slices.DeleteFunc(strings.SplitAfter(arm("canary-", 3, two), "\n"), func(l string) bool {
+			return strings.Contains(l, `"canary-1"`) && l > `{"ts": 1700000300`
+		}), ""), ExitFail},
+	}
+	for _, tc := range cases {
+		c := writeFile(t, d, tc.name+".jsonl", tc.log)
+		for _, how := range []string{"--exact", "--stream"} {
+			code, out, errs := runCLI(t, nil, "judge", how, "--baseline", b, "--canary", c, "--format", "json")
+			var rep struct {
+				Metrics []struct{ Name, Verdict, Reason string }
+			}
+			if err := json.Unmarshal([]byte(out), &rep); err != nil {
+				t.Fatalf("%s %s: exit %d, %v; stderr %s", tc.name, how, code, err, errs)
+			}
+			if code != tc.want {
+				t.Errorf("%s %s: exit %d, want %d: %+v", tc.name, how, code, tc.want, rep.Metrics)
+			}
+			for _, m := range rep.Metrics {
+				if m.Name == "offered_load_ratio" && m.Verdict == "fail" || tc.want == ExitPass && m.Name == "canary_replica_loss" {
+					t.Errorf("%s %s: %s %s: %s", tc.name, how, m.Name, m.Verdict, m.Reason)
+				}
+			}
 		}
 	}
 }

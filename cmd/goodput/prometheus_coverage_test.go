@@ -25,6 +25,8 @@ import (
 type omVariant struct {
 	from, to string
 	keep     func(pod string, ts float64) bool
+	// rename, when set, gives the copy's pod label
+	rename func(pod string, ts float64) string
 }
 
 var omLabels = regexp.MustCompile(`deployment="([^"]*)",pod="([^"]*)"`)
@@ -73,7 +75,11 @@ func writeOMVariants(t *testing.T, src, dst string, vs ...omVariant) {
 		}
 		for _, v := range vs {
 			if m[1] == v.from && v.keep(m[2], ts) {
-				pending = append(pending, strings.Replace(line, `deployment="`+v.from+`"`, `deployment="`+v.to+`"`, 1))
+				l := strings.Replace(line, `deployment="`+v.from+`"`, `deployment="`+v.to+`"`, 1)
+				if v.rename != nil {
+					l = strings.Replace(l, `pod="`+m[2]+`"`, `pod="`+v.rename(m[2], ts)+`"`, 1)
+				}
+				pending = append(pending, l)
 			}
 		}
 	}
@@ -140,8 +146,14 @@ func TestPrometheusCoverageNeverPasses(t *testing.T) {
 	t0 := 1767225600.0 // 2026-01-01T00:00:00Z, the simulator's window start
 	om := filepath.Join(dir, "variants.om")
 	writeOMVariants(t, filepath.Join(dir, "metrics.om"), om,
-		omVariant{"canary", "canary-lost", func(pod string, ts float64) bool { return pod != "canary-1" || ts < t0+300 }},
-		omVariant{"baseline", "baseline-hole", func(pod string, ts float64) bool { return pod != "baseline-2" || ts < t0+180 || ts >= t0+300 }},
+		omVariant{"canary", "canary-lost", func(pod string, ts float64) bool { return pod != "canary-1" || ts < t0+300 }, nil},
+		omVariant{"baseline", "baseline-hole", func(pod string, ts float64) bool { return pod != "baseline-2" || ts < t0+180 || ts >= t0+300 }, nil},
+		omVariant{"canary", "canary-replaced", func(string, float64) bool { return true }, func(pod string, ts float64) string {
+			if pod == "canary-1" && ts >= t0+300 {
+				return "canary-1b"
+			}
+			return pod
+		}},
 	)
 	prom := promtest.Start(t, om)
 	pol := writeFile(t, dir, "policy.yaml", agreePolicy)
@@ -160,13 +172,16 @@ func TestPrometheusCoverageNeverPasses(t *testing.T) {
 		b, c     string
 		wantCode []int
 		wantText string
+		wantOut  string // also somewhere in the report
 	}{
-		{"intact A/A passes", prom, `deployment="baseline"`, `deployment="canary"`, []int{ExitPass}, "all 4 gates pass"},
-		{"canary replica stops reporting", prom, `deployment="baseline"`, `deployment="canary-lost"`, []int{ExitInconclusive, ExitFail}, `pod="canary-1"} stopped reporting`},
-		{"baseline replica with a hole", prom, `deployment="baseline-hole"`, `deployment="canary"`, []int{ExitInconclusive}, `pod="baseline-2"} has no samples from +180s`},
-		{"partial-response warning", warningProxy(t, prom), `deployment="baseline"`, `deployment="canary"`, []int{ExitInconclusive}, "storegw-2"},
-		{"equivalent selectors", prom, `deployment=~"baseline"`, `deployment="baseline"`, []int{ExitError}, "pick the same series"},
-		{"overlapping selectors", prom, `deployment=~"baseline|canary"`, `deployment="canary"`, []int{ExitError}, "pick the same series"},
+		{"intact A/A passes", prom, `deployment="baseline"`, `deployment="canary"`, []int{ExitPass}, "all 4 gates pass", ""},
+		{"canary replica stops reporting", prom, `deployment="baseline"`, `deployment="canary-lost"`, []int{ExitInconclusive, ExitFail}, `pod="canary-1"} stopped reporting`, ""},
+		{"canary pod replaced under a new name", prom, `deployment="baseline"`, `deployment="canary-replaced"`, []int{ExitPass}, "all 4 gates pass",
+			`pod=\"canary-1\"} stopped reporting at +300s (10 of 20 slices without samples to the window's end); replica {engine=\"0\",model_name=\"sim-llm\",pod=\"canary-1b\"}, first reporting at +300s, took its place`},
+		{"baseline replica with a hole", prom, `deployment="baseline-hole"`, `deployment="canary"`, []int{ExitInconclusive}, `pod="baseline-2"} has no samples from +180s`, ""},
+		{"partial-response warning", warningProxy(t, prom), `deployment="baseline"`, `deployment="canary"`, []int{ExitInconclusive}, "storegw-2", ""},
+		{"equivalent selectors", prom, `deployment=~"baseline"`, `deployment="baseline"`, []int{ExitError}, "pick the same series", ""},
+		{"overlapping selectors", prom, `deployment=~"baseline|canary"`, `deployment="canary"`, []int{ExitError}, "pick the same series", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out, errs := judge(tc.url, tc.b, tc.c)
@@ -187,6 +202,9 @@ func TestPrometheusCoverageNeverPasses(t *testing.T) {
 			}
 			if !strings.Contains(text, tc.wantText) {
 				t.Errorf("reasons lack %q:\n%s", tc.wantText, text)
+			}
+			if !strings.Contains(out, tc.wantOut) {
+				t.Errorf("report lacks %q:\n%s", tc.wantOut, out)
 			}
 			t.Logf("exit %d: %s", code, firstLine(text))
 		})
