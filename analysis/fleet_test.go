@@ -54,7 +54,13 @@ type fleet struct {
 	// the last replica serves nothing in [outageAt, outageAt+outageSecs)
 	// seconds (a crash and restart); the others absorb its load
 	outageAt, outageSecs float64
-	cacheStray           bool // every request hits the prefix cache except one
+	// replacedAt > 0: the last replica's pod is replaced at this second
+	// by one under a new name ("canary-3" → "canary-3b"), serving at once
+	replacedAt float64
+	// strayReplica: one request early in the run names a replica that
+	// exists nowhere else (a typo, a line from another deployment)
+	strayReplica bool
+	cacheStray   bool // every request hits the prefix cache except one
 	// in [burstAt, burstAt+burstSecs) seconds a request fails with
 	// probability burstErr, and TTFT is burstTTFTX times longer
 	burstAt, burstSecs, burstErr, burstTTFTX float64
@@ -284,6 +290,12 @@ func (f fleet) dataset(arm sources.Arm) *sources.Dataset {
 				rep = rng.IntN(f.replicas - 1)
 			}
 			r.Replica = fmt.Sprintf("%s-%d", arm, rep)
+			if f.replacedAt > 0 && t >= f.replacedAt && rep == f.replicas-1 {
+				r.Replica += "b"
+			}
+			if f.strayReplica && len(ds.Requests) == 200 {
+				r.Replica = string(arm) + "-stray"
+			}
 			lat *= math.Exp(repSpeed[rep])
 			if rep == 0 && f.slowReplicaX > 0 {
 				lat *= f.slowReplicaX
@@ -467,6 +479,9 @@ func fleetCases() []fleetCase {
 		// a burst or a stall in fleets whose arms slow down on their own
 		{"error-burst-noisier", Fail, same(func(f *fleet) { f.sigma = 0.04 }), same(func(f *fleet) { f.sigma = 0.04; f.burstAt, f.burstSecs, f.burstErr = 900, 120, 0.5 })},
 		{"stall-1min-noisiest", Fail, same(func(f *fleet) { f.sigma, f.phi = 0.05, 0.9 }), same(func(f *fleet) { f.sigma, f.phi = 0.05, 0.9; f.burstAt, f.burstSecs, f.burstTTFTX = 900, 60, 5 })},
+		{"aa-pod-replaced", Pass, id, same(func(f *fleet) { f.replacedAt = 900 })},
+		{"regress-10-pod-replaced", Fail, id, same(func(f *fleet) { f.replacedAt = 900; f.ttftX, f.tpotX = 1.10, 1.10 })},
+		{"aa-stray-replica", Pass, id, same(func(f *fleet) { f.strayReplica = true })},
 		{"regress-10-2h30", Fail, same(func(f *fleet) { f.secs = 9000 }), same(func(f *fleet) { f.secs = 9000; f.ttftX, f.tpotX = 1.10, 1.10 })},
 	}
 }
