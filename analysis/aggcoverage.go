@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -68,8 +69,14 @@ func coverageOf(b, c *aggArm) aggCoverage {
 		// a series that stops while another starts within a few slices of
 		// it (a pod replaced under a new name) is reported, not lost
 		by := seriesTakeovers(agg)
+		// the replica names records carry, by the name messages show, for
+		// the outages' reasons, which quote them as the request path does
+		recorded := map[string]string{}
 		for ti, tr := range agg.Replicas {
 			tr.Name = recordReplicaName(tr, agg.Exact)
+			if name, ok := sources.RecordReplica(agg.Replicas[ti].Name); ok && agg.Exact && tr.Series == "" {
+				recorded[tr.Name] = name
+			}
 			first, last := -1, -1
 			for k, v := range tr.Finished {
 				if !math.IsNaN(v) {
@@ -138,8 +145,14 @@ func coverageOf(b, c *aggArm) aggCoverage {
 			}
 			return starts[len(starts)-1] + a.ds.Agg.Step
 		}
-		// track names are sanitised label sets, shown as they are
-		cov.outages[ai] = placeOutages(evs, clock, func(s string) string { return s })
+		// track names are sanitised label sets, shown as they are; a
+		// record's replica is quoted, as on the request path
+		cov.outages[ai] = placeOutages(evs, clock, func(s string) string {
+			if name, ok := recorded[s]; ok {
+				return strconv.Quote(name)
+			}
+			return s
+		})
 	}
 	return cov
 }

@@ -690,6 +690,7 @@ func TestPodReplaced(t *testing.T) {
 	}
 	for _, tc := range cases {
 		c := writeFile(t, d, tc.name+".jsonl", tc.log)
+		lossReason := map[string]string{} // per path
 		for _, how := range []string{"--exact", "--stream"} {
 			code, out, errs := runCLI(t, nil, "judge", how, "--baseline", b, "--canary", c, "--format", "json")
 			var rep struct {
@@ -705,7 +706,15 @@ func TestPodReplaced(t *testing.T) {
 				if m.Name == "offered_load_ratio" && m.Verdict == "fail" || tc.want == ExitPass && m.Name == "canary_replica_loss" {
 					t.Errorf("%s %s: %s %s: %s", tc.name, how, m.Name, m.Verdict, m.Reason)
 				}
+				if m.Name == "canary_replica_loss" {
+					lossReason[how] = m.Reason
+				}
 			}
+		}
+		// both paths name the lost replica alike (the aggregate wrote
+		// canary-1 where the request path wrote "canary-1")
+		if lossReason["--exact"] != lossReason["--stream"] || tc.want == ExitFail && !strings.Contains(lossReason["--exact"], `replica "canary-1" stopped serving`) {
+			t.Errorf("%s: canary_replica_loss reasons differ or lack the replica:\n%s\n%s", tc.name, lossReason["--exact"], lossReason["--stream"])
 		}
 	}
 }
