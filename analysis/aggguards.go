@@ -133,10 +133,10 @@ func (j *aggJudgement) replicaLossGuardrail() (gateEval, bool) {
 
 // loadRatioGuardrail is the sample-ratio check without a declared traffic
 // split, as on the request path (judgement.loadRatioGuardrail): offered
-// requests per deployed replica-second (deployedReplicas) per slice, compared by batch means (paired when the arms
-// are); it fails when the interval of the ratio lies entirely beyond
-// ±LoadRatioTolerance. Absent when an arm's replicas are unknown
-// (replicasNamed).
+// requests per deployed replica-second (deployedReplicas) per slice,
+// compared by batch means (paired when the arms are); it fails when the
+// interval of the ratio lies entirely beyond ±LoadRatioTolerance. Absent
+// when an arm's replicas are unknown (replicasNamed).
 func (j *aggJudgement) loadRatioGuardrail(conf float64) (gateEval, bool) {
 	build := func(a *aggArm) (stats.Ratio, bool) {
 		if !replicasNamed(a) {
