@@ -1,6 +1,7 @@
 package sources
 
 import (
+	"maps"
 	"math"
 	"strings"
 	"testing"
@@ -61,5 +62,26 @@ func TestCombine(t *testing.T) {
 	Combine([]Dataset{run(ClockEpoch, 1000, 10, 0), a})
 	if a.Requests[0].Time != 5000 {
 		t.Error("Combine moved its input's times")
+	}
+}
+
+// TestCombineStated: an arm's stated settings are those every file
+// states alike; a setting its files disagree on is left out (that arm
+// cannot be compared on it), and one only some files state too.
+func TestCombineStated(t *testing.T) {
+	file := func(path string, stated map[string]string) Dataset {
+		return Dataset{Clock: ClockNone, Inputs: []Input{{Path: path}}, Stated: stated,
+			Requests: []Request{{Time: math.NaN(), Status: StatusOK, TTFT: 0.1}}}
+	}
+	ds := Combine([]Dataset{
+		file("a.json", map[string]string{"request_rate": "4", "burstiness": "1", "model_id": "m"}),
+		file("b.json", map[string]string{"request_rate": "8", "burstiness": "1", "model_id": "m"}),
+		file("c.json", map[string]string{"burstiness": "1"}),
+	})
+	if want := map[string]string{"burstiness": "1"}; !maps.Equal(ds.Stated, want) {
+		t.Errorf("stated %v, want %v", ds.Stated, want)
+	}
+	if one := Combine([]Dataset{file("a.json", map[string]string{"request_rate": "4"})}); one.Stated["request_rate"] != "4" {
+		t.Errorf("one file: stated %v", one.Stated)
 	}
 }

@@ -7,6 +7,7 @@ package sources
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"strings"
 )
@@ -240,6 +241,35 @@ type Dataset struct {
 	// Warnings are facts about the input the report must show (units
 	// assumed, fields missing, analyses disabled).
 	Warnings []string
+	// Stated holds the run settings a benchmark result states
+	// (StatedSettings, and model_id), each as written, kept only where
+	// every run and file of the arm states the same value: the judge
+	// compares them between the arms. Nil for inputs that state none.
+	Stated map[string]string
+}
+
+// StatedSettings are the benchmark settings that set the offered load
+// (request_rate, burstiness, max_concurrency) and what is sent
+// (dataset_name and the random or ShareGPT lengths): arms run under
+// different ones are not comparable. model_id is stated too, not in this
+// list: a quantized build may name its model apart.
+func StatedSettings() []string {
+	return []string{"request_rate", "burstiness", "max_concurrency",
+		"dataset_name", "random_input_len", "random_output_len", "random_range_ratio", "sharegpt_output_len"}
+}
+
+// mergeStated keeps the settings a and b state alike: the first file's
+// (a nil) when b is the first, else the keys both give the same value.
+func mergeStated(a, b map[string]string, first bool) map[string]string {
+	if first {
+		return maps.Clone(b)
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			delete(a, k)
+		}
+	}
+	return a
 }
 
 // Append adds another file's records to d, merging clocks, durations and
@@ -247,6 +277,7 @@ type Dataset struct {
 // time, so each file is shifted to start at 0 before merging and the
 // dataset's duration is the longest file's.
 func (d *Dataset) Append(o Dataset) {
+	d.Stated = mergeStated(d.Stated, o.Stated, len(d.Inputs) == 0)
 	if d.Requests == nil {
 		// the first file: take its records without copying them
 		d.Requests = o.Requests

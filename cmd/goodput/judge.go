@@ -415,6 +415,9 @@ func (a *app) readArms(ctx context.Context, o *judgeOptions, ro requestlog.Optio
 	if err := distinctArms(&base, &can); err != nil {
 		return base, can, err
 	}
+	if err := sameBenchmark(&base, &can); err != nil {
+		return base, can, err
+	}
 	return base, can, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"maps"
 	"math"
 	"os"
 	"strings"
@@ -200,5 +201,32 @@ func TestRealFilesPresent(t *testing.T) {
 		if _, err := os.Stat(realdata(dir)); err != nil {
 			t.Errorf("real data missing: %v", err)
 		}
+	}
+}
+
+// TestRealStatedSettings: the settings a real result states, as written
+// (decoded with python3's json: request_rate 4.0, burstiness 1.0,
+// max_concurrency null in the vLLM file; dataset_name "random",
+// random_input_len 1024, random_output_len 1024, random_range_ratio 0.0
+// and sharegpt_output_len null in the SGLang rows), for the judge to
+// compare between arms.
+func TestRealStatedSettings(t *testing.T) {
+	path := realdata("vllm-bench-serve", "IB_serving_meta-llama-Llama-3.3-70B-Instruct_tp4_pp2_sharegpt_qps_04.json")
+	ds, _ := readFile(t, "", path)
+	want := map[string]string{"request_rate": "4", "burstiness": "1", "model_id": "meta-llama/Llama-3.3-70B-Instruct"}
+	if !maps.Equal(ds.Stated, want) {
+		t.Errorf("vLLM stated %v, want %v", ds.Stated, want)
+	}
+	b, err := os.ReadFile(realdata("sglang-bench-serving", "llama_405b_online_output.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := parseArrayRun(context.Background(), &scanner{buf: b, path: "sglang"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = map[string]string{"dataset_name": "random", "random_input_len": "1024", "random_output_len": "1024", "random_range_ratio": "0"}
+	if !maps.Equal(run.stated, want) || run.requestRate != "1" {
+		t.Errorf("SGLang row stated %v, rate %q; want %v, rate 1", run.stated, run.requestRate, want)
 	}
 }

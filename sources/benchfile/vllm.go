@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/goodput-dev/goodput/sources"
@@ -22,8 +23,12 @@ type arrayRun struct {
 	completed   float64 // summary count; NaN when absent
 	failed      float64 // summary count; NaN when absent
 	requestRate string  // as written: "4", "inf", "Infinity", "trace"; "" when absent
-	meanTTFTms  float64 // summary mean TTFT in ms; NaN when absent
-	summary     int     // number of summary keys seen (mean_*_ms, throughput, …)
+	// stated holds the run's other load and workload settings
+	// (sources.StatedSettings, model_id), each as written; null ones are
+	// left out
+	stated     map[string]string
+	meanTTFTms float64 // summary mean TTFT in ms; NaN when absent
+	summary    int     // number of summary keys seen (mean_*_ms, throughput, …)
 
 	inputLens, outputLens []int64
 	ttfts                 []float64 // seconds
@@ -44,7 +49,7 @@ func perRequestKeys() []string {
 // with its line and column.
 func parseArrayRun(ctx context.Context, sc *scanner) (*arrayRun, error) {
 	sc.ws()
-	run := &arrayRun{off: sc.pos, keys: map[string]int{},
+	run := &arrayRun{off: sc.pos, keys: map[string]int{}, stated: map[string]string{},
 		duration: math.NaN(), completed: math.NaN(), failed: math.NaN(), meanTTFTms: math.NaN()}
 	if sc.peek() != kindObject {
 		return nil, sc.typeErr("benchmark result", "an object")
@@ -78,6 +83,13 @@ func parseArrayRun(ctx context.Context, sc *scanner) (*arrayRun, error) {
 				}
 			default:
 				err = sc.skip()
+			}
+		case "burstiness", "max_concurrency", "dataset_name", "random_input_len", "random_output_len", "random_range_ratio", "sharegpt_output_len", "model_id":
+			var v any
+			if v, err = sc.value(); err == nil {
+				if text, ok := statedText(v); ok {
+					run.stated[key] = text
+				}
 			}
 		case "mean_ttft_ms":
 			var null bool
@@ -359,7 +371,8 @@ func (run *arrayRun) crossCheck(label string) []string {
 // per line; SGLang always appends lines) and lays them end to end.
 type runSet struct {
 	reqs      []sources.Request
-	duration  float64 // Σ run durations, seconds; NaN if any is unknown
+	stated    map[string]string // the settings every run states alike
+	duration  float64           // Σ run durations, seconds; NaN if any is unknown
 	runs      int
 	rates     []string
 	noStart   int // runs without start_times
@@ -388,13 +401,42 @@ func (rs *runSet) add(run *arrayRun) {
 		rs.duration = 0
 	}
 	rs.duration += run.duration // NaN propagates
+	if run.requestRate != "" {
+		run.stated["request_rate"] = run.requestRate
+	}
+	if rs.runs == 0 {
+		rs.stated = run.stated
+	} else {
+		for k, v := range rs.stated {
+			if run.stated[k] != v {
+				delete(rs.stated, k)
+			}
+		}
+	}
 	rs.runs++
 	rs.rates = append(rs.rates, run.requestRate)
+}
+
+// statedText writes a stated setting as the file does: a number in its
+// shortest form, a string as it is; false for null and anything else.
+func statedText(v any) (string, bool) {
+	switch v := v.(type) {
+	case float64:
+		return strconv.FormatFloat(v, 'g', -1, 64), true
+	case string:
+		return v, true
+	case bool:
+		return strconv.FormatBool(v), true
+	}
+	return "", false
 }
 
 // finish moves the collected runs into the file's dataset.
 func (rs *runSet) finish(f *file, tool string) {
 	f.ds.Requests = rs.reqs
+	if len(rs.stated) > 0 {
+		f.ds.Stated = rs.stated
+	}
 	if !math.IsNaN(rs.duration) {
 		f.ds.Duration = rs.duration
 	}
