@@ -99,6 +99,11 @@ func (j *aggJudgement) guardrails(conf float64) []gateEval {
 	} else if w := unloggedShedWarning(!replicasNamed(j.b), !replicasNamed(j.cRaw)); w != "" {
 		j.warnf("%s", w)
 	}
+	if j.p.Traffic == nil {
+		if e, ok := j.offeredRateGuardrail(conf); ok {
+			out = append(out, e)
+		}
+	}
 	if e, ok := j.warmupGuardrail(conf); ok {
 		out = append(out, e)
 	}

@@ -83,6 +83,10 @@ func (j *judgement) gates(r *Report) []Metric {
 		} else if w := unloggedShedWarning(j.b.replicasUnnamed(), j.c.replicasUnnamed()); w != "" {
 			j.warnf("%s", w)
 		}
+		if e, ok := j.offeredRateGuardrail(conf); ok {
+			evals = append(evals, e)
+			ps = append(ps, math.NaN())
+		}
 	}
 	if e, ok := j.warmupGuardrail(conf); ok {
 		evals = append(evals, e)

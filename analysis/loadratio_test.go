@@ -164,3 +164,42 @@ func TestDeployedReplicas(t *testing.T) {
 		}
 	}
 }
+
+// TestOfferedRateEval: runs one after the other without replica names
+// are each one deployment offered its client's rate; a canary run at half
+// the baseline's rate cannot pass (inconclusive, never a fail: the
+// comparison is at fault), a rate within the 10% tolerance passes, named,
+// and a run too short for the interval is not checked.
+func TestOfferedRateEval(t *testing.T) {
+	arm := func(perBucket float64, n int) stats.Ratio {
+		r := stats.Ratio{}
+		for i := range n {
+			// ±10% around the rate, alternating: a steady client
+			r.Num = append(r.Num, perBucket*(1+0.1*float64(i%2*2-1)))
+			r.Den = append(r.Den, 10)
+		}
+		return r
+	}
+	for _, tc := range []struct {
+		name    string
+		b, c    stats.Ratio
+		present bool
+		verdict Verdict
+		reason  string
+	}{
+		{"same rate", arm(80, 48), arm(80, 48), true, Pass, "not shown beyond ±10%"},
+		{"4% more", arm(80, 48), arm(83.2, 48), true, Pass, "not shown beyond ±10%"},
+		{"half the rate", arm(80, 48), arm(40, 48), true, Inconclusive, "rerun one arm at the other's rate"},
+		{"twice the rate", arm(40, 48), arm(80, 48), true, Inconclusive, "the canary's run was offered 8 req/s against the baseline's 4"},
+		{"too short", arm(80, MinBuckets-1), arm(40, 48), false, "", ""},
+	} {
+		e, ok := offeredRateEval(tc.b, tc.c, 0.95)
+		if ok != tc.present {
+			t.Errorf("%s: present %v, want %v", tc.name, ok, tc.present)
+			continue
+		}
+		if ok && (e.m.Verdict != tc.verdict || !strings.Contains(e.m.Reason, tc.reason) || e.m.Name != "offered_rate_ratio") {
+			t.Errorf("%s: %s %s: %s", tc.name, e.m.Name, e.m.Verdict, e.m.Reason)
+		}
+	}
+}

@@ -719,6 +719,57 @@ func TestPodReplaced(t *testing.T) {
 	}
 }
 
+// TestOfferedRateRatio: two benchmark runs one after the other whose
+// records name no replica, the canary's client at half the baseline's
+// rate, PASSED on both paths (a canary offered half the load looks no
+// worse); offered_rate_ratio now holds the run (exit 3), passes when the
+// rates agree, and is absent for arms served side by side (their split is
+// unknown).
+func TestOfferedRateRatio(t *testing.T) {
+	d := t.TempDir()
+	arm := func(t0, n, every, v int) string {
+		var b strings.Builder
+		for i := range n {
+			k := i * every // 10 req/s, or one in every requests of it
+			fmt.Fprintf(&b, `{"ts": %d.%03d, "status": "ok", "ttft_s": 0.%03d, "tpot_s": 0.03, "output_tokens": 100}`+"\n", t0+k/10, (k%10)*100, 100+(i*7+v)%400)
+		}
+		return b.String()
+	}
+	b := writeFile(t, d, "b.jsonl", arm(1700000000, 6000, 1, 0))
+	for _, tc := range []struct {
+		name, canary string
+		want         int
+		row          string // the row's verdict; "" when absent
+	}{
+		{"after it, same rate", arm(1700001000, 6000, 1, 3), ExitPass, "pass"},
+		{"after it, half the rate", arm(1700001000, 3000, 2, 3), ExitInconclusive, "inconclusive"},
+		{"beside it, half the rate", arm(1700000000, 3000, 2, 3), ExitPass, ""},
+	} {
+		c := writeFile(t, d, strings.ReplaceAll(tc.name, " ", "-")+".jsonl", tc.canary)
+		for _, how := range []string{"--exact", "--stream"} {
+			code, out, errs := runCLI(t, nil, "judge", how, "--baseline", b, "--canary", c, "--format", "json")
+			var rep struct {
+				Metrics []struct{ Name, Verdict, Reason string }
+			}
+			if err := json.Unmarshal([]byte(out), &rep); err != nil {
+				t.Fatalf("%s %s: exit %d: %v; %s", tc.name, how, code, err, errs)
+			}
+			row := ""
+			for _, m := range rep.Metrics {
+				if m.Name == "offered_rate_ratio" {
+					row = m.Verdict
+					if m.Verdict == "inconclusive" && !strings.Contains(m.Reason, "against the baseline's 10: -50.0%") {
+						t.Errorf("%s %s: reason %s", tc.name, how, m.Reason)
+					}
+				}
+			}
+			if code != tc.want || row != tc.row {
+				t.Errorf("%s %s: exit %d, offered_rate_ratio %q; want %d, %q: %+v", tc.name, how, code, row, tc.want, tc.row, rep.Metrics)
+			}
+		}
+	}
+}
+
 // TestFileWindow: a canary that ran within a longer baseline log is
 // judged as a run at another time, with a warning that names the
 // --start/--end over the minutes both ran; given them, both paths judge
