@@ -408,9 +408,18 @@ func mdGateSentence(r *analysis.Report, m *analysis.Metric) string {
 		}
 		return fmt.Sprintf("%s %s exceeds the %s margin%s", name, nums, mdMargin(m), n)
 	case analysis.Inconclusive:
-		if math.IsNaN(float64(m.Delta)) || math.IsNaN(float64(m.Interval[0])) || math.IsNaN(float64(m.Interval[1])) {
+		lo, hi, margin := float64(m.Interval[0]), float64(m.Interval[1]), float64(m.Margin)
+		switch {
+		case m.Guardrail && (math.IsNaN(lo) || math.IsNaN(hi)):
+			// a check without an interval (records that end early, a
+			// short replica outage): its reason says what holds the run
+			return fmt.Sprintf("%s holds the run: %s", name, EscapeMarkdown(m.Reason))
+		case math.IsNaN(float64(m.Delta)) || math.IsNaN(lo) || math.IsNaN(hi):
 			// nothing was estimated: say why instead of empty numbers
 			return fmt.Sprintf("%s could not be estimated: %s", name, EscapeMarkdown(m.Reason))
+		case m.Guardrail && m.Direction == "two_sided" && (lo > margin || hi < -margin):
+			// beyond its tolerance, yet a check that does not fail on it
+			return fmt.Sprintf("%s %s lies beyond its ±%s tolerance, which holds the run (guardrail)%s", name, nums, mdMargin(m), n)
 		}
 		return fmt.Sprintf("%s %s cannot be told apart from the %s margin%s", name, nums, mdMargin(m), n)
 	}

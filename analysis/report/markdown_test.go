@@ -703,3 +703,36 @@ func TestClassRowsFromMetrics(t *testing.T) {
 		}
 	}
 }
+
+// TestMarkdown_firstLineHeldByGuardrail: a guardrail that holds the run
+// was headlined as a gate whose interval "cannot be told apart from the
+// margin" (offered_rate_ratio, its interval wholly beyond its tolerance)
+// or as one that "could not be estimated" (window_end, which has no
+// interval); each now says it holds the run.
+func TestMarkdown_firstLineHeldByGuardrail(t *testing.T) {
+	nan := num(math.NaN())
+	for _, tc := range []struct {
+		m    analysis.Metric
+		want string
+	}{
+		{analysis.Metric{Name: "offered_rate_ratio", Guardrail: true, Scale: "relative", Unit: "req/s", Direction: "two_sided", Margin: 0.10,
+			Baseline: 7.927, Canary: 4.11, Delta: -0.482, Interval: [2]analysis.Num{-0.509, -0.453}, NBaseline: 3800, NCanary: 1972},
+			"⚠️ **inconclusive** — offered_rate_ratio -48.2% [-50.9%, -45.3%] lies beyond its ±10% tolerance, which holds the run (guardrail) (n = 3,800 / 1,972)"},
+		{analysis.Metric{Name: "window_end", Guardrail: true, Scale: "absolute", Unit: "seconds", Direction: "lower_is_better", Margin: 60,
+			Baseline: 480, Canary: 310, Delta: -170, Interval: [2]analysis.Num{nan, nan}, Reason: "the canary's records end at 5:10 into the run"},
+			"⚠️ **inconclusive** — window_end holds the run: the canary's records end at 5:10 into the run"},
+		{analysis.Metric{Name: "offered_rate_ratio", Guardrail: true, Scale: "relative", Unit: "req/s", Direction: "two_sided", Margin: 0.10,
+			Baseline: 8, Canary: 7.6, Delta: -0.05, Interval: [2]analysis.Num{-0.12, 0.02}, NBaseline: 100, NCanary: 95},
+			"⚠️ **inconclusive** — offered_rate_ratio -5.0% [-12.0%, +2.0%] cannot be told apart from the 10% margin (n = 100 / 95)"},
+	} {
+		tc.m.Verdict = analysis.Inconclusive
+		r := &analysis.Report{SchemaVersion: 1, Verdict: analysis.Inconclusive, Metrics: []analysis.Metric{tc.m}}
+		var buf bytes.Buffer
+		if err := Markdown(&buf, r, MarkdownOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if got, _, _ := strings.Cut(buf.String(), "\n"); got != tc.want {
+			t.Errorf("first line\n got %q\nwant %q", got, tc.want)
+		}
+	}
+}
