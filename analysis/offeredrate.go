@@ -21,10 +21,12 @@ const offeredRateName = "offered_rate_ratio"
 // loads, not the builds (a canary offered half the baseline's rate looks
 // faster), and the judge cannot match load it has no replicas or shared
 // time for: when the ratio's interval, at the level a check in either
-// direction needs (1 − (1 − conf)/2), lies entirely beyond
-// ±normalize.DefaultLoadTolerance (10%, the like-for-like tolerance of the
+// direction needs (1 − (1 − conf)/2), lies entirely below
+// −normalize.DefaultLoadTolerance (10%, the like-for-like tolerance of the
 // load step), the run cannot pass (inconclusive: the comparison, not the
-// canary, is at fault); else it passes, named. Arms served side by side
+// canary, is at fault); else it passes, named — a canary offered more
+// only finds its gates harder to pass, and a closed-loop client (a fixed
+// number of requests in flight) offers a faster build more. Arms served side by side
 // without replica names are not checked: their split is unknown
 // (unloggedShedWarning says so).
 func offeredRateEval(rb, rc stats.Ratio, conf float64) (gateEval, bool) {
@@ -46,10 +48,16 @@ func offeredRateEval(rb, rc stats.Ratio, conf float64) (gateEval, bool) {
 	case math.IsNaN(est.CI.Lo) || math.IsNaN(est.CI.Hi):
 		m.Verdict = Inconclusive
 		m.Reason = "the offered-rate ratio could not be estimated"
-	case est.CI.Hi < -lt || est.CI.Lo > lt:
+	case est.CI.Hi < -lt:
 		m.Verdict = Inconclusive
 		m.Reason = fmt.Sprintf("the canary's run was offered %.4g req/s against the baseline's %.4g: %s at %s, beyond the ±%s within which two runs are taken as under one load; runs one after the other at different rates compare the loads, not the builds, and without replica names or shared time the judge cannot match them; rerun one arm at the other's rate",
 			vc, vb, iv, pctLevel(level), fmtMargin(m))
+	case est.CI.Lo > lt:
+		// more load on the canary only makes its gates harder to pass;
+		// and a client that keeps a fixed number of requests in flight
+		// offers a faster build more
+		m.Reason = fmt.Sprintf("the canary's run was offered %.4g req/s against the baseline's %.4g: %s, more than the baseline's beyond ±%s (a faster build under a client that keeps a fixed number of requests in flight, or a higher rate); more load only makes the canary's other gates harder to pass, so it does not hold up a pass",
+			vc, vb, iv, fmtMargin(m))
 	default:
 		m.Reason = fmt.Sprintf("runs one after the other, each taken as one deployment (their records name no replica): offered %.4g req/s in the canary against %.4g in the baseline, %s, not shown beyond ±%s", vc, vb, iv, fmtMargin(m))
 	}
