@@ -723,8 +723,8 @@ func TestPodReplaced(t *testing.T) {
 // records name no replica, the canary's client at half the baseline's
 // rate, PASSED on both paths (a canary offered half the load looks no
 // worse); offered_rate_ratio now holds the run (exit 3), passes when the
-// rates agree, and is absent for arms served side by side (their split is
-// unknown).
+// rates agree, and is absent for arms served side by side or one within
+// the other's run (their split is unknown).
 func TestOfferedRateRatio(t *testing.T) {
 	d := t.TempDir()
 	arm := func(t0, n, every, v int) string {
@@ -744,6 +744,9 @@ func TestOfferedRateRatio(t *testing.T) {
 		{"after it, same rate", arm(1700001000, 6000, 1, 3), ExitPass, "pass"},
 		{"after it, half the rate", arm(1700001000, 3000, 2, 3), ExitInconclusive, "inconclusive"},
 		{"beside it, half the rate", arm(1700000000, 3000, 2, 3), ExitPass, ""},
+		// a tenth of the traffic for 200 s within the baseline's 600 s:
+		// a share of one fleet's (window_end holds it, not this row)
+		{"within it, a tenth of the rate", arm(1700000200, 200, 10, 3), ExitInconclusive, ""},
 	} {
 		c := writeFile(t, d, strings.ReplaceAll(tc.name, " ", "-")+".jsonl", tc.canary)
 		for _, how := range []string{"--exact", "--stream"} {
