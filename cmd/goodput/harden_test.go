@@ -648,6 +648,22 @@ func TestOneInstantRefused(t *testing.T) {
 	}
 }
 
+// metricRow is a gate row of a JSON report as the hardening tests read it.
+type metricRow struct{ Name, Verdict, Reason string }
+
+// judgeMetrics judges base against canary on one path (how: --exact or
+// --stream) and returns the exit code and the report's gate rows, failing
+// the test when stdout is not a report.
+func judgeMetrics(t *testing.T, how, base, canary string) (int, []metricRow) {
+	t.Helper()
+	code, out, errs := runCLI(t, nil, "judge", how, "--baseline", base, "--canary", canary, "--format", "json")
+	var rep struct{ Metrics []metricRow }
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("%s %s: exit %d: %v; stderr %s", how, canary, code, err, errs)
+	}
+	return code, rep.Metrics
+}
+
 // TestPodReplaced: a canary replica replaced halfway by a pod under a new
 // name, and a canary with one stray record naming a third replica, were
 // judged FAIL on both paths: offered_load_ratio counted every name seen
@@ -692,17 +708,11 @@ func TestPodReplaced(t *testing.T) {
 		c := writeFile(t, d, tc.name+".jsonl", tc.log)
 		lossReason := map[string]string{} // per path
 		for _, how := range []string{"--exact", "--stream"} {
-			code, out, errs := runCLI(t, nil, "judge", how, "--baseline", b, "--canary", c, "--format", "json")
-			var rep struct {
-				Metrics []struct{ Name, Verdict, Reason string }
-			}
-			if err := json.Unmarshal([]byte(out), &rep); err != nil {
-				t.Fatalf("%s %s: exit %d, %v; stderr %s", tc.name, how, code, err, errs)
-			}
+			code, metrics := judgeMetrics(t, how, b, c)
 			if code != tc.want {
-				t.Errorf("%s %s: exit %d, want %d: %+v", tc.name, how, code, tc.want, rep.Metrics)
+				t.Errorf("%s %s: exit %d, want %d: %+v", tc.name, how, code, tc.want, metrics)
 			}
-			for _, m := range rep.Metrics {
+			for _, m := range metrics {
 				if m.Name == "offered_load_ratio" && m.Verdict == "fail" || tc.want == ExitPass && m.Name == "canary_replica_loss" {
 					t.Errorf("%s %s: %s %s: %s", tc.name, how, m.Name, m.Verdict, m.Reason)
 				}
@@ -750,15 +760,9 @@ func TestOfferedRateRatio(t *testing.T) {
 	} {
 		c := writeFile(t, d, strings.ReplaceAll(tc.name, " ", "-")+".jsonl", tc.canary)
 		for _, how := range []string{"--exact", "--stream"} {
-			code, out, errs := runCLI(t, nil, "judge", how, "--baseline", b, "--canary", c, "--format", "json")
-			var rep struct {
-				Metrics []struct{ Name, Verdict, Reason string }
-			}
-			if err := json.Unmarshal([]byte(out), &rep); err != nil {
-				t.Fatalf("%s %s: exit %d: %v; %s", tc.name, how, code, err, errs)
-			}
+			code, metrics := judgeMetrics(t, how, b, c)
 			row := ""
-			for _, m := range rep.Metrics {
+			for _, m := range metrics {
 				if m.Name == "offered_rate_ratio" {
 					row = m.Verdict
 					if m.Verdict == "inconclusive" && !strings.Contains(m.Reason, "against the baseline's 10: -50.0%") {
@@ -767,7 +771,7 @@ func TestOfferedRateRatio(t *testing.T) {
 				}
 			}
 			if code != tc.want || row != tc.row {
-				t.Errorf("%s %s: exit %d, offered_rate_ratio %q; want %d, %q: %+v", tc.name, how, code, row, tc.want, tc.row, rep.Metrics)
+				t.Errorf("%s %s: exit %d, offered_rate_ratio %q; want %d, %q: %+v", tc.name, how, code, row, tc.want, tc.row, metrics)
 			}
 		}
 	}
