@@ -60,7 +60,9 @@ type fleet struct {
 	// strayReplica: one request early in the run names a replica that
 	// exists nowhere else (a typo, a line from another deployment)
 	strayReplica bool
-	cacheStray   bool // every request hits the prefix cache except one
+	// unnamed: records name no replica (a benchmark client's log)
+	unnamed    bool
+	cacheStray bool // every request hits the prefix cache except one
 	// in [burstAt, burstAt+burstSecs) seconds a request fails with
 	// probability burstErr, and TTFT is burstTTFTX times longer
 	burstAt, burstSecs, burstErr, burstTTFTX float64
@@ -296,6 +298,9 @@ func (f fleet) dataset(arm sources.Arm) *sources.Dataset {
 			if f.strayReplica && len(ds.Requests) == 200 {
 				r.Replica = string(arm) + "-stray"
 			}
+			if f.unnamed {
+				r.Replica = ""
+			}
 			lat *= math.Exp(repSpeed[rep])
 			if rep == 0 && f.slowReplicaX > 0 {
 				lat *= f.slowReplicaX
@@ -482,6 +487,12 @@ func fleetCases() []fleetCase {
 		{"aa-pod-replaced", Pass, id, same(func(f *fleet) { f.replacedAt = 900 })},
 		{"regress-10-pod-replaced", Fail, id, same(func(f *fleet) { f.replacedAt = 900; f.ttftX, f.tpotX = 1.10, 1.10 })},
 		{"aa-stray-replica", Pass, id, same(func(f *fleet) { f.strayReplica = true })},
+		// benchmark clients' logs, one run after the other, naming no
+		// replica: at one rate, bursty, and the canary's at half the rate
+		// (a comparison of loads, not builds: it must not pass)
+		{"sequential-aa-unnamed", Pass, same(func(f *fleet) { f.waveAmp, f.unnamed = 0, true }), same(func(f *fleet) { f.waveAmp, f.offset, f.unnamed = 0, 1860, true })},
+		{"sequential-aa-clumped-unnamed", Pass, same(func(f *fleet) { f.waveAmp, f.unnamed, f.clump = 0, true, 8 }), same(func(f *fleet) { f.waveAmp, f.offset, f.unnamed, f.clump = 0, 1860, true, 8 })},
+		{"sequential-half-rate-unnamed", Fail, same(func(f *fleet) { f.waveAmp, f.unnamed = 0, true }), same(func(f *fleet) { f.waveAmp, f.offset, f.unnamed, f.rate = 0, 1860, true, f.rate/2 })},
 		{"regress-10-2h30", Fail, same(func(f *fleet) { f.secs = 9000 }), same(func(f *fleet) { f.secs = 9000; f.ttftX, f.tpotX = 1.10, 1.10 })},
 	}
 }
