@@ -154,7 +154,7 @@ func (j *aggJudgement) loadRatioGuardrail(conf float64) (gateEval, bool) {
 		deployed := deployedReplicas(serving, a.ds.Agg.Step)
 		r := stats.Ratio{Num: make([]float64, len(a.slices)), Den: make([]float64, len(a.slices))}
 		for i, s := range a.slices {
-			r.Num[i], r.Den[i] = s.offered(), (s.end-s.start)*deployed
+			r.Num[i], r.Den[i] = s.offered(), (s.end-s.start)*deployed[i]
 		}
 		return r, len(a.slices) >= MinBuckets && sum(r.Num) > 0
 	}

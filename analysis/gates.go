@@ -942,24 +942,30 @@ func (j *judgement) loadRatioGuardrail(conf float64) (gateEval, bool) {
 	if j.b.pseudo || j.c.pseudo || !j.b.replicasKnown || !j.c.replicasKnown {
 		return gateEval{}, false
 	}
-	// per deployed replica (deployedReplicas): a router splits by the
-	// deployment, so a replica lost mid-run moves its load to the others
-	// without changing the split
-	deployed := func(a *armData) float64 {
-		var serving []float64
+	// per deployed replica (deployedReplicas), bucket by bucket: a router
+	// splits by the deployment, so a replica lost mid-run moves its load
+	// to the others without changing the split; the deployment's size
+	// at each bucket, by the bucket's start
+	deployed := func(a *armData) map[float64]float64 {
+		var serving, starts []float64
 		for _, b := range a.kept() {
 			if b.secs > 0 {
-				serving = append(serving, b.replicaSecs/b.secs)
+				serving, starts = append(serving, b.replicaSecs/b.secs), append(starts, b.start)
 			}
 		}
-		return deployedReplicas(serving, a.bucketSecs)
+		d := deployedReplicas(serving, a.bucketSecs)
+		at := make(map[float64]float64, len(d))
+		for i, v := range d {
+			at[starts[i]] = v
+		}
+		return at
 	}
 	db, dc := deployed(j.b), deployed(j.c)
-	build := func(a *armData, d float64) stats.Ratio {
+	build := func(a *armData, d map[float64]float64) stats.Ratio {
 		var r stats.Ratio
 		for _, b := range a.kept() {
 			if b.secs > 0 {
-				r.Num, r.Den = append(r.Num, b.offered), append(r.Den, b.secs*d)
+				r.Num, r.Den = append(r.Num, b.offered), append(r.Den, b.secs*d[b.start])
 			}
 		}
 		return r
@@ -971,8 +977,8 @@ func (j *judgement) loadRatioGuardrail(conf float64) (gateEval, bool) {
 	estimate := func(conf float64) stats.Estimate { return stats.LogRatioOfRatios(rc, rb, conf) }
 	if j.paired {
 		// a traffic wave both arms ride cancels in the paired difference
-		pb, pc := j.alignedRatios(func(b *bucket) float64 { return b.offered }, func(b *bucket) float64 { return b.secs * db })
-		_, pc2 := j.alignedRatios(func(b *bucket) float64 { return b.offered }, func(b *bucket) float64 { return b.secs * dc })
+		pb, pc := j.alignedRatios(func(b *bucket) float64 { return b.offered }, func(b *bucket) float64 { return b.secs * db[b.start] })
+		_, pc2 := j.alignedRatios(func(b *bucket) float64 { return b.offered }, func(b *bucket) float64 { return b.secs * dc[b.start] })
 		pc.Den = pc2.Den
 		bothAnalysed(pb, pc)
 		estimate = func(conf float64) stats.Estimate { return stats.PairedLogRatioOfRatios(pc, pb, conf) }
@@ -1027,36 +1033,43 @@ func bothAnalysed(x, y stats.Ratio) {
 // count toward an arm's deployed size (deployedReplicas): a minute.
 const DeployedSecs = 60
 
-// deployedReplicas is an arm's deployed size, the offered_load_ratio
-// guardrail's denominator: the most replicas that served together through
-// a whole DeployedSecs (the largest, over every run of that many slices,
-// of the fewest serving in one of them; at least two slices, all of them
-// when the arm has fewer), from serving, the replicas in service per slice
-// of secs seconds (fractional where one served part of a slice). A replica
-// lost mid-run still counts, having served with the others before; a pod
-// replaced by another under a new name, whose last and first requests
-// share a slice, or a stray record naming another replica, does not count
-// twice: counting every name seen, or the most in any slice, took a canary
-// whose one pod was replaced halfway for two replicas offered half the
-// baseline's load each, and failed it.
-func deployedReplicas(serving []float64, secs float64) float64 {
+// deployedReplicas is an arm's deployed size at each of its slices, the
+// offered_load_ratio guardrail's denominator: at slice t the most replicas
+// that served together through a whole DeployedSecs starting at or before
+// t (over every run of that many slices, the fewest serving in one of
+// them; at least two slices, all of them when the arm has fewer), from
+// serving, the replicas in service per slice of secs seconds (fractional
+// where one served part of a slice). It never falls: a replica lost
+// mid-run still counts, having served with the others before. It rises
+// when the deployment is scaled up (a rollout step that adds canary
+// pods with their share of the traffic). A pod replaced by another under
+// a new name, whose last and first requests share a slice, or a stray
+// record naming another replica, does not count twice: counting every
+// name seen, or the most in any slice, took a canary whose one pod was
+// replaced halfway for two replicas offered half the baseline's load
+// each, and failed it.
+func deployedReplicas(serving []float64, secs float64) []float64 {
 	if len(serving) == 0 {
-		return 0
+		return nil
 	}
 	n := 2
 	if secs > 0 {
 		n = max(n, int(math.Ceil(DeployedSecs/secs-1e-9)))
 	}
 	n = min(n, len(serving))
+	out := make([]float64, len(serving))
 	best := 0.0
-	for i := 0; i+n <= len(serving); i++ {
-		low := math.Inf(1)
-		for _, v := range serving[i : i+n] {
-			low = math.Min(low, v)
+	for t := range serving {
+		if i := min(t, len(serving)-n); t == i || t == 0 {
+			low := math.Inf(1)
+			for _, v := range serving[i : i+n] {
+				low = math.Min(low, v)
+			}
+			best = math.Max(best, low)
 		}
-		best = math.Max(best, low)
+		out[t] = best
 	}
-	return best
+	return out
 }
 
 // loadRatioEval decides the offered_load_ratio guardrail from the arms'

@@ -136,31 +136,32 @@ func TestUnnamedReplicasLoadUnknown(t *testing.T) {
 	}
 }
 
-// TestDeployedReplicas: the deployed size is the most replicas that
-// served together through a whole minute, so a handover slice or a name
-// seen once does not count twice, while a replica lost mid-run still
-// counts.
+// TestDeployedReplicas: the deployed size at each slice is the most
+// replicas that served together through a whole minute starting at or
+// before it, so a handover slice or a name seen once does not count
+// twice, a replica lost mid-run still counts, and a scale-up counts from
+// when it held for a minute.
 func TestDeployedReplicas(t *testing.T) {
 	rep := func(v float64, n int) []float64 { return slices.Repeat([]float64{v}, n) }
 	for _, tc := range []struct {
 		name    string
 		serving []float64
 		secs    float64
-		want    float64
+		want    []float64
 	}{
-		{"steady four", rep(4, 30), 10, 4},
-		{"one lost halfway", append(rep(4, 15), rep(3, 15)...), 10, 4},
-		{"handover slice", append(append(rep(1, 15), 2), rep(1, 15)...), 10, 1},
-		{"stray in one slice", append(append(rep(2, 5), 3), rep(2, 24)...), 10, 2},
-		{"surge of 50 s", append(append(rep(4, 10), rep(5, 5)...), rep(4, 10)...), 10, 4},
-		{"scaled up for 2 min", append(rep(2, 10), rep(3, 12)...), 10, 3},
-		{"wide slices: two at least", append(append(rep(1, 10), 2), rep(1, 10)...), 120, 1},
-		{"fewer slices than a minute", []float64{3, 2, 3}, 10, 2},
-		{"partial slices", []float64{0.5, 2, 2, 2, 2, 2, 2, 1.2}, 10, 2},
-		{"none", nil, 10, 0},
+		{"steady four", rep(4, 30), 10, rep(4, 30)},
+		{"one lost halfway", append(rep(4, 15), rep(3, 15)...), 10, rep(4, 30)},
+		{"handover slice", append(append(rep(1, 15), 2), rep(1, 15)...), 10, rep(1, 31)},
+		{"stray in one slice", append(append(rep(2, 5), 3), rep(2, 24)...), 10, rep(2, 30)},
+		{"surge of 50 s", append(append(rep(4, 10), rep(5, 5)...), rep(4, 10)...), 10, rep(4, 25)},
+		{"scaled up at 100 s", append(rep(2, 10), rep(3, 12)...), 10, append(rep(2, 10), rep(3, 12)...)},
+		{"wide slices: two at least", append(append(rep(1, 10), 2), rep(1, 10)...), 120, rep(1, 21)},
+		{"fewer slices than a minute", []float64{3, 2, 3}, 10, []float64{2, 2, 2}},
+		{"partial first and last slices", []float64{0.5, 2, 2, 2, 2, 2, 2, 1.2}, 10, []float64{0.5, 2, 2, 2, 2, 2, 2, 2}},
+		{"none", nil, 10, nil},
 	} {
-		if got := deployedReplicas(tc.serving, tc.secs); got != tc.want {
-			t.Errorf("%s: %g, want %g", tc.name, got, tc.want)
+		if got := deployedReplicas(tc.serving, tc.secs); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }

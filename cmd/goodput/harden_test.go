@@ -669,8 +669,10 @@ func judgeMetrics(t *testing.T, how, base, canary string) (int, []metricRow) {
 // judged FAIL on both paths: offered_load_ratio counted every name seen
 // (or the most in one slice) as deployed, so the canary was offered half
 // the baseline's load per replica, and canary_replica_loss called the
-// replaced pod, and the name seen once, lost. Both pass now; a replica
-// lost with nothing in its place still fails.
+// replaced pod, and the name seen once, lost. Both pass now, and so does
+// a canary scaled from one pod to two halfway with its traffic (a rollout
+// step; before, its first half read as load shed); a replica lost with
+// nothing in its place still fails.
 func TestPodReplaced(t *testing.T) {
 	d := t.TempDir()
 	arm := func(prefix string, v int, name func(i int) string) string {
@@ -700,6 +702,24 @@ func TestPodReplaced(t *testing.T) {
 			}
 			return two(i)
 		}), ExitPass},
+		// a rollout step: one canary pod with half the baseline's share of
+		// the traffic for five minutes, then two with all of it
+		{"scaled up", strings.Join(slices.DeleteFunc(strings.SplitAfter(arm("canary-", 3, func(i int) string {
+			if i < 3000 {
+				return "0"
+			}
+			return two(i)
+		}), "\n"), func(l string) bool {
+			if l >= `{"ts": 1700000300` {
+				return false
+			}
+			for _, odd := range []string{".100, ", ".300, ", ".500, ", ".700, ", ".900, "} {
+				if strings.Contains(l, odd) {
+					return true // every other request of the first five minutes
+				}
+			}
+			return false
+		}), ""), ExitPass},
 		{"lost", strings.Join(slices.DeleteFunc(strings.SplitAfter(arm("canary-", 3, two), "\n"), func(l string) bool {
 			return strings.Contains(l, `"canary-1"`) && l > `{"ts": 1700000300`
 		}), ""), ExitFail},
