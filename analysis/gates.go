@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/goodput-dev/goodput/analysis/normalize"
@@ -1063,11 +1064,22 @@ func deployedReplicas(serving []float64, secs float64) []float64 {
 		if i := min(t, len(serving)-n); t == i || t == 0 {
 			low := math.Inf(1)
 			for _, v := range serving[i : i+n] {
+				if !(v > 0) {
+					v = 0 // none in service (or unknown)
+				}
 				low = math.Min(low, v)
 			}
 			best = math.Max(best, low)
 		}
 		out[t] = best
+	}
+	// slices before the first minute any replica served through (a
+	// stretch left out at the start) take the size first seen, so that
+	// no slice is counted against no replica
+	if first := slices.IndexFunc(out, func(v float64) bool { return v > 0 }); first > 0 {
+		for t := range first {
+			out[t] = out[first]
+		}
 	}
 	return out
 }

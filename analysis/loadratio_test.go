@@ -158,6 +158,7 @@ func TestDeployedReplicas(t *testing.T) {
 		{"wide slices: two at least", append(append(rep(1, 10), 2), rep(1, 10)...), 120, rep(1, 21)},
 		{"fewer slices than a minute", []float64{3, 2, 3}, 10, []float64{2, 2, 2}},
 		{"partial first and last slices", []float64{0.5, 2, 2, 2, 2, 2, 2, 1.2}, 10, []float64{0.5, 2, 2, 2, 2, 2, 2, 2}},
+		{"a stretch left out at the start", append(append(rep(0, 3), rep(2, 10)...), math.NaN()), 10, rep(2, 14)},
 		{"none", nil, 10, nil},
 	} {
 		if got := deployedReplicas(tc.serving, tc.secs); !slices.Equal(got, tc.want) {
