@@ -949,7 +949,19 @@ func (j *aggJudgement) evalGate(idx int, g policies.Gate, conf float64) gateEval
 		hc, _ := j.cRaw.ratioAt("slo_attainment", true)
 		if ob, oc := sum(hb.Den), sum(hc.Den); sum(hb.Num) == 0 && sum(hc.Num) == 0 && ob > 0 && oc > 0 {
 			e.m.Baseline, e.m.Canary, e.m.Delta = 0, 0, 0
-			return inconclusive(noneGood(ob, oc))
+			short := math.NaN()
+			if !j.b.unknown["short outputs"] && !j.cRaw.unknown["short outputs"] {
+				var n, done float64
+				for _, a := range []*aggArm{j.b, j.cRaw} {
+					for _, s := range a.slices {
+						n, done = n+s.short, done+s.completed
+					}
+				}
+				if done > 0 {
+					short = n / done
+				}
+			}
+			return inconclusive(noneGood(ob, oc, short))
 		}
 	}
 	if isEfficiencyMetric(g.Metric) {

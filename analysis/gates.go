@@ -9,6 +9,7 @@ import (
 	"github.com/goodput-dev/goodput/analysis/normalize"
 	"github.com/goodput-dev/goodput/analysis/stats"
 	"github.com/goodput-dev/goodput/policies"
+	"github.com/goodput-dev/goodput/sources"
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
@@ -272,7 +273,7 @@ func (j *judgement) evalGate(idx int, g policies.Gate, conf float64, r *Report) 
 	}
 	if tb, tc := j.b.totals(), j.c.totals(); g.Metric == "slo_attainment" && tb.good == 0 && tc.good == 0 && tb.offered > 0 && tc.offered > 0 {
 		e.m.Baseline, e.m.Canary, e.m.Delta = 0, 0, 0
-		return inconclusive(noneGood(tb.offered, tc.offered))
+		return inconclusive(noneGood(tb.offered, tc.offered, j.shortShare()))
 	}
 
 	if isEfficiencyMetric(g.Metric) {
@@ -989,10 +990,42 @@ func (j *judgement) loadRatioGuardrail(conf float64) (gateEval, bool) {
 
 // noneGood is the attainment gate's reason when no request in either arm
 // met the SLO: 0% against 0% is no evidence that the canary is no worse (a
-// canary ten times slower is at 0% too), so the gate is not passed.
-func noneGood(ob, oc float64) string {
+// canary ten times slower is at 0% too), so the gate is not passed. short
+// is the share of both arms' completions with fewer output tokens than
+// their class's slo.min_output_tokens (NaN when unknown): when most are,
+// that floor, not the latencies, is why none was good (an endpoint that
+// returns one token or none: embeddings, classification), and the reason
+// names it.
+func noneGood(ob, oc, short float64) string {
+	if short >= 0.5 {
+		return fmt.Sprintf("no request met the SLO in either arm (0 of %s and 0 of %s): attainment cannot tell the arms apart, so it is not passed; %.0f%% of the completions have fewer output tokens than their class's slo.min_output_tokens (by default %d), and such a completion is not good: for an endpoint that returns one token or none (embeddings, classification) set slo.min_output_tokens: 0 in the policy",
+			fmtCount(ob), fmtCount(oc), 100*short, policies.DefaultMinOutputTokens)
+	}
 	return fmt.Sprintf("no request met the SLO in either arm (0 of %s and 0 of %s): attainment cannot tell the arms apart, so it is not passed; check the SLO against the latencies shown (the request log's ttft_s, tpot_s and e2e_s are in seconds)",
 		fmtCount(ob), fmtCount(oc))
+}
+
+// shortShare is the share of the arm's analysed completions (b and c
+// together) with fewer output tokens than their class's
+// slo.min_output_tokens: the request path's noneGood argument.
+func (j *judgement) shortShare() float64 {
+	var short, done float64
+	for _, a := range []*armData{j.b, j.c} {
+		for i := range a.ds.Requests {
+			r := &a.ds.Requests[i]
+			if !a.keep[i] || r.Status != sources.StatusOK {
+				continue
+			}
+			done++
+			if r.OutputTokens >= 0 && r.OutputTokens < j.cls.slos[a.class[i]].OutputFloor() {
+				short++
+			}
+		}
+	}
+	if done == 0 {
+		return math.NaN()
+	}
+	return short / done
 }
 
 // unloggedShedWarning says, when an arm's request logs name no replica
