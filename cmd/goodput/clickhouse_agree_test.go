@@ -244,6 +244,18 @@ func TestClickHouseAggregateEqualsFiles(t *testing.T) {
 	// than an aggregate keeps (sources.MaxStreamSlices), widened to 40 s
 	// and 20 s
 	longRun := func() (b, c []sources.Request) { return longRecords(1, 3), longRecords(2, 1.5) }
+	// a canary pod replaced halfway under a new name: one replica's
+	// track ends where another's begins
+	replacedRun := func() (b, c []sources.Request) {
+		b, c = simRun("aa-quiet-30m")()
+		mid := sim.DefaultStart().Add(90 * time.Second)
+		for i := range c {
+			if c[i].Replica == "canary-1" && c[i].Time >= float64(mid.UnixNano())/1e9 {
+				c[i].Replica = "canary-1b"
+			}
+		}
+		return b, c
+	}
 	runs := []run{
 		{"aa-quiet chat", chat, simRun("aa-quiet-30m")},
 		{"short-outputs chat", chat, simRun("bs-short-outputs")},
@@ -253,6 +265,7 @@ func TestClickHouseAggregateEqualsFiles(t *testing.T) {
 		{"edge records chat", chat, edgeRun},
 		{"edge records batch", batch, edgeRun},
 		{"long edge records chat", chat, longRun},
+		{"pod replaced chat", chat, replacedRun},
 	}
 	for i, r := range runs {
 		t.Run(r.name, func(t *testing.T) {
