@@ -80,6 +80,7 @@ func (a *aggArm) sliceIndex() map[float64]int {
 // replica-second; and what the warm-up cut removed.
 func (j *aggJudgement) guardrails(conf float64) []gateEval {
 	var out []gateEval
+	rec := recordsOf(j)
 	if t := j.p.Traffic; t != nil {
 		// counts as counted: the canary reweighted to the baseline's mix is
 		// not a sample
@@ -100,7 +101,7 @@ func (j *aggJudgement) guardrails(conf float64) []gateEval {
 		j.warnf("%s", w)
 	}
 	if j.p.Traffic == nil {
-		if e, ok := j.offeredRateGuardrail(conf); ok {
+		if e, ok := j.offeredRateGuardrail(conf, rec); ok {
 			out = append(out, e)
 		}
 	}
@@ -113,10 +114,10 @@ func (j *aggJudgement) guardrails(conf float64) []gateEval {
 	if e, ok := j.dipGuardrail(); ok {
 		out = append(out, e)
 	}
-	if e, ok := windowEndOf(j); ok {
+	if e, ok := windowEndOf(rec); ok {
 		out = append(out, e)
 	}
-	if e, ok := recordsGapOf(j); ok {
+	if e, ok := recordsGapOf(rec); ok {
 		out = append(out, e)
 	}
 	if j.mix.unmatched != nil {

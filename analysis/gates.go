@@ -78,6 +78,7 @@ func (j *judgement) gates(r *Report) []Metric {
 		evals = append(evals, e)
 		ps = append(ps, math.NaN())
 	}
+	rec := recordsOf(j)
 	if j.p.Traffic == nil {
 		if e, ok := j.loadRatioGuardrail(conf); ok {
 			evals = append(evals, e)
@@ -85,7 +86,7 @@ func (j *judgement) gates(r *Report) []Metric {
 		} else if w := unloggedShedWarning(j.b.replicasUnnamed(), j.c.replicasUnnamed()); w != "" {
 			j.warnf("%s", w)
 		}
-		if e, ok := j.offeredRateGuardrail(conf); ok {
+		if e, ok := j.offeredRateGuardrail(conf, rec); ok {
 			evals = append(evals, e)
 			ps = append(ps, math.NaN())
 		}
@@ -102,11 +103,11 @@ func (j *judgement) gates(r *Report) []Metric {
 		evals = append(evals, e)
 		ps = append(ps, math.NaN())
 	}
-	if e, ok := windowEndOf(j); ok {
+	if e, ok := windowEndOf(rec); ok {
 		evals = append(evals, e)
 		ps = append(ps, math.NaN())
 	}
-	if e, ok := recordsGapOf(j); ok {
+	if e, ok := recordsGapOf(rec); ok {
 		evals = append(evals, e)
 		ps = append(ps, math.NaN())
 	}

@@ -28,7 +28,7 @@ const offeredRateName = "offered_rate_ratio"
 // only finds its gates harder to pass, and a closed-loop client (a fixed
 // number of requests in flight) offers a faster build more. Arms served
 // side by side without replica names, or one run mostly within the
-// other's (ranWithin), are not checked: their split is unknown
+// other's (armsRecords.ranWithin), are not checked: their split is unknown
 // (unloggedShedWarning says so).
 func offeredRateEval(rb, rc stats.Ratio, conf float64) (gateEval, bool) {
 	if len(rb.Num) < MinBuckets || len(rc.Num) < MinBuckets || !(sum(rb.Num) > 0 && sum(rc.Num) > 0 && sum(rb.Den) > 0 && sum(rc.Den) > 0) {
@@ -65,20 +65,12 @@ func offeredRateEval(rb, rc stats.Ratio, conf float64) (gateEval, bool) {
 	return gateEval{m: m}, true
 }
 
-// ranWithin reports whether r's arms, on the wall clock and not paired,
-// ran one mostly within the other's run (nested): a canary's log beside
-// the day's baseline log is a share of one fleet's traffic, not a run of
-// its own (window_end and records_gap judge such arms).
-func ranWithin(r recordArms) bool {
-	b, c, _, ok := r.recordSpans()
-	return ok && nested(b.span, c.span)
-}
-
 // offeredRateGuardrail is offered_rate_ratio on the requests of arms not
-// paired in time whose records name no replica (absent otherwise): each
-// analysed bucket's offered requests over its seconds.
-func (j *judgement) offeredRateGuardrail(conf float64) (gateEval, bool) {
-	if j.paired || !j.b.replicasUnnamed() || !j.c.replicasUnnamed() || ranWithin(j) {
+// paired in time whose records name no replica (absent otherwise, and for
+// arms one within the other's run: rec): each analysed bucket's offered
+// requests over its seconds.
+func (j *judgement) offeredRateGuardrail(conf float64, rec armsRecords) (gateEval, bool) {
+	if j.paired || !j.b.replicasUnnamed() || !j.c.replicasUnnamed() || rec.ranWithin() {
 		return gateEval{}, false
 	}
 	build := func(a *armData) stats.Ratio {
@@ -96,8 +88,8 @@ func (j *judgement) offeredRateGuardrail(conf float64) (gateEval, bool) {
 // offeredRateGuardrail is offered_rate_ratio on aggregated arms not paired
 // in time whose records name no replica: each slice's offered requests
 // over its seconds, the canary as counted.
-func (j *aggJudgement) offeredRateGuardrail(conf float64) (gateEval, bool) {
-	if j.paired || replicasNamed(j.b) || replicasNamed(j.cRaw) || !j.b.ds.Agg.ReplicasUnnamed || !j.cRaw.ds.Agg.ReplicasUnnamed || ranWithin(j) {
+func (j *aggJudgement) offeredRateGuardrail(conf float64, rec armsRecords) (gateEval, bool) {
+	if j.paired || replicasNamed(j.b) || replicasNamed(j.cRaw) || !j.b.ds.Agg.ReplicasUnnamed || !j.cRaw.ds.Agg.ReplicasUnnamed || rec.ranWithin() {
 		return gateEval{}, false
 	}
 	build := func(a *aggArm) stats.Ratio {

@@ -26,6 +26,18 @@ type armSpan struct {
 	offered     float64
 }
 
+// endSlack is how long (seconds) arm s's records may stop before the
+// others' without window_end or records_gap reporting it, the arms' shared
+// span being span seconds: the larger of WindowEndSlack, WindowEndShare of
+// the span, and 20 of the arm's mean inter-arrival times.
+func endSlack(s armSpan, span float64) float64 {
+	slack := math.Max(WindowEndSlack, WindowEndShare*span)
+	if rate := s.offered / math.Max(s.last-s.first, 1); rate > 0 {
+		slack = math.Max(slack, 20/rate)
+	}
+	return slack
+}
+
 // windowEndEval decides the window_end guardrail of paired arms (the same
 // on the request path and the aggregate): when one arm's records stop
 // well before the other's, the comparison covers only the time both
@@ -49,11 +61,7 @@ func windowEndEval(b, c armSpan, paired bool) (gateEval, bool) {
 	if gap > 0 {
 		early, other, who = b, "canary", "baseline"
 	}
-	rate := early.offered / math.Max(early.last-early.first, 1)
-	slack := math.Max(WindowEndSlack, WindowEndShare*span)
-	if rate > 0 {
-		slack = math.Max(slack, 20/rate)
-	}
+	slack := endSlack(early, span)
 	if !(span > 0) || !(math.Abs(gap) > slack) {
 		return gateEval{}, false
 	}
@@ -87,25 +95,48 @@ type recordArms interface {
 	pairedInTime() bool
 }
 
-// windowEndOf is the window_end guardrail (windowEndEval) of r's arms:
+// armsRecords is both arms' records as recordArms gives them, read once
+// per judgement for window_end, records_gap and offered_rate_ratio: each
+// arm's buckets and span, the bucket width (seconds), ok (false when the
+// arms are not on one wall-clock grid or an arm offered nothing) and
+// whether the arms are paired in time.
+type armsRecords struct {
+	b, c   armRecords
+	step   float64
+	ok     bool
+	paired bool
+}
+
+// recordsOf reads r's arms' records (armsRecords).
+func recordsOf(r recordArms) armsRecords {
+	b, c, step, ok := r.recordSpans()
+	return armsRecords{b: b, c: c, step: step, ok: ok, paired: r.pairedInTime()}
+}
+
+// ranWithin reports whether arms on the wall clock, not paired, ran one
+// mostly within the other's run (nested): a canary's log beside the day's
+// baseline log is a share of one fleet's traffic, not a run of its own.
+func (rec armsRecords) ranWithin() bool {
+	return rec.ok && !rec.paired && nested(rec.b.span, rec.c.span)
+}
+
+// windowEndOf is the window_end guardrail (windowEndEval) of the arms:
 // paired, or unpaired with one run mostly within the other's longer run
 // (a log cut short, a canary that stopped, judged whole beside the
 // other's, would otherwise pass).
-func windowEndOf(r recordArms) (gateEval, bool) {
-	b, c, _, ok := r.recordSpans()
-	if !ok {
+func windowEndOf(rec armsRecords) (gateEval, bool) {
+	if !rec.ok {
 		return gateEval{}, false
 	}
-	return windowEndEval(b.span, c.span, r.pairedInTime())
+	return windowEndEval(rec.b.span, rec.c.span, rec.paired)
 }
 
-// recordsGapOf is the records_gap guardrail (recordsGapEval) of r's arms.
-func recordsGapOf(r recordArms) (gateEval, bool) {
-	b, c, step, ok := r.recordSpans()
-	if !ok {
+// recordsGapOf is the records_gap guardrail (recordsGapEval) of the arms.
+func recordsGapOf(rec armsRecords) (gateEval, bool) {
+	if !rec.ok {
 		return gateEval{}, false
 	}
-	return recordsGapEval(b.cells, c.cells, step, b.span, c.span, r.pairedInTime())
+	return recordsGapEval(rec.b.cells, rec.c.cells, rec.step, rec.b.span, rec.c.span, rec.paired)
 }
 
 func (j *judgement) pairedInTime() bool    { return j.paired }
@@ -242,14 +273,7 @@ func recordsGapEval(b, c []gapCell, secs float64, bs, cs armSpan, paired bool) (
 		return best
 	}
 	gb, gc := longest(ob, oc, bs), longest(oc, ob, cs)
-	slack := func(s armSpan) float64 {
-		sl := math.Max(WindowEndSlack, WindowEndShare*span)
-		if rate := s.offered / math.Max(s.last-s.first, 1); rate > 0 {
-			sl = math.Max(sl, 20/rate)
-		}
-		return sl
-	}
-	over := func(g gap, s armSpan) bool { return g.to-g.from > slack(s) && g.other >= 20 }
+	over := func(g gap, s armSpan) bool { return g.to-g.from > endSlack(s, span) && g.other >= 20 }
 	who, other, g, s := "canary", "baseline", gc, cs
 	switch {
 	case over(gc, cs):
@@ -260,7 +284,7 @@ func recordsGapEval(b, c []gapCell, secs float64, bs, cs armSpan, paired bool) (
 	}
 	m := Metric{Name: "records_gap", Guardrail: true, Direction: "lower_is_better", Scale: "absolute", Unit: "seconds",
 		Baseline: Num(gb.to - gb.from), Canary: Num(gc.to - gc.from), Delta: Num((gc.to - gc.from) - (gb.to - gb.from)),
-		Interval: [2]Num{Num(math.NaN()), Num(math.NaN())}, Margin: Num(slack(s)), PFail: Num(math.NaN()),
+		Interval: [2]Num{Num(math.NaN()), Num(math.NaN())}, Margin: Num(endSlack(s, span)), PFail: Num(math.NaN()),
 		NBaseline: int64(math.Round(bs.offered)), NCanary: int64(math.Round(cs.offered)),
 		Method: "records-gap", Adjusted: []string{}, Verdict: Inconclusive}
 	why := "part of its log was lost (a file not shipped, a rotation)"
