@@ -128,11 +128,19 @@ func ReplicaLoss(reps []ReplicaActivity, opt LossOptions) []ReplicaEvent {
 		return n
 	}
 	var out []ReplicaEvent
+	// each replica's first bucket with requests, the first of its silence
+	// to the window's end, and that lost event's place in out (−1: none),
+	// for the handovers (Takeovers)
+	firsts, stops, lostAt := make([]int, len(reps)), make([]int, len(reps)), make([]int, len(reps))
 	ev := func(i int, kind string, from, to, others int, why string) {
+		if kind == EventLost {
+			stops[i], lostAt[i] = from, len(out)
+		}
 		out = append(out, ReplicaEvent{Replica: reps[i].Name, Kind: kind, From: from, To: to,
 			FromSec: float64(from) * opt.BucketSecs, ToSec: float64(to) * opt.BucketSecs, Others: others, Reason: why})
 	}
 	for i, r := range reps {
+		stops[i], lostAt[i] = -1, -1
 		first, last := -1, -1
 		total := 0.0
 		for t, n := range r.Requests {
@@ -144,6 +152,7 @@ func ReplicaLoss(reps []ReplicaActivity, opt LossOptions) []ReplicaEvent {
 				total += n
 			}
 		}
+		firsts[i] = first
 		if first < 0 {
 			continue // never served: nothing to lose
 		}
@@ -193,49 +202,27 @@ func ReplicaLoss(reps []ReplicaActivity, opt LossOptions) []ReplicaEvent {
 				r.Name, what, o, lambda))
 		}
 	}
-	out = withoutHandovers(reps, out, opt.GapBuckets)
+	// a replica whose place another took (a pod replaced under a new
+	// name, one for one) leaves the serving count as it was: not lost;
+	// the newcomer keeps its own joined event (its warm-up is its own). A
+	// replica that arrives later than that does not excuse the silence.
+	if by := Takeovers(firsts, stops, opt.GapBuckets); len(by) > 0 {
+		drop := make(map[int]bool, len(by))
+		for i := range by {
+			drop[lostAt[i]] = true
+		}
+		kept := out[:0:0]
+		for k, e := range out {
+			if !drop[k] {
+				kept = append(kept, e)
+			}
+		}
+		out = kept
+	}
 	slices.SortStableFunc(out, func(a, c ReplicaEvent) int {
 		return cmp.Or(cmp.Compare(a.From, c.From), cmp.Compare(a.Replica, c.Replica))
 	})
 	return out
-}
-
-// withoutHandovers drops the lost events of replicas that another took
-// over from (Takeovers). A pod rescheduled under a new name, or replaced
-// one for one by a rolling update, leaves the arm's serving count as it
-// was: it is not a replica lost. The newcomer keeps its own joined event
-// (its warm-up is its own). A replica that arrives later than that after
-// a loss does not excuse it: the silence is an outage however the slot
-// was filled afterwards.
-func withoutHandovers(reps []ReplicaActivity, evs []ReplicaEvent, gap int) []ReplicaEvent {
-	idx := make(map[string]int, len(reps))
-	first, stop := make([]int, len(reps)), make([]int, len(reps))
-	for i, r := range reps {
-		idx[r.Name] = i
-		first[i], stop[i] = -1, -1
-		for t, n := range r.Requests {
-			if n > 0 {
-				first[i] = t
-				break
-			}
-		}
-	}
-	for _, ev := range evs {
-		if ev.Kind == EventLost {
-			stop[idx[ev.Replica]] = ev.From
-		}
-	}
-	by := Takeovers(first, stop, gap)
-	if len(by) == 0 {
-		return evs
-	}
-	kept := evs[:0:0]
-	for _, ev := range evs {
-		if _, replaced := by[idx[ev.Replica]]; !(ev.Kind == EventLost && replaced) {
-			kept = append(kept, ev)
-		}
-	}
-	return kept
 }
 
 // Takeovers pairs the replicas of an arm that stopped for good with the
