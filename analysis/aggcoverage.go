@@ -77,15 +77,7 @@ func coverageOf(b, c *aggArm) aggCoverage {
 			if name, ok := sources.RecordReplica(agg.Replicas[ti].Name); ok && agg.Exact && tr.Series == "" {
 				recorded[tr.Name] = name
 			}
-			first, last := -1, -1
-			for k, v := range tr.Finished {
-				if !math.IsNaN(v) {
-					if first < 0 {
-						first = k
-					}
-					last = k
-				}
-			}
+			first, last := seriesBounds(tr)
 			if first < 0 {
 				continue
 			}
@@ -109,7 +101,8 @@ func coverageOf(b, c *aggArm) aggCoverage {
 				msg := fmt.Sprintf("%s: replica %s stopped reporting at %s (%d of %d slices without samples to the window's end)",
 					a.arm, tr.Name, at(last+1), len(tr.Finished)-1-last, len(tr.Finished))
 				if j, ok := by[ti]; ok {
-					cov.events = append(cov.events, fmt.Sprintf("%s; replica %s, first reporting at %s, took its place", msg, recordReplicaName(agg.Replicas[j], agg.Exact), at(seriesFirst(agg.Replicas[j]))))
+					jFirst, _ := seriesBounds(agg.Replicas[j])
+					cov.events = append(cov.events, fmt.Sprintf("%s; replica %s, first reporting at %s, took its place", msg, recordReplicaName(agg.Replicas[j], agg.Exact), at(jFirst)))
 				} else if a.arm == sources.Canary {
 					cov.canaryLost = append(cov.canaryLost, msg+": a crash the change may have caused, or missing data")
 				} else {
@@ -169,28 +162,28 @@ func seriesTakeovers(agg *sources.Aggregate) map[int]int {
 	}
 	firsts, stops := make([]int, len(agg.Replicas)), make([]int, len(agg.Replicas))
 	for i, tr := range agg.Replicas {
-		firsts[i], stops[i] = seriesFirst(tr), -1
-		for k := len(tr.Finished) - 1; k >= 0; k-- {
-			if !math.IsNaN(tr.Finished[k]) {
-				if k < len(tr.Finished)-1 {
-					stops[i] = k + 1
-				}
-				break
-			}
+		first, last := seriesBounds(tr)
+		firsts[i], stops[i] = first, -1
+		if last >= 0 && last < len(tr.Finished)-1 {
+			stops[i] = last + 1
 		}
 	}
 	return normalize.Takeovers(firsts, stops, normalize.DefaultGapBuckets)
 }
 
-// seriesFirst is the first slice in which a replica series has samples
-// (−1: none).
-func seriesFirst(tr sources.ReplicaTrack) int {
+// seriesBounds is the first and last slice in which a replica series has
+// samples (−1, −1: none).
+func seriesBounds(tr sources.ReplicaTrack) (first, last int) {
+	first, last = -1, -1
 	for k, v := range tr.Finished {
 		if !math.IsNaN(v) {
-			return k
+			if first < 0 {
+				first = k
+			}
+			last = k
 		}
 	}
-	return -1
+	return first, last
 }
 
 // sliceStarts returns the arm's distinct slice starts in time order.
