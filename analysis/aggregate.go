@@ -379,6 +379,26 @@ func newAggArm(ds *sources.Dataset, slo histo.SLO, weight func(*sources.AggBucke
 	return a, nil
 }
 
+// shortShare is the share of both arms' analysed completions (the canary
+// as counted) with fewer output tokens than their class's
+// slo.min_output_tokens, as judgement.shortShare on the request path; NaN
+// when a source does not count them (metrics) or nothing completed.
+func (j *aggJudgement) shortShare() float64 {
+	if j.b.unknown["short outputs"] || j.cRaw.unknown["short outputs"] {
+		return math.NaN()
+	}
+	var short, done float64
+	for _, a := range []*aggArm{j.b, j.cRaw} {
+		for _, s := range a.slices {
+			short, done = short+s.short, done+s.completed
+		}
+	}
+	if done == 0 {
+		return math.NaN()
+	}
+	return short / done
+}
+
 // aggStatusCounts names an aggregate arm's requests that did not complete
 // by outcome, as statusCounts does a request log's: "120 failed, 3
 // rejected".
@@ -949,19 +969,7 @@ func (j *aggJudgement) evalGate(idx int, g policies.Gate, conf float64) gateEval
 		hc, _ := j.cRaw.ratioAt("slo_attainment", true)
 		if ob, oc := sum(hb.Den), sum(hc.Den); sum(hb.Num) == 0 && sum(hc.Num) == 0 && ob > 0 && oc > 0 {
 			e.m.Baseline, e.m.Canary, e.m.Delta = 0, 0, 0
-			short := math.NaN()
-			if !j.b.unknown["short outputs"] && !j.cRaw.unknown["short outputs"] {
-				var n, done float64
-				for _, a := range []*aggArm{j.b, j.cRaw} {
-					for _, s := range a.slices {
-						n, done = n+s.short, done+s.completed
-					}
-				}
-				if done > 0 {
-					short = n / done
-				}
-			}
-			return inconclusive(noneGood(ob, oc, short))
+			return inconclusive(noneGood(ob, oc, j.shortShare()))
 		}
 	}
 	if isEfficiencyMetric(g.Metric) {
