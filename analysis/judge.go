@@ -68,7 +68,7 @@ func Judge(baseline, canary *sources.Dataset, cfg Config) (*Report, error) {
 		return judgeAggregate(baseline, canary, cfg)
 	}
 	cls := newClassifier(p)
-	origin, paired := pairing(baseline, canary)
+	origin, paired, spans := pairing(baseline, canary)
 	b, err := prepare(baseline, p, cls, origin)
 	if err != nil {
 		return nil, err
@@ -83,10 +83,8 @@ func Judge(baseline, canary *sources.Dataset, cfg Config) (*Report, error) {
 		}
 	}
 	j := &judgement{p: p, cfg: cfg, b: b, c: c, cls: cls, paired: paired}
-	if !paired {
-		lb, hb, okb := epochSpan(baseline)
-		lc, hc, okc := epochSpan(canary)
-		if w := nestedArmsWarning(armSpan{first: lb, last: hb}, armSpan{first: lc, last: hc}); okb && okc && w != "" {
+	if !paired && spans != nil {
+		if w := nestedArmsWarning(spans[0], spans[1]); w != "" {
 			j.warnf("%s", w)
 		}
 	}
@@ -139,18 +137,21 @@ const MinPairedOverlap = 0.5
 // the epoch clock with every arrival known, and each arm's run overlapping
 // the other's for at least MinPairedOverlap of its length. It returns the
 // common grid origin (the earlier first arrival), or NaN when the arms are
-// independent (benchmark files run one after the other, per-file clocks).
-func pairing(b, c *sources.Dataset) (float64, bool) {
+// independent (benchmark files run one after the other, per-file clocks),
+// and both arms' spans on the wall clock (epochSpan; nil when an arm is
+// not on it), for the nested-arms warning.
+func pairing(b, c *sources.Dataset) (origin float64, paired bool, spans *[2]armSpan) {
 	lb, hb, okb := epochSpan(b)
 	lc, hc, okc := epochSpan(c)
 	if !okb || !okc {
-		return math.NaN(), false
+		return math.NaN(), false, nil
 	}
+	spans = &[2]armSpan{{first: lb, last: hb}, {first: lc, last: hc}}
 	ov := math.Min(hb, hc) - math.Max(lb, lc)
 	if ov < MinPairedOverlap*(hb-lb) || ov < MinPairedOverlap*(hc-lc) {
-		return math.NaN(), false
+		return math.NaN(), false, spans
 	}
-	return math.Min(lb, lc), true
+	return math.Min(lb, lc), true, spans
 }
 
 // epochSpan is an arm's first and last arrival (unix seconds, the last
