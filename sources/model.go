@@ -258,9 +258,10 @@ func StatedSettings() []string {
 		"dataset_name", "random_input_len", "random_output_len", "random_range_ratio", "sharegpt_output_len"}
 }
 
-// mergeStated keeps the settings a and b state alike: the first file's
-// (a nil) when b is the first, else the keys both give the same value.
-func mergeStated(a, b map[string]string, first bool) map[string]string {
+// MergeStated keeps the settings a and b state alike (Dataset.Stated):
+// a copy of b when b is the first (of an arm's files, or a file's runs),
+// else a with only the keys both give the same value.
+func MergeStated(a, b map[string]string, first bool) map[string]string {
 	if first {
 		return maps.Clone(b)
 	}
@@ -277,7 +278,7 @@ func mergeStated(a, b map[string]string, first bool) map[string]string {
 // time, so each file is shifted to start at 0 before merging and the
 // dataset's duration is the longest file's.
 func (d *Dataset) Append(o Dataset) {
-	d.Stated = mergeStated(d.Stated, o.Stated, len(d.Inputs) == 0)
+	d.Stated = MergeStated(d.Stated, o.Stated, len(d.Inputs) == 0)
 	if d.Requests == nil {
 		// the first file: take its records without copying them
 		d.Requests = o.Requests

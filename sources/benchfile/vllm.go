@@ -404,15 +404,7 @@ func (rs *runSet) add(run *arrayRun) {
 	if run.requestRate != "" {
 		run.stated["request_rate"] = run.requestRate
 	}
-	if rs.runs == 0 {
-		rs.stated = run.stated
-	} else {
-		for k, v := range rs.stated {
-			if run.stated[k] != v {
-				delete(rs.stated, k)
-			}
-		}
-	}
+	rs.stated = sources.MergeStated(rs.stated, run.stated, rs.runs == 0)
 	rs.runs++
 	rs.rates = append(rs.rates, run.requestRate)
 }
