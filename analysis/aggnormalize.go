@@ -257,7 +257,7 @@ func (j *aggJudgement) normSteps() []NormalizationStep {
 // its good-request bounds, by f.
 func scaleBucket(bk sources.AggBucket, bb histo.BucketBound, f float64) (sources.AggBucket, histo.BucketBound) {
 	for _, v := range []*float64{&bk.Completed, &bk.Failed, &bk.Canceled, &bk.Rejected, &bk.Good, &bk.PromptTokens,
-		&bk.OutputTokens, &bk.GoodTokens, &bk.PrefixHits, &bk.PrefixQueries, &bk.Retried, &bk.ShortOutputs,
+		&bk.OutputTokens, &bk.GoodTokens, &bk.PrefixHits, &bk.PrefixQueries, &bk.Retried, &bk.ShortOutputs, &bk.OutputUnknown,
 		&bk.TTFTSum, &bk.TPOTSum, &bk.E2ESum} {
 		*v *= f
 	}

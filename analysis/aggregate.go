@@ -66,6 +66,7 @@ type aggSlice struct {
 	gpuUtil                     float64
 	gauges                      sources.AggBucket // Running, Waiting, KVUsage, GPUPowerW, GPUMemBytes of the slice
 	outTokens                   float64
+	outUnknown                  float64 // completions without an output length (not in outTokens)
 	goodTokens                  float64 // output tokens of good requests; 0 where unknown (aggArm.unknown)
 	promptTokens                float64 // NaN when unknown
 	prefixHits, prefixQueries   float64 // NaN when unknown
@@ -317,6 +318,7 @@ func newAggArm(ds *sources.Dataset, slo histo.SLO, weight func(*sources.AggBucke
 			}
 		}
 		s.completed += nan0(bk.Completed)
+		s.outUnknown += nan0(bk.OutputUnknown)
 		for _, c := range []struct {
 			name string
 			v    float64
@@ -504,6 +506,9 @@ func (j *aggJudgement) report() *Report {
 		for _, n := range a.bounds.Notes {
 			j.warnf("%s: %s", a.arm, n)
 		}
+		if w := outputUnknownWarning(a.outputUnknown()); w != "" {
+			j.warnf("%s: %s", a.arm, w)
+		}
 		width := 0.0
 		for _, s := range a.slices {
 			width += s.goodHi - s.goodLo
@@ -574,6 +579,9 @@ func (j *aggJudgement) report() *Report {
 	r.Classes = classes
 	r.Distributions = j.distributions()
 	r.Verdict, r.Reasons = Overall(r.Metrics)
+	_, completedB := j.b.outputUnknown()
+	_, completedC := j.c.outputUnknown()
+	heldByUnverifiedGap(r, unverifiedGap(asFloats(j.b.ds.Agg.Unverified), asFloats(j.c.ds.Agg.Unverified), completedB, completedC))
 	if ms := mixShift(j.b, j.c, 1-2*p.Alpha()); ms != "" {
 		j.warnf("traffic mix: %s", ms)
 		if r.Verdict != Inconclusive {
@@ -740,7 +748,7 @@ func (a *aggArm) ratioAt(metric string, useHi bool) (stats.Ratio, bool) {
 		case "retry_share":
 			r.Num[i], r.Den[i] = s.retried, s.offered()
 		case "output_tokens_mean":
-			r.Num[i], r.Den[i] = s.outTokens, s.completed
+			r.Num[i], r.Den[i] = s.outTokens, s.completed-s.outUnknown
 		case "goodput":
 			r.Num[i], r.Den[i] = good, secs
 		case "token_goodput":
@@ -1141,7 +1149,19 @@ func (j *aggJudgement) evalGate(idx int, g policies.Gate, conf float64) gateEval
 	if math.IsNaN(pess.Point) || math.IsNaN(opt.Point) || math.IsInf(pess.CI.Lo, 0) || math.IsInf(opt.CI.Hi, 0) {
 		return inconclusive("the interval could not be computed (no variation or no data in an arm)")
 	}
-	return decideBounds(e, g, info, pess, opt, pessVals, optVals)
+	e = decideBounds(e, g, info, pess, opt, pessVals, optVals)
+	if g.Metric == "output_tokens_mean" {
+		// the canary as counted, as on the request path
+		var cb, ub, cc, uc float64
+		for _, s := range j.b.slices {
+			cb, ub = cb+s.completed, ub+s.outUnknown
+		}
+		for _, s := range j.cRaw.slices {
+			cc, uc = cc+s.completed, uc+s.outUnknown
+		}
+		e = heldByOutputGap(e, outputKnownGap(cb, ub, cc, uc))
+	}
+	return e
 }
 
 // rawWidth widens a mix-reweighted matched-load estimate (canary at the

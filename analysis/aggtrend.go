@@ -131,7 +131,9 @@ type aggRatioSeries struct{ num, den []float64 }
 func (j *aggJudgement) trendStrataOf(metric string, lo, step float64, nb int) (*trendStrata, bool) {
 	count, ok := bucketCount(metric)
 	if metric == "output_tokens_mean" {
-		count, ok = func(bk *sources.AggBucket) (float64, float64) { return bk.OutputTokens, bk.Completed }, true
+		count, ok = func(bk *sources.AggBucket) (float64, float64) {
+			return bk.OutputTokens, bk.Completed - bk.OutputUnknown
+		}, true
 	}
 	if !ok {
 		return nil, false

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/goodput-dev/goodput/analysis/normalize"
 	"github.com/goodput-dev/goodput/analysis/stats"
@@ -352,7 +353,7 @@ func (j *judgement) evalGate(idx int, g policies.Gate, conf float64, r *Report) 
 		vb, vc = sum(rb.Num)/sum(rb.Den), sum(rc.Num)/sum(rc.Den)
 		est = stats.LogRatioOfRatios(rc, rb, conf)
 		if j.mix != nil {
-			adj, naive, sb, sc, err := j.standardized(g.Metric, requestOutputTokens, requestCompleted, true, conf)
+			adj, naive, sb, sc, err := j.standardized(g.Metric, requestOutputTokens, requestOutputKnown, true, conf)
 			if err != nil {
 				return inconclusive(err.Error())
 			}
@@ -452,7 +453,18 @@ func (j *judgement) evalGate(idx int, g policies.Gate, conf float64, r *Report) 
 	if math.IsNaN(est.Point) || math.IsNaN(est.CI.Lo) || math.IsNaN(est.CI.Hi) {
 		return inconclusive("the interval could not be computed (no variation or no data in an arm)")
 	}
-	return decide(e, g, info, est)
+	e = decide(e, g, info, est)
+	if g.Metric == "output_tokens_mean" {
+		var cb, ub, cc, uc float64
+		for i := range kb {
+			cb, ub = cb+kb[i].completed, ub+kb[i].outUnknown
+		}
+		for i := range kc {
+			cc, uc = cc+kc[i].completed, uc+kc[i].outUnknown
+		}
+		e = heldByOutputGap(e, outputKnownGap(cb, ub, cc, uc))
+	}
+	return e
 }
 
 // decide applies the verdict rule of DESIGN.md §5 to an estimate on the
@@ -513,6 +525,163 @@ func gateReason(m Metric, d stats.Decision) string {
 	return fmt.Sprintf("%s: the interval straddles the %s margin", iv, fmtMargin(m))
 }
 
+// outputKnown is output_tokens_mean's per-bucket denominator: the
+// completions that give their output length.
+func outputKnown(b *bucket) float64 { return b.completed - b.outUnknown }
+
+// MaxOutputKnownGap is how far apart (absolute, 0.01 = 1 pp) the arms'
+// shares of completions that give their output length may lie before
+// output_tokens_mean, a mean over those completions, is left undecided:
+// a log that gives output_tokens for half of one arm's answers compares
+// unlike sets of requests, and counting the others as 0 tokens read a
+// logging change as answers cut in half.
+const MaxOutputKnownGap = 0.01
+
+// outputKnownGap returns why output_tokens_mean cannot be decided when the
+// arms give an output length for shares of their completed requests
+// (completed, of which unknown give none, per arm) more than
+// MaxOutputKnownGap apart and beyond chance (a two-proportion z above
+// 3), "" otherwise. Both judging paths call it.
+func outputKnownGap(completedB, unknownB, completedC, unknownC float64) string {
+	if !(completedB > 0 && completedC > 0) {
+		return ""
+	}
+	kb, kc := 1-unknownB/completedB, 1-unknownC/completedC
+	if math.Abs(kb-kc) <= MaxOutputKnownGap {
+		return ""
+	}
+	p := 1 - (unknownB+unknownC)/(completedB+completedC)
+	if se := math.Sqrt(p * (1 - p) * (1/completedB + 1/completedC)); se > 0 && math.Abs(kb-kc)/se <= 3 {
+		return ""
+	}
+	return fmt.Sprintf("the baseline gives an output length (output_tokens) for %.1f%% of its %s completed requests and the canary for %.1f%% of its %s: means over unlike sets of requests are not compared; log output_tokens for every completion",
+		100*kb, fmtCount(completedB), 100*kc, fmtCount(completedC))
+}
+
+// unverifiedGap returns why neither a pass nor a fail can be blamed on the
+// change when the arms lack the field an SLO criterion needs (counted as
+// not good) for shares of their completed requests more than
+// MaxOutputKnownGap apart and beyond chance (a two-proportion z above 3):
+// a log that drops tpot_s and e2e_s for some of one arm's answers moved
+// that arm's attainment by its share, and the gates read a logging change
+// as a regression (or, in the baseline, as an improvement). unvB and unvC
+// count per criterion, completedB and completedC the arms' completed
+// requests; "" when no criterion's shares differ. Both judging paths call
+// it on every record of the arms.
+func unverifiedGap(unvB, unvC map[string]float64, completedB, completedC float64) string {
+	if !(completedB > 0 && completedC > 0) {
+		return ""
+	}
+	keys := sortedKeys(unvB)
+	for _, k := range sortedKeys(unvC) {
+		if _, ok := unvB[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		ub, uc := unvB[k], unvC[k]
+		sb, sc := ub/completedB, uc/completedC
+		if math.Abs(sb-sc) <= MaxOutputKnownGap {
+			continue
+		}
+		p := (ub + uc) / (completedB + completedC)
+		if se := math.Sqrt(p * (1 - p) * (1/completedB + 1/completedC)); se > 0 && math.Abs(sb-sc)/se <= 3 {
+			continue
+		}
+		return fmt.Sprintf("the baseline's completed requests lack the field the %s criterion needs in %.1f%% of %s and the canary's in %.1f%% of %s (counted as not good): the arms' attainment differs by how they were logged; log the field for every completion (%s)",
+			k, 100*sb, fmtCount(completedB), 100*sc, fmtCount(completedC), criterionFields(k))
+	}
+	return ""
+}
+
+// criterionFields names the request-log fields an SLO criterion reads.
+func criterionFields(k string) string {
+	switch k {
+	case "ttft":
+		return "ttft_s"
+	case "tpot":
+		return "tpot_s, or e2e_s with ttft_s and output_tokens"
+	case "e2e":
+		return "e2e_s"
+	case "max_itl":
+		return "max_itl_s"
+	case "quality":
+		return "quality_ok"
+	}
+	return k
+}
+
+// heldByUnverifiedGap turns a pass or a fail into inconclusive, saying
+// why, when unverifiedGap found the arms logged unlike (gap not "").
+func heldByUnverifiedGap(r *Report, gap string) {
+	if gap == "" || r.Verdict == Inconclusive {
+		return
+	}
+	r.Reasons = append([]string{fmt.Sprintf("the gates give %s, but %s, so neither a pass nor a fail can be blamed on the change",
+		strings.ToUpper(string(r.Verdict)), gap)}, r.Reasons...)
+	r.Verdict = Inconclusive
+}
+
+// asFloats copies a count per key into float64s.
+func asFloats[V int | int64](m map[string]V) map[string]float64 {
+	out := make(map[string]float64, len(m))
+	for k, v := range m {
+		out[k] = float64(v)
+	}
+	return out
+}
+
+// outputUnknown returns the arm's completed requests that give no output
+// length, and its completed requests: every record, before any cut.
+func (a *armData) outputUnknown() (unknown, completed float64) {
+	for i := range a.ds.Requests {
+		if r := &a.ds.Requests[i]; r.Status == sources.StatusOK {
+			completed++
+			if r.OutputTokens < 0 {
+				unknown++
+			}
+		}
+	}
+	return unknown, completed
+}
+
+// outputUnknown is armData.outputUnknown on an aggregated arm: every
+// slice of its aggregate, before any cut.
+func (a *aggArm) outputUnknown() (unknown, completed float64) {
+	for i := range a.ds.Agg.Buckets {
+		bk := &a.ds.Agg.Buckets[i]
+		completed, unknown = completed+nan0(bk.Completed), unknown+bk.OutputUnknown
+	}
+	return unknown, completed
+}
+
+// outputUnknownWarning is an arm's warning when unknown of its completed
+// requests give no output length ("" for none). Both judging paths call it.
+func outputUnknownWarning(unknown, completed float64) string {
+	if !(unknown > 0 && completed > 0) {
+		return ""
+	}
+	if unknown >= completed {
+		return fmt.Sprintf("none of its %s completed requests gives an output length (output_tokens): output_tokens_mean cannot be taken, and token goodput counts no tokens", fmtCount(completed))
+	}
+	return fmt.Sprintf("%s of %s completed requests (%.1f%%) give no output length (output_tokens): output_tokens_mean is taken over the others, and token goodput counts no tokens for them",
+		fmtCount(unknown), fmtCount(completed), 100*unknown/completed)
+}
+
+// heldByOutputGap leaves a decided output_tokens_mean gate inconclusive
+// with gap's reason (outputKnownGap), its estimate still shown; e is
+// returned unchanged when gap is "".
+func heldByOutputGap(e gateEval, gap string) gateEval {
+	if gap == "" {
+		return e
+	}
+	e.decidable, e.m.Verdict = false, Inconclusive
+	e.m.Reason = fmt.Sprintf("%s [%s, %s] over the completions that give their length, not decided: %s",
+		fmtDelta(e.m, float64(e.m.Delta)), fmtDelta(e.m, float64(e.m.Interval[0])), fmtDelta(e.m, float64(e.m.Interval[1])), gap)
+	return e
+}
+
 func armsMissing(nb, nc int) string {
 	switch {
 	case nb == 0 && nc == 0:
@@ -562,7 +731,7 @@ func (j *judgement) ratios(metric string, kb, kc []bucket) (rb, rc stats.Ratio, 
 	case "retry_share":
 		num, den = func(b *bucket) float64 { return b.retries }, func(b *bucket) float64 { return b.offered }
 	case "output_tokens_mean":
-		num, den = func(b *bucket) float64 { return b.outTokens }, func(b *bucket) float64 { return b.completed }
+		num, den = func(b *bucket) float64 { return b.outTokens }, outputKnown
 	case "goodput", "token_goodput", "goodput_per_replica":
 		if math.IsNaN(j.b.windowSecs) || math.IsNaN(j.c.windowSecs) {
 			return rb, rc, "goodput needs a run duration or arrival times, and an input has neither"

@@ -252,6 +252,9 @@ func (j *judgement) report() *Report {
 		for _, k := range sortedKeys(a.unverified) {
 			j.warnf("%s: %d completed requests lack the field needed to check the %s criterion and were counted as not good", a.arm, a.unverified[k], k)
 		}
+		if w := outputUnknownWarning(a.outputUnknown()); w != "" {
+			j.warnf("%s: %s", a.arm, w)
+		}
 	}
 	if j.b.clock != j.c.clock {
 		j.warnf("the arms' clocks differ (baseline %s, canary %s): they are compared over their own windows", j.b.clock, j.c.clock)
@@ -275,6 +278,9 @@ func (j *judgement) report() *Report {
 	r.Series = j.series()
 	r.Distributions = j.distributions()
 	r.Verdict, r.Reasons = Overall(r.Metrics)
+	_, completedB := j.b.outputUnknown()
+	_, completedC := j.c.outputUnknown()
+	heldByUnverifiedGap(r, unverifiedGap(asFloats(j.b.unverified), asFloats(j.c.unverified), completedB, completedC))
 	j.metricsWarnings()
 	internalView(r, j.work(j.b), j.work(j.c), j.p.Window.Bucket.Seconds())
 	r.Warnings = onceForBothArms(j.warns, j.b.ds, j.c.ds)

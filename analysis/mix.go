@@ -669,8 +669,10 @@ func requestRetry(a *armData, i int) float64 {
 	return 0
 }
 
-func requestCompleted(a *armData, i int) float64 {
-	if a.ds.Requests[i].Status == sources.StatusOK {
+// requestOutputKnown counts a completion that gives its output length:
+// output_tokens_mean's denominator.
+func requestOutputKnown(a *armData, i int) float64 {
+	if r := &a.ds.Requests[i]; r.Status == sources.StatusOK && r.OutputTokens >= 0 {
 		return 1
 	}
 	return 0

@@ -184,6 +184,7 @@ type bucket struct {
 	failed, rejected, canceled float64
 	retries                    float64
 	goodTokens, outTokens      float64
+	outUnknown                 float64 // completions without an output length (not in outTokens)
 	replicaSecs                float64
 	cost                       float64   // USD prorated onto the bucket
 	ttft, tpot, e2e            []float64 // completed requests
@@ -614,6 +615,8 @@ func (a *armData) add(b *bucket, i int) {
 		}
 		if r.OutputTokens > 0 {
 			b.outTokens += float64(r.OutputTokens)
+		} else if r.OutputTokens < 0 {
+			b.outUnknown++
 		}
 	case r.Failed():
 		b.failed++

@@ -517,6 +517,8 @@ func (a *Aggregator) Add(r *sources.Request) {
 		}
 		if r.OutputTokens > 0 {
 			c.Output += float64(r.OutputTokens)
+		} else if r.OutputTokens < 0 {
+			c.OutUnknown++
 		}
 		if r.OutputTokens >= 0 && r.OutputTokens < slo.OutputFloor() {
 			c.Short++
@@ -831,6 +833,10 @@ func (a *Aggregator) Aggregate(arm sources.Arm) (*sources.Aggregate, error) {
 	}
 	for _, k := range sortedKeys(a.unverified) {
 		out.Notes = append(out.Notes, fmt.Sprintf("%d completed requests lack the field needed to check the %s criterion and were counted as not good", a.unverified[k], k))
+		if out.Unverified == nil {
+			out.Unverified = map[string]int64{}
+		}
+		out.Unverified[k] = a.unverified[k]
 	}
 	return out, nil
 }

@@ -126,7 +126,7 @@ func (j *judgement) trendChecks(levels map[string]float64) []gateEval {
 		}
 		num, den := countFuncs(metric)
 		if metric == "output_tokens_mean" {
-			num, den = func(b *bucket) float64 { return b.outTokens }, func(b *bucket) float64 { return b.completed }
+			num, den = func(b *bucket) float64 { return b.outTokens }, outputKnown
 		}
 		var nbs, dbs, ncs, dcs float64
 		for t := lo; t < hi; t++ {
@@ -190,7 +190,7 @@ func (s *trendStrata) segment(lo, hi int) (trendPoint, bool) {
 // per-request numerator and denominator (nil for the others).
 func trendRequestCounts(metric string) (num, den func(*armData, int) float64) {
 	if metric == "output_tokens_mean" {
-		return requestOutputTokens, requestCompleted
+		return requestOutputTokens, requestOutputKnown
 	}
 	if num := perRequestNum(metric); num != nil {
 		return num, requestOne

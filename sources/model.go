@@ -378,6 +378,11 @@ type AggBucket struct {
 	// ShortOutputs counts completions with fewer output tokens than the
 	// policy's slo.min_output_tokens; NaN when the source does not say.
 	ShortOutputs float64
+	// OutputUnknown counts completions that gave no output length, whose
+	// tokens OutputTokens therefore leaves out: a mean output length is
+	// OutputTokens over Completed − OutputUnknown. 0 when every
+	// completion's length is counted (metrics count tokens as a whole).
+	OutputUnknown float64
 
 	TTFT  Histogram // seconds
 	TPOT  Histogram // seconds per output token (vLLM request_time_per_output_token)
@@ -498,6 +503,10 @@ type Aggregate struct {
 	// were summed from the same observations as its histograms
 	// (per-request records); metrics leave it false.
 	LatencySums bool
+	// Unverified counts, per SLO criterion (ttft, tpot, e2e, max_itl,
+	// quality), the completed requests that lack the field it needs and
+	// were counted as not good; nil from metrics, which cannot tell.
+	Unverified map[string]int64
 	// Notes are facts the report must show (renamed metrics detected,
 	// Prometheus infos, bucket edges that do not fall on an SLO threshold).
 	Notes []string

@@ -1,0 +1,141 @@
+package analysis
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/goodput-dev/goodput/sources"
+)
+
+// TestOutputLengthsMissing: a completion that gives no output length
+// counted as 0 tokens in output_tokens_mean, so a canary whose log gives
+// output_tokens for only half its answers (a logging change) failed,
+// "−50.1%: the canary is worse by more than the 5% margin", with no word
+// of the missing field. The mean is now over the completions that give
+// their length; arms that give it for unlike shares of their completions
+// leave the gate inconclusive, saying why, and each arm with lengths
+// missing is warned of, on both paths. A few lengths missing at random in
+// both arms change nothing but the warnings.
+func TestOutputLengthsMissing(t *testing.T) {
+	drop := func(ds *sources.Dataset, share float64, seed uint64) {
+		rng := rand.New(rand.NewPCG(seed, 3))
+		for i := range ds.Requests {
+			if r := &ds.Requests[i]; r.Status == sources.StatusOK && rng.Float64() < share {
+				r.OutputTokens = -1
+			}
+		}
+	}
+	const seed = 17
+	t.Run("half the canary's lengths missing", func(t *testing.T) {
+		bd, cd := fleetArms(aaFleet(seed), aaFleet(seed), seed)
+		drop(cd, 0.5, 1)
+		exact, agg := judgedBothWays(t, bd, cd, Config{Policy: chat(t), Resamples: 300})
+		for path, r := range map[string]*Report{"request path": exact, "aggregate": agg} {
+			m := metric(t, r, "output_tokens_mean")
+			if m.Verdict != Inconclusive || !strings.Contains(m.Reason, "over the completions that give their length, not decided") ||
+				!strings.Contains(m.Reason, "the baseline gives an output length (output_tokens) for 100.0%") || !strings.Contains(m.Reason, "log output_tokens for every completion") {
+				t.Errorf("%s: output_tokens_mean %s: %s", path, m.Verdict, m.Reason)
+			}
+			// the mean over the lengths given is the canary's own, not half
+			if d := float64(m.Delta); d < -0.05 || d > 0.05 {
+				t.Errorf("%s: output_tokens_mean delta %+.3f, want near 0 over the lengths given", path, d)
+			}
+			if !hasWarning(r, "canary: ", "completed requests (", "give no output length (output_tokens)") || hasWarning(r, "baseline: ", "give no output length") {
+				t.Errorf("%s: warnings %q", path, r.Warnings)
+			}
+			if r.Verdict == Fail || r.Verdict == Pass {
+				t.Errorf("%s: verdict %s with half the canary's output lengths missing: %q", path, r.Verdict, r.Reasons)
+			}
+		}
+	})
+	t.Run("a few missing in both arms", func(t *testing.T) {
+		bd, cd := fleetArms(aaFleet(seed), aaFleet(seed), seed)
+		drop(bd, 0.02, 2)
+		drop(cd, 0.02, 3)
+		exact, agg := judgedBothWays(t, bd, cd, Config{Policy: chat(t), Resamples: 300})
+		for path, r := range map[string]*Report{"request path": exact, "aggregate": agg} {
+			m := metric(t, r, "output_tokens_mean")
+			if m.Verdict != Pass {
+				t.Errorf("%s: output_tokens_mean %s: %s", path, m.Verdict, m.Reason)
+			}
+			if !hasWarning(r, "baseline: ", "give no output length") || !hasWarning(r, "canary: ", "give no output length") {
+				t.Errorf("%s: warnings %q", path, r.Warnings)
+			}
+		}
+	})
+	t.Run("none given by the canary", func(t *testing.T) {
+		bd, cd := fleetArms(aaFleet(seed), aaFleet(seed), seed)
+		drop(cd, 1, 4)
+		exact, agg := judgedBothWays(t, bd, cd, Config{Policy: chat(t), Resamples: 300})
+		for path, r := range map[string]*Report{"request path": exact, "aggregate": agg} {
+			m := metric(t, r, "output_tokens_mean")
+			if m.Verdict != Inconclusive || m.Reason != "no completed requests with a known output length in the canary" {
+				t.Errorf("%s: output_tokens_mean %s: %s", path, m.Verdict, m.Reason)
+			}
+			if !hasWarning(r, "canary: none of its ", "gives an output length (output_tokens)") {
+				t.Errorf("%s: warnings %q", path, r.Warnings)
+			}
+		}
+	})
+}
+
+// hasWarning reports whether one of r's warnings starts with prefix and
+// contains every one of parts.
+func hasWarning(r *Report, prefix string, parts ...string) bool {
+	for _, w := range r.Warnings {
+		ok := strings.HasPrefix(w, prefix)
+		for _, p := range parts {
+			ok = ok && strings.Contains(w, p)
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+// TestUnverifiedShares: a completion that lacks the field an SLO
+// criterion needs is counted as not good (missing data is never good), so
+// a canary whose log dropped tpot_s and e2e_s for 30% of its answers
+// failed, "slo_attainment −29.6 pp: the canary is worse", and a baseline
+// logged that way passed any canary. When the arms' shares of such
+// completions differ beyond 1 pp and chance, neither verdict is blamed on
+// the change, on both paths; a few missing at random in both arms hold
+// nothing.
+func TestUnverifiedShares(t *testing.T) {
+	strip := func(ds *sources.Dataset, share float64, seed uint64) {
+		rng := rand.New(rand.NewPCG(seed, 5))
+		for i := range ds.Requests {
+			if r := &ds.Requests[i]; r.Status == sources.StatusOK && rng.Float64() < share {
+				r.TPOT, r.E2E = math.NaN(), math.NaN()
+			}
+		}
+	}
+	const seed = 19
+	for _, tc := range []struct {
+		name         string
+		b, c         float64 // shares stripped
+		held         bool
+		wantInReason string
+	}{
+		{"30% of the canary's", 0, 0.3, true, "the gates give FAIL, but the baseline's completed requests lack the field the tpot criterion needs in 0.0%"},
+		{"30% of the baseline's", 0.3, 0, true, "the gates give PASS, but the baseline's completed requests lack the field the tpot criterion needs in 30."},
+		{"0.5% of each, at random", 0.005, 0.005, false, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bd, cd := fleetArms(aaFleet(seed), aaFleet(seed), seed)
+			strip(bd, tc.b, 1)
+			strip(cd, tc.c, 2)
+			exact, agg := judgedBothWays(t, bd, cd, Config{Policy: chat(t), Resamples: 300})
+			for path, r := range map[string]*Report{"request path": exact, "aggregate": agg} {
+				held := len(r.Reasons) > 0 && strings.Contains(r.Reasons[0], "so neither a pass nor a fail can be blamed on the change")
+				if held != tc.held || tc.held && (r.Verdict != Inconclusive || !strings.Contains(r.Reasons[0], tc.wantInReason) ||
+					!strings.Contains(r.Reasons[0], "(tpot_s, or e2e_s with ttft_s and output_tokens)")) {
+					t.Errorf("%s: verdict %s, held %v (want %v): %q", path, r.Verdict, held, tc.held, r.Reasons)
+				}
+			}
+		})
+	}
+}
