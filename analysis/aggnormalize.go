@@ -139,7 +139,8 @@ func (a *aggArm) slicesBefore(t float64) int {
 	return k
 }
 
-// mixShift compares the arms' mean prompt tokens per finished request, per
+// mixShift compares the arms' mean prompt tokens per finished request that
+// gives its prompt length (one that gives none is not counted as 0), per
 // slice (delta method over slices): prompt lengths come from the clients,
 // not from the change, so arms whose means differ beyond 10% with
 // confidence were sent different traffic mixes. Without class labels the
@@ -153,7 +154,7 @@ func mixShift(b, c *aggArm, conf float64) string {
 			if math.IsNaN(s.promptTokens) {
 				return r, false
 			}
-			r.Num[i], r.Den[i] = s.promptTokens, s.completed+s.failed+s.canceled
+			r.Num[i], r.Den[i] = s.promptTokens, s.completed+s.failed+s.canceled-s.promptUnknown
 		}
 		return r, sum(r.Den) > 0 && sum(r.Num) > 0
 	}
@@ -257,7 +258,7 @@ func (j *aggJudgement) normSteps() []NormalizationStep {
 // its good-request bounds, by f.
 func scaleBucket(bk sources.AggBucket, bb histo.BucketBound, f float64) (sources.AggBucket, histo.BucketBound) {
 	for _, v := range []*float64{&bk.Completed, &bk.Failed, &bk.Canceled, &bk.Rejected, &bk.Good, &bk.PromptTokens,
-		&bk.OutputTokens, &bk.GoodTokens, &bk.PrefixHits, &bk.PrefixQueries, &bk.Retried, &bk.ShortOutputs, &bk.OutputUnknown,
+		&bk.OutputTokens, &bk.GoodTokens, &bk.PrefixHits, &bk.PrefixQueries, &bk.Retried, &bk.ShortOutputs, &bk.OutputUnknown, &bk.PromptUnknown,
 		&bk.TTFTSum, &bk.TPOTSum, &bk.E2ESum} {
 		*v *= f
 	}

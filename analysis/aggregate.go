@@ -69,6 +69,7 @@ type aggSlice struct {
 	outUnknown                  float64 // completions without an output length (not in outTokens)
 	goodTokens                  float64 // output tokens of good requests; 0 where unknown (aggArm.unknown)
 	promptTokens                float64 // NaN when unknown
+	promptUnknown               float64 // admitted requests without a prompt length (not in promptTokens)
 	prefixHits, prefixQueries   float64 // NaN when unknown
 	ttft, tpot, e2e             sources.Histogram
 	// sums of the latencies the histograms count, seconds; 0 unless the
@@ -319,6 +320,7 @@ func newAggArm(ds *sources.Dataset, slo histo.SLO, weight func(*sources.AggBucke
 		}
 		s.completed += nan0(bk.Completed)
 		s.outUnknown += nan0(bk.OutputUnknown)
+		s.promptUnknown += nan0(bk.PromptUnknown)
 		for _, c := range []struct {
 			name string
 			v    float64

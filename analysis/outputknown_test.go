@@ -139,3 +139,30 @@ func TestUnverifiedShares(t *testing.T) {
 		})
 	}
 }
+
+// TestPromptLengthsMissing: the aggregate's check that the arms were sent
+// the same traffic (mixShift: mean prompt tokens per request within 10%)
+// counted a request that gives no prompt length as 0 tokens, so a canary
+// whose log dropped prompt_tokens from 30% of its lines was "sent
+// different traffic" (−19%) and held inconclusive on the streaming path
+// while the request path passed it. The mean is now over the requests
+// that give their length, and both paths judge alike.
+func TestPromptLengthsMissing(t *testing.T) {
+	const seed = 23
+	bd, cd := fleetArms(aaFleet(seed), aaFleet(seed), seed)
+	rng := rand.New(rand.NewPCG(seed, 7))
+	for i := range cd.Requests {
+		if rng.Float64() < 0.3 {
+			cd.Requests[i].PromptTokens = -1
+		}
+	}
+	exact, agg := judgedBothWays(t, bd, cd, Config{Policy: chat(t), Resamples: 300})
+	for _, w := range agg.Warnings {
+		if strings.Contains(w, "were sent different traffic") {
+			t.Errorf("aggregate: %s", w)
+		}
+	}
+	if exact.Verdict != agg.Verdict {
+		t.Errorf("verdicts differ: request path %s %q, aggregate %s %q", exact.Verdict, exact.Reasons, agg.Verdict, agg.Reasons)
+	}
+}

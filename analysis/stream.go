@@ -539,6 +539,8 @@ func (a *Aggregator) Add(r *sources.Request) {
 	}
 	if r.Status.Admitted() && r.PromptTokens >= 0 {
 		c.Prompt += float64(r.PromptTokens)
+	} else if r.Status.Admitted() {
+		c.PromptUnknown++
 	}
 	if r.CachedTokens >= 0 && r.PromptTokens > 0 {
 		a.cacheKnown = true

@@ -383,6 +383,11 @@ type AggBucket struct {
 	// OutputTokens over Completed − OutputUnknown. 0 when every
 	// completion's length is counted (metrics count tokens as a whole).
 	OutputUnknown float64
+	// PromptUnknown counts admitted requests that gave no prompt length,
+	// whose tokens PromptTokens therefore leaves out: a mean prompt
+	// length is PromptTokens over the admitted requests less these. 0
+	// when every admitted request's length is counted.
+	PromptUnknown float64
 
 	TTFT  Histogram // seconds
 	TPOT  Histogram // seconds per output token (vLLM request_time_per_output_token)

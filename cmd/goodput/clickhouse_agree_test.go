@@ -151,7 +151,7 @@ func aggLines(a *sources.Aggregate) []string {
 	for i, b := range a.Buckets {
 		out = append(out,
 			fmt.Sprintf("bucket %d [%v, %v) class %q", i, b.Start, b.End, b.Class),
-			fmt.Sprintf("bucket %d %q counts completed %v failed %v canceled %v rejected %v good %v retried %v short %v output unknown %v", i, b.Class, b.Completed, b.Failed, b.Canceled, b.Rejected, b.Good, b.Retried, b.ShortOutputs, b.OutputUnknown),
+			fmt.Sprintf("bucket %d %q counts completed %v failed %v canceled %v rejected %v good %v retried %v short %v output unknown %v prompt unknown %v", i, b.Class, b.Completed, b.Failed, b.Canceled, b.Rejected, b.Good, b.Retried, b.ShortOutputs, b.OutputUnknown, b.PromptUnknown),
 			fmt.Sprintf("bucket %d %q tokens prompt %v output %v hits %v queries %v replicas %v", i, b.Class, b.PromptTokens, b.OutputTokens, b.PrefixHits, b.PrefixQueries, b.Replicas),
 			fmt.Sprintf("bucket %d %q gauges %v %v %v %v %v %v %v", i, b.Class, b.Running, b.Waiting, b.KVUsage, b.GPUUtil, b.GPUPowerW, b.GPUMemBytes, b.CostPerHour),
 			fmt.Sprintf("bucket %d %q ttft %v %v", i, b.Class, b.TTFT.Edges, b.TTFT.Counts),

@@ -18,7 +18,7 @@ import (
 type Cell struct {
 	Completed, Failed, Canceled, Rejected float64
 	Good, Retried, Short                  float64
-	OutUnknown                            float64 // completions without an output length
+	OutUnknown, PromptUnknown             float64 // completions without an output length, admitted requests without a prompt length
 	Prompt, Output, Hits, Queries         float64
 	GoodTokens                            float64
 	TTFT, TPOT, E2E                       loglin.Hist
@@ -35,6 +35,7 @@ func (c *Cell) Add(o *Cell) {
 	c.Retried += o.Retried
 	c.Short += o.Short
 	c.OutUnknown += o.OutUnknown
+	c.PromptUnknown += o.PromptUnknown
 	c.Prompt += o.Prompt
 	c.Output += o.Output
 	c.Hits += o.Hits
@@ -71,7 +72,7 @@ func Widen[K comparable](cells map[K]*Cell, halve func(K) K) map[K]*Cell {
 // that they are not held twice while an aggregate is built.
 func (c *Cell) Fill(b *sources.AggBucket, e *loglin.Edges, cacheKnown bool) {
 	b.Completed, b.Failed, b.Canceled, b.Rejected = c.Completed, c.Failed, c.Canceled, c.Rejected
-	b.Good, b.Retried, b.ShortOutputs, b.OutputUnknown = c.Good, c.Retried, c.Short, c.OutUnknown
+	b.Good, b.Retried, b.ShortOutputs, b.OutputUnknown, b.PromptUnknown = c.Good, c.Retried, c.Short, c.OutUnknown, c.PromptUnknown
 	b.PromptTokens, b.OutputTokens, b.GoodTokens = c.Prompt, c.Output, c.GoodTokens
 	if cacheKnown {
 		b.PrefixHits, b.PrefixQueries = c.Hits, c.Queries
