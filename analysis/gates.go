@@ -35,16 +35,26 @@ func (j *judgement) gates(r *Report) []Metric {
 	// and mix notes are joined back in gate order; the arms are only read
 	// once their pooled latencies are sorted
 	j.sortPooled()
-	j.replicaSpreads = latencySpreads(j.b, j.c, j.p.Gates)
-	evals, forks := sideBySide(j, len(j.p.Gates), func(f *judgement, i int) gateEval {
-		return f.evalGate(i, j.p.Gates[i], conf, r)
+	var gates []policies.Gate
+	for _, g := range j.p.Gates {
+		if why := j.unreported(g.Metric); why != "" && g.Guardrail {
+			// records that never say which request is a retry: the
+			// guardrail is not checked, and said so, as on the aggregate
+			j.warnf("the %s guardrail is not checked on this data: %s; a gateway's or the clients' records can check it", g.Metric, why)
+			continue
+		}
+		gates = append(gates, g)
+	}
+	j.replicaSpreads = latencySpreads(j.b, j.c, gates)
+	evals, forks := sideBySide(j, len(gates), func(f *judgement, i int) gateEval {
+		return f.evalGate(i, gates[i], conf, r)
 	})
 	for _, f := range forks {
 		j.join(f)
 	}
 	ps := make([]float64, len(evals))
-	weights := policies.GateWeights(j.p.Gates)
-	for i := range j.p.Gates {
+	weights := policies.GateWeights(gates)
+	for i := range gates {
 		ps[i] = math.NaN()
 		if evals[i].decidable {
 			ps[i] = stats.FailPValue(evals[i].harmPoint, evals[i].se, evals[i].failAt)
@@ -55,7 +65,7 @@ func (j *judgement) gates(r *Report) []Metric {
 	// requests, so a tail regression of a large class cannot hide behind
 	// a pooled quantile set by another class; the pooled gate and its class
 	// gates share the pooled gate's weight
-	evals, ps, weights = withClassTails(j.p.Gates, j.majorClasses(), evals, ps, weights,
+	evals, ps, weights = withClassTails(gates, j.majorClasses(), evals, ps, weights,
 		func(idx int, g policies.Gate, info policies.MetricInfo, class string) gateEval {
 			return j.evalClassTail(idx, g, info, class, conf)
 		})
@@ -272,6 +282,9 @@ func (j *judgement) evalGate(idx int, g policies.Gate, conf float64, r *Report) 
 		e.m.Verdict = Inconclusive
 		e.m.Reason = reason
 		return e
+	}
+	if why := j.unreported(g.Metric); why != "" {
+		return inconclusive(why + ": the gate cannot be decided from this data, and a gate is never passed on a count the source does not give")
 	}
 	if tb, tc := j.b.totals(), j.c.totals(); g.Metric == "slo_attainment" && tb.good == 0 && tc.good == 0 && tb.offered > 0 && tc.offered > 0 {
 		e.m.Baseline, e.m.Canary, e.m.Delta = 0, 0, 0
@@ -523,6 +536,25 @@ func gateReason(m Metric, d stats.Decision) string {
 		return fmt.Sprintf("%s: the canary is %s by more than the %s margin", iv, worse, fmtMargin(m))
 	}
 	return fmt.Sprintf("%s: the interval straddles the %s margin", iv, fmtMargin(m))
+}
+
+// unreported is aggJudgement.unreported for per-request records: an arm
+// none of whose records gives its attempt does not report which requests
+// were retries, so retry_share cannot be decided on it ("" otherwise).
+func (j *judgement) unreported(metric string) string {
+	if countOf(metric) != "retried" {
+		return ""
+	}
+	var arms []string
+	for _, a := range []*armData{j.b, j.c} {
+		if !a.attemptKnown {
+			arms = append(arms, fmt.Sprintf("%s (per-request records)", a.arm))
+		}
+	}
+	if len(arms) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("the source of %s does not report retried requests", strings.Join(arms, " and "))
 }
 
 // outputKnown is output_tokens_mean's per-bucket denominator: the

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/goodput-dev/goodput/policies"
 	"github.com/goodput-dev/goodput/sources"
 )
 
@@ -164,5 +165,51 @@ func TestPromptLengthsMissing(t *testing.T) {
 	}
 	if exact.Verdict != agg.Verdict {
 		t.Errorf("verdicts differ: request path %s %q, aggregate %s %q", exact.Verdict, exact.Reasons, agg.Verdict, agg.Reasons)
+	}
+}
+
+// TestRetriesUnreported: records none of which gives its attempt say
+// nothing about retries, yet retry_share compared 0% against 0% and
+// passed, where metrics (which cannot tell retries either) leave the
+// guardrail out with a warning. Request logs without the field are now
+// judged as metrics are, on both paths: the guardrail is not checked and
+// said so, a retry_share gate is inconclusive, and the arm's retry
+// amplification is unknown. An arm whose records give it keeps the check.
+func TestRetriesUnreported(t *testing.T) {
+	const seed = 29
+	bd, cd := fleetArms(aaFleet(seed), aaFleet(seed), seed)
+	for i := range cd.Requests {
+		cd.Requests[i].Attempt = 0
+	}
+	exact, agg := judgedBothWays(t, bd, cd, Config{Policy: chat(t), Resamples: 300})
+	for path, r := range map[string]*Report{"request path": exact, "aggregate": agg} {
+		if _, ok := metricNamed(r, "retry_share"); ok {
+			t.Errorf("%s: retry_share judged on records that never give their attempt", path)
+		}
+		if !hasWarning(r, "the retry_share guardrail is not checked on this data: the source of canary (per-request records) does not report retried requests") {
+			t.Errorf("%s: warnings %q", path, r.Warnings)
+		}
+		if !math.IsNaN(float64(r.Arms.Canary.RetryAmplification)) || float64(r.Arms.Baseline.RetryAmplification) != 1 {
+			t.Errorf("%s: retry amplification baseline %v canary %v", path, r.Arms.Baseline.RetryAmplification, r.Arms.Canary.RetryAmplification)
+		}
+	}
+	if exact.Verdict != agg.Verdict {
+		t.Errorf("verdicts differ: %s %q, %s %q", exact.Verdict, exact.Reasons, agg.Verdict, agg.Reasons)
+	}
+	// as a gate rather than a guardrail: inconclusive, never passed
+	p := chat(t)
+	q := *p
+	q.Gates = append([]policies.Gate{}, p.Gates...)
+	for i := range q.Gates {
+		if q.Gates[i].Metric == "retry_share" {
+			q.Gates[i].Guardrail = false
+		}
+	}
+	exact, agg = judgedBothWays(t, bd, cd, Config{Policy: &q, Resamples: 300})
+	for path, r := range map[string]*Report{"request path": exact, "aggregate": agg} {
+		m, ok := metricNamed(r, "retry_share")
+		if !ok || m.Verdict != Inconclusive || !strings.Contains(m.Reason, "a gate is never passed on a count the source does not give") {
+			t.Errorf("%s: retry_share gate %v %s: %s", path, ok, m.Verdict, m.Reason)
+		}
 	}
 }

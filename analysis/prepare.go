@@ -51,6 +51,9 @@ type armData struct {
 	repNames   []string
 	cost       *armCost         // nil when cost is unknown
 	unverified map[string]int64 // SLO criterion → completed requests lacking the field
+	// attemptKnown is true when some record of the arm gives its attempt:
+	// otherwise its retries are not reported, as from metrics
+	attemptKnown bool
 	// sorted caches pooled latency samples by latency name
 	sorted map[string][]float64
 	// warmup is the automatic warm-up decision (window.warmup: auto)
@@ -364,6 +367,7 @@ func prepare(ds *sources.Dataset, p *policies.Policy, cls *classifier, origin fl
 		if r.Status == sources.StatusOK {
 			completed++
 		}
+		a.attemptKnown = a.attemptKnown || r.Attempt > 0
 	}
 	// a canary that completed nothing is judged (its guardrails and
 	// attainment fail, its latency gates have nothing to read); a

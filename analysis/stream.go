@@ -175,6 +175,9 @@ type Aggregator struct {
 	// criterion needs (counted not good)
 	unverified map[string]int64
 	cacheKnown bool
+	// attemptKnown is set once a record gives its attempt: without one
+	// the arm's retries are not reported (Retried NaN), as from metrics
+	attemptKnown bool
 	// aggregated is set once Aggregate has handed the bins over
 	aggregated bool
 	// first record without a usable arrival time, for the message
@@ -498,6 +501,7 @@ func (a *Aggregator) Add(r *sources.Request) {
 	if r.Attempt > 1 {
 		c.Retried++
 	}
+	a.attemptKnown = a.attemptKnown || r.Attempt > 0
 	switch {
 	case r.Status == sources.StatusOK:
 		c.Completed++
@@ -683,6 +687,7 @@ func (a *Aggregator) Merge(o *Aggregator) {
 	o.WidenTo(a.step)
 	a.lo, a.hi = min(a.lo, o.lo), max(a.hi, o.hi)
 	a.cacheKnown = a.cacheKnown || o.cacheKnown
+	a.attemptKnown = a.attemptKnown || o.attemptKnown
 	for k, v := range o.unverified {
 		a.unverified[k] += v
 	}
@@ -820,6 +825,9 @@ func (a *Aggregator) Aggregate(arm sources.Arm) (*sources.Aggregate, error) {
 		if a.cacheKnown {
 			base.PrefixHits, base.PrefixQueries = 0, 0
 		}
+		if !a.attemptKnown {
+			base.Retried = nan // no record said which was a retry
+		}
 		if len(keys) == 0 {
 			out.Buckets = append(out.Buckets, base)
 			continue
@@ -830,6 +838,9 @@ func (a *Aggregator) Aggregate(arm sources.Arm) (*sources.Aggregate, error) {
 			b.Class, b.Cache = a.strata[ck.stratum], a.cacheOf[ck.stratum]
 			// the bins handed over: they go while the rest is built
 			c.Fill(&b, &edges, a.cacheKnown)
+			if !a.attemptKnown {
+				b.Retried = nan
+			}
 			out.Buckets = append(out.Buckets, b)
 		}
 	}

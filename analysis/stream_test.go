@@ -29,7 +29,7 @@ func streamPolicy(t *testing.T, yaml string) *policies.Policy {
 // rec builds a completed request at unix time ts.
 func rec(ts, ttft, tpot float64, prompt, output int64) sources.Request {
 	r := sources.NewRequest()
-	r.Time, r.TTFT, r.TPOT, r.Status = ts, ttft, tpot, sources.StatusOK
+	r.Time, r.TTFT, r.TPOT, r.Status, r.Attempt = ts, ttft, tpot, sources.StatusOK, 1
 	r.E2E = ttft + tpot*float64(max(output-1, 0))
 	r.PromptTokens, r.OutputTokens = prompt, output
 	return r

@@ -156,6 +156,9 @@ func (j *judgement) armSummary(a *armData) ArmSummary {
 	}
 	first := t.offered - t.retries
 	s.RetryAmplification = Num(t.offered / first)
+	if !a.attemptKnown {
+		s.RetryAmplification = Num(math.NaN()) // retries not reported
+	}
 	if a.replicasKnown && !a.pseudo {
 		s.ReplicaSeconds = Num(t.replicaSecs)
 		s.GoodputPerReplica = Num(t.good / t.replicaSecs)

@@ -142,7 +142,8 @@ func (j *judgement) trendChecks(levels map[string]float64) []gateEval {
 		}
 		return exactTrendPoint(nbs/dbs, ncs/dcs, dbs, dcs), true
 	}
-	out, _ := trendEvals(j.p, grid, j.b.bucketSecs, nil, levels, segment)
+	skip := func(metric string) bool { return j.unreported(metric) != "" }
+	out, _ := trendEvals(j.p, grid, j.b.bucketSecs, skip, levels, segment)
 	return out
 }
 

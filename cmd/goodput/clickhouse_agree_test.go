@@ -256,6 +256,16 @@ func TestClickHouseAggregateEqualsFiles(t *testing.T) {
 		}
 		return b, c
 	}
+	// records none of which gives its attempt: retries not reported
+	noAttemptRun := func() (b, c []sources.Request) {
+		b, c = edgeRun()
+		for _, rs := range [][]sources.Request{b, c} {
+			for i := range rs {
+				rs[i].Attempt = 0
+			}
+		}
+		return b, c
+	}
 	runs := []run{
 		{"aa-quiet chat", chat, simRun("aa-quiet-30m")},
 		{"short-outputs chat", chat, simRun("bs-short-outputs")},
@@ -266,6 +276,7 @@ func TestClickHouseAggregateEqualsFiles(t *testing.T) {
 		{"edge records batch", batch, edgeRun},
 		{"long edge records chat", chat, longRun},
 		{"pod replaced chat", chat, replacedRun},
+		{"no attempt given chat", chat, noAttemptRun},
 	}
 	for i, r := range runs {
 		t.Run(r.name, func(t *testing.T) {

@@ -68,6 +68,7 @@ type row struct {
 	Label, Rep                                            string
 	N, Completed, Failed, Canceled, Rejected, Good        count
 	Retried, Short, OutputUnknown, PromptUnknown          count
+	AttemptKnown                                          count
 	PromptTokens, OutputTokens, Hits, Queries, CacheKnown count
 	GoodTokens, Admitted, Judged, JudgedGood              count
 	UnvTTFT, UnvTPOT, UnvE2E, UnvMaxITL, UnvQuality       count
@@ -111,7 +112,7 @@ func (r *row) UnmarshalJSON(b []byte) error {
 	ints := map[string]*count{"s": &r.S, "m": &r.M, "pb": &r.PB, "ob": &r.OB, "pc": &r.PC, "cb": &r.CB,
 		"n": &r.N, "completed": &r.Completed, "failed": &r.Failed, "canceled": &r.Canceled, "rejected": &r.Rejected,
 		"good": &r.Good, "retried": &r.Retried, "short": &r.Short, "prompt_tokens": &r.PromptTokens,
-		"output_tokens": &r.OutputTokens, "output_unknown": &r.OutputUnknown, "prompt_unknown": &r.PromptUnknown, "good_tokens": &r.GoodTokens, "hits": &r.Hits, "queries": &r.Queries, "cache_known": &r.CacheKnown,
+		"output_tokens": &r.OutputTokens, "attempt_known": &r.AttemptKnown, "output_unknown": &r.OutputUnknown, "prompt_unknown": &r.PromptUnknown, "good_tokens": &r.GoodTokens, "hits": &r.Hits, "queries": &r.Queries, "cache_known": &r.CacheKnown,
 		"admitted": &r.Admitted, "judged": &r.Judged, "judged_good": &r.JudgedGood, "unv_ttft": &r.UnvTTFT, "unv_tpot": &r.UnvTPOT, "unv_e2e": &r.UnvE2E,
 		"unv_max_itl": &r.UnvMaxITL, "unv_quality": &r.UnvQuality, "bad_status": &r.BadStatus, "bad_ttft": &r.BadTTFT,
 		"bad_latency": &r.BadLatency, "bad_e2e": &r.BadE2E, "bad_count": &r.BadCount, "bad_canceled_by": &r.BadCanceledBy,
@@ -232,6 +233,7 @@ type assembler struct {
 	// arm counted as naming none, as analysis.Aggregator does
 	tooManyReplicas bool
 	cacheKnown      bool
+	attemptKnown    bool // some record gave its attempt (else Retried is NaN)
 	// labels holds the class labels seen (sources.MaxClassLabels at most)
 	labels map[string]struct{}
 	lo, hi int64 // slice numbers on the widened grid
@@ -312,6 +314,9 @@ func (as *assembler) add(r *row) error {
 		}
 		if r.CacheKnown > 0 {
 			as.cacheKnown = true
+		}
+		if r.AttemptKnown > 0 {
+			as.attemptKnown = true
 		}
 		if _, ok := as.labels[r.Label]; !ok && r.Label != "" {
 			if len(as.labels) == sources.MaxClassLabels {
@@ -441,6 +446,9 @@ func (as *assembler) finish() (*sources.Aggregate, int64, []string, error) {
 		if cacheKnown {
 			base.PrefixHits, base.PrefixQueries = 0, 0
 		}
+		if !as.attemptKnown {
+			base.Retried = nan // no record said which was a retry
+		}
 		if len(keys) == 0 {
 			out.Buckets = append(out.Buckets, base)
 			continue
@@ -450,6 +458,9 @@ func (as *assembler) finish() (*sources.Aggregate, int64, []string, error) {
 			b := base
 			b.Class, b.Cache = ck.stratum, ck.cache
 			c.Fill(&b, &edges, cacheKnown)
+			if !as.attemptKnown {
+				b.Retried = nan
+			}
 			out.Buckets = append(out.Buckets, b)
 		}
 	}

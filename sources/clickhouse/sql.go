@@ -641,6 +641,7 @@ func buildQuery(p *Plan, table string, cols resolved, where string, start, end f
 		"countIf(" + a("st") + " = 5) AS rejected",
 		"countIf(" + a("good") + ") AS good",
 		"countIf(" + a("attempt") + " > 1) AS retried",
+		"countIf(" + a("attempt") + " >= 1) AS attempt_known",
 		"countIf(" + a("short") + ") AS short",
 		"sumIf(" + a("prompt") + ", " + a("st") + " != 5 AND " + a("prompt") + " >= 0) AS prompt_tokens",
 		"sumIf(" + a("output") + ", " + ok + " AND " + a("output") + " > 0) AS output_tokens",
