@@ -213,3 +213,36 @@ func TestRetriesUnreported(t *testing.T) {
 		}
 	}
 }
+
+// TestUnverifiedOnlyWhereItDecides: a request that already fails a
+// criterion it can be checked against is not good whatever a missing field
+// says, so it is not tallied as unverified. A canary whose TTFT is 50%
+// worse and whose log drops tpot_s and e2e_s on the requests past the TTFT
+// limit (a gateway that stops timing a stream once it is late) fails, on
+// both paths, instead of being held for lacking fields that decided
+// nothing.
+func TestUnverifiedOnlyWhereItDecides(t *testing.T) {
+	const seed = 31
+	c := aaFleet(seed)
+	c.ttftX = 1.5
+	bd, cd := fleetArms(aaFleet(seed), c, seed)
+	stripped := 0
+	for i := range cd.Requests {
+		if r := &cd.Requests[i]; r.Status == sources.StatusOK && r.TTFT > 1 && r.PromptTokens < 8192 {
+			r.TPOT, r.E2E = math.NaN(), math.NaN()
+			stripped++
+		}
+	}
+	if stripped < len(cd.Requests)/50 {
+		t.Fatalf("only %d of %d requests past the TTFT limit: the case tests nothing", stripped, len(cd.Requests))
+	}
+	exact, agg := judgedBothWays(t, bd, cd, Config{Policy: chat(t), Resamples: 300})
+	for path, r := range map[string]*Report{"request path": exact, "aggregate": agg} {
+		if r.Verdict != Fail {
+			t.Errorf("%s: verdict %s, want fail: %q", path, r.Verdict, r.Reasons)
+		}
+		if hasWarning(r, "canary: ", "lack the field needed to check the tpot criterion") {
+			t.Errorf("%s: requests past the TTFT limit tallied as unverified: %q", path, r.Warnings)
+		}
+	}
+}

@@ -257,22 +257,27 @@ func (c *classifier) classOf(r *sources.Request) int32 {
 
 // isGood applies an SLO to a request. A criterion the request cannot be
 // checked against (field unknown) counts as not met, and is tallied in
-// unverified so the report can say so: missing data is never good.
+// unverified so the report can say so: missing data is never good. A
+// request that already fails a criterion it can be checked against (or
+// the output floor) is not good whatever the missing field says, and is
+// not tallied: the tally counts the requests the missing field decided
+// (unverifiedGap compares the arms' shares of them).
 func isGood(slo policies.SLO, r *sources.Request, unverified map[string]int64) bool {
 	if r.Status != sources.StatusOK {
 		return false
 	}
 	ok := true
+	var missing [5]string
+	nm := 0
 	check := func(name string, limit policies.Duration, v float64, undefinedOK bool) {
 		if limit == 0 {
 			return
 		}
 		if !sources.Known(v) {
-			if undefinedOK {
-				return
+			if !undefinedOK {
+				missing[nm] = name
+				nm++
 			}
-			unverified[name]++
-			ok = false
 			return
 		}
 		if v > limit.Seconds() {
@@ -294,11 +299,17 @@ func isGood(slo policies.SLO, r *sources.Request, unverified map[string]int64) b
 		case sources.QualityBad:
 			ok = false
 		case sources.QualityUnknown:
-			unverified["quality"]++
-			ok = false
+			missing[nm] = "quality"
+			nm++
 		}
 	}
-	return ok
+	if !ok {
+		return false
+	}
+	for _, name := range missing[:nm] {
+		unverified[name]++
+	}
+	return nm == 0
 }
 
 // canonicalOrder sorts an arm's records by arrival time, ties broken by

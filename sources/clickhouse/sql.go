@@ -553,6 +553,23 @@ func buildQuery(p *Plan, table string, cols resolved, where string, start, end f
 		return "(" + strings.Join(conds, " AND ") + ")"
 	}), "good")
 	add2(ok+" AND "+a("output")+" >= 0 AND "+a("output")+" < "+bySLO(func(s SLO) string { return inum(s.MinOutputTokens) }), "short")
+	// a request that fails a criterion it can be checked against (or
+	// the output floor) is not good whatever a missing field says: it is
+	// not counted as unverified (analysis.isGood)
+	over := func(limit float64, name string) string {
+		if limit == 0 {
+			return "0"
+		}
+		return "(" + a(name+"_k") + " AND " + a(name) + " > " + num(limit) + ")"
+	}
+	fails := func(s SLO) string {
+		parts := []string{"(" + a("output") + " >= 0 AND " + a("output") + " < " + inum(s.MinOutputTokens) + ")",
+			over(s.TTFT, "ttft"), over(s.TPOT, "tpot"), over(s.E2E, "e2e"), over(s.MaxITL, "itl")}
+		if s.QualityRequired {
+			parts = append(parts, a("quality")+" = 2")
+		}
+		return "(" + strings.Join(parts, " OR ") + ")"
+	}
 	unverified := func(name string, get func(SLO) float64, undefinedOK bool) string {
 		return bySLO(func(s SLO) string {
 			if get(s) == 0 {
@@ -562,7 +579,7 @@ func buildQuery(p *Plan, table string, cols resolved, where string, start, end f
 			if undefinedOK {
 				miss += " AND NOT " + noStream
 			}
-			return "(" + miss + ")"
+			return "(" + miss + " AND NOT " + fails(s) + ")"
 		})
 	}
 	add2(ok+" AND "+unverified("ttft", func(s SLO) float64 { return s.TTFT }, false), "unv_ttft")
@@ -571,7 +588,7 @@ func buildQuery(p *Plan, table string, cols resolved, where string, start, end f
 	add2(ok+" AND "+unverified("itl", func(s SLO) float64 { return s.MaxITL }, true), "unv_itl")
 	add2(ok+" AND "+a("quality")+" = 0 AND "+bySLO(func(s SLO) string {
 		if s.QualityRequired {
-			return "1"
+			return "NOT " + fails(s)
 		}
 		return "0"
 	}), "unv_quality")
