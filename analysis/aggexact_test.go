@@ -36,7 +36,7 @@ func aa() exactSpec {
 
 func exactArm(arm sources.Arm, seed uint64, s exactSpec) *sources.Dataset {
 	rng := rand.New(rand.NewPCG(seed, 11))
-	agg := &sources.Aggregate{Profile: "requests", Exact: true, Step: 10}
+	agg := &sources.Aggregate{Profile: "requests", Exact: true, Step: 10, AttemptKnown: true}
 	t0 := 1.7e9
 	for i := 0; i < s.slices; i++ {
 		start := t0 + float64(s.startSlice+i)*10

@@ -243,6 +243,15 @@ func aggArms(baseline, canary *sources.Dataset, cfg Config, withRaw bool) (*aggJ
 			return nil, e
 		}
 	}
+	if baseline.Agg.Exact && canary.Agg.Exact && !baseline.Agg.AttemptKnown && !canary.Agg.AttemptKnown {
+		// records that never say which request is a retry, in either
+		// arm: retries are not reported, as from metrics
+		for _, a := range []*aggArm{b, c, raw} {
+			if a != nil {
+				a.unknown["retried"] = true
+			}
+		}
+	}
 	j := &aggJudgement{p: p, cfg: cfg, b: b, c: c, cRaw: raw, mix: plan, slo: slo}
 	for i, a := range []*aggArm{b, c} {
 		var st NormalizationStep

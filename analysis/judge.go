@@ -77,6 +77,9 @@ func Judge(baseline, canary *sources.Dataset, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	if b.attemptKnown || c.attemptKnown {
+		b.attemptKnown, c.attemptKnown = true, true
+	}
 	if paired && p.Window.Warmup == "auto" {
 		if err := commonCut(b, c); err != nil {
 			return nil, err

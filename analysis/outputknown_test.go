@@ -171,25 +171,29 @@ func TestPromptLengthsMissing(t *testing.T) {
 // TestRetriesUnreported: records none of which gives its attempt say
 // nothing about retries, yet retry_share compared 0% against 0% and
 // passed, where metrics (which cannot tell retries either) leave the
-// guardrail out with a warning. Request logs without the field are now
-// judged as metrics are, on both paths: the guardrail is not checked and
-// said so, a retry_share gate is inconclusive, and the arm's retry
-// amplification is unknown. An arm whose records give it keeps the check.
+// guardrail out with a warning. When neither arm's records give it, the
+// guardrail is now not checked and said so, a retry_share gate is
+// inconclusive and retry amplification unknown, on both paths. A log that
+// writes attempt only on a retry gives it nowhere in an arm that retried
+// nothing: with the other arm's retries logged, the comparison stands and
+// 5% of the canary's requests succeeding on a retry still fails it.
 func TestRetriesUnreported(t *testing.T) {
 	const seed = 29
 	bd, cd := fleetArms(aaFleet(seed), aaFleet(seed), seed)
-	for i := range cd.Requests {
-		cd.Requests[i].Attempt = 0
+	for _, ds := range []*sources.Dataset{bd, cd} {
+		for i := range ds.Requests {
+			ds.Requests[i].Attempt = 0
+		}
 	}
 	exact, agg := judgedBothWays(t, bd, cd, Config{Policy: chat(t), Resamples: 300})
 	for path, r := range map[string]*Report{"request path": exact, "aggregate": agg} {
 		if _, ok := metricNamed(r, "retry_share"); ok {
 			t.Errorf("%s: retry_share judged on records that never give their attempt", path)
 		}
-		if !hasWarning(r, "the retry_share guardrail is not checked on this data: the source of canary (per-request records) does not report retried requests") {
+		if !hasWarning(r, "the retry_share guardrail is not checked on this data: the source of baseline (per-request records) and canary (per-request records) does not report retried requests") {
 			t.Errorf("%s: warnings %q", path, r.Warnings)
 		}
-		if !math.IsNaN(float64(r.Arms.Canary.RetryAmplification)) || float64(r.Arms.Baseline.RetryAmplification) != 1 {
+		if !math.IsNaN(float64(r.Arms.Canary.RetryAmplification)) || !math.IsNaN(float64(r.Arms.Baseline.RetryAmplification)) {
 			t.Errorf("%s: retry amplification baseline %v canary %v", path, r.Arms.Baseline.RetryAmplification, r.Arms.Canary.RetryAmplification)
 		}
 	}
@@ -210,6 +214,24 @@ func TestRetriesUnreported(t *testing.T) {
 		m, ok := metricNamed(r, "retry_share")
 		if !ok || m.Verdict != Inconclusive || !strings.Contains(m.Reason, "a gate is never passed on a count the source does not give") {
 			t.Errorf("%s: retry_share gate %v %s: %s", path, ok, m.Verdict, m.Reason)
+		}
+	}
+	// attempt written only on a retry: the baseline, which retried
+	// nothing, gives it on no record
+	c := aaFleet(seed)
+	c.retryShare = 0.05
+	bd, cd = fleetArms(aaFleet(seed), c, seed)
+	for _, ds := range []*sources.Dataset{bd, cd} {
+		for i := range ds.Requests {
+			if r := &ds.Requests[i]; r.Attempt == 1 {
+				r.Attempt = 0
+			}
+		}
+	}
+	exact, agg = judgedBothWays(t, bd, cd, Config{Policy: chat(t), Resamples: 300})
+	for path, r := range map[string]*Report{"request path": exact, "aggregate": agg} {
+		if m, ok := metricNamed(r, "retry_share"); !ok || m.Verdict != Fail || r.Verdict != Fail {
+			t.Errorf("%s: 5%% retries logged sparsely: retry_share %v %s, verdict %s", path, ok, m.Verdict, r.Verdict)
 		}
 	}
 }

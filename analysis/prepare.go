@@ -51,8 +51,11 @@ type armData struct {
 	repNames   []string
 	cost       *armCost         // nil when cost is unknown
 	unverified map[string]int64 // SLO criterion → completed requests lacking the field
-	// attemptKnown is true when some record of the arm gives its attempt:
-	// otherwise its retries are not reported, as from metrics
+	// attemptKnown is true when some record of the arm gives its attempt;
+	// Judge sets it on both arms when either has it: only when neither
+	// arm's records give it are retries not reported, as from metrics (a
+	// log that writes attempt only on retries gives none when nothing was
+	// retried)
 	attemptKnown bool
 	// sorted caches pooled latency samples by latency name
 	sorted map[string][]float64

@@ -175,8 +175,8 @@ type Aggregator struct {
 	// criterion needs (counted not good)
 	unverified map[string]int64
 	cacheKnown bool
-	// attemptKnown is set once a record gives its attempt: without one
-	// the arm's retries are not reported (Retried NaN), as from metrics
+	// attemptKnown is set once a record gives its attempt
+	// (sources.Aggregate.AttemptKnown)
 	attemptKnown bool
 	// aggregated is set once Aggregate has handed the bins over
 	aggregated bool
@@ -794,7 +794,8 @@ func (a *Aggregator) Aggregate(arm sources.Arm) (*sources.Aggregate, error) {
 	}
 	nan := math.NaN()
 	var edges loglin.Edges
-	out := &sources.Aggregate{Profile: "requests", Exact: true, GoodTokensCounted: true, LatencySums: true, Step: a.step, Replicas: tracks, ReplicasUnnamed: tracks == nil}
+	out := &sources.Aggregate{Profile: "requests", Exact: true, GoodTokensCounted: true, LatencySums: true, Step: a.step, Replicas: tracks, ReplicasUnnamed: tracks == nil,
+		AttemptKnown: a.attemptKnown}
 	if a.tooManyReplicas {
 		out.Notes = append(out.Notes, sources.TooManyReplicas())
 	}
@@ -825,9 +826,6 @@ func (a *Aggregator) Aggregate(arm sources.Arm) (*sources.Aggregate, error) {
 		if a.cacheKnown {
 			base.PrefixHits, base.PrefixQueries = 0, 0
 		}
-		if !a.attemptKnown {
-			base.Retried = nan // no record said which was a retry
-		}
 		if len(keys) == 0 {
 			out.Buckets = append(out.Buckets, base)
 			continue
@@ -838,9 +836,6 @@ func (a *Aggregator) Aggregate(arm sources.Arm) (*sources.Aggregate, error) {
 			b.Class, b.Cache = a.strata[ck.stratum], a.cacheOf[ck.stratum]
 			// the bins handed over: they go while the rest is built
 			c.Fill(&b, &edges, a.cacheKnown)
-			if !a.attemptKnown {
-				b.Retried = nan
-			}
 			out.Buckets = append(out.Buckets, b)
 		}
 	}

@@ -508,6 +508,11 @@ type Aggregate struct {
 	// were summed from the same observations as its histograms
 	// (per-request records); metrics leave it false.
 	LatencySums bool
+	// AttemptKnown is true when some record counted gave its attempt (per-
+	// request records only): a log that writes attempt only on retries
+	// gives it on none when nothing was retried, so only when neither arm
+	// gives it are retries taken as unreported (analysis).
+	AttemptKnown bool
 	// Unverified counts, per SLO criterion (ttft, tpot, e2e, max_itl,
 	// quality), the completed requests that lack the field it needs and
 	// were counted as not good; nil from metrics, which cannot tell.

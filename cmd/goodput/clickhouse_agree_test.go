@@ -147,7 +147,7 @@ func streamAggregate(t *testing.T, pol *policies.Policy, ds sources.Dataset) *so
 // aggLines writes an aggregate one field per line, NaN spelt out, so two
 // aggregates compare field by field.
 func aggLines(a *sources.Aggregate) []string {
-	out := []string{fmt.Sprintf("profile %q exact %v sums %v step %v partial %q notes %q", a.Profile, a.Exact, a.LatencySums, a.Step, a.Partial, a.Notes)}
+	out := []string{fmt.Sprintf("profile %q exact %v sums %v step %v partial %q notes %q attempt known %v unverified %v", a.Profile, a.Exact, a.LatencySums, a.Step, a.Partial, a.Notes, a.AttemptKnown, a.Unverified)}
 	for i, b := range a.Buckets {
 		out = append(out,
 			fmt.Sprintf("bucket %d [%v, %v) class %q", i, b.Start, b.End, b.Class),
@@ -256,7 +256,7 @@ func TestClickHouseAggregateEqualsFiles(t *testing.T) {
 		}
 		return b, c
 	}
-	// records none of which gives its attempt: retries not reported
+	// records none of which gives its attempt (Aggregate.AttemptKnown)
 	noAttemptRun := func() (b, c []sources.Request) {
 		b, c = edgeRun()
 		for _, rs := range [][]sources.Request{b, c} {

@@ -233,7 +233,7 @@ type assembler struct {
 	// arm counted as naming none, as analysis.Aggregator does
 	tooManyReplicas bool
 	cacheKnown      bool
-	attemptKnown    bool // some record gave its attempt (else Retried is NaN)
+	attemptKnown    bool // some record gave its attempt (Aggregate.AttemptKnown)
 	// labels holds the class labels seen (sources.MaxClassLabels at most)
 	labels map[string]struct{}
 	lo, hi int64 // slice numbers on the widened grid
@@ -428,7 +428,8 @@ func (as *assembler) finish() (*sources.Aggregate, int64, []string, error) {
 	}
 	nan := math.NaN()
 	var edges loglin.Edges
-	out := &sources.Aggregate{Profile: "requests", Exact: true, GoodTokensCounted: true, LatencySums: true, Step: step, Replicas: tracks, ReplicasUnnamed: tracks == nil}
+	out := &sources.Aggregate{Profile: "requests", Exact: true, GoodTokensCounted: true, LatencySums: true, Step: step, Replicas: tracks, ReplicasUnnamed: tracks == nil,
+		AttemptKnown: as.attemptKnown}
 	if as.tooManyReplicas {
 		out.Notes = append(out.Notes, sources.TooManyReplicas())
 	}
@@ -446,9 +447,6 @@ func (as *assembler) finish() (*sources.Aggregate, int64, []string, error) {
 		if cacheKnown {
 			base.PrefixHits, base.PrefixQueries = 0, 0
 		}
-		if !as.attemptKnown {
-			base.Retried = nan // no record said which was a retry
-		}
 		if len(keys) == 0 {
 			out.Buckets = append(out.Buckets, base)
 			continue
@@ -458,9 +456,6 @@ func (as *assembler) finish() (*sources.Aggregate, int64, []string, error) {
 			b := base
 			b.Class, b.Cache = ck.stratum, ck.cache
 			c.Fill(&b, &edges, cacheKnown)
-			if !as.attemptKnown {
-				b.Retried = nan
-			}
 			out.Buckets = append(out.Buckets, b)
 		}
 	}
