@@ -592,7 +592,8 @@ func (j *aggJudgement) report() *Report {
 	r.Verdict, r.Reasons = Overall(r.Metrics)
 	_, completedB := j.b.outputUnknown()
 	_, completedC := j.c.outputUnknown()
-	heldByUnverifiedGap(r, unverifiedGap(asFloats(j.b.ds.Agg.Unverified), asFloats(j.c.ds.Agg.Unverified), completedB, completedC))
+	gap, baselineMore := unverifiedGap(asFloats(j.b.ds.Agg.Unverified), asFloats(j.c.ds.Agg.Unverified), completedB, completedC)
+	heldByUnverifiedGap(r, gap, baselineMore)
 	if ms := mixShift(j.b, j.c, 1-2*p.Alpha()); ms != "" {
 		j.warnf("traffic mix: %s", ms)
 		if r.Verdict != Inconclusive {

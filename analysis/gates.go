@@ -590,19 +590,21 @@ func outputKnownGap(completedB, unknownB, completedC, unknownC float64) string {
 		100*kb, fmtCount(completedB), 100*kc, fmtCount(completedC))
 }
 
-// unverifiedGap returns why neither a pass nor a fail can be blamed on the
-// change when the arms lack the field an SLO criterion needs (counted as
-// not good) for shares of their completed requests more than
-// MaxOutputKnownGap apart and beyond chance (a two-proportion z above 3):
-// a log that drops tpot_s and e2e_s for some of one arm's answers moved
-// that arm's attainment by its share, and the gates read a logging change
-// as a regression (or, in the baseline, as an improvement). unvB and unvC
+// unverifiedGap compares the arms' shares of completed requests that lack
+// the field an SLO criterion needs (counted as not good: missing data is
+// never good). When the shares lie more than MaxOutputKnownGap apart and
+// beyond chance (a two-proportion z above 3) for some criterion, it
+// returns the facts (gap) and whether the baseline lacks more
+// (baselineMore): a baseline logged that way lowers its own attainment and
+// lets any canary pass, while a canary that lacks more may be logged
+// differently or may be answering differently (an empty answer written
+// without its lengths), which the records cannot tell apart. unvB and unvC
 // count per criterion, completedB and completedC the arms' completed
-// requests; "" when no criterion's shares differ. Both judging paths call
-// it on every record of the arms.
-func unverifiedGap(unvB, unvC map[string]float64, completedB, completedC float64) string {
+// requests; gap is "" when no criterion's shares differ. Both judging
+// paths call it on every record of the arms.
+func unverifiedGap(unvB, unvC map[string]float64, completedB, completedC float64) (gap string, baselineMore bool) {
 	if !(completedB > 0 && completedC > 0) {
-		return ""
+		return "", false
 	}
 	keys := sortedKeys(unvB)
 	for _, k := range sortedKeys(unvC) {
@@ -621,10 +623,10 @@ func unverifiedGap(unvB, unvC map[string]float64, completedB, completedC float64
 		if se := math.Sqrt(p * (1 - p) * (1/completedB + 1/completedC)); se > 0 && math.Abs(sb-sc)/se <= 3 {
 			continue
 		}
-		return fmt.Sprintf("the baseline's completed requests lack the field the %s criterion needs in %.1f%% of %s and the canary's in %.1f%% of %s (counted as not good): the arms' attainment differs by how they were logged; log the field for every completion (%s)",
-			k, 100*sb, fmtCount(completedB), 100*sc, fmtCount(completedC), criterionFields(k))
+		return fmt.Sprintf("the baseline's completed requests lack the field the %s criterion needs in %.1f%% of %s and the canary's in %.1f%% of %s, counted as not good; log the field for every completion (%s)",
+			k, 100*sb, fmtCount(completedB), 100*sc, fmtCount(completedC), criterionFields(k)), sb > sc
 	}
-	return ""
+	return "", false
 }
 
 // criterionFields names the request-log fields an SLO criterion reads.
@@ -644,15 +646,21 @@ func criterionFields(k string) string {
 	return k
 }
 
-// heldByUnverifiedGap turns a pass or a fail into inconclusive, saying
-// why, when unverifiedGap found the arms logged unlike (gap not "").
-func heldByUnverifiedGap(r *Report, gap string) {
-	if gap == "" || r.Verdict == Inconclusive {
-		return
+// heldByUnverifiedGap applies unverifiedGap's finding to the verdict: a
+// pass with the baseline lacking more is inconclusive (its attainment was
+// lowered by how it was logged), and a fail with the canary lacking more
+// says that part of it may be how the canary was logged (the fail stands:
+// missing data is never good, and a canary answering with nothing to time
+// must not pass). Nothing is done when gap is "".
+func heldByUnverifiedGap(r *Report, gap string, baselineMore bool) {
+	switch {
+	case gap == "":
+	case baselineMore && r.Verdict == Pass:
+		r.Reasons = append([]string{fmt.Sprintf("the gates give PASS, but %s: the baseline's attainment is lowered by how it was logged, so the pass cannot be blamed on the change", gap)}, r.Reasons...)
+		r.Verdict = Inconclusive
+	case !baselineMore && r.Verdict == Fail:
+		r.Reasons = append(r.Reasons, fmt.Sprintf("%s: part of the fail may be how the canary was logged rather than how it served", gap))
 	}
-	r.Reasons = append([]string{fmt.Sprintf("the gates give %s, but %s, so neither a pass nor a fail can be blamed on the change",
-		strings.ToUpper(string(r.Verdict)), gap)}, r.Reasons...)
-	r.Verdict = Inconclusive
 }
 
 // asFloats copies a count per key into float64s.
