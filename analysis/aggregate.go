@@ -829,10 +829,7 @@ func (j *aggJudgement) unreported(metric string) string {
 			arms = append(arms, fmt.Sprintf("%s (%s)", a.arm, sourceKind(a)))
 		}
 	}
-	if len(arms) == 0 {
-		return ""
-	}
-	return fmt.Sprintf("the source of %s does not report %s requests", strings.Join(arms, " and "), c)
+	return unreportedText(arms, c)
 }
 
 // sourceKind names an arm's aggregate source for messages.
@@ -853,18 +850,7 @@ func sourceKind(a *aggArm) string {
 func (j *aggJudgement) gates() []Metric {
 	alpha := j.p.Alpha()
 	conf := 1 - 2*alpha
-	var gates []policies.Gate
-	for _, g := range j.p.Gates {
-		if why := j.unreported(g.Metric); why != "" && g.Guardrail {
-			// a count the source cannot see (an engine never sees
-			// requests shed before it, nor which request is a retry):
-			// the guardrail is not checked, and said so; a gate on it
-			// is kept and stays inconclusive
-			j.warnf("the %s guardrail is not checked on this data: %s; a gateway's or the clients' records can check it", g.Metric, why)
-			continue
-		}
-		gates = append(gates, g)
-	}
+	gates := checkedGates(j.p.Gates, j.unreported, j.warnf)
 	j.replicaSpreads = latencySpreads(j.b, j.cRaw, gates)
 	evals, forks := sideBySide(j, len(gates), func(f *aggJudgement, i int) gateEval {
 		return f.evalGate(i, gates[i], conf)

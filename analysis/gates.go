@@ -35,16 +35,7 @@ func (j *judgement) gates(r *Report) []Metric {
 	// and mix notes are joined back in gate order; the arms are only read
 	// once their pooled latencies are sorted
 	j.sortPooled()
-	var gates []policies.Gate
-	for _, g := range j.p.Gates {
-		if why := j.unreported(g.Metric); why != "" && g.Guardrail {
-			// records that never say which request is a retry: the
-			// guardrail is not checked, and said so, as on the aggregate
-			j.warnf("the %s guardrail is not checked on this data: %s; a gateway's or the clients' records can check it", g.Metric, why)
-			continue
-		}
-		gates = append(gates, g)
-	}
+	gates := checkedGates(j.p.Gates, j.unreported, j.warnf)
 	j.replicaSpreads = latencySpreads(j.b, j.c, gates)
 	evals, forks := sideBySide(j, len(gates), func(f *judgement, i int) gateEval {
 		return f.evalGate(i, gates[i], conf, r)
@@ -551,10 +542,34 @@ func (j *judgement) unreported(metric string) string {
 			arms = append(arms, fmt.Sprintf("%s (per-request records)", a.arm))
 		}
 	}
+	return unreportedText(arms, "retried")
+}
+
+// unreportedText says which arms' sources do not report a count ("" for
+// none): the reason both paths give a gate or guardrail left undecided.
+func unreportedText(arms []string, count string) string {
 	if len(arms) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("the source of %s does not report retried requests", strings.Join(arms, " and "))
+	return fmt.Sprintf("the source of %s does not report %s requests", strings.Join(arms, " and "), count)
+}
+
+// checkedGates returns gates without the guardrails on a count the data
+// does not report (unreported names why, "" when it does), each left out
+// with a warning: an engine never sees requests shed before it, and
+// neither metrics nor records without attempt say which request is a
+// retry. A gate on such a count is kept and stays inconclusive. Both
+// judging paths call it.
+func checkedGates(gates []policies.Gate, unreported func(metric string) string, warnf func(format string, a ...any)) []policies.Gate {
+	var out []policies.Gate
+	for _, g := range gates {
+		if why := unreported(g.Metric); why != "" && g.Guardrail {
+			warnf("the %s guardrail is not checked on this data: %s; a gateway's or the clients' records can check it", g.Metric, why)
+			continue
+		}
+		out = append(out, g)
+	}
+	return out
 }
 
 // outputKnown is output_tokens_mean's per-bucket denominator: the

@@ -20,20 +20,26 @@ import (
 // missing is warned of, on both paths. A few lengths missing at random in
 // both arms change nothing but the warnings.
 func TestOutputLengthsMissing(t *testing.T) {
-	drop := func(ds *sources.Dataset, share float64, seed uint64) {
-		rng := rand.New(rand.NewPCG(seed, 3))
-		for i := range ds.Requests {
-			if r := &ds.Requests[i]; r.Status == sources.StatusOK && rng.Float64() < share {
-				r.OutputTokens = -1
+	// both paths' reports on the fleet A/A at seed 17 with output lengths
+	// dropped from shares b and c of the arms' completions
+	judged := func(t *testing.T, b, c float64) map[string]*Report {
+		bd, cd := fleetArms(aaFleet(17), aaFleet(17), 17)
+		for k, a := range []struct {
+			ds    *sources.Dataset
+			share float64
+		}{{bd, b}, {cd, c}} {
+			rng := rand.New(rand.NewPCG(uint64(k+1), 3))
+			for i := range a.ds.Requests {
+				if r := &a.ds.Requests[i]; r.Status == sources.StatusOK && rng.Float64() < a.share {
+					r.OutputTokens = -1
+				}
 			}
 		}
-	}
-	const seed = 17
-	t.Run("half the canary's lengths missing", func(t *testing.T) {
-		bd, cd := fleetArms(aaFleet(seed), aaFleet(seed), seed)
-		drop(cd, 0.5, 1)
 		exact, agg := judgedBothWays(t, bd, cd, Config{Policy: chat(t), Resamples: 300})
-		for path, r := range map[string]*Report{"request path": exact, "aggregate": agg} {
+		return map[string]*Report{"request path": exact, "aggregate": agg}
+	}
+	t.Run("half the canary's lengths missing", func(t *testing.T) {
+		for path, r := range judged(t, 0, 0.5) {
 			m := metric(t, r, "output_tokens_mean")
 			if m.Verdict != Inconclusive || !strings.Contains(m.Reason, "over the completions that give their length, not decided") ||
 				!strings.Contains(m.Reason, "the baseline gives an output length (output_tokens) for 100.0%") || !strings.Contains(m.Reason, "log output_tokens for every completion") {
@@ -52,13 +58,8 @@ func TestOutputLengthsMissing(t *testing.T) {
 		}
 	})
 	t.Run("a few missing in both arms", func(t *testing.T) {
-		bd, cd := fleetArms(aaFleet(seed), aaFleet(seed), seed)
-		drop(bd, 0.02, 2)
-		drop(cd, 0.02, 3)
-		exact, agg := judgedBothWays(t, bd, cd, Config{Policy: chat(t), Resamples: 300})
-		for path, r := range map[string]*Report{"request path": exact, "aggregate": agg} {
-			m := metric(t, r, "output_tokens_mean")
-			if m.Verdict != Pass {
+		for path, r := range judged(t, 0.02, 0.02) {
+			if m := metric(t, r, "output_tokens_mean"); m.Verdict != Pass {
 				t.Errorf("%s: output_tokens_mean %s: %s", path, m.Verdict, m.Reason)
 			}
 			if !hasWarning(r, "baseline: ", "give no output length") || !hasWarning(r, "canary: ", "give no output length") {
@@ -67,10 +68,7 @@ func TestOutputLengthsMissing(t *testing.T) {
 		}
 	})
 	t.Run("none given by the canary", func(t *testing.T) {
-		bd, cd := fleetArms(aaFleet(seed), aaFleet(seed), seed)
-		drop(cd, 1, 4)
-		exact, agg := judgedBothWays(t, bd, cd, Config{Policy: chat(t), Resamples: 300})
-		for path, r := range map[string]*Report{"request path": exact, "aggregate": agg} {
+		for path, r := range judged(t, 0, 1) {
 			m := metric(t, r, "output_tokens_mean")
 			if m.Verdict != Inconclusive || m.Reason != "no completed requests with a known output length in the canary" {
 				t.Errorf("%s: output_tokens_mean %s: %s", path, m.Verdict, m.Reason)
