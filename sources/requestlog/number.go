@@ -301,8 +301,22 @@ func parseCount(s []byte) (n int64, integral bool) {
 // of time.Parse(time.RFC3339Nano, s). The common shape
 // YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM) with 1–9 fraction digits and
 // in-range fields is converted without allocating; anything else, including
-// every invalid input, is handed to time.Parse, whose verdict stands.
+// every invalid input, is handed to time.Parse, whose verdict stands. The
+// forms RFC 3339 also allows are read as the one above: a space or a
+// lower-case t between date and time (section 5.6's note; Python's
+// str(datetime) writes "2026-01-01 00:00:00.25+00:00"), and a lower-case z.
 func parseRFC3339(s []byte) (float64, error) {
+	if n := len(s); n > 10 && (s[10] == ' ' || s[10] == 't') || n > 0 && s[n-1] == 'z' {
+		c := make([]byte, n)
+		copy(c, s)
+		if n > 10 && (c[10] == ' ' || c[10] == 't') {
+			c[10] = 'T'
+		}
+		if c[n-1] == 'z' {
+			c[n-1] = 'Z'
+		}
+		s = c
+	}
 	if sec, nsec, ok := fastRFC3339(s); ok {
 		return float64(sec) + float64(nsec)/1e9, nil
 	}

@@ -121,13 +121,47 @@ var tsCorpus = []string{
 	"2026-11-29T15:00:00+23:59", "2026-11-29T15:00:00.Z", "2026-11-29T15:00:00,5Z", "9999-12-31T23:59:59.999999999-23:59",
 }
 
+// rfc3339Upper writes the forms RFC 3339 allows besides Go's layout as
+// that layout: a space or a lower-case t between date and time, and a
+// lower-case z. time.Parse of the result is parseRFC3339's reference.
+func rfc3339Upper(s string) string {
+	b := []byte(s)
+	if len(b) > 10 && (b[10] == ' ' || b[10] == 't') {
+		b[10] = 'T'
+	}
+	if n := len(b); n > 0 && b[n-1] == 'z' {
+		b[n-1] = 'Z'
+	}
+	return string(b)
+}
+
+// TestRFC3339OtherForms: the forms RFC 3339 allows besides Go's layout
+// name the instant the layout's form names; a time without a zone is still
+// refused.
+func TestRFC3339OtherForms(t *testing.T) {
+	want, err := parseRFC3339([]byte("2026-11-29T15:00:00.25+02:00"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"2026-11-29 15:00:00.25+02:00", "2026-11-29t15:00:00.25+02:00", "2026-11-29 13:00:00.25Z", "2026-11-29t13:00:00.25z", "2026-11-29 13:00:00.25z"} {
+		if got, err := parseRFC3339([]byte(s)); err != nil || got != want {
+			t.Errorf("%q: %v %v, want %v", s, got, err, want)
+		}
+	}
+	for _, s := range []string{"2026-11-29 15:00:00", "2026-11-29 15:00:00.25", "2026-11-29  15:00:00Z"} {
+		if _, err := parseRFC3339([]byte(s)); err == nil {
+			t.Errorf("%q: read, want an error", s)
+		}
+	}
+}
+
 // TestRFC3339MatchesTime checks the fast path against time.Parse on the
 // corpus and on random valid timestamps.
 func TestRFC3339MatchesTime(t *testing.T) {
 	check := func(s string) {
 		t.Helper()
 		got, gerr := parseRFC3339([]byte(s))
-		tm, werr := time.Parse(time.RFC3339Nano, s)
+		tm, werr := time.Parse(time.RFC3339Nano, rfc3339Upper(s))
 		if (gerr == nil) != (werr == nil) {
 			t.Fatalf("%q: error %v, time.Parse error %v", s, gerr, werr)
 		}
@@ -162,7 +196,7 @@ func FuzzRFC3339(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		got, gerr := parseRFC3339([]byte(s))
-		tm, werr := time.Parse(time.RFC3339Nano, s)
+		tm, werr := time.Parse(time.RFC3339Nano, rfc3339Upper(s))
 		if (gerr == nil) != (werr == nil) {
 			t.Fatalf("%q: error %v, time.Parse error %v", s, gerr, werr)
 		}
