@@ -892,3 +892,40 @@ func TestErrorsSafeForTerminal(t *testing.T) {
 		t.Errorf("terminalLines: %q", got)
 	}
 }
+
+// TestRecordsAsOneArray: request-log records written as one JSON array
+// (compact or indented) are refused with the contract's form and the
+// conversion, not as an unrecognised format; a JSON array of another
+// tool's records (LLMPerf's individual responses) is still read as that
+// tool's, and an array of other objects is still unrecognised.
+func TestRecordsAsOneArray(t *testing.T) {
+	d := t.TempDir()
+	b := writeFile(t, d, "b.jsonl", goodLog(300))
+	lines := strings.Split(strings.TrimSpace(goodLogV(300, 9)), "\n")
+	compact := writeFile(t, d, "c.json", "["+strings.Join(lines, ",")+"]\n")
+	indented := writeFile(t, d, "c-indented.json", "[\n  "+strings.ReplaceAll(strings.Join(lines, ",\n  "), `", "`, "\",\n    \"")+"\n]\n")
+	other := writeFile(t, d, "other.json", `[{"id": 1, "name": "x"}]`+"\n")
+	for _, tc := range []struct {
+		path string
+		want string
+	}{
+		{compact, "c.json: request-log records (ts, status, …) written as one JSON array; the request log is one JSON object per line (JSONL) or CSV: write one record per line, e.g. jq -c '.[]' "},
+		{indented, "c-indented.json: request-log records (ts, status, …) written as one JSON array"},
+		{other, "other.json: unrecognised input format"},
+	} {
+		for _, mode := range []string{"", "--stream"} {
+			args := []string{"judge", "--baseline", b, "--canary", tc.path}
+			if mode != "" {
+				args = append(args, mode)
+			}
+			code, out, errs := runCLI(t, nil, args...)
+			if code != ExitError || out != "" || !strings.Contains(errs, tc.want) {
+				t.Errorf("%s%s: exit %d stdout %q stderr %s", filepath.Base(tc.path), mode, code, out, errs)
+			}
+		}
+	}
+	dir := filepath.Join("..", "..", "testdata", "realdata", "llmperf")
+	if code, _, errs := runCLI(t, nil, "judge", "--policy", "bench", filepath.Join(dir, "individual_anyscale_70b.json"), filepath.Join(dir, "individual_fireworks_70b.json")); code == ExitError {
+		t.Errorf("LLMPerf's individual responses (a JSON array) refused: %s", errs)
+	}
+}

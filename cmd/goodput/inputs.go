@@ -344,6 +344,9 @@ func detectFormat(in *input) (string, error) {
 	if exposition.Detect(head) {
 		return formatScrape, nil
 	}
+	if requestlog.DetectArray(head) {
+		return "", fmt.Errorf("%s: request-log records (ts, status, …) written as one JSON array; the request log is one JSON object per line (JSONL) or CSV: write one record per line, e.g. jq -c '.[]' %s > records.jsonl", path, path)
+	}
 	return "", fmt.Errorf("%s: unrecognised input format; give --input-format (one of %s)", path, strings.Join(inputFormats(), ", "))
 }
 

@@ -91,6 +91,30 @@ func Detect(head []byte) bool {
 	return ts && st
 }
 
+// DetectArray reports whether head starts a JSON array whose first element
+// is an object with the request log's ts and status keys: request-log
+// records written as one array rather than one object per line, which the
+// reader does not take (detectFormat says how to convert them).
+func DetectArray(head []byte) bool {
+	head = bytes.TrimPrefix(head, utf8BOM)
+	i := skipWS(head, 0)
+	if i == len(head) || head[i] != '[' {
+		return false
+	}
+	j := skipWS(head, i+1)
+	if j == len(head) || head[j] != '{' {
+		return false
+	}
+	obj := head[j:]
+	if end := bytes.IndexByte(obj, '}'); end >= 0 {
+		obj = obj[:end+1]
+	}
+	// topLevelKeys reads one line; an indented array spreads the object
+	// over several
+	ts, st := topLevelKeys(bytes.ReplaceAll(bytes.ReplaceAll(obj, []byte{'\r'}, []byte{' '}), []byte{'\n'}, []byte{' '}))
+	return ts && st
+}
+
 // topLevelKeys scans as much of a JSON object as line holds and reports
 // whether "ts" and "status" occur among its keys.
 func topLevelKeys(line []byte) (ts, status bool) {
