@@ -576,40 +576,46 @@ func checkedGates(gates []policies.Gate, unreported func(metric string) string, 
 // completions that give their output length.
 func outputKnown(b *bucket) float64 { return b.completed - b.outUnknown }
 
-// MaxOutputKnownGap is how far apart (absolute, 0.01 = 1 pp) the arms'
-// shares of completions that give their output length may lie before
-// output_tokens_mean, a mean over those completions, is left undecided:
-// a log that gives output_tokens for half of one arm's answers compares
-// unlike sets of requests, and counting the others as 0 tokens read a
-// logging change as answers cut in half.
-const MaxOutputKnownGap = 0.01
+// MaxFieldShareGap is how far apart (absolute, 0.01 = 1 pp) the arms'
+// shares of completions that lack a field may lie before the comparisons
+// that read it say so (sharesApart): a log that gives output_tokens for
+// half of one arm's answers compares unlike sets of requests, and counting
+// the others as 0 tokens read a logging change as answers cut in half.
+const MaxFieldShareGap = 0.01
+
+// sharesApart reports whether the arms' shares xb/nb and xc/nc (of nb and
+// nc completed requests) lie more than MaxFieldShareGap apart and beyond
+// chance: a two-proportion z above 3, so that identical logging never
+// trips it at any sample size.
+func sharesApart(xb, nb, xc, nc float64) bool {
+	if !(nb > 0 && nc > 0) {
+		return false
+	}
+	d := math.Abs(xb/nb - xc/nc)
+	if d <= MaxFieldShareGap {
+		return false
+	}
+	p := (xb + xc) / (nb + nc)
+	se := math.Sqrt(p * (1 - p) * (1/nb + 1/nc))
+	return !(se > 0 && d/se <= 3)
+}
 
 // outputKnownGap returns why output_tokens_mean cannot be decided when the
 // arms give an output length for shares of their completed requests
-// (completed, of which unknown give none, per arm) more than
-// MaxOutputKnownGap apart and beyond chance (a two-proportion z above
-// 3), "" otherwise. Both judging paths call it.
+// (completed, of which unknown give none, per arm) that lie apart
+// (sharesApart), "" otherwise. Both judging paths call it.
 func outputKnownGap(completedB, unknownB, completedC, unknownC float64) string {
-	if !(completedB > 0 && completedC > 0) {
-		return ""
-	}
-	kb, kc := 1-unknownB/completedB, 1-unknownC/completedC
-	if math.Abs(kb-kc) <= MaxOutputKnownGap {
-		return ""
-	}
-	p := 1 - (unknownB+unknownC)/(completedB+completedC)
-	if se := math.Sqrt(p * (1 - p) * (1/completedB + 1/completedC)); se > 0 && math.Abs(kb-kc)/se <= 3 {
+	if !sharesApart(unknownB, completedB, unknownC, completedC) {
 		return ""
 	}
 	return fmt.Sprintf("the baseline gives an output length (output_tokens) for %.1f%% of its %s completed requests and the canary for %.1f%% of its %s: means over unlike sets of requests are not compared; log output_tokens for every completion",
-		100*kb, fmtCount(completedB), 100*kc, fmtCount(completedC))
+		100*(1-unknownB/completedB), fmtCount(completedB), 100*(1-unknownC/completedC), fmtCount(completedC))
 }
 
 // unverifiedGap compares the arms' shares of completed requests that lack
 // the field an SLO criterion needs (counted as not good: missing data is
-// never good). When the shares lie more than MaxOutputKnownGap apart and
-// beyond chance (a two-proportion z above 3) for some criterion, it
-// returns the facts (gap) and whether the baseline lacks more
+// never good). When the shares lie apart (sharesApart) for some criterion,
+// it returns the facts (gap) and whether the baseline lacks more
 // (baselineMore): a baseline logged that way lowers its own attainment and
 // lets any canary pass, while a canary that lacks more may be logged
 // differently or may be answering differently (an empty answer written
@@ -618,26 +624,19 @@ func outputKnownGap(completedB, unknownB, completedC, unknownC float64) string {
 // requests; gap is "" when no criterion's shares differ. Both judging
 // paths call it on every record of the arms.
 func unverifiedGap(unvB, unvC map[string]float64, completedB, completedC float64) (gap string, baselineMore bool) {
-	if !(completedB > 0 && completedC > 0) {
-		return "", false
+	keys := map[string]bool{}
+	for k := range unvB {
+		keys[k] = true
 	}
-	keys := sortedKeys(unvB)
-	for _, k := range sortedKeys(unvC) {
-		if _, ok := unvB[k]; !ok {
-			keys = append(keys, k)
-		}
+	for k := range unvC {
+		keys[k] = true
 	}
-	slices.Sort(keys)
-	for _, k := range keys {
+	for _, k := range sortedKeys(keys) {
 		ub, uc := unvB[k], unvC[k]
+		if !sharesApart(ub, completedB, uc, completedC) {
+			continue
+		}
 		sb, sc := ub/completedB, uc/completedC
-		if math.Abs(sb-sc) <= MaxOutputKnownGap {
-			continue
-		}
-		p := (ub + uc) / (completedB + completedC)
-		if se := math.Sqrt(p * (1 - p) * (1/completedB + 1/completedC)); se > 0 && math.Abs(sb-sc)/se <= 3 {
-			continue
-		}
 		return fmt.Sprintf("the baseline's completed requests lack the field the %s criterion needs in %.1f%% of %s and the canary's in %.1f%% of %s, counted as not good; log the field for every completion (%s)",
 			k, 100*sb, fmtCount(completedB), 100*sc, fmtCount(completedC), criterionFields(k)), sb > sc
 	}
