@@ -48,6 +48,7 @@ import (
 	"hash"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 
 	"github.com/goodput-dev/goodput/sources"
@@ -281,6 +282,13 @@ func read(ctx context.Context, path string, r io.Reader, arm sources.Arm, opt op
 	ds := sources.Dataset{Arm: arm, Requests: reqs, Inputs: []sources.Input{in},
 		Clock: sources.ClockEpoch, Location: Location}
 	if w := unknownWarning(path, unknown); w != "" {
+		ds.Warnings = append(ds.Warnings, w)
+	}
+	earliest := math.Inf(1)
+	for i := range reqs {
+		earliest = math.Min(earliest, reqs[i].Time)
+	}
+	if w := earlyClockWarning(path, earliest); w != "" {
 		ds.Warnings = append(ds.Warnings, w)
 	}
 	if dropped != "" {

@@ -313,8 +313,8 @@ func TestEncodings(t *testing.T) {
 // TestUnknownFieldsWarning lists unknown names once, sorted, with counts
 // and hints for likely misspellings.
 func TestUnknownFieldsWarning(t *testing.T) {
-	text := `{"ts":1,"status":"ok","ttft_s":0.1,"zeta":1,"ttft":0.1,"location":"gw"}
-{"ts":2,"status":"ok","ttft_s":0.2,"location":"gw","Class":"x"}
+	text := `{"ts":1700000001,"status":"ok","ttft_s":0.1,"zeta":1,"ttft":0.1,"location":"gw"}
+{"ts":1700000002,"status":"ok","ttft_s":0.2,"location":"gw","Class":"x"}
 `
 	ds, err := readString(t, "u.jsonl", text)
 	if err != nil {
@@ -324,7 +324,7 @@ func TestUnknownFieldsWarning(t *testing.T) {
 	if len(ds.Warnings) != 1 || ds.Warnings[0] != want {
 		t.Errorf("warnings:\n got %q\nwant %q", ds.Warnings, want)
 	}
-	ds, err = readString(t, "u.csv", "ts,status,timestamp,extra\n1,rejected,x,y\n2,rejected,x,y\n")
+	ds, err = readString(t, "u.csv", "ts,status,timestamp,extra\n1700000001,rejected,x,y\n1700000002,rejected,x,y\n")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -515,5 +515,33 @@ func TestDeterministic(t *testing.T) {
 		if !sameRequest(x, y) && math.Abs(x.TPOT-c.Requests[i].TPOT) > 1e-4 {
 			t.Fatalf("request %d: JSONL %+v, CSV %+v", i, x, c.Requests[i])
 		}
+	}
+}
+
+// TestEarlyClockWarning: a log whose arrivals begin before 2000 (seconds
+// counted from its run's start, written as ts) is read as given, with a
+// warning naming the file, the first time and the fix, from the reader
+// that keeps the records and from the streaming scan alike; a log of this
+// century gets none.
+func TestEarlyClockWarning(t *testing.T) {
+	early := "{\"ts\":0.5,\"status\":\"ok\",\"ttft_s\":0.1}\n{\"ts\":1.5,\"status\":\"ok\",\"ttft_s\":0.2}\n"
+	want := `e.jsonl: arrival times begin 1970-01-01T00:00:00Z (ts 0.5), long before any log of this century: seconds since the run's start rather than unix seconds? They are judged as given, as a run decades before another arm's; write unix seconds or RFC 3339 times`
+	ds, err := readString(t, "e.jsonl", early)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ds.Warnings) != 1 || ds.Warnings[0] != want {
+		t.Errorf("warnings:\n got %q\nwant %q", ds.Warnings, want)
+	}
+	sd, err := Scan(context.Background(), "e.jsonl", strings.NewReader(early), sources.Baseline, ScanOptions{}, func(*sources.Request) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sd.Warnings) != 1 || sd.Warnings[0] != want {
+		t.Errorf("streaming warnings:\n got %q\nwant %q", sd.Warnings, want)
+	}
+	ds, err = readString(t, "n.jsonl", "{\"ts\":946684800,\"status\":\"ok\",\"ttft_s\":0.1}\n")
+	if err != nil || len(ds.Warnings) != 0 {
+		t.Errorf("a log from 2000 on: %v %q", err, ds.Warnings)
 	}
 }

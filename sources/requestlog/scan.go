@@ -154,6 +154,9 @@ func scan(ctx context.Context, path string, r io.Reader, arm sources.Arm, o Scan
 	if w := unknownWarning(path, unknown); w != "" {
 		ds.Warnings = append(ds.Warnings, w)
 	}
+	if w := earlyClockWarning(path, win.first); w != "" {
+		ds.Warnings = append(ds.Warnings, w)
+	}
 	if dropped != "" {
 		ds.Warnings = append(ds.Warnings, dropped)
 	}
@@ -177,6 +180,8 @@ type windowTracker struct {
 	out      int
 	outLine  int
 	outFirst float64
+	// first is the earliest arrival kept (+Inf before one)
+	first float64
 }
 
 type secStat struct {
@@ -187,7 +192,7 @@ type secStat struct {
 }
 
 func newWindowTracker(w *[2]float64) *windowTracker {
-	return &windowTracker{stride: 1, secs: map[int64]*secStat{}, lastKey: math.MinInt64, window: w}
+	return &windowTracker{stride: 1, secs: map[int64]*secStat{}, lastKey: math.MinInt64, window: w, first: math.Inf(1)}
 }
 
 // observe notes a record's arrival time and reports whether it is to be
@@ -203,8 +208,10 @@ func (w *windowTracker) observe(t float64, line int) bool {
 			w.out++
 			return false
 		}
+		w.first = math.Min(w.first, t)
 		return true
 	}
+	w.first = math.Min(w.first, t)
 	if i%w.stride == 0 {
 		w.sample = append(w.sample, t)
 		if len(w.sample) == 2*windowSample {

@@ -136,3 +136,20 @@ func droppedWarning(path string, line int, lo, hi float64, out int) string {
 	return fmt.Sprintf("%s: dropped %d record(s) with arrival times outside the file's plausible window %s … %s (first on line %d); window.implausible is drop",
 		path, out, fmtT(lo), fmtT(hi), line)
 }
+
+// EarliestPlausibleTS is 2000-01-01T00:00:00Z in unix seconds: a request
+// log whose arrivals begin before it most likely counts seconds from its
+// run's start (or the host's boot), not from 1970 (earlyClockWarning).
+const EarliestPlausibleTS = 946684800
+
+// earlyClockWarning is a file's warning when its earliest arrival, first
+// (unix seconds; +Inf for none), lies before EarliestPlausibleTS ("" when
+// not): such times are read as given, so the file is a run decades before
+// any log of this century, never paired with it.
+func earlyClockWarning(path string, first float64) string {
+	if !(first < EarliestPlausibleTS) {
+		return ""
+	}
+	return fmt.Sprintf("%s: arrival times begin %s (ts %g), long before any log of this century: seconds since the run's start rather than unix seconds? They are judged as given, as a run decades before another arm's; write unix seconds or RFC 3339 times",
+		path, time.Unix(int64(math.Floor(first)), 0).UTC().Format(time.RFC3339), first)
+}
