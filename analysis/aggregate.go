@@ -29,6 +29,11 @@ type aggArm struct {
 	// (Aggregate.Exact): counts and good requests are counted, histograms
 	// are log-linear and merge by the union of their edges.
 	exact bool
+	// completedAll counts the completed requests of every bucket of the
+	// aggregate as the source gave it (before any cut or reweighting),
+	// outUnknownAll those of them that give no output length, as
+	// armData's
+	completedAll, outUnknownAll float64
 	// unknown names the counts the source left NaN in some bucket
 	// ("canceled", "failed", "retried", "short outputs", "output tokens"):
 	// gates on them are not decided from this arm.
@@ -77,8 +82,8 @@ type aggSlice struct {
 	ttftSum, tpotSum, e2eSum float64
 }
 
-// addCounts adds the request counts of slice o (those accounting reads)
-// to s.
+// addCounts adds the request counts of slice o (those accounting and the
+// output-length rule read) to s.
 func (s *aggSlice) addCounts(o *aggSlice) {
 	s.completed += o.completed
 	s.failed += o.failed
@@ -86,6 +91,7 @@ func (s *aggSlice) addCounts(o *aggSlice) {
 	s.rejected += o.rejected
 	s.goodLo += o.goodLo
 	s.retried += o.retried
+	s.outUnknown += o.outUnknown
 }
 
 // accounting is the request accounting of s (a slice, or a sum of
@@ -312,6 +318,7 @@ func newAggArm(ds *sources.Dataset, slo histo.SLO, weight func(*sources.AggBucke
 		// by pointer: a bucket is copied only when it is reweighted
 		bk := &agg.Buckets[i]
 		bb := a.bounds.Buckets[i]
+		a.completedAll, a.outUnknownAll = a.completedAll+nan0(bk.Completed), a.outUnknownAll+bk.OutputUnknown
 		k, ok := byStart[bk.Start]
 		if !ok {
 			k = len(a.slices)
@@ -517,7 +524,7 @@ func (j *aggJudgement) report() *Report {
 		for _, n := range a.bounds.Notes {
 			j.warnf("%s: %s", a.arm, n)
 		}
-		if w := outputUnknownWarning(a.outputUnknown()); w != "" {
+		if w := outputUnknownWarning(a.outUnknownAll, a.completedAll); w != "" {
 			j.warnf("%s: %s", a.arm, w)
 		}
 		width := 0.0
@@ -590,9 +597,7 @@ func (j *aggJudgement) report() *Report {
 	r.Classes = classes
 	r.Distributions = j.distributions()
 	r.Verdict, r.Reasons = Overall(r.Metrics)
-	_, completedB := j.b.outputUnknown()
-	_, completedC := j.c.outputUnknown()
-	gap, baselineMore := unverifiedGap(asFloats(j.b.ds.Agg.Unverified), asFloats(j.c.ds.Agg.Unverified), completedB, completedC)
+	gap, baselineMore := unverifiedGap(j.b.ds.Agg.Unverified, j.c.ds.Agg.Unverified, j.b.completedAll, j.c.completedAll)
 	heldByUnverifiedGap(r, gap, baselineMore)
 	if ms := mixShift(j.b, j.c, 1-2*p.Alpha()); ms != "" {
 		j.warnf("traffic mix: %s", ms)
@@ -1150,14 +1155,14 @@ func (j *aggJudgement) evalGate(idx int, g policies.Gate, conf float64) gateEval
 	e = decideBounds(e, g, info, pess, opt, pessVals, optVals)
 	if g.Metric == "output_tokens_mean" {
 		// the canary as counted, as on the request path
-		var cb, ub, cc, uc float64
-		for _, s := range j.b.slices {
-			cb, ub = cb+s.completed, ub+s.outUnknown
+		var tb, tc aggSlice
+		for i := range j.b.slices {
+			tb.addCounts(&j.b.slices[i])
 		}
-		for _, s := range j.cRaw.slices {
-			cc, uc = cc+s.completed, uc+s.outUnknown
+		for i := range j.cRaw.slices {
+			tc.addCounts(&j.cRaw.slices[i])
 		}
-		e = heldByOutputGap(e, outputKnownGap(cb, ub, cc, uc))
+		e = heldByOutputGap(e, outputKnownGap(tb.completed, tb.outUnknown, tc.completed, tc.outUnknown))
 	}
 	return e
 }

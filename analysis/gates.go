@@ -459,14 +459,8 @@ func (j *judgement) evalGate(idx int, g policies.Gate, conf float64, r *Report) 
 	}
 	e = decide(e, g, info, est)
 	if g.Metric == "output_tokens_mean" {
-		var cb, ub, cc, uc float64
-		for i := range kb {
-			cb, ub = cb+kb[i].completed, ub+kb[i].outUnknown
-		}
-		for i := range kc {
-			cc, uc = cc+kc[i].completed, uc+kc[i].outUnknown
-		}
-		e = heldByOutputGap(e, outputKnownGap(cb, ub, cc, uc))
+		tb, tc := j.b.totals(), j.c.totals()
+		e = heldByOutputGap(e, outputKnownGap(tb.completed, tb.outUnknown, tc.completed, tc.outUnknown))
 	}
 	return e
 }
@@ -529,20 +523,19 @@ func gateReason(m Metric, d stats.Decision) string {
 	return fmt.Sprintf("%s: the interval straddles the %s margin", iv, fmtMargin(m))
 }
 
-// unreported is aggJudgement.unreported for per-request records: an arm
-// none of whose records gives its attempt does not report which requests
-// were retries, so retry_share cannot be decided on it ("" otherwise).
+// retriesUnreported is true when neither arm's records give their
+// attempt: only then are retries not reported, as from metrics (a log
+// that writes attempt only on a retry gives it nowhere in an arm that
+// retried nothing, and its omitted attempts are first tries).
+func (j *judgement) retriesUnreported() bool { return !j.b.attemptKnown && !j.c.attemptKnown }
+
+// unreported is aggJudgement.unreported for per-request records:
+// retry_share cannot be decided when retriesUnreported ("" otherwise).
 func (j *judgement) unreported(metric string) string {
-	if countOf(metric) != "retried" {
+	if countOf(metric) != "retried" || !j.retriesUnreported() {
 		return ""
 	}
-	var arms []string
-	for _, a := range []*armData{j.b, j.c} {
-		if !a.attemptKnown {
-			arms = append(arms, fmt.Sprintf("%s (per-request records)", a.arm))
-		}
-	}
-	return unreportedText(arms, "retried")
+	return unreportedText([]string{fmt.Sprintf("%s (per-request records)", j.b.arm), fmt.Sprintf("%s (per-request records)", j.c.arm)}, "retried")
 }
 
 // unreportedText says which arms' sources do not report a count ("" for
@@ -623,7 +616,7 @@ func outputKnownGap(completedB, unknownB, completedC, unknownC float64) string {
 // count per criterion, completedB and completedC the arms' completed
 // requests; gap is "" when no criterion's shares differ. Both judging
 // paths call it on every record of the arms.
-func unverifiedGap(unvB, unvC map[string]float64, completedB, completedC float64) (gap string, baselineMore bool) {
+func unverifiedGap(unvB, unvC map[string]int64, completedB, completedC float64) (gap string, baselineMore bool) {
 	keys := map[string]bool{}
 	for k := range unvB {
 		keys[k] = true
@@ -632,7 +625,7 @@ func unverifiedGap(unvB, unvC map[string]float64, completedB, completedC float64
 		keys[k] = true
 	}
 	for _, k := range sortedKeys(keys) {
-		ub, uc := unvB[k], unvC[k]
+		ub, uc := float64(unvB[k]), float64(unvC[k])
 		if !sharesApart(ub, completedB, uc, completedC) {
 			continue
 		}
@@ -675,39 +668,6 @@ func heldByUnverifiedGap(r *Report, gap string, baselineMore bool) {
 	case !baselineMore && r.Verdict == Fail:
 		r.Reasons = append(r.Reasons, fmt.Sprintf("%s: part of the fail may be how the canary was logged rather than how it served", gap))
 	}
-}
-
-// asFloats copies a count per key into float64s.
-func asFloats[V int | int64](m map[string]V) map[string]float64 {
-	out := make(map[string]float64, len(m))
-	for k, v := range m {
-		out[k] = float64(v)
-	}
-	return out
-}
-
-// outputUnknown returns the arm's completed requests that give no output
-// length, and its completed requests: every record, before any cut.
-func (a *armData) outputUnknown() (unknown, completed float64) {
-	for i := range a.ds.Requests {
-		if r := &a.ds.Requests[i]; r.Status == sources.StatusOK {
-			completed++
-			if r.OutputTokens < 0 {
-				unknown++
-			}
-		}
-	}
-	return unknown, completed
-}
-
-// outputUnknown is armData.outputUnknown on an aggregated arm: every
-// slice of its aggregate, before any cut.
-func (a *aggArm) outputUnknown() (unknown, completed float64) {
-	for i := range a.ds.Agg.Buckets {
-		bk := &a.ds.Agg.Buckets[i]
-		completed, unknown = completed+nan0(bk.Completed), unknown+bk.OutputUnknown
-	}
-	return unknown, completed
 }
 
 // outputUnknownWarning is an arm's warning when unknown of its completed

@@ -77,9 +77,6 @@ func Judge(baseline, canary *sources.Dataset, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	if b.attemptKnown || c.attemptKnown {
-		b.attemptKnown, c.attemptKnown = true, true
-	}
 	if paired && p.Window.Warmup == "auto" {
 		if err := commonCut(b, c); err != nil {
 			return nil, err
@@ -255,7 +252,7 @@ func (j *judgement) report() *Report {
 		for _, k := range sortedKeys(a.unverified) {
 			j.warnf("%s: %d completed requests lack the field needed to check the %s criterion and were counted as not good", a.arm, a.unverified[k], k)
 		}
-		if w := outputUnknownWarning(a.outputUnknown()); w != "" {
+		if w := outputUnknownWarning(a.outUnknownAll, a.completedAll); w != "" {
 			j.warnf("%s: %s", a.arm, w)
 		}
 	}
@@ -281,9 +278,7 @@ func (j *judgement) report() *Report {
 	r.Series = j.series()
 	r.Distributions = j.distributions()
 	r.Verdict, r.Reasons = Overall(r.Metrics)
-	_, completedB := j.b.outputUnknown()
-	_, completedC := j.c.outputUnknown()
-	gap, baselineMore := unverifiedGap(asFloats(j.b.unverified), asFloats(j.c.unverified), completedB, completedC)
+	gap, baselineMore := unverifiedGap(j.b.unverified, j.c.unverified, j.b.completedAll, j.c.completedAll)
 	heldByUnverifiedGap(r, gap, baselineMore)
 	j.metricsWarnings()
 	internalView(r, j.work(j.b), j.work(j.c), j.p.Window.Bucket.Seconds())

@@ -51,12 +51,13 @@ type armData struct {
 	repNames   []string
 	cost       *armCost         // nil when cost is unknown
 	unverified map[string]int64 // SLO criterion → completed requests lacking the field
-	// attemptKnown is true when some record of the arm gives its attempt;
-	// Judge sets it on both arms when either has it: only when neither
-	// arm's records give it are retries not reported, as from metrics (a
-	// log that writes attempt only on retries gives none when nothing was
-	// retried)
+	// attemptKnown is true when some record of the arm gives its attempt
+	// (judgement.retriesUnreported reads both arms')
 	attemptKnown bool
+	// completedAll counts the arm's completed requests and outUnknownAll
+	// those of them that give no output length, every record before any
+	// cut (the output-length warning and the missing-field rules)
+	completedAll, outUnknownAll float64
 	// sorted caches pooled latency samples by latency name
 	sorted map[string][]float64
 	// warmup is the automatic warm-up decision (window.warmup: auto)
@@ -372,21 +373,23 @@ func prepare(ds *sources.Dataset, p *policies.Policy, cls *classifier, origin fl
 	canonicalOrder(ds)
 	a := &armData{arm: ds.Arm, ds: ds, clock: ds.Clock, policy: p, origin: origin, class: make([]int32, n), good: make([]bool, n),
 		keep: make([]bool, n), bucketSecs: p.Window.Bucket.Seconds(), unverified: map[string]int64{}}
-	completed := 0
 	for i := range ds.Requests {
 		r := &ds.Requests[i]
 		ci := cls.classOf(r)
 		a.class[i] = ci
 		a.good[i] = isGood(cls.slos[ci], r, a.unverified)
 		if r.Status == sources.StatusOK {
-			completed++
+			a.completedAll++
+			if r.OutputTokens < 0 {
+				a.outUnknownAll++
+			}
 		}
 		a.attemptKnown = a.attemptKnown || r.Attempt > 0
 	}
 	// a canary that completed nothing is judged (its guardrails and
 	// attainment fail, its latency gates have nothing to read); a
 	// baseline that completed nothing leaves nothing to judge it against
-	if completed == 0 && ds.Arm != sources.Canary {
+	if a.completedAll == 0 && ds.Arm != sources.Canary {
 		return nil, &DataError{Arm: ds.Arm, Msg: fmt.Sprintf("no completed requests among %d offered (%s): there is nothing to compare the canary with — check that the client reached the endpoint", n, statusCounts(ds.Requests))}
 	}
 	if a.clock == "" {

@@ -108,6 +108,7 @@ func (a *armData) totals() bucket {
 		t.retries += b.retries
 		t.goodTokens += b.goodTokens
 		t.outTokens += b.outTokens
+		t.outUnknown += b.outUnknown
 		t.replicaSecs += b.replicaSecs
 	}
 	return t
@@ -156,7 +157,7 @@ func (j *judgement) armSummary(a *armData) ArmSummary {
 	}
 	first := t.offered - t.retries
 	s.RetryAmplification = Num(t.offered / first)
-	if !a.attemptKnown {
+	if j.retriesUnreported() {
 		s.RetryAmplification = Num(math.NaN()) // retries not reported
 	}
 	if a.replicasKnown && !a.pseudo {
