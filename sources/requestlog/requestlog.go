@@ -48,7 +48,6 @@ import (
 	"hash"
 	"io"
 	"io/fs"
-	"math"
 	"os"
 
 	"github.com/goodput-dev/goodput/sources"
@@ -271,7 +270,7 @@ func read(ctx context.Context, path string, r io.Reader, arm sources.Arm, opt op
 			return sources.Dataset{}, labels.err(path)
 		}
 	}
-	reqs, dropped, err := checkWindow(path, reqs, lines, opt.dropImplausible)
+	reqs, dropped, earliest, err := checkWindow(path, reqs, lines, opt.dropImplausible)
 	if err != nil {
 		return sources.Dataset{}, err
 	}
@@ -283,10 +282,6 @@ func read(ctx context.Context, path string, r io.Reader, arm sources.Arm, opt op
 		Clock: sources.ClockEpoch, Location: Location}
 	if w := unknownWarning(path, unknown); w != "" {
 		ds.Warnings = append(ds.Warnings, w)
-	}
-	earliest := math.Inf(1)
-	for i := range reqs {
-		earliest = math.Min(earliest, reqs[i].Time)
 	}
 	if w := earlyClockWarning(path, earliest); w != "" {
 		ds.Warnings = append(ds.Warnings, w)

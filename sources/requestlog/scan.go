@@ -200,18 +200,17 @@ func newWindowTracker(w *[2]float64) *windowTracker {
 func (w *windowTracker) observe(t float64, line int) bool {
 	i := w.records
 	w.records++
-	if w.window != nil {
-		if t < w.window[0] || t > w.window[1] {
-			if w.out == 0 {
-				w.outLine, w.outFirst = line, t
-			}
-			w.out++
-			return false
+	if w.window != nil && (t < w.window[0] || t > w.window[1]) {
+		if w.out == 0 {
+			w.outLine, w.outFirst = line, t
 		}
-		w.first = math.Min(w.first, t)
-		return true
+		w.out++
+		return false
 	}
 	w.first = math.Min(w.first, t)
+	if w.window != nil {
+		return true
+	}
 	if i%w.stride == 0 {
 		w.sample = append(w.sample, t)
 		if len(w.sample) == 2*windowSample {

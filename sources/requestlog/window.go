@@ -84,10 +84,12 @@ func windowOf(ts []float64) (lo, hi float64) {
 }
 
 // checkWindow refuses (or, with drop, removes and counts) the records
-// outside the file's plausible window.
-func checkWindow(path string, reqs []sources.Request, lines lineIndex, drop bool) ([]sources.Request, string, error) {
+// outside the file's plausible window. earliest is the earliest arrival
+// kept (+Inf for none), for earlyClockWarning.
+func checkWindow(path string, reqs []sources.Request, lines lineIndex, drop bool) (kept []sources.Request, dropped string, earliest float64, err error) {
+	earliest = math.Inf(1)
 	if len(reqs) == 0 {
-		return reqs, "", nil
+		return reqs, "", earliest, nil
 	}
 	lo, hi := plausibleWindow(reqs)
 	out := 0
@@ -98,23 +100,25 @@ func checkWindow(path string, reqs []sources.Request, lines lineIndex, drop bool
 			if first < 0 {
 				first = i
 			}
+		} else {
+			earliest = math.Min(earliest, t)
 		}
 	}
 	if out == 0 {
-		return reqs, "", nil
+		return reqs, "", earliest, nil
 	}
 	l := lines.line(first)
 	if !drop {
-		return nil, "", implausibleError(path, l, reqs[first].Time, lo, hi, out)
+		return nil, "", earliest, implausibleError(path, l, reqs[first].Time, lo, hi, out)
 	}
-	kept := reqs[:0]
+	kept = reqs[:0]
 	for i := range reqs {
 		if t := reqs[i].Time; t >= lo && t <= hi {
 			kept = append(kept, reqs[i])
 		}
 	}
 	clear(reqs[len(kept):])
-	return kept, droppedWarning(path, l, lo, hi, out), nil
+	return kept, droppedWarning(path, l, lo, hi, out), earliest, nil
 }
 
 func fmtT(t float64) string {
