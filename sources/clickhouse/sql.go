@@ -543,9 +543,12 @@ func buildQuery(p *Plan, table string, cols resolved, where string, start, end f
 		}
 		return known
 	}
+	// below the class's output floor (an answer too short to be good)
+	below := func(s SLO) string {
+		return "(" + a("output") + " >= 0 AND " + a("output") + " < " + inum(s.MinOutputTokens) + ")"
+	}
 	add2(bySLO(func(s SLO) string {
-		conds := []string{ok,
-			"NOT (" + a("output") + " >= 0 AND " + a("output") + " < " + inum(s.MinOutputTokens) + ")",
+		conds := []string{ok, "NOT " + below(s),
 			within(s.TTFT, "ttft", false), within(s.TPOT, "tpot", true), within(s.E2E, "e2e", false), within(s.MaxITL, "itl", true)}
 		if s.QualityRequired {
 			conds = append(conds, a("quality")+" = 1")
@@ -563,8 +566,7 @@ func buildQuery(p *Plan, table string, cols resolved, where string, start, end f
 		return "(" + a(name+"_k") + " AND " + a(name) + " > " + num(limit) + ")"
 	}
 	fails := func(s SLO) string {
-		parts := []string{"(" + a("output") + " >= 0 AND " + a("output") + " < " + inum(s.MinOutputTokens) + ")",
-			over(s.TTFT, "ttft"), over(s.TPOT, "tpot"), over(s.E2E, "e2e"), over(s.MaxITL, "itl")}
+		parts := []string{below(s), over(s.TTFT, "ttft"), over(s.TPOT, "tpot"), over(s.E2E, "e2e"), over(s.MaxITL, "itl")}
 		if s.QualityRequired {
 			parts = append(parts, a("quality")+" = 2")
 		}
