@@ -176,8 +176,11 @@ func onceForBothArms(warns []string, b, c *sources.Dataset) []string {
 // its interval is wide for the data's own noise.
 func notDecidable(m Metric, k float64) string {
 	harm := float64(m.Delta)
-	if m.Direction == "higher_is_better" {
+	switch m.Direction {
+	case "higher_is_better":
 		harm = -harm
+	case "two_sided": // a change either way is harm
+		harm = math.Abs(harm)
 	}
 	margin := float64(m.Margin)
 	if margin > 0 && math.Abs(harm-margin) <= 0.25*margin {

@@ -868,7 +868,7 @@ func (j *aggJudgement) gates() []Metric {
 	for i := range gates {
 		ps[i] = math.NaN()
 		if evals[i].decidable {
-			ps[i] = stats.FailPValue(evals[i].harmPoint, evals[i].se, evals[i].failAt)
+			ps[i] = evals[i].failP()
 		}
 	}
 	j.naive(gates, evals, conf)
@@ -948,10 +948,7 @@ func (j *aggJudgement) moreDataAdvice(md *MoreData, m Metric) string {
 
 func (j *aggJudgement) evalGate(idx int, g policies.Gate, conf float64) gateEval {
 	info, _ := policies.Metric(g.Metric)
-	dir := "lower_is_better"
-	if info.HigherIsBetter {
-		dir = "higher_is_better"
-	}
+	dir := gateDirection(g, info)
 	nan := Num(math.NaN())
 	adjusted := []string{"histogram bounds: pass decided at the canary-unfavourable end, fail at the favourable end"}
 	if j.exact() {
@@ -1207,6 +1204,17 @@ func decideBounds(e gateEval, g policies.Gate, info policies.MetricInfo, pess, o
 		return NaiveComparison{Baseline: Num(v[0]), Canary: Num(v[1]), Delta: x.m.Delta, Interval: x.m.Interval}
 	}
 	bounds := &BoundEnds{Unfavourable: cmpAt(ep, pessVals), Favourable: cmpAt(eo, optVals)}
+	if g.Direction == policies.TwoSided {
+		// either end may be the unfavourable one: decided on the hull of
+		// both ends' intervals (a pass within the margin both ways at
+		// both ends, a fail beyond it at both)
+		hull := stats.Estimate{Point: pess.Point, SE: math.Max(nanTo0(pess.SE), nanTo0(opt.SE)), Method: pess.Method,
+			CI: stats.Interval{Lo: math.Min(pess.CI.Lo, opt.CI.Lo), Hi: math.Max(pess.CI.Hi, opt.CI.Hi)}}
+		out := decide(e, g, info, hull)
+		out.m.Bounds = bounds
+		out.m.Reason = "on the hull of both ends of the histogram bounds: " + out.m.Reason
+		return out
+	}
 	var out gateEval
 	switch {
 	case ep.decidable && ep.decision == stats.Pass:

@@ -26,6 +26,22 @@ type gateEval struct {
 	// unfavourableFails is set by decideBounds when the gate fails at the
 	// canary-unfavourable end of its histogram bins (whatever it decided)
 	unfavourableFails bool
+	// twoSided is set by decide for a gate whose harm is a change either
+	// way: its fail p-value counts both sides (failP)
+	twoSided bool
+}
+
+// failP is the gate's one-sided fail p-value for the weighted Holm step,
+// on the side its estimate lies; doubled (at most 1) for a two-sided gate,
+// which could fail on either side: with an interval wide against the
+// margin each side alone would fail identical arms at the gate's full
+// share of α.
+func (e gateEval) failP() float64 {
+	p := stats.FailPValue(e.harmPoint, e.se, e.failAt)
+	if e.twoSided {
+		p = math.Min(1, 2*p)
+	}
+	return p
 }
 
 func (j *judgement) gates(r *Report) []Metric {
@@ -48,7 +64,7 @@ func (j *judgement) gates(r *Report) []Metric {
 	for i := range gates {
 		ps[i] = math.NaN()
 		if evals[i].decidable {
-			ps[i] = stats.FailPValue(evals[i].harmPoint, evals[i].se, evals[i].failAt)
+			ps[i] = evals[i].failP()
 		}
 	}
 	// per-class tail gates: every class with ≥ MajorClassShare of the
@@ -199,7 +215,7 @@ func withClassTails(gates []policies.Gate, classes []string, evals []gateEval, p
 			e := eval(len(evals), g, info, cl)
 			p := math.NaN()
 			if e.decidable {
-				p = stats.FailPValue(e.harmPoint, e.se, e.failAt)
+				p = e.failP()
 			}
 			evals, ps, weights = append(evals, e), append(ps, p), append(weights, share)
 		}
@@ -256,12 +272,22 @@ func fmtDelta(m Metric, v float64) string {
 	return fmt.Sprintf("%+.2f pp", v*100)
 }
 
+// gateDirection is a gate row's direction: "higher_is_better" or
+// "lower_is_better" from its metric, or "two_sided" when the policy makes
+// a change either way harm.
+func gateDirection(g policies.Gate, info policies.MetricInfo) string {
+	switch {
+	case g.Direction == policies.TwoSided:
+		return policies.TwoSided
+	case info.HigherIsBetter:
+		return "higher_is_better"
+	}
+	return "lower_is_better"
+}
+
 func (j *judgement) evalGate(idx int, g policies.Gate, conf float64, r *Report) gateEval {
 	info, _ := policies.Metric(g.Metric)
-	dir := "lower_is_better"
-	if info.HigherIsBetter {
-		dir = "higher_is_better"
-	}
+	dir := gateDirection(g, info)
 	kb, kc := j.b.kept(), j.c.kept()
 	m := Metric{Name: g.Metric, Guardrail: g.Guardrail, Direction: dir, Scale: info.Scale, Unit: info.Unit,
 		Margin: Num(g.Margin.Value), Buckets: [2]int{len(kb), len(kc)}, Adjusted: j.adjustments(),
@@ -475,19 +501,19 @@ func decide(e gateEval, g policies.Gate, info policies.MetricInfo, est stats.Est
 		e.m.Reason = "the interval could not be computed"
 		return e
 	}
-	var lo, hi float64
+	var lo, hi, otherAt float64
 	if info.Scale == "relative" {
 		e.m.Delta = Num(math.Exp(est.Point) - 1)
 		lo, hi = math.Exp(est.CI.Lo)-1, math.Exp(est.CI.Hi)-1
 		if info.HigherIsBetter {
-			e.passAt = -math.Log1p(-g.Margin.Value)
+			e.passAt, otherAt = -math.Log1p(-g.Margin.Value), math.Log1p(g.Margin.Value)
 		} else {
-			e.passAt = math.Log1p(g.Margin.Value)
+			e.passAt, otherAt = math.Log1p(g.Margin.Value), -math.Log1p(-g.Margin.Value)
 		}
 	} else {
 		e.m.Delta = Num(est.Point)
 		lo, hi = est.CI.Lo, est.CI.Hi
-		e.passAt = g.Margin.Value
+		e.passAt, otherAt = g.Margin.Value, g.Margin.Value
 	}
 	e.m.Interval = [2]Num{Num(lo), Num(hi)}
 	harm := stats.Interval{Lo: est.CI.Lo, Hi: est.CI.Hi}
@@ -497,12 +523,30 @@ func decide(e gateEval, g policies.Gate, info policies.MetricInfo, est stats.Est
 		e.harmPoint = -est.Point
 	}
 	e.se = est.SE
+	rule := stats.NonInferiority
+	if g.Guardrail {
+		rule = stats.Guardrail
+	}
+	e.decision = rule(harm, e.passAt)
+	if g.Direction == policies.TwoSided {
+		e.twoSided = true
+		// harm either way: the other side is the metric's own direction
+		// reversed, with the margin on the delta's scale (±5% is a log
+		// ratio of log 1.05 one way and −log 0.95 the other)
+		other := stats.Interval{Lo: -harm.Hi, Hi: -harm.Lo}
+		od := rule(other, otherAt)
+		switch {
+		case e.decision == stats.Fail:
+		case od == stats.Fail || (e.decision == stats.Pass && od != stats.Pass) || (od == stats.Inconclusive && e.harmPoint < 0):
+			// decided (and tested for Holm, and projected for more data)
+			// on the side the estimate lies
+			e.decision = od
+			e.harmPoint, e.passAt = -e.harmPoint, otherAt
+		}
+	}
 	e.failAt = e.passAt
 	if g.Guardrail {
 		e.failAt = 0
-		e.decision = stats.Guardrail(harm, e.passAt)
-	} else {
-		e.decision = stats.NonInferiority(harm, e.passAt)
 	}
 	e.decidable = true
 	e.m.Reason = gateReason(e.m, e.decision)
@@ -512,6 +556,9 @@ func decide(e gateEval, g policies.Gate, info policies.MetricInfo, est stats.Est
 func gateReason(m Metric, d stats.Decision) string {
 	iv := fmt.Sprintf("%s [%s, %s]", fmtDelta(m, float64(m.Delta)), fmtDelta(m, float64(m.Interval[0])), fmtDelta(m, float64(m.Interval[1])))
 	worse := "worse"
+	if m.Direction == policies.TwoSided {
+		return twoSidedReason(m, d, iv)
+	}
 	switch {
 	case d == stats.Pass:
 		return fmt.Sprintf("%s: harm stays within the %s margin", iv, fmtMargin(m))
@@ -521,6 +568,33 @@ func gateReason(m Metric, d stats.Decision) string {
 		return fmt.Sprintf("%s: the canary is %s by more than the %s margin", iv, worse, fmtMargin(m))
 	}
 	return fmt.Sprintf("%s: the interval straddles the %s margin", iv, fmtMargin(m))
+}
+
+// twoSidedReason is gateReason for a gate whose harm is a change either
+// way (direction two_sided).
+func twoSidedReason(m Metric, d stats.Decision, iv string) string {
+	way := "lower"
+	if m.Delta > 0 {
+		way = "higher"
+	}
+	switch {
+	case d == stats.Pass:
+		return fmt.Sprintf("%s: the change stays within the ±%s margin", iv, fmtMargin(m))
+	case d == stats.Fail && m.Name == "output_tokens_mean" && m.Delta > 0:
+		return fmt.Sprintf("%s: the canary's answers are longer by more than the %s margin: it generates more tokens per completion than the baseline (stop conditions, max_tokens or sampling changed?), each answer costing more GPU time and end-to-end latency (a two-sided gate)", iv, fmtMargin(m))
+	case d == stats.Fail && m.Guardrail:
+		return fmt.Sprintf("%s: the canary is %s with confidence (a two-sided guardrail)", iv, way)
+	case d == stats.Fail:
+		return fmt.Sprintf("%s: the canary is %s by more than the %s margin (a two-sided gate: a change either way beyond it fails)", iv, way, fmtMargin(m))
+	}
+	lo, hi, margin := float64(m.Interval[0]), float64(m.Interval[1]), float64(m.Margin)
+	switch {
+	case lo <= -margin && hi >= margin:
+		return fmt.Sprintf("%s: the interval reaches past both ends of the ±%s margin", iv, fmtMargin(m))
+	case lo <= -margin:
+		return fmt.Sprintf("%s: the interval straddles the -%s end of the ±%s margin", iv, fmtMargin(m), fmtMargin(m))
+	}
+	return fmt.Sprintf("%s: the interval straddles the +%s end of the ±%s margin", iv, fmtMargin(m), fmtMargin(m))
 }
 
 // retriesUnreported is true when neither arm's records give their

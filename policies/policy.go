@@ -218,7 +218,19 @@ type Gate struct {
 	// Target is the SLO-attainment target of a capacity gate, a fraction in
 	// (0, 1) written as "99%" or 0.99 (default 0.99); 0 on other gates.
 	Target Fraction `yaml:"target"`
+	// Direction is "" (the default: harm is the metric's own bad
+	// direction, e.g. fewer output tokens) or TwoSided: a change either
+	// way beyond the margin is harm (output_tokens_mean in chat: answers
+	// cut short or running on). The metric's own direction
+	// ("higher_is_better" or "lower_is_better") may be written and reads
+	// as "".
+	Direction string `yaml:"direction"`
 }
+
+// TwoSided is the gate direction under which a change beyond the margin
+// either way is harm: the gate passes when its interval lies within
+// ±margin and fails when it lies beyond the margin on either side.
+const TwoSided = "two_sided"
 
 // DefaultAttainmentWeight is the share of α the slo_attainment gate gets
 // when no gate sets a weight: attainment carries the decision, the other
@@ -573,7 +585,7 @@ func policySchema() schema {
 		}}},
 		"window":    {"warmup": leaf, "bucket": leaf, "max_warmup": leaf, "implausible": leaf, "untimed": leaf},
 		"normalize": {"mix": leaf, "cache": leaf, "load": leaf, "canary_replica_loss": leaf, "canary_dip": leaf, "baseline_dip": leaf, "weights": {"*": leaf}},
-		"gates":     {"[]": {"metric": leaf, "margin": leaf, "guardrail": leaf, "weight": leaf, "target": leaf}},
+		"gates":     {"[]": {"metric": leaf, "margin": leaf, "guardrail": leaf, "weight": leaf, "target": leaf, "direction": leaf}},
 		"cost":      {"accelerator_per_hour": leaf, "host_per_hour": leaf, "network_per_gb": leaf, "idle_reserve_per_hour": leaf},
 		"traffic":   {"canary_share": leaf},
 	}

@@ -104,6 +104,10 @@ func TestBadPolicies(t *testing.T) {
 		{"bad split", "name: x\nslo: {ttft: 1s}\ntraffic: {canary_share: 1.5}\n" + gates, []string{"x.yaml:3:25", "canary_share"}},
 		{"negative output floor", "name: x\nslo: {ttft: 1s, min_output_tokens: -1}\n" + gates, []string{"x.yaml:2:36", "min_output_tokens"}},
 		{"negative weight", "name: x\nslo: {ttft: 1s}\ngates:\n  - {metric: slo_attainment, margin: 1pp, weight: -1}\n", []string{"x.yaml:4:51", "weight"}},
+		{"opposite direction", "name: x\nslo: {ttft: 1s}\ngates:\n  - {metric: output_tokens_mean, margin: 5%, direction: lower_is_better}\n", []string{"x.yaml:4:57", `"lower_is_better" is not a direction of output_tokens_mean`, "two_sided", "harm is higher is better"}},
+		{"misspelt direction", "name: x\nslo: {ttft: 1s}\ngates:\n  - {metric: error_rate, margin: 1pp, direction: both}\n", []string{"x.yaml:4:50", `"both" is not a direction`}},
+		{"two-sided tail", "name: x\nslo: {ttft: 1s}\ngates:\n  - {metric: ttft_p99, margin: 10%, direction: two_sided}\n", []string{"x.yaml:4:48", "ttft_p99 is judged in one direction (lower is better)"}},
+		{"two-sided capacity", "name: x\nslo: {ttft: 1s}\ngates:\n  - {metric: capacity, margin: 5%, direction: two_sided}\n", []string{"x.yaml:4:47", "capacity is judged in one direction"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse("x.yaml", []byte(tc.yaml))
@@ -116,6 +120,26 @@ func TestBadPolicies(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestGateDirection: a gate's direction is its metric's unless the policy
+// says two_sided; writing the metric's own direction is the same as
+// leaving it out.
+func TestGateDirection(t *testing.T) {
+	for _, tc := range []struct{ line, want string }{
+		{"{metric: output_tokens_mean, margin: 5%}", ""},
+		{"{metric: output_tokens_mean, margin: 5%, direction: higher_is_better}", ""},
+		{"{metric: output_tokens_mean, margin: 5%, direction: two_sided}", TwoSided},
+		{"{metric: error_rate, margin: 1pp, guardrail: true, direction: two_sided}", TwoSided},
+	} {
+		p, err := Parse("x.yaml", []byte("name: x\nslo: {ttft: 1s}\ngates:\n  - "+tc.line+"\n"))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.line, err)
+		}
+		if got := p.Gates[0].Direction; got != tc.want {
+			t.Errorf("%s: direction %q, want %q", tc.line, got, tc.want)
+		}
 	}
 }
 

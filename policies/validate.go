@@ -38,7 +38,7 @@ func Metrics() []MetricInfo {
 		{Name: "rejected_share", Scale: "absolute", Unit: "fraction", Doc: "rejected / offered requests; usually a guardrail"},
 		{Name: "canceled_share", Scale: "absolute", Unit: "fraction", RequestsOnly: true, Doc: "canceled (by the client, or by someone the log does not name) / offered requests; usually a guardrail"},
 		{Name: "retry_share", Scale: "absolute", Unit: "fraction", RequestsOnly: true, Doc: "offered requests that are retries (attempt > 1) / offered requests; usually a guardrail"},
-		{Name: "output_tokens_mean", Scale: "relative", HigherIsBetter: true, Unit: "tokens", RequestsOnly: true, Doc: "mean output tokens per completed request; a guardrail against truncated answers"},
+		{Name: "output_tokens_mean", Scale: "relative", HigherIsBetter: true, Unit: "tokens", RequestsOnly: true, Doc: "mean output tokens per completed request; a guardrail against truncated answers (two_sided: against answers that run on too)"},
 		{Name: "goodput", Scale: "relative", HigherIsBetter: true, Unit: "req/s", Doc: "good requests per second of window"},
 		{Name: "goodput_per_replica", Scale: "relative", HigherIsBetter: true, Unit: "req/s/replica", Doc: "good requests per replica-second"},
 		{Name: "token_goodput", Scale: "relative", HigherIsBetter: true, Unit: "tokens/s", Doc: "output tokens of good requests per second"},
@@ -280,6 +280,22 @@ func (p *Policy) validate(doc *yaml.Node) error {
 		}
 		if g.Weight < 0 || math.IsNaN(g.Weight) || math.IsInf(g.Weight, 0) {
 			return nodeErr(find(doc, "gates", i, "weight"), "gates[%d].weight: %g is not a finite number ≥ 0 (its share of α in the weighted Holm step)", i, g.Weight)
+		}
+		own := "lower_is_better"
+		if m.HigherIsBetter {
+			own = "higher_is_better"
+		}
+		switch g.Direction {
+		case "", own:
+			p.Gates[i].Direction = ""
+		case TwoSided:
+			if g.Metric == "capacity" || m.Latency != "" {
+				return nodeErr(find(doc, "gates", i, "direction"), "gates[%d].direction: %s is judged in one direction (%s); two_sided is for counts and means such as output_tokens_mean; leave direction out",
+					i, g.Metric, strings.ReplaceAll(own, "_", " "))
+			}
+		default:
+			return nodeErr(find(doc, "gates", i, "direction"), "gates[%d].direction: %q is not a direction of %s: want %s (a change either way beyond the margin is harm) or leave it out (harm is %s)",
+				i, g.Direction, g.Metric, TwoSided, strings.ReplaceAll(own, "_", " "))
 		}
 	}
 	if p.Confidence == 0 {

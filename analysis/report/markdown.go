@@ -365,11 +365,15 @@ func mdDecisive(r *analysis.Report) *analysis.Metric {
 	return best
 }
 
-// mdWorstHarm is the upper end of the harm interval (harm = canary worse).
+// mdWorstHarm is the upper end of the harm interval (harm = canary worse;
+// for a two-sided gate, a change either way).
 func mdWorstHarm(m *analysis.Metric) float64 {
 	lo, hi := float64(m.Interval[0]), float64(m.Interval[1])
-	if m.Direction == "higher_is_better" {
+	switch m.Direction {
+	case "higher_is_better":
 		return -lo
+	case "two_sided":
+		return math.Max(-lo, hi)
 	}
 	return hi
 }

@@ -13,15 +13,19 @@ import (
 
 // gateShortfall is how far a gate that did not pass stands from passing: the
 // end of its interval on the harmful side (the upper end for a
-// lower-is-better gate, the lower end negated for a higher-is-better one)
+// lower-is-better gate, the lower end negated for a higher-is-better one,
+// the farther of the two for a two-sided one)
 // minus its margin, in the gate's units (a fraction for absolute gates, a
 // relative change for relative ones). Positive: the interval reaches that
 // far beyond the margin. NaN when the gate has no finite interval.
 func gateShortfall(g analysis.Metric) float64 {
 	lo, hi := float64(g.Interval[0]), float64(g.Interval[1])
 	worst := hi
-	if g.Direction == "higher_is_better" {
+	switch g.Direction {
+	case "higher_is_better":
 		worst = -lo
+	case "two_sided": // a change either way is harm
+		worst = math.Max(-lo, hi)
 	}
 	if math.IsNaN(worst) || math.IsInf(worst, 0) {
 		return math.NaN()

@@ -147,7 +147,8 @@ func moreDataSentence(md *analysis.MoreData) string {
 
 // numberLine draws the gate's interval (and the naive one) against the
 // margin on the delta axis; the zone where harm exceeds the margin is
-// shaded. Harm is −delta for higher_is_better gates, +delta otherwise.
+// shaded. Harm is −delta for higher_is_better gates, |delta| for
+// two_sided ones (shaded on both sides), +delta otherwise.
 func numberLine(st styles, g *analysis.Metric, w int) []string {
 	k, unit := deltaUnit(g)
 	lo, hi := float64(g.Interval[0])*k, float64(g.Interval[1])*k
@@ -156,6 +157,7 @@ func numberLine(st styles, g *analysis.Metric, w int) []string {
 	}
 	margin := float64(g.Margin) * k
 	higherBetter := g.Direction == "higher_is_better"
+	twoSided := g.Direction == "two_sided"
 	bound := margin
 	if higherBetter {
 		bound = -margin
@@ -163,6 +165,9 @@ func numberLine(st styles, g *analysis.Metric, w int) []string {
 	vals := []float64{lo, hi, 0, float64(g.Delta) * k}
 	if !bad(bound) {
 		vals = append(vals, bound)
+		if twoSided {
+			vals = append(vals, -bound)
+		}
 	}
 	if g.Naive != nil {
 		vals = append(vals, float64(g.Naive.Interval[0])*k, float64(g.Naive.Interval[1])*k)
@@ -193,11 +198,14 @@ func numberLine(st styles, g *analysis.Metric, w int) []string {
 	if !bad(bound) {
 		bc := col(bound)
 		for x := 0; x < cw; x++ {
-			if (higherBetter && x < bc) || (!higherBetter && x > bc) {
+			if (higherBetter && x < bc) || (!higherBetter && x > bc) || (twoSided && x < col(-bound)) {
 				zone[x] = '░'
 			}
 		}
 		zone[bc] = '┊'
+		if twoSided {
+			zone[col(-bound)] = '┊'
+		}
 	}
 	bar := func(ivLo, ivHi, mid float64, fill, dot rune) string {
 		r := []rune(strings.Repeat(" ", cw))
@@ -230,6 +238,10 @@ func numberLine(st styles, g *analysis.Metric, w int) []string {
 	if !bad(bound) && bound != 0 {
 		tickCols = append(tickCols, col(bound))
 		tickLabels = append(tickLabels, "margin "+fmtAxis(bound))
+		if twoSided {
+			tickCols = append(tickCols, col(-bound))
+			tickLabels = append(tickLabels, "margin "+fmtAxis(-bound))
+		}
 	}
 	for t := math.Ceil(dmin/step) * step; t <= dmax; t += step {
 		if math.Abs(t) < step/1e6 {

@@ -134,4 +134,21 @@ func TestNumberLineMarksMargin(t *testing.T) {
 	if z := []rune(zone); !strings.ContainsRune(string(z[:bound]), '░') || strings.ContainsRune(string(z[bound:]), '░') || runeIndex(bar, '[') <= bound {
 		t.Fatalf("higher-is-better line wrong:\n%s", strings.Join(lines, "\n"))
 	}
+	// two-sided: fail zones left of −margin and right of +margin, the
+	// interval between them
+	g = &analysis.Metric{Verdict: analysis.Pass, Direction: "two_sided", Scale: "relative", Unit: "tokens",
+		Delta: 0.01, Interval: [2]analysis.Num{-0.02, 0.03}, Margin: 0.05}
+	lines = numberLine(st, g, 80)
+	zone, bar = lines[1], lines[2]
+	z := []rune(zone)
+	left, right := runeIndex(zone, '┊'), strings.LastIndex(zone, "┊")
+	right = len([]rune(zone[:right]))
+	lo, hi := runeIndex(bar, '['), runeIndex(bar, ']')
+	if left < 0 || right <= left || !strings.ContainsRune(string(z[:left]), '░') || !strings.ContainsRune(string(z[right:]), '░') ||
+		strings.ContainsRune(string(z[left:right]), '░') || lo <= left || hi >= right {
+		t.Fatalf("two-sided line wrong (margins at %d and %d, interval %d–%d):\n%s", left, right, lo, hi, strings.Join(lines, "\n"))
+	}
+	if !strings.Contains(lines[len(lines)-1], "margin -5") || !strings.Contains(lines[len(lines)-1], "margin 5") {
+		t.Errorf("axis labels lack both margins:\n%s", strings.Join(lines, "\n"))
+	}
 }
