@@ -42,6 +42,7 @@ type fleet struct {
 	// blind-spot knobs
 	tinyShare    float64 // share of completions with 0–1 output tokens
 	outputX      float64 // scales output lengths (0.5 = cut in half)
+	runOnShare   float64 // share of completions that run on to a 1024-token cap (a stop condition missed)
 	cancelShare  float64 // share of requests logged canceled
 	rejectShare  float64 // share of requests logged rejected
 	retryShare   float64 // share of completed requests that needed a retry
@@ -262,6 +263,9 @@ func (f fleet) dataset(arm sources.Arm) *sources.Dataset {
 			if f.tinyShare > 0 && rng.Float64() < f.tinyShare {
 				r.OutputTokens = int64(rng.IntN(2))
 			}
+			if f.runOnShare > 0 && rng.Float64() < f.runOnShare {
+				r.OutputTokens = 1024
+			}
 			r.CachedTokens = 0
 			if rng.Float64() < 0.6 {
 				r.CachedTokens = int64(float64(r.PromptTokens) * (0.5 + 0.4*rng.Float64()))
@@ -376,6 +380,9 @@ func fleetCases() []fleetCase {
 		{"cold-start", Pass, id, same(func(f *fleet) { f.coldSecs, f.coldX = 240, 2.5 })},
 		{"tiny-outputs", Fail, id, same(func(f *fleet) { f.tinyShare = 0.05 })},
 		{"outputs-halved", Fail, id, same(func(f *fleet) { f.outputX = 0.5 })},
+		// answers that do not stop: 5% of the canary's completions run on
+		// to the 1024-token cap, TTFT and TPOT per token unchanged
+		{"answers-run-on", Fail, id, same(func(f *fleet) { f.runOnShare = 0.05 })},
 		{"shed-upstream", Fail, id, same(func(f *fleet) { f.dropShare = 0.08 })},
 		{"retries", Fail, id, same(func(f *fleet) { f.retryShare = 0.05 })},
 		{"canceled-errors", Fail, id, same(func(f *fleet) { f.cancelShare, f.rejectShare = 0.03, 0.03 })},
@@ -673,6 +680,7 @@ func TestBlindSpots(t *testing.T) {
 	gate := map[string]string{
 		"tiny-outputs":     "slo_attainment",
 		"outputs-halved":   "output_tokens_mean",
+		"answers-run-on":   "output_tokens_mean",
 		"shed-upstream":    "offered_load_ratio",
 		"retries":          "retry_share",
 		"canceled-errors":  "canceled_share",

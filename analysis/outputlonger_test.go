@@ -2,11 +2,79 @@ package analysis
 
 import (
 	"math"
+	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/goodput-dev/goodput/analysis/stats"
 	"github.com/goodput-dev/goodput/policies"
+	"github.com/goodput-dev/goodput/sources"
 )
+
+// TestAnswersRunningOn: a canary whose answers run on (a stop condition
+// missed, so a tenth of its completions go on to a 1024-token cap) passed
+// the chat policy: output_tokens_mean was a guardrail against answers cut
+// short only, TTFT and TPOT per token were unchanged, and "+29.0% [+27.6%,
+// +30.5%]" output tokens was a PASS row. chat now gates it two-sided: a change either
+// way beyond 5% fails, on both paths, with a reason that says the answers
+// are longer; answers a little longer at random stay a pass; and a policy
+// that leaves direction out keeps the one-sided gate.
+func TestAnswersRunningOn(t *testing.T) {
+	judged := func(t *testing.T, p *policies.Policy, runOn, stretch float64) map[string]*Report {
+		bd, cd := fleetArms(aaFleet(17), aaFleet(17), 17)
+		rng := rand.New(rand.NewPCG(5, 7))
+		for i := range cd.Requests {
+			r := &cd.Requests[i]
+			if r.Status != sources.StatusOK || r.OutputTokens < 2 {
+				continue
+			}
+			n := float64(r.OutputTokens) * stretch
+			if rng.Float64() < runOn {
+				n = math.Max(n, 1024)
+			}
+			extra := math.Round(n) - float64(r.OutputTokens)
+			r.OutputTokens += int64(extra)
+			if sources.Known(r.E2E) && sources.Known(r.TPOT) {
+				r.E2E += extra * r.TPOT
+			}
+		}
+		exact, agg := judgedBothWays(t, bd, cd, Config{Policy: p, Resamples: 300})
+		return map[string]*Report{"request path": exact, "aggregate": agg}
+	}
+	t.Run("a tenth run on to the cap", func(t *testing.T) {
+		for path, r := range judged(t, chat(t), 0.1, 1) {
+			m := metric(t, r, "output_tokens_mean")
+			if m.Verdict != Fail || m.Direction != policies.TwoSided || !(m.Delta > 0.2) || !strings.Contains(m.Reason, "the canary's answers are longer by more than the 5% margin") {
+				t.Errorf("%s: output_tokens_mean %s (%s, %+.3f): %s", path, m.Verdict, m.Direction, float64(m.Delta), m.Reason)
+			}
+			if !(float64(m.PFail) < 1e-6) {
+				t.Errorf("%s: p_fail %g, want the one-sided p on the side the estimate lies", path, float64(m.PFail))
+			}
+			if r.Verdict != Fail {
+				t.Errorf("%s: verdict %s, want fail: %q", path, r.Verdict, r.Reasons)
+			}
+			t.Logf("%s: output_tokens_mean %+.1f%% [%+.1f%%, %+.1f%%] %s", path, 100*float64(m.Delta), 100*float64(m.Interval[0]), 100*float64(m.Interval[1]), m.Verdict)
+		}
+	})
+	t.Run("2% longer", func(t *testing.T) {
+		for path, r := range judged(t, chat(t), 0, 1.02) {
+			if m := metric(t, r, "output_tokens_mean"); m.Verdict != Pass || !strings.Contains(m.Reason, "the change stays within the ±5% margin") {
+				t.Errorf("%s: output_tokens_mean %s: %s", path, m.Verdict, m.Reason)
+			}
+		}
+	})
+	t.Run("one-sided when direction is left out", func(t *testing.T) {
+		p := chat(t)
+		for i := range p.Gates {
+			p.Gates[i].Direction = ""
+		}
+		for path, r := range judged(t, p, 0.1, 1) {
+			if m := metric(t, r, "output_tokens_mean"); m.Verdict != Pass || m.Direction != "higher_is_better" {
+				t.Errorf("%s: output_tokens_mean %s (%s): %s", path, m.Verdict, m.Direction, m.Reason)
+			}
+		}
+	})
+}
 
 // TestDecideTwoSided checks decide's rule for a two-sided gate on a
 // relative higher-is-better metric with a 5% margin: the interval of the

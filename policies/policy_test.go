@@ -141,6 +141,15 @@ func TestGateDirection(t *testing.T) {
 			t.Errorf("%s: direction %q, want %q", tc.line, got, tc.want)
 		}
 	}
+	chat, err := Builtin("chat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range chat.Gates {
+		if want := map[bool]string{true: TwoSided}[g.Metric == "output_tokens_mean"]; g.Direction != want {
+			t.Errorf("chat's %s gate: direction %q, want %q", g.Metric, g.Direction, want)
+		}
+	}
 }
 
 func TestLoad(t *testing.T) {
