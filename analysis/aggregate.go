@@ -199,7 +199,11 @@ func (j *aggJudgement) judge() (*Report, error) {
 	}
 	j.cRaw.cost = j.c.cost
 	j.cRaw.priceLike(j.c)
-	return j.report(), nil
+	r := j.report()
+	if err := latencyUnits(r); err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 // aggArms reads both arms from their aggregates and cuts their warm-ups,

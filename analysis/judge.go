@@ -94,7 +94,11 @@ func Judge(baseline, canary *sources.Dataset, cfg Config) (*Report, error) {
 	if _, err := j.costs(); err != nil {
 		return nil, err
 	}
-	return j.report(), nil
+	r := j.report()
+	if err := latencyUnits(r); err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 type judgement struct {
