@@ -43,6 +43,11 @@ type fleet struct {
 	tinyShare    float64 // share of completions with 0–1 output tokens
 	outputX      float64 // scales output lengths (0.5 = cut in half)
 	runOnShare   float64 // share of completions that run on to a 1024-token cap (a stop condition missed)
+	// users > 0: the arm's requests come from this many users of its own
+	// (sticky routing: each user is served by one arm), each writing
+	// answers userSigma (log scale) longer or shorter than the population's
+	users     int
+	userSigma float64
 	cancelShare  float64 // share of requests logged canceled
 	rejectShare  float64 // share of requests logged rejected
 	retryShare   float64 // share of completed requests that needed a retry
@@ -204,6 +209,10 @@ func (f fleet) dataset(arm sources.Arm) *sources.Dataset {
 		}
 		capX = math.Pow(tot/float64(f.replicas), -0.3)
 	}
+	var userX []float64
+	for range f.users {
+		userX = append(userX, math.Exp(f.userSigma*rng.NormFloat64()))
+	}
 	for t := rng.ExpFloat64() / peak; t < f.secs; t += rng.ExpFloat64() / peak {
 		w := wave(t)
 		rampAt := 1 + f.ramp*(2*t/f.secs-1)
@@ -265,6 +274,9 @@ func (f fleet) dataset(arm sources.Arm) *sources.Dataset {
 			}
 			if f.runOnShare > 0 && rng.Float64() < f.runOnShare {
 				r.OutputTokens = 1024
+			}
+			if f.users > 0 {
+				r.OutputTokens = max(2, int64(math.Round(float64(r.OutputTokens)*userX[rng.IntN(f.users)])))
 			}
 			r.CachedTokens = 0
 			if rng.Float64() < 0.6 {
@@ -383,6 +395,10 @@ func fleetCases() []fleetCase {
 		// answers that do not stop: 5% of the canary's completions run on
 		// to the 1024-token cap, TTFT and TPOT per token unchanged
 		{"answers-run-on", Fail, id, same(func(f *fleet) { f.runOnShare = 0.05 })},
+		// sticky routing: each arm serves 500 users of its own, whose
+		// answers are longer or shorter than the population's (σ 0.5 of
+		// the log): the arms' output lengths differ by which users they got
+		{"aa-sticky-users", Pass, same(func(f *fleet) { f.users, f.userSigma = 500, 0.5 }), same(func(f *fleet) { f.users, f.userSigma = 500, 0.5 })},
 		{"shed-upstream", Fail, id, same(func(f *fleet) { f.dropShare = 0.08 })},
 		{"retries", Fail, id, same(func(f *fleet) { f.retryShare = 0.05 })},
 		{"canceled-errors", Fail, id, same(func(f *fleet) { f.cancelShare, f.rejectShare = 0.03, 0.03 })},
