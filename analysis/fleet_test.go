@@ -43,11 +43,6 @@ type fleet struct {
 	tinyShare    float64 // share of completions with 0–1 output tokens
 	outputX      float64 // scales output lengths (0.5 = cut in half)
 	runOnShare   float64 // share of completions that run on to a 1024-token cap (a stop condition missed)
-	// users > 0: the arm's requests come from this many users of its own
-	// (sticky routing: each user is served by one arm), each writing
-	// answers userSigma (log scale) longer or shorter than the population's
-	users     int
-	userSigma float64
 	cancelShare  float64 // share of requests logged canceled
 	rejectShare  float64 // share of requests logged rejected
 	retryShare   float64 // share of completed requests that needed a retry
@@ -57,6 +52,12 @@ type fleet struct {
 	leak         float64 // TPOT grows by this factor by the end of the window
 	lostReplica  bool    // one replica stops at mid-window; the others absorb its load
 	lostSlowdown float64 // latency factor on the survivors after the loss
+	// users > 0: the arm's requests come from this many users of its own
+	// (sticky routing: each user is served by one arm), each writing
+	// answers userSigma (log scale) longer or shorter than the
+	// population's, and prompts userPromptSigma longer or shorter
+	users                      int
+	userSigma, userPromptSigma float64
 	// the last replica serves nothing in [outageAt, outageAt+outageSecs)
 	// seconds (a crash and restart); the others absorb its load
 	outageAt, outageSecs float64
@@ -209,9 +210,14 @@ func (f fleet) dataset(arm sources.Arm) *sources.Dataset {
 		}
 		capX = math.Pow(tot/float64(f.replicas), -0.3)
 	}
-	var userX []float64
+	var userX, userP []float64
 	for range f.users {
 		userX = append(userX, math.Exp(f.userSigma*rng.NormFloat64()))
+	}
+	if f.userPromptSigma > 0 {
+		for range f.users {
+			userP = append(userP, math.Exp(f.userPromptSigma*rng.NormFloat64()))
+		}
 	}
 	for t := rng.ExpFloat64() / peak; t < f.secs; t += rng.ExpFloat64() / peak {
 		w := wave(t)
@@ -247,6 +253,13 @@ func (f fleet) dataset(arm sources.Arm) *sources.Dataset {
 			} else {
 				ttftMed *= f.chatTTFTX
 			}
+			user := -1
+			if f.users > 0 {
+				user = rng.IntN(f.users)
+			}
+			if userP != nil {
+				r.PromptTokens = max(1, int64(math.Round(float64(r.PromptTokens)*userP[user])))
+			}
 			if f.prefill > 0 {
 				mean := 1100.0
 				if long {
@@ -275,8 +288,8 @@ func (f fleet) dataset(arm sources.Arm) *sources.Dataset {
 			if f.runOnShare > 0 && rng.Float64() < f.runOnShare {
 				r.OutputTokens = 1024
 			}
-			if f.users > 0 {
-				r.OutputTokens = max(2, int64(math.Round(float64(r.OutputTokens)*userX[rng.IntN(f.users)])))
+			if user >= 0 {
+				r.OutputTokens = max(2, int64(math.Round(float64(r.OutputTokens)*userX[user])))
 			}
 			r.CachedTokens = 0
 			if rng.Float64() < 0.6 {
@@ -399,6 +412,10 @@ func fleetCases() []fleetCase {
 		// answers are longer or shorter than the population's (σ 0.5 of
 		// the log): the arms' output lengths differ by which users they got
 		{"aa-sticky-users", Pass, same(func(f *fleet) { f.users, f.userSigma = 500, 0.5 }), same(func(f *fleet) { f.users, f.userSigma = 500, 0.5 })},
+		// the same users' prompts differ too (σ 0.3 of the log), and TTFT
+		// grows with the prompt (prefill)
+		{"aa-sticky-users-prompts", Pass, same(func(f *fleet) { f.users, f.userSigma, f.userPromptSigma, f.prefill = 500, 0.5, 0.3, 1 }),
+			same(func(f *fleet) { f.users, f.userSigma, f.userPromptSigma, f.prefill = 500, 0.5, 0.3, 1 })},
 		{"shed-upstream", Fail, id, same(func(f *fleet) { f.dropShare = 0.08 })},
 		{"retries", Fail, id, same(func(f *fleet) { f.retryShare = 0.05 })},
 		{"canceled-errors", Fail, id, same(func(f *fleet) { f.cancelShare, f.rejectShare = 0.03, 0.03 })},
