@@ -233,7 +233,9 @@ type ArmCost struct {
 // attainment and rates a fraction: 0.01 = 1 pp). Scale "relative": Delta =
 // canary/baseline − 1 (0.02 = +2 %). Interval is the (1 − 2α) interval of
 // Delta. Margin is the tolerated harm, ≥ 0, on the same scale; harm is
-// −Delta when Direction is "higher_is_better" and +Delta otherwise.
+// −Delta when Direction is "higher_is_better", |Delta| when it is
+// "two_sided" (a change either way: offered_load_ratio, or a gate the
+// policy declares two_sided) and +Delta otherwise.
 type Metric struct {
 	Name string `json:"name"`
 	// Class is set on a per-class tail gate (name "ttft_p99:chat"): the
@@ -241,7 +243,7 @@ type Metric struct {
 	Class     string  `json:"class,omitempty"`
 	Verdict   Verdict `json:"verdict"`
 	Guardrail bool    `json:"guardrail"`
-	Direction string  `json:"direction"` // higher_is_better | lower_is_better
+	Direction string  `json:"direction"` // higher_is_better | lower_is_better | two_sided
 	Scale     string  `json:"scale"`     // absolute | relative
 	Unit      string  `json:"unit"`      // unit of Baseline and Canary, e.g. "fraction", "req/s/replica", "s", "USD"
 	Baseline  Num     `json:"baseline"`
