@@ -555,10 +555,10 @@ func decide(e gateEval, g policies.Gate, info policies.MetricInfo, est stats.Est
 
 func gateReason(m Metric, d stats.Decision) string {
 	iv := fmt.Sprintf("%s [%s, %s]", fmtDelta(m, float64(m.Delta)), fmtDelta(m, float64(m.Interval[0])), fmtDelta(m, float64(m.Interval[1])))
-	worse := "worse"
 	if m.Direction == policies.TwoSided {
 		return twoSidedReason(m, d, iv)
 	}
+	worse := "worse"
 	switch {
 	case d == stats.Pass:
 		return fmt.Sprintf("%s: harm stays within the %s margin", iv, fmtMargin(m))
