@@ -14,6 +14,7 @@ import (
 type armStats struct {
 	offered, ok, canceled, rejected, failed, retried, shortOK float64
 	meanOut                                                   float64
+	capped                                                    float64 // ok completions with ≥ 1024 output tokens
 	// canceled requests by who the log says canceled them
 	byServer, byClient            float64
 	ttftChat, tpotEarly, tpotLate float64 // medians, seconds
@@ -38,6 +39,9 @@ func statsOf(res *Result, arm sources.Arm) armStats {
 			out = append(out, float64(r.OutputTokens))
 			if r.OutputTokens < 2 {
 				s.shortOK++
+			}
+			if r.OutputTokens >= 1024 {
+				s.capped++
 			}
 			if r.Class == "chat" {
 				ttft = append(ttft, r.TTFT)
@@ -98,6 +102,12 @@ func TestBlindSpotScenarios(t *testing.T) {
 		}},
 		{"bs-half-outputs", 10 * time.Minute, func(t *testing.T, b, c armStats) {
 			near(t, "canary/baseline mean output tokens", c.meanOut/b.meanOut, 0.5, 0.04)
+		}},
+		{"bs-answers-run-on", 10 * time.Minute, func(t *testing.T, b, c armStats) {
+			near(t, "canary share of ok completions at the 1024-token cap", c.capped/c.ok-b.capped/b.ok, 0.05, 0.01)
+			if r := c.meanOut / b.meanOut; r < 1.1 {
+				t.Errorf("canary/baseline mean output tokens %.3f: answers that run on should lengthen the mean", r)
+			}
 		}},
 		{"bs-shed-8", 30 * time.Minute, func(t *testing.T, b, c armStats) {
 			near(t, "canary/baseline offered", c.offered/b.offered, 0.92, 0.02)

@@ -544,6 +544,13 @@ func (s *armSim) changeOutput(r *simReq) {
 		r.output = 1
 		r.emptyOut = o.ShortTokens == 0
 	}
+	if o.RunOnShare > 0 && s.fault.Float64() < o.RunOnShare {
+		to := int32(o.RunOnTokens)
+		if to == 0 {
+			to = 1024
+		}
+		r.output, r.emptyOut = max(r.output, to), false
+	}
 }
 
 // abandon ends every request still in flight after the drain limit: the

@@ -330,11 +330,16 @@ type BatchNoise struct {
 // OutputChange changes output lengths. Scale multiplies every drawn output
 // length (rounded, at least 1 token; default 1, 0 means 1); then, with probability
 // ShortShare, a request's output is replaced by ShortTokens tokens (0 or
-// 1: an empty or one-token completion that still ends with status ok).
+// 1: an empty or one-token completion that still ends with status ok);
+// then, with probability RunOnShare, it runs on to RunOnTokens (a stop
+// condition missed: the answer goes on to max_tokens, decoded like any
+// other, so it loads its replica as long).
 type OutputChange struct {
 	Scale       float64 `yaml:"scale"`
 	ShortShare  float64 `yaml:"short_share"`
 	ShortTokens int     `yaml:"short_tokens"`
+	RunOnShare  float64 `yaml:"run_on_share"`  // in [0, 1]; default 0
+	RunOnTokens int     `yaml:"run_on_tokens"` // the cap the answers run on to, tokens; default (and 0) 1024
 }
 
 // GatewayRetry: with probability Share a first attempt fails at once and is
@@ -732,6 +737,8 @@ func validateArm(v *validator, p string, a *ArmSpec, classes map[string]bool, ma
 	v.check(finite(o.Scale) && o.Scale >= 0 && o.Scale <= 100, p+".output.scale", "must be in [0, 100] (0 or 1 = unchanged)")
 	v.check(o.ShortShare >= 0 && o.ShortShare <= 1, p+".output.short_share", "must be in [0, 1]")
 	v.check(o.ShortTokens == 0 || o.ShortTokens == 1, p+".output.short_tokens", "must be 0 or 1")
+	v.check(finite(o.RunOnShare) && o.RunOnShare >= 0 && o.RunOnShare <= 1, p+".output.run_on_share", "must be in [0, 1]")
+	v.check(o.RunOnTokens >= 0 && o.RunOnTokens <= 32768, p+".output.run_on_tokens", "must be in [0, 32768] (0 = 1024)")
 	v.check(a.Shed >= 0 && a.Shed < 1, p+".shed", "must be in [0, 1)")
 	v.check(finite(a.TPOTJitter) && a.TPOTJitter >= 0 && a.TPOTJitter <= 1, p+".tpot_jitter", "must be in [0, 1]")
 	v.check(a.GatewayRetry.Share >= 0 && a.GatewayRetry.Share < 1, p+".gateway_retry.share", "must be in [0, 1)")
