@@ -82,4 +82,11 @@ func TestNotDecidable(t *testing.T) {
 	if got := notDecidable(wide, 40); strings.Contains(got, "about as large") || !strings.Contains(got, "interval narrow enough") {
 		t.Errorf("wide interval: %q", got)
 	}
+	// a two-sided gate is at its margin on either side
+	for _, d := range []float64{0.048, -0.048} {
+		two := Metric{Name: "output_tokens_mean", Scale: "relative", Direction: "two_sided", Margin: 0.05, Delta: Num(d)}
+		if got := notDecidable(two, 40); !strings.Contains(got, "about as large as the 5% margin") {
+			t.Errorf("two-sided at %+g: %q", d, got)
+		}
+	}
 }

@@ -736,3 +736,31 @@ func TestMarkdown_firstLineHeldByGuardrail(t *testing.T) {
 		}
 	}
 }
+
+// TestMdWorstHarm: the harmful end of a gate's interval, the farther end
+// from no change for a two-sided gate, so a pass's headline names the
+// gate that came closest to its margin on either side.
+func TestMdWorstHarm(t *testing.T) {
+	for _, c := range []struct {
+		dir    string
+		lo, hi float64
+		want   float64
+	}{
+		{"higher_is_better", -0.012, 0.004, 0.012},
+		{"lower_is_better", -0.02, 0.13, 0.13},
+		{"two_sided", -0.01, 0.045, 0.045},
+		{"two_sided", -0.048, 0.01, 0.048},
+	} {
+		m := &analysis.Metric{Direction: c.dir, Interval: [2]analysis.Num{analysis.Num(c.lo), analysis.Num(c.hi)}}
+		if got := mdWorstHarm(m); math.Abs(got-c.want) > 1e-15 {
+			t.Errorf("%s [%g, %g]: %g, want %g", c.dir, c.lo, c.hi, got, c.want)
+		}
+	}
+	r := &analysis.Report{Verdict: analysis.Pass, Metrics: []analysis.Metric{
+		{Name: "slo_attainment", Verdict: analysis.Pass, Direction: "higher_is_better", Interval: [2]analysis.Num{-0.005, 0.004}, Margin: 0.01},
+		{Name: "output_tokens_mean", Verdict: analysis.Pass, Direction: "two_sided", Scale: "relative", Interval: [2]analysis.Num{-0.01, 0.045}, Margin: 0.05},
+	}}
+	if m := mdDecisive(r); m == nil || m.Name != "output_tokens_mean" {
+		t.Errorf("decisive gate %v, want output_tokens_mean (90%% of its margin used, on its upper side)", m)
+	}
+}

@@ -22,6 +22,9 @@ func TestGateShortfall(t *testing.T) {
 		// a p99 ratio, lower is better: the upper end
 		{"tail short of passing", analysis.Metric{Direction: "lower_is_better", Scale: "relative", Interval: [2]analysis.Num{-0.02, 0.13}, Margin: 0.1}, 0.03},
 		{"no interval", analysis.Metric{Direction: "lower_is_better", Interval: [2]analysis.Num{analysis.Num(math.Inf(-1)), analysis.Num(math.Inf(1))}, Margin: 0.1}, math.NaN()},
+		// two-sided (output length either way): the end farther from 0
+		{"two-sided, longer", analysis.Metric{Direction: "two_sided", Scale: "relative", Interval: [2]analysis.Num{0.01, 0.07}, Margin: 0.05}, 0.02},
+		{"two-sided, shorter", analysis.Metric{Direction: "two_sided", Scale: "relative", Interval: [2]analysis.Num{-0.08, 0.02}, Margin: 0.05}, 0.03},
 	} {
 		got := gateShortfall(c.m)
 		if math.IsNaN(c.want) != math.IsNaN(got) || (!math.IsNaN(got) && math.Abs(got-c.want) > 1e-12) {
