@@ -16,7 +16,9 @@ import (
 // ratio range far wider than the 10% margin, so the gate is judged in its
 // exceedance form at the 25 ms edge and the reason says so, with what the
 // bucket width costs. A 50% TTFT regression and a 10% regression still
-// fail from both. The engine sees no retries and no rejections, so those
+// fail from both, and so do answers that run on (5% to a 1024-token cap),
+// on the two-sided output gate read from the engine's generated-token
+// counter as from the logs. The engine sees no retries and no rejections, so those
 // guardrails are left out with a warning, never passed on no data.
 func TestPrometheusChatOnEdgesCanPass(t *testing.T) {
 	if testing.Short() {
@@ -40,6 +42,7 @@ func TestPrometheusChatOnEdgesCanPass(t *testing.T) {
 		{"A/A", "steady", "pass"},
 		{"p99 TTFT +50%", filepath.Join("testdata", "promagree", "ttft-50.yaml"), "fail"},
 		{"10% regression", "regress-10", "fail"},
+		{"answers run on", filepath.Join("testdata", "promagree", "run-on.yaml"), "fail"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			logs, prom := logsAndMetrics[rep](t, tc.scenario, pol, 15)
@@ -49,6 +52,19 @@ func TestPrometheusChatOnEdgesCanPass(t *testing.T) {
 			byName := map[string]metric{}
 			for _, m := range prom.Metrics {
 				byName[m.Name] = m
+			}
+			if tc.name == "answers run on" {
+				// from the engine's generated-token counter as from the
+				// logs: the output gate, two-sided, fails on both paths
+				lg := map[string]metric{}
+				for _, m := range logs.Metrics {
+					lg[m.Name] = m
+				}
+				for path, m := range map[string]metric{"logs": lg["output_tokens_mean"], "metrics": byName["output_tokens_mean"]} {
+					if m.Verdict != "fail" || !strings.Contains(m.Reason, "the canary's answers are longer by more than the 5% margin") {
+						t.Errorf("%s: output_tokens_mean %s: %s", path, m.Verdict, m.Reason)
+					}
+				}
 			}
 			if tc.want == "pass" {
 				tp := byName["tpot_p99"]
