@@ -603,6 +603,8 @@ func (j *aggJudgement) report() *Report {
 	r.Verdict, r.Reasons = Overall(r.Metrics)
 	gap, baselineMore := unverifiedGap(j.b.ds.Agg.Unverified, j.c.ds.Agg.Unverified, j.b.completedAll, j.c.completedAll)
 	heldByUnverifiedGap(r, gap, baselineMore)
+	ab, ac := j.b.ds.Agg, j.c.ds.Agg
+	heldByQualityGap(r, qualityGap(p, ab.QualityChecked, ab.QualityFailed, ac.QualityChecked, ac.QualityFailed))
 	if ms := mixShift(j.b, j.c, 1-2*p.Alpha()); ms != "" {
 		j.warnf("traffic mix: %s", ms)
 		if r.Verdict != Inconclusive {

@@ -284,6 +284,7 @@ func (j *judgement) report() *Report {
 	r.Verdict, r.Reasons = Overall(r.Metrics)
 	gap, baselineMore := unverifiedGap(j.b.unverified, j.c.unverified, j.b.completedAll, j.c.completedAll)
 	heldByUnverifiedGap(r, gap, baselineMore)
+	heldByQualityGap(r, qualityGap(j.p, j.b.qualityChecked, j.b.qualityFailed, j.c.qualityChecked, j.c.qualityFailed))
 	j.metricsWarnings()
 	internalView(r, j.work(j.b), j.work(j.c), j.p.Window.Bucket.Seconds())
 	r.Warnings = onceForBothArms(j.warns, j.b.ds, j.c.ds)

@@ -51,6 +51,9 @@ type armData struct {
 	repNames   []string
 	cost       *armCost         // nil when cost is unknown
 	unverified map[string]int64 // SLO criterion → completed requests lacking the field
+	// qualityChecked and qualityFailed count the completed requests that
+	// give quality_ok and those that fail it (qualityGap)
+	qualityChecked, qualityFailed int64
 	// attemptKnown is true when some record of the arm gives its attempt
 	// (judgement.retriesUnreported reads both arms')
 	attemptKnown bool
@@ -382,6 +385,12 @@ func prepare(ds *sources.Dataset, p *policies.Policy, cls *classifier, origin fl
 			a.completedAll++
 			if r.OutputTokens < 0 {
 				a.outUnknownAll++
+			}
+			if r.Quality != sources.QualityUnknown {
+				a.qualityChecked++
+				if r.Quality == sources.QualityBad {
+					a.qualityFailed++
+				}
 			}
 		}
 		a.attemptKnown = a.attemptKnown || r.Attempt > 0

@@ -178,6 +178,9 @@ type Aggregator struct {
 	// attemptKnown is set once a record gives its attempt
 	// (sources.Aggregate.AttemptKnown)
 	attemptKnown bool
+	// qualityChecked and qualityFailed count completed requests giving
+	// quality_ok and those failing it (sources.Aggregate.QualityChecked)
+	qualityChecked, qualityFailed int64
 	// aggregated is set once Aggregate has handed the bins over
 	aggregated bool
 	// first record without a usable arrival time, for the message
@@ -527,6 +530,12 @@ func (a *Aggregator) Add(r *sources.Request) {
 		if r.OutputTokens >= 0 && r.OutputTokens < slo.OutputFloor() {
 			c.Short++
 		}
+		if r.Quality != sources.QualityUnknown {
+			a.qualityChecked++
+			if r.Quality == sources.QualityBad {
+				a.qualityFailed++
+			}
+		}
 		if isGood(*slo, r, a.unverified) {
 			good = 1
 			c.Good++
@@ -688,6 +697,8 @@ func (a *Aggregator) Merge(o *Aggregator) {
 	a.lo, a.hi = min(a.lo, o.lo), max(a.hi, o.hi)
 	a.cacheKnown = a.cacheKnown || o.cacheKnown
 	a.attemptKnown = a.attemptKnown || o.attemptKnown
+	a.qualityChecked += o.qualityChecked
+	a.qualityFailed += o.qualityFailed
 	for k, v := range o.unverified {
 		a.unverified[k] += v
 	}
@@ -795,7 +806,7 @@ func (a *Aggregator) Aggregate(arm sources.Arm) (*sources.Aggregate, error) {
 	nan := math.NaN()
 	var edges loglin.Edges
 	out := &sources.Aggregate{Profile: "requests", Exact: true, GoodTokensCounted: true, LatencySums: true, Step: a.step, Replicas: tracks, ReplicasUnnamed: tracks == nil,
-		AttemptKnown: a.attemptKnown}
+		AttemptKnown: a.attemptKnown, QualityChecked: a.qualityChecked, QualityFailed: a.qualityFailed}
 	if a.tooManyReplicas {
 		out.Notes = append(out.Notes, sources.TooManyReplicas())
 	}

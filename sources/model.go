@@ -513,6 +513,12 @@ type Aggregate struct {
 	// gives it on none when nothing was retried, so only when neither arm
 	// gives it are retries taken as unreported (analysis).
 	AttemptKnown bool
+	// QualityChecked counts the completed requests whose record gives
+	// quality_ok, QualityFailed those whose check failed (per-request
+	// records only; 0 from metrics): a policy that does not judge quality
+	// still does not pass a canary whose answers fail their checks more
+	// often (analysis).
+	QualityChecked, QualityFailed int64
 	// Unverified counts, per SLO criterion (ttft, tpot, e2e, max_itl,
 	// quality), the completed requests that lack the field it needs and
 	// were counted as not good; nil from metrics, which cannot tell.

@@ -147,7 +147,8 @@ func streamAggregate(t *testing.T, pol *policies.Policy, ds sources.Dataset) *so
 // aggLines writes an aggregate one field per line, NaN spelt out, so two
 // aggregates compare field by field.
 func aggLines(a *sources.Aggregate) []string {
-	out := []string{fmt.Sprintf("profile %q exact %v sums %v step %v partial %q notes %q attempt known %v unverified %v", a.Profile, a.Exact, a.LatencySums, a.Step, a.Partial, a.Notes, a.AttemptKnown, a.Unverified)}
+	out := []string{fmt.Sprintf("profile %q exact %v sums %v step %v partial %q notes %q attempt known %v unverified %v quality checked %d failed %d",
+		a.Profile, a.Exact, a.LatencySums, a.Step, a.Partial, a.Notes, a.AttemptKnown, a.Unverified, a.QualityChecked, a.QualityFailed)}
 	for i, b := range a.Buckets {
 		out = append(out,
 			fmt.Sprintf("bucket %d [%v, %v) class %q", i, b.Start, b.End, b.Class),
@@ -266,6 +267,24 @@ func TestClickHouseAggregateEqualsFiles(t *testing.T) {
 		}
 		return b, c
 	}
+	// records giving quality_ok, a few failing it, some not checked
+	// (Aggregate.QualityChecked, QualityFailed)
+	qualityRun := func() (b, c []sources.Request) {
+		b, c = edgeRun()
+		for k, rs := range [][]sources.Request{b, c} {
+			for i := range rs {
+				switch (i + k) % 9 {
+				case 0:
+					rs[i].Quality = sources.QualityBad
+				case 1, 2:
+					rs[i].Quality = sources.QualityUnknown
+				default:
+					rs[i].Quality = sources.QualityOK
+				}
+			}
+		}
+		return b, c
+	}
 	runs := []run{
 		{"aa-quiet chat", chat, simRun("aa-quiet-30m")},
 		{"short-outputs chat", chat, simRun("bs-short-outputs")},
@@ -277,6 +296,7 @@ func TestClickHouseAggregateEqualsFiles(t *testing.T) {
 		{"long edge records chat", chat, longRun},
 		{"pod replaced chat", chat, replacedRun},
 		{"no attempt given chat", chat, noAttemptRun},
+		{"quality given chat", chat, qualityRun},
 	}
 	for i, r := range runs {
 		t.Run(r.name, func(t *testing.T) {
@@ -309,6 +329,9 @@ func TestClickHouseAggregateEqualsFiles(t *testing.T) {
 					t.Errorf("%s: %d records from ClickHouse, %d from the file", arm.arm, got.Inputs[0].Count, len(ds.Requests))
 				}
 				sameAggregate(t, string(arm.arm), want, got.Agg)
+				if r.name == "quality given chat" && (got.Agg.QualityFailed == 0 || got.Agg.QualityChecked <= got.Agg.QualityFailed) {
+					t.Errorf("%s: quality checked %d, failed %d: the counts were not compared", arm.arm, got.Agg.QualityChecked, got.Agg.QualityFailed)
+				}
 				if r.name == "aa-quiet chat" && !hasMedians(got.Agg) {
 					t.Errorf("%s: no replica with a TTFT and a TPOT median: the replicas' medians were not compared", arm.arm)
 				}

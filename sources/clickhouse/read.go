@@ -72,6 +72,7 @@ type row struct {
 	PromptTokens, OutputTokens, Hits, Queries, CacheKnown count
 	GoodTokens, Admitted, Judged, JudgedGood              count
 	UnvTTFT, UnvTPOT, UnvE2E, UnvMaxITL, UnvQuality       count
+	QualityChecked, QualityFailed                         count
 	BadStatus, BadTTFT, BadLatency, BadE2E, BadCount      count
 	BadCanceledBy                                         count
 	// SumTTFT, SumTPOT and SumE2E sum the histograms' latencies, each
@@ -114,7 +115,7 @@ func (r *row) UnmarshalJSON(b []byte) error {
 		"good": &r.Good, "retried": &r.Retried, "short": &r.Short, "prompt_tokens": &r.PromptTokens,
 		"output_tokens": &r.OutputTokens, "attempt_known": &r.AttemptKnown, "output_unknown": &r.OutputUnknown, "prompt_unknown": &r.PromptUnknown, "good_tokens": &r.GoodTokens, "hits": &r.Hits, "queries": &r.Queries, "cache_known": &r.CacheKnown,
 		"admitted": &r.Admitted, "judged": &r.Judged, "judged_good": &r.JudgedGood, "unv_ttft": &r.UnvTTFT, "unv_tpot": &r.UnvTPOT, "unv_e2e": &r.UnvE2E,
-		"unv_max_itl": &r.UnvMaxITL, "unv_quality": &r.UnvQuality, "bad_status": &r.BadStatus, "bad_ttft": &r.BadTTFT,
+		"unv_max_itl": &r.UnvMaxITL, "unv_quality": &r.UnvQuality, "quality_checked": &r.QualityChecked, "quality_failed": &r.QualityFailed, "bad_status": &r.BadStatus, "bad_ttft": &r.BadTTFT,
 		"bad_latency": &r.BadLatency, "bad_e2e": &r.BadE2E, "bad_count": &r.BadCount, "bad_canceled_by": &r.BadCanceledBy,
 		"sum_ttft": &r.SumTTFT, "sum_tpot": &r.SumTPOT, "sum_e2e": &r.SumE2E}
 	for k, p := range ints {
@@ -234,6 +235,9 @@ type assembler struct {
 	tooManyReplicas bool
 	cacheKnown      bool
 	attemptKnown    bool // some record gave its attempt (Aggregate.AttemptKnown)
+	// completed records giving quality_ok, and failing it
+	// (Aggregate.QualityChecked, QualityFailed)
+	qualityChecked, qualityFailed int64
 	// labels holds the class labels seen (sources.MaxClassLabels at most)
 	labels map[string]struct{}
 	lo, hi int64 // slice numbers on the widened grid
@@ -318,6 +322,8 @@ func (as *assembler) add(r *row) error {
 		if r.AttemptKnown > 0 {
 			as.attemptKnown = true
 		}
+		as.qualityChecked += int64(r.QualityChecked)
+		as.qualityFailed += int64(r.QualityFailed)
 		if _, ok := as.labels[r.Label]; !ok && r.Label != "" {
 			if len(as.labels) == sources.MaxClassLabels {
 				return fmt.Errorf("the rows hold more than %d distinct class labels: a class label names a kind of traffic (chat, batch, …) and each one is a stratum the arms are compared within, so a value per request (an id, a prompt) cannot be one; map another column to class with --columns class=COLUMN, leave it out with --columns class=, or narrow the condition", sources.MaxClassLabels)
@@ -429,7 +435,7 @@ func (as *assembler) finish() (*sources.Aggregate, int64, []string, error) {
 	nan := math.NaN()
 	var edges loglin.Edges
 	out := &sources.Aggregate{Profile: "requests", Exact: true, GoodTokensCounted: true, LatencySums: true, Step: step, Replicas: tracks, ReplicasUnnamed: tracks == nil,
-		AttemptKnown: as.attemptKnown}
+		AttemptKnown: as.attemptKnown, QualityChecked: as.qualityChecked, QualityFailed: as.qualityFailed}
 	if as.tooManyReplicas {
 		out.Notes = append(out.Notes, sources.TooManyReplicas())
 	}

@@ -594,6 +594,10 @@ func buildQuery(p *Plan, table string, cols resolved, where string, start, end f
 		}
 		return "0"
 	}), "unv_quality")
+	// completed requests giving quality_ok, and failing it (whatever the
+	// policy judges: Aggregate.QualityChecked, QualityFailed)
+	add2(ok+" AND "+a("quality")+" > 0", "q_checked")
+	add2(ok+" AND "+a("quality")+" = 2", "q_failed")
 	// rows the file reader refuses
 	lat := func(n string) string {
 		return "(" + a(n+"_k") + " AND (" + a(n) + " < 0 OR isInfinite(" + a(n) + ")))"
@@ -680,6 +684,8 @@ func buildQuery(p *Plan, table string, cols resolved, where string, start, end f
 		"countIf(" + a("unv_e2e") + ") AS unv_e2e",
 		"countIf(" + a("unv_itl") + ") AS unv_max_itl",
 		"countIf(" + a("unv_quality") + ") AS unv_quality",
+		"countIf(" + a("q_checked") + ") AS quality_checked",
+		"countIf(" + a("q_failed") + ") AS quality_failed",
 		"countIf(" + a("st") + " = 0) AS bad_status",
 		"countIf(" + a("bad_ttft") + ") AS bad_ttft",
 		"countIf(" + a("bad_latency") + ") AS bad_latency",
