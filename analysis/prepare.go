@@ -386,12 +386,8 @@ func prepare(ds *sources.Dataset, p *policies.Policy, cls *classifier, origin fl
 			if r.OutputTokens < 0 {
 				a.outUnknownAll++
 			}
-			if r.Quality != sources.QualityUnknown {
-				a.qualityChecked++
-				if r.Quality == sources.QualityBad {
-					a.qualityFailed++
-				}
-			}
+			checked, failed := qualityTally(r.Quality)
+			a.qualityChecked, a.qualityFailed = a.qualityChecked+checked, a.qualityFailed+failed
 		}
 		a.attemptKnown = a.attemptKnown || r.Attempt > 0
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/goodput-dev/goodput/policies"
+	"github.com/goodput-dev/goodput/sources"
 )
 
 // A kernel that computes wrong numbers serves fast, wrong answers: every
@@ -27,6 +28,19 @@ const QualityMargin = 0.005
 // qualityZ is the one-sided two-proportion z the canary's excess must
 // pass (beyond chance: about 1 in 740 identical arms).
 const qualityZ = 3
+
+// qualityTally is what one completed request adds to its arm's quality
+// counts: checked when its record gives quality_ok, failed when the check
+// failed. Both judging paths count with it.
+func qualityTally(q sources.Quality) (checked, failed int64) {
+	switch q {
+	case sources.QualityOK:
+		return 1, 0
+	case sources.QualityBad:
+		return 1, 1
+	}
+	return 0, 0
+}
 
 // qualityJudged reports whether the policy makes quality part of good
 // anywhere (its SLO or a class's).

@@ -530,12 +530,8 @@ func (a *Aggregator) Add(r *sources.Request) {
 		if r.OutputTokens >= 0 && r.OutputTokens < slo.OutputFloor() {
 			c.Short++
 		}
-		if r.Quality != sources.QualityUnknown {
-			a.qualityChecked++
-			if r.Quality == sources.QualityBad {
-				a.qualityFailed++
-			}
-		}
+		checked, failed := qualityTally(r.Quality)
+		a.qualityChecked, a.qualityFailed = a.qualityChecked+checked, a.qualityFailed+failed
 		if isGood(*slo, r, a.unverified) {
 			good = 1
 			c.Good++
