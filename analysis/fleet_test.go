@@ -58,6 +58,10 @@ type fleet struct {
 	// population's, and prompts userPromptSigma longer or shorter
 	users                      int
 	userSigma, userPromptSigma float64
+	// qualityFail > 0: every completion gives quality_ok, failing with
+	// this probability (times the user's own factor, userQualitySigma of
+	// the log, when the arm serves users of its own)
+	qualityFail, userQualitySigma float64
 	// the last replica serves nothing in [outageAt, outageAt+outageSecs)
 	// seconds (a crash and restart); the others absorb its load
 	outageAt, outageSecs float64
@@ -219,6 +223,12 @@ func (f fleet) dataset(arm sources.Arm) *sources.Dataset {
 			userP = append(userP, math.Exp(f.userPromptSigma*rng.NormFloat64()))
 		}
 	}
+	var userQ []float64
+	if f.userQualitySigma > 0 {
+		for range f.users {
+			userQ = append(userQ, math.Exp(f.userQualitySigma*rng.NormFloat64()))
+		}
+	}
 	for t := rng.ExpFloat64() / peak; t < f.secs; t += rng.ExpFloat64() / peak {
 		w := wave(t)
 		rampAt := 1 + f.ramp*(2*t/f.secs-1)
@@ -373,6 +383,16 @@ func (f fleet) dataset(arm sources.Arm) *sources.Dataset {
 				if f.retryShare > 0 && rng.Float64() < f.retryShare {
 					r.Attempt = 2
 				}
+				if f.qualityFail > 0 {
+					pf := f.qualityFail
+					if userQ != nil {
+						pf *= userQ[user]
+					}
+					r.Quality = sources.QualityOK
+					if rng.Float64() < pf {
+						r.Quality = sources.QualityBad
+					}
+				}
 			}
 			ds.Requests = append(ds.Requests, r)
 		}
@@ -416,6 +436,13 @@ func fleetCases() []fleetCase {
 		// grows with the prompt (prefill)
 		{"aa-sticky-users-prompts", Pass, same(func(f *fleet) { f.users, f.userSigma, f.userPromptSigma, f.prefill = 500, 0.5, 0.3, 1 }),
 			same(func(f *fleet) { f.users, f.userSigma, f.userPromptSigma, f.prefill = 500, 0.5, 0.3, 1 })},
+		// quality checks in the records: alike, the canary's failing 2.5×
+		// as often (fast, wrong answers), and 100 users per arm of their
+		// own whose answers fail e^N(0,1) times as often
+		{"aa-quality", Pass, same(func(f *fleet) { f.qualityFail = 0.02 }), same(func(f *fleet) { f.qualityFail = 0.02 })},
+		{"quality-worse", Fail, same(func(f *fleet) { f.qualityFail = 0.02 }), same(func(f *fleet) { f.qualityFail = 0.05 })},
+		{"aa-sticky-users-quality", Pass, same(func(f *fleet) { f.users, f.qualityFail, f.userQualitySigma = 100, 0.02, 1 }),
+			same(func(f *fleet) { f.users, f.qualityFail, f.userQualitySigma = 100, 0.02, 1 })},
 		{"shed-upstream", Fail, id, same(func(f *fleet) { f.dropShare = 0.08 })},
 		{"retries", Fail, id, same(func(f *fleet) { f.retryShare = 0.05 })},
 		{"canceled-errors", Fail, id, same(func(f *fleet) { f.cancelShare, f.rejectShare = 0.03, 0.03 })},
