@@ -662,9 +662,16 @@ func sharesApart(xb, nb, xc, nc float64) bool {
 	if d <= MaxFieldShareGap {
 		return false
 	}
-	p := (xb + xc) / (nb + nc)
-	se := math.Sqrt(p * (1 - p) * (1/nb + 1/nc))
+	se := pooledSE(xb, nb, xc, nc)
 	return !(se > 0 && d/se <= 3)
+}
+
+// pooledSE is the standard error of the difference of two proportions
+// xb/nb and xc/nc under their pooled share, the two-proportion z test's
+// (sharesApart, qualityGap).
+func pooledSE(xb, nb, xc, nc float64) float64 {
+	p := (xb + xc) / (nb + nc)
+	return math.Sqrt(p * (1 - p) * (1/nb + 1/nc))
 }
 
 // outputKnownGap returns why output_tokens_mean cannot be decided when the

@@ -2,7 +2,6 @@ package analysis
 
 import (
 	"fmt"
-	"math"
 	"strings"
 
 	"github.com/goodput-dev/goodput/policies"
@@ -68,8 +67,7 @@ func qualityGap(p *policies.Policy, checkedB, failedB, checkedC, failedC int64) 
 	}
 	nb, nc := float64(checkedB), float64(checkedC)
 	pb, pc := float64(failedB)/nb, float64(failedC)/nc
-	pool := float64(failedB+failedC) / (nb + nc)
-	se := math.Sqrt(pool * (1 - pool) * (1/nb + 1/nc))
+	se := pooledSE(float64(failedB), nb, float64(failedC), nc)
 	if !(pc-pb > QualityMargin) || !(se > 0) || (pc-pb-QualityMargin)/se <= qualityZ {
 		return ""
 	}
