@@ -175,13 +175,7 @@ func onceForBothArms(warns []string, b, c *sources.Dataset) []string {
 // impractical amount stays open: its difference sits at the margin, or
 // its interval is wide for the data's own noise.
 func notDecidable(m Metric, k float64) string {
-	harm := float64(m.Delta)
-	switch m.Direction {
-	case "higher_is_better":
-		harm = -harm
-	case "two_sided": // a change either way is harm
-		harm = math.Abs(harm)
-	}
+	harm := m.Harm(float64(m.Delta))
 	margin := float64(m.Margin)
 	if margin > 0 && math.Abs(harm-margin) <= 0.25*margin {
 		return fmt.Sprintf("it would take about %s× the data; the difference is about as large as the %s margin, so decide whether a change that size matters (`--margin %s=…`)",

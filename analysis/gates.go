@@ -272,17 +272,14 @@ func fmtDelta(m Metric, v float64) string {
 	return fmt.Sprintf("%+.2f pp", v*100)
 }
 
-// gateDirection is a gate row's direction: "higher_is_better" or
-// "lower_is_better" from its metric, or "two_sided" when the policy makes
-// a change either way harm.
+// gateDirection is a gate row's direction: its metric's
+// (MetricInfo.Direction), or "two_sided" when the policy makes a change
+// either way harm.
 func gateDirection(g policies.Gate, info policies.MetricInfo) string {
-	switch {
-	case g.Direction == policies.TwoSided:
+	if g.Direction == policies.TwoSided {
 		return policies.TwoSided
-	case info.HigherIsBetter:
-		return "higher_is_better"
 	}
-	return "lower_is_better"
+	return info.Direction()
 }
 
 func (j *judgement) evalGate(idx int, g policies.Gate, conf float64, r *Report) gateEval {

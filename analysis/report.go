@@ -294,6 +294,33 @@ func (m Metric) VerdictLabel() string {
 	return string(m.Verdict)
 }
 
+// Harm reads a delta of m as harm (positive = canary worse): −delta when
+// m's direction is "higher_is_better", |delta| when "two_sided", delta
+// otherwise.
+func (m Metric) Harm(delta float64) float64 {
+	switch m.Direction {
+	case "higher_is_better":
+		return -delta
+	case "two_sided":
+		return math.Abs(delta)
+	}
+	return delta
+}
+
+// WorstHarm is the harmful end of m's interval: the upper end for a
+// lower-is-better row, the lower end negated for a higher-is-better one,
+// the farther from no change for a two-sided one.
+func (m Metric) WorstHarm() float64 {
+	lo, hi := float64(m.Interval[0]), float64(m.Interval[1])
+	switch m.Direction {
+	case "higher_is_better":
+		return -lo
+	case "two_sided":
+		return math.Max(-lo, hi)
+	}
+	return hi
+}
+
 // Conditional reports whether m is a row a check adds only when it found
 // something: a gated metric's trend over the window (<metric>_trend) or an
 // attainment dip (attainment_dip). Such a row's interval was selected for

@@ -414,11 +414,7 @@ func trendEvals(p *policies.Policy, nb int, secs float64, skip func(metric strin
 		if dl > dh {
 			dl, dh = dh, dl
 		}
-		dir := "lower_is_better"
-		if info.HigherIsBetter {
-			dir = "higher_is_better"
-		}
-		m := Metric{Name: g.Metric + trendSuffix, Guardrail: true, Direction: dir, Scale: info.Scale, Unit: info.Unit,
+		m := Metric{Name: g.Metric + trendSuffix, Guardrail: true, Direction: info.Direction(), Scale: info.Scale, Unit: info.Unit,
 			Baseline: Num(s.lastB), Canary: Num(s.lastC), Delta: Num(delta(f.At)), Interval: [2]Num{Num(dl), Num(dh)},
 			Margin: Num(g.Margin.Value), PFail: Num(math.NaN()), NBaseline: int64(s.nb), NCanary: int64(s.nc),
 			Buckets: [2]int{nb, nb}, Method: fmt.Sprintf("segment-ols-trend-%d", len(s.x)), Adjusted: []string{}}

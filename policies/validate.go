@@ -30,6 +30,15 @@ type MetricInfo struct {
 	RequestsOnly bool
 }
 
+// Direction is the metric's own direction as reports name it:
+// "higher_is_better" or "lower_is_better".
+func (m MetricInfo) Direction() string {
+	if m.HigherIsBetter {
+		return "higher_is_better"
+	}
+	return "lower_is_better"
+}
+
 // Metrics returns the catalog of gateable metrics, sorted by name.
 func Metrics() []MetricInfo {
 	ms := []MetricInfo{
@@ -281,10 +290,7 @@ func (p *Policy) validate(doc *yaml.Node) error {
 		if g.Weight < 0 || math.IsNaN(g.Weight) || math.IsInf(g.Weight, 0) {
 			return nodeErr(find(doc, "gates", i, "weight"), "gates[%d].weight: %g is not a finite number ≥ 0 (its share of α in the weighted Holm step)", i, g.Weight)
 		}
-		own := "lower_is_better"
-		if m.HigherIsBetter {
-			own = "higher_is_better"
-		}
+		own := m.Direction()
 		switch g.Direction {
 		case "", own:
 			p.Gates[i].Direction = ""

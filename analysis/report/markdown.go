@@ -350,7 +350,7 @@ func mdDecisive(r *analysis.Report) *analysis.Metric {
 			return m
 		default:
 			// share of the margin left unused; scales differ across gates
-			key = float64(m.Margin) - mdWorstHarm(m)
+			key = float64(m.Margin) - m.WorstHarm()
 			if float64(m.Margin) > 0 {
 				key /= float64(m.Margin)
 			}
@@ -363,19 +363,6 @@ func mdDecisive(r *analysis.Report) *analysis.Metric {
 		}
 	}
 	return best
-}
-
-// mdWorstHarm is the upper end of the harm interval (harm = canary worse;
-// for a two-sided gate, a change either way).
-func mdWorstHarm(m *analysis.Metric) float64 {
-	lo, hi := float64(m.Interval[0]), float64(m.Interval[1])
-	switch m.Direction {
-	case "higher_is_better":
-		return -lo
-	case "two_sided":
-		return math.Max(-lo, hi)
-	}
-	return hi
 }
 
 func mdHead(r *analysis.Report) string {

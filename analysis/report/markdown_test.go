@@ -737,7 +737,8 @@ func TestMarkdown_firstLineHeldByGuardrail(t *testing.T) {
 	}
 }
 
-// TestMdWorstHarm: the harmful end of a gate's interval, the farther end
+// TestMdWorstHarm: the harmful end of a gate's interval (Metric.WorstHarm,
+// which the headline reads), the farther end
 // from no change for a two-sided gate, so a pass's headline names the
 // gate that came closest to its margin on either side.
 func TestMdWorstHarm(t *testing.T) {
@@ -752,7 +753,7 @@ func TestMdWorstHarm(t *testing.T) {
 		{"two_sided", -0.048, 0.01, 0.048},
 	} {
 		m := &analysis.Metric{Direction: c.dir, Interval: [2]analysis.Num{analysis.Num(c.lo), analysis.Num(c.hi)}}
-		if got := mdWorstHarm(m); math.Abs(got-c.want) > 1e-15 {
+		if got := m.WorstHarm(); math.Abs(got-c.want) > 1e-15 {
 			t.Errorf("%s [%g, %g]: %g, want %g", c.dir, c.lo, c.hi, got, c.want)
 		}
 	}

@@ -19,14 +19,7 @@ import (
 // relative change for relative ones). Positive: the interval reaches that
 // far beyond the margin. NaN when the gate has no finite interval.
 func gateShortfall(g analysis.Metric) float64 {
-	lo, hi := float64(g.Interval[0]), float64(g.Interval[1])
-	worst := hi
-	switch g.Direction {
-	case "higher_is_better":
-		worst = -lo
-	case "two_sided": // a change either way is harm
-		worst = math.Max(-lo, hi)
-	}
+	worst := g.WorstHarm()
 	if math.IsNaN(worst) || math.IsInf(worst, 0) {
 		return math.NaN()
 	}
