@@ -196,15 +196,18 @@ func numberLine(st styles, g *analysis.Metric, w int) []string {
 	// fail zone
 	zone := []rune(strings.Repeat(" ", cw))
 	if !bad(bound) {
-		bc := col(bound)
+		bc, lc := col(bound), -1 // lc: the lower margin of a two-sided gate
+		if twoSided {
+			lc = col(-bound)
+		}
 		for x := 0; x < cw; x++ {
-			if (higherBetter && x < bc) || (!higherBetter && x > bc) || (twoSided && x < col(-bound)) {
+			if (higherBetter && x < bc) || (!higherBetter && x > bc) || x < lc {
 				zone[x] = '░'
 			}
 		}
 		zone[bc] = '┊'
 		if twoSided {
-			zone[col(-bound)] = '┊'
+			zone[lc] = '┊'
 		}
 	}
 	bar := func(ivLo, ivHi, mid float64, fill, dot rune) string {
