@@ -314,16 +314,7 @@ func (d *decoder) set(r *sources.Request, f field, k kind, v []byte) *lineErr {
 		if e != nil {
 			return e
 		}
-		switch f {
-		case fTTFT:
-			r.TTFT = x
-		case fTPOT:
-			r.TPOT = x
-		case fE2E:
-			r.E2E = x
-		default:
-			r.MaxITL = x
-		}
+		setLatency(r, f, x)
 	case fPromptTokens, fOutputTokens, fCachedTokens, fAttempt:
 		t, e := numberText(f, k, v)
 		if e != nil {
@@ -506,6 +497,13 @@ func (d *decoder) setFloat(r *sources.Request, f field, x float64, t []byte) *li
 		return e
 	}
 	x, e := checkLatency(f, x, t)
+	setLatency(r, f, x)
+	return e
+}
+
+// setLatency stores x (seconds) in the request's latency field f (fTTFT,
+// fTPOT, fE2E or fMaxITL).
+func setLatency(r *sources.Request, f field, x float64) {
 	switch f {
 	case fTTFT:
 		r.TTFT = x
@@ -516,7 +514,6 @@ func (d *decoder) setFloat(r *sources.Request, f field, x float64, t []byte) *li
 	default:
 		r.MaxITL = x
 	}
-	return e
 }
 
 // storeCount checks n, the value of number text t (whole reports whether
