@@ -869,14 +869,8 @@ func (j *aggJudgement) gates() []Metric {
 	for _, f := range forks {
 		j.join(f)
 	}
-	ps := make([]float64, len(evals))
+	ps := failPs(evals)
 	weights := policies.GateWeights(gates)
-	for i := range gates {
-		ps[i] = math.NaN()
-		if evals[i].decidable {
-			ps[i] = evals[i].failP()
-		}
-	}
 	j.naive(gates, evals, conf)
 	// per-class tail gates, as on the request path: every class with
 	// ≥ MajorClassShare of the baseline's offered requests gets each tail

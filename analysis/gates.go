@@ -44,6 +44,19 @@ func (e gateEval) failP() float64 {
 	return p
 }
 
+// failPs is every gate's failP for the weighted Holm step, NaN for a gate
+// that could not be decided (Holm leaves it out).
+func failPs(evals []gateEval) []float64 {
+	ps := make([]float64, len(evals))
+	for i, e := range evals {
+		ps[i] = math.NaN()
+		if e.decidable {
+			ps[i] = e.failP()
+		}
+	}
+	return ps
+}
+
 func (j *judgement) gates(r *Report) []Metric {
 	alpha := j.p.Alpha()
 	conf := 1 - 2*alpha
@@ -59,14 +72,8 @@ func (j *judgement) gates(r *Report) []Metric {
 	for _, f := range forks {
 		j.join(f)
 	}
-	ps := make([]float64, len(evals))
+	ps := failPs(evals)
 	weights := policies.GateWeights(gates)
-	for i := range gates {
-		ps[i] = math.NaN()
-		if evals[i].decidable {
-			ps[i] = evals[i].failP()
-		}
-	}
 	// per-class tail gates: every class with ≥ MajorClassShare of the
 	// baseline's traffic gets each tail gate of the policy on its own
 	// requests, so a tail regression of a large class cannot hide behind
