@@ -454,6 +454,10 @@ func fleetCases() []fleetCase {
 		{"error-burst", Fail, id, same(func(f *fleet) { f.burstAt, f.burstSecs, f.burstErr = 900, 120, 0.5 })},
 		{"error-bursts-2", Fail, id, same(func(f *fleet) { f.burstAt, f.burstSecs, f.burstErr, f.bursts, f.burstEvery = 600, 120, 0.5, 2, 600 })},
 		{"stall-1min", Fail, id, same(func(f *fleet) { f.burstAt, f.burstSecs, f.burstTTFTX = 900, 60, 5 })},
+		// the same outages in the noisier fleets: what attainment_dip's
+		// isolation rule costs where the arms' own slowdowns run deep
+		{"error-burst-noisier", Fail, same(func(f *fleet) { f.sigma = 0.04 }), same(func(f *fleet) { f.sigma, f.burstAt, f.burstSecs, f.burstErr = 0.04, 900, 120, 0.5 })},
+		{"stall-1min-noisiest", Fail, same(func(f *fleet) { f.sigma, f.phi = 0.05, 0.9 }), same(func(f *fleet) { f.sigma, f.phi, f.burstAt, f.burstSecs, f.burstTTFTX = 0.05, 0.9, 900, 60, 5 })},
 		// the canary on one replica of ten, taking a tenth of the traffic
 		{"aa-split-10", Pass, same(func(f *fleet) { f.rate, f.replicas = 18, 9 }), same(func(f *fleet) { f.rate, f.replicas = 2, 1 })},
 		{"aa-2rps", Pass, same(func(f *fleet) { f.rate = 2 }), same(func(f *fleet) { f.rate = 2 })},
@@ -592,11 +596,14 @@ func fleetRun(t *testing.T, repsVar, does string) (int, []fleetCase) {
 // TestFleetCalibration measures verdict rates on the fleet model:
 // GOODPUT_FLEET_REPS replicates per case (default 0: skipped; the
 // numbers in docs/EVIDENCE.md use 100), GOODPUT_FLEET_CASES a
-// comma-separated subset. Each line: case, expected verdict, fail / pass /
-// inconclusive rates with their Monte Carlo standard errors, and per-gate
-// fail counts.
+// comma-separated subset, GOODPUT_FLEET_SEED_OFFSET other seeds. Each
+// line: case, expected verdict, fail / pass / inconclusive rates with
+// their Monte Carlo standard errors, and per-gate fail counts.
 func TestFleetCalibration(t *testing.T) {
 	reps, cases := fleetRun(t, "GOODPUT_FLEET_REPS", "run the fleet calibration")
+	// GOODPUT_FLEET_SEED_OFFSET (default 0) moves every replicate to
+	// other seeds: a rule tuned on the default seeds is measured on these
+	offset, _ := strconv.Atoi(os.Getenv("GOODPUT_FLEET_SEED_OFFSET"))
 	p := chat(t)
 	for _, fc := range cases {
 		counts := map[Verdict]int{}
@@ -607,7 +614,7 @@ func TestFleetCalibration(t *testing.T) {
 		outages := 0 // runs with a baseline outage left out
 		identical := strings.HasPrefix(fc.name, "aa") || strings.HasSuffix(fc.name, "-aa")
 		for i := 0; i < reps; i++ {
-			seed := uint64(1000*len(fc.name) + i)
+			seed := uint64(1000*len(fc.name) + offset + i)
 			b, c := fleetArms(fc.b(seed), fc.c(seed), seed)
 			r, err := Judge(b, c, Config{Policy: p, Resamples: 400, Seed: seed + 1})
 			if err != nil {
