@@ -69,7 +69,7 @@ func findBaselineOutage(p *policies.Policy, g dipGrid, clock sources.Clock) (bas
 	if !ok {
 		return baselineOutage{}, false
 	}
-	d, ok := worstDip(margin, p.Alpha(), OutageSpreads, g.c, g.b, g.secs, g.start, g.warmupCap)
+	d, ok := worstDip(margin, p.Alpha(), OutageSpreads, OutageIsolation, g.c, g.b, g.secs, g.start, g.warmupCap)
 	if !ok {
 		return baselineOutage{}, false
 	}

@@ -27,12 +27,25 @@ const (
 	// DipIsolation is how many times deeper a stretch must be than any
 	// stretch of its length (not overlapping it) in which the baseline is
 	// the worse arm. Per-arm slowdowns deep enough to matter are rare
-	// events, a few per run, so one arm often has one the other lacks: in
-	// the noisiest fleet model the check fired on 14 of 200 identical-arm
-	// runs at 3, 10 at 4 and 6 at 5 (held-out seeds), and caught a
-	// one-minute stall in that fleet in 91, 86 and 66 of 100. A missed
-	// stall leaves the run inconclusive, a false dip fails it.
-	DipIsolation = 4
+	// events, a few per run, so one arm often has one the other lacks, and
+	// near the SLO edge their cost in good requests is heavy-tailed: the
+	// share of identical runs in which one arm's deepest stretch is r times
+	// the other's falls only as about r^−1.4. In the noisiest fleet model
+	// (σ 0.05, φ 0.9) the check failed 11–15 of 200 identical-arm runs at
+	// 4, 6–8 at 6 and 1–5 at 8 (two sets of 200 seeds). Outages in the
+	// default fleet lie 7.9–177 times deeper than the baseline's deepest
+	// stretch (the least of 100 runs each: a two-minute burst of 50%
+	// errors 7.9, two of them 8.5, a one-minute stall 14.4, a 10-minute
+	// slow start 16.1); inside the noisiest fleet a one-minute stall is
+	// caught in 87 of 200 runs at 8 (171 at 4), the rest inconclusive. A
+	// missed outage leaves the run inconclusive (the attainment interval
+	// widens with it), a false dip fails an identical canary.
+	DipIsolation = 8
+	// OutageIsolation is DipIsolation for the baseline_outage step, which
+	// leaves a stretch out rather than failing the run, and asks for
+	// OutageSpreads spreads on top: it keeps the factor the dip had when
+	// the step was built.
+	OutageIsolation = 4
 	// dipName names the guardrail's row.
 	dipName = "attainment_dip"
 )
@@ -77,7 +90,7 @@ type dipCell struct {
 //     noisier fleet must show a larger dip (lengths with fewer than
 //     MinDipStretches side by side are not scanned);
 //   - no stretch of its length that does not overlap it has the baseline
-//     worse by more than 1/DipIsolation (a quarter) of its depth: under identical arms
+//     worse by more than 1/DipIsolation (an eighth) of its depth: under identical arms
 //     the baseline's stretches are as likely to be the worse ones, so the
 //     baseline's deepest shows how deep the fleet's own slowdowns go (the
 //     canary's other deep stretches, a second outage, excuse nothing); and
@@ -99,7 +112,7 @@ func dipEval(p *policies.Policy, b, c []dipCell, secs, canaryStart, warmupCap fl
 	if !ok {
 		return gateEval{}, false
 	}
-	d, ok := worstDip(margin, p.Alpha(), 0, b, c, secs, canaryStart, warmupCap)
+	d, ok := worstDip(margin, p.Alpha(), 0, DipIsolation, b, c, secs, canaryStart, warmupCap)
 	if !ok {
 		return gateEval{}, false
 	}
@@ -154,8 +167,9 @@ type dipFound struct {
 // minSpreads > 0 the isolation condition ignores every stretch that
 // overlaps one of arm b's lying as far out the other way — an outage of
 // arm b's own, judged on its own, not a measure of the fleet's noise.
-// The baseline_outage step calls it with the arms the other way round.
-func worstDip(margin, alpha, minSpreads float64, b, c []dipCell, secs, canaryStart, warmupCap float64) (dipFound, bool) {
+// isolation is DipIsolation or OutageIsolation. The baseline_outage step
+// calls it with the arms the other way round.
+func worstDip(margin, alpha, minSpreads, isolation float64, b, c []dipCell, secs, canaryStart, warmupCap float64) (dipFound, bool) {
 	if len(b) != len(c) || len(b) == 0 || !(secs > 0) {
 		return dipFound{}, false
 	}
@@ -279,12 +293,12 @@ func worstDip(margin, alpha, minSpreads float64, b, c []dipCell, secs, canarySta
 			// under identical arms its stretches are as likely to be the
 			// worse as the canary's, so no stretch of the run (not
 			// overlapping this one) may have the baseline worse by more
-			// than 1/DipIsolation of this depth; the canary's other deep
+			// than 1/isolation of this depth; the canary's other deep
 			// stretches (a second outage) do not excuse this one
 			alone := true
 			for j := range l.st {
 				if l.st[j].from+l.n <= s.from || l.st[j].from >= s.from+l.n {
-					if (d[j]-med)*DipIsolation > dev && !overlaps(l.st[j].dipWindow, bOut) {
+					if (d[j]-med)*isolation > dev && !overlaps(l.st[j].dipWindow, bOut) {
 						alone = false
 						break
 					}
