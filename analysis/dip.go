@@ -40,6 +40,8 @@ const (
 	// caught in 87 of 200 runs at 8 (171 at 4), the rest inconclusive. A
 	// missed outage leaves the run inconclusive (the attainment interval
 	// widens with it), a false dip fails an identical canary.
+	// Errors, rejections and cancels are also scanned on the arms' shares
+	// of requests served, where slowdowns do not reach (dipEval).
 	DipIsolation = 8
 	// OutageIsolation is DipIsolation for the baseline_outage step, which
 	// leaves a stretch out rather than failing the run, and asks for
@@ -59,6 +61,7 @@ type dipCell struct {
 	start          float64 // seconds on the arms' shared clock
 	offered        float64
 	goodLo, goodHi float64
+	served         float64 // completed requests, good or not (servedCells)
 }
 
 // dipEval is the attainment_dip guardrail of paired arms, whatever holds
@@ -98,6 +101,14 @@ type dipCell struct {
 //     gate's margin over the canary's requests in the run: the stretch
 //     alone costs more than the margin allows.
 //
+// Where no stretch fails so, the same scan runs on the arms' shares of
+// requests served (completed, whatever their latency) in place of their
+// good shares: an arm's own slowdowns move its good share, near the SLO
+// edge by tens of points in a noisy fleet, but not the share it serves,
+// so a burst of errors, rejections or cancels stands out there even
+// where DipIsolation hides it among the slowdowns (the reason then says
+// "served").
+//
 // Being relative to the run's difference, a persistent change (a
 // regression, a mix shift) is left to the attainment gate; sharing the
 // grid, a burst both arms see cancels. With good requests known only
@@ -113,6 +124,15 @@ func dipEval(p *policies.Policy, b, c []dipCell, secs, canaryStart, warmupCap fl
 		return gateEval{}, false
 	}
 	d, ok := worstDip(margin, p.Alpha(), 0, DipIsolation, b, c, secs, canaryStart, warmupCap)
+	held, lostWhat, method := "held %.1f%% good requests", "good requests", "window-scan-newcombe-bonferroni-%d"
+	if !ok {
+		// the arms' own slowdowns move their good shares, not their
+		// shares of requests served: a burst of errors, rejections or
+		// cancels stands out against the noise of served shares even
+		// where the fleet's slowdowns hide it among the good shares
+		d, ok = worstDip(margin, p.Alpha(), 0, DipIsolation, servedCells(b), servedCells(c), secs, canaryStart, warmupCap)
+		held, lostWhat, method = "served %.1f%% of its requests (completed, whatever their latency; the rest failed, were rejected or canceled)", "served requests", "window-scan-served-newcombe-bonferroni-%d"
+	}
 	if !ok {
 		return gateEval{}, false
 	}
@@ -121,19 +141,30 @@ func dipEval(p *policies.Policy, b, c []dipCell, secs, canaryStart, warmupCap fl
 	m := Metric{Name: dipName, Guardrail: true, Direction: "higher_is_better", Scale: "absolute", Unit: "fraction",
 		Baseline: Num(vb), Canary: Num(vc), Delta: Num(vc - vb - d.runPt), Interval: [2]Num{Num(lo), Num(hi)},
 		Margin: Num(DipMargin), PFail: Num(math.NaN()), NBaseline: int64(math.Round(s.ob)), NCanary: int64(math.Round(s.oc)),
-		Buckets: [2]int{s.n, s.n}, Method: fmt.Sprintf("window-scan-newcombe-bonferroni-%d", d.k), Adjusted: []string{}, Verdict: Fail}
+		Buckets: [2]int{s.n, s.n}, Method: fmt.Sprintf(method, d.k), Adjusted: []string{}, Verdict: Fail}
 	from := b[s.from].start - canaryStart
 	blame := "an outage or a burst of errors that the run's average and its batch-means interval absorb; set normalize.canary_dip: excuse when such stretches are known not to be the change's"
 	if p.Normalize.CanaryDip == "excuse" {
 		m.Verdict = Pass
 		blame = "excused by the policy (normalize.canary_dip: excuse): the stretch is still judged in every gate"
 	}
-	m.Reason = fmt.Sprintf("the canary's worst stretch, %s to %s after its start (%s), held %.1f%% good requests against the baseline's %.1f%% at the same time: %s [%s, %s] beyond the arms' difference over the run (%s), below the −%s margin at one-sided level α/%d (Bonferroni over the stretches scanned), and %.1f times the spread of the run's stretches of that length (MAD %s; t bound %s); it lost at least about %s good requests, more than the %s attainment margin of the canary's %s requests in the run allows (%s)",
-		fmtClock(from), fmtClock(from+float64(s.n)*secs), fmtSpan(float64(s.n)*secs), 100*vc, 100*vb,
+	m.Reason = fmt.Sprintf("the canary's worst stretch, %s to %s after its start (%s), %s against the baseline's %.1f%% at the same time: %s [%s, %s] beyond the arms' difference over the run (%s), below the −%s margin at one-sided level α/%d (Bonferroni over the stretches scanned), and %.1f times the spread of the run's stretches of that length (MAD %s; t bound %s); it lost at least about %s %s, more than the %s attainment margin of the canary's %s requests in the run allows (%s)",
+		fmtClock(from), fmtClock(from+float64(s.n)*secs), fmtSpan(float64(s.n)*secs), fmt.Sprintf(held, 100*vc), 100*vb,
 		fmtDelta(m, float64(m.Delta)), fmtDelta(m, lo), fmtDelta(m, hi), fmtDelta(m, d.runPt), fmtMargin(m), d.k,
 		dipRatio(vc-vb-d.runPt, d.spread), fmtDelta(m, d.spread), fmtDelta(m, d.crit),
-		fmtCount(math.Round(d.lost)), fmtMargin(Metric{Scale: "absolute", Margin: Num(margin)}), fmtCount(math.Round(d.ocRun)), blame)
+		fmtCount(math.Round(d.lost)), lostWhat, fmtMargin(Metric{Scale: "absolute", Margin: Num(margin)}), fmtCount(math.Round(d.ocRun)), blame)
 	return gateEval{m: m}, true
+}
+
+// servedCells is the arm's cells with its served requests (completed,
+// whatever their latency) in place of its good ones: the scan of dipEval
+// on the shares of requests served.
+func servedCells(cells []dipCell) []dipCell {
+	out := slices.Clone(cells)
+	for i := range out {
+		out[i].goodLo, out[i].goodHi = out[i].served, out[i].served
+	}
+	return out
 }
 
 // dipWindow is a stretch of whole positions of the shared grid.
@@ -401,7 +432,7 @@ func (j *judgement) dipGrid() (dipGrid, bool) {
 			out[t].start = g0 + float64(i)*secs
 			if i >= a.firstKept && i < len(a.buckets) {
 				b := &a.buckets[i]
-				out[t].offered, out[t].goodLo, out[t].goodHi = b.offered, b.good, b.good
+				out[t].offered, out[t].goodLo, out[t].goodHi, out[t].served = b.offered, b.good, b.good, b.completed
 			}
 		}
 		return out
@@ -444,7 +475,7 @@ func (j *aggJudgement) dipGrid() (dipGrid, bool) {
 			out[t].start = lo + float64(t)*step
 			if i := at[t]; i >= 0 {
 				s := &a.slices[i]
-				out[t].offered, out[t].goodLo, out[t].goodHi = s.offered(), s.goodLo, s.goodHi
+				out[t].offered, out[t].goodLo, out[t].goodHi, out[t].served = s.offered(), s.goodLo, s.goodHi, s.completed
 			}
 		}
 		return out

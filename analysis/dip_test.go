@@ -189,3 +189,42 @@ func TestDipBothPaths(t *testing.T) {
 		})
 	}
 }
+
+// TestDipServedScan: in a fleet whose arms slow down on their own twice
+// as much as the default (σ 0.04), a canary failing half its requests
+// for two minutes lies only a few times deeper in good share than the
+// baseline's own worst stretch, which DipIsolation does not fail (seed
+// 19006, the fleet case error-burst-noisier's replicate 6); its share of
+// requests served stands far out of the served shares' noise, so the
+// second scan fails it on both paths, naming the stretch and saying
+// "served". The same seed's identical arms show no dip.
+func TestDipServedScan(t *testing.T) {
+	cfg := Config{Policy: chat(t), Resamples: 100, Seed: 1}
+	const seed = 19006
+	for _, burst := range []bool{true, false} {
+		b, c := aaFleet(seed), aaFleet(seed)
+		b.sigma, c.sigma = 0.04, 0.04
+		if burst {
+			c.burstAt, c.burstSecs, c.burstErr = 900, 120, 0.5
+		}
+		bd, cd := fleetArms(b, c, seed)
+		exact, agg := judgedBothWays(t, bd, cd, cfg)
+		for path, r := range map[string]*Report{"request path": exact, "aggregate": agg} {
+			m, ok := metricNamed(r, "attainment_dip")
+			if ok != burst {
+				t.Fatalf("burst %v, %s: attainment_dip present %v (%s)", burst, path, ok, m.Reason)
+			}
+			if !burst {
+				continue
+			}
+			if r.Verdict != Fail || m.Verdict != Fail || !strings.Contains(m.Method, "served") {
+				t.Errorf("%s: verdict %s, attainment_dip %s by %s", path, r.Verdict, m.Verdict, m.Method)
+			}
+			for _, want := range []string{"15:00 to 17:00", "served 5", "of its requests (completed, whatever their latency"} {
+				if !strings.Contains(m.Reason, want) {
+					t.Errorf("%s: reason lacks %q: %s", path, want, m.Reason)
+				}
+			}
+		}
+	}
+}
