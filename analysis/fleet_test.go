@@ -454,10 +454,6 @@ func fleetCases() []fleetCase {
 		{"error-burst", Fail, id, same(func(f *fleet) { f.burstAt, f.burstSecs, f.burstErr = 900, 120, 0.5 })},
 		{"error-bursts-2", Fail, id, same(func(f *fleet) { f.burstAt, f.burstSecs, f.burstErr, f.bursts, f.burstEvery = 600, 120, 0.5, 2, 600 })},
 		{"stall-1min", Fail, id, same(func(f *fleet) { f.burstAt, f.burstSecs, f.burstTTFTX = 900, 60, 5 })},
-		// the same outages in the noisier fleets: what attainment_dip's
-		// isolation rule costs where the arms' own slowdowns run deep
-		{"error-burst-noisier", Fail, same(func(f *fleet) { f.sigma = 0.04 }), same(func(f *fleet) { f.sigma, f.burstAt, f.burstSecs, f.burstErr = 0.04, 900, 120, 0.5 })},
-		{"stall-1min-noisiest", Fail, same(func(f *fleet) { f.sigma, f.phi = 0.05, 0.9 }), same(func(f *fleet) { f.sigma, f.phi, f.burstAt, f.burstSecs, f.burstTTFTX = 0.05, 0.9, 900, 60, 5 })},
 		// the canary on one replica of ten, taking a tenth of the traffic
 		{"aa-split-10", Pass, same(func(f *fleet) { f.rate, f.replicas = 18, 9 }), same(func(f *fleet) { f.rate, f.replicas = 2, 1 })},
 		{"aa-2rps", Pass, same(func(f *fleet) { f.rate = 2 }), same(func(f *fleet) { f.rate = 2 })},
