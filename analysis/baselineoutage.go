@@ -78,10 +78,10 @@ func findBaselineOutage(p *policies.Policy, g dipGrid, clock sources.Clock) (bas
 	pp := func(v float64) string { return fmt.Sprintf("%+.1f pp", 100*v) }
 	// roles swapped: vb is the canary's share, vc the baseline's; oc
 	// the baseline's requests in the stretch
-	o.detail = fmt.Sprintf("left out %s to %s (%s, from %s to %s after the canary's start) of both arms: the baseline alone held %.1f%% good requests against the canary's %.1f%%, %s [%s, %s] beyond the arms' difference over the run (%s), %.1f times the spread of the run's stretches of that length, losing at least about %s good requests, more than the attainment margin of the baseline's %s requests in the run allows; %s baseline and %s canary requests left out of every gate (normalize.baseline_dip: keep judges them)",
+	o.detail = fmt.Sprintf("left out %s to %s (%s, from %s to %s after the canary's start) of both arms: the baseline alone held %.1f%% good requests against the canary's %.1f%%, %s [%s, %s] beyond the arms' difference over the run (%s), %s, losing at least about %s good requests, more than the attainment margin of the baseline's %s requests in the run allows; %s baseline and %s canary requests left out of every gate (normalize.baseline_dip: keep judges them)",
 		fmtTime(clock, o.from), fmtTime(clock, o.to), fmtSpan(o.to-o.from), fmtClock(o.from-g.start), fmtClock(o.to-g.start),
 		100*d.vc, 100*d.vb, pp(d.vc-d.vb-d.runPt), pp(d.lo), pp(d.hi), pp(d.runPt),
-		dipRatio(d.vc-d.vb-d.runPt, d.spread), fmtCount(math.Round(d.lost)), fmtCount(math.Round(d.ocRun)), fmtCount(math.Round(s.oc)), fmtCount(math.Round(s.ob)))
+		dipSpreadText(d.vc-d.vb-d.runPt, d.spread, nil, 0), fmtCount(math.Round(d.lost)), fmtCount(math.Round(d.ocRun)), fmtCount(math.Round(s.oc)), fmtCount(math.Round(s.ob)))
 	return o, true
 }
 

@@ -148,10 +148,10 @@ func dipEval(p *policies.Policy, b, c []dipCell, secs, canaryStart, warmupCap fl
 		m.Verdict = Pass
 		blame = "excused by the policy (normalize.canary_dip: excuse): the stretch is still judged in every gate"
 	}
-	m.Reason = fmt.Sprintf("the canary's worst stretch, %s to %s after its start (%s), %s against the baseline's %.1f%% at the same time: %s [%s, %s] beyond the arms' difference over the run (%s), below the −%s margin at one-sided level α/%d (Bonferroni over the stretches scanned), and %.1f times the spread of the run's stretches of that length (MAD %s; t bound %s); it lost at least about %s %s, more than the %s attainment margin of the canary's %s requests in the run allows (%s)",
+	m.Reason = fmt.Sprintf("the canary's worst stretch, %s to %s after its start (%s), %s against the baseline's %.1f%% at the same time: %s [%s, %s] beyond the arms' difference over the run (%s), below the −%s margin at one-sided level α/%d (Bonferroni over the stretches scanned), and %s; it lost at least about %s %s, more than the %s attainment margin of the canary's %s requests in the run allows (%s)",
 		fmtClock(from), fmtClock(from+float64(s.n)*secs), fmtSpan(float64(s.n)*secs), fmt.Sprintf(held, 100*vc), 100*vb,
 		fmtDelta(m, float64(m.Delta)), fmtDelta(m, lo), fmtDelta(m, hi), fmtDelta(m, d.runPt), fmtMargin(m), d.k,
-		dipRatio(vc-vb-d.runPt, d.spread), fmtDelta(m, d.spread), fmtDelta(m, d.crit),
+		dipSpreadText(vc-vb-d.runPt, d.spread, func(v float64) string { return fmtDelta(m, v) }, d.crit),
 		fmtCount(math.Round(d.lost)), lostWhat, fmtMargin(Metric{Scale: "absolute", Margin: Num(margin)}), fmtCount(math.Round(d.ocRun)), blame)
 	return gateEval{m: m}, true
 }
@@ -497,11 +497,19 @@ func medianMAD(x []float64) (med, spread float64) {
 	return med, 1.4826 * quantile(y, 0.5)
 }
 
-// dipRatio is how many spreads a stretch's difference lies out (NaN when
-// the spread is 0).
-func dipRatio(d, spread float64) float64 {
+// dipSpreadText says how far a stretch's difference d lies out against
+// the spread of the run's stretches of its length: "4.2 times the spread
+// …", with the MAD spread and the t bound crit written by delta when delta
+// is not nil. A spread of 0 (at least half the stretches at their median:
+// the shares served where nearly every request is) is said as such, not
+// as a ratio.
+func dipSpreadText(d, spread float64, delta func(float64) string, crit float64) string {
 	if !(spread > 0) {
-		return math.NaN()
+		return "the run's stretches of that length show no spread (at least half of them at their median, MAD 0)"
 	}
-	return math.Abs(d) / spread
+	t := fmt.Sprintf("%.1f times the spread of the run's stretches of that length", math.Abs(d)/spread)
+	if delta != nil {
+		t += fmt.Sprintf(" (MAD %s; t bound %s)", delta(spread), delta(crit))
+	}
+	return t
 }

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -225,6 +226,27 @@ func TestDipServedScan(t *testing.T) {
 					t.Errorf("%s: reason lacks %q: %s", path, want, m.Reason)
 				}
 			}
+		}
+	}
+}
+
+// TestDipSpreadText: how far a stretch lies out is a ratio to the spread
+// of its length's stretches, and where that spread is 0 (at least half the
+// stretches at their median) a sentence saying so, not "NaN times".
+func TestDipSpreadText(t *testing.T) {
+	pp := func(v float64) string { return fmt.Sprintf("%+.2f pp", 100*v) }
+	for _, tc := range []struct {
+		d, spread, crit float64
+		delta           func(float64) string
+		want            string
+	}{
+		{-0.30, 0.05, 0.12, pp, "6.0 times the spread of the run's stretches of that length (MAD +5.00 pp; t bound +12.00 pp)"},
+		{-0.30, 0.05, 0, nil, "6.0 times the spread of the run's stretches of that length"},
+		{-0.30, 0, 0, pp, "the run's stretches of that length show no spread (at least half of them at their median, MAD 0)"},
+		{-0.30, math.NaN(), 0, nil, "the run's stretches of that length show no spread (at least half of them at their median, MAD 0)"},
+	} {
+		if got := dipSpreadText(tc.d, tc.spread, tc.delta, tc.crit); got != tc.want {
+			t.Errorf("dipSpreadText(%g, %g): %q, want %q", tc.d, tc.spread, got, tc.want)
 		}
 	}
 }
