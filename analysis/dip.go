@@ -69,8 +69,8 @@ type dipCell struct {
 // shared grid (equal length, secs seconds each), canaryStart the start of
 // the canary's first bucket before any warm-up cut, and warmupCap the
 // automatic warm-up cap (seconds): no stretch that starts within the cap of
-// the canary's start is scanned, so a cold start the warm-up rule left in
-// the window is judged by the gates, not failed here.
+// the canary's start is scanned on good shares, so a cold start the
+// warm-up rule left in the window is judged by the gates, not failed here.
 //
 // A burst of errors or a stall of a minute or two costs the canary many
 // good requests in one stretch; averaged over the run it is a few points
@@ -107,7 +107,11 @@ type dipCell struct {
 // edge by tens of points in a noisy fleet, but not the share it serves,
 // so a burst of errors, rejections or cancels stands out there even
 // where DipIsolation hides it among the slowdowns (the reason then says
-// "served").
+// "served"). That scan starts at the canary's first analysed position,
+// not past the warm-up cap: a cold start slows requests rather than
+// failing them, and past the cap of a short run (8 minutes) a two-minute
+// burst is most of what is left, the median its stretches are set
+// against.
 //
 // Being relative to the run's difference, a persistent change (a
 // regression, a mix shift) is left to the attainment gate; sharing the
@@ -130,7 +134,7 @@ func dipEval(p *policies.Policy, b, c []dipCell, secs, canaryStart, warmupCap fl
 		// shares of requests served: a burst of errors, rejections or
 		// cancels stands out against the noise of served shares even
 		// where the fleet's slowdowns hide it among the good shares
-		d, ok = worstDip(margin, p.Alpha(), 0, DipIsolation, servedCells(b), servedCells(c), secs, canaryStart, warmupCap)
+		d, ok = worstDip(margin, p.Alpha(), 0, DipIsolation, servedCells(b), servedCells(c), secs, canaryStart, 0)
 		held, lostWhat, method = "served %.1f%% of its requests (completed, whatever their latency; the rest failed, were rejected or canceled)", "served requests", "window-scan-served-newcombe-bonferroni-%d"
 	}
 	if !ok {

@@ -230,6 +230,51 @@ func TestDipServedScan(t *testing.T) {
 	}
 }
 
+// TestDipServedScanFromStart: the served-share scan looks from the canary's
+// first analysed bucket, not from the warm-up cap, so an error burst in the
+// first five minutes of a 30-minute run, and one in the last three minutes
+// of an 8-minute run (where the minutes past the cap are mostly the burst,
+// its median), fail on both paths with the stretch named; the same arms
+// without the burst have no dip row. A spread of 0 among the stretches'
+// served shares is said as such, never as NaN.
+func TestDipServedScanFromStart(t *testing.T) {
+	cfg := Config{Policy: chat(t), Resamples: 100, Seed: 1}
+	for _, tc := range []struct {
+		name           string
+		secs, at       float64
+		stretchStartAt string
+	}{
+		{"30 min, burst at 2:00", 1800, 120, "2:"},
+		{"8 min, burst at 5:30", 480, 330, "5:"},
+	} {
+		for _, burst := range []bool{true, false} {
+			const seed = 19011
+			b, c := aaFleet(seed), aaFleet(seed)
+			b.secs, c.secs = tc.secs, tc.secs
+			if burst {
+				c.burstAt, c.burstSecs, c.burstErr = tc.at, 120, 0.5
+			}
+			bd, cd := fleetArms(b, c, seed)
+			exact, agg := judgedBothWays(t, bd, cd, cfg)
+			for path, r := range map[string]*Report{"request path": exact, "aggregate": agg} {
+				m, ok := metricNamed(r, "attainment_dip")
+				if ok != burst {
+					t.Fatalf("%s, burst %v, %s: attainment_dip present %v (%s)", tc.name, burst, path, ok, m.Reason)
+				}
+				if !burst {
+					continue
+				}
+				if r.Verdict != Fail || m.Verdict != Fail || !strings.Contains(m.Method, "served") {
+					t.Errorf("%s, %s: verdict %s, attainment_dip %s by %s", tc.name, path, r.Verdict, m.Verdict, m.Method)
+				}
+				if !strings.Contains(m.Reason, "worst stretch, "+tc.stretchStartAt) || strings.Contains(m.Reason, "NaN") {
+					t.Errorf("%s, %s: reason: %s", tc.name, path, m.Reason)
+				}
+			}
+		}
+	}
+}
+
 // TestDipSpreadText: how far a stretch lies out is a ratio to the spread
 // of its length's stretches, and where that spread is 0 (at least half the
 // stretches at their median) a sentence saying so, not "NaN times".
