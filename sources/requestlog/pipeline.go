@@ -43,6 +43,9 @@ type chunk struct {
 	lines int // lines in data
 	// wantLines asks the parser for each record's line (Scan)
 	wantLines bool
+	// lineBuf is a buffer for the result's recLine, reused when its
+	// capacity is enough (nil: the parser allocates one)
+	lineBuf []int32
 }
 
 type chunkResult struct {
@@ -355,8 +358,17 @@ func (d *decoder) parseChunk(ctx context.Context, c chunk) chunkResult {
 	res := chunkResult{idx: c.idx, base: c.base}
 	data := c.data
 	reqs := c.dst
-	if reqs == nil {
+	if cap(reqs) < c.lines {
+		// no window of the shared output, or a recycled buffer too small
+		// for this chunk: one allocation now rather than growing by
+		// appends, each a copy of the records so far
 		reqs = make([]sources.Request, 0, c.lines)
+	}
+	if c.wantLines {
+		res.recLine = c.lineBuf[:0]
+		if cap(res.recLine) < c.lines {
+			res.recLine = make([]int32, 0, c.lines)
+		}
 	}
 	tmpl := sources.NewRequest()
 	line := 0

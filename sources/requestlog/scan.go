@@ -288,7 +288,9 @@ func scanJSONL(ctx context.Context, path string, src io.Reader, skipped int, gz 
 	for range nbuf {
 		free <- make([]byte, opt.chunkSize)
 	}
-	recycled := make(chan []sources.Request, nbuf)
+	// the records' and their lines' buffers of chunks already emitted,
+	// for the parsers to reuse
+	recycled := make(chan chunkBufs, nbuf)
 	chunks := make(chan chunk, workers)
 	results := make(chan chunkResult, nbuf)
 	stop := make(chan struct{})
@@ -311,8 +313,8 @@ func scanJSONL(ctx context.Context, path string, src io.Reader, skipped int, gz 
 			defer pwg.Done()
 			for c := range chunks {
 				select {
-				case c.dst = <-recycled:
-					c.dst = c.dst[:0]
+				case b := <-recycled:
+					c.dst, c.lineBuf = b.reqs[:0], b.lines[:0]
 				default:
 				}
 				c.wantLines = true
@@ -366,7 +368,7 @@ func scanJSONL(ctx context.Context, path string, src io.Reader, skipped int, gz 
 				free <- r.buf
 			}
 			select {
-			case recycled <- r.reqs:
+			case recycled <- chunkBufs{reqs: r.reqs, lines: r.recLine}:
 			default:
 			}
 		}
@@ -397,6 +399,12 @@ func scanJSONL(ctx context.Context, path string, src io.Reader, skipped int, gz 
 		mergeUnknown(unknown, d.unknown)
 	}
 	return unknown, nil
+}
+
+// chunkBufs are an emitted chunk's buffers, given back to the parsers.
+type chunkBufs struct {
+	reqs  []sources.Request
+	lines []int32
 }
 
 // asyncHash passes a reader's bytes through while a goroutine of its own
