@@ -9,6 +9,8 @@ package main
 type digestTable struct {
 	slots []digestSlot
 	n     int // slots in use
+	// spare holds the digests keep moves, between thinnings of one table
+	spare []digestSlot
 }
 
 // digestSlot is one entry; count 0 marks an empty slot.
@@ -22,9 +24,12 @@ const minDigestSlots = 1 << 10
 
 func (t *digestTable) len() int { return t.n }
 
-// add adds c to k's count (c > 0).
+// add adds c to k's count (c > 0). The table doubles when more than half
+// its slots are in use before the addition: a sketch holding its limit of
+// 2^16 digests, one over it before it thins, stays in 2^17 slots (2 MiB,
+// not 4).
 func (t *digestTable) add(k uint64, c uint32) {
-	if 2*(t.n+1) > len(t.slots) {
+	if len(t.slots) == 0 || 2*t.n > len(t.slots) {
 		t.resize(max(minDigestSlots, 2*len(t.slots)))
 	}
 	mask := uint64(len(t.slots) - 1)
@@ -68,18 +73,30 @@ func (t *digestTable) each(fn func(k uint64, c uint32)) {
 	}
 }
 
-// keep drops the digests for which keep is false.
-func (t *digestTable) keep(keep func(k uint64) bool) { t.rebuild(len(t.slots), keep) }
+// keep drops the digests for which keep is false, in place: the kept
+// ones are set aside, the slots cleared and the kept ones put back (a
+// sketch thins its table several times over a large file, and fresh
+// slots each time were a tenth of the sketch's cost).
+func (t *digestTable) keep(keep func(k uint64) bool) {
+	t.spare = t.spare[:0]
+	for _, s := range t.slots {
+		if s.count != 0 && keep(s.key) {
+			t.spare = append(t.spare, s)
+		}
+	}
+	clear(t.slots)
+	t.n = 0
+	for _, s := range t.spare {
+		t.add(s.key, s.count)
+	}
+}
 
-func (t *digestTable) resize(size int) { t.rebuild(size, nil) }
-
-// rebuild moves the digests into size new slots, those for which keep is
-// true (nil: all of them).
-func (t *digestTable) rebuild(size int, keep func(k uint64) bool) {
+// resize moves the digests into size new slots.
+func (t *digestTable) resize(size int) {
 	old := t.slots
 	t.slots, t.n = newDigestSlots(size), 0
 	for _, s := range old {
-		if s.count != 0 && (keep == nil || keep(s.key)) {
+		if s.count != 0 {
 			t.add(s.key, s.count)
 		}
 	}
