@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/goodput-dev/goodput/sources"
@@ -151,6 +152,55 @@ func TestFastLinePredicts(t *testing.T) {
 		}
 		if _, err := newDecoder().parseLine([]byte(tc.line), &sr); err != nil || !sameBits(&fr, &sr) {
 			t.Errorf("%s: fast path gives %+v, the strict parser %+v (%v)", tc.line, fr, sr, err)
+		}
+	}
+}
+
+// predictKey compares a word at a time where 16 bytes remain on the line
+// and byte by byte where fewer do: both must answer as the plain
+// comparison of the key's spelling does, for keys that are the
+// prediction, a prefix or an extension of it, or differ in one byte, and
+// whatever follows them on the line.
+func TestPredictKeyWords(t *testing.T) {
+	d := newDecoder()
+	want := func(b []byte, i int, pf field) (field, int) {
+		name := d.names[pf]
+		if end := i + 1 + len(name); end < len(b) && b[end] == '"' && string(b[i+1:end]) == name {
+			return pf, end
+		}
+		return fUnknown, 0
+	}
+	for pf := fUnknown + 1; pf < nFields; pf++ {
+		if n := len(pf.String()); n > 14 {
+			t.Fatalf("key %q is %d bytes: predictKey's words hold 14", pf.String(), n)
+		}
+		d.next[objectStart] = pf
+		var keys []string
+		for g := fUnknown + 1; g < nFields; g++ {
+			name := g.String()
+			keys = append(keys, name, name[:len(name)-1], name+"x", "x"+name, strings.ToUpper(name))
+			for j := range len(name) {
+				keys = append(keys, name[:j]+"\x00"+name[j+1:])
+			}
+		}
+		for _, k := range keys {
+			for _, tail := range []string{"", ":", `":1}`, `":0.25,"replica":"r1"}`, `x":1}`, "\"\x00\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff"} {
+				for _, lead := range []string{"{", `{"ts":1,`} {
+					line := []byte(lead + `"` + k + tail)
+					for cut := len(lead); cut <= len(line); cut++ {
+						b := line[:cut]
+						i := len(lead)
+						if i >= len(b) {
+							continue
+						}
+						f, end := d.predictKey(b, i, objectStart)
+						wf, wend := want(b, i, pf)
+						if f != wf || end != wend {
+							t.Fatalf("predict %q in %q: %v at %d, want %v at %d", pf.String(), b, f, end, wf, wend)
+						}
+					}
+				}
+			}
 		}
 	}
 }

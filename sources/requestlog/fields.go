@@ -2,6 +2,7 @@ package requestlog
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"sort"
@@ -214,6 +215,11 @@ type decoder struct {
 	// an unknown key. names are the fields' spellings.
 	next  [nFields + 1]field
 	names [nFields]string
+	// quoted[f] is f's key with its quotes ("ttft_s") as the first 16
+	// bytes of a line would hold it, little-endian in two words, and
+	// quotedMask[f] the bits of those words that it covers (every key of
+	// the contract is at most 14 bytes long: 16 with its quotes)
+	quoted, quotedMask [nFields][2]uint64
 	// recent caches interned strings for internStr.
 	recent [64]string
 }
@@ -230,6 +236,16 @@ func (d *decoder) predictKey(b []byte, i int, prev field) (field, int) {
 		return fUnknown, 0
 	}
 	name := d.names[pf]
+	if len(b)-i >= 16 && len(name) <= 14 {
+		// the quoted key compared a word at a time, the bytes after it
+		// masked out
+		lo := binary.LittleEndian.Uint64(b[i:])
+		hi := binary.LittleEndian.Uint64(b[i+8:])
+		if lo&d.quotedMask[pf][0] == d.quoted[pf][0] && hi&d.quotedMask[pf][1] == d.quoted[pf][1] {
+			return pf, i + 1 + len(name)
+		}
+		return fUnknown, 0
+	}
 	if end := i + 1 + len(name); end < len(b) && b[end] == '"' && string(b[i+1:end]) == name {
 		return pf, end
 	}
@@ -249,6 +265,15 @@ func newDecoder() *decoder {
 	d := &decoder{intern: make(map[string]string), unknown: make(map[string]*unknownField)}
 	for f := range nFields {
 		d.names[f] = f.String()
+		var q, m [16]byte
+		k := copy(q[:], `"`+d.names[f]+`"`)
+		for j := range k {
+			m[j] = 0xff
+		}
+		for w := range 2 {
+			d.quoted[f][w] = binary.LittleEndian.Uint64(q[8*w:])
+			d.quotedMask[f][w] = binary.LittleEndian.Uint64(m[8*w:])
+		}
 	}
 	return d
 }
