@@ -308,3 +308,104 @@ func quantileRef(q float64, h sources.Histogram) float64 {
 	}
 	return start + (end-start)*(rank/count)
 }
+
+// TestSumLongSequences: long sums of sparse histograms on one grid — the
+// exact aggregate's shape — give the reference merge's edges and counts
+// bit for bit, with now and then a histogram on a coarser grid (an edge
+// dropped), with fractional, negative-zero, decreasing or huge counts, a
+// first count above zero (a zero bin), or a classic histogram.
+func TestSumLongSequences(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	inf := math.Inf(1)
+	onGrid := func(step int, scale float64) sources.Histogram {
+		h := sources.Histogram{Sparse: true}
+		c := 0.0
+		if rng.IntN(4) == 0 {
+			// a zero bin: the edge 0 holds a count
+			c = float64(1 + rng.IntN(3))
+			h.Edges = append(h.Edges, 0)
+			h.Counts = append(h.Counts, c*scale)
+		}
+		lo := 1 + rng.IntN(150)
+		hi := lo + rng.IntN(60)
+		last := -1
+		for k := lo; k <= hi; k += step * (1 + rng.IntN(3)) {
+			if k-step != last {
+				h.Edges = append(h.Edges, float64(k-step)/8)
+				h.Counts = append(h.Counts, c*scale)
+			}
+			c += float64(rng.IntN(4))
+			h.Edges = append(h.Edges, float64(k)/8)
+			h.Counts = append(h.Counts, c*scale)
+			last = k
+		}
+		h.Edges = append(h.Edges, inf)
+		h.Counts = append(h.Counts, c*scale)
+		return h
+	}
+	bits := func(a, b sources.Histogram) bool {
+		if a.Sparse != b.Sparse || len(a.Edges) != len(b.Edges) || len(a.Counts) != len(b.Counts) {
+			return false
+		}
+		for i := range a.Edges {
+			if math.Float64bits(a.Edges[i]) != math.Float64bits(b.Edges[i]) || math.Float64bits(a.Counts[i]) != math.Float64bits(b.Counts[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	var s Sum
+	kinds := map[string]int{}
+	for trial := range 2000 {
+		s.Reset()
+		var ref sources.Histogram
+		for k := range 1 + rng.IntN(80) {
+			var h sources.Histogram
+			kind := "whole"
+			switch r := rng.IntN(400); {
+			case r == 0:
+				kind, h = "coarse", onGrid(4, 1)
+			case r == 1:
+				kind, h = "fractional", onGrid(1, 0.37)
+			case r == 2:
+				kind, h = "negative zero", onGrid(1, 1)
+				h.Counts[0] = math.Copysign(0, -1)
+			case r == 3:
+				kind, h = "decreasing", onGrid(1, 1)
+				if n := len(h.Counts); n > 2 {
+					h.Counts[n-2] = h.Counts[n-1] + 1
+				}
+			case r == 4:
+				kind, h = "huge", onGrid(1, 1<<50)
+			case r == 5:
+				kind, h = "classic", sources.Histogram{Edges: []float64{0.5, 1, inf}, Counts: []float64{1, 2, 3}}
+			case r < 20:
+				kind = "empty"
+			default:
+				h = onGrid(1, 1)
+			}
+			if trial%50 == 0 {
+				h = onGrid(2, 1) // every histogram of the sum on the coarser grid
+			}
+			kinds[kind]++
+			s.Add(h)
+			switch {
+			case len(h.Edges) == 0:
+			case len(ref.Edges) == 0:
+				ref = sources.Histogram{Edges: slices.Clone(h.Edges), Counts: slices.Clone(h.Counts), Sparse: h.Sparse}
+			case ref.Sparse && h.Sparse:
+				ref, _ = mergeRef(ref, h)
+			default:
+				ref, _ = Merge(ref, h)
+			}
+			if got := s.Histogram(); !bits(got, ref) {
+				t.Fatalf("trial %d, addition %d (%s): Sum %+v, repeated merge %+v", trial, k, kind, got, ref)
+			}
+		}
+	}
+	for _, k := range []string{"coarse", "fractional", "negative zero", "decreasing", "huge", "classic"} {
+		if kinds[k] == 0 {
+			t.Errorf("no %s histogram was added", k)
+		}
+	}
+}

@@ -59,9 +59,11 @@ func merge2(a, b sources.Histogram) (out sources.Histogram, dropped bool) {
 }
 
 // merge2Into is merge2 appending the result's edges and counts to edges
-// and counts (which must not share memory with a or b). Edges are taken
-// in runs: while one histogram's edges lie below the other's next edge,
-// the other's count there is one and the same.
+// and counts (which must not share memory with a or b). One pass over
+// both lists, an edge at a time: each histogram's count at the other's
+// edges is its count at the last of its own edges passed (0 before the
+// first), unknown when its next edge's count is higher (the edge lies inside one
+// of its bins that holds values: the edge is dropped).
 func merge2Into(edges, counts []float64, a, b sources.Histogram) ([]float64, []float64, bool) {
 	dropped := false
 	ae, ac, be, bc := a.Edges, a.Counts, b.Edges, b.Counts
@@ -69,70 +71,51 @@ func merge2Into(edges, counts []float64, a, b sources.Histogram) ([]float64, []f
 	n := len(edges)
 	edges = slices.Grow(edges, len(ae)+len(be))[:n+len(ae)+len(be)]
 	counts = slices.Grow(counts, len(ae)+len(be))[:n+len(ae)+len(be)]
+	ac, bc = ac[:len(ae)], bc[:len(be)]
 	i, j := 0, 0
-	for i < len(ae) || j < len(be) {
+	belowA, belowB := 0.0, 0.0 // a's and b's counts at their last edges passed
+	for i < len(ae) && j < len(be) {
+		x, y := ae[i], be[j]
 		switch {
-		case j >= len(be) || (i < len(ae) && ae[i] < be[j]):
-			// a's edges below b's next: b's count is its count below
-			cb, okb := countAt(be, bc, j, ae[i])
-			end := i + 1
-			for end < len(ae) && (j >= len(be) || ae[end] < be[j]) {
-				end++
-			}
-			if !okb {
+		case x < y:
+			// b's count at x is the one below it, unless x is inside a
+			// bin of b's that holds values
+			if bc[j] > belowB {
 				dropped = true
-				i = end
-				continue
-			}
-			copy(edges[n:], ae[i:end])
-			for _, c := range ac[i:end] {
-				counts[n] = c + cb
+			} else {
+				edges[n], counts[n] = x, ac[i]+belowB
 				n++
 			}
-			i = end
-		case i >= len(ae) || be[j] < ae[i]:
-			ca, oka := countAt(ae, ac, i, be[j])
-			end := j + 1
-			for end < len(be) && (i >= len(ae) || be[end] < ae[i]) {
-				end++
-			}
-			if !oka {
+			belowA = ac[i]
+			i++
+		case y < x:
+			if ac[i] > belowA {
 				dropped = true
-				j = end
-				continue
-			}
-			copy(edges[n:], be[j:end])
-			for _, c := range bc[j:end] {
-				counts[n] = ca + c
+			} else {
+				edges[n], counts[n] = y, belowA+bc[j]
 				n++
 			}
-			j = end
+			belowB = bc[j]
+			j++
 		default:
 			// the same edge in both
-			edges[n], counts[n] = ae[i], ac[i]+bc[j]
+			edges[n], counts[n] = x, ac[i]+bc[j]
 			n++
+			belowA, belowB = ac[i], bc[j]
 			i++
 			j++
 		}
 	}
+	// past the last edge of one, its count is its last
+	for ; i < len(ae); i++ {
+		edges[n], counts[n] = ae[i], ac[i]+belowB
+		n++
+	}
+	for ; j < len(be); j++ {
+		edges[n], counts[n] = be[j], belowA+bc[j]
+		n++
+	}
 	return edges[:n], counts[:n], dropped
-}
-
-// countAt returns a sparse histogram's count at x, given that edges[k] is
-// its first edge ≥ x, and whether it is known (x not inside an occupied
-// interval).
-func countAt(edges, counts []float64, k int, x float64) (float64, bool) {
-	if k < len(edges) && edges[k] == x {
-		return counts[k], true
-	}
-	below := 0.0
-	if k > 0 {
-		below = counts[k-1]
-	}
-	if k < len(edges) && counts[k] > below {
-		return 0, false
-	}
-	return below, true
 }
 
 // Sum adds histograms one at a time, each to the sum of those before it
