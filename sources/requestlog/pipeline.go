@@ -234,6 +234,9 @@ type producer struct {
 	out      []sources.Request // the shared output, sized from the first chunk
 	next     int               // first unassigned index of out
 	full     bool              // a chunk did not fit: later ones must not either
+	// fence, when not nil, is called before a buffer from free is written
+	// (its bytes may still be being hashed: asyncHash.fence)
+	fence func()
 }
 
 // run returns the read error, if any, after sending every complete chunk
@@ -249,6 +252,9 @@ func (p *producer) run(ctx context.Context) error {
 		case buf = <-p.free:
 		case <-p.stop:
 			return nil
+		}
+		if p.fence != nil {
+			p.fence()
 		}
 		buf = buf[:cap(buf)]
 		if len(carry) > len(buf)/2 {

@@ -116,7 +116,11 @@ func scan(ctx context.Context, path string, r io.Reader, arm sources.Arm, o Scan
 		if n := sizeHint(r, gz); n > 0 && n < int64(opt.chunkSize) {
 			opt.chunkSize = max(int(n)+1, 4<<10)
 		}
-		unknown, parseErr = scanJSONL(ctx, path, body, skipped, gz, opt, emit)
+		var fence func()
+		if ah != nil {
+			fence = ah.fence
+		}
+		unknown, parseErr = scanJSONL(ctx, path, body, skipped, gz, opt, fence, emit)
 	case '[':
 		return sources.Dataset{}, &ParseError{Path: path, Line: skipped + 1, Col: 1,
 			Msg: "the file is a JSON array, not JSON Lines (a request log has one JSON object per line; for benchmark result files use their own input format)"}
@@ -281,7 +285,9 @@ func (w *windowTracker) finish(path string, drop bool) (string, error) {
 // scanJSONL is readJSONL for Scan: chunks are parsed in parallel and
 // handed to emit in file order; a chunk's buffer is reused only after
 // emit has seen its records, so at most a few chunks are in memory.
-func scanJSONL(ctx context.Context, path string, src io.Reader, skipped int, gz bool, opt options, emit func(*sources.Request, int) error) (map[string]*unknownField, error) {
+// fence, when not nil, is called before a buffer is written again (see
+// asyncHash.fence).
+func scanJSONL(ctx context.Context, path string, src io.Reader, skipped int, gz bool, opt options, fence func(), emit func(*sources.Request, int) error) (map[string]*unknownField, error) {
 	workers := max(opt.workers, 1)
 	nbuf := workers + 2
 	free := make(chan []byte, nbuf)
@@ -300,7 +306,7 @@ func scanJSONL(ctx context.Context, path string, src io.Reader, skipped int, gz 
 	go func() {
 		defer wg.Done()
 		defer close(chunks)
-		p := producer{src: src, free: free, chunks: chunks, stop: stop, opt: opt}
+		p := producer{src: src, free: free, chunks: chunks, stop: stop, opt: opt, fence: fence}
 		readErr = p.run(ctx)
 	}()
 	decoders := make([]*decoder, workers)
@@ -409,15 +415,32 @@ type chunkBufs struct {
 
 // asyncHash passes a reader's bytes through while a goroutine of its own
 // computes their SHA-256, so hashing takes no time from reading and
-// parsing.
+// parsing. A small read is copied into one of its buffers for the hashing
+// goroutine; a large one (at least lendMin bytes: a chunk of the scan read
+// directly into its buffer) is lent instead, the hashing goroutine reading
+// the caller's buffer, which the caller must not write again before fence
+// returns (copying every chunk was 3% of judge --stream's CPU time).
 type asyncHash struct {
 	r    io.Reader
 	h    hash.Hash
-	ch   chan []byte
+	ch   chan hashPart
 	free chan []byte
 	done chan struct{}
 	once sync.Once
 	made int // buffers made so far (hashBufs at most)
+	// lent counts the reads lent (the reading goroutine's), hashed those
+	// hashed so far (under mu, which cond waits on)
+	lent   int
+	mu     sync.Mutex
+	cond   *sync.Cond
+	hashed int
+}
+
+// hashPart is a run of bytes for the hashing goroutine: in a buffer of
+// asyncHash's own, or lent by the reader.
+type hashPart struct {
+	b    []byte
+	lent bool
 }
 
 // hashBuf is the size of asyncHash's buffers (bytes), but for one made
@@ -427,13 +450,26 @@ const hashBuf = 256 << 10
 // hashBufs is how many buffers asyncHash fills at most at once.
 const hashBufs = 8
 
+// lendMin is the smallest read asyncHash lends rather than copies (bytes):
+// above the bufio buffers' size (256 KiB), whose reads into their own
+// buffer are copied, so that only the scan's chunk buffers are lent.
+const lendMin = 256<<10 + 1
+
 func newAsyncHash(r io.Reader) *asyncHash {
-	a := &asyncHash{r: r, h: sha256.New(), ch: make(chan []byte, hashBufs), free: make(chan []byte, hashBufs), done: make(chan struct{})}
+	a := &asyncHash{r: r, h: sha256.New(), ch: make(chan hashPart, hashBufs), free: make(chan []byte, hashBufs), done: make(chan struct{})}
+	a.cond = sync.NewCond(&a.mu)
 	go func() {
 		defer close(a.done)
-		for b := range a.ch {
-			a.h.Write(b)
-			a.free <- b[:cap(b)]
+		for part := range a.ch {
+			a.h.Write(part.b)
+			if part.lent {
+				a.mu.Lock()
+				a.hashed++
+				a.cond.Broadcast()
+				a.mu.Unlock()
+				continue
+			}
+			a.free <- part.b[:cap(part.b)]
 		}
 	}()
 	return a
@@ -441,6 +477,11 @@ func newAsyncHash(r io.Reader) *asyncHash {
 
 func (a *asyncHash) Read(p []byte) (int, error) {
 	n, err := a.r.Read(p)
+	if n >= lendMin {
+		a.lent++
+		a.ch <- hashPart{b: p[:n:n], lent: true}
+		return n, err
+	}
 	for q := p[:n]; len(q) > 0; {
 		var b []byte
 		select {
@@ -458,9 +499,19 @@ func (a *asyncHash) Read(p []byte) (int, error) {
 		}
 		m := copy(b, q)
 		q = q[m:]
-		a.ch <- b[:m]
+		a.ch <- hashPart{b: b[:m]}
 	}
 	return n, err
+}
+
+// fence returns once every read lent so far is hashed: their buffers may
+// then be written again. Call it from the goroutine that reads.
+func (a *asyncHash) fence() {
+	a.mu.Lock()
+	for a.hashed < a.lent {
+		a.cond.Wait()
+	}
+	a.mu.Unlock()
 }
 
 func (a *asyncHash) stop() {

@@ -3,11 +3,15 @@ package requestlog
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/goodput-dev/goodput/sources"
 )
@@ -140,4 +144,60 @@ func TestScanStopsOnCallbackError(t *testing.T) {
 	if err != stop || n != 100 {
 		t.Fatalf("got %v after %d records", err, n)
 	}
+}
+
+// Scan's SHA-256 is that of the bytes read, whether asyncHash copied a
+// read or lent the chunk buffer it went into (reads of lendMin bytes or
+// more), with reads of every size: whole chunks, halves, odd lengths.
+func TestScanHashesLentChunks(t *testing.T) {
+	var buf bytes.Buffer
+	if err := writeLog(&buf, 30000, 7, false); err != nil {
+		t.Fatal(err)
+	}
+	data := buf.Bytes()
+	if len(data) < 4*lendMin {
+		t.Fatalf("the log is %d bytes: too short to lend several chunks", len(data))
+	}
+	sum := sha256.Sum256(data)
+	want := hex.EncodeToString(sum[:])
+	for _, tc := range []struct {
+		name string
+		r    func() io.Reader
+	}{
+		{"whole reads", func() io.Reader { return bytes.NewReader(data) }},
+		{"half reads", func() io.Reader { return iotest.HalfReader(bytes.NewReader(data)) }},
+		{"odd reads", func() io.Reader { return &oddReader{data: data} }},
+	} {
+		for _, opt := range []options{defaultOptions(), {chunkSize: 3 * lendMin, workers: 3, maxLine: 1 << 20}} {
+			n := 0
+			ds, err := scan(context.Background(), "big.jsonl", tc.r(), sources.Canary, ScanOptions{}, opt, func(*sources.Request) error {
+				n++
+				return nil
+			})
+			if err != nil {
+				t.Fatalf("%s: %v", tc.name, err)
+			}
+			if n != 30000 || ds.Inputs[0].SHA256 != want {
+				t.Errorf("%s (chunk %d): %d records, sha256 %s; want 30000, %s", tc.name, opt.chunkSize, n, ds.Inputs[0].SHA256, want)
+			}
+		}
+	}
+}
+
+// oddReader returns reads of varying lengths up to 700 KiB, some above
+// lendMin and some below.
+type oddReader struct {
+	data []byte
+	k    int
+}
+
+func (r *oddReader) Read(p []byte) (int, error) {
+	if len(r.data) == 0 {
+		return 0, io.EOF
+	}
+	r.k++
+	n := min(len(p), len(r.data), []int{700 << 10, 1000, lendMin, lendMin - 1, 300 << 10}[r.k%5])
+	copy(p, r.data[:n])
+	r.data = r.data[n:]
+	return n, nil
 }
