@@ -412,7 +412,17 @@ type keySketch struct {
 	shift    uint
 	keys     digestTable
 	max      int // distinct digests held before sampling
+	// pending are sampled digests not yet in keys (see flush)
+	pending []uint64
 }
+
+// sketchBatch is how many sampled digests a sketch collects before it puts
+// them into its table in one loop: a table of 2^17 slots lies mostly
+// outside the cache, and a probe for each record among the scan's other
+// work waited on its miss alone (nearly all of the table's time), where
+// a loop of probes has several in flight. What the table holds does not
+// depend on the order its digests came in (see flush).
+const sketchBatch = 256
 
 // sketchKeys is how many distinct digests a sketch holds before sampling.
 const sketchKeys = 1 << 16
@@ -449,8 +459,29 @@ func (s *keySketch) add(k uint64) {
 	if !s.sampled(k) {
 		return
 	}
-	s.keys.add(k, 1)
-	s.thin()
+	if s.pending == nil {
+		s.pending = make([]uint64, 0, sketchBatch)
+	}
+	s.pending = append(s.pending, k)
+	if len(s.pending) == sketchBatch {
+		s.flush()
+	}
+}
+
+// flush puts the pending digests into the table, those the sample still
+// keeps (it may grow coarser on the way). The table ends holding the
+// same digests and counts in whatever order they come: the shift is
+// always the least at which the distinct digests seen that it keeps are
+// at most max, and a digest it keeps was kept at every smaller shift, so
+// every one of its records was counted.
+func (s *keySketch) flush() {
+	for _, k := range s.pending {
+		if s.sampled(k) {
+			s.keys.add(k, 1)
+			s.thin()
+		}
+	}
+	s.pending = s.pending[:0]
 }
 
 // thin samples more coarsely (one more top bit of the digest zero) until
@@ -463,6 +494,8 @@ func (s *keySketch) thin() {
 }
 
 func (s *keySketch) merge(o *keySketch) {
+	s.flush()
+	o.flush()
 	s.n += o.n
 	s.sum += o.sum
 	s.xor ^= o.xor
@@ -482,6 +515,7 @@ func (s *keySketch) merge(o *keySketch) {
 // duplicates returns the records repeating another (exact when the sketch
 // kept every digest, else estimated from its sample) and the records.
 func (s *keySketch) duplicates() (dup, n int, exact bool) {
+	s.flush()
 	d := 0
 	s.keys.each(func(_ uint64, c uint32) { d += int(c) - 1 })
 	return d << s.shift, int(s.n), s.shift == 0
@@ -492,6 +526,8 @@ func (s *keySketch) duplicates() (dup, n int, exact bool) {
 // sampled, else estimated from the digests both keep (the coarser
 // sample, on the same top bits of the digest, scaled up).
 func (s *keySketch) shared(o *keySketch) (n int, exact bool) {
+	s.flush()
+	o.flush()
 	shift := max(s.shift, o.shift)
 	s.keys.each(func(k uint64, c uint32) {
 		if shift == 0 || k>>(64-shift) == 0 {
