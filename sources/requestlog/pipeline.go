@@ -40,7 +40,7 @@ type chunk struct {
 	// output is full and the parser allocates its own.
 	dst   []sources.Request
 	base  int // index of dst in the shared output
-	lines int // lines in data
+	lines int // lines in data (Scan: an estimate past the first chunk; see producer.guess)
 	// wantLines asks the parser for each record's line (Scan)
 	wantLines bool
 	// lineBuf is a buffer for the result's recLine, reused when its
@@ -237,6 +237,12 @@ type producer struct {
 	// fence, when not nil, is called before a buffer from free is written
 	// (its bytes may still be being hashed: asyncHash.fence)
 	fence func()
+	// guess is set when chunks are not placed in a shared output (Scan):
+	// after the first chunk, whose lines are counted, a chunk's line count
+	// (only the size of the parser's buffers then) is guessed from its
+	// length at the first chunk's bytes per line (bpl), not counted
+	guess bool
+	bpl   int
 }
 
 // run returns the read error, if any, after sending every complete chunk
@@ -302,9 +308,16 @@ func (p *producer) run(ctx context.Context) error {
 			idx--
 		} else {
 			c := chunk{idx: idx, buf: buf, data: buf[:cut], base: -1}
-			c.lines = bytes.Count(c.data, []byte{'\n'})
-			if c.data[cut-1] != '\n' {
-				c.lines++
+			if p.guess && p.bpl > 0 {
+				// an eighth to spare, rounded up so that chunks of one
+				// size ask for buffers of one size
+				c.lines = (cut/p.bpl*9/8 + 1023) &^ 1023
+			} else {
+				c.lines = bytes.Count(c.data, []byte{'\n'})
+				if c.data[cut-1] != '\n' {
+					c.lines++
+				}
+				p.bpl = max(1, cut/c.lines)
 			}
 			if idx == 0 && (p.sizeHint > 0 || eof) {
 				est := c.lines // the whole input is in this chunk

@@ -306,7 +306,7 @@ func scanJSONL(ctx context.Context, path string, src io.Reader, skipped int, gz 
 	go func() {
 		defer wg.Done()
 		defer close(chunks)
-		p := producer{src: src, free: free, chunks: chunks, stop: stop, opt: opt, fence: fence}
+		p := producer{src: src, free: free, chunks: chunks, stop: stop, opt: opt, fence: fence, guess: true}
 		readErr = p.run(ctx)
 	}()
 	decoders := make([]*decoder, workers)
