@@ -489,12 +489,16 @@ func (h *Hist) appendBins(buf []bin) []bin {
 		buf = append(buf, bin{Zero, h.zero})
 	}
 	if len(h.far) == 0 {
+		// every count written, the next one over it unless it is
+		// non-zero: no branch on the counts, which a histogram's sparse
+		// bins made a coin toss
+		m := len(buf)
+		buf = slices.Grow(buf, len(h.dense))[:m+len(h.dense)]
 		for k, c := range h.dense {
-			if c != 0 {
-				buf = append(buf, bin{h.lo + int32(k), float64(c)})
-			}
+			buf[m] = bin{h.lo + int32(k), float64(c)}
+			m += nonZero(c)
 		}
-		return buf
+		return buf[:m]
 	}
 	far := make([]bin, 0, len(h.far))
 	for i, w := range h.far {
@@ -524,6 +528,15 @@ func (h *Hist) appendBins(buf []bin) []bin {
 		}
 	}
 	return buf
+}
+
+// nonZero is 1 for a non-zero count, 0 for zero.
+func nonZero(c uint16) int {
+	n := 0
+	if c != 0 {
+		n = 1
+	}
+	return n
 }
 
 // Edges remembers bins' upper edges once computed, so that building the

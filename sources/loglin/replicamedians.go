@@ -67,14 +67,16 @@ func (m ReplicaMedians) Fill(tracks []sources.ReplicaTrack, lo int64, q float64,
 			tails[t] = sources.ReplicaTail{Edge: edge, LogSlope: slope, Known: make([]float64, n), Over: make([]float64, n)}
 		}
 	}
+	var bins []bin // one replica's bins of one slice, listed once for both readings
 	for key, h := range m {
 		t, ok := idx[key.name]
 		k := key.slice - lo
 		if !ok || k < 0 || k >= int64(len(med[t])) {
 			continue
 		}
-		known, over := h.Beyond(c)
-		med[t][k] = h.medianOf(known)
+		bins = h.appendBins(bins[:0])
+		known, over := beyondBins(bins, c)
+		med[t][k] = medianOfBins(bins, known)
 		if tailOK {
 			tails[t].Known[k], tails[t].Over[k] = known, over
 		}
@@ -115,8 +117,12 @@ func (m ReplicaMedians) TailBin(q float64) (c int32, edge, slope float64, ok boo
 // any order: their counts add exactly).
 func TailBinOf(bins []*SliceBins, q float64) (c int32, edge, slope float64, ok bool) {
 	var pooled Hist
+	var list []bin
 	for _, h := range bins {
-		h.each(pooled.AddBin)
+		list = h.appendBins(list[:0])
+		for _, b := range list {
+			pooled.AddBin(b.i, b.w)
+		}
 	}
 	n := pooled.Total()
 	if !(n*(1-q) >= 1) {

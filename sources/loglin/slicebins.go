@@ -63,6 +63,30 @@ func (s *SliceBins) each(fn func(i int32, w float64)) {
 	}
 }
 
+// appendBins appends s's non-empty bins to buf in ascending order, with
+// the weights each gives them.
+func (s *SliceBins) appendBins(buf []bin) []bin {
+	if s.big != nil {
+		return s.big.appendBins(buf)
+	}
+	for k, b := range s.bins {
+		buf = append(buf, bin{b, s.w[k]})
+	}
+	return buf
+}
+
+// beyondBins is Beyond of the bins appendBins lists, in the same order of
+// additions.
+func beyondBins(bins []bin, c int32) (known, over float64) {
+	for _, b := range bins {
+		known += b.w
+		if b.i > c {
+			over += b.w
+		}
+	}
+	return known, over
+}
+
 // Beyond returns s's weight (known) and the weight in bins above c
 // (over).
 func (s *SliceBins) Beyond(c int32) (known, over float64) {
@@ -94,6 +118,19 @@ func (s *SliceBins) Median() float64 { return s.medianOf(s.Total()) }
 // medianOf is Median for s of total weight total.
 func (s *SliceBins) medianOf(total float64) float64 {
 	c, ok := s.Rank(math.Max(1, math.Ceil(0.5*total-1e-9)))
+	if !ok {
+		return math.NaN()
+	}
+	return coarseEdge(c)
+}
+
+// medianOfBins is medianOf of the SliceBins whose bins appendBins lists.
+func medianOfBins(bins []bin, total float64) float64 {
+	c, ok := rank(func(fn func(int32, float64)) {
+		for _, b := range bins {
+			fn(b.i, b.w)
+		}
+	}, math.Max(1, math.Ceil(0.5*total-1e-9)))
 	if !ok {
 		return math.NaN()
 	}

@@ -55,3 +55,41 @@ func TestSliceBinsAsHist(t *testing.T) {
 		t.Error("an empty SliceBins has a median or a total")
 	}
 }
+
+// Fill and TailBinOf read a SliceBins through the bins appendBins lists:
+// the weight, the weight beyond a bin and the median come out bit for bit
+// as Beyond and medianOf read them through each, for small lists and
+// Hists, with map bins, the zero bin and fractional weights.
+func TestSliceBinsListedAsEach(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	var bins []bin
+	for trial := range 300 {
+		var s SliceBins
+		for range 1 + rng.IntN(200) {
+			w := 1.0
+			if trial%3 == 0 {
+				w = 0.1 * float64(1+rng.IntN(30)) // fractional: the map
+			}
+			b := int32(rng.IntN(20 + trial))
+			switch rng.IntN(40) {
+			case 0:
+				b = Zero
+			case 1:
+				b = 1 << 20 // far from the array: the map
+			}
+			s.AddBin(b, w)
+		}
+		bins = s.appendBins(bins[:0])
+		for _, c := range []int32{Zero, 0, 7, int32(trial / 2), 1 << 21} {
+			k1, o1 := s.Beyond(c)
+			k2, o2 := beyondBins(bins, c)
+			if math.Float64bits(k1) != math.Float64bits(k2) || math.Float64bits(o1) != math.Float64bits(o2) {
+				t.Fatalf("trial %d, beyond %d: listed %v %v, each %v %v", trial, c, k2, o2, k1, o1)
+			}
+		}
+		total := s.Total()
+		if a, b := s.medianOf(total), medianOfBins(bins, total); math.Float64bits(a) != math.Float64bits(b) {
+			t.Fatalf("trial %d: median listed %v, each %v", trial, b, a)
+		}
+	}
+}
