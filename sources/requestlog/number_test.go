@@ -16,6 +16,10 @@ var floatCorpus = []string{
 	"1e22", "1e23", "1e-22", "1e-23", "1e308", "1e309", "1e-400", "2.2250738585072011e-308", "4.9e-324",
 	"1795964400.125", "1795964400.123456789", "0.00000000000000000000000000000000000001", "100000000000000000000000",
 	"9999999999999999999", "0.9999999999999999999", "-123.456e-7", "7E+2", "1.7976931348623157e308",
+	// fractions read eight bytes at a time: 1 to 8 digits, int parts
+	// of 11 digits (the most that allows it) and 12
+	"0.1", "0.1234567", "0.12345678", "0.123456789", "0.0000001", "9.9999999", "1.0000000", "-0.0000000",
+	"12345678901.1234567", "99999999999.9999999", "123456789012.1234567", "1767225600.001764",
 }
 
 func TestParseFloatMatchesStrconv(t *testing.T) {
@@ -38,8 +42,10 @@ func TestParseFloatMatchesStrconv(t *testing.T) {
 		checkScanFloat(t, []byte(s))
 		checkScanFloat(t, []byte(s+"/:0123456789"))
 	}
-	// a run ends at the bytes next to the digits: '/' and ':' to '?'
-	for _, s := range []string{"1:2345678901", "12.5;67890123", "0.1>2345678", "123456789?01234", "9/876543210", "1234567.1=2345678", "12345678901234567890:1"} {
+	// a run ends at the bytes next to the digits: '/' and ':' to '?',
+	// and bytes of 0x80 or more
+	for _, s := range []string{"1:2345678901", "12.5;67890123", "0.1>2345678", "123456789?01234", "9/876543210", "1234567.1=2345678", "12345678901234567890:1",
+		"0.123\xff\xff\xff\xff\xff", "0.1234567\x80\x80", "5.1\xb9\xb9\xb9\xb9\xb9\xb9\xb9", "0.12/45678", "0.1234567:", "0.123456/8", "0.12:45678", "1.5:::::::::", "0.9?9999999", "0.12:4,5678", "0.1:,,,,,,,,"} {
 		checkScanFloat(t, []byte(s))
 	}
 	// random decimals in the shapes logs use: latencies, timestamps, long
