@@ -173,8 +173,11 @@ func scan(ctx context.Context, path string, r io.Reader, arm sources.Arm, o Scan
 // per whole second, the records in it and the first of them in file
 // order. With a window given it checks each record against it instead.
 type windowTracker struct {
-	sample  []float64
-	stride  int
+	sample []float64
+	stride int
+	// next is the index of the next record to sample: a multiple of
+	// stride (i%stride cost a division per record)
+	next    int
 	records int
 	secs    map[int64]*secStat
 	lastKey int64
@@ -211,11 +214,13 @@ func (w *windowTracker) observe(t float64, line int) bool {
 		w.out++
 		return false
 	}
-	w.first = math.Min(w.first, t)
+	// the builtins are math.Min and math.Max for a record's ts (finite,
+	// at least +0: checkTS) and inline; math's were calls
+	w.first = min(w.first, t)
 	if w.window != nil {
 		return true
 	}
-	if i%w.stride == 0 {
+	if i == w.next {
 		w.sample = append(w.sample, t)
 		if len(w.sample) == 2*windowSample {
 			k := 0
@@ -226,6 +231,7 @@ func (w *windowTracker) observe(t float64, line int) bool {
 			w.sample = w.sample[:k]
 			w.stride *= 2
 		}
+		w.next = i&^(w.stride-1) + w.stride // stride is a power of two
 	}
 	key := int64(math.Floor(t))
 	s := w.last
@@ -238,7 +244,7 @@ func (w *windowTracker) observe(t float64, line int) bool {
 		w.last, w.lastKey = s, key
 	}
 	s.n++
-	s.minTS, s.max = math.Min(s.minTS, t), math.Max(s.max, t)
+	s.minTS, s.max = min(s.minTS, t), max(s.max, t)
 	return true
 }
 

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
 	"testing"
@@ -200,4 +201,50 @@ func (r *oddReader) Read(p []byte) (int, error) {
 	copy(p, r.data[:n])
 	r.data = r.data[n:]
 	return n, nil
+}
+
+// The window tracker samples every stride-th record as i%stride == 0
+// picks them, through the stride's doublings, and its bounds (min and
+// max) come out as math.Min's and math.Max's for every arrival time a
+// record can have (finite, at least +0: checkTS) and the +Inf it starts
+// from.
+func TestWindowTrackerSample(t *testing.T) {
+	w := newWindowTracker(nil)
+	var want []float64
+	stride := 1
+	for i := range 9*windowSample + 17 {
+		ts := 1.7e9 + float64(i)/100
+		w.observe(ts, i+1)
+		if i%stride == 0 {
+			want = append(want, ts)
+			if len(want) == 2*windowSample {
+				k := 0
+				for j := 0; j < len(want); j += 2 {
+					want[k] = want[j]
+					k++
+				}
+				want = want[:k]
+				stride *= 2
+			}
+		}
+	}
+	if w.stride != stride || len(w.sample) != len(want) {
+		t.Fatalf("stride %d, %d samples; want %d, %d", w.stride, len(w.sample), stride, len(want))
+	}
+	for k := range want {
+		if w.sample[k] != want[k] {
+			t.Fatalf("sample %d is %v, want %v", k, w.sample[k], want[k])
+		}
+	}
+	times := []float64{0, 5e-324, 1, 1.7e9, math.MaxFloat64, math.Inf(1)}
+	for _, a := range times {
+		for _, b := range times {
+			if x, y := min(a, b), math.Min(a, b); math.Float64bits(x) != math.Float64bits(y) {
+				t.Errorf("min(%v, %v) = %v, math.Min %v", a, b, x, y)
+			}
+			if x, y := max(a, b), math.Max(a, b); math.Float64bits(x) != math.Float64bits(y) {
+				t.Errorf("max(%v, %v) = %v, math.Max %v", a, b, x, y)
+			}
+		}
+	}
 }
