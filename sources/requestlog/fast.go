@@ -19,18 +19,27 @@ import (
 // line takes, and a line fastLine accepts decodes to the Request parseLine
 // gives it (FuzzFastLine checks both).
 
-// fastLine decodes b into r, which must hold sources.NewRequest()'s
-// defaults, and reports whether it could. When it reports false, r holds
-// garbage and the line must be decoded by parseLine with a fresh r.
+// fastLine decodes b, one line without its '\n', into r, which must hold
+// sources.NewRequest()'s defaults, and reports whether it could. When it
+// reports false, r holds garbage and the line must be decoded by
+// parseLine with a fresh r.
 func (d *decoder) fastLine(b []byte, r *sources.Request) bool {
+	end := d.fastRecord(b, r)
+	return end > 0 && end == len(b) && b[end-1] != '\n'
+}
+
+// fastRecord is fastLine on the line that starts b (the rest of a chunk),
+// found as it is decoded rather than first: it returns the length of the
+// line with its '\n' (or "\r\n", or up to the end of b), or 0 when
+// fastLine would decline the line. No token the fast path takes can hold
+// a '\n' (strings and keys refuse control bytes, numbers and words end at
+// any other byte), so the object it reads lies within the line, and the
+// line is the object, an optional '\r' and the '\n'.
+func (d *decoder) fastRecord(b []byte, r *sources.Request) int {
+	if len(b) < 2 || b[0] != '{' {
+		return 0
+	}
 	n := len(b)
-	if n > 0 && b[n-1] == '\r' {
-		n--
-	}
-	if n < 2 || b[0] != '{' || b[n-1] != '}' {
-		return false
-	}
-	b = b[:n]
 	d.lineUnknown = d.lineUnknown[:0]
 	var seen uint32
 	prev := objectStart
@@ -38,35 +47,38 @@ func (d *decoder) fastLine(b []byte, r *sources.Request) bool {
 	for {
 		// "key": the key that followed the previous one last time is
 		// tried first, by a plain comparison, as parseLine does
-		if b[i] != '"' {
-			return false
+		if i >= n || b[i] != '"' {
+			return 0
 		}
 		f, j := d.predictKey(b, i, prev)
 		if j == 0 {
 			j = i + 1
 			for j < n && b[j] != '"' {
 				if c := b[j]; c == '\\' || c < 0x20 || c >= 0x7f {
-					return false
+					return 0
 				}
 				j++
 			}
 			if j >= n {
-				return false
+				return 0
 			}
 			f = lookupField(b[i+1 : j])
 			if f == fUnknown {
-				return false
+				return 0
 			}
 			d.next[prev] = f
 		}
 		if j+1 >= n || b[j+1] != ':' || seen&(1<<f) != 0 {
-			return false
+			return 0
 		}
 		seen |= 1 << f
 		prev = f
 		i = j + 2
-		if b[i] == ' ' {
+		if i < n && b[i] == ' ' {
 			i++
+		}
+		if i >= n {
+			return 0
 		}
 		// the value, up to the next ',' or the closing '}'
 		switch f {
@@ -75,32 +87,32 @@ func (d *decoder) fastLine(b []byte, r *sources.Request) bool {
 				// an RFC 3339 time
 				v, end, ok := plainString(b, i)
 				if !ok || d.setTS(r, kString, v) != nil {
-					return false
+					return 0
 				}
 				i = end
 				break
 			}
 			end, x, ok := scanFloat(b, i)
 			if !ok || d.setFloat(r, f, x, b[i:end]) != nil {
-				return false
+				return 0
 			}
 			i = end
 		case fPromptTokens, fOutputTokens, fCachedTokens, fAttempt:
 			end, x, ok := scanFloat(b, i)
 			if !ok || !(x > -maxExactInt && x < maxExactInt) || storeCount(r, f, int64(x), x == math.Trunc(x), b[i:end]) != nil {
-				return false
+				return 0
 			}
 			i = end
 		case fStatus, fClass, fReplica, fCanceledBy:
 			v, end, ok := plainString(b, i)
 			if !ok {
-				return false
+				return 0
 			}
 			switch f {
 			case fStatus:
 				s, ok := fastStatus(v)
 				if !ok {
-					return false
+					return 0
 				}
 				r.Status = s
 			case fClass:
@@ -109,7 +121,7 @@ func (d *decoder) fastLine(b []byte, r *sources.Request) bool {
 				if len(v) > 0 { // "" is unknown, as if absent
 					by, e := canceledBy(v)
 					if e != nil {
-						return false
+						return 0
 					}
 					r.CanceledBy = by
 				}
@@ -126,26 +138,41 @@ func (d *decoder) fastLine(b []byte, r *sources.Request) bool {
 				r.Quality = sources.QualityBad
 				i += 5
 			default:
-				return false
+				return 0
 			}
 		default:
-			return false
+			return 0
 		}
-		if i >= n-1 {
-			break // at the closing '}' (or past it: a malformed line)
+		if i >= n {
+			return 0
+		}
+		if b[i] == '}' {
+			break
 		}
 		if b[i] != ',' {
-			return false
+			return 0
 		}
 		i++
-		if b[i] == ' ' {
+		if i < n && b[i] == ' ' {
 			i++
 		}
 	}
-	if i != n-1 {
-		return false
+	// the line ends after the '}': at a '\n', "\r\n", or the end of b
+	// (then after one '\r' at most)
+	end := i + 1
+	switch {
+	case end == n:
+	case b[end] == '\n':
+		end++
+	case b[end] == '\r' && (end+1 == n || b[end+1] == '\n'):
+		end = min(end+2, n)
+	default:
+		return 0
 	}
-	return d.finish(r, seen) == nil
+	if d.finish(r, seen) != nil {
+		return 0
+	}
+	return end
 }
 
 // plainString reads the string whose opening quote is at b[i] when it

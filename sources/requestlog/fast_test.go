@@ -2,6 +2,7 @@ package requestlog
 
 import (
 	"bytes"
+	"context"
 	"math"
 	"os"
 	"strings"
@@ -203,4 +204,89 @@ func TestPredictKeyWords(t *testing.T) {
 			}
 		}
 	}
+}
+
+// parseChunkRef is parseChunk as it was before the fast path found the
+// line ends itself: each line split off first, then the fast path or the
+// strict parser on it. The reference for TestParseChunkLineEnds.
+func (d *decoder) parseChunkRef(data []byte) (reqs []sources.Request, blank []int32, lines int, err *lineErr, errLine int) {
+	tmpl := sources.NewRequest()
+	for len(data) > 0 {
+		var ln []byte
+		if nl := bytes.IndexByte(data, '\n'); nl >= 0 {
+			ln, data = data[:nl], data[nl+1:]
+		} else {
+			ln, data = data, nil
+		}
+		lines++
+		reqs = append(reqs, tmpl)
+		if d.fastLine(ln, &reqs[len(reqs)-1]) {
+			continue
+		}
+		reqs[len(reqs)-1] = tmpl
+		b, e := d.parseLine(ln, &reqs[len(reqs)-1])
+		if e != nil {
+			return reqs, blank, lines, e, lines
+		}
+		if b {
+			reqs = reqs[:len(reqs)-1]
+			blank = append(blank, int32(lines))
+		}
+	}
+	return reqs, blank, lines, nil, 0
+}
+
+// checkChunk compares parseChunk with parseChunkRef on data.
+func checkChunk(t *testing.T, data []byte) {
+	t.Helper()
+	res := newDecoder().parseChunk(context.Background(), chunk{data: data, wantLines: true})
+	reqs, blank, lines, err, errLine := newDecoder().parseChunkRef(data)
+	if (res.err == nil) != (err == nil) || (err != nil && (*res.err != *err || res.line != errLine)) {
+		t.Fatalf("%q: error %v at %d, want %v at %d", data, res.err, res.line, err, errLine)
+	}
+	if err != nil {
+		return
+	}
+	if res.lines != lines || len(res.reqs) != len(reqs) || len(res.blank) != len(blank) {
+		t.Fatalf("%q: %d lines, %d records, blank %v; want %d, %d, %v", data, res.lines, len(res.reqs), res.blank, lines, len(reqs), blank)
+	}
+	for k := range reqs {
+		if !sameBits(&res.reqs[k], &reqs[k]) {
+			t.Fatalf("%q: record %d is %+v, want %+v", data, k, res.reqs[k], reqs[k])
+		}
+	}
+	for k := range blank {
+		if res.blank[k] != blank[k] {
+			t.Fatalf("%q: blank lines %v, want %v", data, res.blank, blank)
+		}
+	}
+}
+
+// The fast path finds a line's end as it decodes the line: the records,
+// blank lines, line count and first error come out as when each line is
+// split off first, whatever ends the line or follows its object.
+func TestParseChunkLineEnds(t *testing.T) {
+	rec := `{"ts":1,"status":"ok","ttft_s":0.25,"replica":"r1","attempt":1}`
+	for _, data := range []string{
+		rec, rec + "\n", rec + "\r\n", rec + "\r", rec + "\r\r\n" + rec, rec + "\n\n" + rec + "\n", "\n" + rec,
+		rec + " \n" + rec, rec + "}\n" + rec, rec + "x\n" + rec, rec + rec, rec + "\n" + rec + "\r",
+		rec + "\r" + rec, "{}\n" + rec, "{\n}" + rec, `{"status":"o` + "\n" + `k","ts":1}`,
+		`{"ts":1,"status":"ok","ttft_s":0.` + "\n" + `25}`, `{"ts":1,"sta` + "\ntus\":\"ok\"}", `{"ts":1,"status":"ok"` + "\n}",
+		`{"ts":1,"status":"ok","quality_ok":tr` + "\nue}", `{"ts":1,"status":"ok","ttft_s":` + "\n0.2}", `{"ts":1,"status":"ok",` + "\n",
+		`{"ts":1,"status":"ok", ` + "\n", `{"ts":1,"status": ` + "\n\"ok\"}", "{\"ts\":1,\"status\":\"ok\"}\n{\"ts\":2,\"status\":\"ok\",\"ttft_s\":-1}\n",
+	} {
+		checkChunk(t, []byte(data))
+	}
+	var buf bytes.Buffer
+	if err := writeLog(&buf, 2000, 5, false); err != nil {
+		t.Fatal(err)
+	}
+	checkChunk(t, buf.Bytes())
+	checkChunk(t, bytes.ReplaceAll(buf.Bytes(), []byte("\n"), []byte("\r\n")))
+}
+
+func FuzzParseChunk(f *testing.F) {
+	f.Add([]byte(`{"ts":1,"status":"ok","ttft_s":0.25}` + "\r\n" + `{"ts":2,"status":"rejected"}`))
+	f.Add([]byte(`{"ts":1,"status":"ok"` + "\n}\n"))
+	f.Fuzz(func(t *testing.T, data []byte) { checkChunk(t, data) })
 }

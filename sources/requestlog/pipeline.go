@@ -392,12 +392,6 @@ func (d *decoder) parseChunk(ctx context.Context, c chunk) chunkResult {
 	tmpl := sources.NewRequest()
 	line := 0
 	for len(data) > 0 {
-		var ln []byte
-		if nl := bytes.IndexByte(data, '\n'); nl >= 0 {
-			ln, data = data[:nl], data[nl+1:]
-		} else {
-			ln, data = data, nil
-		}
 		line++
 		if line%ctxEvery == 0 {
 			if err := ctx.Err(); err != nil {
@@ -406,11 +400,19 @@ func (d *decoder) parseChunk(ctx context.Context, c chunk) chunkResult {
 			}
 		}
 		reqs = append(reqs, tmpl)
-		if d.fastLine(ln, &reqs[len(reqs)-1]) {
+		// the fast path finds the line's end as it decodes it
+		if n := d.fastRecord(data, &reqs[len(reqs)-1]); n > 0 {
+			data = data[n:]
 			if c.wantLines {
 				res.recLine = append(res.recLine, int32(line))
 			}
 			continue
+		}
+		var ln []byte
+		if nl := bytes.IndexByte(data, '\n'); nl >= 0 {
+			ln, data = data[:nl], data[nl+1:]
+		} else {
+			ln, data = data, nil
 		}
 		// anything unusual: the strict parser, from a fresh record
 		reqs[len(reqs)-1] = tmpl
