@@ -60,10 +60,12 @@ func merge2(a, b sources.Histogram) (out sources.Histogram, dropped bool) {
 
 // merge2Into is merge2 appending the result's edges and counts to edges
 // and counts (which must not share memory with a or b). One pass over
-// both lists, an edge at a time: each histogram's count at the other's
-// edges is its count at the last of its own edges passed (0 before the
-// first), unknown when its next edge's count is higher (the edge lies inside one
-// of its bins that holds values: the edge is dropped).
+// both lists: each histogram's count at the other's edges is its count at
+// the last of its own edges passed (0 before the first), unknown when its
+// next edge's count is higher (the edge lies inside one of its bins that
+// holds values: the edge is dropped). The edges of one below the other's
+// next edge share that count and that verdict, and are taken in a loop
+// of their own.
 func merge2Into(edges, counts []float64, a, b sources.Histogram) ([]float64, []float64, bool) {
 	dropped := false
 	ae, ac, be, bc := a.Edges, a.Counts, b.Edges, b.Counts
@@ -78,25 +80,43 @@ func merge2Into(edges, counts []float64, a, b sources.Histogram) ([]float64, []f
 		x, y := ae[i], be[j]
 		switch {
 		case x < y:
-			// b's count at x is the one below it, unless x is inside a
-			// bin of b's that holds values
+			// a's edges below y: b's count at them is the one below
+			// them, unless they lie inside a bin of b's that holds values
 			if bc[j] > belowB {
 				dropped = true
-			} else {
-				edges[n], counts[n] = x, ac[i]+belowB
-				n++
+				for i < len(ae) && ae[i] < y {
+					i++
+				}
+				belowA = ac[i-1]
+				continue
 			}
-			belowA = ac[i]
-			i++
+			for {
+				edges[n], counts[n] = ae[i], ac[i]+belowB
+				n++
+				i++
+				if i >= len(ae) || !(ae[i] < y) {
+					break
+				}
+			}
+			belowA = ac[i-1]
 		case y < x:
 			if ac[i] > belowA {
 				dropped = true
-			} else {
-				edges[n], counts[n] = y, belowA+bc[j]
-				n++
+				for j < len(be) && be[j] < x {
+					j++
+				}
+				belowB = bc[j-1]
+				continue
 			}
-			belowB = bc[j]
-			j++
+			for {
+				edges[n], counts[n] = be[j], belowA+bc[j]
+				n++
+				j++
+				if j >= len(be) || !(be[j] < x) {
+					break
+				}
+			}
+			belowB = bc[j-1]
 		default:
 			// the same edge in both
 			edges[n], counts[n] = x, ac[i]+bc[j]
