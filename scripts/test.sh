@@ -69,6 +69,7 @@ sources/requestlog FuzzRead
 sources/requestlog FuzzParseFloat
 sources/requestlog FuzzRFC3339
 sources/requestlog FuzzFastLine
+sources/requestlog FuzzParseChunk
 sources/benchfile FuzzVLLM
 sources/benchfile FuzzSGLang
 sources/benchfile FuzzLLMPerf
