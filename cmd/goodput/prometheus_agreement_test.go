@@ -116,6 +116,7 @@ func TestPrometheusAgreesWithRequestLogsAcrossScenarios(t *testing.T) {
 		{"10% regression", "regress-10", 15, "fail", ""},
 		{"errors up (2%)", filepath.Join("testdata", "promagree", "errors-up.yaml"), 15, "fail", ""},
 		{"canary error burst (2 min at 50%)", filepath.Join("testdata", "promagree", "error-burst.yaml"), 20, "fail", ""},
+		{"canary error burst in the first minutes (2 min at 50% from minute 2)", filepath.Join("testdata", "promagree", "error-burst-early.yaml"), 20, "fail", ""},
 		{"baseline error burst (2 min at 50%)", filepath.Join("testdata", "promagree", "baseline-error-burst.yaml"), 20, "pass", ""},
 		{"cold canary", "cold-start", 20, "pass", ""},
 		{"lost baseline replica", "replica-loss", 15, "pass", ""},
