@@ -582,6 +582,18 @@ func fleetCases() []fleetCase {
 		{"cold-start-timeouts", Fail, same(func(f *fleet) { f.clientTimeout = 1 }), same(func(f *fleet) { f.clientTimeout = 1; f.coldSecs, f.coldX = 240, 2.5 })},
 		{"cold-start-timeouts-noisiest", Fail, same(func(f *fleet) { f.sigma, f.phi, f.clientTimeout = 0.05, 0.9, 1 }),
 			same(func(f *fleet) { f.sigma, f.phi, f.clientTimeout = 0.05, 0.9, 1; f.coldSecs, f.coldX = 240, 2.5 })},
+		// the canary's errors up by 1 pp all run; a TTFT stall of 10 s
+		// (×5) every 5 minutes in the canary alone (harm ≈ 3% of its
+		// requests); both arms failing half their requests at 2:00–4:00
+		// (a shared incident inside the warm-up cap, where the served
+		// scan now looks: a fail is wrong); each arm with its own 10 s
+		// stalls every 5 minutes, at other times (identical arms whose
+		// noise the pairing cannot cancel: inconclusive is honest)
+		{"errors-up-1pp", Fail, id, same(func(f *fleet) { f.errShare = 0.012 })},
+		{"micro-stalls", Fail, id, same(func(f *fleet) { f.burstAt, f.burstSecs, f.burstTTFTX, f.bursts, f.burstEvery = 150, 10, 5, 6, 300 })},
+		{"shared-burst-early", Pass, same(func(f *fleet) { f.burstAt, f.burstSecs, f.burstErr = 120, 120, 0.5 }), same(func(f *fleet) { f.burstAt, f.burstSecs, f.burstErr = 120, 120, 0.5 })},
+		{"aa-micro-stalls-own", Pass, same(func(f *fleet) { f.burstAt, f.burstSecs, f.burstTTFTX, f.bursts, f.burstEvery = 150, 10, 5, 6, 300 }),
+			same(func(f *fleet) { f.burstAt, f.burstSecs, f.burstTTFTX, f.bursts, f.burstEvery = 300, 10, 5, 6, 300 })},
 		{"aa-pod-replaced", Pass, id, same(func(f *fleet) { f.replacedAt = 900 })},
 		{"regress-10-pod-replaced", Fail, id, same(func(f *fleet) { f.replacedAt = 900; f.ttftX, f.tpotX = 1.10, 1.10 })},
 		{"aa-stray-replica", Pass, id, same(func(f *fleet) { f.strayReplica = true })},
