@@ -87,13 +87,16 @@ func (j *aggJudgement) standardizedCount(metric string, conf float64) (est stats
 // outside it is left out. ok is false when a bucket's count is NaN.
 func (j *aggJudgement) countStrata(count func(*sources.AggBucket) (num, den float64), position func(bk *sources.AggBucket, slice int) int, nbB, nbC int) (xb, xc normalize.Strata, ok bool) {
 	type cell struct {
-		key      string
+		id       int // the stratum's index in ids, in order of first sight
 		t        int
 		num, den float64
 	}
+	// the strata's keys, each once, in order of first sight
+	ids := map[string]int{}
+	var keys []string
 	arm := func(a *aggArm, nb int) ([]cell, bool) {
 		at := a.sliceIndex()
-		var out []cell
+		out := make([]cell, 0, len(a.ds.Agg.Buckets))
 		for i := range a.ds.Agg.Buckets {
 			bk := &a.ds.Agg.Buckets[i]
 			k, in := at[bk.Start]
@@ -108,7 +111,14 @@ func (j *aggJudgement) countStrata(count func(*sources.AggBucket) (num, den floa
 				continue
 			}
 			if t := position(bk, k); t >= 0 && t < nb {
-				out = append(out, cell{j.mix.key(bk), t, num, den})
+				key := j.mix.key(bk)
+				id, seen := ids[key]
+				if !seen {
+					id = len(keys)
+					ids[key] = id
+					keys = append(keys, key)
+				}
+				out = append(out, cell{id, t, num, den})
 			}
 		}
 		return out, true
@@ -118,17 +128,12 @@ func (j *aggJudgement) countStrata(count func(*sources.AggBucket) (num, den floa
 	if !okb || !okc {
 		return xb, xc, false
 	}
-	var names []string
-	for _, cs := range [][]cell{cb, cc} {
-		for _, c := range cs {
-			names = append(names, c.key)
-		}
-	}
+	names := slices.Clone(keys)
 	slices.Sort(names)
-	names = slices.Compact(names)
-	index := make(map[string]int, len(names))
+	// index maps a stratum's id to its place among the sorted names
+	index := make([]int, len(keys))
 	for i, k := range names {
-		index[k] = i
+		index[ids[k]] = i
 	}
 	strata := func(cs []cell, nb int) normalize.Strata {
 		s := normalize.Strata{Names: names, Num: make([][]float64, len(names)), Den: make([][]float64, len(names))}
@@ -136,8 +141,8 @@ func (j *aggJudgement) countStrata(count func(*sources.AggBucket) (num, den floa
 			s.Num[k], s.Den[k] = make([]float64, nb), make([]float64, nb)
 		}
 		for _, c := range cs {
-			s.Num[index[c.key]][c.t] += c.num
-			s.Den[index[c.key]][c.t] += c.den
+			s.Num[index[c.id]][c.t] += c.num
+			s.Den[index[c.id]][c.t] += c.den
 		}
 		return s
 	}
