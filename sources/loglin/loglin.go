@@ -446,31 +446,45 @@ func (h *Hist) CumulativeWith(e *Edges) sources.Histogram {
 	} else {
 		edges, counts = make([]float64, 0, n+1), make([]float64, 0, n+1)
 	}
-	push := func(edge, cum float64) {
-		if k := len(edges); k > 0 && edges[k-1] == edge {
-			counts[k-1] = cum
-			return
-		}
-		edges = append(edges, edge)
-		counts = append(counts, cum)
-	}
+	// written in place (m values so far): an edge equal to the last
+	// written one updates its count instead
+	edges, counts = edges[:n+1], counts[:n+1]
+	m := 0
 	cum, upper, prev := 0.0, 0.0, false
 	for _, b := range bins {
-		if b.i != Zero {
-			if prev && last == b.i-1 {
-				push(upper, cum) // Lower(i) is the previous bin's upper edge
+		// the lower edge, unless it is the previous bin's upper edge,
+		// written last with the same count
+		if b.i != Zero && !(prev && last == b.i-1) {
+			lo, ok := e.remembered(b.i - 1)
+			if !ok {
+				lo = e.lower(b.i)
+			}
+			if m > 0 && edges[m-1] == lo {
+				counts[m-1] = cum
 			} else {
-				push(e.lower(b.i), cum)
+				edges[m], counts[m] = lo, cum
+				m++
 			}
 		}
 		cum += b.w
-		upper = e.Upper(b.i)
-		push(upper, cum)
+		if x, ok := e.remembered(b.i); ok {
+			upper = x
+		} else {
+			upper = e.upper(b.i)
+		}
+		if m > 0 && edges[m-1] == upper {
+			counts[m-1] = cum
+		} else {
+			edges[m], counts[m] = upper, cum
+			m++
+		}
 		last, prev = b.i, true
 	}
-	if !math.IsInf(edges[len(edges)-1], 1) {
-		push(math.Inf(1), cum)
+	if !math.IsInf(edges[m-1], 1) {
+		edges[m], counts[m] = math.Inf(1), cum
+		m++
 	}
+	edges, counts = edges[:m], counts[:m]
 	return sources.Histogram{Sparse: true, Edges: edges, Counts: counts}
 }
 
@@ -580,6 +594,26 @@ const maxEdges = 1 << 16
 
 // Upper is Upper(i), remembered.
 func (e *Edges) Upper(i int32) float64 {
+	if x, ok := e.remembered(i); ok {
+		return x
+	}
+	return e.upper(i)
+}
+
+// remembered is Upper(i) when e holds it (ok), small enough to be
+// inlined; e may be nil.
+func (e *Edges) remembered(i int32) (float64, bool) {
+	if e == nil {
+		return 0, false
+	}
+	if k := int(i) - int(e.lo); k >= 0 && k < len(e.v) && e.v[k] != 0 {
+		return e.v[k], true
+	}
+	return 0, false
+}
+
+// upper is Upper for an edge not remembered yet.
+func (e *Edges) upper(i int32) float64 {
 	if e == nil || i == Zero || i == math.MaxInt32 {
 		return Upper(i)
 	}
