@@ -511,15 +511,22 @@ func (a *Aggregator) Add(r *sources.Request) {
 		// a bin is found once, for the cell and the replica's median
 		bins.ttft, bins.ttftOK = loglin.Index(r.TTFT)
 		if bins.ttftOK {
-			h.TTFT.AddBin(bins.ttft, 1)
+			if !h.TTFT.TryInc(bins.ttft) {
+				h.TTFT.AddBin(bins.ttft, 1)
+			}
 			h.TTFTNs += sources.LatencyNanos(r.TTFT)
 		}
 		bins.tpot, bins.tpotOK = loglin.Index(r.TPOT)
 		if bins.tpotOK {
-			h.TPOT.AddBin(bins.tpot, 1)
+			if !h.TPOT.TryInc(bins.tpot) {
+				h.TPOT.AddBin(bins.tpot, 1)
+			}
 			h.TPOTNs += sources.LatencyNanos(r.TPOT)
 		}
-		if h.E2E.Add(r.E2E, 1) {
+		if e2e, ok := loglin.Index(r.E2E); ok {
+			if !h.E2E.TryInc(e2e) {
+				h.E2E.AddBin(e2e, 1)
+			}
 			h.E2ENs += sources.LatencyNanos(r.E2E)
 		}
 		if r.OutputTokens > 0 {
@@ -645,13 +652,17 @@ func (a *Aggregator) addReplica(name string, slice int64, fin, judged, good floa
 		if run.ttft == nil {
 			run.ttft = a.repLat.TTFT.Hist(name, slice)
 		}
-		run.ttft.AddBin(loglin.Coarse(bins.ttft), 1)
+		if c := loglin.Coarse(bins.ttft); !run.ttft.TryInc(c) {
+			run.ttft.AddBin(c, 1)
+		}
 	}
 	if bins.tpotOK {
 		if run.tpot == nil {
 			run.tpot = a.repLat.TPOT.Hist(name, slice)
 		}
-		run.tpot.AddBin(loglin.Coarse(bins.tpot), 1)
+		if c := loglin.Coarse(bins.tpot); !run.tpot.TryInc(c) {
+			run.tpot.AddBin(c, 1)
+		}
 	}
 }
 

@@ -213,6 +213,18 @@ func (h *Hist) AddBin(i int32, w float64) {
 	h.dense[k] = uint16(c)
 }
 
+// TryInc adds one to bin i when the bin already holds a count below 16
+// bits in the array, the common case of counting requests one at a time,
+// and reports whether it did; small enough to be inlined. When it did
+// not, AddBin(i, 1) counts the value.
+func (h *Hist) TryInc(i int32) bool {
+	if k := int64(i) - int64(h.lo); k >= 0 && k < int64(len(h.dense)) && h.dense[k]-1 < math.MaxUint16-1 {
+		h.dense[k]++
+		return true
+	}
+	return false
+}
+
 func (h *Hist) addFar(i int32, w float64) {
 	if h.far == nil {
 		h.far = make(map[int32]float64)

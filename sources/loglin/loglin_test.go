@@ -554,3 +554,46 @@ func BenchmarkCumulativeWith(b *testing.B) {
 		_ = hs[i%len(hs)].CumulativeWith(&e)
 	}
 }
+
+// TestTryIncIsAddBin: counting values one at a time with TryInc, falling
+// back to AddBin(i, 1) when it declines, gives the same bins as AddBin
+// alone, for a Hist and a SliceBins: the zero bin, bins far outside the
+// array and a bin counted past 16 bits included.
+func TestTryIncIsAddBin(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 9))
+	var h, want Hist
+	var s, wantS SliceBins
+	add := func(i int32) {
+		if !h.TryInc(i) {
+			h.AddBin(i, 1)
+		}
+		want.AddBin(i, 1)
+		if c := Coarse(i); !s.TryInc(c) {
+			s.AddBin(c, 1)
+		}
+		wantS.AddBin(Coarse(i), 1)
+	}
+	for k := range 200000 {
+		switch {
+		case k%1000 == 0:
+			add(Zero)
+		case k%997 == 0:
+			add(int32(rng.IntN(1<<20)) - 1<<19)
+		case k < 70000:
+			add(-300) // past 16 bits
+		default:
+			i, _ := Index(0.25 * math.Exp(0.5*rng.NormFloat64()))
+			add(i)
+		}
+	}
+	if got, w := h.Cumulative(), want.Cumulative(); !slices.Equal(got.Edges, w.Edges) || !slices.Equal(got.Counts, w.Counts) {
+		t.Fatalf("Hist: TryInc and AddBin differ")
+	}
+	if h.Count(-300) != want.Count(-300) || h.Count(-300) <= math.MaxUint16 {
+		t.Fatalf("bin -300 holds %v, want %v (past 16 bits)", h.Count(-300), want.Count(-300))
+	}
+	var got, w []bin
+	if got, w = s.appendBins(nil), wantS.appendBins(nil); !slices.Equal(got, w) {
+		t.Fatalf("SliceBins: TryInc and AddBin differ")
+	}
+}

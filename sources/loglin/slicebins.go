@@ -49,6 +49,13 @@ func (s *SliceBins) AddBin(i int32, w float64) {
 	s.w = slices.Insert(s.w, k, w)
 }
 
+// TryInc is Hist.TryInc: it adds one to coarse bin i when s holds a Hist
+// whose array already counts that bin, and reports whether it did; when
+// it did not, AddBin(i, 1) counts the value.
+func (s *SliceBins) TryInc(i int32) bool {
+	return s.big != nil && s.big.TryInc(i)
+}
+
 // Merge adds o's weights into s.
 func (s *SliceBins) Merge(o *SliceBins) { o.each(s.AddBin) }
 
