@@ -196,6 +196,9 @@ type replicaRun struct {
 	fin, off, good float64
 	ttft           *loglin.SliceBins // repLat.TTFT's entry for (name, slice), once needed
 	tpot           *loglin.SliceBins // repLat.TPOT's entry, alike
+	// lastTTFT and lastTPOT are the entries of the replica's slice before,
+	// whose shape a new entry takes (SliceBins.ReserveLike)
+	lastTTFT, lastTPOT *loglin.SliceBins
 }
 
 type stratumKey struct {
@@ -645,12 +648,14 @@ func (a *Aggregator) addReplica(name string, slice int64, fin, judged, good floa
 	}
 	if run.slice != slice {
 		a.reps.Add(run.name, run.slice, run.fin, run.off, run.good)
+		run.lastTTFT, run.lastTPOT = cmp.Or(run.ttft, run.lastTTFT), cmp.Or(run.tpot, run.lastTPOT)
 		run.slice, run.fin, run.off, run.good, run.ttft, run.tpot = slice, 0, 0, 0, nil, nil
 	}
 	run.fin, run.off, run.good = run.fin+fin, run.off+judged, run.good+good
 	if bins.ttftOK {
 		if run.ttft == nil {
 			run.ttft = a.repLat.TTFT.Hist(name, slice)
+			run.ttft.ReserveLike(run.lastTTFT)
 		}
 		if c := loglin.Coarse(bins.ttft); !run.ttft.TryInc(c) {
 			run.ttft.AddBin(c, 1)
@@ -659,6 +664,7 @@ func (a *Aggregator) addReplica(name string, slice int64, fin, judged, good floa
 	if bins.tpotOK {
 		if run.tpot == nil {
 			run.tpot = a.repLat.TPOT.Hist(name, slice)
+			run.tpot.ReserveLike(run.lastTPOT)
 		}
 		if c := loglin.Coarse(bins.tpot); !run.tpot.TryInc(c) {
 			run.tpot.AddBin(c, 1)
@@ -744,6 +750,7 @@ func (a *Aggregator) widen() {
 	for k := range a.repPend {
 		a.repPend[k].slice >>= 1
 		a.repPend[k].ttft, a.repPend[k].tpot = nil, nil
+		a.repPend[k].lastTTFT, a.repPend[k].lastTPOT = nil, nil
 	}
 	if a.lo <= a.hi {
 		a.lo, a.hi = a.lo>>1, a.hi>>1

@@ -49,6 +49,20 @@ func (s *SliceBins) AddBin(i int32, w float64) {
 	s.w = slices.Insert(s.w, k, w)
 }
 
+// ReserveLike gives an empty s a Hist over the array range of o's when o
+// holds one: a replica's next slice, likely to hold as many distinct bins
+// as its last, then counts in the array from its first value instead of
+// listing its first bins and moving them. Weights are the same in either
+// form. A non-empty s, or a nil o or one without a Hist, is left as it
+// is.
+func (s *SliceBins) ReserveLike(o *SliceBins) {
+	if o == nil || o.big == nil || s.big != nil || len(s.bins) != 0 {
+		return
+	}
+	s.big = &Hist{}
+	s.big.ReserveLike(o.big)
+}
+
 // TryInc is Hist.TryInc: it adds one to coarse bin i when s holds a Hist
 // whose array already counts that bin, and reports whether it did; when
 // it did not, AddBin(i, 1) counts the value.

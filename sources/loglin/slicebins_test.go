@@ -3,6 +3,7 @@ package loglin
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -91,5 +92,43 @@ func TestSliceBinsListedAsEach(t *testing.T) {
 		if a, b := s.medianOf(total), medianOfBins(bins, total); math.Float64bits(a) != math.Float64bits(b) {
 			t.Fatalf("trial %d: median listed %v, each %v", trial, b, a)
 		}
+	}
+}
+
+// TestSliceBinsReserveLike: a SliceBins reserved like one holding a Hist
+// lists the same bins and weights, and the same median, as one that was
+// not, whether it then holds few values or many; one reserved like a
+// short list, or nil, keeps its list.
+func TestSliceBinsReserveLike(t *testing.T) {
+	rng := rand.New(rand.NewPCG(10, 11))
+	var big, small SliceBins
+	for range 2000 {
+		i, _ := Index(0.2 * math.Exp(0.6*rng.NormFloat64()))
+		big.AddBin(Coarse(i), 1)
+	}
+	small.AddBin(3, 1)
+	if big.big == nil || small.big != nil {
+		t.Fatal("the test needs one SliceBins with a Hist and one without")
+	}
+	for _, n := range []int{1, 5, 40, 3000} {
+		var plain, reserved SliceBins
+		reserved.ReserveLike(&big)
+		for range n {
+			i, _ := Index(0.3 * math.Exp(0.8*rng.NormFloat64()))
+			plain.AddBin(Coarse(i), 1)
+			reserved.AddBin(Coarse(i), 1)
+		}
+		if got, want := reserved.appendBins(nil), plain.appendBins(nil); !slices.Equal(got, want) {
+			t.Fatalf("%d values: reserved %v, plain %v", n, got, want)
+		}
+		if got, want := reserved.Median(), plain.Median(); got != want {
+			t.Fatalf("%d values: median %v, plain %v", n, got, want)
+		}
+	}
+	var s SliceBins
+	s.ReserveLike(&small)
+	s.ReserveLike(nil)
+	if s.big != nil {
+		t.Fatal("reserved like a short list: made a Hist")
 	}
 }
