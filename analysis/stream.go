@@ -812,10 +812,27 @@ func (a *Aggregator) Aggregate(arm sources.Arm) (*sources.Aggregate, error) {
 	// the request path's median, quantile(xs, 0.5)); the histograms go
 	a.repLat.Fill(tracks, a.lo)
 	a.repLat = loglin.ReplicaLatencies{}
-	// cells per slice, ordered by stratum key
-	per := make([][]cellKey, n)
+	// cells per slice, ordered by stratum key: counted per slice, then
+	// laid out in one array
+	type keyed struct {
+		k cellKey
+		c *aggcell.Cell
+	}
+	at := make([]int, n+1)
 	for k := range a.cells {
-		per[k.slice-a.lo] = append(per[k.slice-a.lo], k)
+		at[k.slice-a.lo+1]++
+	}
+	for i := range n {
+		at[i+1] += at[i]
+	}
+	all := make([]keyed, len(a.cells))
+	per := make([][]keyed, n)
+	for i := range per {
+		per[i] = all[at[i]:at[i]:at[i+1]]
+	}
+	for k, c := range a.cells {
+		i := k.slice - a.lo
+		per[i] = append(per[i], keyed{k, c})
 	}
 	nan := math.NaN()
 	var edges loglin.Edges
@@ -839,11 +856,11 @@ func (a *Aggregator) Aggregate(arm sources.Arm) (*sources.Aggregate, error) {
 	a.plan.Mark(out)
 	for k := range per {
 		keys := per[k]
-		slices.SortFunc(keys, func(x, y cellKey) int {
-			if c := cmp.Compare(a.strata[x.stratum], a.strata[y.stratum]); c != 0 {
+		slices.SortFunc(keys, func(x, y keyed) int {
+			if c := cmp.Compare(a.strata[x.k.stratum], a.strata[y.k.stratum]); c != 0 {
 				return c
 			}
-			return cmp.Compare(a.cacheOf[x.stratum], a.cacheOf[y.stratum])
+			return cmp.Compare(a.cacheOf[x.k.stratum], a.cacheOf[y.k.stratum])
 		})
 		start := float64(a.lo+int64(k)) * a.step
 		base := sources.AggBucket{Start: start, End: start + a.step, Replicas: serving[k], PrefixHits: nan, PrefixQueries: nan,
@@ -855,8 +872,8 @@ func (a *Aggregator) Aggregate(arm sources.Arm) (*sources.Aggregate, error) {
 			out.Buckets = append(out.Buckets, base)
 			continue
 		}
-		for _, ck := range keys {
-			c := a.cells[ck]
+		for _, kc := range keys {
+			c, ck := kc.c, kc.k
 			b := base
 			b.Class, b.Cache = a.strata[ck.stratum], a.cacheOf[ck.stratum]
 			// the bins handed over: they go while the rest is built
