@@ -9,7 +9,8 @@ import (
 // short sorted list of distinct bins and their weights while it holds few
 // (a replica serves a few requests per slice when an arm has hundreds of
 // replicas: 8 bytes per distinct bin, not a Hist's 512-byte array), and a
-// Hist once it holds more than sliceBinsSmall. The zero value is empty.
+// Hist once it holds more than sliceBinsSmall, or from the start when
+// reserved like one that does (ReserveLike). The zero value is empty.
 type SliceBins struct {
 	bins []int32
 	w    []float64
