@@ -471,12 +471,7 @@ func (h *Hist) CumulativeWith(e *Edges) sources.Histogram {
 			if !ok {
 				lo = e.lower(b.i)
 			}
-			if m > 0 && edges[m-1] == lo {
-				counts[m-1] = cum
-			} else {
-				edges[m], counts[m] = lo, cum
-				m++
-			}
+			m = putEdge(edges, counts, m, lo, cum)
 		}
 		cum += b.w
 		if x, ok := e.remembered(b.i); ok {
@@ -484,12 +479,7 @@ func (h *Hist) CumulativeWith(e *Edges) sources.Histogram {
 		} else {
 			upper = e.upper(b.i)
 		}
-		if m > 0 && edges[m-1] == upper {
-			counts[m-1] = cum
-		} else {
-			edges[m], counts[m] = upper, cum
-			m++
-		}
+		m = putEdge(edges, counts, m, upper, cum)
 		last, prev = b.i, true
 	}
 	if !math.IsInf(edges[m-1], 1) {
@@ -498,6 +488,18 @@ func (h *Hist) CumulativeWith(e *Edges) sources.Histogram {
 	}
 	edges, counts = edges[:m], counts[:m]
 	return sources.Histogram{Sparse: true, Edges: edges, Counts: counts}
+}
+
+// putEdge writes the edge x with cumulative count cum as the (m+1)th of
+// edges and counts, or, when x equals the mth edge, updates that edge's
+// count instead; it returns the edges written.
+func putEdge(edges, counts []float64, m int, x, cum float64) int {
+	if m > 0 && edges[m-1] == x {
+		counts[m-1] = cum
+		return m
+	}
+	edges[m], counts[m] = x, cum
+	return m + 1
 }
 
 // bin is a non-empty bin's index and weight.
