@@ -97,22 +97,27 @@ func (s *SliceBins) appendBins(buf []bin) []bin {
 	return buf
 }
 
-// beyondBins is Beyond of the bins appendBins lists, in the same order of
-// additions.
-func beyondBins(bins []bin, c int32) (known, over float64) {
-	for _, b := range bins {
-		known += b.w
-		if b.i > c {
-			over += b.w
+// eachOf iterates over bins as appendBins lists them, in order: the
+// listing read as SliceBins.each reads s.
+func eachOf(bins []bin) func(func(int32, float64)) {
+	return func(fn func(int32, float64)) {
+		for _, b := range bins {
+			fn(b.i, b.w)
 		}
 	}
-	return known, over
 }
+
+// beyondBins is Beyond of the bins appendBins lists, in the same order of
+// additions.
+func beyondBins(bins []bin, c int32) (known, over float64) { return beyond(eachOf(bins), c) }
 
 // Beyond returns s's weight (known) and the weight in bins above c
 // (over).
-func (s *SliceBins) Beyond(c int32) (known, over float64) {
-	s.each(func(i int32, w float64) {
+func (s *SliceBins) Beyond(c int32) (known, over float64) { return beyond(s.each, c) }
+
+// beyond is Beyond of the bins each visits.
+func beyond(each func(func(int32, float64)), c int32) (known, over float64) {
+	each(func(i int32, w float64) {
 		known += w
 		if i > c {
 			over += w
@@ -138,21 +143,14 @@ func (s *SliceBins) Rank(k float64) (i int32, ok bool) { return rank(s.each, k) 
 func (s *SliceBins) Median() float64 { return s.medianOf(s.Total()) }
 
 // medianOf is Median for s of total weight total.
-func (s *SliceBins) medianOf(total float64) float64 {
-	c, ok := s.Rank(math.Max(1, math.Ceil(0.5*total-1e-9)))
-	if !ok {
-		return math.NaN()
-	}
-	return coarseEdge(c)
-}
+func (s *SliceBins) medianOf(total float64) float64 { return median(s.each, total) }
 
 // medianOfBins is medianOf of the SliceBins whose bins appendBins lists.
-func medianOfBins(bins []bin, total float64) float64 {
-	c, ok := rank(func(fn func(int32, float64)) {
-		for _, b := range bins {
-			fn(b.i, b.w)
-		}
-	}, math.Max(1, math.Ceil(0.5*total-1e-9)))
+func medianOfBins(bins []bin, total float64) float64 { return median(eachOf(bins), total) }
+
+// median is medianOf of the bins each visits, of total weight total.
+func median(each func(func(int32, float64)), total float64) float64 {
+	c, ok := rank(each, math.Max(1, math.Ceil(0.5*total-1e-9)))
 	if !ok {
 		return math.NaN()
 	}
