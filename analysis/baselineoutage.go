@@ -69,7 +69,17 @@ func findBaselineOutage(p *policies.Policy, g dipGrid, clock sources.Clock) (bas
 	if !ok {
 		return baselineOutage{}, false
 	}
+	held, lostWhat := "held %.1f%% good requests against the canary's %.1f%%", "good requests"
 	d, ok := worstDip(margin, p.Alpha(), OutageSpreads, OutageIsolation, g.c, g.b, g.secs, g.start, g.warmupCap)
+	if !ok {
+		// as in dipEval: the shares of requests served, where the arms'
+		// slowdowns do not reach, from the canary's first analysed
+		// position (a cold start slows requests, it does not fail them;
+		// inside the warm-up cap a baseline outage otherwise stayed in
+		// both arms and left every count gate inconclusive)
+		d, ok = worstDip(margin, p.Alpha(), OutageSpreads, OutageIsolation, servedCells(g.c), servedCells(g.b), g.secs, g.start, 0)
+		held, lostWhat = "served %.1f%% of its requests against the canary's %.1f%% (completed, whatever their latency; the rest failed, were rejected or canceled)", "served requests"
+	}
 	if !ok {
 		return baselineOutage{}, false
 	}
@@ -78,10 +88,10 @@ func findBaselineOutage(p *policies.Policy, g dipGrid, clock sources.Clock) (bas
 	pp := func(v float64) string { return fmt.Sprintf("%+.1f pp", 100*v) }
 	// roles swapped: vb is the canary's share, vc the baseline's; oc
 	// the baseline's requests in the stretch
-	o.detail = fmt.Sprintf("left out %s to %s (%s, from %s to %s after the canary's start) of both arms: the baseline alone held %.1f%% good requests against the canary's %.1f%%, %s [%s, %s] beyond the arms' difference over the run (%s), %s, losing at least about %s good requests, more than the attainment margin of the baseline's %s requests in the run allows; %s baseline and %s canary requests left out of every gate (normalize.baseline_dip: keep judges them)",
+	o.detail = fmt.Sprintf("left out %s to %s (%s, from %s to %s after the canary's start) of both arms: the baseline alone %s, %s [%s, %s] beyond the arms' difference over the run (%s), %s, losing at least about %s %s, more than the attainment margin of the baseline's %s requests in the run allows; %s baseline and %s canary requests left out of every gate (normalize.baseline_dip: keep judges them)",
 		fmtTime(clock, o.from), fmtTime(clock, o.to), fmtSpan(o.to-o.from), fmtClock(o.from-g.start), fmtClock(o.to-g.start),
-		100*d.vc, 100*d.vb, pp(d.vc-d.vb-d.runPt), pp(d.lo), pp(d.hi), pp(d.runPt),
-		dipSpreadText(d.vc-d.vb-d.runPt, d.spread, nil, 0), fmtCount(math.Round(d.lost)), fmtCount(math.Round(d.ocRun)), fmtCount(math.Round(s.oc)), fmtCount(math.Round(s.ob)))
+		fmt.Sprintf(held, 100*d.vc, 100*d.vb), pp(d.vc-d.vb-d.runPt), pp(d.lo), pp(d.hi), pp(d.runPt),
+		dipSpreadText(d.vc-d.vb-d.runPt, d.spread, nil, 0), fmtCount(math.Round(d.lost)), lostWhat, fmtCount(math.Round(d.ocRun)), fmtCount(math.Round(s.oc)), fmtCount(math.Round(s.ob)))
 	return o, true
 }
 

@@ -163,3 +163,44 @@ func TestBaselineOutageLeftOutSummary(t *testing.T) {
 		}
 	}
 }
+
+// TestBaselineOutageServedScanFromStart: the baseline fails half its
+// requests at 2:00–4:00 of 30 minutes, inside the warm-up cap where the
+// good-share scan does not look. Both judges find it on the shares of
+// requests served, leave it out of both arms and say so ("served");
+// beside a canary whose errors are up 1.2 pp the run fails on
+// error_rate (with the outage kept it was inconclusive: the baseline's
+// burst outweighed the canary's errors), and the A/A run of the same seed
+// leaves nothing out.
+func TestBaselineOutageServedScanFromStart(t *testing.T) {
+	early := fleetCaseNamed(t, "baseline-burst-early")
+	errs := fleetCaseNamed(t, "baseline-burst-early-errors-up-1pp")
+	for _, seed := range []uint64{5, 23} {
+		judge := func(bf, cf fleet) [2]*Report {
+			b, c := fleetArms(bf, cf, seed)
+			r, ra := judgedBothWays(t, b, c, Config{Policy: chat(t), Resamples: 200, Seed: seed + 1})
+			return [2]*Report{r, ra}
+		}
+		paths := [2]string{"request path", "aggregate"}
+		for k, r := range judge(early.b(seed), early.c(seed)) {
+			st := step(r, "baseline_outage")
+			if !st.Applied || !strings.Contains(st.Detail, "served") || !strings.Contains(st.Detail, "from 2:") || strings.Contains(st.Detail, "NaN") {
+				t.Fatalf("seed %d %s: baseline_outage step: %+v", seed, paths[k], st)
+			}
+			if r.Verdict == Fail {
+				t.Errorf("seed %d %s: the baseline's outage failed the canary: %v", seed, paths[k], r.Reasons)
+			}
+		}
+		for k, r := range judge(errs.b(seed), errs.c(seed)) {
+			if r.Verdict != Fail || metric(t, r, "error_rate").Verdict != Fail || step(r, "baseline_outage").Name == "" {
+				t.Errorf("seed %d %s: canary errors up 1.2 pp beside the baseline's early outage: %s, error_rate %s, step %q",
+					seed, paths[k], r.Verdict, metric(t, r, "error_rate").Verdict, step(r, "baseline_outage").Detail)
+			}
+		}
+		for k, r := range judge(early.c(seed), early.c(seed)) {
+			if s := step(r, "baseline_outage"); s.Name != "" {
+				t.Errorf("seed %d %s: A/A run left out %s", seed, paths[k], s.Detail)
+			}
+		}
+	}
+}

@@ -603,6 +603,13 @@ func fleetCases() []fleetCase {
 		{"sequential-aa-unnamed", Pass, same(func(f *fleet) { f.waveAmp, f.unnamed = 0, true }), same(func(f *fleet) { f.waveAmp, f.offset, f.unnamed = 0, 1860, true })},
 		{"sequential-aa-clumped-unnamed", Pass, same(func(f *fleet) { f.waveAmp, f.unnamed, f.clump = 0, true, 8 }), same(func(f *fleet) { f.waveAmp, f.offset, f.unnamed, f.clump = 0, 1860, true, 8 })},
 		{"sequential-half-rate-unnamed", Fail, same(func(f *fleet) { f.waveAmp, f.unnamed = 0, true }), same(func(f *fleet) { f.waveAmp, f.offset, f.unnamed, f.rate = 0, 1860, true, f.rate/2 })},
+		{"baseline-burst-early", Pass, same(func(f *fleet) { f.burstAt, f.burstSecs, f.burstErr = 120, 120, 0.5 }), id},
+		{"baseline-burst-early-errors-up-1pp", Fail, same(func(f *fleet) { f.burstAt, f.burstSecs, f.burstErr = 120, 120, 0.5 }), same(func(f *fleet) { f.errShare = 0.012 })},
+		{"baseline-burst-early-regress-10", Fail, same(func(f *fleet) { f.burstAt, f.burstSecs, f.burstErr = 120, 120, 0.5 }), same(func(f *fleet) { f.ttftX, f.tpotX = 1.10, 1.10 })},
+		{"baseline-stall-early-regress-10", Fail, same(func(f *fleet) { f.burstAt, f.burstSecs, f.burstTTFTX = 120, 120, 5 }), same(func(f *fleet) { f.ttftX, f.tpotX = 1.10, 1.10 })},
+		{"baseline-cold-start", Pass, same(func(f *fleet) { f.coldSecs, f.coldX = 240, 2.5 }), id},
+		{"baseline-cold-start-timeouts", Pass, same(func(f *fleet) { f.clientTimeout = 1; f.coldSecs, f.coldX = 240, 2.5 }), same(func(f *fleet) { f.clientTimeout = 1 })},
+		{"baseline-cold-start-timeouts-regress-10", Fail, same(func(f *fleet) { f.clientTimeout = 1; f.coldSecs, f.coldX = 240, 2.5 }), same(func(f *fleet) { f.clientTimeout = 1; f.ttftX, f.tpotX = 1.10, 1.10 })},
 		{"regress-10-2h30", Fail, same(func(f *fleet) { f.secs = 9000 }), same(func(f *fleet) { f.secs = 9000; f.ttftX, f.tpotX = 1.10, 1.10 })},
 	}
 }
