@@ -37,7 +37,10 @@ type fleet struct {
 	// phi and sigma are the arm's own AR(1) log slowdown per bucket.
 	phi, sigma float64
 	// waveAmp is the shared wave's relative amplitude (rate and latency).
-	waveAmp   float64
+	waveAmp float64
+	// peakX: latency ×(1 + peakX·w/waveAmp) where the shared wave w is
+	// above its mean (a change that slows down only under load)
+	peakX     float64
 	wavePhase float64
 	// blind-spot knobs
 	tinyShare    float64 // share of completions with 0–1 output tokens
@@ -327,6 +330,9 @@ func (f fleet) dataset(arm sources.Arm) *sources.Dataset {
 				rep = min(sort.SearchFloat64s(cum, u), f.replicas-1)
 			}
 			lat := capX * math.Exp(slow[min(int(t/bucket), nb-1)]) * (1 + 0.3*w) * (1 + 0.3*(rampAt-1))
+			if f.peakX > 0 && w > 0 {
+				lat *= 1 + f.peakX*w/f.waveAmp
+			}
 			if f.lostReplica && t > f.secs/2 {
 				rep = rng.IntN(f.replicas - 1)
 				lat *= f.lostSlowdown
@@ -610,6 +616,15 @@ func fleetCases() []fleetCase {
 		{"baseline-cold-start", Pass, same(func(f *fleet) { f.coldSecs, f.coldX = 240, 2.5 }), id},
 		{"baseline-cold-start-timeouts", Pass, same(func(f *fleet) { f.clientTimeout = 1; f.coldSecs, f.coldX = 240, 2.5 }), same(func(f *fleet) { f.clientTimeout = 1 })},
 		{"baseline-cold-start-timeouts-regress-10", Fail, same(func(f *fleet) { f.clientTimeout = 1; f.coldSecs, f.coldX = 240, 2.5 }), same(func(f *fleet) { f.clientTimeout = 1; f.ttftX, f.tpotX = 1.10, 1.10 })},
+		// a change that slows down only under load: latency ×(1 + 0.3·w)
+		// above the shared wave's mean (about 10% over the run); both arms
+		// so (the fleet slows at its peaks: the pairing cancels it); the
+		// canary's records with no class label, the baseline's labelled (a
+		// gateway upgrade that stopped logging it), alike and 10% slower
+		{"regress-at-peak", Fail, id, same(func(f *fleet) { f.peakX = 0.3 })},
+		{"aa-peak", Pass, same(func(f *fleet) { f.peakX = 0.3 }), same(func(f *fleet) { f.peakX = 0.3 })},
+		{"canary-unlabelled", Pass, id, same(func(f *fleet) { f.unlabelled = true })},
+		{"canary-unlabelled-regress-10", Fail, id, same(func(f *fleet) { f.unlabelled = true; f.ttftX, f.tpotX = 1.10, 1.10 })},
 		{"regress-10-2h30", Fail, same(func(f *fleet) { f.secs = 9000 }), same(func(f *fleet) { f.secs = 9000; f.ttftX, f.tpotX = 1.10, 1.10 })},
 	}
 }
