@@ -45,7 +45,7 @@ func (a *aggArm) warmup(w policies.WindowSpec) (NormalizationStep, error) {
 				res.Cut = capB
 			}
 		}
-		cut = res.Cut
+		cut, a.lateSlowdown = res.Cut, res.LateSlowdown
 		if res.Drift {
 			a.driftAt = res.DriftAt
 		}

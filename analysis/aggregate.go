@@ -48,6 +48,10 @@ type aggArm struct {
 	// the aggregate's replica tracks); cutSecs is the warm-up cut.
 	allStarts []float64
 	cutSecs   float64
+	// lateSlowdown: the automatic warm-up rule refused a cut because the
+	// slow part of the start began after a normal one
+	// (normalize.WarmupResult.LateSlowdown)
+	lateSlowdown bool
 	// driftAt is the slice after the warm-up cut where TTFT still shifts
 	// (the run is not stationary); −1 when none was found
 	driftAt int
@@ -272,7 +276,7 @@ func aggArms(baseline, canary *sources.Dataset, cfg Config, withRaw bool) (*aggJ
 			if k := a.slicesBefore(wk.From - 1e-9); k > 0 && k < len(a.slices) {
 				a.dropLeading(k)
 			}
-			a.driftAt = wk.DriftAt
+			a.driftAt, a.lateSlowdown = wk.DriftAt, wk.LateSlowdown
 		} else if st, err = a.warmup(p.Window); err != nil {
 			return nil, err
 		}

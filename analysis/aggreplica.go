@@ -83,7 +83,7 @@ func ReplicaWarmupCuts(baseline, canary *sources.Dataset, cfg Config) ([2]Replic
 	for i, a := range []*aggArm{j.b, j.c} {
 		st := j.steps[j.warmStep[i]]
 		out[i] = ReplicaWarmupPlan{Cuts: replicaCutsOf(a, acts[i]), Step: a.ds.Agg.Step,
-			Warmup: sources.AggWarmup{From: a.slices[0].start, Detail: st.Detail, Applied: st.Applied, DriftAt: a.driftAt}}
+			Warmup: sources.AggWarmup{From: a.slices[0].start, Detail: st.Detail, Applied: st.Applied, DriftAt: a.driftAt, LateSlowdown: a.lateSlowdown}}
 	}
 	return out, nil
 }

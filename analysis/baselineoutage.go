@@ -70,7 +70,7 @@ func findBaselineOutage(p *policies.Policy, g dipGrid, clock sources.Clock) (bas
 		return baselineOutage{}, false
 	}
 	held, lostWhat := "held %.1f%% good requests against the canary's %.1f%%", "good requests"
-	d, ok := worstDip(margin, p.Alpha(), OutageSpreads, OutageIsolation, g.c, g.b, g.secs, g.start, g.warmupCap)
+	d, ok := worstDip(margin, p.Alpha(), OutageSpreads, OutageIsolation, g.c, g.b, g.secs, g.start, g.goodCap(g.lateB))
 	if !ok {
 		// as in dipEval: the shares of requests served, where the arms'
 		// slowdowns do not reach, from the canary's first analysed
@@ -210,7 +210,7 @@ func leaveOutAgg(ds *sources.Dataset, a *aggArm, st NormalizationStep, o baselin
 		bk.PrefixHits, bk.PrefixQueries = zero(bk.PrefixHits), zero(bk.PrefixQueries)
 	}
 	if agg.WarmupKept == nil && len(a.slices) > 0 {
-		agg.WarmupKept = &sources.AggWarmup{From: a.slices[0].start, Detail: st.Detail, Applied: st.Applied, DriftAt: a.driftAt}
+		agg.WarmupKept = &sources.AggWarmup{From: a.slices[0].start, Detail: st.Detail, Applied: st.Applied, DriftAt: a.driftAt, LateSlowdown: a.lateSlowdown}
 	}
 	out.Agg = &agg
 	return &out

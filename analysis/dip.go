@@ -407,15 +407,31 @@ func (j *judgement) dipGuardrail() (gateEval, bool) {
 	if !ok {
 		return gateEval{}, false
 	}
-	return dipEval(j.p, g.b, g.c, g.secs, g.start, g.warmupCap)
+	return dipEval(j.p, g.b, g.c, g.secs, g.start, g.goodCap(g.lateC))
+}
+
+// goodCap is the warm-up cap a good-share scan keeps clear of the
+// canary's start: the grid's, or none when the scanned arm's automatic
+// warm-up rule refused a cut because its slow part began after a normal
+// start (late: a stall, which the cap would otherwise hide from both the
+// warm-up cut and the scan). attainment_dip passes the canary's, the
+// baseline_outage step the baseline's.
+func (g dipGrid) goodCap(late bool) float64 {
+	if late {
+		return 0
+	}
+	return g.warmupCap
 }
 
 // dipGrid is what the dip scans read of paired arms: both arms' cells on
 // the shared grid (dipCell), the grid's step (seconds), the start of the
-// canary's first bucket and the automatic warm-up cap (seconds).
+// canary's first bucket, the automatic warm-up cap (seconds), and whether
+// each arm's warm-up rule refused to cut a slowdown that began after a
+// normal start (normalize.WarmupResult.LateSlowdown; goodCap).
 type dipGrid struct {
 	b, c                   []dipCell
 	secs, start, warmupCap float64
+	lateB, lateC           bool
 }
 
 // dipGrid reads the requests' buckets as dipGrid cells; false when the
@@ -451,7 +467,9 @@ func (j *judgement) dipGrid() (dipGrid, bool) {
 	if math.IsNaN(start) || math.IsNaN(j.b.origin) {
 		return dipGrid{}, false
 	}
-	return dipGrid{b: cells(j.b), c: cells(j.c), secs: secs, start: start, warmupCap: j.p.Window.WarmupCap(j.c.windowEnd - j.c.t0)}, true
+	late := func(a *armData) bool { return a.warmup != nil && a.warmup.LateSlowdown }
+	return dipGrid{b: cells(j.b), c: cells(j.c), secs: secs, start: start, warmupCap: j.p.Window.WarmupCap(j.c.windowEnd - j.c.t0),
+		lateB: late(j.b), lateC: late(j.c)}, true
 }
 
 // dipGuardrail is the attainment_dip check on paired aggregated arms: the
@@ -462,7 +480,7 @@ func (j *aggJudgement) dipGuardrail() (gateEval, bool) {
 	if !ok {
 		return gateEval{}, false
 	}
-	return dipEval(j.p, g.b, g.c, g.secs, g.start, g.warmupCap)
+	return dipEval(j.p, g.b, g.c, g.secs, g.start, g.goodCap(g.lateC))
 }
 
 // dipGrid reads the aggregated arms' slices (the canary as counted) as
@@ -485,7 +503,8 @@ func (j *aggJudgement) dipGrid() (dipGrid, bool) {
 		return out
 	}
 	run := j.c.slices[len(j.c.slices)-1].end - j.c.allStarts[0]
-	return dipGrid{b: cells(j.b, atB), c: cells(j.cRaw, atC), secs: step, start: j.c.allStarts[0], warmupCap: j.p.Window.WarmupCap(run)}, true
+	return dipGrid{b: cells(j.b, atB), c: cells(j.cRaw, atC), secs: step, start: j.c.allStarts[0], warmupCap: j.p.Window.WarmupCap(run),
+		lateB: j.b.lateSlowdown, lateC: j.c.lateSlowdown}, true
 }
 
 // medianMAD returns the median of x and its median absolute deviation

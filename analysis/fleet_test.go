@@ -609,6 +609,11 @@ func fleetCases() []fleetCase {
 		{"sequential-aa-unnamed", Pass, same(func(f *fleet) { f.waveAmp, f.unnamed = 0, true }), same(func(f *fleet) { f.waveAmp, f.offset, f.unnamed = 0, 1860, true })},
 		{"sequential-aa-clumped-unnamed", Pass, same(func(f *fleet) { f.waveAmp, f.unnamed, f.clump = 0, true, 8 }), same(func(f *fleet) { f.waveAmp, f.offset, f.unnamed, f.clump = 0, 1860, true, 8 })},
 		{"sequential-half-rate-unnamed", Fail, same(func(f *fleet) { f.waveAmp, f.unnamed = 0, true }), same(func(f *fleet) { f.waveAmp, f.offset, f.unnamed, f.rate = 0, 1860, true, f.rate/2 })},
+		// outages inside the warm-up cap in the baseline alone: left out
+		// (baseline_outage), so that a canary 10% slower or with 1.2 pp
+		// more errors beside them is still failed; the baseline or the
+		// canary stalling (TTFT ×5) after a normal minute or two, which
+		// the warm-up cut took for a cold start; a baseline starting cold
 		{"baseline-burst-early", Pass, same(func(f *fleet) { f.burstAt, f.burstSecs, f.burstErr = 120, 120, 0.5 }), id},
 		{"baseline-burst-early-errors-up-1pp", Fail, same(func(f *fleet) { f.burstAt, f.burstSecs, f.burstErr = 120, 120, 0.5 }), same(func(f *fleet) { f.errShare = 0.012 })},
 		{"baseline-burst-early-regress-10", Fail, same(func(f *fleet) { f.burstAt, f.burstSecs, f.burstErr = 120, 120, 0.5 }), same(func(f *fleet) { f.ttftX, f.tpotX = 1.10, 1.10 })},
@@ -616,6 +621,9 @@ func fleetCases() []fleetCase {
 		{"baseline-cold-start", Pass, same(func(f *fleet) { f.coldSecs, f.coldX = 240, 2.5 }), id},
 		{"baseline-cold-start-timeouts", Pass, same(func(f *fleet) { f.clientTimeout = 1; f.coldSecs, f.coldX = 240, 2.5 }), same(func(f *fleet) { f.clientTimeout = 1 })},
 		{"baseline-cold-start-timeouts-regress-10", Fail, same(func(f *fleet) { f.clientTimeout = 1; f.coldSecs, f.coldX = 240, 2.5 }), same(func(f *fleet) { f.clientTimeout = 1; f.ttftX, f.tpotX = 1.10, 1.10 })},
+		{"baseline-stall-early", Pass, same(func(f *fleet) { f.burstAt, f.burstSecs, f.burstTTFTX = 120, 120, 5 }), id},
+		{"stall-early", Fail, id, same(func(f *fleet) { f.burstAt, f.burstSecs, f.burstTTFTX = 120, 120, 5 })},
+		{"stall-1min-early", Fail, id, same(func(f *fleet) { f.burstAt, f.burstSecs, f.burstTTFTX = 60, 60, 5 })},
 		// a change that slows down only under load: latency ×(1 + 0.3·w)
 		// above the shared wave's mean (about 10% over the run); both arms
 		// so (the fleet slows at its peaks: the pairing cancels it); the

@@ -142,6 +142,14 @@ func slowStart(ttft, tpot []float64, opts normalize.WarmupOptions, unit string) 
 			res.Reason = fmt.Sprintf("no cut: the level shifts at %s %d but the start is faster (median %s %.4gs before, %.4gs after), so it is not a warm-up",
 				strings.TrimSuffix(unit, "s"), res.Cut, metric, res.MeanBefore, res.MeanAfter)
 			res.Cut, res.Confirmed = 0, false
+			return res
+		}
+		if res.Cut > 0 && !frontLoaded(series, res.Cut) {
+			head := frontSteps(res.Cut)
+			res.Reason = fmt.Sprintf("no cut: the start before %s %d is slower (median %s %.4gs, then %.4gs), but not its first %d %s (%.4gs): a slowdown that begins after a normal start is not a warm-up and stays in the window to be judged",
+				strings.TrimSuffix(unit, "s"), res.Cut, metric, meanOf(series[:res.Cut]), meanOf(series[res.Cut:]), head, unit, meanOf(series[:head]))
+			res.Cut, res.Confirmed = 0, false
+			res.LateSlowdown = true
 		}
 		return res
 	}
@@ -158,6 +166,42 @@ func slowStart(ttft, tpot []float64, opts normalize.WarmupOptions, unit string) 
 	out.Reason = fmt.Sprintf("by the per-%s TPOT medians, %s; by the TTFT medians alone, %s", strings.TrimSuffix(unit, "s"), rp.Reason, rt.Reason)
 	return out
 }
+
+// frontLoaded reports whether a warm-up cut of cut steps removes a slow
+// start rather than a slowdown that began after a normal one: the cut's
+// first steps (frontSteps) must lie at least FrontLoad of the way from
+// the level after the cut to the cut's own mean (medians per step, NaN
+// steps skipped). A cold engine is slowest when it starts and eases off,
+// so its first steps are slower than the cut's mean; a stall one or two
+// minutes into the run (TTFT ×5 for a minute or two on the fleet model)
+// was cut as a warm-up with the normal minute before it, and the canary
+// passed two runs in three. A start with no median in its first steps
+// counts as slow (its requests did not complete).
+func frontLoaded(series []float64, cut int) bool {
+	if cut <= 0 || cut > len(series) {
+		return true
+	}
+	head := meanOf(series[:frontSteps(cut)])
+	before, after := meanOf(series[:cut]), meanOf(series[cut:])
+	if math.IsNaN(head) || math.IsNaN(before) || math.IsNaN(after) {
+		return true
+	}
+	return head-after >= FrontLoad*(before-after)
+}
+
+// frontSteps is how many of a cut's first steps frontLoaded reads: a
+// third of the cut, at least one and at most FrontLoadSteps (30 s of
+// 10 s buckets), so that a stall that starts half a minute in is not
+// read as part of the start however long MSER's cut.
+func frontSteps(cut int) int { return max(1, min(FrontLoadSteps, cut/3)) }
+
+// FrontLoad is how far, at least, from the level after a warm-up cut
+// toward the cut's mean its first steps must lie (frontLoaded);
+// FrontLoadSteps is the most steps read as the start (frontSteps).
+const (
+	FrontLoad      = 0.5
+	FrontLoadSteps = 3
+)
 
 // TPOTWarmupRatio is how much slower, at least, an arm's token times must
 // be before a cut than after it for the TPOT medians to set the warm-up

@@ -562,6 +562,10 @@ type AggWarmup struct {
 	// DriftAt is the slice at which TTFT still shifted after the cut; −1
 	// when it did not.
 	DriftAt int
+	// LateSlowdown is true when the automatic rule refused a cut because
+	// the slow part of the start began after a normal one (a stall, not
+	// a warm-up): the attainment_dip guardrail then scans the start too.
+	LateSlowdown bool
 }
 
 // ReplicaTrack is one replica's activity on its aggregate's time grid.

@@ -98,6 +98,10 @@ type WarmupResult struct {
 	DriftAt int
 	// Batches is the number of complete batches with data that were used.
 	Batches int
+	// LateSlowdown is true when a cut was refused because the slow part
+	// of the start began after a normal one (a stall, not a warm-up); set
+	// by the caller's acceptance rule, never by Warmup.
+	LateSlowdown bool
 	// Reason says what was decided and why, with the numbers above.
 	Reason string
 }
