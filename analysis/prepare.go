@@ -144,7 +144,7 @@ func slowStart(ttft, tpot []float64, opts normalize.WarmupOptions, unit string) 
 			res.Cut, res.Confirmed = 0, false
 			return res
 		}
-		if res.Cut > 0 && !frontLoaded(series, res.Cut) {
+		if res.Cut > 0 && meanOf(series[:res.Cut]) >= LateSlowdownRatio*meanOf(series[res.Cut:]) && !frontLoaded(series, res.Cut) {
 			head := frontSteps(res.Cut)
 			res.Reason = fmt.Sprintf("no cut: the start before %s %d is slower (median %s %.4gs, then %.4gs), but not its first %d %s (%.4gs): a slowdown that begins after a normal start is not a warm-up and stays in the window to be judged",
 				strings.TrimSuffix(unit, "s"), res.Cut, metric, meanOf(series[:res.Cut]), meanOf(series[res.Cut:]), head, unit, meanOf(series[:head]))
@@ -194,6 +194,15 @@ func frontLoaded(series []float64, cut int) bool {
 // 10 s buckets), so that a stall that starts half a minute in is not
 // read as part of the start however long MSER's cut.
 func frontSteps(cut int) int { return max(1, min(FrontLoadSteps, cut/3)) }
+
+// LateSlowdownRatio is how much slower, at least, the steps a warm-up cut
+// removes must be than those after it for frontLoaded to decide the cut:
+// a stall is several times slower (a minute of TTFT ×5 in a cut of 15
+// steps: 2.6×), while an automatic cut in a steady arm's noise removes
+// steps a few percent slower (1.05–1.10× on the simulator's identical
+// arms), whose order within the cut says nothing, and taking such cuts
+// or not moved A/A verdicts by as much as the noise does.
+const LateSlowdownRatio = 1.25
 
 // FrontLoad is how far, at least, from the level after a warm-up cut
 // toward the cut's mean its first steps must lie (frontLoaded);

@@ -221,3 +221,46 @@ func TestStallAfterNormalStartBothPaths(t *testing.T) {
 		}
 	}
 }
+
+// TestSlowStartLateSlowdown: slowStart refuses the cut of a stall that
+// begins after a normal minute and marks the arm (LateSlowdown); it still
+// cuts a cold start, and a bump of 10% after a normal minute, below
+// LateSlowdownRatio, is cut as before, unmarked.
+func TestSlowStartLateSlowdown(t *testing.T) {
+	const n = 180
+	rng := rand.New(rand.NewPCG(5, 1))
+	series := func(level func(i int) float64) []float64 {
+		out := make([]float64, n)
+		for i := range out {
+			out[i] = level(i) * (1 + 0.03*rng.NormFloat64())
+		}
+		return out
+	}
+	bump := func(x float64, to int) func(int) float64 {
+		return func(i int) float64 {
+			if i >= 6 && i < to {
+				return 0.35 * x
+			}
+			return 0.35
+		}
+	}
+	for _, tc := range []struct {
+		name     string
+		ttft     func(i int) float64
+		wantCut  bool
+		wantLate bool
+	}{
+		{"cold start", func(i int) float64 { return 0.35 * (1 + 1.5*math.Max(0, 1-float64(i)/24)) }, true, false},
+		{"stall ×5 at 1:00-2:00", bump(5, 12), false, true},
+		// cut, unmarked, at LateSlowdownRatio; refused at a ratio of 1
+		{"bump ×1.1 at 1:00-3:00", bump(1.1, 18), true, false},
+	} {
+		res := slowStart(series(tc.ttft), nil, normalize.WarmupOptions{}, "buckets")
+		if (res.Cut > 0) != tc.wantCut || res.LateSlowdown != tc.wantLate {
+			t.Errorf("%s: cut %d, late slowdown %v: %s", tc.name, res.Cut, res.LateSlowdown, res.Reason)
+		}
+		if tc.wantLate && !strings.Contains(res.Reason, "not a warm-up") {
+			t.Errorf("%s: reason %s", tc.name, res.Reason)
+		}
+	}
+}
