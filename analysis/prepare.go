@@ -159,10 +159,17 @@ func slowStart(ttft, tpot []float64, opts normalize.WarmupOptions, unit string) 
 	}
 	rp := decide(tpot, "TPOT")
 	if rp.Cut <= rt.Cut || !(rp.MeanBefore >= TPOTWarmupRatio*rp.MeanAfter) {
+		if rp.LateSlowdown && !rt.LateSlowdown {
+			// a stall the token times alone show (decode slowed, first
+			// tokens not) is not cut either, and is scanned for
+			rt.LateSlowdown = true
+			rt.Reason += fmt.Sprintf("; by the per-%s TPOT medians, %s", strings.TrimSuffix(unit, "s"), rp.Reason)
+		}
 		return rt
 	}
 	out := rp
 	out.Drift, out.DriftAt = rt.Drift, rt.DriftAt
+	out.LateSlowdown = rt.LateSlowdown
 	out.Reason = fmt.Sprintf("by the per-%s TPOT medians, %s; by the TTFT medians alone, %s", strings.TrimSuffix(unit, "s"), rp.Reason, rt.Reason)
 	return out
 }

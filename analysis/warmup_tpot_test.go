@@ -264,3 +264,23 @@ func TestSlowStartLateSlowdown(t *testing.T) {
 		}
 	}
 }
+
+// TestSlowStartLateSlowdownTPOT: a stall the token times alone show (TPOT
+// ×3 from 1:00 to 2:00, first tokens steady) is not cut and marks the
+// arm, its reason saying so.
+func TestSlowStartLateSlowdownTPOT(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 1))
+	ttft, tpot := make([]float64, 180), make([]float64, 180)
+	for i := range ttft {
+		ttft[i] = 0.35 * (1 + 0.03*rng.NormFloat64())
+		x := 1.0
+		if i >= 6 && i < 12 {
+			x = 3
+		}
+		tpot[i] = 0.05 * x * (1 + 0.01*rng.NormFloat64())
+	}
+	res := slowStart(ttft, tpot, normalize.WarmupOptions{}, "buckets")
+	if res.Cut != 0 || !res.LateSlowdown || !strings.Contains(res.Reason, "TPOT medians, no cut") {
+		t.Errorf("cut %d, late slowdown %v: %s", res.Cut, res.LateSlowdown, res.Reason)
+	}
+}
