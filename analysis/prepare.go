@@ -176,14 +176,18 @@ func slowStart(ttft, tpot []float64, opts normalize.WarmupOptions, unit string) 
 
 // frontLoaded reports whether a warm-up cut of cut steps removes a slow
 // start rather than a slowdown that began after a normal one: the cut's
-// first steps (frontSteps) must lie at least FrontLoad of the way from
-// the level after the cut to the cut's own mean (medians per step, NaN
-// steps skipped). A cold engine is slowest when it starts and eases off,
-// so its first steps are slower than the cut's mean; a stall one or two
-// minutes into the run (TTFT ×5 for a minute or two on the fleet model)
-// was cut as a warm-up with the normal minute before it, and the canary
-// passed two runs in three. A start with no median in its first steps
-// counts as slow (its requests did not complete).
+// first steps (frontSteps) must themselves be slow, either at least
+// LateSlowdownRatio times the level after the cut or at least FrontLoad
+// of the way from that level to the cut's own mean (medians per step,
+// NaN steps skipped). A cold engine is slow from its first requests: it
+// eases off from there, or, under load, builds a queue whose first tokens
+// wait longest a minute or two in (the simulator's cold starts at 40
+// req/s: 3.6 s in the first 30 s, 21 s at 1:30, 0.2 s after the cut). A
+// stall one or two minutes into the run (TTFT ×5 for a minute or two on
+// the fleet model) starts at the level after it, and was cut as a
+// warm-up with the normal minute before it: the canary passed two runs in
+// three. A start with no median in its first steps counts as slow (its
+// requests did not complete).
 func frontLoaded(series []float64, cut int) bool {
 	if cut <= 0 || cut > len(series) {
 		return true
@@ -193,7 +197,7 @@ func frontLoaded(series []float64, cut int) bool {
 	if math.IsNaN(head) || math.IsNaN(before) || math.IsNaN(after) {
 		return true
 	}
-	return head-after >= FrontLoad*(before-after)
+	return head >= LateSlowdownRatio*after || head-after >= FrontLoad*(before-after)
 }
 
 // frontSteps is how many of a cut's first steps frontLoaded reads: a
@@ -203,7 +207,8 @@ func frontLoaded(series []float64, cut int) bool {
 func frontSteps(cut int) int { return max(1, min(FrontLoadSteps, cut/3)) }
 
 // LateSlowdownRatio is how much slower, at least, the steps a warm-up cut
-// removes must be than those after it for frontLoaded to decide the cut:
+// removes must be than those after it for frontLoaded to decide the cut
+// (and how much slower its first steps, at least, make a slow start):
 // a stall is several times slower (a minute of TTFT ×5 in a cut of 15
 // steps: 2.6×), while an automatic cut in a steady arm's noise removes
 // steps a few percent slower (1.05–1.10× on the simulator's identical

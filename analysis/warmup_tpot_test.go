@@ -151,6 +151,16 @@ func TestFrontLoaded(t *testing.T) {
 		}
 		return 0.35
 	})
+	// a cold start under load: the queue it builds peaks at 1:30
+	queued := steps(120, func(i int) float64 {
+		switch {
+		case i < 9:
+			return 1.3 + 2.3*float64(i)
+		case i < 20:
+			return 21 - 2*float64(i-9)
+		}
+		return 0.22
+	})
 	lateStart := steps(120, func(i int) float64 {
 		if i == 0 {
 			return math.NaN()
@@ -168,6 +178,7 @@ func TestFrontLoaded(t *testing.T) {
 		{"stall at 1:00-2:00, cut at 2:30", stall, 15, false},
 		{"stall at 1:00-2:00, MSER's cut at 14:10", stall, 85, false},
 		{"slow start with no median in its first step", lateStart, 20, true},
+		{"cold start building a queue, cut at 5 min", queued, 30, true},
 		{"no cut", stall, 0, true},
 	} {
 		if got := frontLoaded(tc.series, tc.cut); got != tc.want {
