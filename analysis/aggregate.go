@@ -906,7 +906,9 @@ func (j *aggJudgement) gates() []Metric {
 			// counts are exact, so more of the same traffic narrows the
 			// interval as on the request path (from metrics, the
 			// histogram bounds may be what keeps a gate undecided)
-			if md := j.moreData(e, m, alpha); md != nil {
+			if md := j.moreData(e, m, alpha); md != nil && md.Factor <= 1 {
+				m.Reason += "; " + lopsidedAdvice
+			} else if md != nil {
 				m.MoreData = md
 				m.Reason += "; " + j.moreDataAdvice(md, m)
 			}

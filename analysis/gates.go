@@ -168,7 +168,9 @@ func (j *judgement) gates(r *Report) []Metric {
 					target = e.failAt
 				}
 				k := stats.MoreData(e.harmPoint, e.se, target, z)
-				if !math.IsNaN(k) && !math.IsInf(k, 0) {
+				if k <= 1 {
+					m.Reason += "; " + lopsidedAdvice
+				} else if !math.IsNaN(k) && !math.IsInf(k, 0) {
 					n := float64(m.NBaseline + m.NCanary)
 					rate := j.offeredRate()
 					md := &MoreData{Factor: Num(k), Requests: Num(math.Ceil((k - 1) * n)), Minutes: Num(math.NaN())}
@@ -229,6 +231,13 @@ func withClassTails(gates []policies.Gate, classes []string, evals []gateEval, p
 	}
 	return evals, ps, weights
 }
+
+// lopsidedAdvice is what an inconclusive gate says in place of a
+// projection when its standard error says the current data would decide
+// it: the interval reaches much further on one side than the standard
+// error allows (a bootstrap of a tail that a stall or a burst fills), and
+// "about 0 more requests" would be false.
+const lopsidedAdvice = "the interval is lopsided (its resamples reach far on one side), so no standard error projects how much more data would decide it; a longer run narrows it"
 
 func moreDataText(md *MoreData, m Metric) string {
 	s := fmt.Sprintf("about %s more requests (%.1f× the data)", fmtCount(float64(md.Requests)), float64(md.Factor))
