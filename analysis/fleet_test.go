@@ -624,6 +624,11 @@ func fleetCases() []fleetCase {
 		{"baseline-stall-early", Pass, same(func(f *fleet) { f.burstAt, f.burstSecs, f.burstTTFTX = 120, 120, 5 }), id},
 		{"stall-early", Fail, id, same(func(f *fleet) { f.burstAt, f.burstSecs, f.burstTTFTX = 120, 120, 5 })},
 		{"stall-1min-early", Fail, id, same(func(f *fleet) { f.burstAt, f.burstSecs, f.burstTTFTX = 60, 60, 5 })},
+		// the same stall inside the noisiest fleet; and in both arms at
+		// once (a shared incident: a fail is wrong; no longer cut as a
+		// warm-up, it leaves the tails inconclusive, as shared-stall)
+		{"stall-early-noisiest", Fail, same(func(f *fleet) { f.sigma, f.phi = 0.05, 0.9 }), same(func(f *fleet) { f.sigma, f.phi = 0.05, 0.9; f.burstAt, f.burstSecs, f.burstTTFTX = 120, 120, 5 })},
+		{"shared-stall-early", Pass, same(func(f *fleet) { f.burstAt, f.burstSecs, f.burstTTFTX = 120, 120, 5 }), same(func(f *fleet) { f.burstAt, f.burstSecs, f.burstTTFTX = 120, 120, 5 })},
 		// a change that slows down only under load: latency ×(1 + 0.3·w)
 		// above the shared wave's mean (about 10% over the run); both arms
 		// so (the fleet slows at its peaks: the pairing cancels it); the
