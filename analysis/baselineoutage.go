@@ -69,19 +69,16 @@ func findBaselineOutage(p *policies.Policy, g dipGrid, clock sources.Clock) (bas
 	if !ok {
 		return baselineOutage{}, false
 	}
-	held, lostWhat := "held %.1f%% good requests against the canary's %.1f%%", "good requests"
-	d, ok := worstDip(margin, p.Alpha(), OutageSpreads, OutageIsolation, g.c, g.b, g.secs, g.start, g.goodCap(g.lateB))
-	if !ok {
-		// as in dipEval: the shares of requests served, where the arms'
-		// slowdowns do not reach, from the canary's first analysed
-		// position (a cold start slows requests, it does not fail them;
-		// inside the warm-up cap a baseline outage otherwise stayed in
-		// both arms and left every count gate inconclusive)
-		d, ok = worstDip(margin, p.Alpha(), OutageSpreads, OutageIsolation, servedCells(g.c), servedCells(g.b), g.secs, g.start, 0)
-		held, lostWhat = "served %.1f%% of its requests against the canary's %.1f%% (completed, whatever their latency; the rest failed, were rejected or canceled)", "served requests"
-	}
+	// as attainment_dip's scan (inside the warm-up cap a baseline outage
+	// otherwise stayed in both arms and left every count gate
+	// inconclusive: the served scan looks there)
+	d, served, ok := scanDip(margin, p.Alpha(), OutageSpreads, OutageIsolation, g.c, g.b, g.secs, g.start, g.goodCap(g.lateB))
 	if !ok {
 		return baselineOutage{}, false
+	}
+	held, lostWhat := "held %.1f%% good requests against the canary's %.1f%%", "good requests"
+	if served {
+		held, lostWhat = "served %.1f%% of its requests against the canary's %.1f%% (completed, whatever their latency; the rest failed, were rejected or canceled)", "served requests"
 	}
 	s := d.stretch
 	o := baselineOutage{from: g.b[s.from].start, to: g.b[s.from].start + float64(s.n)*g.secs}

@@ -127,18 +127,13 @@ func dipEval(p *policies.Policy, b, c []dipCell, secs, canaryStart, warmupCap fl
 	if !ok {
 		return gateEval{}, false
 	}
-	d, ok := worstDip(margin, p.Alpha(), 0, DipIsolation, b, c, secs, canaryStart, warmupCap)
-	held, lostWhat, method := "held %.1f%% good requests", "good requests", "window-scan-newcombe-bonferroni-%d"
-	if !ok {
-		// the arms' own slowdowns move their good shares, not their
-		// shares of requests served: a burst of errors, rejections or
-		// cancels stands out against the noise of served shares even
-		// where the fleet's slowdowns hide it among the good shares
-		d, ok = worstDip(margin, p.Alpha(), 0, DipIsolation, servedCells(b), servedCells(c), secs, canaryStart, 0)
-		held, lostWhat, method = "served %.1f%% of its requests (completed, whatever their latency; the rest failed, were rejected or canceled)", "served requests", "window-scan-served-newcombe-bonferroni-%d"
-	}
+	d, served, ok := scanDip(margin, p.Alpha(), 0, DipIsolation, b, c, secs, canaryStart, warmupCap)
 	if !ok {
 		return gateEval{}, false
+	}
+	held, lostWhat, method := "held %.1f%% good requests", "good requests", "window-scan-newcombe-bonferroni-%d"
+	if served {
+		held, lostWhat, method = "served %.1f%% of its requests (completed, whatever their latency; the rest failed, were rejected or canceled)", "served requests", "window-scan-served-newcombe-bonferroni-%d"
 	}
 	s, vb, vc := d.stretch, d.vb, d.vc
 	lo, hi := d.lo, d.hi
@@ -158,6 +153,23 @@ func dipEval(p *policies.Policy, b, c []dipCell, secs, canaryStart, warmupCap fl
 		dipSpreadText(vc-vb-d.runPt, d.spread, func(v float64) string { return fmtDelta(m, v) }, d.crit),
 		fmtCount(math.Round(d.lost)), lostWhat, fmtMargin(Metric{Scale: "absolute", Margin: Num(margin)}), fmtCount(math.Round(d.ocRun)), blame)
 	return gateEval{m: m}, true
+}
+
+// scanDip is the scan attainment_dip and the baseline_outage step share:
+// worstDip on the arms' good shares, past goodCap of the canary's start,
+// and where it finds no stretch, on their shares of requests served
+// (served true), from the canary's first analysed position. The arms' own
+// slowdowns move their good shares, not the shares they serve: a burst of
+// errors, rejections or cancels stands out against the noise of served
+// shares even where a fleet's slowdowns hide it among the good shares, and
+// a cold start slows requests rather than failing them, so the served
+// scan need not keep clear of the cap.
+func scanDip(margin, alpha, minSpreads, isolation float64, b, c []dipCell, secs, canaryStart, goodCap float64) (d dipFound, served, ok bool) {
+	if d, ok = worstDip(margin, alpha, minSpreads, isolation, b, c, secs, canaryStart, goodCap); ok {
+		return d, false, true
+	}
+	d, ok = worstDip(margin, alpha, minSpreads, isolation, servedCells(b), servedCells(c), secs, canaryStart, 0)
+	return d, true, ok
 }
 
 // servedCells is the arm's cells with its served requests (completed,

@@ -144,10 +144,13 @@ func slowStart(ttft, tpot []float64, opts normalize.WarmupOptions, unit string) 
 			res.Cut, res.Confirmed = 0, false
 			return res
 		}
-		if res.Cut > 0 && meanOf(series[:res.Cut]) >= LateSlowdownRatio*meanOf(series[res.Cut:]) && !frontLoaded(series, res.Cut) {
+		if res.Cut == 0 {
+			return res
+		}
+		if before, after := meanOf(series[:res.Cut]), meanOf(series[res.Cut:]); before >= LateSlowdownRatio*after && !frontLoaded(series, res.Cut) {
 			head := frontSteps(res.Cut)
 			res.Reason = fmt.Sprintf("no cut: the start before %s %d is slower (median %s %.4gs, then %.4gs), but not its first %d %s (%.4gs): a slowdown that begins after a normal start is not a warm-up and stays in the window to be judged",
-				strings.TrimSuffix(unit, "s"), res.Cut, metric, meanOf(series[:res.Cut]), meanOf(series[res.Cut:]), head, unit, meanOf(series[:head]))
+				strings.TrimSuffix(unit, "s"), res.Cut, metric, before, after, head, unit, meanOf(series[:head]))
 			res.Cut, res.Confirmed = 0, false
 			res.LateSlowdown = true
 		}
