@@ -906,9 +906,12 @@ func (j *aggJudgement) gates() []Metric {
 			// counts are exact, so more of the same traffic narrows the
 			// interval as on the request path (from metrics, the
 			// histogram bounds may be what keeps a gate undecided)
-			if md := j.moreData(e, m, alpha); md != nil && md.Factor <= 1 {
+			// the canary as counted, as the request path's offeredRate
+			rate := sumOffered(j.b)/j.b.secs + sumOffered(j.cRaw)/j.cRaw.secs
+			switch md, lopsided := moreDataFor(e, m, distuv.UnitNormal.Quantile(1-alpha), rate); {
+			case lopsided:
 				m.Reason += "; " + lopsidedAdvice
-			} else if md != nil {
+			case md != nil:
 				m.MoreData = md
 				m.Reason += "; " + j.moreDataAdvice(md, m)
 			}
@@ -916,26 +919,6 @@ func (j *aggJudgement) gates() []Metric {
 		out[i] = m
 	}
 	return out
-}
-
-// moreData estimates, as the request path does, how much more data of the
-// same kind would decide an inconclusive gate; nil when it cannot tell.
-func (j *aggJudgement) moreData(e *gateEval, m Metric, alpha float64) *MoreData {
-	target := e.passAt
-	if e.harmPoint > e.passAt {
-		target = e.failAt
-	}
-	k := stats.MoreData(e.harmPoint, e.se, target, distuv.UnitNormal.Quantile(1-alpha))
-	if math.IsNaN(k) || math.IsInf(k, 0) {
-		return nil
-	}
-	n := float64(m.NBaseline + m.NCanary)
-	md := &MoreData{Factor: Num(k), Requests: Num(math.Ceil((k - 1) * n)), Minutes: Num(math.NaN())}
-	// the canary as counted, as the request path's offeredRate
-	if rate := sumOffered(j.b)/j.b.secs + sumOffered(j.cRaw)/j.cRaw.secs; rate > 0 {
-		md.Minutes = Num((k - 1) * n / rate / 60)
-	}
-	return md
 }
 
 // moreDataAdvice says whether the estimate is worth acting on (the

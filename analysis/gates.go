@@ -163,20 +163,10 @@ func (j *judgement) gates(r *Report) []Metric {
 					m.Reason, family, 100*weights[i], adj[i], alpha)
 			}
 			if m.Verdict == Inconclusive {
-				target := e.passAt
-				if e.harmPoint > e.passAt {
-					target = e.failAt
-				}
-				k := stats.MoreData(e.harmPoint, e.se, target, z)
-				if k <= 1 {
+				switch md, lopsided := moreDataFor(e, m, z, j.offeredRate()); {
+				case lopsided:
 					m.Reason += "; " + lopsidedAdvice
-				} else if !math.IsNaN(k) && !math.IsInf(k, 0) {
-					n := float64(m.NBaseline + m.NCanary)
-					rate := j.offeredRate()
-					md := &MoreData{Factor: Num(k), Requests: Num(math.Ceil((k - 1) * n)), Minutes: Num(math.NaN())}
-					if rate > 0 {
-						md.Minutes = Num((k - 1) * n / rate / 60)
-					}
+				case md != nil:
 					m.MoreData = md
 					m.Reason += "; " + j.moreDataAdvice(md, m)
 				}
@@ -230,6 +220,32 @@ func withClassTails(gates []policies.Gate, classes []string, evals []gateEval, p
 		}
 	}
 	return evals, ps, weights
+}
+
+// moreDataFor projects how much more data of the same kind would decide
+// the inconclusive gate e, reported as m, with z the one-sided critical
+// value and rate the arms' offered requests per second together (≤ 0 or
+// NaN: unknown, no minutes). Both judging paths call it. md is nil when
+// it cannot tell; lopsided is true when the standard error says the
+// current data already decide (lopsidedAdvice), and md is then nil too.
+func moreDataFor(e *gateEval, m Metric, z, rate float64) (md *MoreData, lopsided bool) {
+	target := e.passAt
+	if e.harmPoint > e.passAt {
+		target = e.failAt
+	}
+	k := stats.MoreData(e.harmPoint, e.se, target, z)
+	if k <= 1 {
+		return nil, true
+	}
+	if math.IsNaN(k) || math.IsInf(k, 0) {
+		return nil, false
+	}
+	n := float64(m.NBaseline + m.NCanary)
+	md = &MoreData{Factor: Num(k), Requests: Num(math.Ceil((k - 1) * n)), Minutes: Num(math.NaN())}
+	if rate > 0 {
+		md.Minutes = Num((k - 1) * n / rate / 60)
+	}
+	return md, false
 }
 
 // lopsidedAdvice is what an inconclusive gate says in place of a
