@@ -48,6 +48,9 @@ func zTwoSided(conf float64) float64 {
 // Lo > margin, else Inconclusive. NaN bounds are Inconclusive.
 func NonInferiority(harm Interval, margin float64) Decision {
 	switch {
+	case !(harm.Lo <= harm.Hi):
+		// an interval out of order (or NaN) decides nothing
+		return Inconclusive
 	case harm.Hi < margin:
 		return Pass
 	case harm.Lo > margin:
@@ -62,6 +65,8 @@ func NonInferiority(harm Interval, margin float64) Decision {
 // interval entirely above 0 fails even when it also lies below the margin.
 func Guardrail(harm Interval, margin float64) Decision {
 	switch {
+	case !(harm.Lo <= harm.Hi):
+		return Inconclusive
 	case harm.Lo > 0:
 		return Fail
 	case harm.Hi < margin:

@@ -71,6 +71,9 @@ func TQuantile(p, nu float64) float64 { return tQuantile(p, nu) }
 
 // tSurvival is P(T_nu ≥ t).
 func tSurvival(t, nu float64) float64 {
+	if nu > TNormalDF {
+		return normSF(t)
+	}
 	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: nu}.Survival(t)
 }
 

@@ -4,7 +4,6 @@ import (
 	"math"
 
 	"gonum.org/v1/gonum/stat"
-	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // WelchResult is Welch's unequal-variance t-test of mean(x) − mean(y).
@@ -54,8 +53,7 @@ func Welch(x, y []float64, conf float64) WelchResult {
 	}
 	res.DF = (a + b) * (a + b) / (a*a/(n1-1) + b*b/(n2-1))
 	res.T = res.Diff / se
-	td := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: res.DF}
-	res.P = math.Min(1, 2*td.Survival(math.Abs(res.T)))
+	res.P = math.Min(1, 2*tSurvival(math.Abs(res.T), res.DF))
 	q := tQuantile(0.5+conf/2, res.DF)
 	res.CI = Interval{res.Diff - q*se, res.Diff + q*se}
 	return res
