@@ -638,6 +638,18 @@ func fleetCases() []fleetCase {
 		{"aa-peak", Pass, same(func(f *fleet) { f.peakX = 0.3 }), same(func(f *fleet) { f.peakX = 0.3 })},
 		{"canary-unlabelled", Pass, id, same(func(f *fleet) { f.unlabelled = true })},
 		{"canary-unlabelled-regress-10", Fail, id, same(func(f *fleet) { f.unlabelled = true; f.ttftX, f.tpotX = 1.10, 1.10 })},
+		// incidents both arms share in mid-run: half their requests
+		// failing for the same two minutes; the shared minute's stall
+		// inside the noisiest fleet; the stall beside a canary 10% slower
+		// all run; and the stall with the canary collapsing harder in it
+		// (×10 against ×5: a change that copes worse with an incident
+		// both arms see, which no stretch left out may hide)
+		{"shared-burst", Pass, same(func(f *fleet) { f.burstAt, f.burstSecs, f.burstErr = 900, 120, 0.5 }), same(func(f *fleet) { f.burstAt, f.burstSecs, f.burstErr = 900, 120, 0.5 })},
+		{"shared-stall-noisiest", Pass, same(func(f *fleet) { f.sigma, f.phi = 0.05, 0.9; f.burstAt, f.burstSecs, f.burstTTFTX = 900, 60, 5 }),
+			same(func(f *fleet) { f.sigma, f.phi = 0.05, 0.9; f.burstAt, f.burstSecs, f.burstTTFTX = 900, 60, 5 })},
+		{"shared-stall-regress-10", Fail, same(func(f *fleet) { f.burstAt, f.burstSecs, f.burstTTFTX = 900, 60, 5 }),
+			same(func(f *fleet) { f.burstAt, f.burstSecs, f.burstTTFTX = 900, 60, 5; f.ttftX, f.tpotX = 1.10, 1.10 })},
+		{"shared-stall-canary-worse", Fail, same(func(f *fleet) { f.burstAt, f.burstSecs, f.burstTTFTX = 900, 60, 5 }), same(func(f *fleet) { f.burstAt, f.burstSecs, f.burstTTFTX = 900, 60, 10 })},
 		{"regress-10-2h30", Fail, same(func(f *fleet) { f.secs = 9000 }), same(func(f *fleet) { f.secs = 9000; f.ttftX, f.tpotX = 1.10, 1.10 })},
 	}
 }
@@ -685,7 +697,7 @@ func TestFleetCalibration(t *testing.T) {
 		// on identical arms (a case named aa… or …-aa) every gate's true
 		// harm is 0: count how often each interval holds it
 		covered, intervals := map[string]int{}, map[string]int{}
-		outages := 0 // runs with a baseline outage left out
+		outages, shared := 0, 0 // runs with a baseline outage, a shared one, left out
 		identical := strings.HasPrefix(fc.name, "aa") || strings.HasSuffix(fc.name, "-aa")
 		for i := 0; i < reps; i++ {
 			seed := uint64(1000*len(fc.name) + offset + i)
@@ -695,6 +707,9 @@ func TestFleetCalibration(t *testing.T) {
 				t.Fatalf("%s #%d: %v", fc.name, i, err)
 			}
 			counts[r.Verdict]++
+			if step(r, "shared_outage").Applied {
+				shared++
+			}
 			if step(r, "baseline_outage").Applied {
 				outages++
 			}
@@ -729,8 +744,8 @@ func TestFleetCalibration(t *testing.T) {
 		for _, m := range sortedKeys(gateInc) {
 			gi = append(gi, fmt.Sprintf("%s %d", m, gateInc[m]))
 		}
-		t.Logf("%-18s want %-5s fail %s  pass %s  inconclusive %s  fails [%s] inconclusive [%s] baseline outage left out in %d", fc.name, fc.want,
-			rate(counts[Fail]), rate(counts[Pass]), rate(counts[Inconclusive]), strings.Join(gf, ", "), strings.Join(gi, ", "), outages)
+		t.Logf("%-18s want %-5s fail %s  pass %s  inconclusive %s  fails [%s] inconclusive [%s] baseline outage left out in %d, shared in %d", fc.name, fc.want,
+			rate(counts[Fail]), rate(counts[Pass]), rate(counts[Inconclusive]), strings.Join(gf, ", "), strings.Join(gi, ", "), outages, shared)
 		for _, m := range sortedKeys(intervals) {
 			n := intervals[m]
 			c := float64(covered[m]) / float64(n)
