@@ -125,6 +125,7 @@ func (s *aggSlice) offered() float64 { return s.completed + s.failed + s.cancele
 func judgeAggregate(baseline, canary *sources.Dataset, cfg Config) (*Report, error) {
 	var outs []baselineOutage
 	var left [2]Accounting // each arm's requests in them
+	kept := ""             // a shared outage kept in (findSharedOutage)
 	for {
 		j, err := aggArms(baseline, canary, cfg, true)
 		if err != nil {
@@ -142,7 +143,11 @@ func judgeAggregate(baseline, canary *sources.Dataset, cfg Config) (*Report, err
 			// slices emptied in both arms, the warm-up cuts kept, and
 			// the arms read again
 			if g, ok := j.dipGrid(); ok {
-				if o, ok := findBaselineOutage(cfg.Policy, g, sources.ClockEpoch); ok {
+				o, ok := findBaselineOutage(cfg.Policy, g, sources.ClockEpoch)
+				if !ok {
+					o, kept, ok = findSharedOutage(cfg.Policy, g, sources.ClockEpoch)
+				}
+				if ok {
 					outs = append(outs, o)
 					left[0] = left[0].plus(sliceAccounting(j.b, o))
 					left[1] = left[1].plus(sliceAccounting(j.cRaw, o))
@@ -155,6 +160,9 @@ func judgeAggregate(baseline, canary *sources.Dataset, cfg Config) (*Report, err
 		j.outages = outs
 		for _, o := range outs {
 			j.warnf("%s", outageWarning(sources.ClockEpoch, o))
+		}
+		if kept != "" {
+			j.warnf("%s", kept)
 		}
 		j.b.markLeftOut(outs, left[0])
 		for _, a := range []*aggArm{j.c, j.cRaw} {

@@ -38,6 +38,9 @@ const OutageSpreads = 12
 type baselineOutage struct {
 	from, to float64
 	detail   string
+	// shared marks a stretch both arms lost at once (findSharedOutage,
+	// the shared_outage step) rather than the baseline alone
+	shared bool
 }
 
 // holds reports whether the grid step starting at start (seconds on the
@@ -95,19 +98,30 @@ func findBaselineOutage(p *policies.Policy, g dipGrid, clock sources.Clock) (bas
 // outageStep is the baseline_outage normalization step for the stretches
 // left out (none: no step).
 func outageStep(p *policies.Policy, outs []baselineOutage) []NormalizationStep {
-	if len(outs) == 0 {
-		return nil
+	var steps []NormalizationStep
+	for _, k := range []struct {
+		shared        bool
+		name, setting string
+	}{{false, "baseline_outage", p.Normalize.BaselineDip}, {true, sharedName, p.Normalize.SharedDip}} {
+		var parts []string
+		for _, o := range outs {
+			if o.shared == k.shared {
+				parts = append(parts, o.detail)
+			}
+		}
+		if len(parts) > 0 {
+			steps = append(steps, NormalizationStep{Name: k.name, Setting: k.setting, Applied: true, Detail: strings.Join(parts, "; ")})
+		}
 	}
-	var parts []string
-	for _, o := range outs {
-		parts = append(parts, o.detail)
-	}
-	return []NormalizationStep{{Name: "baseline_outage", Setting: p.Normalize.BaselineDip, Applied: true, Detail: strings.Join(parts, "; ")}}
+	return steps
 }
 
 // outageWarning is the warning a stretch left out gives (the step has the
 // numbers).
 func outageWarning(clock sources.Clock, o baselineOutage) string {
+	if o.shared {
+		return fmt.Sprintf("both arms: an incident they shared from %s to %s (%s) was left out of both arms (normalize.shared_dip: exclude); see the shared_outage step", fmtTime(clock, o.from), fmtTime(clock, o.to), fmtSpan(o.to-o.from))
+	}
 	return fmt.Sprintf("baseline: an outage of its own from %s to %s (%s) was left out of both arms (normalize.baseline_dip: exclude); see the baseline_outage step", fmtTime(clock, o.from), fmtTime(clock, o.to), fmtSpan(o.to-o.from))
 }
 
@@ -116,7 +130,11 @@ func outageWarning(clock sources.Clock, o baselineOutage) string {
 func outageAdjusted(clock sources.Clock, outs []baselineOutage) []string {
 	var out []string
 	for _, o := range outs {
-		out = append(out, fmt.Sprintf("baseline outage %s to %s left out of both arms", fmtTime(clock, o.from), fmtTime(clock, o.to)))
+		what := "baseline outage"
+		if o.shared {
+			what = "shared outage"
+		}
+		out = append(out, fmt.Sprintf("%s %s to %s left out of both arms", what, fmtTime(clock, o.from), fmtTime(clock, o.to)))
 	}
 	return out
 }
@@ -135,7 +153,13 @@ func (j *judgement) leaveOutBaselineOutages() error {
 		}
 		o, ok := findBaselineOutage(j.p, g, j.b.clock)
 		if !ok {
-			return nil
+			var kept string
+			if o, kept, ok = findSharedOutage(j.p, g, j.b.clock); !ok {
+				if kept != "" {
+					j.warnf("%s", kept)
+				}
+				return nil
+			}
 		}
 		for _, a := range []*armData{j.b, j.c} {
 			if err := a.leaveOut(o.from, o.to); err != nil {

@@ -184,7 +184,8 @@ type ArmSummary struct {
 	Internal   *Internal   `json:"internal,omitempty"`
 	Efficiency *Efficiency `json:"efficiency,omitempty"`
 	// LeftOut is present when stretches of the analysed window were left
-	// out of both arms (the baseline_outage normalization step): their
+	// out of both arms (the baseline_outage or shared_outage normalization
+	// step): their
 	// requests are not in Accounting nor in any gate, and their seconds,
 	// replica-seconds and cost not in the rates above.
 	LeftOut *LeftOut `json:"left_out,omitempty"`
@@ -403,7 +404,7 @@ type Normalization struct {
 
 // NormalizationStep is one adjustment, requested or applied.
 type NormalizationStep struct {
-	Name    string `json:"name"`    // mix | warmup | cache | load | baseline_outage | replicas | srm | histogram-bounds
+	Name    string `json:"name"`    // mix | warmup | cache | load | baseline_outage | shared_outage | replicas | srm | histogram-bounds
 	Setting string `json:"setting"` // the policy's value
 	Applied bool   `json:"applied"`
 	Detail  string `json:"detail"` // what was done and its effect, with numbers
@@ -427,7 +428,8 @@ type Point struct {
 	TTFTP99    Num   `json:"ttft_p99"`
 	Cut        bool  `json:"warmup,omitempty"` // in the warm-up cut, not analysed
 	// LeftOut marks a bucket of a stretch left out of both arms
-	// (baseline_outage): not analysed, its requests counted in no gate
+	// (baseline_outage, shared_outage): not analysed, its requests counted
+	// in no gate
 	LeftOut bool `json:"left_out,omitempty"`
 }
 

@@ -199,6 +199,15 @@ type NormalizeSpec struct {
 	// which otherwise keeps a sound canary inconclusive); "keep" judges
 	// the run as recorded.
 	BaselineDip string `yaml:"baseline_dip"`
+	// SharedDip says what a stretch in which both arms at once lose many
+	// good requests (an incident they share: a network or storage fault,
+	// an upstream stall) means for arms paired in time: "exclude" (the
+	// default) leaves it out of both arms and reports it as the
+	// shared_outage normalization step, when the canary fared no worse
+	// there than the baseline (its shares of good and served requests no
+	// lower at one-sided level α, its p90 TTFT and TPOT within the p99
+	// gates' margins); "keep" judges the run as recorded.
+	SharedDip string `yaml:"shared_dip"`
 	// Weights is the explicit reference mix when Mix is "weights":
 	// class name → share (normalized to sum 1).
 	Weights map[string]float64 `yaml:"weights"`
@@ -584,7 +593,7 @@ func policySchema() schema {
 			"output_tokens": {"min": leaf, "max": leaf},
 		}}},
 		"window":    {"warmup": leaf, "bucket": leaf, "max_warmup": leaf, "implausible": leaf, "untimed": leaf},
-		"normalize": {"mix": leaf, "cache": leaf, "load": leaf, "canary_replica_loss": leaf, "canary_dip": leaf, "baseline_dip": leaf, "weights": {"*": leaf}},
+		"normalize": {"mix": leaf, "cache": leaf, "load": leaf, "canary_replica_loss": leaf, "canary_dip": leaf, "baseline_dip": leaf, "shared_dip": leaf, "weights": {"*": leaf}},
 		"gates":     {"[]": {"metric": leaf, "margin": leaf, "guardrail": leaf, "weight": leaf, "target": leaf, "direction": leaf}},
 		"cost":      {"accelerator_per_hour": leaf, "host_per_hour": leaf, "network_per_gb": leaf, "idle_reserve_per_hour": leaf},
 		"traffic":   {"canary_share": leaf},

@@ -259,6 +259,12 @@ func (p *Policy) validate(doc *yaml.Node) error {
 	if p.Normalize.BaselineDip == "" {
 		p.Normalize.BaselineDip = "exclude"
 	}
+	if err := oneOf(doc, p.Normalize.SharedDip, "exclude", []string{"exclude", "keep"}, "normalize", "shared_dip"); err != nil {
+		return err
+	}
+	if p.Normalize.SharedDip == "" {
+		p.Normalize.SharedDip = "exclude"
+	}
 	if len(p.Gates) == 0 {
 		return nodeErr(find(doc, "gates"), "gates: declare at least one gated metric (%s)", metricNames())
 	}

@@ -595,7 +595,7 @@ func mdAccounting(r *analysis.Report) string {
 		{"good requests per dollar", "count", part(bs.Cost, func(c *analysis.ArmCost) analysis.Num { return c.GoodRequestsPerDollar }), part(cs.Cost, func(c *analysis.ArmCost) analysis.Num { return c.GoodRequestsPerDollar })},
 		{"window", "s setting", float64(bs.WindowSeconds), float64(cs.WindowSeconds)},
 		{"warm-up cut", "s setting", float64(bs.WarmupCutSeconds), float64(cs.WarmupCutSeconds)},
-		// a stretch left out of both arms (baseline_outage): in no figure above
+		// a stretch left out of both arms (baseline_outage, shared_outage): in no figure above
 		{"left out (outage)", "s setting", part(bs.LeftOut, func(l *analysis.LeftOut) analysis.Num { return l.Seconds }), part(cs.LeftOut, func(l *analysis.LeftOut) analysis.Num { return l.Seconds })},
 		{"left out: requests", "count", part(bs.LeftOut, func(l *analysis.LeftOut) int64 { return l.Accounting.Offered }), part(cs.LeftOut, func(l *analysis.LeftOut) int64 { return l.Accounting.Offered })},
 		{"left out: failed", "count", part(bs.LeftOut, func(l *analysis.LeftOut) int64 { return l.Accounting.Failed }), part(cs.LeftOut, func(l *analysis.LeftOut) int64 { return l.Accounting.Failed })},

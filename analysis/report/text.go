@@ -98,7 +98,7 @@ func Text(w io.Writer, r *analysis.Report, opt TextOptions) error {
 		{"window", secs(b.WindowSeconds), secs(c.WindowSeconds)},
 	}
 	if b.LeftOut != nil || c.LeftOut != nil {
-		// a stretch left out of both arms (baseline_outage): its requests
+		// a stretch left out of both arms (baseline_outage, shared_outage): its requests
 		// are in no row above, its seconds in no rate
 		left := func(a analysis.ArmSummary, f func(*analysis.LeftOut) string) string {
 			if a.LeftOut == nil {

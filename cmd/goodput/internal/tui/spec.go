@@ -68,7 +68,7 @@ func specLines(c *common, w int) []string {
 	kv("window", fmt.Sprintf("%s … %s (%s s)", m.Window.Start, m.Window.End, fmtG(float64(m.Window.Seconds), 4)))
 	kv("warm-up cut", fmt.Sprintf("baseline %s s, canary %s s", fmtG(float64(rep.Arms.Baseline.WarmupCutSeconds), 3), fmtG(float64(rep.Arms.Canary.WarmupCutSeconds), 3)))
 	if b, c := rep.Arms.Baseline.LeftOut, rep.Arms.Canary.LeftOut; b != nil && c != nil {
-		// a baseline outage left out of both arms (baseline_outage)
+		// a stretch left out of both arms (baseline_outage, shared_outage)
 		left := func(l *analysis.LeftOut) string {
 			return fmt.Sprintf("%s requests in %s s (%s failed)", fmtInt(l.Accounting.Offered), fmtG(float64(l.Seconds), 4), fmtInt(l.Accounting.Failed))
 		}

@@ -1,0 +1,347 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/goodput-dev/goodput/analysis/histo"
+	"github.com/goodput-dev/goodput/analysis/stats"
+	"github.com/goodput-dev/goodput/policies"
+	"github.com/goodput-dev/goodput/sources"
+)
+
+// Shared outage parameters (pre-declared).
+const (
+	// SharedTailQuantile is the quantile of each arm's TTFT and TPOT over
+	// a shared stretch that findSharedOutage compares: 0.9, far enough
+	// into the tail to see an arm that collapsed harder in the incident,
+	// with enough requests in a 30 s stretch (about 60 of 600 above it at
+	// 20 req/s) to be read steadily.
+	SharedTailQuantile = 0.9
+	// SharedTailMargin is how much higher (relative, 0.10 = 10%) the
+	// canary's SharedTailQuantile in the stretch may lie than the
+	// baseline's when the policy gates no p99 of that latency with a
+	// percent margin; with such a gate, its margin.
+	SharedTailMargin = 0.10
+	// sharedName names the normalization step.
+	sharedName = "shared_outage"
+)
+
+// sharedFound is the stretch worstShared found: both arms' shares of good
+// requests in it (vb, vc, at the middle of their bounds), each arm's
+// median share over the run's stretches of that length and its MAD
+// spread, the good requests each arm lost there against its median (at
+// the cautious bound), and the canary's share less the baseline's there
+// (diff), with its Newcombe interval [lo, hi] at level 1 − 2α (at the
+// bounds' unfavourable and favourable ends), and the arms' difference
+// over the run (runPt); the same for their shares served.
+type sharedFound struct {
+	stretch                    dipStretch
+	vb, vc                     float64
+	medB, medC                 float64
+	spreadB, spreadC           float64
+	lostB, lostC               float64
+	diff, lo, hi, runPt        float64
+	served, servedLo, servedHi float64 // the same for the shares served
+	runServed                  float64
+	sb, sc                     float64 // each arm's requests served in the stretch
+}
+
+// worstShared scans the stretches of dipEval's lengths (30 s, 1, 2 and
+// 5 min, of positions both arms analysed, from warmupCap past the
+// canary's start) for the one in which both arms at once lost the most
+// good requests against their own level: in each arm, the stretch's share
+// of good requests (at its upper bound) lies below the median of the
+// arm's stretches of that length by more than DipMargin, by more than
+// minSpreads MAD spreads of them and by more than their Student t bound
+// (at α over the stretches that fit side by side and the lengths, as
+// worstDip), and the good requests so lost exceed the attainment margin
+// of the arm's requests in the run. The deepest such stretch is the one
+// where the lesser of the arms' losses is largest, a longer one taken over
+// a shorter only when it loses a tenth more (a one-minute stall lies in
+// two-minute stretches too, with the same loss); false when none is.
+func worstShared(margin, alpha, minSpreads float64, b, c []dipCell, secs, canaryStart, warmupCap float64) (sharedFound, bool) {
+	if len(b) != len(c) || len(b) == 0 || !(secs > 0) {
+		return sharedFound{}, false
+	}
+	both := func(t int) bool { return b[t].offered > 0 && c[t].offered > 0 }
+	var obRun, ocRun float64
+	var g [4]float64   // gbLo, gbHi, gcLo, gcHi over the run
+	var srv [2]float64 // served over the run
+	for t := range b {
+		if both(t) {
+			obRun, ocRun = obRun+b[t].offered, ocRun+c[t].offered
+			g[0], g[1], g[2], g[3] = g[0]+b[t].goodLo, g[1]+b[t].goodHi, g[2]+c[t].goodLo, g[3]+c[t].goodHi
+			srv[0], srv[1] = srv[0]+b[t].served, srv[1]+c[t].served
+		}
+	}
+	if !(obRun > 0 && ocRun > 0) {
+		return sharedFound{}, false
+	}
+	first, eligible := len(b), 0
+	for t := len(b) - 1; t >= 0 && b[t].start >= canaryStart+warmupCap-1e-9; t-- {
+		first = t
+		if both(t) {
+			eligible++
+		}
+	}
+	type length struct {
+		n        int
+		st       []dipStretch
+		sb, sc   []float64 // served per stretch
+		disjoint int
+	}
+	var lengths []length
+	for _, w := range [...]float64{30, 60, 120, 300} {
+		n := max(1, int(math.Round(w/secs)))
+		if len(lengths) > 0 && lengths[len(lengths)-1].n == n || n > len(b) {
+			continue
+		}
+		l := length{n: n, disjoint: eligible / n}
+		for from := first; from+n <= len(b); from++ {
+			var s dipStretch
+			s.dipWindow = dipWindow{from, n}
+			var sb, sc float64
+			for t := from; t < from+n; t++ {
+				if both(t) {
+					s.ob, s.oc = s.ob+b[t].offered, s.oc+c[t].offered
+					s.gbLo, s.gbHi = s.gbLo+b[t].goodLo, s.gbHi+b[t].goodHi
+					s.gcLo, s.gcHi = s.gcLo+c[t].goodLo, s.gcHi+c[t].goodHi
+					sb, sc = sb+b[t].served, sc+c[t].served
+				}
+			}
+			if s.ob > 0 && s.oc > 0 {
+				l.st, l.sb, l.sc = append(l.st, s), append(l.sb, sb), append(l.sc, sc)
+			}
+		}
+		if l.disjoint >= MinDipStretches {
+			lengths = append(lengths, l)
+		}
+	}
+	var best sharedFound
+	bestLost := 0.0
+	for _, l := range lengths {
+		shB, shC := make([]float64, len(l.st)), make([]float64, len(l.st))
+		for i, s := range l.st {
+			shB[i], shC[i] = (s.gbLo+s.gbHi)/2/s.ob, (s.gcLo+s.gcHi)/2/s.oc
+		}
+		medB, spreadB := medianMAD(shB)
+		medC, spreadC := medianMAD(shC)
+		t := stats.TQuantile(1-alpha/float64(l.disjoint*len(lengths)), float64(l.disjoint-1))
+		deep := func(dev, spread, o, run float64) bool {
+			return dev > DipMargin && dev > minSpreads*spread && dev > t*spread && dev*o > margin*run
+		}
+		for i, s := range l.st {
+			devB, devC := medB-s.gbHi/s.ob, medC-s.gcHi/s.oc
+			if !deep(devB, spreadB, s.ob, obRun) || !deep(devC, spreadC, s.oc, ocRun) {
+				continue
+			}
+			// a longer stretch around a shorter one holds the same
+			// loss and more of the run: it must lose a tenth more
+			lost := math.Min(devB*s.ob, devC*s.oc)
+			if lost <= bestLost || l.n > best.stretch.n && best.stretch.n > 0 && lost <= 1.1*bestLost {
+				continue
+			}
+			bestLost = lost
+			best = sharedFound{stretch: s, vb: shB[i], vc: shC[i], medB: medB, medC: medC,
+				spreadB: spreadB, spreadC: spreadC, lostB: devB * s.ob, lostC: devC * s.oc, sb: l.sb[i], sc: l.sc[i]}
+		}
+	}
+	if bestLost == 0 {
+		return sharedFound{}, false
+	}
+	// the canary's shares in the stretch against the baseline's at the
+	// same time, good and served, with the arms' differences over the run
+	s := best.stretch
+	conf := 1 - 2*alpha
+	best.runPt = (g[2]+g[3])/2/ocRun - (g[0]+g[1])/2/obRun
+	best.diff = best.vc - best.vb
+	best.lo = stats.NewcombeDiff(s.gcLo, s.oc, s.gbHi, s.ob, conf).Lo
+	best.hi = stats.NewcombeDiff(s.gcHi, s.oc, s.gbLo, s.ob, conf).Hi
+	iv := stats.NewcombeDiff(best.sc, s.oc, best.sb, s.ob, conf)
+	best.runServed = srv[1]/ocRun - srv[0]/obRun
+	best.served = best.sc/s.oc - best.sb/s.ob
+	best.servedLo, best.servedHi = iv.Lo, iv.Hi
+	return best, true
+}
+
+// stretchQuantile reads an arm's latencies over a stretch of the shared
+// grid: the q-quantile of its TTFT (tpot false) or TPOT (tpot true) over
+// the positions starting in [from, to) seconds on the shared clock, known
+// within [lo, hi] (equal from requests; a histogram bin's edges from an
+// aggregate); ok false when the arm completed no request with that
+// latency there.
+type stretchQuantile func(canary, tpot bool, q, from, to float64) (lo, hi float64, ok bool)
+
+// findSharedOutage finds a stretch of arms paired in time in which both
+// lost many good requests at once — an incident they shared (a network or
+// storage fault, an upstream stall), not the change's — and which may be
+// left out of both without hiding a difference between them. Left in, such
+// a stretch sets both arms' p99s (a one-minute stall at 5× the latency is
+// 3% of a 30-minute run), and since each arm's tail is resampled on its
+// own, a resample that draws the stall twice in one arm and not in the
+// other moves the p99 ratio severalfold: every tail gate of the fleet
+// model's shared stall stayed inconclusive ("more data will not decide
+// this"). The stretch is worstShared's (both arms at least OutageSpreads
+// spreads below their own level, past the warm-up cap unless both arms'
+// warm-up rules refused a late slowdown) and is left out only when, in
+// it,
+//
+//   - the canary's shares of good requests and of requests served lie no
+//     lower than the baseline's at one-sided level α (a Newcombe
+//     interval of their difference whose upper end is ≥ 0), or than the
+//     arms' difference over the run where the canary is the lower over
+//     the run (a stretch where neither arm holds a good request does not
+//     ask a canary better over the run to be better there too), and
+//   - the canary's SharedTailQuantile of TTFT and of TPOT (at its upper
+//     bound) lies no more than the policy's p99 margin for that latency
+//     (SharedTailMargin without one) above the baseline's (at its lower
+//     bound): a canary that collapsed harder in the incident keeps the
+//     stretch in every gate.
+//
+// False under normalize.shared_dip: keep, or without a slo_attainment
+// gate with a margin. A stretch found but kept for the canary's sake is
+// said in kept (a warning: what the canary did worse there), since it is
+// what leaves the tail gates undecided.
+func findSharedOutage(p *policies.Policy, g dipGrid, clock sources.Clock) (o baselineOutage, kept string, ok bool) {
+	if p.Normalize.SharedDip != "exclude" || g.quantile == nil {
+		return baselineOutage{}, "", false
+	}
+	margin, ok := dipAttainmentMargin(p, g.b)
+	if !ok {
+		return baselineOutage{}, "", false
+	}
+	d, ok := worstShared(margin, p.Alpha(), OutageSpreads, g.b, g.c, g.secs, g.start, g.goodCap(g.lateB && g.lateC))
+	if !ok {
+		return baselineOutage{}, "", false
+	}
+	pp := func(v float64) string { return fmt.Sprintf("%+.1f pp", 100*v) }
+	s := d.stretch
+	from, to := g.b[s.from].start, g.b[s.from].start+float64(s.n)*g.secs
+	keep := func(why string) (baselineOutage, string, bool) {
+		return baselineOutage{}, fmt.Sprintf("both arms: lost many good requests from %s to %s (%s, from %s to %s after the canary's start), an incident they shared, kept in every gate (normalize.shared_dip): %s", fmtTime(clock, from), fmtTime(clock, to), fmtSpan(to-from), fmtClock(from-g.start), fmtClock(to-g.start), why), false
+	}
+	switch {
+	case d.hi < min(0, d.runPt):
+		return keep(fmt.Sprintf("the canary held fewer good requests there, %s [%s, %s] against the baseline's share at the same time (%s over the run)", pp(d.diff), pp(d.lo), pp(d.hi), pp(d.runPt)))
+	case d.servedHi < min(0, d.runServed):
+		return keep(fmt.Sprintf("the canary served fewer of its requests there, %s [%s, %s] against the baseline's share at the same time (%s over the run)", pp(d.served), pp(d.servedLo), pp(d.servedHi), pp(d.runServed)))
+	}
+	var tails []string
+	for _, m := range []struct {
+		name, gate string
+		tpot       bool
+	}{{"TTFT", "ttft_p99", false}, {"TPOT", "tpot_p99", true}} {
+		bLo, _, okB := g.quantile(false, m.tpot, SharedTailQuantile, from, to)
+		_, cHi, okC := g.quantile(true, m.tpot, SharedTailQuantile, from, to)
+		if !okB && !okC {
+			continue
+		}
+		lim := sharedTailMargin(p, m.gate)
+		if okB != okC || !(bLo > 0) {
+			return keep(fmt.Sprintf("only one arm completed requests with a %s there", m.name))
+		}
+		if !(cHi <= bLo*(1+lim)) {
+			return keep(fmt.Sprintf("the canary collapsed harder there: its p%g %s %s against the baseline's %s (%+.1f%%, beyond %.0f%%)",
+				100*SharedTailQuantile, m.name, fmtSeconds(cHi), fmtSeconds(bLo), 100*(cHi/bLo-1), 100*lim))
+		}
+		tails = append(tails, fmt.Sprintf("p%g %s %s against the baseline's %s (%+.1f%%, within %.0f%%)",
+			100*SharedTailQuantile, m.name, fmtSeconds(cHi), fmtSeconds(bLo), 100*(cHi/bLo-1), 100*lim))
+	}
+	tailText := "neither arm completed a request there"
+	if len(tails) > 0 {
+		tailText = "the canary's " + strings.Join(tails, " and ")
+	}
+	o = baselineOutage{from: from, to: to, shared: true}
+	o.detail = fmt.Sprintf("left out %s to %s (%s, from %s to %s after the canary's start) of both arms: both lost good requests at the same time, an incident they shared — the baseline held %.1f%% against %.1f%% in its typical stretch of that length (%s), the canary %.1f%% against %.1f%% (%s), each losing at least about %s and %s good requests, more than the attainment margin of its requests in the run allows; the canary fared no worse there: its share of good requests %s [%s, %s] and of requests served %s [%s, %s] against the baseline's at the same time, no lower than the arms' differences over the run allow (%s good, %s served), %s; %s baseline and %s canary requests left out of every gate (normalize.shared_dip: keep judges them)",
+		fmtTime(clock, from), fmtTime(clock, to), fmtSpan(to-from), fmtClock(from-g.start), fmtClock(to-g.start),
+		100*d.vb, 100*d.medB, dipSpreadText(d.medB-d.vb, d.spreadB, nil, 0), 100*d.vc, 100*d.medC, dipSpreadText(d.medC-d.vc, d.spreadC, nil, 0),
+		fmtCount(math.Round(d.lostB)), fmtCount(math.Round(d.lostC)),
+		pp(d.diff), pp(d.lo), pp(d.hi), pp(d.served), pp(d.servedLo), pp(d.servedHi), pp(d.runPt), pp(d.runServed), tailText,
+		fmtCount(math.Round(s.ob)), fmtCount(math.Round(s.oc)))
+	return o, "", true
+}
+
+// sharedTailMargin is the percent margin of the policy's gate on metric
+// (ttft_p99, tpot_p99) as a fraction, SharedTailMargin without one.
+func sharedTailMargin(p *policies.Policy, metric string) float64 {
+	for _, g := range p.Gates {
+		if g.Metric == metric && g.Margin.Kind == policies.MarginPercent && g.Margin.Value > 0 {
+			return g.Margin.Value
+		}
+	}
+	return SharedTailMargin
+}
+
+// fmtSeconds writes a latency in seconds as "1.23 s" or "45.6 ms".
+func fmtSeconds(v float64) string {
+	if math.Abs(v) < 1 {
+		return fmt.Sprintf("%.3g ms", 1000*v)
+	}
+	return fmt.Sprintf("%.3g s", v)
+}
+
+// requestQuantile is stretchQuantile on the requests' buckets: the arm's
+// completed requests' latencies in the buckets of the shared grid starting
+// in [from, to) (g0 the grid's first bucket start), sorted, at rank ⌈q·n⌉.
+func requestQuantile(b, c *armData, g0 float64) stretchQuantile {
+	return func(canary, tpot bool, q, from, to float64) (float64, float64, bool) {
+		a := b
+		if canary {
+			a = c
+		}
+		var xs []float64
+		for i := a.firstKept; i < len(a.buckets); i++ {
+			st := g0 + float64(i)*a.bucketSecs
+			if st < from-1e-9 || st >= to-1e-9 {
+				continue
+			}
+			if tpot {
+				xs = append(xs, a.buckets[i].tpot...)
+			} else {
+				xs = append(xs, a.buckets[i].ttft...)
+			}
+		}
+		if len(xs) == 0 {
+			return 0, 0, false
+		}
+		slices.Sort(xs)
+		v := quantile(xs, q)
+		return v, v, true
+	}
+}
+
+// aggQuantile is stretchQuantile on aggregated arms: the arm's slices
+// (the canary as counted) starting in [from, to), their histograms merged,
+// the quantile within the edges of the bin holding its rank.
+func aggQuantile(b, c *aggArm) stretchQuantile {
+	return func(canary, tpot bool, q, from, to float64) (float64, float64, bool) {
+		a := b
+		if canary {
+			a = c
+		}
+		var hs []sources.Histogram
+		for i := range a.slices {
+			s := &a.slices[i]
+			if s.start < from-1e-9 || s.start >= to-1e-9 {
+				continue
+			}
+			if tpot {
+				hs = append(hs, s.tpot)
+			} else {
+				hs = append(hs, s.ttft)
+			}
+		}
+		if len(hs) == 0 {
+			return 0, 0, false
+		}
+		h, dropped := histo.Merge(hs...)
+		if dropped || !(h.Total() > 0) {
+			return 0, 0, false
+		}
+		lo, hi := histo.QuantileBounds(q, h)
+		return lo, hi, !math.IsNaN(lo) && !math.IsNaN(hi)
+	}
+}

@@ -1,0 +1,117 @@
+package analysis
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+// TestSharedOutageBothPaths: a minute in which both arms stall at once (a
+// shared incident, every latency ×5) is left out of both arms on the
+// request path and on the aggregate alike — the same stretch, the same
+// attainment — and reported as the shared_outage step, so that the tail
+// gates, which it otherwise kept inconclusive in every fleet run, are
+// judged on the rest; normalize.shared_dip: keep judges it as recorded.
+// What it must not hide: the same stall with the canary collapsing harder
+// in it (×10), or a canary that lost more of its requests there, keeps
+// the stretch in; a canary 10% slower all run beside the shared stall
+// still fails; identical arms without an incident leave nothing out.
+func TestSharedOutageBothPaths(t *testing.T) {
+	stall := fleetCaseNamed(t, "shared-stall")
+	worse := fleetCaseNamed(t, "shared-stall-canary-worse")
+	regress := fleetCaseNamed(t, "shared-stall-regress-10")
+	paths := [2]string{"request path", "aggregate"}
+	for _, seed := range []uint64{2, 7} {
+		judgeBoth := func(t *testing.T, bf, cf fleet, keep bool) [2]*Report {
+			t.Helper()
+			p := chat(t)
+			if keep {
+				q := *p
+				q.Normalize.SharedDip = "keep"
+				p = &q
+			}
+			b, c := fleetArms(bf, cf, seed)
+			r, ra := judgedBothWays(t, b, c, Config{Policy: p, Resamples: 400, Seed: seed + 1})
+			return [2]*Report{r, ra}
+		}
+		rs := judgeBoth(t, stall.b(seed), stall.c(seed), false)
+		kept := judgeBoth(t, stall.b(seed), stall.c(seed), true)
+		for k, r := range rs {
+			st := step(r, sharedName)
+			if !st.Applied || !strings.Contains(st.Detail, "left out") || !strings.Contains(st.Detail, "fared no worse") {
+				t.Fatalf("seed %d %s: no shared_outage step: %+v", seed, paths[k], r.Normalization.Steps)
+			}
+			if s := step(r, "baseline_outage"); s.Name != "" {
+				t.Errorf("seed %d %s: the shared stall was called the baseline's own: %s", seed, paths[k], s.Detail)
+			}
+			if r.Verdict == Fail {
+				t.Errorf("seed %d %s: a shared stall failed the canary: %v", seed, paths[k], r.Reasons)
+			}
+			for _, g := range []string{"slo_attainment", "ttft_p99", "tpot_p99"} {
+				if m := metric(t, r, g); !strings.Contains(strings.Join(m.Adjusted, "; "), "shared outage") {
+					t.Errorf("seed %d %s: %s does not say what was left out: %q", seed, paths[k], g, m.Adjusted)
+				}
+			}
+			if s := step(kept[k], sharedName); s.Name != "" {
+				t.Errorf("seed %d %s: shared_dip: keep still left out: %s", seed, paths[k], s.Detail)
+			}
+			// the tails, set by the stall when it is kept, are read
+			// on the rest: the p99 TTFT interval narrows severalfold
+			m, mk := metric(t, r, "ttft_p99"), metric(t, kept[k], "ttft_p99")
+			w, wk := float64(m.Interval[1]-m.Interval[0]), float64(mk.Interval[1]-mk.Interval[0])
+			if !(2*w < wk) {
+				t.Errorf("seed %d %s: p99 TTFT interval %.4f wide with the stall left out, %.4f with it kept", seed, paths[k], w, wk)
+			}
+			if mk.Verdict != Inconclusive || m.Verdict != Pass {
+				t.Errorf("seed %d %s: ttft_p99 %s with the stall left out (want pass), %s with it kept (want inconclusive)", seed, paths[k], m.Verdict, mk.Verdict)
+			}
+			t.Logf("seed %d %s: %s (kept: %s); ttft_p99 %+.1f%% [%+.1f%%, %+.1f%%] (kept: [%+.1f%%, %+.1f%%]); %s", seed, paths[k], r.Verdict, kept[k].Verdict,
+				100*float64(m.Delta), 100*float64(m.Interval[0]), 100*float64(m.Interval[1]), 100*float64(mk.Interval[0]), 100*float64(mk.Interval[1]), st.Detail)
+		}
+		if a, b := step(rs[0], sharedName).Detail, step(rs[1], sharedName).Detail; !strings.EqualFold(strings.SplitN(a, " of both arms", 2)[0], strings.SplitN(b, " of both arms", 2)[0]) {
+			t.Errorf("seed %d: the paths left out different stretches:\n%s\n%s", seed, a, b)
+		}
+		if d := math.Abs(float64(metric(t, rs[0], "slo_attainment").Delta - metric(t, rs[1], "slo_attainment").Delta)); d > 1e-9 {
+			t.Errorf("seed %d: attainment differs between the paths by %g", seed, d)
+		}
+		for k, r := range judgeBoth(t, worse.b(seed), worse.c(seed), false) {
+			if s := step(r, sharedName); s.Name != "" {
+				t.Errorf("seed %d %s: the canary collapsed harder in the shared stall, which was left out: %s", seed, paths[k], s.Detail)
+			}
+			if r.Verdict == Pass {
+				t.Errorf("seed %d %s: the canary collapsed harder in the shared stall and passed", seed, paths[k])
+			}
+			if w := strings.Join(r.Warnings, "\n"); !strings.Contains(w, "kept in every gate") || !strings.Contains(w, "collapsed harder there: its p90 TTFT") {
+				t.Errorf("seed %d %s: no warning says why the shared stall was kept:\n%s", seed, paths[k], w)
+			}
+		}
+		for k, r := range judgeBoth(t, regress.b(seed), regress.c(seed), false) {
+			if r.Verdict != Fail {
+				t.Errorf("seed %d %s: a canary 10%% slower beside a shared stall: %s %v", seed, paths[k], r.Verdict, r.Reasons)
+			}
+		}
+		// the shared stall with a third of the canary's requests failing
+		// in it: its share served lower there keeps the stretch in (the
+		// errors, fewer than the attainment margin of the run, need not
+		// fail it: left in, the stall keeps the error_rate gate wide)
+		errs := stall.c(seed)
+		errs.burstErr = 0.3
+		for k, r := range judgeBoth(t, stall.b(seed), errs, false) {
+			if s := step(r, sharedName); s.Name != "" {
+				t.Errorf("seed %d %s: the canary failed a third of its requests in the shared stall, which was left out: %s", seed, paths[k], s.Detail)
+			}
+			if r.Verdict == Pass {
+				t.Errorf("seed %d %s: the canary failed a third of its requests in the shared stall and passed", seed, paths[k])
+			}
+			if w := strings.Join(r.Warnings, "\n"); !strings.Contains(w, "the canary served fewer of its requests there") {
+				t.Errorf("seed %d %s: no warning says why the shared stall was kept:\n%s", seed, paths[k], w)
+			}
+		}
+		aa := fleetCaseNamed(t, "aa")
+		for k, r := range judgeBoth(t, aa.b(seed), aa.c(seed), false) {
+			if s := step(r, sharedName); s.Name != "" {
+				t.Errorf("seed %d %s: identical arms without an incident left out %s", seed, paths[k], s.Detail)
+			}
+		}
+	}
+}
