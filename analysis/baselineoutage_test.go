@@ -23,15 +23,11 @@ func TestBaselineOutageBothPaths(t *testing.T) {
 	for _, seed := range []uint64{3, 11} {
 		judgeBoth := func(t *testing.T, bf, cf fleet, keep bool) [2]*Report {
 			t.Helper()
-			p := chat(t)
-			if keep {
-				q := *p
-				q.Normalize.BaselineDip = "keep"
-				p = &q
-			}
-			b, c := fleetArms(bf, cf, seed)
-			r, ra := judgedBothWays(t, b, c, Config{Policy: p, Resamples: 400, Seed: seed + 1})
-			return [2]*Report{r, ra}
+			return judgeFleetBoth(t, bf, cf, seed, func(p *policies.Policy) {
+				if keep {
+					p.Normalize.BaselineDip = "keep"
+				}
+			})
 		}
 		rs := judgeBoth(t, burst.b(seed), burst.c(seed), false)
 		kept := judgeBoth(t, burst.b(seed), burst.c(seed), true)
@@ -203,4 +199,16 @@ func TestBaselineOutageServedScanFromStart(t *testing.T) {
 			}
 		}
 	}
+}
+
+// judgeFleetBoth judges a fleet-model run (arms bf and cf, seed) with the
+// chat policy as edit changes it, on the request path and on the
+// aggregate: [request path, aggregate].
+func judgeFleetBoth(t *testing.T, bf, cf fleet, seed uint64, edit func(*policies.Policy)) [2]*Report {
+	t.Helper()
+	p := *chat(t)
+	edit(&p)
+	b, c := fleetArms(bf, cf, seed)
+	r, ra := judgedBothWays(t, b, c, Config{Policy: &p, Resamples: 400, Seed: seed + 1})
+	return [2]*Report{r, ra}
 }

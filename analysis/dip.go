@@ -191,6 +191,64 @@ type dipWindow struct{ from, n int }
 type dipStretch struct {
 	dipWindow
 	ob, oc, gbLo, gbHi, gcLo, gcHi float64
+	sb, sc                         float64 // requests served (completed, whatever their latency)
+}
+
+// dipSum is the stretch w's sums over the positions both arms analysed
+// (false when there are none).
+func dipSum(b, c []dipCell, w dipWindow) (s dipStretch, ok bool) {
+	s.dipWindow = w
+	for t := w.from; t < w.from+w.n; t++ {
+		if b[t].offered > 0 && c[t].offered > 0 {
+			s.ob, s.oc = s.ob+b[t].offered, s.oc+c[t].offered
+			s.gbLo, s.gbHi = s.gbLo+b[t].goodLo, s.gbHi+b[t].goodHi
+			s.gcLo, s.gcHi = s.gcLo+c[t].goodLo, s.gcHi+c[t].goodHi
+			s.sb, s.sc = s.sb+b[t].served, s.sc+c[t].served
+		}
+	}
+	return s, s.ob > 0 && s.oc > 0
+}
+
+// dipLength is the stretches of one length (whole positions of the
+// shared grid) that a dip scan sets against each other, and how many of
+// them fit side by side.
+type dipLength struct {
+	n        int
+	st       []dipStretch
+	disjoint int
+}
+
+// dipLengths is the stretches of 30 s, 1, 2 and 5 min (rounded to whole
+// positions; repeats dropped) that start warmupCap or more past the
+// canary's start and hold both arms, per length; a length with fewer than
+// MinDipStretches stretches side by side is not scanned.
+func dipLengths(b, c []dipCell, secs, canaryStart, warmupCap float64) []dipLength {
+	// the first position past the warm-up cap, and how many from there on
+	// both arms analysed
+	first, eligible := len(b), 0
+	for t := len(b) - 1; t >= 0 && b[t].start >= canaryStart+warmupCap-1e-9; t-- {
+		first = t
+		if b[t].offered > 0 && c[t].offered > 0 {
+			eligible++
+		}
+	}
+	var lengths []dipLength
+	for _, w := range [...]float64{30, 60, 120, 300} {
+		n := max(1, int(math.Round(w/secs)))
+		if len(lengths) > 0 && lengths[len(lengths)-1].n == n || n > len(b) {
+			continue
+		}
+		l := dipLength{n: n, disjoint: eligible / n}
+		for from := first; from+n <= len(b); from++ {
+			if s, ok := dipSum(b, c, dipWindow{from, n}); ok {
+				l.st = append(l.st, s)
+			}
+		}
+		if l.disjoint >= MinDipStretches {
+			lengths = append(lengths, l)
+		}
+	}
+	return lengths
 }
 
 // dipFound is the deepest stretch worstDip found, with what the reason
@@ -221,67 +279,21 @@ func worstDip(margin, alpha, minSpreads, isolation float64, b, c []dipCell, secs
 		return dipFound{}, false
 	}
 	// the run's difference over the positions both arms analysed
-	var obRun, ocRun, gbLo, gbHi, gcLo, gcHi float64
-	for t := range b {
-		if b[t].offered > 0 && c[t].offered > 0 {
-			obRun, ocRun = obRun+b[t].offered, ocRun+c[t].offered
-			gbLo, gbHi = gbLo+b[t].goodLo, gbHi+b[t].goodHi
-			gcLo, gcHi = gcLo+c[t].goodLo, gcHi+c[t].goodHi
-		}
-	}
-	if !(obRun > 0 && ocRun > 0) {
+	run, ok := dipSum(b, c, dipWindow{0, len(b)})
+	if !ok {
 		return dipFound{}, false
 	}
-	runLo := gcLo/ocRun - gbHi/obRun // the cautious end for a fail
-	runPt := (gcLo+gcHi)/2/ocRun - (gbLo+gbHi)/2/obRun
-	sum := func(w dipWindow) (s dipStretch, ok bool) {
-		s.dipWindow = w
-		for t := w.from; t < w.from+w.n; t++ {
-			if b[t].offered > 0 && c[t].offered > 0 {
-				s.ob, s.oc = s.ob+b[t].offered, s.oc+c[t].offered
-				s.gbLo, s.gbHi = s.gbLo+b[t].goodLo, s.gbHi+b[t].goodHi
-				s.gcLo, s.gcHi = s.gcLo+c[t].goodLo, s.gcHi+c[t].goodHi
-			}
-		}
-		return s, s.ob > 0 && s.oc > 0
-	}
+	ocRun := run.oc
+	runLo := run.gcLo/run.oc - run.gbHi/run.ob // the cautious end for a fail
+	runPt := (run.gcLo+run.gcHi)/2/run.oc - (run.gbLo+run.gbHi)/2/run.ob
 	// mid is a stretch's attainment per arm, at the middle of its bounds
 	mid := func(s dipStretch) (vb, vc float64) {
 		return (s.gbLo + s.gbHi) / 2 / s.ob, (s.gcLo + s.gcHi) / 2 / s.oc
 	}
-	// the first position past the warm-up cap, and how many from there on
-	// both arms analysed
-	first, eligible := len(b), 0
-	for t := len(b) - 1; t >= 0 && b[t].start >= canaryStart+warmupCap-1e-9; t-- {
-		first = t
-		if b[t].offered > 0 && c[t].offered > 0 {
-			eligible++
-		}
-	}
-	// the stretches of each length (seconds, rounded to whole buckets;
-	// repeats dropped) that start past the cap and hold both arms
-	type length struct {
-		n        int
-		st       []dipStretch
-		disjoint int // stretches of this length that fit side by side
-	}
-	var lengths []length
+	lengths := dipLengths(b, c, secs, canaryStart, warmupCap)
 	k := 0
-	for _, w := range [...]float64{30, 60, 120, 300} {
-		n := max(1, int(math.Round(w/secs)))
-		if len(lengths) > 0 && lengths[len(lengths)-1].n == n || n > len(b) {
-			continue
-		}
-		l := length{n: n, disjoint: eligible / n}
-		for from := first; from+n <= len(b); from++ {
-			if s, ok := sum(dipWindow{from, n}); ok {
-				l.st = append(l.st, s)
-			}
-		}
-		if l.disjoint >= MinDipStretches {
-			lengths = append(lengths, l)
-			k += len(l.st)
-		}
+	for _, l := range lengths {
+		k += len(l.st)
 	}
 	if k == 0 {
 		return dipFound{}, false

@@ -46,7 +46,6 @@ type sharedFound struct {
 	diff, lo, hi, runPt        float64
 	served, servedLo, servedHi float64 // the same for the shares served
 	runServed                  float64
-	sb, sc                     float64 // each arm's requests served in the stretch
 }
 
 // worstShared scans the stretches of dipEval's lengths (30 s, 1, 2 and
@@ -66,60 +65,11 @@ func worstShared(margin, alpha, minSpreads float64, b, c []dipCell, secs, canary
 	if len(b) != len(c) || len(b) == 0 || !(secs > 0) {
 		return sharedFound{}, false
 	}
-	both := func(t int) bool { return b[t].offered > 0 && c[t].offered > 0 }
-	var obRun, ocRun float64
-	var g [4]float64   // gbLo, gbHi, gcLo, gcHi over the run
-	var srv [2]float64 // served over the run
-	for t := range b {
-		if both(t) {
-			obRun, ocRun = obRun+b[t].offered, ocRun+c[t].offered
-			g[0], g[1], g[2], g[3] = g[0]+b[t].goodLo, g[1]+b[t].goodHi, g[2]+c[t].goodLo, g[3]+c[t].goodHi
-			srv[0], srv[1] = srv[0]+b[t].served, srv[1]+c[t].served
-		}
-	}
-	if !(obRun > 0 && ocRun > 0) {
+	run, ok := dipSum(b, c, dipWindow{0, len(b)})
+	if !ok {
 		return sharedFound{}, false
 	}
-	first, eligible := len(b), 0
-	for t := len(b) - 1; t >= 0 && b[t].start >= canaryStart+warmupCap-1e-9; t-- {
-		first = t
-		if both(t) {
-			eligible++
-		}
-	}
-	type length struct {
-		n        int
-		st       []dipStretch
-		sb, sc   []float64 // served per stretch
-		disjoint int
-	}
-	var lengths []length
-	for _, w := range [...]float64{30, 60, 120, 300} {
-		n := max(1, int(math.Round(w/secs)))
-		if len(lengths) > 0 && lengths[len(lengths)-1].n == n || n > len(b) {
-			continue
-		}
-		l := length{n: n, disjoint: eligible / n}
-		for from := first; from+n <= len(b); from++ {
-			var s dipStretch
-			s.dipWindow = dipWindow{from, n}
-			var sb, sc float64
-			for t := from; t < from+n; t++ {
-				if both(t) {
-					s.ob, s.oc = s.ob+b[t].offered, s.oc+c[t].offered
-					s.gbLo, s.gbHi = s.gbLo+b[t].goodLo, s.gbHi+b[t].goodHi
-					s.gcLo, s.gcHi = s.gcLo+c[t].goodLo, s.gcHi+c[t].goodHi
-					sb, sc = sb+b[t].served, sc+c[t].served
-				}
-			}
-			if s.ob > 0 && s.oc > 0 {
-				l.st, l.sb, l.sc = append(l.st, s), append(l.sb, sb), append(l.sc, sc)
-			}
-		}
-		if l.disjoint >= MinDipStretches {
-			lengths = append(lengths, l)
-		}
-	}
+	lengths := dipLengths(b, c, secs, canaryStart, warmupCap)
 	var best sharedFound
 	bestLost := 0.0
 	for _, l := range lengths {
@@ -130,12 +80,12 @@ func worstShared(margin, alpha, minSpreads float64, b, c []dipCell, secs, canary
 		medB, spreadB := medianMAD(shB)
 		medC, spreadC := medianMAD(shC)
 		t := stats.TQuantile(1-alpha/float64(l.disjoint*len(lengths)), float64(l.disjoint-1))
-		deep := func(dev, spread, o, run float64) bool {
-			return dev > DipMargin && dev > minSpreads*spread && dev > t*spread && dev*o > margin*run
+		deep := func(dev, spread, o, oRun float64) bool {
+			return dev > DipMargin && dev > minSpreads*spread && dev > t*spread && dev*o > margin*oRun
 		}
 		for i, s := range l.st {
 			devB, devC := medB-s.gbHi/s.ob, medC-s.gcHi/s.oc
-			if !deep(devB, spreadB, s.ob, obRun) || !deep(devC, spreadC, s.oc, ocRun) {
+			if !deep(devB, spreadB, s.ob, run.ob) || !deep(devC, spreadC, s.oc, run.oc) {
 				continue
 			}
 			// a longer stretch around a shorter one holds the same
@@ -146,7 +96,7 @@ func worstShared(margin, alpha, minSpreads float64, b, c []dipCell, secs, canary
 			}
 			bestLost = lost
 			best = sharedFound{stretch: s, vb: shB[i], vc: shC[i], medB: medB, medC: medC,
-				spreadB: spreadB, spreadC: spreadC, lostB: devB * s.ob, lostC: devC * s.oc, sb: l.sb[i], sc: l.sc[i]}
+				spreadB: spreadB, spreadC: spreadC, lostB: devB * s.ob, lostC: devC * s.oc}
 		}
 	}
 	if bestLost == 0 {
@@ -156,13 +106,13 @@ func worstShared(margin, alpha, minSpreads float64, b, c []dipCell, secs, canary
 	// same time, good and served, with the arms' differences over the run
 	s := best.stretch
 	conf := 1 - 2*alpha
-	best.runPt = (g[2]+g[3])/2/ocRun - (g[0]+g[1])/2/obRun
+	best.runPt = (run.gcLo+run.gcHi)/2/run.oc - (run.gbLo+run.gbHi)/2/run.ob
 	best.diff = best.vc - best.vb
 	best.lo = stats.NewcombeDiff(s.gcLo, s.oc, s.gbHi, s.ob, conf).Lo
 	best.hi = stats.NewcombeDiff(s.gcHi, s.oc, s.gbLo, s.ob, conf).Hi
-	iv := stats.NewcombeDiff(best.sc, s.oc, best.sb, s.ob, conf)
-	best.runServed = srv[1]/ocRun - srv[0]/obRun
-	best.served = best.sc/s.oc - best.sb/s.ob
+	iv := stats.NewcombeDiff(s.sc, s.oc, s.sb, s.ob, conf)
+	best.runServed = run.sc/run.oc - run.sb/run.ob
+	best.served = s.sc/s.oc - s.sb/s.ob
 	best.servedLo, best.servedHi = iv.Lo, iv.Hi
 	return best, true
 }

@@ -4,6 +4,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/goodput-dev/goodput/policies"
 )
 
 // TestSharedOutageBothPaths: a minute in which both arms stall at once (a
@@ -24,15 +26,11 @@ func TestSharedOutageBothPaths(t *testing.T) {
 	for _, seed := range []uint64{2, 7} {
 		judgeBoth := func(t *testing.T, bf, cf fleet, keep bool) [2]*Report {
 			t.Helper()
-			p := chat(t)
-			if keep {
-				q := *p
-				q.Normalize.SharedDip = "keep"
-				p = &q
-			}
-			b, c := fleetArms(bf, cf, seed)
-			r, ra := judgedBothWays(t, b, c, Config{Policy: p, Resamples: 400, Seed: seed + 1})
-			return [2]*Report{r, ra}
+			return judgeFleetBoth(t, bf, cf, seed, func(p *policies.Policy) {
+				if keep {
+					p.Normalize.SharedDip = "keep"
+				}
+			})
 		}
 		rs := judgeBoth(t, stall.b(seed), stall.c(seed), false)
 		kept := judgeBoth(t, stall.b(seed), stall.c(seed), true)
