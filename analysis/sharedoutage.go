@@ -25,6 +25,16 @@ const (
 	// baseline's when the policy gates no p99 of that latency with a
 	// percent margin; with such a gate, its margin.
 	SharedTailMargin = 0.10
+	// SharedLoadRatio is the most requests (both arms') a shared stretch
+	// may carry against the median of the run's stretches of its length
+	// for findSharedOutage to leave it out: a slowdown both arms show at
+	// a peak of their shared load is the load's, which the change must be
+	// judged on, not an incident. On the fleet model (a ±30% traffic wave
+	// of 10 minutes), identical arms that slow down at its peaks showed
+	// both-arm stretches at 1.25–1.54 times the median load; one-minute
+	// stalls and two-minute error bursts at random times, 0.72–1.30
+	// (15–25% of them above 1.2, which are kept in every gate).
+	SharedLoadRatio = 1.2
 	// sharedName names the normalization step.
 	sharedName = "shared_outage"
 )
@@ -46,6 +56,9 @@ type sharedFound struct {
 	diff, lo, hi, runPt        float64
 	served, servedLo, servedHi float64 // the same for the shares served
 	runServed                  float64
+	// load is both arms' offered requests in the stretch over the
+	// median of the run's stretches of its length
+	load float64
 }
 
 // worstShared scans the stretches of dipEval's lengths (30 s, 1, 2 and
@@ -79,6 +92,11 @@ func worstShared(margin, alpha, minSpreads float64, b, c []dipCell, secs, canary
 		}
 		medB, spreadB := medianMAD(shB)
 		medC, spreadC := medianMAD(shC)
+		load := make([]float64, len(l.st))
+		for i, s := range l.st {
+			load[i] = s.ob + s.oc
+		}
+		medLoad, _ := medianMAD(load)
 		t := stats.TQuantile(1-alpha/float64(l.disjoint*len(lengths)), float64(l.disjoint-1))
 		deep := func(dev, spread, o, oRun float64) bool {
 			return dev > DipMargin && dev > minSpreads*spread && dev > t*spread && dev*o > margin*oRun
@@ -96,7 +114,7 @@ func worstShared(margin, alpha, minSpreads float64, b, c []dipCell, secs, canary
 			}
 			bestLost = lost
 			best = sharedFound{stretch: s, vb: shB[i], vc: shC[i], medB: medB, medC: medC,
-				spreadB: spreadB, spreadC: spreadC, lostB: devB * s.ob, lostC: devC * s.oc}
+				spreadB: spreadB, spreadC: spreadC, lostB: devB * s.ob, lostC: devC * s.oc, load: load[i] / medLoad}
 		}
 	}
 	if bestLost == 0 {
@@ -145,6 +163,9 @@ type stretchQuantile func(canary, tpot bool, q, from, to float64) (lo, hi float6
 //     arms' difference over the run where the canary is the lower over
 //     the run (a stretch where neither arm holds a good request does not
 //     ask a canary better over the run to be better there too), and
+//   - both arms together were offered at most SharedLoadRatio times the
+//     median of the run's stretches of that length (a slowdown at a peak
+//     of their shared load is the load's), and
 //   - the canary's SharedTailQuantile of TTFT and of TPOT (at its upper
 //     bound) lies no more than the policy's p99 margin for that latency
 //     (SharedTailMargin without one) above the baseline's (at its lower
@@ -152,9 +173,9 @@ type stretchQuantile func(canary, tpot bool, q, from, to float64) (lo, hi float6
 //     stretch in every gate.
 //
 // False under normalize.shared_dip: keep, or without a slo_attainment
-// gate with a margin. A stretch found but kept for the canary's sake is
-// said in kept (a warning: what the canary did worse there), since it is
-// what leaves the tail gates undecided.
+// gate with a margin. A stretch found but kept (for the load's sake or the
+// canary's) is said in kept, a warning, since it is what leaves the tail
+// gates undecided.
 func findSharedOutage(p *policies.Policy, g dipGrid, clock sources.Clock) (o baselineOutage, kept string, ok bool) {
 	if p.Normalize.SharedDip != "exclude" || g.quantile == nil {
 		return baselineOutage{}, "", false
@@ -174,6 +195,8 @@ func findSharedOutage(p *policies.Policy, g dipGrid, clock sources.Clock) (o bas
 		return baselineOutage{}, fmt.Sprintf("both arms: lost many good requests from %s to %s (%s, from %s to %s after the canary's start), an incident they shared, kept in every gate (normalize.shared_dip): %s", fmtTime(clock, from), fmtTime(clock, to), fmtSpan(to-from), fmtClock(from-g.start), fmtClock(to-g.start), why), false
 	}
 	switch {
+	case d.load > SharedLoadRatio:
+		return keep(fmt.Sprintf("it carried %.0f%% more requests than the run's typical stretch of that length (more than %.0f%%): a slowdown at a peak of the arms' shared load is for the gates to judge, not an incident to leave out", 100*(d.load-1), 100*(SharedLoadRatio-1)))
 	case d.hi < min(0, d.runPt):
 		return keep(fmt.Sprintf("the canary held fewer good requests there, %s [%s, %s] against the baseline's share at the same time (%s over the run)", pp(d.diff), pp(d.lo), pp(d.hi), pp(d.runPt)))
 	case d.servedHi < min(0, d.runServed):

@@ -17,13 +17,15 @@ import (
 // What it must not hide: the same stall with the canary collapsing harder
 // in it (×10), or a canary that lost more of its requests there, keeps
 // the stretch in; a canary 10% slower all run beside the shared stall
-// still fails; identical arms without an incident leave nothing out.
+// still fails; identical arms without an incident leave nothing out, nor
+// do identical arms that both slow down at the peaks of their shared
+// traffic wave (aa-peak: a slowdown under load is the gates' to judge).
 func TestSharedOutageBothPaths(t *testing.T) {
 	stall := fleetCaseNamed(t, "shared-stall")
 	worse := fleetCaseNamed(t, "shared-stall-canary-worse")
 	regress := fleetCaseNamed(t, "shared-stall-regress-10")
 	paths := [2]string{"request path", "aggregate"}
-	for _, seed := range []uint64{2, 7} {
+	for _, seed := range []uint64{3, 7} {
 		judgeBoth := func(t *testing.T, bf, cf fleet, keep bool) [2]*Report {
 			t.Helper()
 			return judgeFleetBoth(t, bf, cf, seed, func(p *policies.Policy) {
@@ -103,6 +105,17 @@ func TestSharedOutageBothPaths(t *testing.T) {
 			}
 			if w := strings.Join(r.Warnings, "\n"); !strings.Contains(w, "the canary served fewer of its requests there") {
 				t.Errorf("seed %d %s: no warning says why the shared stall was kept:\n%s", seed, paths[k], w)
+			}
+		}
+		peak := fleetCaseNamed(t, "aa-peak")
+		for _, ps := range []uint64{3, 4} {
+			for k, r := range judgeFleetBoth(t, peak.b(ps), peak.c(ps), ps, func(*policies.Policy) {}) {
+				if s := step(r, sharedName); s.Name != "" {
+					t.Errorf("seed %d %s: a slowdown at the shared load's peak was left out: %s", ps, paths[k], s.Detail)
+				}
+				if w := strings.Join(r.Warnings, "\n"); !strings.Contains(w, "a slowdown at a peak of the arms' shared load") {
+					t.Errorf("seed %d %s: no warning says why the peak was kept:\n%s", ps, paths[k], w)
+				}
 			}
 		}
 		aa := fleetCaseNamed(t, "aa")
