@@ -50,6 +50,10 @@ type fleet struct {
 	rejectShare  float64 // share of requests logged rejected
 	retryShare   float64 // share of completed requests that needed a retry
 	dropShare    float64 // share of offered requests never logged
+	// dropSlow > 0: a completed request whose first token took longer than
+	// this many seconds is never logged (a gateway that drops the lines of
+	// requests it timed out): the arm's slowest requests vanish
+	dropSlow float64
 	coldSecs     float64 // slow start: TTFT ×coldX decaying linearly over coldSecs
 	coldX        float64
 	leak         float64 // TPOT grows by this factor by the end of the window
@@ -386,6 +390,9 @@ func (f fleet) dataset(arm sources.Arm) *sources.Dataset {
 					r.TTFT *= f.missTTFTX
 				}
 				r.E2E = r.TTFT
+				if f.dropSlow > 0 && r.TTFT > f.dropSlow {
+					continue
+				}
 				if f.clientTimeout > 0 && r.TTFT > f.clientTimeout {
 					r.Status, r.CanceledBy = sources.StatusCanceled, sources.CanceledByClient
 					r.TTFT, r.E2E = math.NaN(), math.NaN()
@@ -650,6 +657,16 @@ func fleetCases() []fleetCase {
 		{"shared-stall-regress-10", Fail, same(func(f *fleet) { f.burstAt, f.burstSecs, f.burstTTFTX = 900, 60, 5 }),
 			same(func(f *fleet) { f.burstAt, f.burstSecs, f.burstTTFTX = 900, 60, 5; f.ttftX, f.tpotX = 1.10, 1.10 })},
 		{"shared-stall-canary-worse", Fail, same(func(f *fleet) { f.burstAt, f.burstSecs, f.burstTTFTX = 900, 60, 5 }), same(func(f *fleet) { f.burstAt, f.burstSecs, f.burstTTFTX = 900, 60, 10 })},
+		// survivorship: the canary's log loses every request whose first
+		// token missed the 1 s SLO (1–2% of them), with its latencies as
+		// the baseline's, or 10% or 20% slower: what is missing must not
+		// read as better. The first passes in about half the runs: a
+		// deficit below offered_load_ratio's 3% tolerance is not seen,
+		// and the canary's attainment reads 2 pp better (found, not
+		// fixed: docs/EVIDENCE.md)
+		{"canary-drops-slow", Fail, id, same(func(f *fleet) { f.dropSlow = 1 })},
+		{"canary-drops-slow-regress-10", Fail, id, same(func(f *fleet) { f.dropSlow = 1; f.ttftX, f.tpotX = 1.10, 1.10 })},
+		{"canary-drops-slow-regress-20", Fail, id, same(func(f *fleet) { f.dropSlow = 1; f.ttftX, f.tpotX = 1.20, 1.20 })},
 		{"regress-10-2h30", Fail, same(func(f *fleet) { f.secs = 9000 }), same(func(f *fleet) { f.secs = 9000; f.ttftX, f.tpotX = 1.10, 1.10 })},
 	}
 }
