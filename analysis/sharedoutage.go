@@ -139,8 +139,8 @@ func worstShared(margin, alpha, minSpreads float64, b, c []dipCell, secs, canary
 // grid: the q-quantile of its TTFT (tpot false) or TPOT (tpot true) over
 // the positions starting in [from, to) seconds on the shared clock, known
 // within [lo, hi] (equal from requests; a histogram bin's edges from an
-// aggregate); ok false when the arm completed no request with that
-// latency there.
+// aggregate; NaN when its histograms cannot be read); ok false when the
+// arm completed no request with that latency there.
 type stretchQuantile func(canary, tpot bool, q, from, to float64) (lo, hi float64, ok bool)
 
 // findSharedOutage finds a stretch of arms paired in time in which both
@@ -170,7 +170,9 @@ type stretchQuantile func(canary, tpot bool, q, from, to float64) (lo, hi float6
 //     bound) lies no more than the policy's p99 margin for that latency
 //     (SharedTailMargin without one) above the baseline's (at its lower
 //     bound): a canary that collapsed harder in the incident keeps the
-//     stretch in every gate.
+//     stretch in every gate. A latency the policy does not judge is not
+//     compared; one it judges that the arms completed requests without,
+//     or whose histograms cannot be read, keeps the stretch too.
 //
 // False under normalize.shared_dip: keep, or without a slo_attainment
 // gate with a margin. A stretch found but kept (for the load's sake or the
@@ -207,14 +209,25 @@ func findSharedOutage(p *policies.Policy, g dipGrid, clock sources.Clock) (o bas
 		name, gate string
 		tpot       bool
 	}{{"TTFT", "ttft_p99", false}, {"TPOT", "tpot_p99", true}} {
+		if !policyReads(p, strings.ToLower(m.name)) {
+			continue
+		}
 		bLo, _, okB := g.quantile(false, m.tpot, SharedTailQuantile, from, to)
 		_, cHi, okC := g.quantile(true, m.tpot, SharedTailQuantile, from, to)
 		if !okB && !okC {
+			if s.sb > 0 || s.sc > 0 {
+				// requests completed there, and no latency of them
+				// was recorded: nothing shows the canary fared no worse
+				return keep(fmt.Sprintf("the arms completed requests there but give no %s for them to compare", m.name))
+			}
 			continue
 		}
 		lim := sharedTailMargin(p, m.gate)
-		if okB != okC || !(bLo > 0) {
+		if okB != okC {
 			return keep(fmt.Sprintf("only one arm completed requests with a %s there", m.name))
+		}
+		if !(bLo > 0) || math.IsNaN(cHi) {
+			return keep(fmt.Sprintf("the arms' %s there cannot be read to compare", m.name))
 		}
 		if !(cHi <= bLo*(1+lim)) {
 			return keep(fmt.Sprintf("the canary collapsed harder there: its p%g %s %s against the baseline's %s (%+.1f%%, beyond %.0f%%)",
@@ -235,6 +248,31 @@ func findSharedOutage(p *policies.Policy, g dipGrid, clock sources.Clock) (o bas
 		pp(d.diff), pp(d.lo), pp(d.hi), pp(d.served), pp(d.servedLo), pp(d.servedHi), pp(d.runPt), pp(d.runServed), tailText,
 		fmtCount(math.Round(s.ob)), fmtCount(math.Round(s.oc)))
 	return o, "", true
+}
+
+// policyReads reports whether the policy judges latency ("ttft", "tpot")
+// at all: in its SLO or a class's, or in a gate on one of its quantiles.
+func policyReads(p *policies.Policy, latency string) bool {
+	slo := func(s policies.SLO) bool {
+		if latency == "tpot" {
+			return s.TPOT > 0
+		}
+		return s.TTFT > 0
+	}
+	if slo(p.SLO) {
+		return true
+	}
+	for _, c := range p.Classes {
+		if slo(c.SLO) {
+			return true
+		}
+	}
+	for _, g := range p.Gates {
+		if info, ok := policies.Metric(g.Metric); ok && info.Latency == latency {
+			return true
+		}
+	}
+	return false
 }
 
 // sharedTailMargin is the percent margin of the policy's gate on metric
@@ -311,10 +349,14 @@ func aggQuantile(b, c *aggArm) stretchQuantile {
 			return 0, 0, false
 		}
 		h, dropped := histo.Merge(hs...)
-		if dropped || !(h.Total() > 0) {
+		if dropped {
+			// histograms that do not merge: unreadable, not empty
+			return math.NaN(), math.NaN(), true
+		}
+		if !(h.Total() > 0) {
 			return 0, 0, false
 		}
 		lo, hi := histo.QuantileBounds(q, h)
-		return lo, hi, !math.IsNaN(lo) && !math.IsNaN(hi)
+		return lo, hi, true
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/goodput-dev/goodput/policies"
+	"github.com/goodput-dev/goodput/sources"
 )
 
 // TestSharedOutageBothPaths: a minute in which both arms stall at once (a
@@ -124,5 +125,79 @@ func TestSharedOutageBothPaths(t *testing.T) {
 				t.Errorf("seed %d %s: identical arms without an incident left out %s", seed, paths[k], s.Detail)
 			}
 		}
+	}
+}
+
+// TestSharedOutageConditions sets a one-minute stall of both arms on a
+// synthetic grid (30 minutes of 10 s steps, 200 requests per step and arm)
+// against each condition of findSharedOutage: left out when the canary
+// fared no worse; kept, with a warning saying why, when the canary's p90
+// there is twice the baseline's, when the arms completed requests there
+// without a latency to compare, when a histogram cannot be read, or when
+// the stretch carried half again the run's typical load; nothing at all
+// under normalize.shared_dip: keep.
+func TestSharedOutageConditions(t *testing.T) {
+	const n, secs = 180, 10.0
+	grid := func(load float64) dipGrid {
+		var g dipGrid
+		for _, arm := range []*[]dipCell{&g.b, &g.c} {
+			for i := range n {
+				off := 200.0
+				good := 194 + float64((i*37+len(*arm))%7) - 3
+				if i >= 90 && i < 96 {
+					off *= load
+					good = 0
+				}
+				*arm = append(*arm, dipCell{start: secs * float64(i), offered: off, goodLo: good, goodHi: good, served: off - 1})
+			}
+		}
+		g.secs, g.start, g.warmupCap = secs, 0, 300
+		return g
+	}
+	tail := func(b, c float64, ok bool) stretchQuantile {
+		return func(canary, _ bool, _, from, to float64) (float64, float64, bool) {
+			if !(from >= 900 && to <= 960) {
+				t.Errorf("tail read over [%g, %g), want inside the stall", from, to)
+			}
+			if canary {
+				return c, c, ok
+			}
+			return b, b, ok
+		}
+	}
+	for _, tc := range []struct {
+		name    string
+		load    float64
+		q       stretchQuantile
+		keep    bool
+		leftOut bool
+		kept    string
+		fromTo  [2]float64
+	}{
+		{"canary no worse", 1, tail(3.0, 3.1, true), false, true, "", [2]float64{900, 960}},
+		{"canary twice as slow", 1, tail(3.0, 6.0, true), false, false, "the canary collapsed harder there: its p90 TTFT 6 s against the baseline's 3 s (+100.0%, beyond 10%)", [2]float64{}},
+		{"no latencies", 1, tail(0, 0, false), false, false, "give no TTFT for them to compare", [2]float64{}},
+		{"unreadable histograms", 1, tail(math.NaN(), math.NaN(), true), false, false, "cannot be read to compare", [2]float64{}},
+		{"a peak of the shared load", 1.5, tail(3.0, 3.0, true), false, false, "carried 50% more requests than the run's typical stretch", [2]float64{}},
+		{"shared_dip: keep", 1, tail(3.0, 3.0, true), true, false, "", [2]float64{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := *chat(t)
+			if tc.keep {
+				p.Normalize.SharedDip = "keep"
+			}
+			g := grid(tc.load)
+			g.quantile = tc.q
+			o, kept, ok := findSharedOutage(&p, g, sources.ClockEpoch)
+			if ok != tc.leftOut {
+				t.Fatalf("left out %v, want %v (kept: %q)", ok, tc.leftOut, kept)
+			}
+			if ok && (o.from != tc.fromTo[0] || o.to != tc.fromTo[1] || !o.shared) {
+				t.Errorf("left out [%g, %g) shared %v, want %v", o.from, o.to, o.shared, tc.fromTo)
+			}
+			if !strings.Contains(kept, tc.kept) || (tc.kept == "") != (kept == "") {
+				t.Errorf("warning %q, want one with %q", kept, tc.kept)
+			}
+		})
 	}
 }
