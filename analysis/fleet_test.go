@@ -43,17 +43,17 @@ type fleet struct {
 	peakX     float64
 	wavePhase float64
 	// blind-spot knobs
-	tinyShare    float64 // share of completions with 0–1 output tokens
-	outputX      float64 // scales output lengths (0.5 = cut in half)
-	runOnShare   float64 // share of completions that run on to a 1024-token cap (a stop condition missed)
-	cancelShare  float64 // share of requests logged canceled
-	rejectShare  float64 // share of requests logged rejected
-	retryShare   float64 // share of completed requests that needed a retry
-	dropShare    float64 // share of offered requests never logged
+	tinyShare   float64 // share of completions with 0–1 output tokens
+	outputX     float64 // scales output lengths (0.5 = cut in half)
+	runOnShare  float64 // share of completions that run on to a 1024-token cap (a stop condition missed)
+	cancelShare float64 // share of requests logged canceled
+	rejectShare float64 // share of requests logged rejected
+	retryShare  float64 // share of completed requests that needed a retry
+	dropShare   float64 // share of offered requests never logged
 	// dropSlow > 0: a completed request whose first token took longer than
 	// this many seconds is never logged (a gateway that drops the lines of
 	// requests it timed out): the arm's slowest requests vanish
-	dropSlow float64
+	dropSlow     float64
 	coldSecs     float64 // slow start: TTFT ×coldX decaying linearly over coldSecs
 	coldX        float64
 	leak         float64 // TPOT grows by this factor by the end of the window
