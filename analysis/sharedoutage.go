@@ -212,8 +212,8 @@ func findSharedOutage(p *policies.Policy, g dipGrid, clock sources.Clock) (o bas
 		if !policyReads(p, strings.ToLower(m.name)) {
 			continue
 		}
-		bLo, _, okB := g.quantile(false, m.tpot, SharedTailQuantile, from, to)
-		_, cHi, okC := g.quantile(true, m.tpot, SharedTailQuantile, from, to)
+		bLo, bHi, okB := g.quantile(false, m.tpot, SharedTailQuantile, from, to)
+		cLo, cHi, okC := g.quantile(true, m.tpot, SharedTailQuantile, from, to)
 		if !okB && !okC {
 			if s.sb > 0 || s.sc > 0 {
 				// requests completed there, and no latency of them
@@ -229,9 +229,14 @@ func findSharedOutage(p *policies.Policy, g dipGrid, clock sources.Clock) (o bas
 		if !(bLo > 0) || math.IsNaN(cHi) {
 			return keep(fmt.Sprintf("the arms' %s there cannot be read to compare", m.name))
 		}
-		if !(cHi <= bLo*(1+lim)) {
+		if cLo > bHi*(1+lim) || cLo == cHi && bLo == bHi && !(cHi <= bLo*(1+lim)) {
 			return keep(fmt.Sprintf("the canary collapsed harder there: its p%g %s %s against the baseline's %s (%+.1f%%, beyond %.0f%%)",
-				100*SharedTailQuantile, m.name, fmtSeconds(cHi), fmtSeconds(bLo), 100*(cHi/bLo-1), 100*lim))
+				100*SharedTailQuantile, m.name, fmtSeconds(cLo), fmtSeconds(bHi), 100*(cLo/bHi-1), 100*lim))
+		}
+		if !(cHi <= bLo*(1+lim)) {
+			// bounded by histogram bins too wide to tell
+			return keep(fmt.Sprintf("the arms' p%g %s there are known only within their histogram bins, the canary's in [%s, %s], the baseline's in [%s, %s]: too wide to show the canary's within %.0f%% of the baseline's (finer buckets or per-request records would)",
+				100*SharedTailQuantile, m.name, fmtSeconds(cLo), fmtSeconds(cHi), fmtSeconds(bLo), fmtSeconds(bHi), 100*lim))
 		}
 		tails = append(tails, fmt.Sprintf("p%g %s %s against the baseline's %s (%+.1f%%, within %.0f%%)",
 			100*SharedTailQuantile, m.name, fmtSeconds(cHi), fmtSeconds(bLo), 100*(cHi/bLo-1), 100*lim))

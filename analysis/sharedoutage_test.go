@@ -132,10 +132,12 @@ func TestSharedOutageBothPaths(t *testing.T) {
 // synthetic grid (30 minutes of 10 s steps, 200 requests per step and arm)
 // against each condition of findSharedOutage: left out when the canary
 // fared no worse; kept, with a warning saying why, when the canary's p90
-// there is twice the baseline's, when the arms completed requests there
-// without a latency to compare, when a histogram cannot be read, or when
-// the stretch carried half again the run's typical load; nothing at all
-// under normalize.shared_dip: keep.
+// there is twice the baseline's (or its histogram bin lies wholly above),
+// when both lie in one bin too coarse to tell (Prometheus' classic
+// buckets), when the arms completed requests there without a latency to
+// compare, when a histogram cannot be read, or when the stretch carried
+// half again the run's typical load; nothing at all under
+// normalize.shared_dip: keep.
 func TestSharedOutageConditions(t *testing.T) {
 	const n, secs = 180, 10.0
 	grid := func(load float64) dipGrid {
@@ -178,6 +180,14 @@ func TestSharedOutageConditions(t *testing.T) {
 		{"canary twice as slow", 1, tail(3.0, 6.0, true), false, false, "the canary collapsed harder there: its p90 TTFT 6 s against the baseline's 3 s (+100.0%, beyond 10%)", [2]float64{}},
 		{"no latencies", 1, tail(0, 0, false), false, false, "give no TTFT for them to compare", [2]float64{}},
 		{"unreadable histograms", 1, tail(math.NaN(), math.NaN(), true), false, false, "cannot be read to compare", [2]float64{}},
+		{"both within one coarse bin", 1, func(canary, _ bool, _, _, _ float64) (float64, float64, bool) { return 0.1, 0.25, true }, false, false,
+			"the arms' p90 TTFT there are known only within their histogram bins, the canary's in [100 ms, 250 ms], the baseline's in [100 ms, 250 ms]", [2]float64{}},
+		{"the canary's bin wholly above", 1, func(canary, _ bool, _, _, _ float64) (float64, float64, bool) {
+			if canary {
+				return 0.5, 0.75, true
+			}
+			return 0.1, 0.25, true
+		}, false, false, "the canary collapsed harder there: its p90 TTFT 500 ms against the baseline's 250 ms (+100.0%, beyond 10%)", [2]float64{}},
 		{"a peak of the shared load", 1.5, tail(3.0, 3.0, true), false, false, "carried 50% more requests than the run's typical stretch", [2]float64{}},
 		{"shared_dip: keep", 1, tail(3.0, 3.0, true), true, false, "", [2]float64{}},
 	} {
