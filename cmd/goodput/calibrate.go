@@ -66,7 +66,7 @@ func defaultCalibrationScenarios() []string {
 	return []string{"aa-quiet-30m", "aa-replica-spread-30m", "mix-shift-labels", "masked-regression", "regress-latency-10", "regress-latency-10-edge", "cold-start-30m",
 		"bs-short-outputs", "bs-half-outputs", "bs-shed-8", "bs-retry-5", "bs-errors-canceled", "bs-server-cancels",
 		"bs-errors-rejected", "bs-class-ttft-50", "bs-slow-start-10m", "bs-tpot-leak", "bs-replica-lost",
-		"bs-replica-restart", "bs-error-burst", "bs-answers-run-on", "baseline-error-burst"}
+		"bs-replica-restart", "bs-error-burst", "bs-answers-run-on", "baseline-error-burst", "shared-error-burst"}
 }
 
 // expectation is what a correct judge answers on a scenario and the targets
@@ -159,6 +159,9 @@ func expectedFor(name string) expectation {
 			[]target{{analysis.Fail, false, 0.75}}}
 	case "baseline-error-burst":
 		return expectation{"confounder", analysis.Pass, "the baseline fails 30–60% of its requests for 2 minutes at minute 15; the canary is its twin",
+			[]target{{analysis.Fail, true, 0.05}, {analysis.Pass, false, 0.55}}}
+	case "shared-error-burst":
+		return expectation{"confounder", analysis.Pass, "both arms fail 30–60% of their requests for the same 2 minutes at minute 15; the canary is the baseline's twin",
 			[]target{{analysis.Fail, true, 0.05}, {analysis.Pass, false, 0.55}}}
 	case "cold-start-30m":
 		return expectation{"confounder", analysis.Pass, "canary warms up for 2–4 min, then identical",
