@@ -456,9 +456,9 @@ type dipGrid struct {
 	b, c                   []dipCell
 	secs, start, warmupCap float64
 	lateB, lateC           bool
-	// quantile reads the arms' latencies over a stretch (the
+	// tails reads the arms' latencies over a stretch (the
 	// shared_outage step's tail condition)
-	quantile stretchQuantile
+	tails stretchTails
 }
 
 // dipGrid reads the requests' buckets as dipGrid cells; false when the
@@ -496,7 +496,7 @@ func (j *judgement) dipGrid() (dipGrid, bool) {
 	}
 	late := func(a *armData) bool { return a.warmup != nil && a.warmup.LateSlowdown }
 	return dipGrid{b: cells(j.b), c: cells(j.c), secs: secs, start: start, warmupCap: j.p.Window.WarmupCap(j.c.windowEnd - j.c.t0),
-		lateB: late(j.b), lateC: late(j.c), quantile: requestQuantile(j.b, j.c, g0)}, true
+		lateB: late(j.b), lateC: late(j.c), tails: requestTails{j.b, j.c, g0}}, true
 }
 
 // dipGuardrail is the attainment_dip check on paired aggregated arms: the
@@ -531,7 +531,7 @@ func (j *aggJudgement) dipGrid() (dipGrid, bool) {
 	}
 	run := j.c.slices[len(j.c.slices)-1].end - j.c.allStarts[0]
 	return dipGrid{b: cells(j.b, atB), c: cells(j.cRaw, atC), secs: step, start: j.c.allStarts[0], warmupCap: j.p.Window.WarmupCap(run),
-		lateB: j.b.lateSlowdown, lateC: j.c.lateSlowdown, quantile: aggQuantile(j.b, j.cRaw)}, true
+		lateB: j.b.lateSlowdown, lateC: j.c.lateSlowdown, tails: aggTails{j.b, j.cRaw}}, true
 }
 
 // medianMAD returns the median of x and its median absolute deviation

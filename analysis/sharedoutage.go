@@ -135,13 +135,21 @@ func worstShared(margin, alpha, minSpreads float64, b, c []dipCell, secs, canary
 	return best, true
 }
 
-// stretchQuantile reads an arm's latencies over a stretch of the shared
-// grid: the q-quantile of its TTFT (tpot false) or TPOT (tpot true) over
-// the positions starting in [from, to) seconds on the shared clock, known
-// within [lo, hi] (equal from requests; a histogram bin's edges from an
-// aggregate; NaN when its histograms cannot be read); ok false when the
-// arm completed no request with that latency there.
-type stretchQuantile func(canary, tpot bool, q, from, to float64) (lo, hi float64, ok bool)
+// stretchTails reads an arm's latencies over a stretch of the shared grid:
+// its TTFT (tpot false) or TPOT (tpot true) over the positions starting in
+// [from, to) seconds on the shared clock (the canary as counted).
+type stretchTails interface {
+	// quantile is the q-quantile, known within [lo, hi] (equal from
+	// requests; a histogram bin's edges from an aggregate; NaN when its
+	// histograms cannot be read); ok false when the arm completed no
+	// request with that latency there.
+	quantile(canary, tpot bool, q, from, to float64) (lo, hi float64, ok bool)
+	// above is how many of those values lie above edge (k) of how many
+	// (n): exact from requests and at a histogram edge; from a histogram
+	// whose edges miss it, the count above the edge below it (the
+	// larger); ok false when none or unreadable.
+	above(canary, tpot bool, edge, from, to float64) (k, n float64, exact, ok bool)
+}
 
 // findSharedOutage finds a stretch of arms paired in time in which both
 // lost many good requests at once — an incident they shared (a network or
@@ -170,16 +178,21 @@ type stretchQuantile func(canary, tpot bool, q, from, to float64) (lo, hi float6
 //     bound) lies no more than the policy's p99 margin for that latency
 //     (SharedTailMargin without one) above the baseline's (at its lower
 //     bound): a canary that collapsed harder in the incident keeps the
-//     stretch in every gate. A latency the policy does not judge is not
-//     compared; one it judges that the arms completed requests without,
-//     or whose histograms cannot be read, keeps the stretch too.
+//     stretch in every gate. Where histogram bins wider than the margin
+//     hold them and cannot tell them apart (Prometheus' classic
+//     buckets), the canary's share of requests above the upper edge of
+//     the baseline's bin must be no larger than the baseline's at
+//     one-sided level α (Newcombe) instead: a canary slower by any factor
+//     puts more of its requests above every edge. A latency the policy does not judge is
+//     not compared; one it judges that the arms completed requests
+//     without, or whose histograms cannot be read, keeps the stretch too.
 //
 // False under normalize.shared_dip: keep, or without a slo_attainment
 // gate with a margin. A stretch found but kept (for the load's sake or the
 // canary's) is said in kept, a warning, since it is what leaves the tail
 // gates undecided.
 func findSharedOutage(p *policies.Policy, g dipGrid, clock sources.Clock) (o baselineOutage, kept string, ok bool) {
-	if p.Normalize.SharedDip != "exclude" || g.quantile == nil {
+	if p.Normalize.SharedDip != "exclude" || g.tails == nil {
 		return baselineOutage{}, "", false
 	}
 	margin, ok := dipAttainmentMargin(p, g.b)
@@ -212,8 +225,8 @@ func findSharedOutage(p *policies.Policy, g dipGrid, clock sources.Clock) (o bas
 		if !policyReads(p, strings.ToLower(m.name)) {
 			continue
 		}
-		bLo, bHi, okB := g.quantile(false, m.tpot, SharedTailQuantile, from, to)
-		cLo, cHi, okC := g.quantile(true, m.tpot, SharedTailQuantile, from, to)
+		bLo, bHi, okB := g.tails.quantile(false, m.tpot, SharedTailQuantile, from, to)
+		cLo, cHi, okC := g.tails.quantile(true, m.tpot, SharedTailQuantile, from, to)
 		if !okB && !okC {
 			if s.sb > 0 || s.sc > 0 {
 				// requests completed there, and no latency of them
@@ -233,17 +246,38 @@ func findSharedOutage(p *policies.Policy, g dipGrid, clock sources.Clock) (o bas
 			return keep(fmt.Sprintf("the canary collapsed harder there: its p%g %s %s against the baseline's %s (%+.1f%%, beyond %.0f%%)",
 				100*SharedTailQuantile, m.name, fmtSeconds(cLo), fmtSeconds(bHi), 100*(cLo/bHi-1), 100*lim))
 		}
-		if !(cHi <= bLo*(1+lim)) {
-			// bounded by histogram bins too wide to tell
-			return keep(fmt.Sprintf("the arms' p%g %s there are known only within their histogram bins, the canary's in [%s, %s], the baseline's in [%s, %s]: too wide to show the canary's within %.0f%% of the baseline's (finer buckets or per-request records would)",
-				100*SharedTailQuantile, m.name, fmtSeconds(cLo), fmtSeconds(cHi), fmtSeconds(bLo), fmtSeconds(bHi), 100*lim))
+		if cHi <= bLo*(1+lim) {
+			tails = append(tails, fmt.Sprintf("the canary's p%g %s %s against the baseline's %s (%+.1f%%, within %.0f%%)",
+				100*SharedTailQuantile, m.name, fmtSeconds(cHi), fmtSeconds(bLo), 100*(cHi/bLo-1), 100*lim))
+			continue
 		}
-		tails = append(tails, fmt.Sprintf("p%g %s %s against the baseline's %s (%+.1f%%, within %.0f%%)",
-			100*SharedTailQuantile, m.name, fmtSeconds(cHi), fmtSeconds(bLo), 100*(cHi/bLo-1), 100*lim))
+		// bounded by histogram bins too wide to tell the quantiles
+		// apart (Prometheus' classic buckets): the shares above the
+		// baseline's bin's upper edge instead, the canary's no larger at one-sided level α (a
+		// canary slower by any factor puts more of its requests above
+		// any edge)
+		wide := fmt.Sprintf("the arms' p%g %s there are known only within their histogram bins, the canary's in [%s, %s], the baseline's in [%s, %s]",
+			100*SharedTailQuantile, m.name, fmtSeconds(cLo), fmtSeconds(cHi), fmtSeconds(bLo), fmtSeconds(bHi))
+		kb, nb, exactB, okB := g.tails.above(false, m.tpot, bHi, from, to)
+		kc, nc, _, okC := g.tails.above(true, m.tpot, bHi, from, to)
+		// only bins wider than the margin: within finer ones the
+		// quantiles decide, as from requests (a streaming aggregate
+		// is never less cautious than the exact judge)
+		coarse := bHi > bLo*(1+lim) || cHi > cLo*(1+lim)
+		if !coarse || math.IsInf(bHi, 1) || !okB || !okC || !exactB {
+			return keep(wide + fmt.Sprintf(": too wide to show the canary's within %.0f%% of the baseline's (finer buckets or per-request records would)", 100*lim))
+		}
+		iv := stats.NewcombeDiff(kc, nc, kb, nb, 1-2*p.Alpha())
+		share := fmt.Sprintf("its share of requests above %s, %.2f%% against the baseline's %.2f%% (%s [%s, %s])",
+			fmtSeconds(bHi), 100*kc/nc, 100*kb/nb, pp(kc/nc-kb/nb), pp(iv.Lo), pp(iv.Hi))
+		if iv.Lo > 0 {
+			return keep(wide + "; the canary collapsed harder there: " + share)
+		}
+		tails = append(tails, wide+"; "+share+", no larger at one-sided level α")
 	}
 	tailText := "neither arm completed a request there"
 	if len(tails) > 0 {
-		tailText = "the canary's " + strings.Join(tails, " and ")
+		tailText = strings.Join(tails, " and ")
 	}
 	o = baselineOutage{from: from, to: to, shared: true}
 	o.detail = fmt.Sprintf("left out %s to %s (%s, from %s to %s after the canary's start) of both arms: both lost good requests at the same time, an incident they shared — the baseline held %.1f%% against %.1f%% in its typical stretch of that length (%s), the canary %.1f%% against %.1f%% (%s), each losing at least about %s and %s good requests, more than the attainment margin of its requests in the run allows; the canary fared no worse there: its share of good requests %s [%s, %s] and of requests served %s [%s, %s] against the baseline's at the same time, no lower than the arms' differences over the run allow (%s good, %s served), %s; %s baseline and %s canary requests left out of every gate (normalize.shared_dip: keep judges them)",
@@ -299,69 +333,103 @@ func fmtSeconds(v float64) string {
 	return fmt.Sprintf("%.3g s", v)
 }
 
-// requestQuantile is stretchQuantile on the requests' buckets: the arm's
-// completed requests' latencies in the buckets of the shared grid starting
-// in [from, to) (g0 the grid's first bucket start), sorted, at rank ⌈q·n⌉.
-func requestQuantile(b, c *armData, g0 float64) stretchQuantile {
-	return func(canary, tpot bool, q, from, to float64) (float64, float64, bool) {
-		a := b
-		if canary {
-			a = c
-		}
-		var xs []float64
-		for i := a.firstKept; i < len(a.buckets); i++ {
-			st := g0 + float64(i)*a.bucketSecs
-			if st < from-1e-9 || st >= to-1e-9 {
-				continue
-			}
-			if tpot {
-				xs = append(xs, a.buckets[i].tpot...)
-			} else {
-				xs = append(xs, a.buckets[i].ttft...)
-			}
-		}
-		if len(xs) == 0 {
-			return 0, 0, false
-		}
-		slices.Sort(xs)
-		v := quantile(xs, q)
-		return v, v, true
-	}
+// requestTails is stretchTails on the requests' buckets (g0 the shared
+// grid's first bucket start): the arm's completed requests' latencies in
+// the buckets starting in [from, to).
+type requestTails struct {
+	b, c *armData
+	g0   float64
 }
 
-// aggQuantile is stretchQuantile on aggregated arms: the arm's slices
-// (the canary as counted) starting in [from, to), their histograms merged,
-// the quantile within the edges of the bin holding its rank.
-func aggQuantile(b, c *aggArm) stretchQuantile {
-	return func(canary, tpot bool, q, from, to float64) (float64, float64, bool) {
-		a := b
-		if canary {
-			a = c
-		}
-		var hs []sources.Histogram
-		for i := range a.slices {
-			s := &a.slices[i]
-			if s.start < from-1e-9 || s.start >= to-1e-9 {
-				continue
-			}
-			if tpot {
-				hs = append(hs, s.tpot)
-			} else {
-				hs = append(hs, s.ttft)
-			}
-		}
-		if len(hs) == 0 {
-			return 0, 0, false
-		}
-		h, dropped := histo.Merge(hs...)
-		if dropped {
-			// histograms that do not merge: unreadable, not empty
-			return math.NaN(), math.NaN(), true
-		}
-		if !(h.Total() > 0) {
-			return 0, 0, false
-		}
-		lo, hi := histo.QuantileBounds(q, h)
-		return lo, hi, true
+func (r requestTails) values(canary, tpot bool, from, to float64) []float64 {
+	a := r.b
+	if canary {
+		a = r.c
 	}
+	var xs []float64
+	for i := a.firstKept; i < len(a.buckets); i++ {
+		st := r.g0 + float64(i)*a.bucketSecs
+		if st < from-1e-9 || st >= to-1e-9 {
+			continue
+		}
+		if tpot {
+			xs = append(xs, a.buckets[i].tpot...)
+		} else {
+			xs = append(xs, a.buckets[i].ttft...)
+		}
+	}
+	return xs
+}
+
+// quantile is the value at rank ⌈q·n⌉.
+func (r requestTails) quantile(canary, tpot bool, q, from, to float64) (float64, float64, bool) {
+	xs := r.values(canary, tpot, from, to)
+	if len(xs) == 0 {
+		return 0, 0, false
+	}
+	slices.Sort(xs)
+	v := quantile(xs, q)
+	return v, v, true
+}
+
+func (r requestTails) above(canary, tpot bool, edge, from, to float64) (float64, float64, bool, bool) {
+	xs := r.values(canary, tpot, from, to)
+	k := 0.0
+	for _, v := range xs {
+		if v > edge {
+			k++
+		}
+	}
+	return k, float64(len(xs)), true, len(xs) > 0
+}
+
+// aggTails is stretchTails on aggregated arms: the arm's slices (the
+// canary as counted) starting in [from, to), their histograms merged.
+type aggTails struct{ b, c *aggArm }
+
+// hist is the merged histogram; dropped when they do not merge.
+func (r aggTails) hist(canary, tpot bool, from, to float64) (h sources.Histogram, dropped bool) {
+	a := r.b
+	if canary {
+		a = r.c
+	}
+	var hs []sources.Histogram
+	for i := range a.slices {
+		s := &a.slices[i]
+		if s.start < from-1e-9 || s.start >= to-1e-9 {
+			continue
+		}
+		if tpot {
+			hs = append(hs, s.tpot)
+		} else {
+			hs = append(hs, s.ttft)
+		}
+	}
+	if len(hs) == 0 {
+		return sources.Histogram{}, false
+	}
+	return histo.Merge(hs...)
+}
+
+// quantile is the quantile within the edges of the bin holding its rank.
+func (r aggTails) quantile(canary, tpot bool, q, from, to float64) (float64, float64, bool) {
+	h, dropped := r.hist(canary, tpot, from, to)
+	if dropped {
+		// histograms that do not merge: unreadable, not empty
+		return math.NaN(), math.NaN(), true
+	}
+	if !(h.Total() > 0) {
+		return 0, 0, false
+	}
+	lo, hi := histo.QuantileBounds(q, h)
+	return lo, hi, true
+}
+
+func (r aggTails) above(canary, tpot bool, edge, from, to float64) (float64, float64, bool, bool) {
+	h, dropped := r.hist(canary, tpot, from, to)
+	if dropped || !(h.Total() > 0) {
+		return 0, 0, false, false
+	}
+	k, exact := histo.Above(h, edge)
+	return k, h.Total(), exact, !math.IsNaN(k)
 }

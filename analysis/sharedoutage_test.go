@@ -132,9 +132,10 @@ func TestSharedOutageBothPaths(t *testing.T) {
 // synthetic grid (30 minutes of 10 s steps, 200 requests per step and arm)
 // against each condition of findSharedOutage: left out when the canary
 // fared no worse; kept, with a warning saying why, when the canary's p90
-// there is twice the baseline's (or its histogram bin lies wholly above),
-// when both lie in one bin too coarse to tell (Prometheus' classic
-// buckets), when the arms completed requests there without a latency to
+// there is twice the baseline's (or its histogram bin lies wholly above,
+// or, both in one bin too coarse to tell them apart — Prometheus' classic
+// buckets — its share above the bin's upper edge is larger at one-sided
+// level α), when the arms completed requests there without a latency to
 // compare, when a histogram cannot be read, or when the stretch carried
 // half again the run's typical load; nothing at all under
 // normalize.shared_dip: keep.
@@ -156,40 +157,35 @@ func TestSharedOutageConditions(t *testing.T) {
 		g.secs, g.start, g.warmupCap = secs, 0, 300
 		return g
 	}
-	tail := func(b, c float64, ok bool) stretchQuantile {
-		return func(canary, _ bool, _, from, to float64) (float64, float64, bool) {
-			if !(from >= 900 && to <= 960) {
-				t.Errorf("tail read over [%g, %g), want inside the stall", from, to)
-			}
-			if canary {
-				return c, c, ok
-			}
-			return b, b, ok
-		}
+	exact := func(b, c float64, ok bool) fakeTails {
+		return fakeTails{t: t, q: [2][2]float64{{b, b}, {c, c}}, ok: ok}
+	}
+	// both p90s in the one bin (0.1, 0.25] s, with counts above 0.25 s
+	coarse := func(kb, kc float64) fakeTails {
+		return fakeTails{t: t, q: [2][2]float64{{0.1, 0.25}, {0.1, 0.25}}, ok: true, k: [2]float64{kb, kc}, n: 1000}
 	}
 	for _, tc := range []struct {
 		name    string
 		load    float64
-		q       stretchQuantile
+		q       fakeTails
 		keep    bool
 		leftOut bool
 		kept    string
 		fromTo  [2]float64
 	}{
-		{"canary no worse", 1, tail(3.0, 3.1, true), false, true, "", [2]float64{900, 960}},
-		{"canary twice as slow", 1, tail(3.0, 6.0, true), false, false, "the canary collapsed harder there: its p90 TTFT 6 s against the baseline's 3 s (+100.0%, beyond 10%)", [2]float64{}},
-		{"no latencies", 1, tail(0, 0, false), false, false, "give no TTFT for them to compare", [2]float64{}},
-		{"unreadable histograms", 1, tail(math.NaN(), math.NaN(), true), false, false, "cannot be read to compare", [2]float64{}},
-		{"both within one coarse bin", 1, func(canary, _ bool, _, _, _ float64) (float64, float64, bool) { return 0.1, 0.25, true }, false, false,
-			"the arms' p90 TTFT there are known only within their histogram bins, the canary's in [100 ms, 250 ms], the baseline's in [100 ms, 250 ms]", [2]float64{}},
-		{"the canary's bin wholly above", 1, func(canary, _ bool, _, _, _ float64) (float64, float64, bool) {
-			if canary {
-				return 0.5, 0.75, true
-			}
-			return 0.1, 0.25, true
-		}, false, false, "the canary collapsed harder there: its p90 TTFT 500 ms against the baseline's 250 ms (+100.0%, beyond 10%)", [2]float64{}},
-		{"a peak of the shared load", 1.5, tail(3.0, 3.0, true), false, false, "carried 50% more requests than the run's typical stretch", [2]float64{}},
-		{"shared_dip: keep", 1, tail(3.0, 3.0, true), true, false, "", [2]float64{}},
+		{"canary no worse", 1, exact(3.0, 3.1, true), false, true, "", [2]float64{900, 960}},
+		{"canary twice as slow", 1, exact(3.0, 6.0, true), false, false, "the canary collapsed harder there: its p90 TTFT 6 s against the baseline's 3 s (+100.0%, beyond 10%)", [2]float64{}},
+		{"no latencies", 1, exact(0, 0, false), false, false, "give no TTFT for them to compare", [2]float64{}},
+		{"unreadable histograms", 1, exact(math.NaN(), math.NaN(), true), false, false, "cannot be read to compare", [2]float64{}},
+		{"one coarse bin, shares above alike", 1, coarse(40, 45), false, true, "", [2]float64{900, 960}},
+		{"one coarse bin, the canary's share above larger", 1, coarse(40, 120), false, false,
+			"the arms' p90 TTFT there are known only within their histogram bins, the canary's in [100 ms, 250 ms], the baseline's in [100 ms, 250 ms]; the canary collapsed harder there: its share of requests above 250 ms, 12.00% against the baseline's 4.00%", [2]float64{}},
+		{"fine bins straddling the margin", 1, fakeTails{t: t, q: [2][2]float64{{3.0, 3.008}, {3.3, 3.309}}, ok: true, k: [2]float64{40, 40}, n: 1000}, false, false,
+			"too wide to show the canary's within 10% of the baseline's", [2]float64{}},
+		{"the canary's bin wholly above", 1, fakeTails{t: t, q: [2][2]float64{{0.1, 0.25}, {0.5, 0.75}}, ok: true}, false, false,
+			"the canary collapsed harder there: its p90 TTFT 500 ms against the baseline's 250 ms (+100.0%, beyond 10%)", [2]float64{}},
+		{"a peak of the shared load", 1.5, exact(3.0, 3.0, true), false, false, "carried 50% more requests than the run's typical stretch", [2]float64{}},
+		{"shared_dip: keep", 1, exact(3.0, 3.0, true), true, false, "", [2]float64{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := *chat(t)
@@ -197,7 +193,7 @@ func TestSharedOutageConditions(t *testing.T) {
 				p.Normalize.SharedDip = "keep"
 			}
 			g := grid(tc.load)
-			g.quantile = tc.q
+			g.tails = tc.q
 			o, kept, ok := findSharedOutage(&p, g, sources.ClockEpoch)
 			if ok != tc.leftOut {
 				t.Fatalf("left out %v, want %v (kept: %q)", ok, tc.leftOut, kept)
@@ -210,4 +206,35 @@ func TestSharedOutageConditions(t *testing.T) {
 			}
 		})
 	}
+}
+
+// fakeTails is stretchTails with the quantile bounds q[arm] (0 the
+// baseline) and, above any edge, k[arm] of n values, for every latency
+// and stretch: reads outside the stall [900, 960) s fail the test.
+type fakeTails struct {
+	t  *testing.T
+	q  [2][2]float64
+	ok bool
+	k  [2]float64
+	n  float64
+}
+
+func (f fakeTails) arm(canary bool, from, to float64) int {
+	if !(from >= 900 && to <= 960) {
+		f.t.Errorf("tail read over [%g, %g), want inside the stall", from, to)
+	}
+	if canary {
+		return 1
+	}
+	return 0
+}
+
+func (f fakeTails) quantile(canary, _ bool, _, from, to float64) (float64, float64, bool) {
+	a := f.arm(canary, from, to)
+	return f.q[a][0], f.q[a][1], f.ok
+}
+
+func (f fakeTails) above(canary, _ bool, _, from, to float64) (float64, float64, bool, bool) {
+	a := f.arm(canary, from, to)
+	return f.k[a], f.n, true, f.n > 0
 }
