@@ -537,6 +537,10 @@ func fleetCases() []fleetCase {
 		{"regress-20-10min", Fail, same(func(f *fleet) { f.secs = 600 }), same(func(f *fleet) { f.secs = 600; f.ttftX, f.tpotX = 1.2, 1.2 })},
 		{"aa-skew-45s", Pass, id, same(func(f *fleet) { f.offset = 45 })},
 		{"regress-10-skew-45s", Fail, id, same(func(f *fleet) { f.offset = 45; f.ttftX, f.tpotX = 1.10, 1.10 })},
+		// the canary's clock five minutes late (half the shared wave's
+		// period): its load peaks fall on the baseline's troughs
+		{"aa-skew-5min", Pass, id, same(func(f *fleet) { f.offset = 300 })},
+		{"regress-10-skew-5min", Fail, id, same(func(f *fleet) { f.offset = 300; f.ttftX, f.tpotX = 1.10, 1.10 })},
 		{"aa-labels-40", Pass, same(func(f *fleet) { f.labels = 40 }), same(func(f *fleet) { f.labels = 40 })},
 		{"aa-labels-400", Pass, same(func(f *fleet) { f.labels = 400 }), same(func(f *fleet) { f.labels = 400 })},
 		{"regress-10-labels-400", Fail, same(func(f *fleet) { f.labels = 400 }), same(func(f *fleet) { f.labels = 400; f.ttftX, f.tpotX = 1.10, 1.10 })},

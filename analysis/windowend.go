@@ -48,7 +48,10 @@ func endSlack(s armSpan, span float64) float64 {
 // gap and the fix. It is absent when the ends lie within the slack (the
 // larger of WindowEndSlack, WindowEndShare of the span, and 20 mean
 // inter-arrival times of the arm that ended first). A late start is not
-// reported: a canary is often deployed after the baseline's window began.
+// reported: a canary is often deployed after the baseline's window began;
+// but when the arm that ended first also started first by about as much
+// (within 20 s or a tenth of the gap), the reason says the arms' clocks
+// may differ by that much, and how to correct it.
 func windowEndEval(b, c armSpan, paired bool) (gateEval, bool) {
 	if !paired && !nested(b, c) {
 		return gateEval{}, false // runs one after the other, or barely overlapping
@@ -74,14 +77,25 @@ func windowEndEval(b, c armSpan, paired bool) (gateEval, bool) {
 	if who == "canary" {
 		why = "it stopped serving (every replica at once: a crash, a rollback) or its log was cut short"
 	}
+	fix := fmt.Sprintf("give the %s's whole log, or judge the time both arms cover (--start/--end)", who)
+	if lead := c.first - b.first; lead*gap > 0 && math.Abs(lead-gap) <= math.Max(20, 0.1*math.Abs(gap)) {
+		// the arm that ended first also started first, by about as
+		// much: the arms' clocks may differ rather than a log be short
+		late := "canary"
+		if lead < 0 {
+			late = "baseline"
+		}
+		why += fmt.Sprintf(" — or the arms' clocks differ: the %s's records also start %s after the other's, about as much as they end after them", late, fmtSpan(math.Round(math.Abs(lead))))
+		fix = fmt.Sprintf("if a clock (a host's, or a time zone) is off by %s, correct the %s's timestamps; else give the %s's whole log, or judge the time both arms cover (--start/--end)", fmtSpan(math.Round(math.Abs(lead))), late, who)
+	}
 	compared := fmt.Sprintf("the arms are compared over the time both served, and what the %s's records show after %s is not compared", other, fmtClock(early.last-start))
 	if !paired {
 		// one arm mostly within the other's longer run: compared whole,
 		// as runs at different times
 		compared = fmt.Sprintf("the arms, one run mostly within the other's, are compared as runs at different times, the %s's minutes after %s in its figures with nothing of the %s's beside them", other, fmtClock(early.last-start), who)
 	}
-	m.Reason = fmt.Sprintf("the %s's records end at %s into the run, %s before the %s's (%s): %s; %s, so this cannot pass: give the %s's whole log, or judge the time both arms cover (--start/--end)",
-		who, fmtClock(early.last-start), fmtSpan(math.Round(math.Abs(gap))), other, fmtClock(math.Max(b.last, c.last)-start), why, compared, who)
+	m.Reason = fmt.Sprintf("the %s's records end at %s into the run, %s before the %s's (%s): %s; %s, so this cannot pass: %s",
+		who, fmtClock(early.last-start), fmtSpan(math.Round(math.Abs(gap))), other, fmtClock(math.Max(b.last, c.last)-start), why, compared, fix)
 	return gateEval{m: m}, true
 }
 

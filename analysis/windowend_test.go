@@ -28,6 +28,10 @@ func TestWindowEndEval(t *testing.T) {
 		{"unpaired: canary within, ending 12 min early", armSpan{0, 2000, 40000}, armSpan{800, 1300, 10000}, true, "canary"},
 		{"unpaired: runs one after the other", armSpan{0, 600, 12000}, armSpan{700, 1300, 12000}, false, ""},
 		{"unpaired: runs overlapping by 5 of 30 minutes", armSpan{0, 1800, 36000}, armSpan{1500, 3300, 36000}, false, ""},
+		// the canary's clock 5 min late: it starts and ends 5 min after
+		// the baseline (the reason says the clocks may differ)
+		{"canary's clock 5 min late", armSpan{0, 1800, 36000}, armSpan{300, 2100, 36000}, true, "baseline"},
+		{"baseline's clock 5 min late", armSpan{300, 2100, 36000}, armSpan{0, 1800, 36000}, true, "canary"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			paired := !strings.HasPrefix(tc.name, "unpaired")
@@ -43,6 +47,10 @@ func TestWindowEndEval(t *testing.T) {
 			}
 			if !strings.HasPrefix(e.m.Reason, "the "+tc.who+"'s records end") {
 				t.Errorf("reason does not name the %s first: %s", tc.who, e.m.Reason)
+			}
+			clock := strings.Contains(e.m.Reason, "the arms' clocks differ") && strings.Contains(e.m.Reason, "correct the")
+			if want := strings.Contains(tc.name, "clock"); clock != want {
+				t.Errorf("clock skew said %v, want %v: %s", clock, want, e.m.Reason)
 			}
 		})
 	}
