@@ -207,7 +207,7 @@ func findSharedOutage(p *policies.Policy, g dipGrid, clock sources.Clock) (o bas
 	s := d.stretch
 	from, to := g.b[s.from].start, g.b[s.from].start+float64(s.n)*g.secs
 	keep := func(why string) (baselineOutage, string, bool) {
-		return baselineOutage{}, fmt.Sprintf("both arms: lost many good requests from %s to %s (%s, from %s to %s after the canary's start), an incident they shared, kept in every gate (normalize.shared_dip): %s", fmtTime(clock, from), fmtTime(clock, to), fmtSpan(to-from), fmtClock(from-g.start), fmtClock(to-g.start), why), false
+		return baselineOutage{}, fmt.Sprintf("both arms: lost many good requests from %s to %s (%s, from %s to %s after the canary's start) at the same time; kept in every gate (normalize.shared_dip): %s", fmtTime(clock, from), fmtTime(clock, to), fmtSpan(to-from), fmtClock(from-g.start), fmtClock(to-g.start), why), false
 	}
 	switch {
 	case d.load > SharedLoadRatio:
