@@ -139,15 +139,13 @@ func judgeAggregate(baseline, canary *sources.Dataset, cfg Config) (*Report, err
 		}
 		j.paired = j.pairing()
 		if len(outs) < MaxBaselineOutages {
-			// the baseline's own outage (findBaselineOutage): its
-			// slices emptied in both arms, the warm-up cuts kept, and
-			// the arms read again
+			// the baseline's own outage, or one both arms shared
+			// (findOutage): its slices emptied in both arms, the
+			// warm-up cuts kept, and the arms read again
 			if g, ok := j.dipGrid(); ok {
-				o, ok := findBaselineOutage(cfg.Policy, g, sources.ClockEpoch)
-				if !ok {
-					o, kept, ok = findSharedOutage(cfg.Policy, g, sources.ClockEpoch)
-				}
-				if ok {
+				o, why, found := findOutage(cfg.Policy, g, sources.ClockEpoch)
+				kept = why
+				if found {
 					outs = append(outs, o)
 					left[0] = left[0].plus(sliceAccounting(j.b, o))
 					left[1] = left[1].plus(sliceAccounting(j.cRaw, o))

@@ -95,6 +95,17 @@ func findBaselineOutage(p *policies.Policy, g dipGrid, clock sources.Clock) (bas
 	return o, true
 }
 
+// findOutage is the next stretch to leave out of both paired arms: the
+// baseline's own outage (findBaselineOutage), else one both arms shared
+// (findSharedOutage), whose warning kept says why a shared stretch found
+// was kept in. Both judging paths call it.
+func findOutage(p *policies.Policy, g dipGrid, clock sources.Clock) (o baselineOutage, kept string, ok bool) {
+	if o, ok := findBaselineOutage(p, g, clock); ok {
+		return o, "", true
+	}
+	return findSharedOutage(p, g, clock)
+}
+
 // outageStep is the baseline_outage normalization step for the stretches
 // left out (none: no step).
 func outageStep(p *policies.Policy, outs []baselineOutage) []NormalizationStep {
@@ -151,15 +162,12 @@ func (j *judgement) leaveOutBaselineOutages() error {
 		if !ok {
 			return nil
 		}
-		o, ok := findBaselineOutage(j.p, g, j.b.clock)
+		o, kept, ok := findOutage(j.p, g, j.b.clock)
 		if !ok {
-			var kept string
-			if o, kept, ok = findSharedOutage(j.p, g, j.b.clock); !ok {
-				if kept != "" {
-					j.warnf("%s", kept)
-				}
-				return nil
+			if kept != "" {
+				j.warnf("%s", kept)
 			}
+			return nil
 		}
 		for _, a := range []*armData{j.b, j.c} {
 			if err := a.leaveOut(o.from, o.to); err != nil {

@@ -86,16 +86,12 @@ func worstShared(margin, alpha, minSpreads float64, b, c []dipCell, secs, canary
 	var best sharedFound
 	bestLost := 0.0
 	for _, l := range lengths {
-		shB, shC := make([]float64, len(l.st)), make([]float64, len(l.st))
+		shB, shC, load := make([]float64, len(l.st)), make([]float64, len(l.st)), make([]float64, len(l.st))
 		for i, s := range l.st {
-			shB[i], shC[i] = (s.gbLo+s.gbHi)/2/s.ob, (s.gcLo+s.gcHi)/2/s.oc
+			shB[i], shC[i], load[i] = (s.gbLo+s.gbHi)/2/s.ob, (s.gcLo+s.gcHi)/2/s.oc, s.ob+s.oc
 		}
 		medB, spreadB := medianMAD(shB)
 		medC, spreadC := medianMAD(shC)
-		load := make([]float64, len(l.st))
-		for i, s := range l.st {
-			load[i] = s.ob + s.oc
-		}
 		medLoad, _ := medianMAD(load)
 		t := stats.TQuantile(1-alpha/float64(l.disjoint*len(lengths)), float64(l.disjoint-1))
 		deep := func(dev, spread, o, oRun float64) bool {
@@ -136,19 +132,19 @@ func worstShared(margin, alpha, minSpreads float64, b, c []dipCell, secs, canary
 }
 
 // stretchTails reads an arm's latencies over a stretch of the shared grid:
-// its TTFT (tpot false) or TPOT (tpot true) over the positions starting in
-// [from, to) seconds on the shared clock (the canary as counted).
+// its latency ("ttft", "tpot") over the positions starting in [from, to)
+// seconds on the shared clock (the canary as counted).
 type stretchTails interface {
 	// quantile is the q-quantile, known within [lo, hi] (equal from
 	// requests; a histogram bin's edges from an aggregate; NaN when its
 	// histograms cannot be read); ok false when the arm completed no
 	// request with that latency there.
-	quantile(canary, tpot bool, q, from, to float64) (lo, hi float64, ok bool)
+	quantile(canary bool, latency string, q, from, to float64) (lo, hi float64, ok bool)
 	// above is how many of those values lie above edge (k) of how many
 	// (n): exact from requests and at a histogram edge; from a histogram
 	// whose edges miss it, the count above the edge below it (the
 	// larger); ok false when none or unreadable.
-	above(canary, tpot bool, edge, from, to float64) (k, n float64, exact, ok bool)
+	above(canary bool, latency string, edge, from, to float64) (k, n float64, exact, ok bool)
 }
 
 // findSharedOutage finds a stretch of arms paired in time in which both
@@ -183,9 +179,10 @@ type stretchTails interface {
 //     buckets), the canary's share of requests above the upper edge of
 //     the baseline's bin must be no larger than the baseline's at
 //     one-sided level α (Newcombe) instead: a canary slower by any factor
-//     puts more of its requests above every edge. A latency the policy does not judge is
-//     not compared; one it judges that the arms completed requests
-//     without, or whose histograms cannot be read, keeps the stretch too.
+//     puts more of its requests above every edge. A latency the policy
+//     does not judge is not compared; one it judges that the arms
+//     completed requests without, or whose histograms cannot be read,
+//     keeps the stretch too.
 //
 // False under normalize.shared_dip: keep, or without a slo_attainment
 // gate with a margin. A stretch found but kept (for the load's sake or the
@@ -218,54 +215,55 @@ func findSharedOutage(p *policies.Policy, g dipGrid, clock sources.Clock) (o bas
 		return keep(fmt.Sprintf("the canary served fewer of its requests there, %s [%s, %s] against the baseline's share at the same time (%s over the run)", pp(d.served), pp(d.servedLo), pp(d.servedHi), pp(d.runServed)))
 	}
 	var tails []string
-	for _, m := range []struct {
-		name, gate string
-		tpot       bool
-	}{{"TTFT", "ttft_p99", false}, {"TPOT", "tpot_p99", true}} {
-		if !policyReads(p, strings.ToLower(m.name)) {
+	for _, latency := range []string{"ttft", "tpot"} {
+		if !policyReads(p, latency) {
 			continue
 		}
-		bLo, bHi, okB := g.tails.quantile(false, m.tpot, SharedTailQuantile, from, to)
-		cLo, cHi, okC := g.tails.quantile(true, m.tpot, SharedTailQuantile, from, to)
+		name := fmtLatency(latency)
+		bLo, bHi, okB := g.tails.quantile(false, latency, SharedTailQuantile, from, to)
+		cLo, cHi, okC := g.tails.quantile(true, latency, SharedTailQuantile, from, to)
 		if !okB && !okC {
 			if s.sb > 0 || s.sc > 0 {
 				// requests completed there, and no latency of them
 				// was recorded: nothing shows the canary fared no worse
-				return keep(fmt.Sprintf("the arms completed requests there but give no %s for them to compare", m.name))
+				return keep(fmt.Sprintf("the arms completed requests there but give no %s for them to compare", name))
 			}
 			continue
 		}
-		lim := sharedTailMargin(p, m.gate)
+		lim := sharedTailMargin(p, latency+"_p99")
 		if okB != okC {
-			return keep(fmt.Sprintf("only one arm completed requests with a %s there", m.name))
+			return keep(fmt.Sprintf("only one arm completed requests with a %s there", name))
 		}
 		if !(bLo > 0) || math.IsNaN(cHi) {
-			return keep(fmt.Sprintf("the arms' %s there cannot be read to compare", m.name))
+			return keep(fmt.Sprintf("the arms' %s there cannot be read to compare", name))
 		}
 		if cLo > bHi*(1+lim) || cLo == cHi && bLo == bHi && !(cHi <= bLo*(1+lim)) {
 			return keep(fmt.Sprintf("the canary collapsed harder there: its p%g %s %s against the baseline's %s (%+.1f%%, beyond %.0f%%)",
-				100*SharedTailQuantile, m.name, fmtSeconds(cLo), fmtSeconds(bHi), 100*(cLo/bHi-1), 100*lim))
+				100*SharedTailQuantile, name, fmtSeconds(cLo), fmtSeconds(bHi), 100*(cLo/bHi-1), 100*lim))
 		}
 		if cHi <= bLo*(1+lim) {
 			tails = append(tails, fmt.Sprintf("the canary's p%g %s %s against the baseline's %s (%+.1f%%, within %.0f%%)",
-				100*SharedTailQuantile, m.name, fmtSeconds(cHi), fmtSeconds(bLo), 100*(cHi/bLo-1), 100*lim))
+				100*SharedTailQuantile, name, fmtSeconds(cHi), fmtSeconds(bLo), 100*(cHi/bLo-1), 100*lim))
 			continue
 		}
 		// bounded by histogram bins too wide to tell the quantiles
 		// apart (Prometheus' classic buckets): the shares above the
-		// baseline's bin's upper edge instead, the canary's no larger at one-sided level α (a
-		// canary slower by any factor puts more of its requests above
-		// any edge)
+		// baseline's bin's upper edge instead, the canary's no larger
+		// at one-sided level α (a canary slower by any factor puts
+		// more of its requests above any edge)
 		wide := fmt.Sprintf("the arms' p%g %s there are known only within their histogram bins, the canary's in [%s, %s], the baseline's in [%s, %s]",
-			100*SharedTailQuantile, m.name, fmtSeconds(cLo), fmtSeconds(cHi), fmtSeconds(bLo), fmtSeconds(bHi))
-		kb, nb, exactB, okB := g.tails.above(false, m.tpot, bHi, from, to)
-		kc, nc, _, okC := g.tails.above(true, m.tpot, bHi, from, to)
+			100*SharedTailQuantile, name, fmtSeconds(cLo), fmtSeconds(cHi), fmtSeconds(bLo), fmtSeconds(bHi))
+		tooWide := wide + fmt.Sprintf(": too wide to show the canary's within %.0f%% of the baseline's (finer buckets or per-request records would)", 100*lim)
 		// only bins wider than the margin: within finer ones the
 		// quantiles decide, as from requests (a streaming aggregate
 		// is never less cautious than the exact judge)
-		coarse := bHi > bLo*(1+lim) || cHi > cLo*(1+lim)
-		if !coarse || math.IsInf(bHi, 1) || !okB || !okC || !exactB {
-			return keep(wide + fmt.Sprintf(": too wide to show the canary's within %.0f%% of the baseline's (finer buckets or per-request records would)", 100*lim))
+		if coarse := bHi > bLo*(1+lim) || cHi > cLo*(1+lim); !coarse || math.IsInf(bHi, 1) {
+			return keep(tooWide)
+		}
+		kb, nb, exactB, okB := g.tails.above(false, latency, bHi, from, to)
+		kc, nc, _, okC := g.tails.above(true, latency, bHi, from, to)
+		if !okB || !okC || !exactB {
+			return keep(tooWide)
 		}
 		iv := stats.NewcombeDiff(kc, nc, kb, nb, 1-2*p.Alpha())
 		share := fmt.Sprintf("its share of requests above %s, %.2f%% against the baseline's %.2f%% (%s [%s, %s])",
@@ -341,7 +339,7 @@ type requestTails struct {
 	g0   float64
 }
 
-func (r requestTails) values(canary, tpot bool, from, to float64) []float64 {
+func (r requestTails) values(canary bool, latency string, from, to float64) []float64 {
 	a := r.b
 	if canary {
 		a = r.c
@@ -352,18 +350,14 @@ func (r requestTails) values(canary, tpot bool, from, to float64) []float64 {
 		if st < from-1e-9 || st >= to-1e-9 {
 			continue
 		}
-		if tpot {
-			xs = append(xs, a.buckets[i].tpot...)
-		} else {
-			xs = append(xs, a.buckets[i].ttft...)
-		}
+		xs = append(xs, samplesOf(&a.buckets[i], latency)...)
 	}
 	return xs
 }
 
 // quantile is the value at rank ⌈q·n⌉.
-func (r requestTails) quantile(canary, tpot bool, q, from, to float64) (float64, float64, bool) {
-	xs := r.values(canary, tpot, from, to)
+func (r requestTails) quantile(canary bool, latency string, q, from, to float64) (float64, float64, bool) {
+	xs := r.values(canary, latency, from, to)
 	if len(xs) == 0 {
 		return 0, 0, false
 	}
@@ -372,8 +366,8 @@ func (r requestTails) quantile(canary, tpot bool, q, from, to float64) (float64,
 	return v, v, true
 }
 
-func (r requestTails) above(canary, tpot bool, edge, from, to float64) (float64, float64, bool, bool) {
-	xs := r.values(canary, tpot, from, to)
+func (r requestTails) above(canary bool, latency string, edge, from, to float64) (float64, float64, bool, bool) {
+	xs := r.values(canary, latency, from, to)
 	k := 0.0
 	for _, v := range xs {
 		if v > edge {
@@ -388,7 +382,7 @@ func (r requestTails) above(canary, tpot bool, edge, from, to float64) (float64,
 type aggTails struct{ b, c *aggArm }
 
 // hist is the merged histogram; dropped when they do not merge.
-func (r aggTails) hist(canary, tpot bool, from, to float64) (h sources.Histogram, dropped bool) {
+func (r aggTails) hist(canary bool, latency string, from, to float64) (h sources.Histogram, dropped bool) {
 	a := r.b
 	if canary {
 		a = r.c
@@ -399,11 +393,7 @@ func (r aggTails) hist(canary, tpot bool, from, to float64) (h sources.Histogram
 		if s.start < from-1e-9 || s.start >= to-1e-9 {
 			continue
 		}
-		if tpot {
-			hs = append(hs, s.tpot)
-		} else {
-			hs = append(hs, s.ttft)
-		}
+		hs = append(hs, latencyOfSlice(s, latency))
 	}
 	if len(hs) == 0 {
 		return sources.Histogram{}, false
@@ -412,8 +402,8 @@ func (r aggTails) hist(canary, tpot bool, from, to float64) (h sources.Histogram
 }
 
 // quantile is the quantile within the edges of the bin holding its rank.
-func (r aggTails) quantile(canary, tpot bool, q, from, to float64) (float64, float64, bool) {
-	h, dropped := r.hist(canary, tpot, from, to)
+func (r aggTails) quantile(canary bool, latency string, q, from, to float64) (float64, float64, bool) {
+	h, dropped := r.hist(canary, latency, from, to)
 	if dropped {
 		// histograms that do not merge: unreadable, not empty
 		return math.NaN(), math.NaN(), true
@@ -425,8 +415,8 @@ func (r aggTails) quantile(canary, tpot bool, q, from, to float64) (float64, flo
 	return lo, hi, true
 }
 
-func (r aggTails) above(canary, tpot bool, edge, from, to float64) (float64, float64, bool, bool) {
-	h, dropped := r.hist(canary, tpot, from, to)
+func (r aggTails) above(canary bool, latency string, edge, from, to float64) (float64, float64, bool, bool) {
+	h, dropped := r.hist(canary, latency, from, to)
 	if dropped || !(h.Total() > 0) {
 		return 0, 0, false, false
 	}

@@ -229,12 +229,12 @@ func (f fakeTails) arm(canary bool, from, to float64) int {
 	return 0
 }
 
-func (f fakeTails) quantile(canary, _ bool, _, from, to float64) (float64, float64, bool) {
+func (f fakeTails) quantile(canary bool, _ string, _, from, to float64) (float64, float64, bool) {
 	a := f.arm(canary, from, to)
 	return f.q[a][0], f.q[a][1], f.ok
 }
 
-func (f fakeTails) above(canary, _ bool, _, from, to float64) (float64, float64, bool, bool) {
+func (f fakeTails) above(canary bool, _ string, _, from, to float64) (float64, float64, bool, bool) {
 	a := f.arm(canary, from, to)
 	return f.k[a], f.n, true, f.n > 0
 }
