@@ -76,6 +76,7 @@ type aggSlice struct {
 	gauges                      sources.AggBucket // Running, Waiting, KVUsage, GPUPowerW, GPUMemBytes of the slice
 	outTokens                   float64
 	outUnknown                  float64 // completions without an output length (not in outTokens)
+	outMax                      float64 // the most output tokens of one completion (0: none known)
 	goodTokens                  float64 // output tokens of good requests; 0 where unknown (aggArm.unknown)
 	promptTokens                float64 // NaN when unknown
 	promptUnknown               float64 // admitted requests without a prompt length (not in promptTokens)
@@ -350,6 +351,7 @@ func newAggArm(ds *sources.Dataset, slo histo.SLO, weight func(*sources.AggBucke
 		}
 		s.completed += nan0(bk.Completed)
 		s.outUnknown += nan0(bk.OutputUnknown)
+		s.outMax = max(s.outMax, nan0(bk.OutputMax))
 		s.promptUnknown += nan0(bk.PromptUnknown)
 		for _, c := range []struct {
 			name string
@@ -1155,8 +1157,23 @@ func (j *aggJudgement) evalGate(idx int, g policies.Gate, conf float64) gateEval
 			tc.addCounts(&j.cRaw.slices[i])
 		}
 		e = heldByOutputGap(e, outputKnownGap(tb.completed, tb.outUnknown, tc.completed, tc.outUnknown))
+		e = heldByOneCompletion(e, j.b.outputTop(), j.cRaw.outputTop())
 	}
 	return e
+}
+
+// outputTop is what the arm's mean output length rests on, over its
+// analysed slices (heldByOneCompletion).
+func (a *aggArm) outputTop() outputTop {
+	var o outputTop
+	for i := range a.slices {
+		s := &a.slices[i]
+		if s.leftOut {
+			continue
+		}
+		o.tokens, o.n, o.max = o.tokens+s.outTokens, o.n+s.completed-s.outUnknown, max(o.max, s.outMax)
+	}
+	return o
 }
 
 // rawWidth widens a mix-reweighted matched-load estimate (canary at the

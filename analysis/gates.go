@@ -273,6 +273,26 @@ func fmtCount(v float64) string {
 	return fmt.Sprintf("%.0f", v)
 }
 
+// fmtTokens renders a token count or mean: whole numbers with thousands
+// separators (2,147,483,647), others to one decimal.
+func fmtTokens(v float64) string {
+	if v != math.Trunc(v) || math.Abs(v) >= 1e15 {
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	}
+	d := strconv.FormatFloat(math.Abs(v), 'f', 0, 64)
+	var b strings.Builder
+	if v < 0 {
+		b.WriteByte('-')
+	}
+	for i, r := range d {
+		if i > 0 && (len(d)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
 func fmtMinutes(m float64) string {
 	switch {
 	case m < 1:
@@ -516,6 +536,8 @@ func (j *judgement) evalGate(idx int, g policies.Gate, conf float64, r *Report) 
 	if g.Metric == "output_tokens_mean" {
 		tb, tc := j.b.totals(), j.c.totals()
 		e = heldByOutputGap(e, outputKnownGap(tb.completed, tb.outUnknown, tc.completed, tc.outUnknown))
+		e = heldByOneCompletion(e, outputTop{tb.outTokens, tb.completed - tb.outUnknown, tb.outMax},
+			outputTop{tc.outTokens, tc.completed - tc.outUnknown, tc.outMax})
 	}
 	return e
 }
@@ -803,6 +825,62 @@ func heldByOutputGap(e gateEval, gap string) gateEval {
 	e.decidable, e.m.Verdict = false, Inconclusive
 	e.m.Reason = fmt.Sprintf("%s [%s, %s] over the completions that give their length, not decided: %s",
 		fmtDelta(e.m, float64(e.m.Delta)), fmtDelta(e.m, float64(e.m.Interval[0])), fmtDelta(e.m, float64(e.m.Interval[1])), gap)
+	return e
+}
+
+// OneCompletionSway is how far, as a share of output_tokens_mean's
+// margin, leaving out an arm's longest completion may move that arm's
+// mean output length before the gate is left undecided (½: with a 5%
+// margin, a mean that one answer moves by more than 2.5%).
+const OneCompletionSway = 0.5
+
+// outputTop is what an arm's mean output length rests on: tokens summed
+// over n completions that give their length, max the most one of them
+// gave.
+type outputTop struct{ tokens, n, max float64 }
+
+// sway is how much larger the arm's mean output length is with its
+// longest completion than without it (0.1 = 10%; +Inf when it holds
+// every token): 0 when there is none or only one.
+func (o outputTop) sway() float64 {
+	if !(o.max > 0) || o.n < 2 {
+		return 0
+	}
+	rest := o.tokens - o.max
+	if !(rest > 0) {
+		return math.Inf(1)
+	}
+	return (o.tokens/o.n)/(rest/(o.n-1)) - 1
+}
+
+// heldByOneCompletion leaves an output_tokens_mean gate inconclusive, its
+// estimate still shown, when one completion sets an arm's mean: leaving
+// the arm's longest completion out moves the mean by more than
+// OneCompletionSway of the gate's margin. A batch-means interval then
+// says nothing about how likely such an answer is (one record, an
+// overflowed or sentinel token count, made a canary +238,815% with an
+// interval of [+31,719%, +1,793,817%] and failed it); whether the record
+// is corrupt or an answer that ran on, one record decides no verdict. b
+// and c are the arms as counted; e is returned unchanged when neither is
+// set by one completion.
+func heldByOneCompletion(e gateEval, b, c outputTop) gateEval {
+	margin := float64(e.m.Margin)
+	sb, sc := b.sway(), c.sway()
+	if !(margin > 0) || math.Max(sb, sc) <= OneCompletionSway*margin {
+		return e
+	}
+	arm, top, sway := "canary", c, sc
+	if sb > sc {
+		arm, top, sway = "baseline", b, sb
+	}
+	without := "it holds every token"
+	if rest := top.tokens - top.max; rest > 0 {
+		without = fmt.Sprintf("without it the mean is %s instead of %s (%s with it)", fmtTokens((rest)/(top.n-1)), fmtTokens(top.tokens/top.n), fmtDelta(e.m, sway))
+	}
+	e.decidable, e.m.Verdict = false, Inconclusive
+	e.m.Reason = fmt.Sprintf("%s [%s, %s], not decided: one completion sets the %s's mean output length: it gave %s output tokens of the %s's %s, and %s, more than half the %s margin. No verdict rests on one record: find it in the %s's log (output_tokens %s); if it is corrupt (an overflow, a sentinel), fix or remove it and judge again; if it is an answer that ran on, more data tells whether the change makes them",
+		fmtDelta(e.m, float64(e.m.Delta)), fmtDelta(e.m, float64(e.m.Interval[0])), fmtDelta(e.m, float64(e.m.Interval[1])),
+		arm, fmtTokens(top.max), arm, fmtTokens(top.tokens), without, fmtMargin(e.m), arm, strconv.FormatFloat(top.max, 'f', -1, 64))
 	return e
 }
 

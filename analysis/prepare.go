@@ -263,6 +263,7 @@ type bucket struct {
 	retries                    float64
 	goodTokens, outTokens      float64
 	outUnknown                 float64 // completions without an output length (not in outTokens)
+	outMax                     float64 // the most output tokens of one completion (0: none known)
 	replicaSecs                float64
 	cost                       float64   // USD prorated onto the bucket
 	ttft, tpot, e2e            []float64 // completed requests
@@ -709,6 +710,7 @@ func (a *armData) add(b *bucket, i int) {
 		}
 		if r.OutputTokens > 0 {
 			b.outTokens += float64(r.OutputTokens)
+			b.outMax = max(b.outMax, float64(r.OutputTokens))
 		} else if r.OutputTokens < 0 {
 			b.outUnknown++
 		}

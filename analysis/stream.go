@@ -534,6 +534,7 @@ func (a *Aggregator) Add(r *sources.Request) {
 		}
 		if r.OutputTokens > 0 {
 			c.Output += float64(r.OutputTokens)
+			c.OutMax = max(c.OutMax, float64(r.OutputTokens))
 		} else if r.OutputTokens < 0 {
 			c.OutUnknown++
 		}

@@ -109,6 +109,7 @@ func (a *armData) totals() bucket {
 		t.goodTokens += b.goodTokens
 		t.outTokens += b.outTokens
 		t.outUnknown += b.outUnknown
+		t.outMax = max(t.outMax, b.outMax)
 		t.replicaSecs += b.replicaSecs
 	}
 	return t

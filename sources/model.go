@@ -402,8 +402,14 @@ type AggBucket struct {
 	// true, meaningless otherwise.
 	TTFTSum, TPOTSum, E2ESum float64
 
-	PromptTokens  float64 // increase of prompt tokens processed
-	OutputTokens  float64 // increase of generated tokens
+	PromptTokens float64 // increase of prompt tokens processed
+	OutputTokens float64 // increase of generated tokens
+	// OutputMax is the most output tokens one completion in the bucket
+	// gave (0 when none gave a length). Set only by an aggregate of
+	// per-request records (Aggregate.Exact); metrics count tokens as a
+	// whole and leave it 0. A mean output length one completion sets is
+	// not judged (analysis: heldByOneCompletion).
+	OutputMax     float64
 	PrefixHits    float64 // prefix-cache hit tokens (or blocks); NaN if unknown
 	PrefixQueries float64 // prefix-cache queried tokens; NaN if unknown
 	// GoodTokens sums the output tokens of the good requests (token

@@ -153,7 +153,7 @@ func aggLines(a *sources.Aggregate) []string {
 		out = append(out,
 			fmt.Sprintf("bucket %d [%v, %v) class %q", i, b.Start, b.End, b.Class),
 			fmt.Sprintf("bucket %d %q counts completed %v failed %v canceled %v rejected %v good %v retried %v short %v output unknown %v prompt unknown %v", i, b.Class, b.Completed, b.Failed, b.Canceled, b.Rejected, b.Good, b.Retried, b.ShortOutputs, b.OutputUnknown, b.PromptUnknown),
-			fmt.Sprintf("bucket %d %q tokens prompt %v output %v hits %v queries %v replicas %v", i, b.Class, b.PromptTokens, b.OutputTokens, b.PrefixHits, b.PrefixQueries, b.Replicas),
+			fmt.Sprintf("bucket %d %q tokens prompt %v output %v (most of one %v) hits %v queries %v replicas %v", i, b.Class, b.PromptTokens, b.OutputTokens, b.OutputMax, b.PrefixHits, b.PrefixQueries, b.Replicas),
 			fmt.Sprintf("bucket %d %q gauges %v %v %v %v %v %v %v", i, b.Class, b.Running, b.Waiting, b.KVUsage, b.GPUUtil, b.GPUPowerW, b.GPUMemBytes, b.CostPerHour),
 			fmt.Sprintf("bucket %d %q ttft %v %v", i, b.Class, b.TTFT.Edges, b.TTFT.Counts),
 			fmt.Sprintf("bucket %d %q tpot %v %v", i, b.Class, b.TPOT.Edges, b.TPOT.Counts),
@@ -285,6 +285,19 @@ func TestClickHouseAggregateEqualsFiles(t *testing.T) {
 		}
 		return b, c
 	}
+	// one completion whose token count overflowed (2^31 − 1): the
+	// aggregate's longest completion, which output_tokens_mean must not
+	// rest on (heldByOneCompletion)
+	overflowRun := func() (b, c []sources.Request) {
+		b, c = simRun("aa-quiet-30m")()
+		for i := range c {
+			if c[i].Status == sources.StatusOK && i > len(c)/2 {
+				c[i].OutputTokens = math.MaxInt32
+				break
+			}
+		}
+		return b, c
+	}
 	runs := []run{
 		{"aa-quiet chat", chat, simRun("aa-quiet-30m")},
 		{"short-outputs chat", chat, simRun("bs-short-outputs")},
@@ -297,6 +310,7 @@ func TestClickHouseAggregateEqualsFiles(t *testing.T) {
 		{"pod replaced chat", chat, replacedRun},
 		{"no attempt given chat", chat, noAttemptRun},
 		{"quality given chat", chat, qualityRun},
+		{"an overflowed token count chat", chat, overflowRun},
 	}
 	for i, r := range runs {
 		t.Run(r.name, func(t *testing.T) {

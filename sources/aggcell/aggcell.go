@@ -21,6 +21,7 @@ type Cell struct {
 	OutUnknown, PromptUnknown             float64 // completions without an output length, admitted requests without a prompt length
 	Prompt, Output, Hits, Queries         float64
 	GoodTokens                            float64
+	OutMax                                float64 // the most output tokens of one completion (0: none known)
 	TTFT, TPOT, E2E                       loglin.Hist
 	TTFTNs, TPOTNs, E2ENs                 int64
 }
@@ -41,6 +42,7 @@ func (c *Cell) Add(o *Cell) {
 	c.Hits += o.Hits
 	c.Queries += o.Queries
 	c.GoodTokens += o.GoodTokens
+	c.OutMax = max(c.OutMax, o.OutMax)
 	c.TTFT.Merge(&o.TTFT)
 	c.TPOT.Merge(&o.TPOT)
 	c.E2E.Merge(&o.E2E)
@@ -73,7 +75,7 @@ func Widen[K comparable](cells map[K]*Cell, halve func(K) K) map[K]*Cell {
 func (c *Cell) Fill(b *sources.AggBucket, e *loglin.Edges, cacheKnown bool) {
 	b.Completed, b.Failed, b.Canceled, b.Rejected = c.Completed, c.Failed, c.Canceled, c.Rejected
 	b.Good, b.Retried, b.ShortOutputs, b.OutputUnknown, b.PromptUnknown = c.Good, c.Retried, c.Short, c.OutUnknown, c.PromptUnknown
-	b.PromptTokens, b.OutputTokens, b.GoodTokens = c.Prompt, c.Output, c.GoodTokens
+	b.PromptTokens, b.OutputTokens, b.GoodTokens, b.OutputMax = c.Prompt, c.Output, c.GoodTokens, c.OutMax
 	if cacheKnown {
 		b.PrefixHits, b.PrefixQueries = c.Hits, c.Queries
 	}

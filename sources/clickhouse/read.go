@@ -71,6 +71,7 @@ type row struct {
 	AttemptKnown                                          count
 	PromptTokens, OutputTokens, Hits, Queries, CacheKnown count
 	GoodTokens, Admitted, Judged, JudgedGood              count
+	OutputMax                                             count // the most output tokens of one completion (0: none)
 	UnvTTFT, UnvTPOT, UnvE2E, UnvMaxITL, UnvQuality       count
 	QualityChecked, QualityFailed                         count
 	BadStatus, BadTTFT, BadLatency, BadE2E, BadCount      count
@@ -113,7 +114,7 @@ func (r *row) UnmarshalJSON(b []byte) error {
 	ints := map[string]*count{"s": &r.S, "m": &r.M, "pb": &r.PB, "ob": &r.OB, "pc": &r.PC, "cb": &r.CB,
 		"n": &r.N, "completed": &r.Completed, "failed": &r.Failed, "canceled": &r.Canceled, "rejected": &r.Rejected,
 		"good": &r.Good, "retried": &r.Retried, "short": &r.Short, "prompt_tokens": &r.PromptTokens,
-		"output_tokens": &r.OutputTokens, "attempt_known": &r.AttemptKnown, "output_unknown": &r.OutputUnknown, "prompt_unknown": &r.PromptUnknown, "good_tokens": &r.GoodTokens, "hits": &r.Hits, "queries": &r.Queries, "cache_known": &r.CacheKnown,
+		"output_tokens": &r.OutputTokens, "attempt_known": &r.AttemptKnown, "output_unknown": &r.OutputUnknown, "output_max": &r.OutputMax, "prompt_unknown": &r.PromptUnknown, "good_tokens": &r.GoodTokens, "hits": &r.Hits, "queries": &r.Queries, "cache_known": &r.CacheKnown,
 		"admitted": &r.Admitted, "judged": &r.Judged, "judged_good": &r.JudgedGood, "unv_ttft": &r.UnvTTFT, "unv_tpot": &r.UnvTPOT, "unv_e2e": &r.UnvE2E,
 		"unv_max_itl": &r.UnvMaxITL, "unv_quality": &r.UnvQuality, "quality_checked": &r.QualityChecked, "quality_failed": &r.QualityFailed, "bad_status": &r.BadStatus, "bad_ttft": &r.BadTTFT,
 		"bad_latency": &r.BadLatency, "bad_e2e": &r.BadE2E, "bad_count": &r.BadCount, "bad_canceled_by": &r.BadCanceledBy,
@@ -348,15 +349,16 @@ func (as *assembler) add(r *row) error {
 		c.PromptUnknown += float64(r.PromptUnknown)
 		c.Prompt += float64(r.PromptTokens)
 		c.Output += float64(r.OutputTokens)
+		c.OutMax = max(c.OutMax, float64(r.OutputMax))
 		c.GoodTokens += float64(r.GoodTokens)
 		c.Hits += float64(r.Hits)
 		c.Queries += float64(r.Queries)
 		h.TTFTNs += int64(r.SumTTFT)
 		h.TPOTNs += int64(r.SumTPOT)
 		h.E2ENs += int64(r.SumE2E)
-		as.canon = append(as.canon, rowDigest("c %d %q %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %v %d %d %d", sl, r.Label, r.PB, r.OB, r.PC, r.CB, r.N,
+		as.canon = append(as.canon, rowDigest("c %d %q %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %v %d %d %d %d", sl, r.Label, r.PB, r.OB, r.PC, r.CB, r.N,
 			r.Completed, r.Failed, r.Canceled, r.Rejected, r.Good, r.Retried, r.Short, r.OutputUnknown, r.PromptUnknown, r.PromptTokens, r.OutputTokens, r.GoodTokens, r.Hits, r.Queries, r.Hist,
-			r.SumTTFT, r.SumTPOT, r.SumE2E))
+			r.SumTTFT, r.SumTPOT, r.SumE2E, r.OutputMax))
 		for k, h := range []*loglin.Hist{&h.TTFT, &h.TPOT, &h.E2E} {
 			for i, bin := range r.Hist[k].Bins {
 				h.AddBin(bin, r.Hist[k].Counts[i])

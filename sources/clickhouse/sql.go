@@ -669,6 +669,8 @@ func buildQuery(p *Plan, table string, cols resolved, where string, start, end f
 		"sumIf(" + a("prompt") + ", " + a("st") + " != 5 AND " + a("prompt") + " >= 0) AS prompt_tokens",
 		"sumIf(" + a("output") + ", " + ok + " AND " + a("output") + " > 0) AS output_tokens",
 		"countIf(" + ok + " AND " + a("output") + " < 0) AS output_unknown",
+		// the longest completion, which a mean output length must not rest on
+		"maxIf(" + a("output") + ", " + ok + " AND " + a("output") + " > 0) AS output_max",
 		"countIf(" + a("st") + " != 5 AND " + a("prompt") + " < 0) AS prompt_unknown",
 		"sumIf(" + a("output") + ", " + a("good") + " AND " + a("output") + " > 0) AS good_tokens",
 		"sumIf(" + a("cached") + ", " + a("cached") + " >= 0 AND " + a("prompt") + " > 0) AS hits",
