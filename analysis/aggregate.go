@@ -617,6 +617,20 @@ func (j *aggJudgement) report() *Report {
 	heldByUnverifiedGap(r, gap, baselineMore)
 	ab, ac := j.b.ds.Agg, j.c.ds.Agg
 	heldByQualityGap(r, qualityGap(p, ab.QualityChecked, ab.QualityFailed, ac.QualityChecked, ac.QualityFailed))
+	if j.exact() {
+		// log-linear bins read as the request path's values, within a bin
+		heldByCutTails(r, cutTails(func(baseline bool, latency string) latencyCounts {
+			a := j.cRaw
+			if baseline {
+				a = j.b
+			}
+			h, _ := histo.Merge(sliceHists(a, latency)...)
+			if histCounts(h).total() > 0 {
+				return histCounts(h)
+			}
+			return nil
+		}))
+	}
 	if ms := mixShift(j.b, j.c, 1-2*p.Alpha()); ms != "" {
 		j.warnf("traffic mix: %s", ms)
 		if r.Verdict != Inconclusive {

@@ -1,0 +1,112 @@
+package analysis
+
+import (
+	"math"
+	"math/rand/v2"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/goodput-dev/goodput/sources/loglin"
+)
+
+// TestCutTail holds the cut-off rule to synthetic arms, each read as the
+// request path reads it (sorted values) and as an exact aggregate does
+// (log-linear bins): the same decision either way. An arm whose log-normal
+// TTFT is cut at 1 s is cut; identical arms, an arm whose spread is a
+// third, one 30% faster, and a cut that leaves fewer than CutoffAbove
+// values missing are not.
+func TestCutTail(t *testing.T) {
+	draw := func(seed uint64, n int, median, sigma, cut float64) []float64 {
+		rng := rand.New(rand.NewPCG(seed, 3))
+		var v []float64
+		for range n {
+			x := median * math.Exp(sigma*rng.NormFloat64())
+			if cut > 0 && x > cut {
+				continue
+			}
+			v = append(v, x)
+		}
+		slices.Sort(v)
+		return v
+	}
+	hist := func(v []float64) histCounts {
+		var h loglin.Hist
+		for _, x := range v {
+			h.Add(x, 1)
+		}
+		return histCounts(h.Cumulative())
+	}
+	const n = 36000
+	base := draw(1, n, 0.4, 0.4, 0) // about 1.1% above 1 s
+	for _, tc := range []struct {
+		name string
+		x    []float64
+		cut  bool
+	}{
+		{"cut at 1 s", draw(2, n, 0.4, 0.4, 1), true},
+		{"cut at 1 s, 10% slower", draw(2, n, 0.44, 0.4, 1), true},
+		{"identical", draw(2, n, 0.4, 0.4, 0), false},
+		{"a third of the spread", draw(2, n, 0.4, 0.4/3, 0), false},
+		{"30% faster", draw(2, n, 0.28, 0.4, 0), false},
+		{"a cut few values pass", draw(2, n, 0.4, 0.4, 1.6), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cut, ok := cutTail("ttft", sortedCounts(tc.x), sortedCounts(base), false)
+			if ok != tc.cut {
+				t.Errorf("values: cut %v, want %v (%+v)", ok, tc.cut, cut)
+			}
+			hc, hok := cutTail("ttft", hist(tc.x), hist(base), false)
+			if hok != ok {
+				t.Errorf("bins: cut %v, values %v (%+v against %+v)", hok, ok, hc, cut)
+			}
+			if ok && (hc.at < cut.at || hc.at > cut.at*math.Pow(2, 1.0/256)*1.0000001) {
+				t.Errorf("bins put the cut at %v, values at %v: not the upper edge of its bin", hc.at, cut.at)
+			}
+		})
+	}
+}
+
+// TestCutTailsHoldVerdicts: on both judging paths, a canary whose log
+// lost every request whose first token took over 1 s (the fleet model's
+// canary-drops-slow, which passed about half its runs) is not passed and
+// the reason says where its TTFT stops; a baseline whose log lost them
+// does not fail the canary; identical arms carry no such reason.
+func TestCutTailsHoldVerdicts(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		arm    string // the arm named cut, "" for none
+		notRun Verdict
+	}{
+		{"canary-drops-slow", "canary", Pass},
+		{"baseline-drops-slow", "baseline", Fail},
+		{"aa", "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fc := fleetCaseNamed(t, tc.name)
+			for seed := uint64(0); seed < 3; seed++ {
+				b, c := fleetArms(fc.b(seed), fc.c(seed), seed)
+				exact, agg := judgedBothWays(t, b, c, Config{Policy: chat(t), Resamples: 400, Seed: seed + 1})
+				for k, r := range []*Report{exact, agg} {
+					path := [2]string{"request path", "aggregate"}[k]
+					text := strings.Join(r.Reasons, "\n")
+					named := strings.Contains(text, "stops at")
+					if named != (tc.arm != "") {
+						t.Errorf("#%d %s: a cut named %v, want %v: %s", seed, path, named, tc.arm != "", text)
+						continue
+					}
+					if tc.arm == "" {
+						continue
+					}
+					if r.Verdict == tc.notRun {
+						t.Errorf("#%d %s: %s with the %s's log cut: %s", seed, path, r.Verdict, tc.arm, text)
+					}
+					if !regexp.MustCompile(`the ` + tc.arm + `'s TTFT stops at (0\.99\d*|1) s`).MatchString(text) {
+						t.Errorf("#%d %s: the reason does not put the %s's cut at 1 s: %s", seed, path, tc.arm, text)
+					}
+				}
+			}
+		})
+	}
+}
