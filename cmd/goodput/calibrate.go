@@ -66,7 +66,7 @@ func defaultCalibrationScenarios() []string {
 	return []string{"aa-quiet-30m", "aa-replica-spread-30m", "mix-shift-labels", "masked-regression", "regress-latency-10", "regress-latency-10-edge", "cold-start-30m",
 		"bs-short-outputs", "bs-half-outputs", "bs-shed-8", "bs-retry-5", "bs-errors-canceled", "bs-server-cancels",
 		"bs-errors-rejected", "bs-class-ttft-50", "bs-slow-start-10m", "bs-tpot-leak", "bs-replica-lost",
-		"bs-replica-restart", "bs-error-burst", "bs-answers-run-on", "baseline-error-burst", "shared-error-burst"}
+		"bs-replica-restart", "bs-error-burst", "bs-answers-run-on", "bs-log-drops-slow", "baseline-error-burst", "shared-error-burst"}
 }
 
 // expectation is what a correct judge answers on a scenario and the targets
@@ -133,6 +133,7 @@ func expectedFor(name string) expectation {
 			"bs-replica-restart": "a canary replica crashes at minute 10 and restarts 2 minutes later",
 			"bs-error-burst":     "the canary fails 30–60% of its requests for 2 minutes at minute 15",
 			"bs-answers-run-on":  "3–8% of canary answers run on to a 1024-token cap",
+			"bs-log-drops-slow":  "the canary's log loses every completion whose first token took over 1.5–2 s (0.4–2.4% of its records)",
 		}
 		if n, ok := notes[name]; ok {
 			return expectation{"blind spot", analysis.Fail, n + "; no PASS allowed", noWrongPass}

@@ -18,6 +18,7 @@ type armStats struct {
 	// canceled requests by who the log says canceled them
 	byServer, byClient            float64
 	ttftChat, tpotEarly, tpotLate float64 // medians, seconds
+	maxTTFT                       float64 // seconds, over ok completions
 	byReplica                     map[string]float64
 }
 
@@ -46,6 +47,7 @@ func statsOf(res *Result, arm sources.Arm) armStats {
 			if r.Class == "chat" {
 				ttft = append(ttft, r.TTFT)
 			}
+			s.maxTTFT = math.Max(s.maxTTFT, r.TTFT)
 			if sources.Known(r.TPOT) {
 				switch off := r.Time - start; {
 				case off < dur/6:
@@ -107,6 +109,15 @@ func TestBlindSpotScenarios(t *testing.T) {
 			near(t, "canary share of ok completions at the 1024-token cap", c.capped/c.ok-b.capped/b.ok, 0.05, 0.01)
 			if r := c.meanOut / b.meanOut; r < 1.1 {
 				t.Errorf("canary/baseline mean output tokens %.3f: answers that run on should lengthen the mean", r)
+			}
+		}},
+		{"bs-log-drops-slow", 30 * time.Minute, func(t *testing.T, b, c armStats) {
+			if c.maxTTFT > 1.7 || b.maxTTFT <= 1.7 {
+				t.Errorf("largest TTFT %.3f s in the canary's log, %.3f s in the baseline's: the canary's should stop at 1.7 s, the baseline's run past it", c.maxTTFT, b.maxTTFT)
+			}
+			// the lost records are inside offered_load_ratio's 3% tolerance
+			if r := c.offered / b.offered; r < 0.97 || r >= 1 {
+				t.Errorf("canary/baseline records %.4f: want 1–2%% fewer", r)
 			}
 		}},
 		{"bs-shed-8", 30 * time.Minute, func(t *testing.T, b, c armStats) {

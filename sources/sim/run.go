@@ -173,6 +173,7 @@ func Run(ctx context.Context, sc Scenario, seed uint64, duration time.Duration) 
 	for i, s := range sims {
 		reqs := s.sorted()
 		sum := s.summarize(reqs)
+		reqs = dropSlowRecords(reqs, sc.Arm(arms[i]).LogDropSlow)
 		if arms[i] == sources.Canary {
 			res.Canary, res.Summary.Canary = reqs, sum
 		} else {
@@ -188,6 +189,17 @@ func Run(ctx context.Context, sc Scenario, seed uint64, duration time.Duration) 
 }
 
 // sorted returns the arm's records in arrival order (ties in offer order).
+// dropSlowRecords is reqs without the completions whose first token took
+// longer than after (ArmSpec.LogDropSlow; 0: reqs as they are).
+func dropSlowRecords(reqs []sources.Request, after time.Duration) []sources.Request {
+	if after <= 0 {
+		return reqs
+	}
+	return slices.DeleteFunc(reqs, func(r sources.Request) bool {
+		return r.Status == sources.StatusOK && r.TTFT > after.Seconds()
+	})
+}
+
 func (s *armSim) sorted() []sources.Request {
 	idx := make([]int, len(s.out))
 	for i := range idx {

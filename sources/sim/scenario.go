@@ -298,6 +298,12 @@ type ArmSpec struct {
 	// (by a load balancer or a gateway) before anything logs them, in
 	// [0, 1). Default 0.
 	Shed float64 `yaml:"shed"`
+	// LogDropSlow, when positive, loses from the arm's request log the
+	// records of completions whose first token took longer than it (a
+	// gateway that times requests out and drops their lines): the
+	// engine served them, its metrics and the run's summary count them.
+	// Default 0 (none).
+	LogDropSlow time.Duration `yaml:"log_drop_slow"`
 	// GatewayRetry makes a share of the arm's requests succeed only on a
 	// retry the gateway makes itself: the failed first attempt is not
 	// logged, the retry is logged with attempt 2.
@@ -740,6 +746,7 @@ func validateArm(v *validator, p string, a *ArmSpec, classes map[string]bool, ma
 	v.check(finite(o.RunOnShare) && o.RunOnShare >= 0 && o.RunOnShare <= 1, p+".output.run_on_share", "must be in [0, 1]")
 	v.check(o.RunOnTokens >= 0 && o.RunOnTokens <= 32768, p+".output.run_on_tokens", "must be in [0, 32768] (0 = 1024)")
 	v.check(a.Shed >= 0 && a.Shed < 1, p+".shed", "must be in [0, 1)")
+	v.check(a.LogDropSlow >= 0, p+".log_drop_slow", "must be ≥ 0 (0 = none)")
 	v.check(finite(a.TPOTJitter) && a.TPOTJitter >= 0 && a.TPOTJitter <= 1, p+".tpot_jitter", "must be in [0, 1]")
 	v.check(a.GatewayRetry.Share >= 0 && a.GatewayRetry.Share < 1, p+".gateway_retry.share", "must be in [0, 1)")
 	v.check(a.GatewayRetry.Delay >= 0, p+".gateway_retry.delay", "must be ≥ 0")
