@@ -30,8 +30,12 @@ import (
 // Checked on TTFT and E2E (timeouts are set on them), each arm against
 // the other. A cut canary holds a pass (its missing requests would count
 // against it); a cut baseline holds a fail (its missing requests make it
-// look better than it served). A fail with a cut canary, and a pass
-// with a cut baseline, stand with the reason added.
+// look better than it served). A fail with a cut canary stands with the
+// reason added — its missing requests can only have hidden harm — unless
+// the only gate failing is output_tokens_mean with the canary shorter:
+// the longest answers are the slowest end to end, and a log that lost
+// them reads as answers cut short. A pass with a cut baseline stands
+// with the reason added.
 const (
 	// CutoffAbove is the fewest values of the other arm above the cut
 	// arm's largest, scaled to the cut arm's count.
@@ -168,7 +172,7 @@ func ttftName(latency string) string {
 // otherwise the reason is added.
 func heldByCutTails(r *Report, cuts []tailCut) {
 	for _, c := range cuts {
-		hold := c.baseline && r.Verdict == Fail || !c.baseline && r.Verdict == Pass
+		hold := c.baseline && r.Verdict == Fail || !c.baseline && (r.Verdict == Pass || r.Verdict == Fail && failsOnlyShorter(r))
 		if !hold {
 			r.Reasons = append(r.Reasons, c.why())
 			continue
@@ -181,6 +185,25 @@ func heldByCutTails(r *Report, cuts []tailCut) {
 			map[Verdict]string{Pass: "PASS", Fail: "FAIL"}[r.Verdict], c.why(), effect)}, r.Reasons...)
 		r.Verdict = Inconclusive
 	}
+}
+
+// failsOnlyShorter reports whether output_tokens_mean, with the canary
+// the shorter, is the only gate failing r (its trend row aside).
+func failsOnlyShorter(r *Report) bool {
+	shorter := false
+	for _, m := range r.Metrics {
+		if m.Verdict != Fail {
+			continue
+		}
+		switch {
+		case m.Name == "output_tokens_mean" && m.Delta < 0:
+			shorter = true
+		case m.Name == "output_tokens_mean"+trendSuffix:
+		default:
+			return false
+		}
+	}
+	return shorter
 }
 
 // sortedOrNil is a's sorted values of a latency, nil when it has none.

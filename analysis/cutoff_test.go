@@ -110,3 +110,45 @@ func TestCutTailsHoldVerdicts(t *testing.T) {
 		})
 	}
 }
+
+// TestHeldByCutTails: which verdicts a cut holds. A cut canary holds a
+// pass, and a fail only when output_tokens_mean with the canary shorter
+// is all that fails (a log that lost the longest answers reads as
+// answers cut short); a cut baseline holds a fail; everything else
+// stands with the reason added.
+func TestHeldByCutTails(t *testing.T) {
+	shorter := Metric{Name: "output_tokens_mean", Verdict: Fail, Delta: -0.08}
+	longer := Metric{Name: "output_tokens_mean", Verdict: Fail, Delta: 0.08}
+	attain := Metric{Name: "slo_attainment", Verdict: Fail, Delta: -0.02}
+	trend := Metric{Name: "output_tokens_mean_trend", Verdict: Fail, Delta: 0.01}
+	for _, tc := range []struct {
+		name     string
+		verdict  Verdict
+		metrics  []Metric
+		baseline bool
+		want     Verdict
+	}{
+		{"canary cut, pass", Pass, nil, false, Inconclusive},
+		{"canary cut, fail on attainment", Fail, []Metric{attain}, false, Fail},
+		{"canary cut, fail on shorter answers", Fail, []Metric{shorter}, false, Inconclusive},
+		{"canary cut, fail on shorter answers and their trend", Fail, []Metric{shorter, trend}, false, Inconclusive},
+		{"canary cut, fail on shorter answers and attainment", Fail, []Metric{shorter, attain}, false, Fail},
+		{"canary cut, fail on longer answers", Fail, []Metric{longer}, false, Fail},
+		{"canary cut, inconclusive", Inconclusive, nil, false, Inconclusive},
+		{"baseline cut, fail", Fail, []Metric{attain}, true, Inconclusive},
+		{"baseline cut, pass", Pass, nil, true, Pass},
+	} {
+		r := &Report{Verdict: tc.verdict, Metrics: tc.metrics, Reasons: []string{"gates"}}
+		heldByCutTails(r, []tailCut{{latency: "e2e", baseline: tc.baseline, at: 38, above: 700, expected: 690, band: 300, bandOther: 280}})
+		if r.Verdict != tc.want {
+			t.Errorf("%s: %s, want %s", tc.name, r.Verdict, tc.want)
+		}
+		text := strings.Join(r.Reasons, "\n")
+		if !strings.Contains(text, "end-to-end latency stops at 38 s") || len(r.Reasons) != 2 {
+			t.Errorf("%s: reasons %q", tc.name, r.Reasons)
+		}
+		if held := r.Verdict != tc.verdict; held != strings.HasPrefix(r.Reasons[0], "the gates give") {
+			t.Errorf("%s: held %v, but the first reason is %q", tc.name, held, r.Reasons[0])
+		}
+	}
+}

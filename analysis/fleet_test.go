@@ -53,7 +53,11 @@ type fleet struct {
 	// dropSlow > 0: a completed request whose first token took longer than
 	// this many seconds is never logged (a gateway that drops the lines of
 	// requests it timed out): the arm's slowest requests vanish
-	dropSlow     float64
+	dropSlow float64
+	// dropLongE2E > 0: a completion whose end-to-end latency exceeded
+	// this many seconds is never logged (a gateway's total timeout): the
+	// arm's longest answers vanish
+	dropLongE2E  float64
 	coldSecs     float64 // slow start: TTFT ×coldX decaying linearly over coldSecs
 	coldX        float64
 	leak         float64 // TPOT grows by this factor by the end of the window
@@ -403,6 +407,9 @@ func (f fleet) dataset(arm sources.Arm) *sources.Dataset {
 					r.TPOT = tpotMed * f.tpotX * lat * cold * leak * math.Exp(0.12*repTail[rep]*rng.NormFloat64())
 					r.E2E += r.TPOT * float64(r.OutputTokens-1)
 				}
+				if f.dropLongE2E > 0 && r.E2E > f.dropLongE2E {
+					continue
+				}
 				if f.retryShare > 0 && rng.Float64() < f.retryShare {
 					r.Attempt = 2
 				}
@@ -673,6 +680,10 @@ func fleetCases() []fleetCase {
 		// that a fifth of the long class's requests miss
 		{"canary-drops-over-1.5s", Fail, id, same(func(f *fleet) { f.dropSlow = 1.5 })},
 		{"canary-drops-slow-heavy-tail", Fail, same(func(f *fleet) { f.ttftSigma = 0.8 }), same(func(f *fleet) { f.ttftSigma = 0.8; f.dropSlow = 1 })},
+		// the canary's log loses every answer that took over 38 s end to
+		// end (its longest): what is missing must not read as
+		// answers cut short
+		{"canary-drops-long-e2e", Fail, id, same(func(f *fleet) { f.dropLongE2E = 38 })},
 		// the baseline's log loses them: the canary must not fail for it
 		{"baseline-drops-slow", Pass, same(func(f *fleet) { f.dropSlow = 1 }), id},
 		// what a cut-off must not be taken for: a canary whose TTFT
