@@ -30,12 +30,15 @@ import (
 // Checked on TTFT and E2E (timeouts are set on them), each arm against
 // the other. A cut canary holds a pass (its missing requests would count
 // against it); a cut baseline holds a fail (its missing requests make it
-// look better than it served). A fail with a cut canary stands with the
-// reason added — its missing requests can only have hidden harm — unless
-// the only gate failing is output_tokens_mean with the canary shorter:
-// the longest answers are the slowest end to end, and a log that lost
-// them reads as answers cut short. A pass with a cut baseline stands
-// with the reason added.
+// look better than it served), and needs the stronger match below
+// (CutoffMatch): a canary whose tail regressed has values above the
+// baseline's largest too, and where an arm's latency runs up to a soft
+// wall (end-to-end latency under an output-token cap) the baseline's
+// values near its largest are not few. A fail with a cut canary stands
+// with the reason added, even when only output_tokens_mean fails with
+// the canary shorter: a log that lost the longest answers looks like
+// answers capped shorter (a max_tokens change), which must fail. A pass
+// with a cut baseline stands with the reason added.
 const (
 	// CutoffAbove is the fewest values of the other arm above the cut
 	// arm's largest, scaled to the cut arm's count.
@@ -44,8 +47,13 @@ const (
 	// arm's largest value in which the densities are compared.
 	CutoffBand = 1.1
 	// CutoffDensity is the least share of the other arm's count in the
-	// band (scaled) the cut arm must hold there.
+	// band (scaled) a cut canary must hold there.
 	CutoffDensity = 0.5
+	// CutoffMatch is the least share of the canary's count in the band
+	// (scaled) a cut baseline must hold there; nor may its count there
+	// be significantly lower than the canary's (one-sided z below
+	// −1.645 on the split of the band's values between the arms).
+	CutoffMatch = 0.8
 )
 
 // latencyCounts is what the cut-off check reads of one arm's latency:
@@ -127,8 +135,17 @@ func cutTail(latency string, x, y latencyCounts, xBaseline bool) (tailCut, bool)
 	c := tailCut{latency: latency, baseline: xBaseline, at: m, above: above, expected: above * scale}
 	lo := m / CutoffBand
 	c.band = x.above(lo) - x.above(m)
-	c.bandOther = (y.above(lo) - above) * scale
-	return c, c.expected >= CutoffAbove && c.band >= CutoffAbove/2 && c.band >= CutoffDensity*c.bandOther
+	byRaw := y.above(lo) - above
+	c.bandOther = byRaw * scale
+	ok := c.expected >= CutoffAbove && c.band >= CutoffAbove/2 && c.band >= CutoffDensity*c.bandOther
+	if ok && xBaseline {
+		// holding a fail: the densities must match, not merely compare
+		share := nx / (nx + ny)
+		all := c.band + byRaw
+		z := (c.band - share*all) / math.Sqrt(all*share*(1-share))
+		ok = c.band >= CutoffMatch*c.bandOther && z > -1.645
+	}
+	return c, ok
 }
 
 // cutTails checks TTFT and E2E each way; counts gives an arm's counts of
@@ -172,7 +189,7 @@ func ttftName(latency string) string {
 // otherwise the reason is added.
 func heldByCutTails(r *Report, cuts []tailCut) {
 	for _, c := range cuts {
-		hold := c.baseline && r.Verdict == Fail || !c.baseline && (r.Verdict == Pass || r.Verdict == Fail && failsOnlyShorter(r))
+		hold := c.baseline && r.Verdict == Fail || !c.baseline && r.Verdict == Pass
 		if !hold {
 			r.Reasons = append(r.Reasons, c.why())
 			continue
@@ -185,25 +202,6 @@ func heldByCutTails(r *Report, cuts []tailCut) {
 			map[Verdict]string{Pass: "PASS", Fail: "FAIL"}[r.Verdict], c.why(), effect)}, r.Reasons...)
 		r.Verdict = Inconclusive
 	}
-}
-
-// failsOnlyShorter reports whether output_tokens_mean, with the canary
-// the shorter, is the only gate failing r (its trend row aside).
-func failsOnlyShorter(r *Report) bool {
-	shorter := false
-	for _, m := range r.Metrics {
-		if m.Verdict != Fail {
-			continue
-		}
-		switch {
-		case m.Name == "output_tokens_mean" && m.Delta < 0:
-			shorter = true
-		case m.Name == "output_tokens_mean"+trendSuffix:
-		default:
-			return false
-		}
-	}
-	return shorter
 }
 
 // sortedOrNil is a's sorted values of a latency, nil when it has none.
