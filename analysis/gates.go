@@ -276,13 +276,19 @@ func fmtCount(v float64) string {
 // fmtTokens renders a token count or mean: whole numbers with thousands
 // separators (2,147,483,647), others to one decimal.
 func fmtTokens(v float64) string {
-	if v != math.Trunc(v) || math.Abs(v) >= 1e15 {
+	if v != math.Trunc(v) || math.Abs(v) >= 1<<62 {
 		return strconv.FormatFloat(v, 'f', 1, 64)
 	}
-	d := strconv.FormatFloat(math.Abs(v), 'f', 0, 64)
+	return Thousands(int64(v))
+}
+
+// Thousands prints an integer with thousands separators: -12,000.
+func Thousands(n int64) string {
+	d := strconv.FormatInt(n, 10)
 	var b strings.Builder
-	if v < 0 {
+	if n < 0 {
 		b.WriteByte('-')
+		d = d[1:]
 	}
 	for i, r := range d {
 		if i > 0 && (len(d)-i)%3 == 0 {

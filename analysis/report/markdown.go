@@ -1064,22 +1064,7 @@ func mdIsHex(s string) bool {
 }
 
 // mdInt prints an integer with thousands separators: 12,000.
-func mdInt(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	if neg {
-		b.WriteByte('-')
-	}
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
-}
+func mdInt(n int64) string { return analysis.Thousands(n) }
 
 // mdSig prints v with about three significant digits (integers of 1,000
 // and more in full, with separators).

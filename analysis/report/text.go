@@ -335,20 +335,7 @@ func tableLines(rows [][]string, right []bool) []string {
 
 func isNaN(n analysis.Num) bool { return math.IsNaN(float64(n)) || math.IsInf(float64(n), 0) }
 
-func count(n int64) string {
-	s := fmt.Sprint(n)
-	if n < 0 {
-		return s
-	}
-	var b strings.Builder
-	for i, ch := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(ch)
-	}
-	return b.String()
-}
+func count(n int64) string { return analysis.Thousands(n) }
 
 func pct(n analysis.Num) string {
 	if isNaN(n) {
