@@ -236,6 +236,7 @@ func leaveOutAgg(ds *sources.Dataset, a *aggArm, st NormalizationStep, o baselin
 		bk.TTFT, bk.TPOT, bk.E2E, bk.Queue = empty(bk.TTFT), empty(bk.TPOT), empty(bk.E2E), empty(bk.Queue)
 		bk.TTFTSum, bk.TPOTSum, bk.E2ESum = 0, 0, 0
 		bk.PromptTokens, bk.OutputTokens, bk.GoodTokens = zero(bk.PromptTokens), zero(bk.OutputTokens), zero(bk.GoodTokens)
+		bk.OutputMax = 0
 		bk.PrefixHits, bk.PrefixQueries = zero(bk.PrefixHits), zero(bk.PrefixQueries)
 	}
 	if agg.WarmupKept == nil && len(a.slices) > 0 {
