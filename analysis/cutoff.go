@@ -31,10 +31,11 @@ import (
 // the other. A cut canary holds a pass (its missing requests would count
 // against it); a cut baseline holds a fail (its missing requests make it
 // look better than it served), and needs the stronger match below
-// (CutoffMatch): a canary whose tail regressed has values above the
-// baseline's largest too, and where an arm's latency runs up to a soft
-// wall (end-to-end latency under an output-token cap) the baseline's
-// values near its largest are not few. A fail with a cut canary stands
+// (CutoffMatch) and bodies alike below the cut (sameBody): a canary
+// whose tail regressed, or that slowed down altogether, has values above
+// the baseline's largest too, and where an arm's latency runs up to a
+// soft wall (end-to-end latency under an output-token cap) the
+// baseline's values near its largest are not few. A fail with a cut canary stands
 // with the reason added, even when only output_tokens_mean fails with
 // the canary shorter: a log that lost the longest answers looks like
 // answers capped shorter (a max_tokens change), which must fail. A pass
@@ -54,6 +55,10 @@ const (
 	// be significantly lower than the canary's (one-sided z below
 	// −1.645 on the split of the band's values between the arms).
 	CutoffMatch = 0.8
+	// CutoffBody is how far apart (absolute) the shares of a cut
+	// baseline and of the canary below the cut may lie at the baseline's
+	// median and 90th percentile (sameBody), beyond chance.
+	CutoffBody = 0.01
 )
 
 // latencyCounts is what the cut-off check reads of one arm's latency:
@@ -65,6 +70,9 @@ type latencyCounts interface {
 	top() float64
 	// above counts the values greater than v
 	above(v float64) float64
+	// at is a value at or just above the q-quantile: the order
+	// statistic (a histogram: its bin's upper edge)
+	at(q float64) float64
 }
 
 // sortedCounts is an arm's sorted latency values.
@@ -79,6 +87,9 @@ func (s sortedCounts) top() float64 {
 }
 func (s sortedCounts) above(v float64) float64 {
 	return float64(len(s) - sort.Search(len(s), func(i int) bool { return s[i] > v }))
+}
+func (s sortedCounts) at(q float64) float64 {
+	return s[min(max(int(math.Ceil(q*float64(len(s))))-1, 0), len(s)-1)]
 }
 
 // histCounts is an arm's merged histogram in cumulative form.
@@ -98,6 +109,12 @@ func (h histCounts) top() float64 {
 	}
 	i := sort.Search(len(h.Counts), func(i int) bool { return h.Counts[i] >= n })
 	return h.Edges[i]
+}
+
+func (h histCounts) at(q float64) float64 {
+	n := h.total()
+	i := sort.Search(len(h.Counts), func(i int) bool { return h.Counts[i] >= q*n })
+	return h.Edges[min(i, len(h.Edges)-1)]
 }
 
 // above counts the values above the largest listed edge at or below v
@@ -139,13 +156,36 @@ func cutTail(latency string, x, y latencyCounts, xBaseline bool) (tailCut, bool)
 	c.bandOther = byRaw * scale
 	ok := c.expected >= CutoffAbove && c.band >= CutoffAbove/2 && c.band >= CutoffDensity*c.bandOther
 	if ok && xBaseline {
-		// holding a fail: the densities must match, not merely compare
+		// holding a fail: the densities must match, not merely compare,
+		// and so must the arms' bodies below the cut
 		share := nx / (nx + ny)
 		all := c.band + byRaw
 		z := (c.band - share*all) / math.Sqrt(all*share*(1-share))
-		ok = c.band >= CutoffMatch*c.bandOther && z > -1.645
+		ok = c.band >= CutoffMatch*c.bandOther && z > -1.645 && sameBody(x, y, m)
 	}
 	return c, ok
+}
+
+// sameBody reports whether y's values at or below m are distributed as
+// x's (all of which are): at x's median and 90th percentile, the shares
+// of both at or below agree within CutoffBody plus 2.58 standard errors.
+// A baseline whose log was cut serves as the canary did up to the cut; a
+// canary that regressed (its body slower, as when its tail outruns the
+// baseline's) does not.
+func sameBody(x, y latencyCounts, m float64) bool {
+	nx, ny := x.total(), y.total()-y.above(m)
+	if !(nx > 0 && ny > 0) {
+		return false
+	}
+	for _, q := range []float64{0.5, 0.9} {
+		v := x.at(q)
+		px, py := (nx-x.above(v))/nx, (ny-(y.above(v)-y.above(m)))/ny
+		p := (px + py) / 2
+		if math.Abs(px-py) > CutoffBody+2.58*math.Sqrt(p*(1-p)*(1/nx+1/ny)) {
+			return false
+		}
+	}
+	return true
 }
 
 // cutTails checks TTFT and E2E each way; counts gives an arm's counts of

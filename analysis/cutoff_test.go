@@ -16,7 +16,10 @@ import (
 // (log-linear bins): the same decision either way. An arm whose log-normal
 // TTFT is cut at 1 s is cut; identical arms, an arm whose spread is a
 // third, one 30% faster, and a cut that leaves fewer than CutoffAbove
-// values missing are not.
+// values missing are not. A baseline is read as cut only when the canary
+// serves as it did below the cut: not beside a canary whose slowest 1.5%
+// regressed, nor, where values pile up below a soft wall, beside a canary
+// 3% or 20% slower.
 func TestCutTail(t *testing.T) {
 	draw := func(seed uint64, n int, median, sigma, cut float64) []float64 {
 		rng := rand.New(rand.NewPCG(seed, 3))
@@ -40,24 +43,51 @@ func TestCutTail(t *testing.T) {
 	}
 	const n = 36000
 	base := draw(1, n, 0.4, 0.4, 0) // about 1.1% above 1 s
+	// a soft wall: 3% of the values pile up in [1.35, 1.5] s (answers at
+	// their length cap, end to end), the rest log-normal below it
+	walled := func(seed uint64, scale float64) []float64 {
+		rng := rand.New(rand.NewPCG(seed, 5))
+		v := draw(seed, n, 0.4, 0.4, 0)
+		for i := range v {
+			if rng.Float64() < 0.03 || v[i] > 1.35 {
+				v[i] = 1.5 * (0.9 + 0.1*rng.Float64())
+			}
+			v[i] *= scale
+		}
+		slices.Sort(v)
+		return v
+	}
+	tailRegressed := func(seed uint64) []float64 {
+		v := draw(seed, n, 0.4, 0.4, 0)
+		for i := 0; i < len(v); i += 67 { // 1.5% of them ×3
+			v[i] *= 3
+		}
+		slices.Sort(v)
+		return v
+	}
 	for _, tc := range []struct {
-		name string
-		x    []float64
-		cut  bool
+		name     string
+		x, y     []float64 // x: the arm checked for a cut against y
+		baseline bool      // x is the baseline (a cut holds a fail)
+		cut      bool
 	}{
-		{"cut at 1 s", draw(2, n, 0.4, 0.4, 1), true},
-		{"cut at 1 s, 10% slower", draw(2, n, 0.44, 0.4, 1), true},
-		{"identical", draw(2, n, 0.4, 0.4, 0), false},
-		{"a third of the spread", draw(2, n, 0.4, 0.4/3, 0), false},
-		{"30% faster", draw(2, n, 0.28, 0.4, 0), false},
-		{"a cut few values pass", draw(2, n, 0.4, 0.4, 1.6), false},
+		{"cut at 1 s", draw(2, n, 0.4, 0.4, 1), base, false, true},
+		{"cut at 1 s, 10% slower", draw(2, n, 0.44, 0.4, 1), base, false, true},
+		{"identical", draw(2, n, 0.4, 0.4, 0), base, false, false},
+		{"a third of the spread", draw(2, n, 0.4, 0.4/3, 0), base, false, false},
+		{"30% faster", draw(2, n, 0.28, 0.4, 0), base, false, false},
+		{"a cut few values pass", draw(2, n, 0.4, 0.4, 1.6), base, false, false},
+		{"a baseline cut at 1 s", draw(2, n, 0.4, 0.4, 1), base, true, true},
+		{"a baseline against a canary whose slowest 1.5% are ×3", base, tailRegressed(2), true, false},
+		{"a walled baseline against a canary 20% slower", walled(1, 1), walled(2, 1.2), true, false},
+		{"a walled baseline against a canary 3% slower", walled(1, 1), walled(2, 1.03), true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cut, ok := cutTail("ttft", sortedCounts(tc.x), sortedCounts(base), false)
+			cut, ok := cutTail("ttft", sortedCounts(tc.x), sortedCounts(tc.y), tc.baseline)
 			if ok != tc.cut {
 				t.Errorf("values: cut %v, want %v (%+v)", ok, tc.cut, cut)
 			}
-			hc, hok := cutTail("ttft", hist(tc.x), hist(base), false)
+			hc, hok := cutTail("ttft", hist(tc.x), hist(tc.y), tc.baseline)
 			if hok != ok {
 				t.Errorf("bins: cut %v, values %v (%+v against %+v)", hok, ok, hc, cut)
 			}
