@@ -52,8 +52,10 @@ const (
 	CutoffDensity = 0.5
 	// CutoffMatch is the least share of the canary's count in the band
 	// (scaled) a cut baseline must hold there; nor may its count there
-	// be significantly lower than the canary's (one-sided z below
-	// −1.645 on the split of the band's values between the arms).
+	// be lower than the canary's beyond doubt (one-sided z below −2.58
+	// on the split of the band's values between the arms: at −1.645 one
+	// true cut in six was refused on the fleet model, whose arms' own
+	// slowdowns spread those counts beyond Poisson's).
 	CutoffMatch = 0.8
 	// CutoffBody is how far apart (absolute) the shares of a cut
 	// baseline and of the canary below the cut may lie at the baseline's
@@ -161,7 +163,7 @@ func cutTail(latency string, x, y latencyCounts, xBaseline bool) (tailCut, bool)
 		share := nx / (nx + ny)
 		all := c.band + byRaw
 		z := (c.band - share*all) / math.Sqrt(all*share*(1-share))
-		ok = c.band >= CutoffMatch*c.bandOther && z > -1.645 && sameBody(x, y, m)
+		ok = c.band >= CutoffMatch*c.bandOther && z > -2.58 && sameBody(x, y, m)
 	}
 	return c, ok
 }
