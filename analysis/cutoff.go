@@ -68,10 +68,15 @@ const (
 // histogram.
 type latencyCounts interface {
 	total() float64
-	// top is the largest value (a histogram: its bin's upper edge)
+	// top is the largest value (a histogram: its bin's upper edge);
+	// topFloor the least it can be (a histogram: that bin's lower edge)
 	top() float64
-	// above counts the values greater than v
+	topFloor() float64
+	// above counts the values greater than v (a histogram: those above
+	// the bin edge at or below v, counting the bin that holds v);
+	// aboveUp those above the bin edge at or above v (not counting it)
 	above(v float64) float64
+	aboveUp(v float64) float64
 	// at is a value at or just above the q-quantile: the order
 	// statistic (a histogram: its bin's upper edge)
 	at(q float64) float64
@@ -87,6 +92,8 @@ func (s sortedCounts) top() float64 {
 	}
 	return s[len(s)-1]
 }
+func (s sortedCounts) topFloor() float64         { return s.top() }
+func (s sortedCounts) aboveUp(v float64) float64 { return s.above(v) }
 func (s sortedCounts) above(v float64) float64 {
 	return float64(len(s) - sort.Search(len(s), func(i int) bool { return s[i] > v }))
 }
@@ -111,6 +118,26 @@ func (h histCounts) top() float64 {
 	}
 	i := sort.Search(len(h.Counts), func(i int) bool { return h.Counts[i] >= n })
 	return h.Edges[i]
+}
+
+func (h histCounts) topFloor() float64 {
+	n := h.total()
+	if !(n > 0) {
+		return math.NaN()
+	}
+	i := sort.Search(len(h.Counts), func(i int) bool { return h.Counts[i] >= n })
+	if i == 0 {
+		return math.Inf(-1)
+	}
+	return h.Edges[i-1]
+}
+
+func (h histCounts) aboveUp(v float64) float64 {
+	i := sort.SearchFloat64s(h.Edges, v)
+	if i >= len(h.Edges) {
+		return 0
+	}
+	return h.total() - h.Counts[i]
 }
 
 func (h histCounts) at(q float64) float64 {
@@ -149,11 +176,18 @@ func cutTail(latency string, x, y latencyCounts) (tailCut, bool) {
 		return tailCut{}, false
 	}
 	scale := nx / ny
-	above := y.above(m)
+	// from bins, every count is read the way that holds more readily
+	// (the arm's largest anywhere in its top bin, the band's lower end
+	// anywhere in its bin), so that bins never hold less often than the
+	// values would: the other arm's values above the top bin's lower
+	// edge; the arm's band with the bin holding its lower end, the other
+	// arm's without it and without the top bin
+	floor := x.topFloor()
+	above := y.above(floor)
 	c := tailCut{latency: latency, at: m, above: above, expected: above * scale}
 	lo := m / CutoffBand
 	c.band = x.above(lo) - x.above(m)
-	byRaw := y.above(lo) - above
+	byRaw := max(y.aboveUp(lo)-above, 0)
 	c.bandOther = byRaw * scale
 	if !(c.expected >= CutoffAbove && c.band >= CutoffAbove/2 && c.band >= CutoffMatch*c.bandOther) {
 		return c, false
