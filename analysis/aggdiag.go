@@ -5,7 +5,6 @@ import (
 	"math"
 	"sort"
 
-	"github.com/goodput-dev/goodput/analysis/histo"
 	"github.com/goodput-dev/goodput/analysis/stats"
 	"github.com/goodput-dev/goodput/sources"
 	"github.com/goodput-dev/goodput/sources/loglin"
@@ -55,18 +54,12 @@ type latBin struct{ lo, hi, n float64 }
 // analysed slices as ascending bins; ok is false when a slice's histogram is
 // not a log-linear (sparse) one.
 func pooledBins(a *aggArm, latency string) (bins []latBin, ok bool) {
-	var h histo.Sum
 	for i := range a.slices {
-		s := latencyOfSlice(&a.slices[i], latency)
-		if len(s.Edges) == 0 {
-			continue
-		}
-		if !s.Sparse {
+		if s := latencyOfSlice(&a.slices[i], latency); len(s.Edges) > 0 && !s.Sparse {
 			return nil, false
 		}
-		h.Add(s)
 	}
-	return binsOf(h.Histogram()), true
+	return binsOf(pooledHist(a, latency)), true
 }
 
 // binsOf lists a cumulative histogram's non-empty bins in ascending order.

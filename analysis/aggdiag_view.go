@@ -45,11 +45,7 @@ func (j *aggJudgement) distributions() Distributions {
 		d.Probs[i] = Num(q)
 	}
 	curve := func(a *aggArm, latency string) []Num {
-		var sum histo.Sum
-		for i := range a.slices {
-			sum.Add(latencyOfSlice(&a.slices[i], latency))
-		}
-		h := sum.Histogram()
+		h := pooledHist(a, latency)
 		out := make([]Num, len(ps))
 		for i, q := range ps {
 			out[i] = Num(histo.Quantile(q, h))
@@ -63,6 +59,16 @@ func (j *aggJudgement) distributions() Distributions {
 	d.TTFT = ArmQuantCurve{Baseline: curve(j.b, "ttft"), Canary: curve(j.cRaw, "ttft")}
 	d.TPOT = ArmQuantCurve{Baseline: curve(j.b, "tpot"), Canary: curve(j.cRaw, "tpot")}
 	return d
+}
+
+// pooledHist is an arm's histogram of a latency (ttft, tpot or e2e) over
+// its analysed slices.
+func pooledHist(a *aggArm, latency string) sources.Histogram {
+	var sum histo.Sum
+	for i := range a.slices {
+		sum.Add(latencyOfSlice(&a.slices[i], latency))
+	}
+	return sum.Histogram()
 }
 
 // lowestEdge is the lower edge of a histogram's lowest non-empty bucket,

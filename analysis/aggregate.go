@@ -88,7 +88,7 @@ type aggSlice struct {
 }
 
 // addCounts adds the request counts of slice o (those accounting and the
-// output-length rule read) to s.
+// output-length rules read) to s.
 func (s *aggSlice) addCounts(o *aggSlice) {
 	s.completed += o.completed
 	s.failed += o.failed
@@ -97,6 +97,14 @@ func (s *aggSlice) addCounts(o *aggSlice) {
 	s.goodLo += o.goodLo
 	s.retried += o.retried
 	s.outUnknown += o.outUnknown
+	s.outTokens += o.outTokens
+	s.outMax = max(s.outMax, o.outMax)
+}
+
+// outputTop is what the mean output length of s (a sum of slices) rests
+// on (heldByOneCompletion).
+func (s *aggSlice) outputTop() outputTop {
+	return outputTop{s.outTokens, s.completed - s.outUnknown, s.outMax}
 }
 
 // accounting is the request accounting of s (a slice, or a sum of
@@ -619,17 +627,7 @@ func (j *aggJudgement) report() *Report {
 	heldByQualityGap(r, qualityGap(p, ab.QualityChecked, ab.QualityFailed, ac.QualityChecked, ac.QualityFailed))
 	if j.exact() {
 		// log-linear bins read as the request path's values, within a bin
-		heldByCutTails(r, cutTails(func(baseline bool, latency string) latencyCounts {
-			a := j.cRaw
-			if baseline {
-				a = j.b
-			}
-			h, _ := histo.Merge(sliceHists(a, latency)...)
-			if histCounts(h).total() > 0 {
-				return histCounts(h)
-			}
-			return nil
-		}))
+		heldByCutTail(r, histCounts(pooledHist(j.cRaw, "ttft")), histCounts(pooledHist(j.b, "ttft")))
 	}
 	if ms := mixShift(j.b, j.c, 1-2*p.Alpha()); ms != "" {
 		j.warnf("traffic mix: %s", ms)
@@ -663,7 +661,6 @@ func (j *aggJudgement) armSummary(a *aggArm) ArmSummary {
 	costKnown := true
 	for _, s := range a.slices {
 		t.addCounts(&s)
-		t.outTokens += s.outTokens
 		t.goodTokens += s.goodTokens
 		repSecs += s.replicas * (s.end - s.start)
 		if !math.IsNaN(s.gpuUtil) {
@@ -1171,23 +1168,9 @@ func (j *aggJudgement) evalGate(idx int, g policies.Gate, conf float64) gateEval
 			tc.addCounts(&j.cRaw.slices[i])
 		}
 		e = heldByOutputGap(e, outputKnownGap(tb.completed, tb.outUnknown, tc.completed, tc.outUnknown))
-		e = heldByOneCompletion(e, j.b.outputTop(), j.cRaw.outputTop())
+		e = heldByOneCompletion(e, tb.outputTop(), tc.outputTop())
 	}
 	return e
-}
-
-// outputTop is what the arm's mean output length rests on, over its
-// analysed slices (heldByOneCompletion).
-func (a *aggArm) outputTop() outputTop {
-	var o outputTop
-	for i := range a.slices {
-		s := &a.slices[i]
-		if s.leftOut {
-			continue
-		}
-		o.tokens, o.n, o.max = o.tokens+s.outTokens, o.n+s.completed-s.outUnknown, max(o.max, s.outMax)
-	}
-	return o
 }
 
 // rawWidth widens a mix-reweighted matched-load estimate (canary at the

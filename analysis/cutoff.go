@@ -111,25 +111,32 @@ func (h histCounts) total() float64 {
 	return h.Counts[len(h.Counts)-1]
 }
 
-func (h histCounts) top() float64 {
+// topBin is the index of the edge that closes the highest non-empty bin
+// (−1 when the histogram is empty).
+func (h histCounts) topBin() int {
 	n := h.total()
 	if !(n > 0) {
-		return math.NaN()
+		return -1
 	}
-	i := sort.Search(len(h.Counts), func(i int) bool { return h.Counts[i] >= n })
-	return h.Edges[i]
+	return sort.Search(len(h.Counts), func(i int) bool { return h.Counts[i] >= n })
+}
+
+func (h histCounts) top() float64 {
+	if i := h.topBin(); i >= 0 {
+		return h.Edges[i]
+	}
+	return math.NaN()
 }
 
 func (h histCounts) topFloor() float64 {
-	n := h.total()
-	if !(n > 0) {
+	switch i := h.topBin(); {
+	case i < 0:
 		return math.NaN()
-	}
-	i := sort.Search(len(h.Counts), func(i int) bool { return h.Counts[i] >= n })
-	if i == 0 {
+	case i == 0:
 		return math.Inf(-1)
+	default:
+		return h.Edges[i-1]
 	}
-	return h.Edges[i-1]
 }
 
 func (h histCounts) aboveUp(v float64) float64 {
@@ -157,10 +164,9 @@ func (h histCounts) above(v float64) float64 {
 	return h.total() - h.Counts[i]
 }
 
-// tailCut is the canary's latency found cut off (cutTail).
+// tailCut is the canary's TTFT found cut off (cutTail).
 type tailCut struct {
-	latency string
-	at      float64 // the canary's largest value, seconds
+	at float64 // the canary's largest value, seconds
 	// above is the other arm's count above at, expected that scaled to
 	// the cut arm's count; band and bandOther the arms' counts in
 	// (at/CutoffBand, at], bandOther scaled
@@ -169,7 +175,7 @@ type tailCut struct {
 
 // cutTail reports whether arm x's latency is cut off below arm y's (the
 // rule above).
-func cutTail(latency string, x, y latencyCounts) (tailCut, bool) {
+func cutTail(x, y latencyCounts) (tailCut, bool) {
 	nx, ny := x.total(), y.total()
 	m := x.top()
 	if !(nx > 0 && ny > 0) || math.IsNaN(m) {
@@ -184,9 +190,9 @@ func cutTail(latency string, x, y latencyCounts) (tailCut, bool) {
 	// arm's without it and without the top bin
 	floor := x.topFloor()
 	above := y.above(floor)
-	c := tailCut{latency: latency, at: m, above: above, expected: above * scale}
+	c := tailCut{at: m, above: above, expected: above * scale}
 	lo := m / CutoffBand
-	c.band = x.above(lo) - x.above(m)
+	c.band = x.above(lo) // nothing of x lies above m
 	byRaw := max(y.aboveUp(lo)-above, 0)
 	c.bandOther = byRaw * scale
 	if !(c.expected >= CutoffAbove && c.band >= CutoffAbove/2 && c.band >= CutoffMatch*c.bandOther) {
@@ -219,46 +225,28 @@ func sameBody(x, y latencyCounts, m float64) bool {
 	return true
 }
 
-// cutTails checks the canary's TTFT against the baseline's; counts gives
-// an arm's counts of a latency (nil when the arm has none to read).
-func cutTails(counts func(baseline bool, latency string) latencyCounts) []tailCut {
-	var out []tailCut
-	for _, l := range []string{"ttft"} {
-		b, c := counts(true, l), counts(false, l)
-		if b == nil || c == nil {
-			continue
-		}
-		if cut, ok := cutTail(l, c, b); ok {
-			out = append(out, cut)
-		}
-	}
-	return out
-}
-
 // why is the cut's reason.
 func (c tailCut) why() string {
 	return fmt.Sprintf("the canary's TTFT stops at %.4g s while the baseline has %s values above it (%.0f at the canary's count; identical arms give a few), and just below it, in (%.4g, %.4g] s, the canary has %.0f values against the baseline's %.0f: a tail cut off there, as when a gateway or collector drops the records of requests that ran that long, so the canary's slowest requests are missing from its log",
 		c.at, fmtCount(c.above), c.expected, c.at/CutoffBand, c.at, c.band, c.bandOther)
 }
 
-// heldByCutTails applies the cut-off check to the verdict: a cut canary
-// holds a pass (inconclusive, the reason first); a fail or an
-// inconclusive run gains the reason.
-func heldByCutTails(r *Report, cuts []tailCut) {
-	for _, c := range cuts {
-		if r.Verdict != Pass {
-			r.Reasons = append(r.Reasons, c.why())
-			continue
-		}
-		r.Reasons = append([]string{fmt.Sprintf("the gates give PASS, but %s: the canary's attainment and tails look better than it served, so the pass cannot be trusted; give the complete log (or the dropped requests as timeouts) and judge again", c.why())}, r.Reasons...)
-		r.Verdict = Inconclusive
+// heldByCutTail applies the cut-off check to the verdict, given both
+// arms' TTFT: a cut canary holds a pass (inconclusive, the reason first);
+// a fail or an inconclusive run gains the reason. Both judging paths call
+// it.
+func heldByCutTail(r *Report, canary, baseline latencyCounts) {
+	if c, ok := cutTail(canary, baseline); ok {
+		holdForCut(r, c)
 	}
 }
 
-// sortedOrNil is a's sorted values of a latency, nil when it has none.
-func sortedOrNil(a *armData, latency string) latencyCounts {
-	if v := a.pooled(latency); len(v) > 0 {
-		return sortedCounts(v)
+// holdForCut applies one cut found to the verdict (heldByCutTail).
+func holdForCut(r *Report, c tailCut) {
+	if r.Verdict != Pass {
+		r.Reasons = append(r.Reasons, c.why())
+		return
 	}
-	return nil
+	r.Reasons = append([]string{fmt.Sprintf("the gates give PASS, but %s: the canary's attainment and tails look better than it served, so the pass cannot be trusted; give the complete log (or the dropped requests as timeouts) and judge again", c.why())}, r.Reasons...)
+	r.Verdict = Inconclusive
 }

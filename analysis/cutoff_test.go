@@ -103,11 +103,11 @@ func TestCutTail(t *testing.T) {
 		{"sharp-edged, beside an arm half of whose requests slowed", edged(false), edged(true), true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cut, ok := cutTail("ttft", sortedCounts(tc.x), sortedCounts(tc.y))
+			cut, ok := cutTail(sortedCounts(tc.x), sortedCounts(tc.y))
 			if ok != tc.cut {
 				t.Errorf("values: cut %v, want %v (%+v)", ok, tc.cut, cut)
 			}
-			hc, hok := cutTail("ttft", hist(tc.x), hist(tc.y))
+			hc, hok := cutTail(hist(tc.x), hist(tc.y))
 			if hok != ok {
 				t.Errorf("bins: cut %v, values %v (%+v against %+v)", hok, ok, hc, cut)
 			}
@@ -183,7 +183,7 @@ func TestHeldByCutTails(t *testing.T) {
 		{"inconclusive", Inconclusive, nil, Inconclusive},
 	} {
 		r := &Report{Verdict: tc.verdict, Metrics: tc.metrics, Reasons: []string{"gates"}}
-		heldByCutTails(r, []tailCut{{latency: "ttft", at: 38, above: 700, expected: 690, band: 300, bandOther: 280}})
+		holdForCut(r, tailCut{at: 38, above: 700, expected: 690, band: 300, bandOther: 280})
 		if r.Verdict != tc.want {
 			t.Errorf("%s: %s, want %s", tc.name, r.Verdict, tc.want)
 		}

@@ -542,8 +542,7 @@ func (j *judgement) evalGate(idx int, g policies.Gate, conf float64, r *Report) 
 	if g.Metric == "output_tokens_mean" {
 		tb, tc := j.b.totals(), j.c.totals()
 		e = heldByOutputGap(e, outputKnownGap(tb.completed, tb.outUnknown, tc.completed, tc.outUnknown))
-		e = heldByOneCompletion(e, outputTop{tb.outTokens, tb.completed - tb.outUnknown, tb.outMax},
-			outputTop{tc.outTokens, tc.completed - tc.outUnknown, tc.outMax})
+		e = heldByOneCompletion(e, tb.outputTop(), tc.outputTop())
 	}
 	return e
 }
@@ -857,6 +856,12 @@ func (o outputTop) sway() float64 {
 		return math.Inf(1)
 	}
 	return (o.tokens/o.n)/(rest/(o.n-1)) - 1
+}
+
+// outputTop is what the mean output length of b (an arm's totals) rests
+// on (heldByOneCompletion).
+func (b *bucket) outputTop() outputTop {
+	return outputTop{b.outTokens, b.completed - b.outUnknown, b.outMax}
 }
 
 // heldByOneCompletion leaves an output_tokens_mean gate inconclusive, its

@@ -285,12 +285,7 @@ func (j *judgement) report() *Report {
 	gap, baselineMore := unverifiedGap(j.b.unverified, j.c.unverified, j.b.completedAll, j.c.completedAll)
 	heldByUnverifiedGap(r, gap, baselineMore)
 	heldByQualityGap(r, qualityGap(j.p, j.b.qualityChecked, j.b.qualityFailed, j.c.qualityChecked, j.c.qualityFailed))
-	heldByCutTails(r, cutTails(func(baseline bool, latency string) latencyCounts {
-		if baseline {
-			return sortedOrNil(j.b, latency)
-		}
-		return sortedOrNil(j.c, latency)
-	}))
+	heldByCutTail(r, sortedCounts(j.c.pooled("ttft")), sortedCounts(j.b.pooled("ttft")))
 	j.metricsWarnings()
 	internalView(r, j.work(j.b), j.work(j.c), j.p.Window.Bucket.Seconds())
 	r.Warnings = onceForBothArms(j.warns, j.b.ds, j.c.ds)
