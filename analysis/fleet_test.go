@@ -723,10 +723,58 @@ func fleetRun(t *testing.T, repsVar, does string) (int, []fleetCase) {
 	return reps, out
 }
 
+// fleetVariants are ways to move every case of the fleet model at once,
+// applied to both arms after the case's own settings: a case built on the
+// default fleet is measured again where the noise, the traffic or the
+// records differ, so that a rule tuned to one setting shows where it does
+// not carry. None changes the window's length (the cases' events keep
+// their times).
+func fleetVariants() map[string]func(b, c *fleet) {
+	return map[string]func(b, c *fleet){
+		// per-arm slowdowns 2× the default's spread; 2.5× and longer-lived
+		"noisier":  func(b, c *fleet) { b.sigma, c.sigma = 0.04, 0.04 },
+		"noisiest": func(b, c *fleet) { b.sigma, b.phi, c.sigma, c.phi = 0.05, 0.9, 0.05, 0.9 },
+		// a tenth of the traffic: 2 requests per second per arm
+		"2rps": func(b, c *fleet) { b.rate, c.rate = b.rate/10, c.rate/10 },
+		// TTFT spread 0.8 of the log instead of 0.3 around each class's median
+		"heavy-tail": func(b, c *fleet) { b.ttftSigma, c.ttftSigma = 0.8, 0.8 },
+		// no class labels: strata from token-length bands
+		"unlabelled": func(b, c *fleet) { b.unlabelled, c.unlabelled = true, true },
+		// arrivals in clumps of 8 on average
+		"clumped": func(b, c *fleet) { b.clump, c.clump = 8, 8 },
+		// benchmark runs one after the other at a steady load: no shared
+		// clock or wave (a case whose canary already runs after the
+		// baseline keeps its own offset)
+		"sequential": func(b, c *fleet) {
+			b.waveAmp, c.waveAmp = 0, 0
+			if c.offset < b.secs {
+				c.offset += b.secs + 60
+			}
+		},
+	}
+}
+
+// fleetVariant is the variant GOODPUT_FLEET_VARIANT names (unset: none;
+// an unknown name fails the test, listing the known ones).
+func fleetVariant(t *testing.T) (string, func(b, c *fleet)) {
+	t.Helper()
+	name := os.Getenv("GOODPUT_FLEET_VARIANT")
+	if name == "" {
+		return "", func(_, _ *fleet) {}
+	}
+	vs := fleetVariants()
+	v, ok := vs[name]
+	if !ok {
+		t.Fatalf("GOODPUT_FLEET_VARIANT=%s: want one of %s", name, strings.Join(sortedKeys(vs), ", "))
+	}
+	return name, v
+}
+
 // TestFleetCalibration measures verdict rates on the fleet model:
 // GOODPUT_FLEET_REPS replicates per case (default 0: skipped; the
 // numbers in docs/EVIDENCE.md use 100), GOODPUT_FLEET_CASES a
-// comma-separated subset, GOODPUT_FLEET_SEED_OFFSET other seeds. Each
+// comma-separated subset, GOODPUT_FLEET_SEED_OFFSET other seeds,
+// GOODPUT_FLEET_VARIANT every case moved one way (fleetVariants). Each
 // line: case, expected verdict, fail / pass / inconclusive rates with
 // their Monte Carlo standard errors, and per-gate fail counts.
 func TestFleetCalibration(t *testing.T) {
@@ -734,6 +782,10 @@ func TestFleetCalibration(t *testing.T) {
 	// GOODPUT_FLEET_SEED_OFFSET (default 0) moves every replicate to
 	// other seeds: a rule tuned on the default seeds is measured on these
 	offset, _ := strconv.Atoi(os.Getenv("GOODPUT_FLEET_SEED_OFFSET"))
+	variant, move := fleetVariant(t)
+	if variant != "" {
+		variant = "@" + variant
+	}
 	p := chat(t)
 	for _, fc := range cases {
 		counts := map[Verdict]int{}
@@ -745,7 +797,9 @@ func TestFleetCalibration(t *testing.T) {
 		identical := strings.HasPrefix(fc.name, "aa") || strings.HasSuffix(fc.name, "-aa")
 		for i := 0; i < reps; i++ {
 			seed := uint64(1000*len(fc.name) + offset + i)
-			b, c := fleetArms(fc.b(seed), fc.c(seed), seed)
+			bf, cf := fc.b(seed), fc.c(seed)
+			move(&bf, &cf)
+			b, c := fleetArms(bf, cf, seed)
 			r, err := Judge(b, c, Config{Policy: p, Resamples: 400, Seed: seed + 1})
 			if err != nil {
 				t.Fatalf("%s #%d: %v", fc.name, i, err)
@@ -788,7 +842,7 @@ func TestFleetCalibration(t *testing.T) {
 		for _, m := range sortedKeys(gateInc) {
 			gi = append(gi, fmt.Sprintf("%s %d", m, gateInc[m]))
 		}
-		t.Logf("%-18s want %-5s fail %s  pass %s  inconclusive %s  fails [%s] inconclusive [%s] baseline outage left out in %d, shared in %d", fc.name, fc.want,
+		t.Logf("%-18s want %-5s fail %s  pass %s  inconclusive %s  fails [%s] inconclusive [%s] baseline outage left out in %d, shared in %d", fc.name+variant, fc.want,
 			rate(counts[Fail]), rate(counts[Pass]), rate(counts[Inconclusive]), strings.Join(gf, ", "), strings.Join(gi, ", "), outages, shared)
 		for _, m := range sortedKeys(intervals) {
 			n := intervals[m]
