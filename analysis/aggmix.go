@@ -96,6 +96,18 @@ func classOffered(agg *sources.Aggregate, key func(*sources.AggBucket) string) (
 	return out, total
 }
 
+// classCounts sums an aggregate's offered and completed requests per key.
+func classCounts(agg *sources.Aggregate, key func(*sources.AggBucket) string) strataCounts {
+	out := strataCounts{offered: map[string]float64{}, completed: map[string]float64{}}
+	for i := range agg.Buckets {
+		bk := &agg.Buckets[i]
+		k := key(bk)
+		out.offered[k] += offered(bk)
+		out.completed[k] += bk.Completed
+	}
+	return out
+}
+
 // aggCacheBands sums an aggregate's offered requests per prefix-cache band
 // (requests without a cached-token count left out, as on the request
 // path's cacheBands); empty when the aggregate is not split by band.
@@ -204,15 +216,15 @@ func classMix(b, c *sources.Aggregate, setting, cache string) aggMix {
 		setting = "baseline"
 	}
 	classKey := func(bk *sources.AggBucket) string { return bk.Class }
-	rawB, _ := classOffered(b, classKey)
-	rawC, _ := classOffered(c, classKey)
+	strataB, strataC := classCounts(b, classKey), classCounts(c, classKey)
+	rawB, rawC := strataB.offered, strataC.offered
 	if len(rawB) < 2 && len(rawC) < 2 && m.cache != "stratify" {
 		m.detail = "not applied: the metrics carry no class label (see --class-label) to reweight by"
 		return m
 	}
 	// as on the request path, a stray stratum only one arm has is
 	// counted in one both arms have: reweighted by that one's factor
-	fold, said := strayStrataFolds(rawB, rawC)
+	fold, said := strayStrataFolds(strataB, strataC)
 	m.classFold = fold
 	if setting != normalize.MixWeights {
 		if g, ok := unmatchedEval(oneArmStrata(rawB, rawC, fold)); ok {

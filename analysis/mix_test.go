@@ -92,8 +92,11 @@ func TestStrayStrataFolds(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		b, c map[string]float64
-		fold map[string]string
-		said []string
+		// bs, cs, when set, give completed counts too (b and c: every
+		// request completed)
+		bs, cs strataCounts
+		fold   map[string]string
+		said   []string
 	}{
 		{
 			name: "one stray label in the baseline",
@@ -128,9 +131,58 @@ func TestStrayStrataFolds(t *testing.T) {
 			fold: map[string]string{"typo": "chat"},
 			said: []string{`stray stratum "typo" (2 requests, only in the baseline: 0.0051% of its requests) counted in "chat"`},
 		},
+		{
+			name: "unknown prompt length, any number, both arms",
+			b:    map[string]float64{"prompt <1k × default": 20000, "prompt 1k-4k × default": 9000, "prompt unknown × default": 60},
+			c:    map[string]float64{"prompt <1k × default": 20500, "prompt 1k-4k × default": 8800, "prompt unknown × default": 1100},
+			fold: map[string]string{"prompt unknown × default": "prompt <1k × default"},
+			said: []string{`requests of unknown prompt length "prompt unknown × default" (baseline 60, canary 1,100) counted in "prompt <1k × default": a band the log's gaps make, not the traffic`},
+		},
+		{
+			name: "only unknown prompt lengths: kept",
+			b:    map[string]float64{"prompt unknown": 20000},
+			c:    map[string]float64{"prompt unknown": 20500},
+			fold: map[string]string{},
+		},
+		{
+			// a log that labels what completed and not what failed: the
+			// failures' band strata go to the largest labelled stratum
+			name: "strata made by failures",
+			bs: strataCounts{
+				offered:   map[string]float64{"chat × default": 30000, "long × long": 9000, "prompt <1k × default": 60, "prompt 4k-16k × long": 10},
+				completed: map[string]float64{"chat × default": 29990, "long × long": 8990},
+			},
+			cs: strataCounts{
+				offered:   map[string]float64{"chat × default": 30000, "long × long": 9000, "prompt <1k × default": 900, "prompt 4k-16k × long": 200},
+				completed: map[string]float64{"chat × default": 29990, "long × long": 8990},
+			},
+			fold: map[string]string{"prompt <1k × default": "chat × default", "prompt 4k-16k × long": "long × long"},
+			said: []string{
+				`stratum "prompt 4k-16k × long" made by failures (completed: baseline 0 of 10, canary 0 of 200) counted in "long × long"`,
+				`stratum "prompt <1k × default" made by failures (completed: baseline 0 of 60, canary 0 of 900) counted in "chat × default"`,
+			},
+		},
+		{
+			// a class the canary broke (the baseline completes it): the
+			// class stays, its failures judged within it
+			name: "a class only the canary fails: kept",
+			bs: strataCounts{
+				offered:   map[string]float64{"chat": 30000, "long": 9000},
+				completed: map[string]float64{"chat": 29990, "long": 8990},
+			},
+			cs: strataCounts{
+				offered:   map[string]float64{"chat": 30000, "long": 5000},
+				completed: map[string]float64{"chat": 29990, "long": 100},
+			},
+			fold: map[string]string{},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f, s := strayStrataFolds(tc.b, tc.c)
+			b, c := tc.bs, tc.cs
+			if b.offered == nil {
+				b, c = allCompleted(tc.b), allCompleted(tc.c)
+			}
+			f, s := strayStrataFolds(b, c)
 			if !reflect.DeepEqual(f, tc.fold) || strings.Join(s, "\n") != strings.Join(tc.said, "\n") {
 				t.Errorf("got %v %q\nwant %v %q", f, s, tc.fold, tc.said)
 			}
@@ -175,4 +227,9 @@ func TestLabelsInOneArm(t *testing.T) {
 			t.Errorf("warning on arms labelled alike: %q", r.Warnings)
 		}
 	}
+}
+
+// allCompleted is counts of strata whose every request completed.
+func allCompleted(m map[string]float64) strataCounts {
+	return strataCounts{offered: m, completed: m}
 }

@@ -842,7 +842,7 @@ func (a *armData) dominantMedians() (ttft, tpot []float64) {
 	keyOf := func(i int) stratumKey {
 		k := stratumKey{label: rs[i].Class, band: 255, class: a.class[i]}
 		if rs[i].Class == "" {
-			k.band = bandIndex(rs[i].PromptTokens, rs[i].OutputTokens)
+			k.band = bandIndex(rs[i].PromptTokens)
 		}
 		return k
 	}
@@ -851,7 +851,7 @@ func (a *armData) dominantMedians() (ttft, tpot []float64) {
 		if rs[i].Class != "" {
 			return rs[i].Class
 		}
-		return normalize.Band(rs[i].PromptTokens, rs[i].OutputTokens)
+		return normalize.Band(rs[i].PromptTokens)
 	}
 	type tally struct{ n, first int }
 	n := map[stratumKey]tally{}

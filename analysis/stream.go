@@ -46,12 +46,12 @@ import (
 // stratum key (AggBucket.Class) is the request path's mix stratum (see
 // planMix) without prefix-cache bands, built from the request's own class
 // label L (sources.Request.Class), its token-length band B
-// (normalize.Band, e.g. "prompt <1k, output <128") and the name C of the
+// (normalize.Band, e.g. "prompt <1k": prompt length only) and the name C of the
 // policy class that sets its SLO (the first policy class whose `when`
 // holds, else "default"):
 //
 //	policy declares classes, label given:  L + " × " + C   e.g. "chat × interactive"
-//	policy declares classes, no label:     B + " × " + C   e.g. "prompt <1k, output <128 × default"
+//	policy declares classes, no label:     B + " × " + C   e.g. "prompt <1k × default"
 //	no policy classes, label given:        L               (judged with the policy SLO)
 //	no policy classes, no label:           B
 //
@@ -303,43 +303,25 @@ func afterLastSep(key string) (string, bool) {
 	return key[i+len(stratumSep):], true
 }
 
-func isUnknownBand(key string) bool {
-	for _, p := range []int64{-1, 0, normalize.PromptEdge1k, normalize.PromptEdge4k, normalize.PromptEdge16k} {
-		for _, o := range []int64{-1, 0, normalize.OutputEdge128, normalize.OutputEdge512} {
-			if (p < 0 || o < 0) && normalize.Band(p, o) == key {
-				return true
-			}
-		}
-	}
-	return false
-}
+func isUnknownBand(key string) bool { return key == normalize.Band(-1) }
 
-func bandIndex(prompt, output int64) uint8 {
-	pb := uint8(0)
+// promptBands is the number of bandIndex values.
+const promptBands = 5
+
+// bandIndex numbers normalize.Band's bands: 0 unknown, then 1–4 in
+// increasing prompt length.
+func bandIndex(prompt int64) uint8 {
 	switch {
 	case prompt < 0:
-		pb = 0
+		return 0
 	case prompt < normalize.PromptEdge1k:
-		pb = 1
+		return 1
 	case prompt < normalize.PromptEdge4k:
-		pb = 2
+		return 2
 	case prompt < normalize.PromptEdge16k:
-		pb = 3
-	default:
-		pb = 4
+		return 3
 	}
-	ob := uint8(0)
-	switch {
-	case output < 0:
-		ob = 0
-	case output < normalize.OutputEdge128:
-		ob = 1
-	case output < normalize.OutputEdge512:
-		ob = 2
-	default:
-		ob = 3
-	}
-	return pb*4 + ob
+	return 4
 }
 
 // stratum returns r's stratum id, interning its key on first sight.
@@ -354,13 +336,13 @@ func (a *Aggregator) stratum(r *sources.Request, ci int32) int32 {
 		}
 		row := a.unlabeled[c]
 		if row == nil {
-			row = make([]int32, 20*cacheBandCount)
+			row = make([]int32, promptBands*cacheBandCount)
 			for k := range row {
 				row[k] = -1
 			}
 			a.unlabeled[c] = row
 		}
-		b := int(bandIndex(r.PromptTokens, r.OutputTokens))*cacheBandCount + int(a.cacheIndex(r))
+		b := int(bandIndex(r.PromptTokens))*cacheBandCount + int(a.cacheIndex(r))
 		if id := row[b]; id >= 0 {
 			return id
 		}
@@ -374,7 +356,7 @@ func (a *Aggregator) stratum(r *sources.Request, ci int32) int32 {
 func (a *Aggregator) stratumSlow(r *sources.Request, ci int32) int32 {
 	k := stratumKey{label: r.Class, band: 255, class: ci, cache: a.cacheIndex(r)}
 	if r.Class == "" {
-		k.band = bandIndex(r.PromptTokens, r.OutputTokens)
+		k.band = bandIndex(r.PromptTokens)
 	}
 	if !a.policyClasses {
 		// without policy classes the class follows from the label
@@ -390,9 +372,9 @@ func (a *Aggregator) stratumSlow(r *sources.Request, ci int32) int32 {
 	case r.Class != "":
 		name = r.Class
 	case a.policyClasses:
-		name = normalize.Band(r.PromptTokens, r.OutputTokens) + stratumSep + a.cls.names[ci]
+		name = normalize.Band(r.PromptTokens) + stratumSep + a.cls.names[ci]
 	default:
-		name = normalize.Band(r.PromptTokens, r.OutputTokens)
+		name = normalize.Band(r.PromptTokens)
 	}
 	id := a.intern(nameKey{name, cacheBandName(k.cache)})
 	a.byKey[k] = id

@@ -355,25 +355,23 @@ func TestWeights(t *testing.T) {
 
 func TestBand(t *testing.T) {
 	for _, c := range []struct {
-		p, o int64
+		p    int64
 		want string
 	}{
-		{0, 0, "prompt <1k, output <128"},
-		{1023, 127, "prompt <1k, output <128"},
-		{1024, 128, "prompt 1k-4k, output 128-512"},
-		{4095, 511, "prompt 1k-4k, output 128-512"},
-		{4096, 512, "prompt 4k-16k, output >=512"},
-		{16383, 100000, "prompt 4k-16k, output >=512"},
-		{16384, 5, "prompt >=16k, output <128"},
-		{-1, 5, "prompt unknown, output <128"},
-		{100, -1, "prompt <1k, output unknown"},
+		{0, "prompt <1k"},
+		{1023, "prompt <1k"},
+		{1024, "prompt 1k-4k"},
+		{4095, "prompt 1k-4k"},
+		{4096, "prompt 4k-16k"},
+		{16383, "prompt 4k-16k"},
+		{16384, "prompt >=16k"},
+		{-1, "prompt unknown"},
 	} {
-		if got := Band(c.p, c.o); got != c.want {
-			t.Errorf("Band(%d, %d) = %q, want %q", c.p, c.o, got, c.want)
+		if got := Band(c.p); got != c.want {
+			t.Errorf("Band(%d) = %q, want %q", c.p, got, c.want)
 		}
 	}
-	bs := Bands()
-	if len(bs) != 12 || bs[0] != "prompt <1k, output <128" || bs[11] != "prompt >=16k, output >=512" {
+	if bs := Bands(); !slices.Equal(bs, []string{"prompt <1k", "prompt 1k-4k", "prompt 4k-16k", "prompt >=16k"}) {
 		t.Errorf("Bands() = %q", bs)
 	}
 }

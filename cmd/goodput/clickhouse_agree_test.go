@@ -365,22 +365,22 @@ func TestClickHousePlanStrata(t *testing.T) {
 	for _, c := range []struct {
 		pol       *policies.Policy
 		label     string
-		pb, ob    int
+		pb        int
 		class     string
 		want      string
 		wantClass string
 	}{
-		{chat, "chat", 0, 0, "long", "chat × long", "long"},
-		{chat, "", 1, 1, "default", "prompt <1k, output <128 × default", "default"},
-		{chat, "", 0, 3, "default", "prompt unknown, output >=512 × default", "default"},
-		{chat, "", 4, 0, "long", "prompt >=16k, output unknown × long", "long"},
-		{batch, "chat", 0, 0, "default", "chat", "chat"},
-		{batch, "", 2, 2, "default", "prompt 1k-4k, output 128-512", "default"},
+		{chat, "chat", 0, "long", "chat × long", "long"},
+		{chat, "", 1, "default", "prompt <1k × default", "default"},
+		{chat, "", 0, "default", "prompt unknown × default", "default"},
+		{chat, "", 4, "long", "prompt >=16k × long", "long"},
+		{batch, "chat", 0, "default", "chat", "chat"},
+		{batch, "", 2, "default", "prompt 1k-4k", "default"},
 	} {
 		p := clickHousePlan(c.pol)
-		got := p.Stratum(c.label, c.pb, c.ob, c.class)
+		got := p.Stratum(c.label, c.pb, c.class)
 		if got != c.want || analysis.StratumClass(c.pol, got) != c.wantClass {
-			t.Errorf("%s: Stratum(%q, %d, %d, %q) = %q (class %q), want %q (class %q)", c.pol.Name, c.label, c.pb, c.ob, c.class,
+			t.Errorf("%s: Stratum(%q, %d, %q) = %q (class %q), want %q (class %q)", c.pol.Name, c.label, c.pb, c.class,
 				got, analysis.StratumClass(c.pol, got), c.want, c.wantClass)
 		}
 	}

@@ -178,8 +178,7 @@ func clickHousePlan(pol *policies.Policy) *clickhouse.Plan {
 		step = 10
 	}
 	p := &clickhouse.Plan{Step: step, SLO: slo(pol.SLO),
-		PromptEdges: []int64{normalize.PromptEdge1k, normalize.PromptEdge4k, normalize.PromptEdge16k},
-		OutputEdges: []int64{normalize.OutputEdge128, normalize.OutputEdge512}}
+		PromptEdges: []int64{normalize.PromptEdge1k, normalize.PromptEdge4k, normalize.PromptEdge16k}}
 	for _, c := range pol.Classes {
 		p.Classes = append(p.Classes, clickhouse.Class{Name: c.Name, Labels: c.When.Label,
 			PromptTokens: rng(c.When.PromptTokens), OutputTokens: rng(c.When.OutputTokens), SLO: slo(c.SLO)})
@@ -199,7 +198,7 @@ func clickHousePlan(pol *policies.Policy) *clickhouse.Plan {
 		p.Cache = normalize.CacheBandAt
 	}
 	policyClasses := len(pol.Classes) > 0
-	p.Stratum = func(label string, pb, ob int, class string) string {
+	p.Stratum = func(label string, pb int, class string) string {
 		const sep = " × "
 		switch {
 		case label != "" && policyClasses:
@@ -207,7 +206,7 @@ func clickHousePlan(pol *policies.Policy) *clickhouse.Plan {
 		case label != "":
 			return label
 		}
-		band := normalize.Band(rep(pb, p.PromptEdges), rep(ob, p.OutputEdges))
+		band := normalize.Band(rep(pb, p.PromptEdges))
 		if policyClasses {
 			return band + sep + class
 		}

@@ -64,7 +64,7 @@ func (c *count) UnmarshalJSON(b []byte) error {
 
 // row is one group of the aggregation query (see buildQuery).
 type row struct {
-	S, M, PB, OB, PC, CB                                  count
+	S, M, PB, PC, CB                                      count
 	Label, Rep                                            string
 	N, Completed, Failed, Canceled, Rejected, Good        count
 	Retried, Short, OutputUnknown, PromptUnknown          count
@@ -111,7 +111,7 @@ func (r *row) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &m); err != nil {
 		return err
 	}
-	ints := map[string]*count{"s": &r.S, "m": &r.M, "pb": &r.PB, "ob": &r.OB, "pc": &r.PC, "cb": &r.CB,
+	ints := map[string]*count{"s": &r.S, "m": &r.M, "pb": &r.PB, "pc": &r.PC, "cb": &r.CB,
 		"n": &r.N, "completed": &r.Completed, "failed": &r.Failed, "canceled": &r.Canceled, "rejected": &r.Rejected,
 		"good": &r.Good, "retried": &r.Retried, "short": &r.Short, "prompt_tokens": &r.PromptTokens,
 		"output_tokens": &r.OutputTokens, "attempt_known": &r.AttemptKnown, "output_unknown": &r.OutputUnknown, "output_max": &r.OutputMax, "prompt_unknown": &r.PromptUnknown, "good_tokens": &r.GoodTokens, "hits": &r.Hits, "queries": &r.Queries, "cache_known": &r.CacheKnown,
@@ -272,7 +272,7 @@ func (as *assembler) stratum(r *row) string {
 	if r.PC >= 0 && int(r.PC) < len(as.p.Classes) {
 		class = as.p.Classes[r.PC].Name
 	}
-	return as.p.Stratum(r.Label, int(r.PB), int(r.OB), class)
+	return as.p.Stratum(r.Label, int(r.PB), class)
 }
 
 // cache names the row's prefix-cache band ("" when the plan does not
@@ -356,7 +356,7 @@ func (as *assembler) add(r *row) error {
 		h.TTFTNs += int64(r.SumTTFT)
 		h.TPOTNs += int64(r.SumTPOT)
 		h.E2ENs += int64(r.SumE2E)
-		as.canon = append(as.canon, rowDigest("c %d %q %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %v %d %d %d %d", sl, r.Label, r.PB, r.OB, r.PC, r.CB, r.N,
+		as.canon = append(as.canon, rowDigest("c %d %q %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %v %d %d %d %d", sl, r.Label, r.PB, r.PC, r.CB, r.N,
 			r.Completed, r.Failed, r.Canceled, r.Rejected, r.Good, r.Retried, r.Short, r.OutputUnknown, r.PromptUnknown, r.PromptTokens, r.OutputTokens, r.GoodTokens, r.Hits, r.Queries, r.Hist,
 			r.SumTTFT, r.SumTPOT, r.SumE2E, r.OutputMax))
 		for k, h := range []*loglin.Hist{&h.TTFT, &h.TPOT, &h.E2E} {

@@ -21,15 +21,15 @@ import (
 )
 
 // testPlan judges with TTFT ≤ 1 s and TPOT ≤ 80 ms; strata are the label,
-// else "bands P/O".
+// else "band P" (the prompt band).
 func testPlan() *Plan {
 	return &Plan{Step: 10, SLO: SLO{TTFT: 1, TPOT: 0.08, MinOutputTokens: 2},
-		PromptEdges: []int64{1024}, OutputEdges: []int64{128},
-		Stratum: func(l string, pb, ob int, c string) string {
+		PromptEdges: []int64{1024},
+		Stratum: func(l string, pb int, c string) string {
 			if l != "" {
 				return l + " × " + c
 			}
-			return fmt.Sprintf("bands %d/%d × %s", pb, ob, c)
+			return fmt.Sprintf("band %d × %s", pb, c)
 		}}
 }
 
@@ -81,7 +81,7 @@ func TestReadCounts(t *testing.T) {
 	for _, b := range ds.Agg.Buckets {
 		classes = append(classes, b.Class)
 	}
-	want := []string{"chat × default", "bands 0/1 × default", "chat × default", `it's \ odd × default`}
+	want := []string{"chat × default", "band 0 × default", "chat × default", `it's \ odd × default`}
 	if strings.Join(classes, "|") != strings.Join(want, "|") {
 		t.Errorf("classes %q, want %q", classes, want)
 	}
@@ -347,8 +347,8 @@ func TestTooManyClassLabels(t *testing.T) {
 		t.Fatalf("without the class column: %v", err)
 	}
 	for _, bk := range ds.Agg.Buckets {
-		if !strings.HasPrefix(bk.Class, "bands ") {
-			t.Fatalf("stratum %q, want the token bands", bk.Class)
+		if !strings.HasPrefix(bk.Class, "band ") {
+			t.Fatalf("stratum %q, want the prompt band", bk.Class)
 		}
 	}
 	if c, _, _, _ := totals(ds.Agg); c != float64(sources.MaxClassLabels+1) {

@@ -253,15 +253,15 @@ type Plan struct {
 	Classes []Class
 	// SLO judges requests no class takes.
 	SLO SLO
-	// PromptEdges and OutputEdges split token counts into bands: band 0
-	// is unknown, band k ≥ 1 holds counts with k−1 edges at or below
-	// them. Bands are read only for requests without a class label.
-	PromptEdges, OutputEdges []int64
+	// PromptEdges split prompt token counts into bands: band 0 is
+	// unknown, band k ≥ 1 holds counts with k−1 edges at or below them.
+	// Bands are read only for requests without a class label.
+	PromptEdges []int64
 	// Stratum names the stratum (AggBucket.Class) of requests with class
-	// label label ("" when absent), token bands promptBand and outputBand
-	// (as above; 0 when the request has a label) and policy class class
-	// (a Classes name, or "default").
-	Stratum func(label string, promptBand, outputBand int, class string) string
+	// label label ("" when absent), prompt band promptBand (as above; 0
+	// when the request has a label) and policy class class (a Classes
+	// name, or "default").
+	Stratum func(label string, promptBand int, class string) string
 	// Cache, when not nil, splits each stratum by prefix-cache band and
 	// names band k (AggBucket.Cache): 1 no cached tokens, 2 cached/prompt
 	// below 0.5, 3 at or above it (cached > prompt included), 4 cached or
@@ -518,7 +518,6 @@ func buildQuery(p *Plan, table string, cols resolved, where string, start, end f
 		add2("multiIf("+a("cached")+" < 0 OR "+a("prompt")+" <= 0, 4, "+a("cached")+" = 0, 1, toFloat64("+a("cached")+") / toFloat64("+a("prompt")+") < 0.5, 2, 3)", "cb")
 	}
 	add2("if("+a("label")+" != '', 0, "+band("prompt", p.PromptEdges)+")", "pb")
-	add2("if("+a("label")+" != '', 0, "+band("output", p.OutputEdges)+")", "ob")
 	// per class: good, short, unverified criteria
 	bySLO := func(f func(SLO) string) string {
 		if len(p.Classes) == 0 {
@@ -651,7 +650,6 @@ func buildQuery(p *Plan, table string, cols resolved, where string, start, end f
 		m + " AS m",
 		"if(" + m + " = 4, '', " + a("label") + ") AS label",
 		"if(" + m + " = 4, 0, " + a("pb") + ") AS pb",
-		"if(" + m + " = 4, 0, " + a("ob") + ") AS ob",
 		"if(" + m + " = 4, toInt32(-1), " + a("pc") + ") AS pc",
 		"if(" + m + " = 4, 0, " + a("cb") + ") AS cb",
 		"if(" + m + " = 4, " + a("rep") + ", '') AS rep",
@@ -697,6 +695,6 @@ func buildQuery(p *Plan, table string, cols resolved, where string, start, end f
 	}
 	return "SELECT " + strings.Join(sel, ", ") +
 		" FROM (" + level3 + ") WHERE " + keep +
-		" GROUP BY s, m, label, pb, ob, pc, cb, rep" +
+		" GROUP BY s, m, label, pb, pc, cb, rep" +
 		" FORMAT JSONEachRow"
 }

@@ -1,0 +1,98 @@
+package analysis
+
+import (
+	"math"
+	"testing"
+
+	"github.com/goodput-dev/goodput/sources"
+)
+
+// TestStrataNotMadeByOutcomes: a stratum must be fixed before a request
+// reaches either arm. Unlabelled requests were banded by prompt and output
+// length, and a failed request, which logs no output length, fell in an
+// "output unknown" band of its own; standardized to the baseline's share,
+// that band took the canary's extra failures out of every gate (error_rate
+// 0.19% against 0.19%, PASS, for a canary failing 3% more requests), and
+// the output bands took most of a 10% cut in answer length out of
+// output_tokens_mean (−3.1%, PASS). The same held for labelled logs that
+// name the class of what completed but not of what failed, and for
+// rejected requests logged without their prompt. Bands are by prompt length
+// only now, and strata made by failures or by unknown prompt lengths are
+// counted in a stratum both arms served. Each case on both judging paths.
+func TestStrataNotMadeByOutcomes(t *testing.T) {
+	const seed = 5
+	// failEvery turns every nth completed request into a failure with
+	// status st, logged as gateways log them: no latencies, no output
+	// length, and (as set) no prompt length or class label
+	failEvery := func(ds *sources.Dataset, n int, st sources.Status, dropPrompt, dropClass bool) {
+		k := 0
+		for i := range ds.Requests {
+			r := &ds.Requests[i]
+			if r.Status != sources.StatusOK {
+				continue
+			}
+			if k++; k%n != 0 {
+				continue
+			}
+			r.Status = st
+			r.TTFT, r.TPOT, r.E2E, r.MaxITL = math.NaN(), math.NaN(), math.NaN(), math.NaN()
+			r.OutputTokens, r.CachedTokens = -1, -1
+			if dropPrompt {
+				r.PromptTokens = -1
+			}
+			if dropClass {
+				r.Class = ""
+			}
+		}
+	}
+	unlabelled := aaFleet(seed)
+	unlabelled.unlabelled = true
+	for _, tc := range []struct {
+		name  string
+		arms  fleet
+		edit  func(b, c *sources.Dataset)
+		gate  string
+		fails bool
+	}{
+		{"unlabelled: the canary fails 3% more, logged without an output length", unlabelled, func(b, c *sources.Dataset) {
+			failEvery(b, 500, sources.StatusError, false, false)
+			failEvery(c, 33, sources.StatusError, false, false)
+		}, "error_rate", true},
+		{"labelled: failures logged without their class", aaFleet(seed), func(b, c *sources.Dataset) {
+			failEvery(b, 500, sources.StatusError, false, true)
+			failEvery(c, 33, sources.StatusError, false, true)
+		}, "error_rate", true},
+		{"unlabelled: rejected without a prompt length", unlabelled, func(b, c *sources.Dataset) {
+			failEvery(b, 500, sources.StatusRejected, true, false)
+			failEvery(c, 33, sources.StatusRejected, true, false)
+		}, "rejected_share", true},
+		{"unlabelled: answers 10% shorter", unlabelled, func(_, c *sources.Dataset) {
+			for i := range c.Requests {
+				if r := &c.Requests[i]; r.OutputTokens > 2 {
+					r.OutputTokens = max(2, int64(math.Round(float64(r.OutputTokens)*0.9)))
+				}
+			}
+		}, "output_tokens_mean", true},
+		{"unlabelled: the same failures in both arms", unlabelled, func(b, c *sources.Dataset) {
+			failEvery(b, 100, sources.StatusError, true, false)
+			failEvery(c, 100, sources.StatusError, true, false)
+		}, "error_rate", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, c := fleetArms(tc.arms, tc.arms, seed)
+			tc.edit(b, c)
+			exact, agg := judgedBothWays(t, b, c, Config{Policy: chat(t), Resamples: 400, Seed: seed})
+			for k, r := range []*Report{exact, agg} {
+				path := [2]string{"request path", "aggregate"}[k]
+				m := metric(t, r, tc.gate)
+				if got := m.Verdict == Fail; got != tc.fails {
+					t.Errorf("%s: %s %s %+.4g [%+.4g, %+.4g] (%s); want fail %v", path, tc.gate, m.Verdict,
+						float64(m.Delta), float64(m.Interval[0]), float64(m.Interval[1]), m.Reason, tc.fails)
+				}
+				if tc.fails && r.Verdict != Fail {
+					t.Errorf("%s: verdict %s, want fail", path, r.Verdict)
+				}
+			}
+		})
+	}
+}
