@@ -842,7 +842,7 @@ func (a *armData) dominantMedians() (ttft, tpot []float64) {
 	keyOf := func(i int) stratumKey {
 		k := stratumKey{label: rs[i].Class, band: 255, class: a.class[i]}
 		if rs[i].Class == "" {
-			k.band = bandIndex(rs[i].PromptTokens)
+			k.band = uint8(normalize.BandIndex(rs[i].PromptTokens))
 		}
 		return k
 	}

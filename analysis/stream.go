@@ -305,24 +305,6 @@ func afterLastSep(key string) (string, bool) {
 
 func isUnknownBand(key string) bool { return key == normalize.Band(-1) }
 
-// promptBands is the number of bandIndex values.
-const promptBands = 5
-
-// bandIndex numbers normalize.Band's bands: 0 unknown, then 1–4 in
-// increasing prompt length.
-func bandIndex(prompt int64) uint8 {
-	switch {
-	case prompt < 0:
-		return 0
-	case prompt < normalize.PromptEdge1k:
-		return 1
-	case prompt < normalize.PromptEdge4k:
-		return 2
-	case prompt < normalize.PromptEdge16k:
-		return 3
-	}
-	return 4
-}
 
 // stratum returns r's stratum id, interning its key on first sight.
 func (a *Aggregator) stratum(r *sources.Request, ci int32) int32 {
@@ -336,13 +318,13 @@ func (a *Aggregator) stratum(r *sources.Request, ci int32) int32 {
 		}
 		row := a.unlabeled[c]
 		if row == nil {
-			row = make([]int32, promptBands*cacheBandCount)
+			row = make([]int32, (len(normalize.PromptEdges())+2)*cacheBandCount)
 			for k := range row {
 				row[k] = -1
 			}
 			a.unlabeled[c] = row
 		}
-		b := int(bandIndex(r.PromptTokens))*cacheBandCount + int(a.cacheIndex(r))
+		b := int(uint8(normalize.BandIndex(r.PromptTokens)))*cacheBandCount + int(a.cacheIndex(r))
 		if id := row[b]; id >= 0 {
 			return id
 		}
@@ -356,7 +338,7 @@ func (a *Aggregator) stratum(r *sources.Request, ci int32) int32 {
 func (a *Aggregator) stratumSlow(r *sources.Request, ci int32) int32 {
 	k := stratumKey{label: r.Class, band: 255, class: ci, cache: a.cacheIndex(r)}
 	if r.Class == "" {
-		k.band = bandIndex(r.PromptTokens)
+		k.band = uint8(normalize.BandIndex(r.PromptTokens))
 	}
 	if !a.policyClasses {
 		// without policy classes the class follows from the label

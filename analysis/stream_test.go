@@ -63,8 +63,8 @@ func TestAggregatorCounts(t *testing.T) {
 			rec(t0, 0.5, 0.05, 9000, 0), // long: min_output_tokens 0 → good, not short
 			rec(t0, 0.5, 0.05, 100, 1),  // default floor 2: short, not good
 		}, []want{
-			{class: "prompt 4k-16k × long", completed: 3, good: 2, prompt: 27000, output: 20, start: 1_700_000_000},
-			{class: "prompt <1k × default", completed: 3, good: 1, short: 1, prompt: 300, output: 21, start: 1_700_000_000},
+			{class: "prompt 8k-16k × long", completed: 3, good: 2, prompt: 27000, output: 20, start: 1_700_000_000},
+			{class: "prompt <512 × default", completed: 3, good: 1, short: 1, prompt: 300, output: 21, start: 1_700_000_000},
 		}},
 		{"labels, statuses, retries, slices", plain, []sources.Request{
 			with(rec(t0, 0.5, 0.05, 100, 10), func(r *sources.Request) { r.Class = "chat" }),
@@ -85,7 +85,7 @@ func TestAggregatorCounts(t *testing.T) {
 			{class: "batch", completed: 1, prompt: 100, output: 10, start: 1_700_000_000},
 			{class: "chat", completed: 2, good: 1, retried: 1, short: 1, prompt: 200, output: 12, start: 1_700_000_000},
 			{class: "chat", failed: 3, canceled: 2, rejected: 1, retried: 1, prompt: 500, start: 1_700_000_010},
-			{class: "prompt <1k", completed: 1, good: 1, prompt: 50, output: 200, start: 1_700_000_020},
+			{class: "prompt <512", completed: 1, good: 1, prompt: 50, output: 200, start: 1_700_000_020},
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -292,7 +292,7 @@ func TestStratumClass(t *testing.T) {
 		key, want string
 	}{
 		{classes, "a × b × long", "long"},
-		{classes, "prompt <1k × default", "default"},
+		{classes, "prompt <512 × default", "default"},
 		{plain, "chat", "chat"},
 		{plain, "prompt unknown", "default"},
 		{plain, "prompt >=16k", "default"},

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/goodput-dev/goodput/analysis/stats"
@@ -485,40 +486,65 @@ func sumOf(v []float64) float64 {
 	return s
 }
 
-// Prompt-length band edges of Band (tokens; a band includes its lower edge).
-const (
-	PromptEdge1k  = 1024  // prompt <1k | 1k-4k
-	PromptEdge4k  = 4096  // prompt 1k-4k | 4k-16k
-	PromptEdge16k = 16384 // prompt 4k-16k | >=16k
-)
+// PromptEdges are the prompt-length band edges of Band in tokens, an
+// octave apart from 512 to 16384 (a band includes its lower edge): fine
+// enough that the classes a fleet serves, whose prompts differ in length,
+// fall in bands of their own more often than not.
+func PromptEdges() []int64 { return []int64{512, 1024, 2048, 4096, 8192, 16384} }
 
-// Band returns the token-length stratum of a request whose records carry
-// no class label: its prompt length in tokens banded at 1024, 4096 and
-// 16384 (PromptEdge1k, PromptEdge4k, PromptEdge16k), e.g. "prompt 1k-4k";
-// a negative (unknown) length gives "prompt unknown". The prompt is set
-// before a request reaches either arm; the output length is not: it is
-// what the arm did (a failed request has none, an answer cut short a
-// shorter one), so a stratum by output length would standardize away the
-// very harm the gates are there to see (a canary failing 3% more requests,
-// logged without output_tokens, passed error_rate at 0.19% against 0.19%
-// when output bands were strata). Bands lists the 4 bands of known
-// lengths in increasing length.
-func Band(promptTokens int64) string {
-	switch n := promptTokens; {
-	case n < 0:
-		return "prompt unknown"
-	case n < PromptEdge1k:
-		return "prompt <1k"
-	case n < PromptEdge4k:
-		return "prompt 1k-4k"
-	case n < PromptEdge16k:
-		return "prompt 4k-16k"
+// BandIndex numbers Band's bands: 0 for an unknown (negative) length, then
+// 1 to len(PromptEdges())+1 in increasing prompt length.
+func BandIndex(promptTokens int64) int {
+	if promptTokens < 0 {
+		return 0
 	}
-	return "prompt >=16k"
+	edges := PromptEdges()
+	i := 0
+	for i < len(edges) && promptTokens >= edges[i] {
+		i++
+	}
+	return i + 1
 }
 
-// Bands lists the 4 prompt-length bands of Band with known lengths, in
-// increasing length.
+// Band returns the token-length stratum of a request whose records carry
+// no class label: its prompt length in tokens banded at PromptEdges, e.g.
+// "prompt 1k-2k"; a negative (unknown) length gives "prompt unknown". The
+// prompt is set before a request reaches either arm; the output length is
+// not: it is what the arm did (a failed request has none, an answer cut
+// short a shorter one), so a stratum by output length would standardize
+// away the very harm the gates are there to see (a canary failing 3% more
+// requests, logged without output_tokens, passed error_rate at 0.19%
+// against 0.19% when output bands were strata). Bands lists the bands of
+// known lengths in increasing length.
+func Band(promptTokens int64) string {
+	i := BandIndex(promptTokens)
+	if i == 0 {
+		return "prompt unknown"
+	}
+	edges := PromptEdges()
+	switch {
+	case i == 1:
+		return "prompt <" + tokenCount(edges[0])
+	case i > len(edges):
+		return "prompt >=" + tokenCount(edges[len(edges)-1])
+	}
+	return "prompt " + tokenCount(edges[i-2]) + "-" + tokenCount(edges[i-1])
+}
+
+// tokenCount writes a band edge: "512", or "2k" for a multiple of 1024.
+func tokenCount(n int64) string {
+	if n >= 1024 && n%1024 == 0 {
+		return strconv.FormatInt(n/1024, 10) + "k"
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+// Bands lists Band's bands of known lengths, in increasing length.
 func Bands() []string {
-	return []string{Band(0), Band(PromptEdge1k), Band(PromptEdge4k), Band(PromptEdge16k)}
+	edges := PromptEdges()
+	out := []string{Band(0)}
+	for _, e := range edges {
+		out = append(out, Band(e))
+	}
+	return out
 }

@@ -357,21 +357,28 @@ func TestBand(t *testing.T) {
 	for _, c := range []struct {
 		p    int64
 		want string
+		i    int
 	}{
-		{0, "prompt <1k"},
-		{1023, "prompt <1k"},
-		{1024, "prompt 1k-4k"},
-		{4095, "prompt 1k-4k"},
-		{4096, "prompt 4k-16k"},
-		{16383, "prompt 4k-16k"},
-		{16384, "prompt >=16k"},
-		{-1, "prompt unknown"},
+		{0, "prompt <512", 1},
+		{511, "prompt <512", 1},
+		{512, "prompt 512-1k", 2},
+		{1023, "prompt 512-1k", 2},
+		{1024, "prompt 1k-2k", 3},
+		{2048, "prompt 2k-4k", 4},
+		{4095, "prompt 2k-4k", 4},
+		{4096, "prompt 4k-8k", 5},
+		{8192, "prompt 8k-16k", 6},
+		{16383, "prompt 8k-16k", 6},
+		{16384, "prompt >=16k", 7},
+		{1 << 40, "prompt >=16k", 7},
+		{-1, "prompt unknown", 0},
 	} {
-		if got := Band(c.p); got != c.want {
-			t.Errorf("Band(%d) = %q, want %q", c.p, got, c.want)
+		if got, i := Band(c.p), BandIndex(c.p); got != c.want || i != c.i {
+			t.Errorf("Band(%d) = %q (index %d), want %q (%d)", c.p, got, i, c.want, c.i)
 		}
 	}
-	if bs := Bands(); !slices.Equal(bs, []string{"prompt <1k", "prompt 1k-4k", "prompt 4k-16k", "prompt >=16k"}) {
-		t.Errorf("Bands() = %q", bs)
+	want := []string{"prompt <512", "prompt 512-1k", "prompt 1k-2k", "prompt 2k-4k", "prompt 4k-8k", "prompt 8k-16k", "prompt >=16k"}
+	if bs := Bands(); !slices.Equal(bs, want) {
+		t.Errorf("Bands() = %q, want %q", bs, want)
 	}
 }

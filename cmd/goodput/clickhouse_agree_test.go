@@ -371,11 +371,11 @@ func TestClickHousePlanStrata(t *testing.T) {
 		wantClass string
 	}{
 		{chat, "chat", 0, "long", "chat × long", "long"},
-		{chat, "", 1, "default", "prompt <1k × default", "default"},
+		{chat, "", 1, "default", "prompt <512 × default", "default"},
 		{chat, "", 0, "default", "prompt unknown × default", "default"},
-		{chat, "", 4, "long", "prompt >=16k × long", "long"},
+		{chat, "", 7, "long", "prompt >=16k × long", "long"},
 		{batch, "chat", 0, "default", "chat", "chat"},
-		{batch, "", 2, "default", "prompt 1k-4k", "default"},
+		{batch, "", 3, "default", "prompt 1k-2k", "default"},
 	} {
 		p := clickHousePlan(c.pol)
 		got := p.Stratum(c.label, c.pb, c.class)

@@ -178,7 +178,7 @@ func clickHousePlan(pol *policies.Policy) *clickhouse.Plan {
 		step = 10
 	}
 	p := &clickhouse.Plan{Step: step, SLO: slo(pol.SLO),
-		PromptEdges: []int64{normalize.PromptEdge1k, normalize.PromptEdge4k, normalize.PromptEdge16k}}
+		PromptEdges: normalize.PromptEdges()}
 	for _, c := range pol.Classes {
 		p.Classes = append(p.Classes, clickhouse.Class{Name: c.Name, Labels: c.When.Label,
 			PromptTokens: rng(c.When.PromptTokens), OutputTokens: rng(c.When.OutputTokens), SLO: slo(c.SLO)})
