@@ -305,7 +305,6 @@ func afterLastSep(key string) (string, bool) {
 
 func isUnknownBand(key string) bool { return key == normalize.Band(-1) }
 
-
 // stratum returns r's stratum id, interning its key on first sight.
 func (a *Aggregator) stratum(r *sources.Request, ci int32) int32 {
 	if r.Class == "" {
