@@ -8,11 +8,13 @@ import (
 // TestFleetAgreement judges each fleet-model case both ways, on the
 // requests and on their streaming aggregate, and lists every gate whose
 // verdict differs: GOODPUT_FLEET_AGREE_REPS replicates per case (default
-// 0: skipped), GOODPUT_FLEET_CASES a comma-separated subset. A difference
+// 0: skipped), GOODPUT_FLEET_CASES a comma-separated subset,
+// GOODPUT_FLEET_VARIANT every case moved one way (fleetVariants). A difference
 // toward pass (inconclusive or fail on the requests, pass on the
 // aggregate) is marked "less cautious" and printed with both intervals.
 func TestFleetAgreement(t *testing.T) {
 	reps, cases := fleetRun(t, "GOODPUT_FLEET_AGREE_REPS", "compare the request path and the aggregate on the fleet model")
+	_, move := fleetVariant(t)
 	cfg := Config{Policy: chat(t), Resamples: 400}
 	for _, fc := range cases {
 		gates, verdicts := map[string]int{}, map[string]int{}
@@ -21,7 +23,9 @@ func TestFleetAgreement(t *testing.T) {
 		compared := 0
 		for i := range reps {
 			seed := uint64(1000*len(fc.name) + i)
-			b, c := fleetArms(fc.b(seed), fc.c(seed), seed)
+			bf, cf := fc.b(seed), fc.c(seed)
+			move(&bf, &cf)
+			b, c := fleetArms(bf, cf, seed)
 			cfg.Seed = seed + 1
 			ex, ag := judgedBothWays(t, b, c, cfg)
 			exactV[ex.Verdict]++
