@@ -103,7 +103,7 @@ func classCounts(agg *sources.Aggregate, key func(*sources.AggBucket) string) st
 		bk := &agg.Buckets[i]
 		k := key(bk)
 		out.offered[k] += offered(bk)
-		out.completed[k] += bk.Completed
+		out.completed[k] += nan0(bk.Completed)
 	}
 	return out
 }
