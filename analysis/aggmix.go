@@ -96,14 +96,15 @@ func classOffered(agg *sources.Aggregate, key func(*sources.AggBucket) string) (
 	return out, total
 }
 
-// classCounts sums an aggregate's offered and completed requests per key.
+// classCounts sums an aggregate's offered, and failed or rejected,
+// requests per key.
 func classCounts(agg *sources.Aggregate, key func(*sources.AggBucket) string) strataCounts {
-	out := strataCounts{offered: map[string]float64{}, completed: map[string]float64{}}
+	out := strataCounts{offered: map[string]float64{}, failed: map[string]float64{}}
 	for i := range agg.Buckets {
 		bk := &agg.Buckets[i]
 		k := key(bk)
 		out.offered[k] += offered(bk)
-		out.completed[k] += nan0(bk.Completed)
+		out.failed[k] += nan0(bk.Failed) + nan0(bk.Rejected)
 	}
 	return out
 }

@@ -172,7 +172,7 @@ func (j *judgement) planMix() *mixPlan {
 	var perArm [2]strataCounts
 	for k, a := range []*armData{j.b, j.c} {
 		seen[k] = map[string]map[string]float64{}
-		perArm[k] = strataCounts{offered: map[string]float64{}, completed: map[string]float64{}}
+		perArm[k] = strataCounts{offered: map[string]float64{}, failed: map[string]float64{}}
 		for i := range a.ds.Requests {
 			if a.bidx[i] < int32(a.firstKept) {
 				continue
@@ -187,8 +187,8 @@ func (j *judgement) planMix() *mixPlan {
 			}
 			seen[k][ck][b]++
 			perArm[k].offered[ck]++
-			if r.Status == sources.StatusOK {
-				perArm[k].completed[ck]++
+			if r.Failed() || r.Status == sources.StatusRejected {
+				perArm[k].failed[ck]++
 			}
 		}
 	}
@@ -326,12 +326,14 @@ func (j *judgement) planMix() *mixPlan {
 const StrayStratumShare = 0.001
 
 // strataCounts is an arm's requests per stratum (keys as the mix strata,
-// "label × policy class" and the like): offered, and completed (status ok).
-type strataCounts struct{ offered, completed map[string]float64 }
+// "label × policy class" and the like): offered, and failed or rejected
+// (as error_rate and rejected_share count them; a client's cancel is
+// neither).
+type strataCounts struct{ offered, failed map[string]float64 }
 
 // FailedStratumShare is the share of a stratum's requests, both arms
-// together, under which so few completed that the stratum is taken to be
-// made by its failures (strayStrataFolds).
+// together, above which so many failed or were rejected that the stratum
+// is taken to be made by its failures (strayStrataFolds).
 const FailedStratumShare = 0.5
 
 // strayStrataFolds decides, from the arms' request counts per stratum
@@ -346,8 +348,8 @@ const FailedStratumShare = 0.5
 //     "prompt unknown" band), whatever their number, in both arms: a log
 //     often leaves the prompt out of the requests it turned away or that
 //     failed before they were read;
-//   - a stratum fewer than FailedStratumShare of whose requests completed,
-//     both arms together: a log that names the class of what completed
+//   - a stratum more than FailedStratumShare of whose requests failed or
+//     were rejected, both arms together: a log that names the class of what completed
 //     and not of what failed makes strata of failures, and standardizing
 //     those to the baseline's share would take the canary's extra
 //     failures out of every gate (identical labelled arms but a canary
@@ -373,7 +375,7 @@ func strayStrataFolds(b, c strataCounts) (fold map[string]string, said []string)
 	}
 	failed := func(k string) bool {
 		n := b.offered[k] + c.offered[k]
-		return n > 0 && b.completed[k]+c.completed[k] < FailedStratumShare*n
+		return n > 0 && b.failed[k]+c.failed[k] > FailedStratumShare*n
 	}
 	// the largest stratum both arms have of k's policy class that is
 	// itself none of the three kinds ("" when there is none)
@@ -408,8 +410,8 @@ func strayStrataFolds(b, c strataCounts) (fold map[string]string, said []string)
 			said = append(said, fmt.Sprintf("requests of unknown prompt length %q (baseline %s, canary %s) counted in %q: a band the log's gaps make, not the traffic",
 				k, count(nb), count(nc), to))
 		case failed(k):
-			said = append(said, fmt.Sprintf("stratum %q made by failures (completed: baseline %s of %s, canary %s of %s) counted in %q",
-				k, count(b.completed[k]), count(nb), count(c.completed[k]), count(nc), to))
+			said = append(said, fmt.Sprintf("stratum %q made by failures (failed or rejected: baseline %s of %s, canary %s of %s) counted in %q",
+				k, count(b.failed[k]), count(nb), count(c.failed[k]), count(nc), to))
 		default:
 			said = append(said, fmt.Sprintf("stray stratum %q (%s, only in the %s: %.2g%% of its requests) counted in %q",
 				k, plural(int(math.Round(n)), "request", "requests"), arm, 100*n/total, to))

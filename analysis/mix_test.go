@@ -92,8 +92,8 @@ func TestStrayStrataFolds(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		b, c map[string]float64
-		// bs, cs, when set, give completed counts too (b and c: every
-		// request completed)
+		// bs, cs, when set, give failed counts too (b and c: none
+		// failed)
 		bs, cs strataCounts
 		fold   map[string]string
 		said   []string
@@ -149,17 +149,17 @@ func TestStrayStrataFolds(t *testing.T) {
 			// failures' band strata go to the largest labelled stratum
 			name: "strata made by failures",
 			bs: strataCounts{
-				offered:   map[string]float64{"chat × default": 30000, "long × long": 9000, "prompt <1k × default": 60, "prompt 4k-16k × long": 10},
-				completed: map[string]float64{"chat × default": 29990, "long × long": 8990},
+				offered: map[string]float64{"chat × default": 30000, "long × long": 9000, "prompt <1k × default": 60, "prompt 4k-16k × long": 10},
+				failed:  map[string]float64{"chat × default": 10, "long × long": 10, "prompt <1k × default": 60, "prompt 4k-16k × long": 10},
 			},
 			cs: strataCounts{
-				offered:   map[string]float64{"chat × default": 30000, "long × long": 9000, "prompt <1k × default": 900, "prompt 4k-16k × long": 200},
-				completed: map[string]float64{"chat × default": 29990, "long × long": 8990},
+				offered: map[string]float64{"chat × default": 30000, "long × long": 9000, "prompt <1k × default": 900, "prompt 4k-16k × long": 200},
+				failed:  map[string]float64{"chat × default": 10, "long × long": 10, "prompt <1k × default": 900, "prompt 4k-16k × long": 200},
 			},
 			fold: map[string]string{"prompt <1k × default": "chat × default", "prompt 4k-16k × long": "long × long"},
 			said: []string{
-				`stratum "prompt 4k-16k × long" made by failures (completed: baseline 0 of 10, canary 0 of 200) counted in "long × long"`,
-				`stratum "prompt <1k × default" made by failures (completed: baseline 0 of 60, canary 0 of 900) counted in "chat × default"`,
+				`stratum "prompt 4k-16k × long" made by failures (failed or rejected: baseline 10 of 10, canary 200 of 200) counted in "long × long"`,
+				`stratum "prompt <1k × default" made by failures (failed or rejected: baseline 60 of 60, canary 900 of 900) counted in "chat × default"`,
 			},
 		},
 		{
@@ -167,12 +167,26 @@ func TestStrayStrataFolds(t *testing.T) {
 			// class stays, its failures judged within it
 			name: "a class only the canary fails: kept",
 			bs: strataCounts{
-				offered:   map[string]float64{"chat": 30000, "long": 9000},
-				completed: map[string]float64{"chat": 29990, "long": 8990},
+				offered: map[string]float64{"chat": 30000, "long": 9000},
+				failed:  map[string]float64{"chat": 10, "long": 10},
 			},
 			cs: strataCounts{
-				offered:   map[string]float64{"chat": 30000, "long": 5000},
-				completed: map[string]float64{"chat": 29990, "long": 100},
+				offered: map[string]float64{"chat": 30000, "long": 5000},
+				failed:  map[string]float64{"chat": 10, "long": 4900},
+			},
+			fold: map[string]string{},
+		},
+		{
+			// users who cancel most of one class's answers: cancels are
+			// not failures, the class keeps its stratum
+			name: "a class mostly canceled by its clients: kept",
+			bs: strataCounts{
+				offered: map[string]float64{"chat": 30000, "browse": 9000},
+				failed:  map[string]float64{"chat": 10, "browse": 5},
+			},
+			cs: strataCounts{
+				offered: map[string]float64{"chat": 30000, "browse": 3000},
+				failed:  map[string]float64{"chat": 10, "browse": 2},
 			},
 			fold: map[string]string{},
 		},
@@ -180,7 +194,7 @@ func TestStrayStrataFolds(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			b, c := tc.bs, tc.cs
 			if b.offered == nil {
-				b, c = allCompleted(tc.b), allCompleted(tc.c)
+				b, c = noneFailed(tc.b), noneFailed(tc.c)
 			}
 			f, s := strayStrataFolds(b, c)
 			if !reflect.DeepEqual(f, tc.fold) || strings.Join(s, "\n") != strings.Join(tc.said, "\n") {
@@ -229,7 +243,7 @@ func TestLabelsInOneArm(t *testing.T) {
 	}
 }
 
-// allCompleted is counts of strata whose every request completed.
-func allCompleted(m map[string]float64) strataCounts {
-	return strataCounts{offered: m, completed: m}
+// noneFailed is counts of strata none of whose requests failed.
+func noneFailed(m map[string]float64) strataCounts {
+	return strataCounts{offered: m, failed: map[string]float64{}}
 }
