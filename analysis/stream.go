@@ -323,7 +323,7 @@ func (a *Aggregator) stratum(r *sources.Request, ci int32) int32 {
 			}
 			a.unlabeled[c] = row
 		}
-		b := int(uint8(normalize.BandIndex(r.PromptTokens)))*cacheBandCount + int(a.cacheIndex(r))
+		b := normalize.BandIndex(r.PromptTokens)*cacheBandCount + int(a.cacheIndex(r))
 		if id := row[b]; id >= 0 {
 			return id
 		}

@@ -188,7 +188,6 @@ func Run(ctx context.Context, sc Scenario, seed uint64, duration time.Duration) 
 	return res, nil
 }
 
-// sorted returns the arm's records in arrival order (ties in offer order).
 // dropSlowRecords is reqs without the completions whose first token took
 // longer than after (ArmSpec.LogDropSlow; 0: reqs as they are).
 func dropSlowRecords(reqs []sources.Request, after time.Duration) []sources.Request {
@@ -200,6 +199,7 @@ func dropSlowRecords(reqs []sources.Request, after time.Duration) []sources.Requ
 	})
 }
 
+// sorted returns the arm's records in arrival order (ties in offer order).
 func (s *armSim) sorted() []sources.Request {
 	idx := make([]int, len(s.out))
 	for i := range idx {
