@@ -33,31 +33,33 @@ export REQUIRE_PROMETHEUS=1 REQUIRE_TMUX=1 REQUIRE_CLICKHOUSE=1
 go vet ./...
 go test -count=1 -timeout 20m ./...
 
-# Fuzz every reader of untrusted input for a short budget each (about
-# 15 × 10 s). A crash fails the run and leaves its input under the
-# package's testdata/fuzz/; commit it with the fix, so it is replayed by
-# every `go test` from then on.
-fuzztime="${FUZZTIME:-10s}"
+# Fuzz every reader of untrusted input for a short budget each (a few
+# seconds apiece, about two minutes in all). A crash fails the run and leaves
+# its input under the package's testdata/fuzz/; commit it with the fix, so it
+# is replayed by every `go test` from then on.
 #
-# Go 1.26's fuzz coordinator can end a clean run with a bare "context
-# deadline exceeded" when -fuzztime expires while a worker is mid-call
-# (golang/go#75804, fixed in Go 1.27): no input is written and nothing
-# failed. Such a run is tried once more; any other failure, a written
-# input, or the same message twice fails the run.
+# The budget is a count of calls, sized per target from its rate on a loaded
+# 2-core machine, not a duration: Go 1.26's fuzz coordinator can end a clean
+# run with a bare "context deadline exceeded" when a duration -fuzztime
+# expires while a worker is mid-call (golang/go#75804, fixed in Go 1.27), and
+# it did so twice in a row on one target. A count has no deadline to race.
+# FUZZTIME overrides every budget (e.g. FUZZTIME=5m for a long local run);
+# a duration there can meet the race again, so a run that ends with that bare
+# message, wrote no input and failed nothing else is tried once more.
 fuzzone() {
-  go test -run '^$' -fuzz "^${2}\$" -fuzztime "$fuzztime" "./$1" 2>&1
+  go test -run '^$' -fuzz "^${2}\$" -fuzztime "${FUZZTIME:-$3}" "./$1" 2>&1
 }
-while read -r pkg target; do
-  echo "fuzz $pkg $target ($fuzztime)" >&2
+while read -r pkg target budget; do
+  echo "fuzz $pkg $target (${FUZZTIME:-$budget})" >&2
   corpus="$pkg/testdata/fuzz/$target"
   before=$(find "$corpus" -type f 2>/dev/null | wc -l || true)
-  if ! out=$(fuzzone "$pkg" "$target"); then
+  if ! out=$(fuzzone "$pkg" "$target" "$budget"); then
     after=$(find "$corpus" -type f 2>/dev/null | wc -l || true)
     if [ "$before" = "$after" ] && ! grep -q 'Failing input written' <<<"$out" &&
       [ "$(grep -c -- '--- FAIL' <<<"$out")" = 1 ] &&
       grep -A1 -- '--- FAIL' <<<"$out" | tail -1 | grep -qx '[[:space:]]*context deadline exceeded'; then
       echo "fuzz $pkg $target: the Go fuzz coordinator's deadline race (golang/go#75804), no input found; running it again" >&2
-      if out=$(fuzzone "$pkg" "$target"); then
+      if out=$(fuzzone "$pkg" "$target" "$budget"); then
         continue
       fi
     fi
@@ -65,20 +67,20 @@ while read -r pkg target; do
     exit 1
   fi
 done <<'TARGETS'
-sources/requestlog FuzzRead
-sources/requestlog FuzzParseFloat
-sources/requestlog FuzzRFC3339
-sources/requestlog FuzzFastLine
-sources/requestlog FuzzParseChunk
-sources/benchfile FuzzVLLM
-sources/benchfile FuzzSGLang
-sources/benchfile FuzzLLMPerf
-sources/benchfile FuzzGenAIPerf
-sources/benchfile FuzzAIPerf
-sources/benchfile FuzzInferencePerf
-sources/exposition FuzzRead
-sources/costfile FuzzRead
-policies FuzzParse
-sources/sim FuzzParseScenario
-sources/clickhouse FuzzQuote
+sources/requestlog FuzzRead 20000x
+sources/requestlog FuzzParseFloat 400000x
+sources/requestlog FuzzRFC3339 400000x
+sources/requestlog FuzzFastLine 300000x
+sources/requestlog FuzzParseChunk 250000x
+sources/benchfile FuzzVLLM 100000x
+sources/benchfile FuzzSGLang 150000x
+sources/benchfile FuzzLLMPerf 80000x
+sources/benchfile FuzzGenAIPerf 60000x
+sources/benchfile FuzzAIPerf 70000x
+sources/benchfile FuzzInferencePerf 50000x
+sources/exposition FuzzRead 20000x
+sources/costfile FuzzRead 8000x
+policies FuzzParse 50000x
+sources/sim FuzzParseScenario 30000x
+sources/clickhouse FuzzQuote 100000x
 TARGETS
