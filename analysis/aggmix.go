@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -27,6 +28,10 @@ type aggMix struct {
 	unmatched *gateEval
 	// classFold counts a stray class in another (strayStrataFolds)
 	classFold map[string]string
+	// own holds the class strata each arm keeps at its own share, the
+	// outcome's strata (strayStrataFolds): the canary's weight there is 1
+	// and its other strata share what is left
+	own map[string]bool
 	// band maps a stratum (after classFold) and the bucket's own band to
 	// the band it is counted in; nil when the cache is not stratified
 	band map[[2]string]string
@@ -59,7 +64,7 @@ func (m *aggMix) keyOf(bk *sources.AggBucket) string {
 		return ""
 	}
 	k := m.foldClass(bk.Class)
-	if m.band != nil && bk.Cache != "" {
+	if m.band != nil && bk.Cache != "" && !m.own[k] {
 		b, ok := m.band[[2]string{k, bk.Cache}]
 		if !ok {
 			b = bk.Cache
@@ -225,10 +230,14 @@ func classMix(b, c *sources.Aggregate, setting, cache string) aggMix {
 	}
 	// as on the request path, a stray stratum only one arm has is
 	// counted in one both arms have: reweighted by that one's factor
-	fold, said := strayStrataFolds(strataB, strataC)
-	m.classFold = fold
+	fold, own, said := strayStrataFolds(strataB, strataC, setting != normalize.MixWeights)
+	m.classFold, m.own = fold, own
 	if setting != normalize.MixWeights {
-		if g, ok := unmatchedEval(oneArmStrata(rawB, rawC, fold)); ok {
+		skip := maps.Clone(fold)
+		for k := range own {
+			skip[k] = k
+		}
+		if g, ok := unmatchedEval(oneArmStrata(rawB, rawC, skip)); ok {
 			m.unmatched = &g
 		}
 	}
@@ -261,6 +270,13 @@ func classMix(b, c *sources.Aggregate, setting, cache string) aggMix {
 		names = slices.DeleteFunc(names, func(k string) bool { return wb[k] == 0 && wc[k] == 0 })
 	}
 	slices.Sort(names)
+	// the arms' requests in strata of their own share: the canary's other
+	// strata take the baseline's mix within the share they leave
+	var ob, oc float64
+	for k := range own {
+		ob, oc = ob+wb[k], oc+wc[k]
+	}
+	known := func(b, c float64) float64 { return b / (nb - ob) * (nc - oc) / c }
 	var parts []string
 	f := map[string]float64{}
 	for _, k := range names {
@@ -268,6 +284,11 @@ func classMix(b, c *sources.Aggregate, setting, cache string) aggMix {
 		label := k
 		if label == "" {
 			label = "(unlabelled)"
+		}
+		if own[k] {
+			parts = append(parts, fmt.Sprintf("%s %.1f%% vs %.1f%% (each arm's own)", label, 100*pb, 100*pc))
+			f[k] = 1
+			continue
 		}
 		parts = append(parts, fmt.Sprintf("%s %.1f%% vs %.1f%%", label, 100*pb, 100*pc))
 		if pb > 0 && !(pc > 0) || pc > 0 && !(pb > 0) {
@@ -280,7 +301,7 @@ func classMix(b, c *sources.Aggregate, setting, cache string) aggMix {
 			return m
 		}
 		if pc > 0 {
-			f[k] = pb / pc
+			f[k] = known(wb[k], wc[k])
 		}
 	}
 	by := "class"
@@ -296,8 +317,8 @@ func classMix(b, c *sources.Aggregate, setting, cache string) aggMix {
 			cc[m.foldClass(k)] += n
 		}
 		for k, n := range cc {
-			if n > 0 && cb[k] > 0 {
-				f[k] = (cb[k] / nb) / (n / nc)
+			if n > 0 && cb[k] > 0 && !own[k] {
+				f[k] = known(cb[k], n)
 			}
 		}
 	}
@@ -336,6 +357,10 @@ func (m *aggMix) bandFolds(b, c *sources.Aggregate) []string {
 				continue
 			}
 			ck := m.foldClass(bk.Class)
+			if m.own[ck] {
+				// kept whole, without bands
+				continue
+			}
 			classes[ck] = true
 			if bk.Cache == normalize.CacheUnknown || bk.Cache == "" {
 				continue

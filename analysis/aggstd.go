@@ -135,8 +135,17 @@ func (j *aggJudgement) countStrata(count func(*sources.AggBucket) (num, den floa
 	for i, k := range names {
 		index[ids[k]] = i
 	}
+	var own []bool
+	for i, k := range names {
+		if j.mix.own[k] {
+			if own == nil {
+				own = make([]bool, len(names))
+			}
+			own[i] = true
+		}
+	}
 	strata := func(cs []cell, nb int) normalize.Strata {
-		s := normalize.Strata{Names: names, Num: make([][]float64, len(names)), Den: make([][]float64, len(names))}
+		s := normalize.Strata{Names: names, Own: own, Num: make([][]float64, len(names)), Den: make([][]float64, len(names))}
 		for k := range names {
 			s.Num[k], s.Den[k] = make([]float64, nb), make([]float64, nb)
 		}

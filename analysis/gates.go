@@ -388,14 +388,14 @@ func (j *judgement) evalGate(idx int, g policies.Gate, conf float64, r *Report) 
 		}
 		if j.mix != nil {
 			naive := stats.QuantileLogRatio(xc, xb, info.Quantile, conf, j.cfg.Resamples, j.cfg.Seed+uint64(idx)*7919)
-			sxb, sxc, sb, sc, w, err := j.mix.stratSamples(j, info.Latency)
+			sxb, sxc, sb, sc, wb, wc, err := j.mix.stratSamples(j, info.Latency)
 			if err != nil {
 				return inconclusive(err.Error())
 			}
-			est = stats.StratifiedQuantileLogRatio(sxc, sxb, sc, sb, w, info.Quantile, conf, j.cfg.Resamples, j.cfg.Seed+uint64(idx)*7919)
+			est = stats.StratifiedQuantileLogRatio(sxc, sxb, sc, sb, wc, wb, info.Quantile, conf, j.cfg.Resamples, j.cfg.Seed+uint64(idx)*7919)
 			e.m.Naive = &NaiveComparison{Baseline: Num(vb), Canary: Num(vc), Delta: Num(math.Exp(naive.Point) - 1),
 				Interval: [2]Num{Num(math.Exp(naive.CI.Lo) - 1), Num(math.Exp(naive.CI.Hi) - 1)}}
-			vb, vc = stats.StratifiedQuantile(sxb, sb, w, info.Quantile), stats.StratifiedQuantile(sxc, sc, w, info.Quantile)
+			vb, vc = stats.StratifiedQuantile(sxb, sb, wb, info.Quantile), stats.StratifiedQuantile(sxc, sc, wc, info.Quantile)
 			e.m.Adjusted = append(e.m.Adjusted, fmt.Sprintf("quantiles of the %s mix (%s): each value weighted by its stratum's reference share over the stratum's count, none dropped",
 				j.mix.mode, j.mix.by))
 		} else {

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"sort"
 	"strconv"
@@ -28,9 +29,12 @@ type mixPlan struct {
 	cacheReason string
 	// stratum of each request per arm, −1 when not analysed
 	b, c []int32
-	// strataFolds says which stray strata were counted in which
-	// (strayStrataFolds), for the report
+	// strataFolds says which stray strata were counted in which, and which
+	// the outcome made (strayStrataFolds), for the report
 	strataFolds []string
+	// own flags, per name, the strata each arm keeps at its own share
+	// (normalize.Strata.Own); nil when none
+	own []bool
 	// results per gate, and the arms' mixes, for the report
 	notes []mixNote
 	mixes string
@@ -195,7 +199,7 @@ func (j *judgement) planMix() *mixPlan {
 	// a stratum only one arm has a stray request or two in, or one made
 	// by the log's gaps or by failures, is counted in a stratum both arms
 	// have (strayStrataFolds)
-	strataFold, said := strayStrataFolds(perArm[0], perArm[1])
+	strataFold, strataOwn, said := strayStrataFolds(perArm[0], perArm[1], mode != normalize.MixWeights)
 	plan.strataFolds = said
 	if mode != normalize.MixWeights {
 		// a stratum only one arm served cannot be standardized: the
@@ -203,7 +207,11 @@ func (j *judgement) planMix() *mixPlan {
 		// requests out of every gate. As on the aggregate (classMix) the
 		// arms are then compared as counted, and from UnmatchedShare on
 		// the unmatched_strata guardrail holds the run
-		onlyB, onlyC, shareB, shareC := oneArmStrata(perArm[0].offered, perArm[1].offered, strataFold)
+		skip := maps.Clone(strataFold)
+		for k := range strataOwn {
+			skip[k] = k
+		}
+		onlyB, onlyC, shareB, shareC := oneArmStrata(perArm[0].offered, perArm[1].offered, skip)
 		if g, ok := unmatchedEval(onlyB, onlyC, shareB, shareC); ok {
 			j.unmatched = &g
 		}
@@ -242,6 +250,10 @@ func (j *judgement) planMix() *mixPlan {
 		for k := range seen {
 			counts[k] = map[string]map[string]float64{}
 			for raw, bands := range seen[k] {
+				if strataOwn[raw] {
+					// kept whole at each arm's share, without bands
+					continue
+				}
 				ck := fold(raw)
 				for b, n := range bands {
 					if b == normalize.CacheUnknown {
@@ -263,7 +275,7 @@ func (j *judgement) planMix() *mixPlan {
 	}
 	key := func(a *armData, i int) string {
 		k := classKey(a, i)
-		if stratifyCache {
+		if stratifyCache && !strataOwn[k] {
 			b := plan.cacheBand(&a.ds.Requests[i])
 			if d, ok := dominant[k]; ok && b == normalize.CacheUnknown {
 				b = d
@@ -314,6 +326,12 @@ func (j *judgement) planMix() *mixPlan {
 		}
 	}
 	plan.names = names
+	if len(strataOwn) > 0 {
+		plan.own = make([]bool, len(names))
+		for i, k := range names {
+			plan.own[i] = strataOwn[k]
+		}
+	}
 	return plan
 }
 
@@ -337,10 +355,8 @@ type strataCounts struct{ offered, failed map[string]float64 }
 const FailedStratumShare = 0.5
 
 // strayStrataFolds decides, from the arms' request counts per stratum
-// (baseline, canary), which strata are counted in another: the largest
-// stratum both arms have of the same policy class (the text after the
-// last " × "; any, for keys without one) whose prompt length is known and
-// most of whose requests completed. Three kinds are:
+// (baseline, canary), which strata are not standardized as strata of
+// their own. Three kinds are:
 //   - a stray: only one arm has requests in it, under StrayStratumShare of
 //     that arm's requests. Larger one-arm strata are a real difference of
 //     mix and stay, as do strays without a stratum to go to;
@@ -349,18 +365,31 @@ const FailedStratumShare = 0.5
 //     often leaves the prompt out of the requests it turned away or that
 //     failed before they were read;
 //   - a stratum more than FailedStratumShare of whose requests failed or
-//     were rejected, both arms together: a log that names the class of what completed
-//     and not of what failed makes strata of failures, and standardizing
-//     those to the baseline's share would take the canary's extra
-//     failures out of every gate (identical labelled arms but a canary
-//     failing 3% more requests, logged without a class, passed
-//     error_rate at 0.19% against 0.19%). A class that really fails that
-//     often is then counted as served, the cautious reading.
+//     were rejected, both arms together: a log that names the class of
+//     what completed and not of what failed makes strata of failures, and
+//     standardizing those to the baseline's share would take the canary's
+//     extra failures out of every gate (identical labelled arms but a
+//     canary failing 3% more requests, logged without a class, passed
+//     error_rate at 0.19% against 0.19%).
 //
-// It returns the folds and one line per fold for the report, in stratum
-// order.
-func strayStrataFolds(b, c strataCounts) (fold map[string]string, said []string) {
-	fold = map[string]string{}
+// A stray is counted in (fold) the largest stratum both arms have of the
+// same policy class (the text after the last " × "; any, for keys without
+// one) whose prompt length is known and most of whose requests completed.
+// The other two, the outcome's strata, are kept at each arm's own share
+// (own; normalize.Strata.Own) when keepOwn, so that what one arm lost
+// there counts in full: folded into the largest stratum they counted at
+// its reference share only, about three quarters of the harm on the
+// simulator's canary failing 2.5% more requests without a prompt length.
+// Without keepOwn (explicit weights name policy classes, not strata) they
+// are folded as strays are. Either only where such a stratum exists:
+// without one they stay strata (a log that gives no prompt length at
+// all). A class that really fails that often is then compared as each arm
+// served it, the cautious reading.
+//
+// It returns the folds, the strata kept at each arm's share, and one line
+// per stratum for the report, in stratum order.
+func strayStrataFolds(b, c strataCounts, keepOwn bool) (fold map[string]string, own map[string]bool, said []string) {
+	fold, own = map[string]string{}, map[string]bool{}
 	tb, tc, sorted := strataTotals(b.offered, c.offered)
 	policyClass := func(k string) string {
 		c, _ := afterLastSep(k)
@@ -404,20 +433,26 @@ func strayStrataFolds(b, c strataCounts) (fold map[string]string, said []string)
 		if to == "" {
 			continue
 		}
-		fold[k] = to
+		where := fmt.Sprintf("counted in %q", to)
+		if (unknown(k) || failed(k)) && keepOwn {
+			own[k] = true
+			where = "kept at each arm's own share, not standardized"
+		} else {
+			fold[k] = to
+		}
 		switch {
 		case unknown(k):
-			said = append(said, fmt.Sprintf("requests of unknown prompt length %q (baseline %s, canary %s) counted in %q: a band the log's gaps make, not the traffic",
-				k, count(nb), count(nc), to))
+			said = append(said, fmt.Sprintf("requests of unknown prompt length %q (baseline %s, canary %s) %s: a band the log's gaps make, not the traffic",
+				k, count(nb), count(nc), where))
 		case failed(k):
-			said = append(said, fmt.Sprintf("stratum %q made by failures (failed or rejected: baseline %s of %s, canary %s of %s) counted in %q",
-				k, count(b.failed[k]), count(nb), count(c.failed[k]), count(nc), to))
+			said = append(said, fmt.Sprintf("stratum %q made by failures (failed or rejected: baseline %s of %s, canary %s of %s) %s",
+				k, count(b.failed[k]), count(nb), count(c.failed[k]), count(nc), where))
 		default:
-			said = append(said, fmt.Sprintf("stray stratum %q (%s, only in the %s: %.2g%% of its requests) counted in %q",
-				k, plural(int(math.Round(n)), "request", "requests"), arm, 100*n/total, to))
+			said = append(said, fmt.Sprintf("stray stratum %q (%s, only in the %s: %.2g%% of its requests) %s",
+				k, plural(int(math.Round(n)), "request", "requests"), arm, 100*n/total, where))
 		}
 	}
-	return fold, said
+	return fold, own, said
 }
 
 // strataTotals returns the arms' request totals over their strata
@@ -619,7 +654,7 @@ func (plan *mixPlan) strata(a *armData, stratum []int32, num, den func(i int) fl
 // strataOn is strata on the bucket range [from, from+nb) of the arm's grid
 // (for paired arms: the common range of both arms' analysed buckets).
 func (plan *mixPlan) strataOn(a *armData, stratum []int32, num, den func(i int) float64, from, nb int) normalize.Strata {
-	s := normalize.Strata{Names: plan.names, Num: make([][]float64, len(plan.names)), Den: make([][]float64, len(plan.names))}
+	s := normalize.Strata{Names: plan.names, Own: plan.own, Num: make([][]float64, len(plan.names)), Den: make([][]float64, len(plan.names))}
 	for k := range plan.names {
 		s.Num[k], s.Den[k] = make([]float64, nb), make([]float64, nb)
 	}
@@ -761,14 +796,25 @@ func (plan *mixPlan) shares(stratum []int32) []float64 {
 // each value's stratum, and the reference weights, for quantiles of the
 // reference mixture (stats.StratifiedQuantileLogRatio): every value stays in,
 // weighted by its stratum's reference weight over the stratum's count.
-func (plan *mixPlan) stratSamples(j *judgement, latency string) (xb, xc [][]float64, sb, sc [][]int32, w []float64, err error) {
+func (plan *mixPlan) stratSamples(j *judgement, latency string) (xb, xc [][]float64, sb, sc [][]int32, wb, wc []float64, err error) {
 	one := func(int) float64 { return 1 }
 	xbS := plan.strata(j.b, plan.b, one, one)
 	xcS := plan.strata(j.c, plan.c, one, one)
-	w, err = normalize.Weights(plan.mode, xcS, xbS, j.p.Normalize.Weights)
+	w, err := normalize.Weights(plan.mode, xcS, xbS, j.p.Normalize.Weights)
 	if err != nil {
-		return nil, nil, nil, nil, nil, err
+		return nil, nil, nil, nil, nil, nil, err
 	}
+	// strata of an arm's own share weigh its share of the latency values
+	lat := func(a *armData) func(int) float64 {
+		return func(i int) float64 {
+			if latencyOf(&a.ds.Requests[i], latency) {
+				return 1
+			}
+			return 0
+		}
+	}
+	wb = plan.strata(j.b, plan.b, lat(j.b), lat(j.b)).ArmWeights(w)
+	wc = plan.strata(j.c, plan.c, lat(j.c), lat(j.c)).ArmWeights(w)
 	collect := func(a *armData, stratum []int32) ([][]float64, [][]int32) {
 		nb := len(a.buckets) - a.firstKept
 		vals, ids := make([][]float64, nb), make([][]int32, nb)
@@ -785,7 +831,7 @@ func (plan *mixPlan) stratSamples(j *judgement, latency string) (xb, xc [][]floa
 	}
 	xb, sb = collect(j.b, plan.b)
 	xc, sc = collect(j.c, plan.c)
-	return xb, xc, sb, sc, w, nil
+	return xb, xc, sb, sc, wb, wc, nil
 }
 
 func latencyOf(r *sources.Request, latency string) bool {
@@ -817,7 +863,11 @@ func estimateText(r normalize.MixResult) string {
 func mixText(r normalize.MixResult) string {
 	parts := make([]string, len(r.Names))
 	for i, n := range r.Names {
-		parts[i] = fmt.Sprintf("%q %.1f%% / %.1f%% / %.1f%%", n, 100*r.Weights[i], 100*r.BaselineMix[i], 100*r.CanaryMix[i])
+		ref := fmt.Sprintf("%.1f%%", 100*r.Weights[i])
+		if i < len(r.Own) && r.Own[i] {
+			ref = "own"
+		}
+		parts[i] = fmt.Sprintf("%q %s / %.1f%% / %.1f%%", n, ref, 100*r.BaselineMix[i], 100*r.CanaryMix[i])
 	}
 	return strings.Join(parts, ", ")
 }

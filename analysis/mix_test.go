@@ -87,7 +87,9 @@ func TestStrayCacheBandDoesNotBlockCounts(t *testing.T) {
 // strayStrataFolds counts a stratum only one arm has requests in, under
 // StrayStratumShare of that arm, in the largest stratum both arms have of
 // its policy class; a larger one-arm stratum, or one without such a
-// stratum, stays (a real difference of mix).
+// stratum, stays (a real difference of mix). Strata the outcome made are
+// kept at each arm's own share (own), or folded as strays are when
+// explicit weights name the strata (noOwn).
 func TestStrayStrataFolds(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -95,7 +97,9 @@ func TestStrayStrataFolds(t *testing.T) {
 		// bs, cs, when set, give failed counts too (b and c: none
 		// failed)
 		bs, cs strataCounts
+		noOwn  bool
 		fold   map[string]string
+		own    map[string]bool
 		said   []string
 	}{
 		{
@@ -135,8 +139,17 @@ func TestStrayStrataFolds(t *testing.T) {
 			name: "unknown prompt length, any number, both arms",
 			b:    map[string]float64{"prompt <1k × default": 20000, "prompt 1k-4k × default": 9000, "prompt unknown × default": 60},
 			c:    map[string]float64{"prompt <1k × default": 20500, "prompt 1k-4k × default": 8800, "prompt unknown × default": 1100},
-			fold: map[string]string{"prompt unknown × default": "prompt <1k × default"},
-			said: []string{`requests of unknown prompt length "prompt unknown × default" (baseline 60, canary 1,100) counted in "prompt <1k × default": a band the log's gaps make, not the traffic`},
+			fold: map[string]string{},
+			own:  map[string]bool{"prompt unknown × default": true},
+			said: []string{`requests of unknown prompt length "prompt unknown × default" (baseline 60, canary 1,100) kept at each arm's own share, not standardized: a band the log's gaps make, not the traffic`},
+		},
+		{
+			name:  "unknown prompt length under explicit weights: folded",
+			b:     map[string]float64{"prompt <1k × default": 20000, "prompt 1k-4k × default": 9000, "prompt unknown × default": 60},
+			c:     map[string]float64{"prompt <1k × default": 20500, "prompt 1k-4k × default": 8800, "prompt unknown × default": 1100},
+			noOwn: true,
+			fold:  map[string]string{"prompt unknown × default": "prompt <1k × default"},
+			said:  []string{`requests of unknown prompt length "prompt unknown × default" (baseline 60, canary 1,100) counted in "prompt <1k × default": a band the log's gaps make, not the traffic`},
 		},
 		{
 			name: "only unknown prompt lengths: kept",
@@ -156,10 +169,11 @@ func TestStrayStrataFolds(t *testing.T) {
 				offered: map[string]float64{"chat × default": 30000, "long × long": 9000, "prompt <1k × default": 900, "prompt 4k-16k × long": 200},
 				failed:  map[string]float64{"chat × default": 10, "long × long": 10, "prompt <1k × default": 900, "prompt 4k-16k × long": 200},
 			},
-			fold: map[string]string{"prompt <1k × default": "chat × default", "prompt 4k-16k × long": "long × long"},
+			fold: map[string]string{},
+			own:  map[string]bool{"prompt <1k × default": true, "prompt 4k-16k × long": true},
 			said: []string{
-				`stratum "prompt 4k-16k × long" made by failures (failed or rejected: baseline 10 of 10, canary 200 of 200) counted in "long × long"`,
-				`stratum "prompt <1k × default" made by failures (failed or rejected: baseline 60 of 60, canary 900 of 900) counted in "chat × default"`,
+				`stratum "prompt 4k-16k × long" made by failures (failed or rejected: baseline 10 of 10, canary 200 of 200) kept at each arm's own share, not standardized`,
+				`stratum "prompt <1k × default" made by failures (failed or rejected: baseline 60 of 60, canary 900 of 900) kept at each arm's own share, not standardized`,
 			},
 		},
 		{
@@ -196,9 +210,12 @@ func TestStrayStrataFolds(t *testing.T) {
 			if b.offered == nil {
 				b, c = noneFailed(tc.b), noneFailed(tc.c)
 			}
-			f, s := strayStrataFolds(b, c)
-			if !reflect.DeepEqual(f, tc.fold) || strings.Join(s, "\n") != strings.Join(tc.said, "\n") {
-				t.Errorf("got %v %q\nwant %v %q", f, s, tc.fold, tc.said)
+			f, own, s := strayStrataFolds(b, c, !tc.noOwn)
+			if tc.own == nil {
+				tc.own = map[string]bool{}
+			}
+			if !reflect.DeepEqual(f, tc.fold) || !reflect.DeepEqual(own, tc.own) || strings.Join(s, "\n") != strings.Join(tc.said, "\n") {
+				t.Errorf("got %v %v %q\nwant %v %v %q", f, own, s, tc.fold, tc.own, tc.said)
 			}
 		})
 	}

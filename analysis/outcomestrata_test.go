@@ -18,7 +18,12 @@ import (
 // name the class of what completed but not of what failed, and for
 // rejected requests logged without their prompt. Bands are by prompt length
 // only now, and strata made by failures or by unknown prompt lengths are
-// counted in a stratum both arms served. Each case on both judging paths.
+// kept at each arm's own share. Counted in the largest stratum both arms
+// served, failures without a prompt length weighed that stratum's
+// reference share in place of the canary's own, and a standardized gate
+// carried about three quarters of their harm; where a case says whole,
+// the standardized difference of its gate and of slo_attainment must be
+// the counted one within a tenth. Each case on both judging paths.
 func TestStrataNotMadeByOutcomes(t *testing.T) {
 	const seed = 5
 	// failEvery turns every nth completed request into a failure with
@@ -53,30 +58,35 @@ func TestStrataNotMadeByOutcomes(t *testing.T) {
 		edit  func(b, c *sources.Dataset)
 		gate  string
 		fails bool
+		whole bool
 	}{
 		{"unlabelled: the canary fails 3% more, logged without an output length", unlabelled, func(b, c *sources.Dataset) {
 			failEvery(b, 500, sources.StatusError, false, false)
 			failEvery(c, 33, sources.StatusError, false, false)
-		}, "error_rate", true},
+		}, "error_rate", true, false},
+		{"unlabelled: the canary fails 3% more, logged without a prompt length", unlabelled, func(b, c *sources.Dataset) {
+			failEvery(b, 500, sources.StatusError, true, false)
+			failEvery(c, 33, sources.StatusError, true, false)
+		}, "error_rate", true, true},
 		{"labelled: failures logged without their class", aaFleet(seed), func(b, c *sources.Dataset) {
 			failEvery(b, 500, sources.StatusError, false, true)
 			failEvery(c, 33, sources.StatusError, false, true)
-		}, "error_rate", true},
+		}, "error_rate", true, true},
 		{"unlabelled: rejected without a prompt length", unlabelled, func(b, c *sources.Dataset) {
 			failEvery(b, 500, sources.StatusRejected, true, false)
 			failEvery(c, 33, sources.StatusRejected, true, false)
-		}, "rejected_share", true},
+		}, "rejected_share", true, true},
 		{"unlabelled: answers 10% shorter", unlabelled, func(_, c *sources.Dataset) {
 			for i := range c.Requests {
 				if r := &c.Requests[i]; r.OutputTokens > 2 {
 					r.OutputTokens = max(2, int64(math.Round(float64(r.OutputTokens)*0.9)))
 				}
 			}
-		}, "output_tokens_mean", true},
+		}, "output_tokens_mean", true, false},
 		{"unlabelled: the same failures in both arms", unlabelled, func(b, c *sources.Dataset) {
 			failEvery(b, 100, sources.StatusError, true, false)
 			failEvery(c, 100, sources.StatusError, true, false)
-		}, "error_rate", false},
+		}, "error_rate", false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b, c := fleetArms(tc.arms, tc.arms, seed)
@@ -91,6 +101,11 @@ func TestStrataNotMadeByOutcomes(t *testing.T) {
 				}
 				if tc.fails && r.Verdict != Fail {
 					t.Errorf("%s: verdict %s, want fail", path, r.Verdict)
+				}
+				for _, name := range []string{tc.gate, "slo_attainment"} {
+					if m := metric(t, r, name); tc.whole && (m.Naive == nil || !(math.Abs(float64(m.Delta)-float64(m.Naive.Delta)) <= 0.1*math.Abs(float64(m.Naive.Delta)))) {
+						t.Errorf("%s: %s standardized %+.4g against %v counted: not the whole harm", path, name, float64(m.Delta), m.Naive)
+					}
 				}
 			}
 		})

@@ -163,11 +163,14 @@ type trendStrata struct {
 
 // segment is the segment [lo, hi) standardized: per stratum the arm's
 // summed numerator over its summed denominator, weighted by the reference
-// weights renormalised over the strata both arms have in the segment; the
-// sample sizes are the arms' denominators there. False when no weighted
-// stratum has both.
+// weights renormalised over the strata both arms have in the segment, and
+// strata each arm keeps at its own share (Strata.Own) at the arm's share
+// of the segment, as the gate takes them; the sample sizes are the arms'
+// denominators there. False when no weighted stratum has both.
 func (s *trendStrata) segment(lo, hi int) (trendPoint, bool) {
 	var vb, vc, w, nb, nc float64
+	// the arms' totals in their own strata (num, den) and the others' den
+	var ob, odb, oc, odc, kb, kc float64
 	for k := range s.w {
 		var b, db, c, dc float64
 		for t := lo; t < hi; t++ {
@@ -175,6 +178,11 @@ func (s *trendStrata) segment(lo, hi int) (trendPoint, bool) {
 			c, dc = c+s.c.Num[k][t], dc+s.c.Den[k][t]
 		}
 		nb, nc = nb+db, nc+dc
+		if k < len(s.b.Own) && s.b.Own[k] {
+			ob, odb, oc, odc = ob+b, odb+db, oc+c, odc+dc
+			continue
+		}
+		kb, kc = kb+db, kc+dc
 		if db > 0 && dc > 0 && s.w[k] > 0 {
 			vb, vc, w = vb+s.w[k]*b/db, vc+s.w[k]*c/dc, w+s.w[k]
 		}
@@ -182,7 +190,7 @@ func (s *trendStrata) segment(lo, hi int) (trendPoint, bool) {
 	if !(w > 0) {
 		return trendPoint{}, false
 	}
-	pt := exactTrendPoint(vb/w, vc/w, nb, nc)
+	pt := exactTrendPoint((ob+kb*vb/w)/(kb+odb), (oc+kc*vc/w)/(kc+odc), nb, nc)
 	pt.standardized = true
 	return pt, true
 }

@@ -17,9 +17,48 @@ import (
 // same number of buckets, in time order (a bucket without requests of that
 // stratum holds 0 and 0). Both arms of a comparison must list the same Names
 // in the same order.
+//
+// Own, when not nil (one flag per stratum, the same in both arms), marks
+// strata the outcome made rather than the traffic — requests a log gives
+// no prompt length for, a stratum most of whose requests failed: each arm
+// keeps its own share of them, and only the other strata are standardized
+// (see Standardize). Weights gives them weight 0.
 type Strata struct {
 	Names    []string
 	Num, Den [][]float64
+	Own      []bool
+}
+
+// own reports whether stratum i is kept at each arm's own share.
+func (s Strata) own(i int) bool { return i < len(s.Own) && s.Own[i] }
+
+// ArmWeights returns the weights by which an arm's strata enter its
+// standardized figure, given the reference weights w (Weights): w_s·(1 −
+// u) for a standardized stratum and ΣDen_s/ΣDen for a stratum of its own
+// share (Own), where u is the arm's share of ΣDen in those; summing to 1.
+// Without Own strata it is w.
+func (s Strata) ArmWeights(w []float64) []float64 {
+	_, den := s.Totals()
+	var total, u float64
+	for i, d := range den {
+		total += d
+		if s.own(i) {
+			u += d
+		}
+	}
+	out := make([]float64, len(w))
+	for i := range w {
+		switch {
+		case s.own(i) && total > 0:
+			out[i] = den[i] / total
+		case s.own(i):
+		case total > 0:
+			out[i] = w[i] * (1 - u/total)
+		default:
+			out[i] = w[i]
+		}
+	}
+	return out
 }
 
 // buckets returns the number of buckets, or an error naming the problem.
@@ -114,8 +153,17 @@ func Weights(mode string, x, y Strata, explicit map[string]float64) ([]float64, 
 	if !slices.Equal(x.Names, y.Names) {
 		return nil, fmt.Errorf("the arms' strata differ: canary %q, baseline %q", x.Names, y.Names)
 	}
+	if !slices.Equal(x.Own, y.Own) {
+		return nil, fmt.Errorf("the arms' strata differ in which are kept at each arm's own share")
+	}
 	_, dx := x.Totals()
 	_, dy := y.Totals()
+	for i := range dx {
+		if x.own(i) {
+			// each arm keeps its own share of these (Strata.Own)
+			dx[i], dy[i] = 0, 0
+		}
+	}
 	w := make([]float64, len(x.Names))
 	switch mode {
 	case MixNone:
@@ -133,6 +181,9 @@ func Weights(mode string, x, y Strata, explicit map[string]float64) ([]float64, 
 		var missing []string
 		for i, n := range x.Names {
 			known[n] = true
+			if x.own(i) {
+				continue
+			}
 			v, ok := explicit[n]
 			if !ok {
 				missing = append(missing, n)
@@ -243,6 +294,9 @@ type MixResult struct {
 	// requests do not count); Small lists weighted strata with fewer than
 	// MinStratumRequests in an arm.
 	Dropped, Small []string
+	// Own marks the strata each arm keeps at its own share (Strata.Own;
+	// nil when none): their Weights entry is 0.
+	Own []bool
 	// LogScale is true for StandardizeLog (estimates are log ratios).
 	LogScale bool
 }
@@ -286,7 +340,10 @@ func (r MixResult) Summary() string {
 //	θ = Σ_s w_s · (Σ_t Num_{s,t} / Σ_t Den_{s,t})
 //
 // (for attainment: the arm's SLO attainment had it received the reference
-// mix of classes), and Adjusted estimates θ_x − θ_y, in the ratio's units
+// mix of classes) — with strata of the arm's own share (Strata.Own) the
+// others' standardized ratio A is carried at their share of the arm's
+// traffic and those at their own, θ = (ΣNum_own + K·A)/(K + ΣDen_own), K
+// the others' ΣDen, so what one arm lost there counts in full — and Adjusted estimates θ_x − θ_y, in the ratio's units
 // (a fraction for attainment: 0.01 = 1 pp), with an interval at two-sided
 // level conf (e.g. 0.90 for a gate at α = 0.05).
 //
@@ -349,6 +406,9 @@ func standardize(x, y Strata, w []float64, conf float64, logScale, paired bool) 
 	if !slices.Equal(x.Names, y.Names) {
 		return res, fmt.Errorf("the arms' strata differ: canary %q, baseline %q", x.Names, y.Names)
 	}
+	if !slices.Equal(x.Own, y.Own) {
+		return res, fmt.Errorf("the arms' strata differ in which are kept at each arm's own share")
+	}
 	if len(w) != len(x.Names) {
 		return res, fmt.Errorf("%d weights for %d strata", len(w), len(x.Names))
 	}
@@ -366,6 +426,7 @@ func standardize(x, y Strata, w []float64, conf float64, logScale, paired bool) 
 	ny, dy := y.Totals()
 	res.Names = slices.Clone(x.Names)
 	res.Weights = slices.Clone(w)
+	res.Own = slices.Clone(x.Own)
 	res.CanaryMix, res.BaselineMix = x.Shares(), y.Shares()
 	res.CanaryRatio, res.BaselineRatio = make([]float64, len(w)), make([]float64, len(w))
 	var miss MissingStrataError
@@ -376,6 +437,9 @@ func standardize(x, y Strata, w []float64, conf float64, logScale, paired bool) 
 		}
 		if dy[i] == 0 {
 			res.BaselineRatio[i] = math.NaN()
+		}
+		if x.own(i) {
+			continue
 		}
 		if w[i] > 0 {
 			if dx[i] == 0 {
@@ -454,23 +518,49 @@ func standardize(x, y Strata, w []float64, conf float64, logScale, paired bool) 
 
 // influence returns the arm as a stats.Ratio whose ratio is the standardised
 // θ and whose linearised residuals are the per-bucket influences u_t (see
-// Standardize), and θ itself.
+// Standardize), and θ itself. With strata of the arm's own share (Own:
+// ΣNum_o, ΣDen_o pooled over them; K = ΣDen of the others, D = K + ΣDen_o)
+// θ = (ΣNum_o + K·A)/D, A the standardized ratio of the others, and
+//
+//	u_t = (Num_o,t − θ·Den_o,t)/D + (A − θ)·K_t/D + (K/D)·u^A_t
+//
+// with u^A_t the influence of A; without them u_t = u^A_t.
 func influence(s Strata, w, num, den []float64) (stats.Ratio, float64) {
 	b := len(s.Num[0])
-	theta := 0.0
+	a := 0.0
+	var no, do, k float64
 	for i := range w {
-		if w[i] > 0 {
-			theta += w[i] * num[i] / den[i]
+		switch {
+		case s.own(i):
+			no, do = no+num[i], do+den[i]
+		case w[i] > 0:
+			a += w[i] * num[i] / den[i]
+			k += den[i]
+		default:
+			k += den[i]
 		}
+	}
+	d := k + do
+	theta := a
+	if do > 0 {
+		theta = (no + k*a) / d
 	}
 	r := stats.Ratio{Num: make([]float64, b), Den: make([]float64, b)}
 	for t := range b {
-		u := 0.0
+		u, nt, dt, kt := 0.0, 0.0, 0.0, 0.0
 		for i := range w {
-			if w[i] == 0 {
-				continue
+			switch {
+			case s.own(i):
+				nt, dt = nt+s.Num[i][t], dt+s.Den[i][t]
+			case w[i] == 0:
+				kt += s.Den[i][t]
+			default:
+				u += w[i] * (s.Num[i][t] - num[i]/den[i]*s.Den[i][t]) / den[i]
+				kt += s.Den[i][t]
 			}
-			u += w[i] * (s.Num[i][t] - num[i]/den[i]*s.Den[i][t]) / den[i]
+		}
+		if do > 0 {
+			u = (nt-theta*dt)/d + (a-theta)*kt/d + k/d*u
 		}
 		r.Num[t] = u + theta/float64(b)
 		r.Den[t] = 1 / float64(b)

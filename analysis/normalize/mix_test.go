@@ -382,3 +382,120 @@ func TestBand(t *testing.T) {
 		t.Errorf("Bands() = %q, want %q", bs, want)
 	}
 }
+
+// TestStandardizeOwnStrata checks strata kept at each arm's own share
+// (Strata.Own): the standardized figure is (ΣNum_o + K·A)/D, computed here
+// from the totals; an arm's extra failures in such a stratum count in full
+// (folded into a standardized stratum they would count at its reference
+// weight only); the influences are the numerical derivatives of θ with
+// respect to each bucket's totals; and with no own traffic the result is
+// that of the strata without the flag.
+func TestStandardizeOwnStrata(t *testing.T) {
+	names := []string{"chat", "long", "prompt unknown"}
+	own := []bool{false, false, true}
+	rng := rand.New(rand.NewPCG(3, 9))
+	const nb = 60
+	arm := func(shares []float64, good []float64) Strata {
+		s := Strata{Names: names, Own: own, Num: make([][]float64, 3), Den: make([][]float64, 3)}
+		for i := range names {
+			s.Num[i], s.Den[i] = make([]float64, nb), make([]float64, nb)
+			for t := range nb {
+				n := math.Round(shares[i] * (150 + 30*rng.NormFloat64()))
+				n = math.Max(n, 0)
+				s.Den[i][t] = n
+				s.Num[i][t] = math.Round(n * math.Min(1, math.Max(0, good[i]+0.03*rng.NormFloat64())))
+			}
+		}
+		return s
+	}
+	// the baseline's requests without a prompt length are 1% and mostly
+	// good; the canary's are 4%, its extra 3% all failed
+	y := arm([]float64{0.7, 0.29, 0.01}, []float64{0.95, 0.85, 0.9})
+	x := arm([]float64{0.68, 0.28, 0.04}, []float64{0.95, 0.85, 0.225})
+	w, err := Weights(MixBaseline, x, y, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w[2] != 0 || math.Abs(w[0]+w[1]-1) > 1e-12 {
+		t.Fatalf("weights %v: want 0 for the own stratum, the others summing to 1", w)
+	}
+	theta := func(s Strata) float64 {
+		num, den := s.Totals()
+		k := den[0] + den[1]
+		a := w[0]*num[0]/den[0] + w[1]*num[1]/den[1]
+		return (num[2] + k*a) / (k + den[2])
+	}
+	res, err := Standardize(x, y, w, 0.9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := res.Canary - theta(x); math.Abs(d) > 1e-12 {
+		t.Errorf("canary θ %v, want %v", res.Canary, theta(x))
+	}
+	if d := res.Adjusted.Point - (theta(x) - theta(y)); math.Abs(d) > 1e-12 {
+		t.Errorf("difference %v, want %v", res.Adjusted.Point, theta(x)-theta(y))
+	}
+	// the harm is the canary's extra failed share (3% of its traffic,
+	// less what its own 1% would have lost), not a fraction of it
+	if res.Adjusted.Point > -0.025 {
+		t.Errorf("difference %+.4f: the canary's extra 3%% failures are not counted in full", res.Adjusted.Point)
+	}
+	aw := x.ArmWeights(w)
+	num, den := x.Totals()
+	sum, viaW := 0.0, 0.0
+	for i := range aw {
+		sum += aw[i]
+		viaW += aw[i] * num[i] / den[i]
+	}
+	if math.Abs(sum-1) > 1e-12 || math.Abs(viaW-theta(x)) > 1e-12 {
+		t.Errorf("ArmWeights %v: sum %v, Σ weight·ratio %v against θ %v", aw, sum, viaW, theta(x))
+	}
+	// the influence of bucket t is ∂θ/∂Num_{s,t}·(Num_{s,t}) summed the
+	// linear way: θ(totals + h·bucket t) − θ(totals) over h, as h → 0
+	num, den = x.Totals()
+	ix, tx := influence(x, w, num, den)
+	for _, tb := range []int{0, 17, 59} {
+		const h = 1e-6
+		bumped := Strata{Names: names, Own: own, Num: make([][]float64, 3), Den: make([][]float64, 3)}
+		for i := range names {
+			bumped.Num[i], bumped.Den[i] = slices.Clone(x.Num[i]), slices.Clone(x.Den[i])
+			for t := range nb {
+				scale := 1.0
+				if t == tb {
+					scale = 1 + h
+				}
+				bumped.Num[i][t] *= scale
+				bumped.Den[i][t] *= scale
+			}
+		}
+		want := (theta(bumped) - tx) / h
+		got := ix.Num[tb] - tx/float64(nb)
+		if math.Abs(got-want) > 1e-6 {
+			t.Errorf("bucket %d: influence %.9f, numerical derivative %.9f", tb, got, want)
+		}
+	}
+	// without own traffic the flag changes nothing
+	for _, s := range []*Strata{&x, &y} {
+		for t := range nb {
+			s.Num[2][t], s.Den[2][t] = 0, 0
+		}
+	}
+	plain := func(s Strata) Strata {
+		return Strata{Names: names[:2], Num: s.Num[:2], Den: s.Den[:2]}
+	}
+	w2, err := Weights(MixBaseline, plain(x), plain(y), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := StandardizePaired(x, y, w, 0.9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := StandardizePaired(plain(x), plain(y), w2, 0.9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(a.Adjusted.Point-b.Adjusted.Point) > 1e-12 || math.Abs(a.Adjusted.SE-b.Adjusted.SE) > 1e-12 {
+		t.Errorf("no own traffic: %v, without the flag %v", a.Adjusted, b.Adjusted)
+	}
+}

@@ -127,22 +127,24 @@ func StratifiedQuantile(x [][]float64, sx [][]int32, w []float64, q float64) flo
 // stratum s weighs w_s/n_s in its arm), so a shift of the arms' mixes
 // between strata with different latencies does not move the comparison,
 // and no sample is discarded. x, y are the canary's and baseline's samples
-// per time bucket; sx, sy their stratum ids (parallel slices); w the
-// reference weights summing to 1. The interval is the same circular block
+// per time bucket; sx, sy their stratum ids (parallel slices); wx, wy each
+// arm's weights, summing to 1 — the reference weights, or an arm's own
+// share for strata each arm keeps at its own (normalize.Strata.ArmWeights),
+// held fixed in the resamples. The interval is the same circular block
 // bootstrap with the expanded percentile level as QuantileLogRatio; each
 // replicate recomputes the per-stratum counts n_s of its resample (Method
 // "block-bootstrap-stratified").
-func StratifiedQuantileLogRatio(x, y [][]float64, sx, sy [][]int32, w []float64, q, conf float64, B int, seed uint64) Estimate {
+func StratifiedQuantileLogRatio(x, y [][]float64, sx, sy [][]int32, wx, wy []float64, q, conf float64, B int, seed uint64) Estimate {
 	est := Estimate{Point: math.NaN(), SE: math.NaN(), CI: Interval{math.Inf(-1), math.Inf(1)}, Method: "block-bootstrap-stratified"}
-	if !(q > 0 && q < 1) || !(conf > 0 && conf < 1) || B < 1 || len(x) != len(sx) || len(y) != len(sy) {
+	if !(q > 0 && q < 1) || !(conf > 0 && conf < 1) || B < 1 || len(x) != len(sx) || len(y) != len(sy) || len(wx) != len(wy) {
 		return est
 	}
-	px, okx := newStratPooled(x, sx, len(w))
-	py, oky := newStratPooled(y, sy, len(w))
+	px, okx := newStratPooled(x, sx, len(wx))
+	py, oky := newStratPooled(y, sy, len(wy))
 	if !okx || !oky {
 		return est
 	}
-	qx, qy := px.quantile(q, w, nil), py.quantile(q, w, nil)
+	qx, qy := px.quantile(q, wx, nil), py.quantile(q, wy, nil)
 	if !(qx > 0 && qy > 0) {
 		return est
 	}
@@ -151,6 +153,6 @@ func StratifiedQuantileLogRatio(x, y [][]float64, sx, sy [][]int32, w []float64,
 		return est
 	}
 	return quantileRatioInterval(est, x, y, qx, qy, q, conf, B, seed,
-		func(counts []int64) float64 { return px.quantile(q, w, counts) },
-		func(counts []int64) float64 { return py.quantile(q, w, counts) })
+		func(counts []int64) float64 { return px.quantile(q, wx, counts) },
+		func(counts []int64) float64 { return py.quantile(q, wy, counts) })
 }

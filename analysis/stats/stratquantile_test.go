@@ -63,7 +63,7 @@ func TestStratifiedQuantileLogRatio(t *testing.T) {
 	xc, sc := gen(0.10)
 	w := []float64{0.65, 0.35}
 	naive := QuantileLogRatio(xc, yb, 0.9, 0.9, 400, 1)
-	est := StratifiedQuantileLogRatio(xc, yb, sc, sb, w, 0.9, 0.9, 400, 1)
+	est := StratifiedQuantileLogRatio(xc, yb, sc, sb, w, w, 0.9, 0.9, 400, 1)
 	if !(naive.Point < -0.5) {
 		t.Errorf("the mix shift should move the naive p90 a lot: %+v", naive)
 	}
@@ -78,11 +78,11 @@ func TestStratifiedQuantileLogRatio(t *testing.T) {
 		return s
 	}
 	plain := QuantileLogRatio(xc, yb, 0.99, 0.9, 200, 2)
-	single := StratifiedQuantileLogRatio(xc, yb, one(xc), one(yb), []float64{1}, 0.99, 0.9, 200, 2)
+	single := StratifiedQuantileLogRatio(xc, yb, one(xc), one(yb), []float64{1}, []float64{1}, 0.99, 0.9, 200, 2)
 	if plain.Point != single.Point {
 		t.Errorf("one stratum: %g, plain %g", single.Point, plain.Point)
 	}
-	if bad := StratifiedQuantileLogRatio(xc, yb, sc[:3], sb, w, 0.9, 0.9, 10, 1); !math.IsNaN(bad.Point) {
+	if bad := StratifiedQuantileLogRatio(xc, yb, sc[:3], sb, w, w, 0.9, 0.9, 10, 1); !math.IsNaN(bad.Point) {
 		t.Errorf("mismatched strata slices gave %+v", bad)
 	}
 }
