@@ -176,7 +176,7 @@ func (j *judgement) planMix() *mixPlan {
 	var perArm [2]strataCounts
 	for k, a := range []*armData{j.b, j.c} {
 		seen[k] = map[string]map[string]float64{}
-		perArm[k] = strataCounts{offered: map[string]float64{}, failed: map[string]float64{}}
+		perArm[k] = strataCounts{offered: map[string]float64{}, failed: map[string]float64{}, canceled: map[string]float64{}}
 		for i := range a.ds.Requests {
 			if a.bidx[i] < int32(a.firstKept) {
 				continue
@@ -191,8 +191,11 @@ func (j *judgement) planMix() *mixPlan {
 			}
 			seen[k][ck][b]++
 			perArm[k].offered[ck]++
-			if r.Failed() || r.Status == sources.StatusRejected {
+			switch {
+			case r.Failed() || r.Status == sources.StatusRejected:
 				perArm[k].failed[ck]++
+			case r.Canceled():
+				perArm[k].canceled[ck]++
 			}
 		}
 	}
@@ -344,10 +347,10 @@ func (j *judgement) planMix() *mixPlan {
 const StrayStratumShare = 0.001
 
 // strataCounts is an arm's requests per stratum (keys as the mix strata,
-// "label × policy class" and the like): offered, and failed or rejected
-// (as error_rate and rejected_share count them; a client's cancel is
-// neither).
-type strataCounts struct{ offered, failed map[string]float64 }
+// "label × policy class" and the like): offered; failed or rejected (as
+// error_rate and rejected_share count them); and canceled by the client
+// (canceled_share), which is neither.
+type strataCounts struct{ offered, failed, canceled map[string]float64 }
 
 // FailedStratumShare is the share of a stratum's requests, both arms
 // together, above which so many failed or were rejected that the stratum
@@ -370,7 +373,12 @@ const FailedStratumShare = 0.5
 //     standardizing those to the baseline's share would take the canary's
 //     extra failures out of every gate (identical labelled arms but a
 //     canary failing 3% more requests, logged without a class, passed
-//     error_rate at 0.19% against 0.19%).
+//     error_rate at 0.19% against 0.19%). In logs that carry class labels,
+//     a prompt-length band (records without a label) counts client
+//     cancels too: a log that leaves the label off the requests its
+//     clients gave up on hid 2.8 pp more of them in the canary
+//     (canceled_share −0.00 pp, PASS). A labelled class most of whose
+//     answers its clients cancel is a class, and keeps its stratum.
 //
 // A stray is counted in (fold) the largest stratum both arms have of the
 // same policy class (the text after the last " × "; any, for keys without
@@ -402,9 +410,18 @@ func strayStrataFolds(b, c strataCounts, keepOwn bool) (fold map[string]string, 
 		}
 		return isUnknownBand(head)
 	}
+	// labels: the logs carry class labels (a stratum not a band)
+	labels := false
+	for _, k := range sorted {
+		labels = labels || !bandStratum(k)
+	}
 	failed := func(k string) bool {
 		n := b.offered[k] + c.offered[k]
-		return n > 0 && b.failed[k]+c.failed[k] > FailedStratumShare*n
+		bad := b.failed[k] + c.failed[k]
+		if labels && bandStratum(k) {
+			bad += b.canceled[k] + c.canceled[k]
+		}
+		return n > 0 && bad > FailedStratumShare*n
 	}
 	// the largest stratum both arms have of k's policy class that is
 	// itself none of the three kinds ("" when there is none)
@@ -444,6 +461,9 @@ func strayStrataFolds(b, c strataCounts, keepOwn bool) (fold map[string]string, 
 		case unknown(k):
 			said = append(said, fmt.Sprintf("requests of unknown prompt length %q (baseline %s, canary %s) %s: a band the log's gaps make, not the traffic",
 				k, count(nb), count(nc), where))
+		case failed(k) && labels && bandStratum(k):
+			said = append(said, fmt.Sprintf("stratum %q of records without a class label made by what they did not complete (failed, rejected or canceled: baseline %s of %s, canary %s of %s) %s",
+				k, count(b.failed[k]+b.canceled[k]), count(nb), count(c.failed[k]+c.canceled[k]), count(nc), where))
 		case failed(k):
 			said = append(said, fmt.Sprintf("stratum %q made by failures (failed or rejected: baseline %s of %s, canary %s of %s) %s",
 				k, count(b.failed[k]), count(nb), count(c.failed[k]), count(nc), where))
@@ -453,6 +473,17 @@ func strayStrataFolds(b, c strataCounts, keepOwn bool) (fold map[string]string, 
 		}
 	}
 	return fold, own, said
+}
+
+// bandStratum reports whether stratum key k (a label or band, with its
+// policy class after the last " × " when the policy declares classes) is
+// a prompt-length band: records without a class label.
+func bandStratum(k string) bool {
+	head := k
+	if i := strings.LastIndex(k, stratumSep); i >= 0 {
+		head = k[:i]
+	}
+	return isBandKey(head)
 }
 
 // strataTotals returns the arms' request totals over their strata

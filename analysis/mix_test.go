@@ -195,12 +195,48 @@ func TestStrayStrataFolds(t *testing.T) {
 			// not failures, the class keeps its stratum
 			name: "a class mostly canceled by its clients: kept",
 			bs: strataCounts{
-				offered: map[string]float64{"chat": 30000, "browse": 9000},
-				failed:  map[string]float64{"chat": 10, "browse": 5},
+				offered:  map[string]float64{"chat": 30000, "browse": 9000},
+				failed:   map[string]float64{"chat": 10, "browse": 5},
+				canceled: map[string]float64{"chat": 30, "browse": 6000},
 			},
 			cs: strataCounts{
-				offered: map[string]float64{"chat": 30000, "browse": 3000},
-				failed:  map[string]float64{"chat": 10, "browse": 2},
+				offered:  map[string]float64{"chat": 30000, "browse": 3000},
+				failed:   map[string]float64{"chat": 10, "browse": 2},
+				canceled: map[string]float64{"chat": 30, "browse": 2500},
+			},
+			fold: map[string]string{},
+		},
+		{
+			// labelled logs that leave the label off what the clients
+			// gave up on: the band those fall in is their outcome's
+			name: "labelled logs, a band of client cancels",
+			bs: strataCounts{
+				offered:  map[string]float64{"chat × default": 30000, "long × long": 9000, "prompt 1k-2k × default": 60},
+				failed:   map[string]float64{"chat × default": 10, "long × long": 10},
+				canceled: map[string]float64{"prompt 1k-2k × default": 55},
+			},
+			cs: strataCounts{
+				offered:  map[string]float64{"chat × default": 30000, "long × long": 9000, "prompt 1k-2k × default": 900},
+				failed:   map[string]float64{"chat × default": 10, "long × long": 10, "prompt 1k-2k × default": 5},
+				canceled: map[string]float64{"prompt 1k-2k × default": 880},
+			},
+			fold: map[string]string{},
+			own:  map[string]bool{"prompt 1k-2k × default": true},
+			said: []string{`stratum "prompt 1k-2k × default" of records without a class label made by what they did not complete (failed, rejected or canceled: baseline 55 of 60, canary 885 of 900) kept at each arm's own share, not standardized`},
+		},
+		{
+			// without labels a band is traffic, however its clients
+			// treat its answers
+			name: "unlabelled logs, a band mostly canceled: kept",
+			bs: strataCounts{
+				offered:  map[string]float64{"prompt <512": 30000, "prompt 1k-2k": 9000},
+				failed:   map[string]float64{"prompt <512": 10, "prompt 1k-2k": 10},
+				canceled: map[string]float64{"prompt 1k-2k": 6000},
+			},
+			cs: strataCounts{
+				offered:  map[string]float64{"prompt <512": 30000, "prompt 1k-2k": 9000},
+				failed:   map[string]float64{"prompt <512": 10, "prompt 1k-2k": 10},
+				canceled: map[string]float64{"prompt 1k-2k": 6100},
 			},
 			fold: map[string]string{},
 		},
