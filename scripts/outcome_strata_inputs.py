@@ -9,6 +9,8 @@ failures are logged as gateways log them: no latencies, no output length.
   errnp  the same, the errors logged without a prompt length either
   rejnp  the same as rejections without a prompt length
   lerr   labels kept; the errors logged without their class
+  lcan   labels kept; client cancels logged without their class (cancels
+         keep their prompt length and carry no latencies)
   short  class labels removed; the canary's answers 10% shorter
 
 Usage: outcome_strata_inputs.py DIR OUT
@@ -23,7 +25,7 @@ import sys
 
 
 def edit(rec, arm, rng, name):
-    if name != "lerr":
+    if name not in ("lerr", "lcan"):
         rec.pop("class", None)
     if name == "short":
         if arm == "canary" and "output_tokens" in rec:
@@ -32,9 +34,9 @@ def edit(rec, arm, rng, name):
     share = 0.03 if arm == "canary" else 0.002
     if rec["status"] != "ok" or rng.random() >= share:
         return rec
-    out = {"ts": rec["ts"], "status": "rejected" if name == "rejnp" else "error",
-           "replica": rec["replica"], "attempt": 1}
-    if name in ("unl", "lerr"):
+    status = {"rejnp": "rejected", "lcan": "canceled"}.get(name, "error")
+    out = {"ts": rec["ts"], "status": status, "replica": rec["replica"], "attempt": 1}
+    if name in ("unl", "lerr", "lcan"):
         out["prompt_tokens"] = rec["prompt_tokens"]
     return out
 
@@ -42,7 +44,7 @@ def edit(rec, arm, rng, name):
 def main():
     src, dst = sys.argv[1], sys.argv[2]
     os.makedirs(dst, exist_ok=True)
-    for name in ("unl", "errnp", "rejnp", "lerr", "short"):
+    for name in ("unl", "errnp", "rejnp", "lerr", "lcan", "short"):
         rng = random.Random(3)
         for arm in ("baseline", "canary"):
             with open(os.path.join(src, arm + ".jsonl")) as f, \
