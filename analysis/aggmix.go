@@ -104,13 +104,14 @@ func classOffered(agg *sources.Aggregate, key func(*sources.AggBucket) string) (
 // classCounts sums an aggregate's offered, and failed or rejected,
 // requests per key.
 func classCounts(agg *sources.Aggregate, key func(*sources.AggBucket) string) strataCounts {
-	out := strataCounts{offered: map[string]float64{}, failed: map[string]float64{}, canceled: map[string]float64{}}
+	out := strataCounts{offered: map[string]float64{}, failed: map[string]float64{}, canceled: map[string]float64{}, retried: map[string]float64{}}
 	for i := range agg.Buckets {
 		bk := &agg.Buckets[i]
 		k := key(bk)
 		out.offered[k] += offered(bk)
 		out.failed[k] += nan0(bk.Failed) + nan0(bk.Rejected)
 		out.canceled[k] += nan0(bk.Canceled)
+		out.retried[k] += nan0(bk.Retried)
 	}
 	return out
 }

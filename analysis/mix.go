@@ -176,7 +176,7 @@ func (j *judgement) planMix() *mixPlan {
 	var perArm [2]strataCounts
 	for k, a := range []*armData{j.b, j.c} {
 		seen[k] = map[string]map[string]float64{}
-		perArm[k] = strataCounts{offered: map[string]float64{}, failed: map[string]float64{}, canceled: map[string]float64{}}
+		perArm[k] = strataCounts{offered: map[string]float64{}, failed: map[string]float64{}, canceled: map[string]float64{}, retried: map[string]float64{}}
 		for i := range a.ds.Requests {
 			if a.bidx[i] < int32(a.firstKept) {
 				continue
@@ -196,6 +196,9 @@ func (j *judgement) planMix() *mixPlan {
 				perArm[k].failed[ck]++
 			case r.Canceled():
 				perArm[k].canceled[ck]++
+			}
+			if r.Attempt > 1 {
+				perArm[k].retried[ck]++
 			}
 		}
 	}
@@ -348,9 +351,10 @@ const StrayStratumShare = 0.001
 
 // strataCounts is an arm's requests per stratum (keys as the mix strata,
 // "label × policy class" and the like): offered; failed or rejected (as
-// error_rate and rejected_share count them); and canceled by the client
-// (canceled_share), which is neither.
-type strataCounts struct{ offered, failed, canceled map[string]float64 }
+// error_rate and rejected_share count them); canceled by the client
+// (canceled_share), which is neither; and retries (attempt > 1,
+// retry_share), whatever their outcome.
+type strataCounts struct{ offered, failed, canceled, retried map[string]float64 }
 
 // FailedStratumShare is the share of a stratum's requests, both arms
 // together, above which so many failed or were rejected that the stratum
@@ -375,10 +379,13 @@ const FailedStratumShare = 0.5
 //     canary failing 3% more requests, logged without a class, passed
 //     error_rate at 0.19% against 0.19%). In logs that carry class labels,
 //     a prompt-length band (records without a label) counts client
-//     cancels too: a log that leaves the label off the requests its
-//     clients gave up on hid 2.8 pp more of them in the canary
-//     (canceled_share −0.00 pp, PASS). A labelled class most of whose
-//     answers its clients cancel is a class, and keeps its stratum.
+//     cancels too, and so is a band more than that share of whose
+//     requests are retries: a log that leaves the label off the requests
+//     its clients gave up on hid 2.8 pp more of them in the canary
+//     (canceled_share −0.00 pp, PASS), one that leaves it off retries
+//     4.8 pp more retries (retry_share +0.00 pp, PASS). A labelled class
+//     most of whose answers its clients cancel, or that its clients
+//     retry, is a class, and keeps its stratum.
 //
 // A stray is counted in (fold) the largest stratum both arms have of the
 // same policy class (the text after the last " × "; any, for keys without
@@ -415,13 +422,18 @@ func strayStrataFolds(b, c strataCounts, keepOwn bool) (fold map[string]string, 
 	for _, k := range sorted {
 		labels = labels || !bandStratum(k)
 	}
+	unlabelled := func(k string) bool { return labels && bandStratum(k) }
+	retried := func(k string) bool {
+		n := b.offered[k] + c.offered[k]
+		return unlabelled(k) && n > 0 && b.retried[k]+c.retried[k] > FailedStratumShare*n
+	}
 	failed := func(k string) bool {
 		n := b.offered[k] + c.offered[k]
 		bad := b.failed[k] + c.failed[k]
-		if labels && bandStratum(k) {
+		if unlabelled(k) {
 			bad += b.canceled[k] + c.canceled[k]
 		}
-		return n > 0 && bad > FailedStratumShare*n
+		return n > 0 && bad > FailedStratumShare*n || retried(k)
 	}
 	// the largest stratum both arms have of k's policy class that is
 	// itself none of the three kinds ("" when there is none)
@@ -461,7 +473,10 @@ func strayStrataFolds(b, c strataCounts, keepOwn bool) (fold map[string]string, 
 		case unknown(k):
 			said = append(said, fmt.Sprintf("requests of unknown prompt length %q (baseline %s, canary %s) %s: a band the log's gaps make, not the traffic",
 				k, count(nb), count(nc), where))
-		case failed(k) && labels && bandStratum(k):
+		case retried(k):
+			said = append(said, fmt.Sprintf("stratum %q of records without a class label made by retries (baseline %s of %s, canary %s of %s) %s",
+				k, count(b.retried[k]), count(nb), count(c.retried[k]), count(nc), where))
+		case failed(k) && unlabelled(k):
 			said = append(said, fmt.Sprintf("stratum %q of records without a class label made by what they did not complete (failed, rejected or canceled: baseline %s of %s, canary %s of %s) %s",
 				k, count(b.failed[k]+b.canceled[k]), count(nb), count(c.failed[k]+c.canceled[k]), count(nc), where))
 		case failed(k):

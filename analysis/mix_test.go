@@ -193,7 +193,7 @@ func TestStrayStrataFolds(t *testing.T) {
 		{
 			// users who cancel most of one class's answers: cancels are
 			// not failures, the class keeps its stratum
-			name: "a class mostly canceled by its clients: kept",
+			name: "a class mostly canceled or retried by its clients: kept",
 			bs: strataCounts{
 				offered:  map[string]float64{"chat": 30000, "browse": 9000},
 				failed:   map[string]float64{"chat": 10, "browse": 5},
@@ -203,6 +203,7 @@ func TestStrayStrataFolds(t *testing.T) {
 				offered:  map[string]float64{"chat": 30000, "browse": 3000},
 				failed:   map[string]float64{"chat": 10, "browse": 2},
 				canceled: map[string]float64{"chat": 30, "browse": 2500},
+				retried:  map[string]float64{"browse": 2600},
 			},
 			fold: map[string]string{},
 		},
@@ -225,6 +226,21 @@ func TestStrayStrataFolds(t *testing.T) {
 			said: []string{`stratum "prompt 1k-2k × default" of records without a class label made by what they did not complete (failed, rejected or canceled: baseline 55 of 60, canary 885 of 900) kept at each arm's own share, not standardized`},
 		},
 		{
+			// and off the retries
+			name: "labelled logs, a band of retries",
+			bs: strataCounts{
+				offered: map[string]float64{"chat × default": 30000, "long × long": 9000, "prompt 1k-2k × default": 60},
+				retried: map[string]float64{"chat × default": 10, "prompt 1k-2k × default": 60},
+			},
+			cs: strataCounts{
+				offered: map[string]float64{"chat × default": 30000, "long × long": 9000, "prompt 1k-2k × default": 1500},
+				retried: map[string]float64{"chat × default": 10, "prompt 1k-2k × default": 1500},
+			},
+			fold: map[string]string{},
+			own:  map[string]bool{"prompt 1k-2k × default": true},
+			said: []string{`stratum "prompt 1k-2k × default" of records without a class label made by retries (baseline 60 of 60, canary 1,500 of 1,500) kept at each arm's own share, not standardized`},
+		},
+		{
 			// without labels a band is traffic, however its clients
 			// treat its answers
 			name: "unlabelled logs, a band mostly canceled: kept",
@@ -237,6 +253,7 @@ func TestStrayStrataFolds(t *testing.T) {
 				offered:  map[string]float64{"prompt <512": 30000, "prompt 1k-2k": 9000},
 				failed:   map[string]float64{"prompt <512": 10, "prompt 1k-2k": 10},
 				canceled: map[string]float64{"prompt 1k-2k": 6100},
+				retried:  map[string]float64{"prompt 1k-2k": 5000},
 			},
 			fold: map[string]string{},
 		},

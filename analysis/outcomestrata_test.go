@@ -18,7 +18,8 @@ import (
 // name the class of what completed but not of what failed, and for
 // rejected requests logged without their prompt, and for labelled logs
 // that leave the label off the requests their clients canceled
-// (canceled_share −0.00 pp and PASS for 2.8 pp more). Bands are by prompt length
+// (canceled_share −0.00 pp and PASS for 2.8 pp more) or off their retries
+// (retry_share +0.00 pp and PASS for 4.8 pp more). Bands are by prompt length
 // only now, and strata made by failures or by unknown prompt lengths are
 // kept at each arm's own share. Counted in the largest stratum both arms
 // served, failures without a prompt length weighed that stratum's
@@ -78,6 +79,17 @@ func TestStrataNotMadeByOutcomes(t *testing.T) {
 			failEvery(b, 500, sources.StatusCanceled, false, true)
 			failEvery(c, 33, sources.StatusCanceled, false, true)
 		}, "canceled_share", true, true},
+		{"labelled: retries logged without their class", aaFleet(seed), func(b, c *sources.Dataset) {
+			retryEvery := func(ds *sources.Dataset, n int) {
+				for i := range ds.Requests {
+					if r := &ds.Requests[i]; (i+1)%n == 0 {
+						r.Attempt, r.Class = 2, ""
+					}
+				}
+			}
+			retryEvery(b, 500)
+			retryEvery(c, 20)
+		}, "retry_share", true, true},
 		{"unlabelled: rejected without a prompt length", unlabelled, func(b, c *sources.Dataset) {
 			failEvery(b, 500, sources.StatusRejected, true, false)
 			failEvery(c, 33, sources.StatusRejected, true, false)

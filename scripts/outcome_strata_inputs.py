@@ -11,6 +11,8 @@ failures are logged as gateways log them: no latencies, no output length.
   lerr   labels kept; the errors logged without their class
   lcan   labels kept; client cancels logged without their class (cancels
          keep their prompt length and carry no latencies)
+  lret   labels kept; 5% of the canary's requests (0.2% of the baseline's)
+         are retries (attempt 2) logged without their class, as served
   short  class labels removed; the canary's answers 10% shorter
 
 Usage: outcome_strata_inputs.py DIR OUT
@@ -25,8 +27,13 @@ import sys
 
 
 def edit(rec, arm, rng, name):
-    if name not in ("lerr", "lcan"):
+    if name not in ("lerr", "lcan", "lret"):
         rec.pop("class", None)
+    if name == "lret":
+        if rng.random() < (0.05 if arm == "canary" else 0.002):
+            rec["attempt"] = 2
+            rec.pop("class", None)
+        return rec
     if name == "short":
         if arm == "canary" and "output_tokens" in rec:
             rec["output_tokens"] = max(2, round(rec["output_tokens"] * 0.9))
@@ -44,7 +51,7 @@ def edit(rec, arm, rng, name):
 def main():
     src, dst = sys.argv[1], sys.argv[2]
     os.makedirs(dst, exist_ok=True)
-    for name in ("unl", "errnp", "rejnp", "lerr", "lcan", "short"):
+    for name in ("unl", "errnp", "rejnp", "lerr", "lcan", "lret", "short"):
         rng = random.Random(3)
         for arm in ("baseline", "canary"):
             with open(os.path.join(src, arm + ".jsonl")) as f, \
