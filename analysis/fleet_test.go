@@ -135,6 +135,10 @@ type fleet struct {
 	// unlabelledShare of requests carry no class label (a gateway that
 	// labels only some routes)
 	unlabelledShare float64
+	// gapLog: the records of requests that did not complete (error,
+	// rejected, canceled) give no prompt, output or cached length and no
+	// class label, as a gateway logs what it never read through
+	gapLog bool
 	// labels > 0 splits each class label into this many (a template or
 	// adapter name per request: "chat-17"), drawn uniformly
 	labels int
@@ -400,7 +404,7 @@ func (f fleet) dataset(arm sources.Arm) *sources.Dataset {
 				if f.clientTimeout > 0 && r.TTFT > f.clientTimeout {
 					r.Status, r.CanceledBy = sources.StatusCanceled, sources.CanceledByClient
 					r.TTFT, r.E2E = math.NaN(), math.NaN()
-					ds.Requests = append(ds.Requests, r)
+					ds.Requests = append(ds.Requests, f.logged(r))
 					continue
 				}
 				if r.OutputTokens > 1 {
@@ -424,10 +428,19 @@ func (f fleet) dataset(arm sources.Arm) *sources.Dataset {
 					}
 				}
 			}
-			ds.Requests = append(ds.Requests, r)
+			ds.Requests = append(ds.Requests, f.logged(r))
 		}
 	}
 	return ds
+}
+
+// logged is r as the arm's log writes it: under gapLog a request that did
+// not complete without its lengths and label.
+func (f fleet) logged(r sources.Request) sources.Request {
+	if f.gapLog && r.Status != sources.StatusOK {
+		r.PromptTokens, r.OutputTokens, r.CachedTokens, r.Class = -1, -1, -1, ""
+	}
+	return r
 }
 
 // fleetCase is one calibration scenario of the fleet model with the verdict
@@ -742,6 +755,8 @@ func fleetVariants() map[string]func(b, c *fleet) {
 		"unlabelled": func(b, c *fleet) { b.unlabelled, c.unlabelled = true, true },
 		// arrivals in clumps of 8 on average
 		"clumped": func(b, c *fleet) { b.clump, c.clump = 8, 8 },
+		// what did not complete logged without lengths or label
+		"gaps": func(b, c *fleet) { b.gapLog, c.gapLog = true, true },
 		// benchmark runs one after the other at a steady load: no shared
 		// clock or wave (a case whose canary already runs after the
 		// baseline keeps its own offset)
