@@ -278,7 +278,12 @@ func classMix(b, c *sources.Aggregate, setting, cache string) aggMix {
 	for k := range own {
 		ob, oc = ob+wb[k], oc+wc[k]
 	}
-	known := func(b, c float64) float64 { return b / (nb - ob) * (nc - oc) / c }
+	known := func(b, c float64) float64 {
+		if ob == 0 && oc == 0 {
+			return (b / nb) / (c / nc)
+		}
+		return b / (nb - ob) * (nc - oc) / c
+	}
 	var parts []string
 	f := map[string]float64{}
 	for _, k := range names {

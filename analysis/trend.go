@@ -190,7 +190,11 @@ func (s *trendStrata) segment(lo, hi int) (trendPoint, bool) {
 	if !(w > 0) {
 		return trendPoint{}, false
 	}
-	pt := exactTrendPoint((ob+kb*vb/w)/(kb+odb), (oc+kc*vc/w)/(kc+odc), nb, nc)
+	lb, lc := vb/w, vc/w
+	if odb > 0 || odc > 0 {
+		lb, lc = (ob+kb*lb)/(kb+odb), (oc+kc*lc)/(kc+odc)
+	}
+	pt := exactTrendPoint(lb, lc, nb, nc)
 	pt.standardized = true
 	return pt, true
 }
