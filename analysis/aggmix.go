@@ -14,7 +14,10 @@ import (
 // aggMix is the mix standardisation of an aggregate comparison: the
 // canary's counts and histograms per stratum are weighted by
 // w_baseline/w_canary of the stratum's offered requests, so its figures
-// are those of the baseline's mix (post-stratification). The strata are
+// are those of the baseline's mix (post-stratification) — but in the strata
+// the outcome made, which each arm keeps at its own share: there the
+// canary's weight is 1, and its other strata take the baseline's mix
+// within the share those leave. The strata are
 // the aggregate's (AggBucket.Class: the class label or token-length band
 // with the policy class), crossed with the prefix-cache band
 // (AggBucket.Cache) when the cache is stratified, decided as the request
@@ -101,8 +104,8 @@ func classOffered(agg *sources.Aggregate, key func(*sources.AggBucket) string) (
 	return out, total
 }
 
-// classCounts sums an aggregate's offered, and failed or rejected,
-// requests per key.
+// classCounts sums an aggregate's requests per key: offered, failed or
+// rejected, canceled, and retries (strataCounts).
 func classCounts(agg *sources.Aggregate, key func(*sources.AggBucket) string) strataCounts {
 	out := strataCounts{offered: map[string]float64{}, failed: map[string]float64{}, canceled: map[string]float64{}, retried: map[string]float64{}}
 	for i := range agg.Buckets {
