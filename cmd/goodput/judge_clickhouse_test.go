@@ -94,6 +94,26 @@ func TestJudgeClickHouseReport(t *testing.T) {
 	}
 }
 
+// TestJudgeClickHouseOutcomeStrata: what did not complete logged without a
+// prompt length or class (a gateway's log of what it turned away) makes
+// strata that each arm keeps at its own share; from ClickHouse the report
+// equals judge --stream's on the same records as files, and its mix step
+// names the stratum so kept.
+func TestJudgeClickHouseOutcomeStrata(t *testing.T) {
+	strip := func(rs []sources.Request) {
+		for i := range rs {
+			if r := &rs[i]; r.Status != sources.StatusOK {
+				r.PromptTokens, r.OutputTokens, r.CachedTokens, r.Class = -1, -1, -1, ""
+			}
+		}
+	}
+	_, got, _ := judgedFromBothWith(t, chtest.Start(t), "bs-errors-rejected", 4*time.Minute, strip)
+	steps, _ := json.Marshal(got["normalization"])
+	if !strings.Contains(string(steps), `kept at each arm's own share`) {
+		t.Errorf("no stratum kept at each arm's own share in the report: %s", steps)
+	}
+}
+
 // TestJudgeClickHouseReplicaWarmup: a canary replica fails and comes back
 // cold (testdata/scenarios/replica-restart.yaml): from ClickHouse its own
 // warm-up is found from the per-replica TTFT medians the query returns
