@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/goodput-dev/goodput/analysis/histo"
+	"github.com/goodput-dev/goodput/analysis/normalize"
 	"github.com/goodput-dev/goodput/analysis/stats"
 	"github.com/goodput-dev/goodput/policies"
 	"github.com/goodput-dev/goodput/sources"
@@ -207,6 +208,10 @@ func (j *aggJudgement) judge() (*Report, error) {
 	if len(p.Classes) > 0 && !j.exact() {
 		// an exact aggregate counted good requests per class at scan time
 		j.warnf("per-class SLOs are not applied to metrics data: every request is judged with the policy's default SLO")
+	}
+	if m := p.Normalize.Mix; j.mix.applied && m != normalize.MixBaseline && m != normalize.MixNone {
+		// the aggregate reweights the canary alone (classMix)
+		j.warnf("normalize.mix %s is applied by the exact judge (--exact) only: the streaming aggregate reweights the canary to the baseline's mix", m)
 	}
 	if j.exact() {
 		if w := labelMismatch(j.labelled(j.b), j.labelled(j.c)); w != "" {

@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/goodput-dev/goodput/analysis/normalize"
 )
 
 // classBandFolds folds, within each class, the prefix-cache bands only one
@@ -316,4 +318,29 @@ func TestLabelsInOneArm(t *testing.T) {
 // noneFailed is counts of strata none of whose requests failed.
 func noneFailed(m map[string]float64) strataCounts {
 	return strataCounts{offered: m, failed: map[string]float64{}}
+}
+
+// TestAggregateMixReferenceWarned: the streaming aggregate reweights the
+// canary alone, to the baseline's mix; under another reference
+// (normalize.mix canary, pooled) it says so in a warning rather than
+// standardizing to a mix the policy did not ask for in silence. The
+// request path, which applies the policy's reference, does not warn, and
+// neither path warns under the baseline's.
+func TestAggregateMixReferenceWarned(t *testing.T) {
+	const seed = 7
+	b, c := fleetArms(aaFleet(seed), aaFleet(seed), seed)
+	for _, mix := range []string{normalize.MixBaseline, normalize.MixCanary, normalize.MixPooled} {
+		p := chat(t)
+		p.Normalize.Mix = mix
+		exact, agg := judgedBothWays(t, b, c, Config{Policy: p, Resamples: 100, Seed: seed})
+		warned := func(r *Report) bool {
+			return strings.Contains(strings.Join(r.Warnings, " "), "normalize.mix "+mix+" is applied by the exact judge (--exact) only")
+		}
+		if warned(exact) {
+			t.Errorf("%s: the request path warns: %q", mix, exact.Warnings)
+		}
+		if got, want := warned(agg), mix != normalize.MixBaseline; got != want {
+			t.Errorf("%s: the aggregate warns %v, want %v: %q", mix, got, want, agg.Warnings)
+		}
+	}
 }
