@@ -102,6 +102,11 @@ func (j *judgement) planMix() *mixPlan {
 				}
 			}
 		}
+		if plan.cache == "stratify" && mode == normalize.MixWeights {
+			// explicit weights name classes: cache bands within them
+			// would be strata no weight names
+			plan.cache, plan.cacheReason = "none", "no cache strata: normalize.mix weights names classes, and their prefix-cache bands would be strata no weight names ("+plan.cacheReason+")"
+		}
 		if plan.cache == "stratify" && len(plan.fold) > 0 {
 			plan.cacheReason += "; " + foldText(plan.fold)
 		}

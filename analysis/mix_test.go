@@ -344,3 +344,27 @@ func TestAggregateMixReferenceWarned(t *testing.T) {
 		}
 	}
 }
+
+// TestWeightsWithoutCacheStrata: explicit weights name policy classes; with
+// the default cache: auto the prefix-cache bands made strata ("default ·
+// cache 0") that no weight names, and every standardized gate was
+// inconclusive asking for their weights. The cache is not stratified
+// under explicit weights, and the cache step says why.
+func TestWeightsWithoutCacheStrata(t *testing.T) {
+	const seed = 7
+	b, c := fleetArms(aaFleet(seed), aaFleet(seed), seed)
+	p := chat(t)
+	p.Normalize.Mix, p.Normalize.Weights = normalize.MixWeights, map[string]float64{"default": 1}
+	r, err := Judge(b, c, Config{Policy: p, Resamples: 100, Seed: seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"slo_attainment", "error_rate", "ttft_p99"} {
+		if m := metric(t, r, name); strings.Contains(m.Reason, "no weight for class") || math.IsNaN(float64(m.Delta)) {
+			t.Errorf("%s undecided: %s", name, m.Reason)
+		}
+	}
+	if s := step(r, "cache"); s.Applied || !strings.Contains(s.Detail, "normalize.mix weights names classes") {
+		t.Errorf("cache step %v %q", s.Applied, s.Detail)
+	}
+}
