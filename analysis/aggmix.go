@@ -234,7 +234,8 @@ func classMix(b, c *sources.Aggregate, setting, cache string) aggMix {
 		return m
 	}
 	// as on the request path, a stray stratum only one arm has is
-	// counted in one both arms have: reweighted by that one's factor
+	// counted in one both arms have (reweighted by that one's factor),
+	// and the outcome's strata are kept at each arm's own share
 	fold, own, said := strayStrataFolds(strataB, strataC, setting != normalize.MixWeights)
 	m.classFold, m.own = fold, own
 	if setting != normalize.MixWeights {

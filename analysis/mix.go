@@ -207,9 +207,9 @@ func (j *judgement) planMix() *mixPlan {
 			}
 		}
 	}
-	// a stratum only one arm has a stray request or two in, or one made
-	// by the log's gaps or by failures, is counted in a stratum both arms
-	// have (strayStrataFolds)
+	// a stratum only one arm has a stray request or two in is counted in
+	// a stratum both arms have; one the log's gaps or the outcome made
+	// is kept at each arm's own share (strayStrataFolds)
 	strataFold, strataOwn, said := strayStrataFolds(perArm[0], perArm[1], mode != normalize.MixWeights)
 	plan.strataFolds = said
 	if mode != normalize.MixWeights {
