@@ -2,7 +2,6 @@ package analysis
 
 import (
 	"fmt"
-	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -239,11 +238,7 @@ func classMix(b, c *sources.Aggregate, setting, cache string) aggMix {
 	fold, own, said := strayStrataFolds(strataB, strataC, setting != normalize.MixWeights)
 	m.classFold, m.own = fold, own
 	if setting != normalize.MixWeights {
-		skip := maps.Clone(fold)
-		for k := range own {
-			skip[k] = k
-		}
-		if g, ok := unmatchedEval(oneArmStrata(rawB, rawC, skip)); ok {
+		if g, ok := unmatchedEval(oneArmStrata(rawB, rawC, fold, own)); ok {
 			m.unmatched = &g
 		}
 	}

@@ -2,7 +2,6 @@ package analysis
 
 import (
 	"fmt"
-	"maps"
 	"math"
 	"sort"
 	"strconv"
@@ -218,11 +217,7 @@ func (j *judgement) planMix() *mixPlan {
 		// requests out of every gate. As on the aggregate (classMix) the
 		// arms are then compared as counted, and from UnmatchedShare on
 		// the unmatched_strata guardrail holds the run
-		skip := maps.Clone(strataFold)
-		for k := range strataOwn {
-			skip[k] = k
-		}
-		onlyB, onlyC, shareB, shareC := oneArmStrata(perArm[0].offered, perArm[1].offered, skip)
+		onlyB, onlyC, shareB, shareC := oneArmStrata(perArm[0].offered, perArm[1].offered, strataFold, strataOwn)
 		if g, ok := unmatchedEval(onlyB, onlyC, shareB, shareC); ok {
 			j.unmatched = &g
 		}
@@ -415,13 +410,7 @@ func strayStrataFolds(b, c strataCounts, keepOwn bool) (fold map[string]string, 
 		c, _ := afterLastSep(k)
 		return c
 	}
-	unknown := func(k string) bool {
-		head := k
-		if i := strings.LastIndex(k, stratumSep); i >= 0 {
-			head = k[:i]
-		}
-		return isUnknownBand(head)
-	}
+	unknown := func(k string) bool { return isUnknownBand(keyHead(k)) }
 	// labels: the logs carry class labels (a stratum not a band)
 	labels := false
 	for _, k := range sorted {
@@ -495,15 +484,18 @@ func strayStrataFolds(b, c strataCounts, keepOwn bool) (fold map[string]string, 
 	return fold, own, said
 }
 
-// bandStratum reports whether stratum key k (a label or band, with its
-// policy class after the last " × " when the policy declares classes) is
-// a prompt-length band: records without a class label.
-func bandStratum(k string) bool {
-	head := k
+// bandStratum reports whether stratum key k is a prompt-length band:
+// records without a class label.
+func bandStratum(k string) bool { return isBandKey(keyHead(k)) }
+
+// keyHead is stratum key k's label or band: the text before its last
+// " × " (its policy class, when the policy declares classes), else k.
+// (stratumHead reads the policy to tell; the folds have only the keys.)
+func keyHead(k string) string {
 	if i := strings.LastIndex(k, stratumSep); i >= 0 {
-		head = k[:i]
+		return k[:i]
 	}
-	return isBandKey(head)
+	return k
 }
 
 // strataTotals returns the arms' request totals over their strata
@@ -855,20 +847,11 @@ func (plan *mixPlan) stratSamples(j *judgement, latency string) (xb, xc [][]floa
 	if err != nil {
 		return nil, nil, nil, nil, nil, nil, err
 	}
-	// strata of an arm's own share weigh its share of the latency values
-	lat := func(a *armData) func(int) float64 {
-		return func(i int) float64 {
-			if latencyOf(&a.ds.Requests[i], latency) {
-				return 1
-			}
-			return 0
-		}
-	}
-	wb = plan.strata(j.b, plan.b, lat(j.b), lat(j.b)).ArmWeights(w)
-	wc = plan.strata(j.c, plan.c, lat(j.c), lat(j.c)).ArmWeights(w)
-	collect := func(a *armData, stratum []int32) ([][]float64, [][]int32) {
+	// each arm's values per stratum: a stratum of an arm's own share
+	// weighs its share of the latency values (normalize.ArmWeights)
+	collect := func(a *armData, stratum []int32) ([][]float64, [][]int32, []float64) {
 		nb := len(a.buckets) - a.firstKept
-		vals, ids := make([][]float64, nb), make([][]int32, nb)
+		vals, ids, n := make([][]float64, nb), make([][]int32, nb), make([]float64, len(plan.names))
 		for i, s := range stratum {
 			r := &a.ds.Requests[i]
 			if s < 0 || !latencyOf(r, latency) {
@@ -877,11 +860,13 @@ func (plan *mixPlan) stratSamples(j *judgement, latency string) (xb, xc [][]floa
 			t := int(a.bidx[i]) - a.firstKept
 			vals[t] = append(vals[t], latencyValue(r, latency))
 			ids[t] = append(ids[t], s)
+			n[s]++
 		}
-		return vals, ids
+		return vals, ids, n
 	}
-	xb, sb = collect(j.b, plan.b)
-	xc, sc = collect(j.c, plan.c)
+	xb, sb, nb := collect(j.b, plan.b)
+	xc, sc, nc := collect(j.c, plan.c)
+	wb, wc = normalize.ArmWeights(w, plan.own, nb), normalize.ArmWeights(w, plan.own, nc)
 	return xb, xc, sb, sc, wb, wc, nil
 }
 

@@ -13,13 +13,14 @@ import (
 const UnmatchedShare = 0.01
 
 // oneArmStrata returns, from the arms' request counts per mix stratum
-// (baseline, canary) and the stray folds, the strata only the baseline
+// (baseline, canary), the stray folds and the strata each arm keeps at
+// its own share (strayStrataFolds), the other strata only the baseline
 // (onlyB) or only the canary (onlyC) has requests in, in key order, and
 // the share of that arm's requests they hold.
-func oneArmStrata(b, c map[string]float64, fold map[string]string) (onlyB, onlyC []string, shareB, shareC float64) {
+func oneArmStrata(b, c map[string]float64, fold map[string]string, own map[string]bool) (onlyB, onlyC []string, shareB, shareC float64) {
 	tb, tc, keys := strataTotals(b, c)
 	for _, k := range keys {
-		if _, folded := fold[k]; folded {
+		if _, folded := fold[k]; folded || own[k] {
 			continue
 		}
 		switch {

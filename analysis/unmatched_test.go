@@ -55,11 +55,11 @@ func TestUnmatchedStrataBothPaths(t *testing.T) {
 func TestOneArmStrata(t *testing.T) {
 	b := map[string]float64{"chat": 900, "long": 95, "typo": 5}
 	c := map[string]float64{"chat": 800, "long": 100, "code": 100}
-	onlyB, onlyC, sb, sc := oneArmStrata(b, c, map[string]string{"typo": "chat"})
+	onlyB, onlyC, sb, sc := oneArmStrata(b, c, map[string]string{"typo": "chat"}, nil)
 	if len(onlyB) != 0 || sb != 0 || len(onlyC) != 1 || onlyC[0] != "code" || sc != 0.1 {
 		t.Fatalf("got %v %v %g %g", onlyB, onlyC, sb, sc)
 	}
-	if _, ok := unmatchedEval(oneArmStrata(b, map[string]float64{"chat": 990, "long": 100, "code": 5}, map[string]string{"typo": "chat"})); ok {
+	if _, ok := unmatchedEval(oneArmStrata(b, map[string]float64{"chat": 990, "long": 100, "code": 5}, map[string]string{"typo": "chat"}, nil)); ok {
 		t.Error("reported below UnmatchedShare")
 	}
 }

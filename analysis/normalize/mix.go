@@ -33,25 +33,27 @@ type Strata struct {
 func (s Strata) own(i int) bool { return i < len(s.Own) && s.Own[i] }
 
 // ArmWeights returns the weights by which an arm's strata enter its
-// standardized figure, given the reference weights w (Weights): w_s·(1 −
-// u) for a standardized stratum and ΣDen_s/ΣDen for a stratum of its own
-// share (Own), where u is the arm's share of ΣDen in those; summing to 1.
-// Without Own strata it is w.
-func (s Strata) ArmWeights(w []float64) []float64 {
-	_, den := s.Totals()
+// standardized figure, given the reference weights w (Weights), the
+// strata kept at each arm's own share (Strata.Own; nil when none) and the
+// arm's count per stratum (ΣDen, or the latency values a quantile
+// mixes): w_s·(1 − u) for a standardized stratum and n_s/Σn for one of
+// its own share, where u is the arm's share of Σn in those; summing to 1.
+// Without own strata it is w.
+func ArmWeights(w []float64, own []bool, n []float64) []float64 {
+	isOwn := func(i int) bool { return i < len(own) && own[i] }
 	var total, u float64
-	for i, d := range den {
+	for i, d := range n {
 		total += d
-		if s.own(i) {
+		if isOwn(i) {
 			u += d
 		}
 	}
 	out := make([]float64, len(w))
 	for i := range w {
 		switch {
-		case s.own(i) && total > 0:
-			out[i] = den[i] / total
-		case s.own(i):
+		case isOwn(i) && total > 0:
+			out[i] = n[i] / total
+		case isOwn(i):
 		case total > 0:
 			out[i] = w[i] * (1 - u/total)
 		default:

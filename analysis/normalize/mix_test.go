@@ -440,8 +440,8 @@ func TestStandardizeOwnStrata(t *testing.T) {
 	if res.Adjusted.Point > -0.025 {
 		t.Errorf("difference %+.4f: the canary's extra 3%% failures are not counted in full", res.Adjusted.Point)
 	}
-	aw := x.ArmWeights(w)
 	num, den := x.Totals()
+	aw := ArmWeights(w, x.Own, den)
 	sum, viaW := 0.0, 0.0
 	for i := range aw {
 		sum += aw[i]

@@ -129,7 +129,7 @@ func StratifiedQuantile(x [][]float64, sx [][]int32, w []float64, q float64) flo
 // and no sample is discarded. x, y are the canary's and baseline's samples
 // per time bucket; sx, sy their stratum ids (parallel slices); wx, wy each
 // arm's weights, summing to 1 — the reference weights, or an arm's own
-// share for strata each arm keeps at its own (normalize.Strata.ArmWeights),
+// share for strata each arm keeps at its own (normalize.ArmWeights),
 // held fixed in the resamples. The interval is the same circular block
 // bootstrap with the expanded percentile level as QuantileLogRatio; each
 // replicate recomputes the per-stratum counts n_s of its resample (Method
