@@ -279,6 +279,7 @@ func classMix(b, c *sources.Aggregate, setting, cache string) aggMix {
 	}
 	known := func(b, c float64) float64 {
 		if ob == 0 && oc == 0 {
+			// the same value; these are the bits reports had before
 			return (b / nb) / (c / nc)
 		}
 		return b / (nb - ob) * (nc - oc) / c
