@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/goodput-dev/goodput/analysis/histo"
+	"github.com/goodput-dev/goodput/analysis/normalize"
 )
 
 // aggClasses is the per-class breakdown of a metrics comparison whose
@@ -127,13 +128,15 @@ func (j *aggJudgement) classOfKey(key string) (class, label string) {
 		if isBandKey(head) {
 			return "default", ""
 		}
-		return key, ""
+		label, _ = normalize.SplitLabelBand(key)
+		return label, ""
 	}
 	cls := StratumClass(j.p, key)
 	if isBandKey(head) {
 		return cls, ""
 	}
-	return cls, head
+	label, _ = normalize.SplitLabelBand(head)
+	return cls, label
 }
 
 // labelled reports whether any of an exact aggregate's strata is a class

@@ -69,13 +69,20 @@ func (a *aggArm) warmup(w policies.WindowSpec) (NormalizationStep, error) {
 
 // dominantMedians is the request path's series of the same name
 // (armData.dominantMedians) on the aggregate: per slice, the medians of
-// TTFT and of TPOT over the stratum (AggBucket.Class) with the most
-// completed requests in the arm, ties to the first key; NaN where that
-// stratum has none.
+// TTFT and of TPOT over the stratum (AggBucket.Class, a label's prompt
+// bands taken together) with the most completed requests in the arm, ties
+// to the first key; NaN where that stratum has none.
 func (a *aggArm) dominantMedians() (ttft, tpot []float64) {
+	// a label's prompt bands taken together, as on the request path
+	group := map[string]string{}
+	for _, bk := range a.ds.Agg.Buckets {
+		if _, ok := group[bk.Class]; !ok {
+			group[bk.Class] = normalize.WithoutLabelBand(bk.Class)
+		}
+	}
 	n := map[string]float64{}
 	for _, bk := range a.ds.Agg.Buckets {
-		n[bk.Class] += nan0(bk.Completed)
+		n[group[bk.Class]] += nan0(bk.Completed)
 	}
 	best, most := "", -1.0
 	for _, k := range sortedKeys(n) {
@@ -86,7 +93,7 @@ func (a *aggArm) dominantMedians() (ttft, tpot []float64) {
 	at := a.sliceIndex()
 	st, sp := make([]histo.Sum, len(a.slices)), make([]histo.Sum, len(a.slices))
 	for _, bk := range a.ds.Agg.Buckets {
-		if i, ok := at[bk.Start]; ok && bk.Class == best {
+		if i, ok := at[bk.Start]; ok && group[bk.Class] == best {
 			st[i].Add(bk.TTFT)
 			sp[i].Add(bk.TPOT)
 		}

@@ -166,6 +166,14 @@ type fleet struct {
 	// replicaTailSigma)), so a replica's tail is heavier or lighter while
 	// its typical request is as fast as its peers'
 	replicaTailSigma float64
+	// promptX (0 = 1) scales every prompt's length within its label (a
+	// client sending longer context under the same route name): with
+	// prefill, a mix shift the labels do not show
+	promptX float64
+	// promptSkew (0 = 1) draws each label's prompt lengths over the same
+	// range as U^promptSkew instead of uniformly (below 1: longer
+	// prompts more often, the baseline's range unchanged)
+	promptSkew float64
 }
 
 func aaFleet(seed uint64) fleet {
@@ -271,16 +279,27 @@ func (f fleet) dataset(arm sources.Arm) *sources.Dataset {
 			}
 			long := rng.Float64() < share
 			r.Class = "chat"
-			r.PromptTokens = 200 + int64(rng.IntN(1800))
+			// drawn as before when not skewed, so every other case's
+			// requests stay as they were
+			draw := func(n int) int64 {
+				if f.promptSkew > 0 {
+					return int64(float64(n) * math.Pow(rng.Float64(), f.promptSkew))
+				}
+				return int64(rng.IntN(n))
+			}
+			r.PromptTokens = 200 + draw(1800)
 			r.OutputTokens = 60 + int64(rng.IntN(300))
 			ttftMed, tpotMed := 0.35, 0.052
 			if long {
 				r.Class = "long"
-				r.PromptTokens = 3000 + int64(rng.IntN(4000))
+				r.PromptTokens = 3000 + draw(4000)
 				r.OutputTokens = 100 + int64(rng.IntN(500))
 				ttftMed, tpotMed = 0.60*f.longTTFTX, 0.060
 			} else {
 				ttftMed *= f.chatTTFTX
+			}
+			if f.promptX > 0 {
+				r.PromptTokens = max(1, int64(math.Round(float64(r.PromptTokens)*f.promptX)))
 			}
 			user := -1
 			if f.users > 0 {
@@ -552,6 +571,14 @@ func fleetCases() []fleetCase {
 		{"mix-shift-unlabelled", Pass, same(func(f *fleet) { f.unlabelled = true }), same(func(f *fleet) { f.unlabelled, f.longShare = true, 0.10 })},
 		{"masked-regression-unlabelled", Fail, same(func(f *fleet) { f.unlabelled = true }), same(func(f *fleet) { f.unlabelled, f.longShare, f.tpotX = true, 0.10, 1.15 })},
 		{"mix-shift-prefill", Pass, same(func(f *fleet) { f.prefill = 1 }), same(func(f *fleet) { f.prefill, f.longShare = 1, 0.10 })},
+		// the canary's prompts 1.6× longer within each label, TTFT
+		// growing with the prompt: a pure mix shift the labels hide
+		{"mix-shift-prompts-in-label", Pass, same(func(f *fleet) { f.prefill = 1 }), same(func(f *fleet) { f.prefill, f.promptX = 1, 1.6 })},
+		{"masked-regression-prompts-in-label", Fail, same(func(f *fleet) { f.prefill = 1 }), same(func(f *fleet) { f.prefill, f.promptX, f.tpotX = 1, 0.625, 1.15 })},
+		// the same range of prompts, the canary's drawn longer within each
+		// label (U^0.5: mean 1100 → 1400 tokens in chat)
+		{"mix-skew-prompts-in-label", Pass, same(func(f *fleet) { f.prefill = 1 }), same(func(f *fleet) { f.prefill, f.promptSkew = 1, 0.5 })},
+		{"mix-skew-prompts-in-label-regress-10", Fail, same(func(f *fleet) { f.prefill = 1 }), same(func(f *fleet) { f.prefill, f.promptSkew, f.ttftX, f.tpotX = 1, 2, 1.1, 1.1 })},
 		{"mix-shift-prefill-unlabelled", Pass, same(func(f *fleet) { f.prefill, f.unlabelled = 1, true }), same(func(f *fleet) { f.prefill, f.unlabelled, f.longShare = 1, true, 0.10 })},
 		{"aa-10min", Pass, same(func(f *fleet) { f.secs = 600 }), same(func(f *fleet) { f.secs = 600 })},
 		{"regress-20-10min", Fail, same(func(f *fleet) { f.secs = 600 }), same(func(f *fleet) { f.secs = 600; f.ttftX, f.tpotX = 1.2, 1.2 })},
@@ -897,7 +924,7 @@ func TestLabelledStrata(t *testing.T) {
 			if got := r.Verdict == Fail; got != tc.fail {
 				t.Errorf("verdict %s (attainment %s: %s)", r.Verdict, m.Verdict, m.Reason)
 			}
-			if s := step(r, "mix"); !strings.Contains(s.Detail, "class labels × policy classes") || !strings.Contains(s.Detail, `"long × default`) {
+			if s := step(r, "mix"); !strings.Contains(s.Detail, "class labels × policy classes") || !strings.Contains(s.Detail, `"long, prompt 4k-8k × default`) {
 				t.Errorf("strata are not the labels: %s", s.Detail)
 			}
 			labels := map[string]bool{}

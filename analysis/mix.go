@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -163,9 +164,9 @@ func (j *judgement) planMix() *mixPlan {
 		case byWeights:
 			k = j.cls.names[a.class[i]]
 		case labelled && r.Class != "" && policyClasses:
-			k = r.Class + " × " + j.cls.names[a.class[i]]
+			k = normalize.LabelBand(r.Class, r.PromptTokens) + " × " + j.cls.names[a.class[i]]
 		case labelled && r.Class != "":
-			k = r.Class
+			k = normalize.LabelBand(r.Class, r.PromptTokens)
 		case policyClasses:
 			k = normalize.Band(r.PromptTokens) + " × " + j.cls.names[a.class[i]]
 		default:
@@ -387,9 +388,16 @@ const FailedStratumShare = 0.5
 //     most of whose answers its clients cancel, or that its clients
 //     retry, is a class, and keeps its stratum.
 //
+// A fourth kind is folded whatever its share: a prompt band of a label
+// (normalize.LabelBand) that one arm has no request in, where both arms
+// served the label — the bands are the judge's own split of what the
+// label declares one kind of traffic, as the prefix-cache bands are.
+//
 // A stray is counted in (fold) the largest stratum both arms have of the
 // same policy class (the text after the last " × "; any, for keys without
-// one) whose prompt length is known and most of whose requests completed.
+// one) whose prompt length is known and most of whose requests completed,
+// of the stray's own label when it has one, and then in the band nearest
+// its own.
 // The other two, the outcome's strata, are kept at each arm's own share
 // (own; normalize.Strata.Own) when keepOwn, so that what one arm lost
 // there counts in full: folded into the largest stratum they counted at
@@ -429,13 +437,68 @@ func strayStrataFolds(b, c strataCounts, keepOwn bool) (fold map[string]string, 
 		}
 		return n > 0 && bad > FailedStratumShare*n || retried(k)
 	}
-	// the largest stratum both arms have of k's policy class that is
-	// itself none of the three kinds ("" when there is none)
+	// label is a labelled stratum's class label ("" for a band), and
+	// band the index of its label's prompt band (normalize.LabelBand; -1
+	// when it has none)
+	label := func(k string) string {
+		if bandStratum(k) {
+			return ""
+		}
+		l, _ := normalize.SplitLabelBand(keyHead(k))
+		return l
+	}
+	band := func(k string) int {
+		if bandStratum(k) {
+			return -1
+		}
+		_, bd := normalize.SplitLabelBand(keyHead(k))
+		return slices.Index(normalize.Bands(), bd)
+	}
+	// a label's prompt band one arm has no request in, of a label (and
+	// policy class) both arms served: the bands are a stratification the
+	// judge chose within what the label declares one kind of traffic, so
+	// such a band is counted in the label's nearest band both arms have,
+	// as a prefix-cache band is (classBandFolds), not left to stop the
+	// mix being standardized (unmatched_strata is for labels and bands of
+	// unlabelled traffic one arm never served)
+	groups := [2]map[string]float64{{}, {}}
+	for _, k := range sorted {
+		groups[0][normalize.WithoutLabelBand(k)] += b.offered[k]
+		groups[1][normalize.WithoutLabelBand(k)] += c.offered[k]
+	}
+	oneArmBand := func(k string) bool {
+		g := normalize.WithoutLabelBand(k)
+		return band(k) >= 0 && !(b.offered[k] > 0 && c.offered[k] > 0) && groups[0][g] > 0 && groups[1][g] > 0
+	}
+	// the stratum both arms have of k's policy class that is itself none
+	// of the three kinds, of k's own label when one is, then of the band
+	// nearest k's, then the largest ("" when there is none): a stray
+	// prompt band of a label is counted in the label's nearest band, not in
+	// another label's
 	target := func(k string) string {
 		to := ""
+		dist := func(t string) int {
+			if band(k) < 0 || band(t) < 0 {
+				return 0
+			}
+			d := band(t) - band(k)
+			return max(d, -d)
+		}
 		for _, t := range sorted {
 			nb, nc := b.offered[t], c.offered[t]
-			if nb > 0 && nc > 0 && !unknown(t) && !failed(t) && policyClass(t) == policyClass(k) && (to == "" || nb+nc > b.offered[to]+c.offered[to]) {
+			if !(nb > 0 && nc > 0 && !unknown(t) && !failed(t) && policyClass(t) == policyClass(k)) {
+				continue
+			}
+			same, sameTo := label(t) == label(k), to != "" && label(to) == label(k)
+			switch {
+			case to == "", same && !sameTo:
+				to = t
+			case same != sameTo:
+			case same && dist(t) != dist(to):
+				if dist(t) < dist(to) {
+					to = t
+				}
+			case nb+nc > b.offered[to]+c.offered[to]:
 				to = t
 			}
 		}
@@ -449,7 +512,7 @@ func strayStrataFolds(b, c strataCounts, keepOwn bool) (fold map[string]string, 
 			arm, n, total = "canary", nc, tc
 		}
 		stray := !(nb > 0 && nc > 0) && n > 0 && n/total < StrayStratumShare
-		if !unknown(k) && !failed(k) && !stray {
+		if !unknown(k) && !failed(k) && !stray && !oneArmBand(k) {
 			continue
 		}
 		to := target(k)
@@ -476,6 +539,9 @@ func strayStrataFolds(b, c strataCounts, keepOwn bool) (fold map[string]string, 
 		case failed(k):
 			said = append(said, fmt.Sprintf("stratum %q made by failures (failed or rejected: baseline %s of %s, canary %s of %s) %s",
 				k, count(b.failed[k]), count(nb), count(c.failed[k]), count(nc), where))
+		case !stray:
+			said = append(said, fmt.Sprintf("prompt band %q (%s, only in the %s: %.2g%% of its requests) %s, the label's nearest band both arms served",
+				k, plural(int(math.Round(n)), "request", "requests"), arm, 100*n/total, where))
 		default:
 			said = append(said, fmt.Sprintf("stray stratum %q (%s, only in the %s: %.2g%% of its requests) %s",
 				k, plural(int(math.Round(n)), "request", "requests"), arm, 100*n/total, where))

@@ -203,7 +203,7 @@ type replicaRun struct {
 
 type stratumKey struct {
 	label string
-	band  uint8 // prompt band × 4 + output band; 255 when labelled
+	band  uint8 // prompt band (normalize.BandIndex), labelled or not
 	class int32
 	cache uint8 // cacheIndex
 }
@@ -270,7 +270,8 @@ func StratumClass(p *policies.Policy, key string) string {
 	if isBandKey(key) {
 		return "default"
 	}
-	return key
+	label, _ := normalize.SplitLabelBand(key)
+	return label
 }
 
 // isBandKey reports whether a stratum key's label-or-band part (see
@@ -335,10 +336,7 @@ func (a *Aggregator) stratum(r *sources.Request, ci int32) int32 {
 }
 
 func (a *Aggregator) stratumSlow(r *sources.Request, ci int32) int32 {
-	k := stratumKey{label: r.Class, band: 255, class: ci, cache: a.cacheIndex(r)}
-	if r.Class == "" {
-		k.band = uint8(normalize.BandIndex(r.PromptTokens))
-	}
+	k := stratumKey{label: r.Class, band: uint8(normalize.BandIndex(r.PromptTokens)), class: ci, cache: a.cacheIndex(r)}
 	if !a.policyClasses {
 		// without policy classes the class follows from the label
 		k.class = -1
@@ -349,9 +347,9 @@ func (a *Aggregator) stratumSlow(r *sources.Request, ci int32) int32 {
 	var name string
 	switch {
 	case r.Class != "" && a.policyClasses:
-		name = r.Class + stratumSep + a.cls.names[ci]
+		name = normalize.LabelBand(r.Class, r.PromptTokens) + stratumSep + a.cls.names[ci]
 	case r.Class != "":
-		name = r.Class
+		name = normalize.LabelBand(r.Class, r.PromptTokens)
 	case a.policyClasses:
 		name = normalize.Band(r.PromptTokens) + stratumSep + a.cls.names[ci]
 	default:

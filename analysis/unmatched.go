@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/goodput-dev/goodput/analysis/normalize"
 )
 
 // UnmatchedShare is the share of an arm's requests, in strata the other
@@ -32,7 +34,45 @@ func oneArmStrata(b, c map[string]float64, fold map[string]string, own map[strin
 			shareC += c[k] / tc
 		}
 	}
-	return onlyB, onlyC, shareB, shareC
+	return labelsWhole(onlyB, keys, fold, own), labelsWhole(onlyC, keys, fold, own), shareB, shareC
+}
+
+// labelsWhole names, among the one-arm strata only, a label all of whose
+// prompt bands (normalize.LabelBand) are in only by the label alone
+// ("code × default" for its five bands), in the order of its first band;
+// keys lists every stratum, fold and own those left out of the count.
+func labelsWhole(only, keys []string, fold map[string]string, own map[string]bool) []string {
+	in := map[string]bool{}
+	for _, k := range only {
+		in[k] = true
+	}
+	whole := map[string]bool{}
+	for _, k := range keys {
+		g := normalize.WithoutLabelBand(k)
+		if g == k {
+			continue
+		}
+		if _, folded := fold[k]; folded || own[k] {
+			continue
+		}
+		if _, seen := whole[g]; !seen {
+			whole[g] = true
+		}
+		whole[g] = whole[g] && in[k]
+	}
+	var out []string
+	named := map[string]bool{}
+	for _, k := range only {
+		if g := normalize.WithoutLabelBand(k); g != k && whole[g] {
+			if !named[g] {
+				out = append(out, g)
+				named[g] = true
+			}
+			continue
+		}
+		out = append(out, k)
+	}
+	return out
 }
 
 // unmatchedEval decides the unmatched_strata guardrail (the same on the

@@ -623,6 +623,62 @@ func Band(promptTokens int64) string {
 	return "prompt " + tokenCount(edges[i-2]) + "-" + tokenCount(edges[i-1])
 }
 
+// LabelBandSep separates a class label from its prompt-length band in a
+// stratum's name (LabelBand).
+const LabelBandSep = ", "
+
+// LabelBand is the stratum of a request whose record carries class label
+// label: the label and its prompt length's Band ("chat, prompt 1k-2k"),
+// or the label alone when the prompt length is unknown (negative). A
+// label names a kind of traffic, but the prompts under one label still
+// differ in length, and TTFT grows with the prompt: a canary sent longer
+// prompts under the same labels (a mix shift within a label) was judged
+// slower for serving them (identical builds, prompts drawn longer within
+// each label, prefill time growing with the prompt: 4 fails in 10 runs on
+// attainment). The prompt is set before a request reaches either arm, so
+// its band is a stratum like the label.
+func LabelBand(label string, promptTokens int64) string {
+	if promptTokens < 0 {
+		return label
+	}
+	return label + LabelBandSep + Band(promptTokens)
+}
+
+// SplitLabelBand undoes LabelBand: the label and the band of a stratum's
+// label-and-band part ("" band when it has none, as for a label of a
+// request of unknown prompt length). Only a known band after the last
+// LabelBandSep is split off, so a label that itself holds ", " stays
+// whole.
+func SplitLabelBand(head string) (label, band string) {
+	i := strings.LastIndex(head, LabelBandSep)
+	if i < 0 {
+		return head, ""
+	}
+	b := head[i+len(LabelBandSep):]
+	if slices.Contains(Bands(), b) {
+		return head[:i], b
+	}
+	return head, ""
+}
+
+// WithoutLabelBand is a stratum key ("chat, prompt 1k-2k × default", or
+// without policy classes "chat, prompt 1k-2k") with its label's band left
+// out ("chat × default", "chat"): the label's stratum as a whole, for the
+// series that follow one kind of traffic through the run (the warm-up's
+// per-bucket medians), where the bands would only thin it. A key without
+// a label band is returned as it is.
+func WithoutLabelBand(key string) string {
+	if i := strings.LastIndex(key, " × "); i >= 0 {
+		if l, b := SplitLabelBand(key[:i]); b != "" {
+			return l + key[i:]
+		}
+	}
+	if l, b := SplitLabelBand(key); b != "" {
+		return l
+	}
+	return key
+}
+
 // tokenCount writes a band edge: "512", or "2k" for a multiple of 1024.
 func tokenCount(n int64) string {
 	if n >= 1024 && n%1024 == 0 {

@@ -202,9 +202,9 @@ func clickHousePlan(pol *policies.Policy) *clickhouse.Plan {
 		const sep = " × "
 		switch {
 		case label != "" && policyClasses:
-			return label + sep + class
+			return normalize.LabelBand(label, rep(pb, p.PromptEdges)) + sep + class
 		case label != "":
-			return label
+			return normalize.LabelBand(label, rep(pb, p.PromptEdges))
 		}
 		band := normalize.Band(rep(pb, p.PromptEdges))
 		if policyClasses {
