@@ -146,9 +146,9 @@ func (j *judgement) planMix() *mixPlan {
 	case byWeights:
 		plan.by = "classes"
 	case labelled && policyClasses:
-		plan.by = "class labels × policy classes"
+		plan.by = "class labels and their prompt bands × policy classes"
 	case labelled:
-		plan.by = "class labels"
+		plan.by = "class labels and their prompt bands"
 	case policyClasses:
 		plan.by = "token-length bands × policy classes"
 	default:

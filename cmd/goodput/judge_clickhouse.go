@@ -160,8 +160,8 @@ func (o *chOptions) load(ctx context.Context, prom *promOptions, pol *policies.P
 // clickHousePlan is the policy as the aggregation query needs it: the
 // bucket width, the classes in order with their SLOs, the token-length
 // bands, and the stratum keys of the streaming aggregate (analysis.
-// Aggregator): label × policy class, token band × policy class, label, or
-// token band.
+// Aggregator): label and prompt band × policy class, token band × policy
+// class, label and prompt band, or token band.
 func clickHousePlan(pol *policies.Policy) *clickhouse.Plan {
 	slo := func(s policies.SLO) clickhouse.SLO {
 		return clickhouse.SLO{TTFT: s.TTFT.Seconds(), TPOT: s.TPOT.Seconds(), E2E: s.E2E.Seconds(), MaxITL: s.MaxITL.Seconds(),
