@@ -445,6 +445,9 @@ func (j *judgement) evalGate(idx int, g policies.Gate, conf float64, r *Report) 
 			e.m.Naive = naiveOf(naive, vb, vc)
 			est, vb, vc = adj, sb, sc
 			e.m.Adjusted = append(e.m.Adjusted, "standardized to the "+j.mix.mode+" mix ("+j.mix.by+")")
+			if why := j.mix.merged[g.Metric]; why != "" {
+				e.m.Adjusted = append(e.m.Adjusted, why)
+			}
 		}
 	default:
 		rb, rc, why := j.ratios(g.Metric, kb, kc)

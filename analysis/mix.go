@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -38,6 +39,9 @@ type mixPlan struct {
 	// results per gate, and the arms' mixes, for the report
 	notes []mixNote
 	mixes string
+	// merged says, per metric, why its strata were taken with each
+	// label's prompt and cache bands together (judgement.standardized)
+	merged map[string]string
 }
 
 // mixNote is one standardized comparison for the mix step's detail: the
@@ -789,36 +793,82 @@ func (j *judgement) standardized(metric string, num, den func(a *armData, i int)
 	bind := func(a *armData, f func(*armData, int) float64) func(int) float64 {
 		return func(i int) float64 { return f(a, i) }
 	}
-	xb := plan.strata(j.b, plan.b, bind(j.b, num), bind(j.b, den))
-	xc := plan.strata(j.c, plan.c, bind(j.c, num), bind(j.c, den))
-	w, err := normalize.Weights(plan.mode, xc, xb, j.p.Normalize.Weights)
-	if err != nil {
-		return adj, naive, 0, 0, err
-	}
-	var res normalize.MixResult
-	switch from, nb := j.grid(); {
-	case j.paired:
-		// the same totals on the common bucket range of both arms
-		xb = plan.strataOn(j.b, plan.b, bind(j.b, num), bind(j.b, den), from, nb)
-		xc = plan.strataOn(j.c, plan.c, bind(j.c, num), bind(j.c, den), from, nb)
-		if logScale {
-			res, err = normalize.StandardizeLogPaired(xc, xb, w, conf)
-		} else {
-			res, err = normalize.StandardizePaired(xc, xb, w, conf)
+	// merge, once set, adds up the prompt and prefix-cache bands of each
+	// label (labelStratum): for a metric whose denominator is an outcome
+	// (a mean per completion), a sparse band of a label can hold requests
+	// of both arms and completions of one only, and its ratio is then
+	// undefined in the other arm (the fleet model with 800 labels left
+	// output_tokens_mean undecided in 3 of 10 identical runs)
+	// run standardizes with the strata as planned, or merged by merge
+	run := func(merge func(string) string) (normalize.MixResult, error) {
+		xb := plan.strata(j.b, plan.b, bind(j.b, num), bind(j.b, den))
+		xc := plan.strata(j.c, plan.c, bind(j.c, num), bind(j.c, den))
+		if merge != nil {
+			xb, xc = xb.Merge(merge), xc.Merge(merge)
 		}
-	case logScale:
-		res, err = normalize.StandardizeLog(xc, xb, w, conf)
-	default:
-		res, err = normalize.Standardize(xc, xb, w, conf)
+		w, err := normalize.Weights(plan.mode, xc, xb, j.p.Normalize.Weights)
+		if err != nil {
+			return normalize.MixResult{}, err
+		}
+		switch from, nb := j.grid(); {
+		case j.paired:
+			// the same totals on the common bucket range of both arms
+			xb = plan.strataOn(j.b, plan.b, bind(j.b, num), bind(j.b, den), from, nb)
+			xc = plan.strataOn(j.c, plan.c, bind(j.c, num), bind(j.c, den), from, nb)
+			if merge != nil {
+				xb, xc = xb.Merge(merge), xc.Merge(merge)
+			}
+			if logScale {
+				return normalize.StandardizeLogPaired(xc, xb, w, conf)
+			}
+			return normalize.StandardizePaired(xc, xb, w, conf)
+		case logScale:
+			return normalize.StandardizeLog(xc, xb, w, conf)
+		}
+		return normalize.Standardize(xc, xb, w, conf)
+	}
+	// a metric whose denominator is an outcome (a mean per completion)
+	// can find a sparse band of a label with requests of both arms and
+	// completions of one only, its ratio undefined in the other arm (the
+	// fleet model with 800 labels left output_tokens_mean undecided in 3
+	// of 10 identical runs): then the label's prompt and prefix-cache
+	// bands are taken together (labelStratum), and the note says why
+	merged := ""
+	res, err := run(nil)
+	var missing *normalize.MissingStrataError
+	if errors.As(err, &missing) {
+		if r2, err2 := run(labelStratum); err2 == nil {
+			merged = strings.TrimPrefix(err.Error(), "cannot standardise to the reference mix: ")
+			res, err = r2, nil
+		}
 	}
 	if err != nil {
 		return adj, naive, 0, 0, err
 	}
-	plan.notes = append(plan.notes, mixNote{metric: metric, text: fmt.Sprintf("%s %s", metric, estimateText(res))})
+	text := fmt.Sprintf("%s %s", metric, estimateText(res))
+	if merged != "" {
+		why := "over each label's prompt and prefix-cache bands taken together: by band, " + merged
+		text += " (" + why + ")"
+		if plan.merged == nil {
+			plan.merged = map[string]string{}
+		}
+		plan.merged[metric] = why
+	}
+	plan.notes = append(plan.notes, mixNote{metric: metric, text: text})
 	if plan.mixes == "" {
 		plan.mixes = fmt.Sprintf("mix (reference / baseline / canary): %s", mixText(res))
 	}
 	return res.Adjusted, res.Naive, res.Baseline, res.Canary, nil
+}
+
+// labelStratum is a mix stratum's name ("chat, prompt 1k-2k × default ·
+// cache 0") without its prefix-cache band and its label's prompt band
+// ("chat × default"); a stratum of unlabelled records keeps its band.
+func labelStratum(name string) string {
+	if i := strings.LastIndex(name, " · "); i >= 0 && slices.Contains([]string{normalize.CacheNone, normalize.CachePartial, normalize.CacheMostly, normalize.CacheUnknown}, name[i+len(" · "):]) {
+		name = name[:i]
+	}
+	return normalize.WithoutLabelBand(name)
 }
 
 // requestGood and friends are per-request contributions for standardised

@@ -29,6 +29,35 @@ type Strata struct {
 	Own      []bool
 }
 
+// Merge returns s with the strata that group maps to one name added up,
+// bucket by bucket, named by that name and listed in the order of their
+// first member; a stratum kept at each arm's own share is kept as it is
+// (group is not asked). Both arms merged by one group list the same names.
+func (s Strata) Merge(group func(name string) string) Strata {
+	out := Strata{}
+	at := map[string]int{}
+	for i, name := range s.Names {
+		g := name
+		if !s.own(i) {
+			g = group(name)
+		}
+		k, ok := at[g]
+		if !ok {
+			k = len(out.Names)
+			at[g] = k
+			out.Names = append(out.Names, g)
+			out.Num = append(out.Num, make([]float64, len(s.Num[i])))
+			out.Den = append(out.Den, make([]float64, len(s.Den[i])))
+			out.Own = append(out.Own, s.own(i))
+		}
+		for t := range s.Num[i] {
+			out.Num[k][t] += s.Num[i][t]
+			out.Den[k][t] += s.Den[i][t]
+		}
+	}
+	return out
+}
+
 // own reports whether stratum i is kept at each arm's own share.
 func (s Strata) own(i int) bool { return i < len(s.Own) && s.Own[i] }
 
