@@ -924,7 +924,7 @@ func TestLabelledStrata(t *testing.T) {
 			if got := r.Verdict == Fail; got != tc.fail {
 				t.Errorf("verdict %s (attainment %s: %s)", r.Verdict, m.Verdict, m.Reason)
 			}
-			if s := step(r, "mix"); !strings.Contains(s.Detail, "class labels and their prompt bands × policy classes") || !strings.Contains(s.Detail, `"long, prompt 4k-8k × default`) {
+			if s := step(r, "mix"); !strings.Contains(s.Detail, "class labels × policy classes") || !strings.Contains(s.Detail, `"long × default`) {
 				t.Errorf("strata are not the labels: %s", s.Detail)
 			}
 			labels := map[string]bool{}

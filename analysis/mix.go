@@ -149,10 +149,14 @@ func (j *judgement) planMix() *mixPlan {
 	switch {
 	case byWeights:
 		plan.by = "classes"
-	case labelled && policyClasses:
+	case labelled && policyClasses && p.Normalize.LabelBands():
 		plan.by = "class labels and their prompt bands × policy classes"
-	case labelled:
+	case labelled && policyClasses:
+		plan.by = "class labels × policy classes"
+	case labelled && p.Normalize.LabelBands():
 		plan.by = "class labels and their prompt bands"
+	case labelled:
+		plan.by = "class labels"
 	case policyClasses:
 		plan.by = "token-length bands × policy classes"
 	default:
@@ -161,6 +165,14 @@ func (j *judgement) planMix() *mixPlan {
 	if plan.cache == "stratify" {
 		plan.by += " × prefix-cache hit bands"
 	}
+	// label is a labelled record's stratum before its policy class: its
+	// label, with its prompt band under normalize.prompt_bands: all
+	label := func(r *sources.Request) string {
+		if p.Normalize.LabelBands() {
+			return normalize.LabelBand(r.Class, r.PromptTokens)
+		}
+		return r.Class
+	}
 	rawKey := func(a *armData, i int) string {
 		r := &a.ds.Requests[i]
 		var k string
@@ -168,9 +180,9 @@ func (j *judgement) planMix() *mixPlan {
 		case byWeights:
 			k = j.cls.names[a.class[i]]
 		case labelled && r.Class != "" && policyClasses:
-			k = normalize.LabelBand(r.Class, r.PromptTokens) + " × " + j.cls.names[a.class[i]]
+			k = label(r) + " × " + j.cls.names[a.class[i]]
 		case labelled && r.Class != "":
-			k = normalize.LabelBand(r.Class, r.PromptTokens)
+			k = label(r)
 		case policyClasses:
 			k = normalize.Band(r.PromptTokens) + " × " + j.cls.names[a.class[i]]
 		default:

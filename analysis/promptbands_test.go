@@ -4,17 +4,30 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/goodput-dev/goodput/policies"
 )
+
+// labelBandsChat is the built-in chat policy with normalize.prompt_bands:
+// all (a label's prompt bands are strata too).
+func labelBandsChat(t *testing.T) *policies.Policy {
+	t.Helper()
+	p := chat(t)
+	p.Normalize.PromptBands = "all"
+	return p
+}
 
 // TestPromptBandsWithinLabels: identical builds whose canary is sent
 // longer prompts under the same labels (the fleet model's prompts drawn
 // as U^0.5 over each label's range, TTFT growing with the prompt) differ
-// in mix only. Standardized by label alone the canary read about 1.7 pp
-// worse on attainment (seeds 1–4: −1.72, −1.64, −1.33, −2.12 pp); by label
-// and prompt band about 0.4 pp (−0.58, −0.36, +0.03, −0.84). Both paths
-// give the same figure, and name the label's bands as strata.
+// in mix only. Standardized by label alone (the default) the canary read
+// about 1.7 pp worse on attainment (seeds 1–4: −1.72, −1.64, −1.33, −2.12
+// pp); with normalize.prompt_bands: all, by label and prompt band, about
+// 0.4 pp (−0.58, −0.36, +0.03, −0.84). Both paths give the same figure,
+// and name the label's bands as strata; by default the strata stay the
+// labels.
 func TestPromptBandsWithinLabels(t *testing.T) {
-	cfg := Config{Policy: chat(t), Resamples: 200, Seed: 1}
+	cfg := Config{Policy: labelBandsChat(t), Resamples: 200, Seed: 1}
 	var sum float64
 	const seeds = 4
 	for seed := uint64(1); seed <= seeds; seed++ {
@@ -34,6 +47,13 @@ func TestPromptBandsWithinLabels(t *testing.T) {
 			t.Errorf("seed %d: the label's prompt bands are not strata: %s", seed, d)
 		}
 		sum += float64(me.Delta)
+		def, err := Judge(bd, cd, Config{Policy: chat(t), Resamples: 200, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := step(def, "mix").Detail; strings.Contains(d, `"chat, prompt`) || !strings.Contains(d, `"chat × default`) {
+			t.Errorf("seed %d: by default the strata are the labels: %s", seed, d)
+		}
 	}
 	if mean := sum / seeds; mean < -0.0075 {
 		t.Errorf("standardized attainment %+.2f pp on average over %d seeds: the prompt shift within the labels is not standardized", 100*mean, seeds)
@@ -52,7 +72,7 @@ func TestOneArmPromptBandFolded(t *testing.T) {
 	b, c := aaFleet(seed), aaFleet(seed)
 	b.prefill, c.prefill, c.promptX = 1, 1, 1.1
 	bd, cd := fleetArms(b, c, seed)
-	exact, agg := judgedBothWays(t, bd, cd, Config{Policy: chat(t), Resamples: 200, Seed: 1})
+	exact, agg := judgedBothWays(t, bd, cd, Config{Policy: labelBandsChat(t), Resamples: 200, Seed: 1})
 	for path, r := range map[string]*Report{"request path": exact, "aggregate": agg} {
 		if m, ok := metricNamed(r, "unmatched_strata"); ok {
 			t.Errorf("%s: unmatched_strata %s: %s", path, m.Verdict, m.Reason)
@@ -78,7 +98,7 @@ func TestOutputMeanSparseBands(t *testing.T) {
 	b, c := aaFleet(seed), aaFleet(seed)
 	b.labels, c.labels = 400, 400
 	bd, cd := fleetArms(b, c, seed)
-	exact, agg := judgedBothWays(t, bd, cd, Config{Policy: chat(t), Resamples: 200, Seed: 1})
+	exact, agg := judgedBothWays(t, bd, cd, Config{Policy: labelBandsChat(t), Resamples: 200, Seed: 1})
 	for path, r := range map[string]*Report{"request path": exact, "aggregate": agg} {
 		m, _ := metricNamed(r, "output_tokens_mean")
 		if m.Verdict != Pass {

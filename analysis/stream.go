@@ -133,6 +133,9 @@ type Aggregator struct {
 	// splitCache: each stratum is split by prefix-cache band
 	// (AggBucket.Cache), for a judge that may stratify by it
 	splitCache bool
+	// labelBands: a labelled record's stratum is its label and prompt
+	// band (normalize.prompt_bands: all), not its label alone
+	labelBands bool
 	cells      map[cellKey]*aggcell.Cell
 	// row caches the cells of the slice last added to, by stratum id
 	row      []*aggcell.Cell
@@ -203,7 +206,7 @@ type replicaRun struct {
 
 type stratumKey struct {
 	label string
-	band  uint8 // prompt band (normalize.BandIndex), labelled or not
+	band  uint8 // prompt band (normalize.BandIndex); 255 for a label without its band
 	class int32
 	cache uint8 // cacheIndex
 }
@@ -247,8 +250,8 @@ func NewAggregator(p *policies.Policy) *Aggregator {
 		step = 10
 	}
 	return &Aggregator{p: p, cls: newClassifier(p), step: step, base: step, policyClasses: len(p.Classes) > 0, defaultClass: -1,
-		splitCache: p.Normalize.Cache != "" && p.Normalize.Cache != "none",
-		byKey:      map[stratumKey]int32{}, byName: map[nameKey]int32{}, cells: map[cellKey]*aggcell.Cell{},
+		splitCache: p.Normalize.Cache != "" && p.Normalize.Cache != "none", labelBands: p.Normalize.LabelBands(),
+		byKey: map[stratumKey]int32{}, byName: map[nameKey]int32{}, cells: map[cellKey]*aggcell.Cell{},
 		reps: sources.ReplicaSpans{}, repIdx: map[string]int32{}, repLat: loglin.NewReplicaLatencies(), unverified: map[string]int64{}, lo: math.MaxInt64, hi: math.MinInt64, badTime: math.NaN(), first: math.NaN(), rowSlice: math.MinInt64}
 }
 
@@ -336,7 +339,10 @@ func (a *Aggregator) stratum(r *sources.Request, ci int32) int32 {
 }
 
 func (a *Aggregator) stratumSlow(r *sources.Request, ci int32) int32 {
-	k := stratumKey{label: r.Class, band: uint8(normalize.BandIndex(r.PromptTokens)), class: ci, cache: a.cacheIndex(r)}
+	k := stratumKey{label: r.Class, band: 255, class: ci, cache: a.cacheIndex(r)}
+	if r.Class == "" || a.labelBands {
+		k.band = uint8(normalize.BandIndex(r.PromptTokens))
+	}
 	if !a.policyClasses {
 		// without policy classes the class follows from the label
 		k.class = -1
@@ -347,9 +353,9 @@ func (a *Aggregator) stratumSlow(r *sources.Request, ci int32) int32 {
 	var name string
 	switch {
 	case r.Class != "" && a.policyClasses:
-		name = normalize.LabelBand(r.Class, r.PromptTokens) + stratumSep + a.cls.names[ci]
+		name = a.label(r) + stratumSep + a.cls.names[ci]
 	case r.Class != "":
-		name = normalize.LabelBand(r.Class, r.PromptTokens)
+		name = a.label(r)
 	case a.policyClasses:
 		name = normalize.Band(r.PromptTokens) + stratumSep + a.cls.names[ci]
 	default:
@@ -358,6 +364,15 @@ func (a *Aggregator) stratumSlow(r *sources.Request, ci int32) int32 {
 	id := a.intern(nameKey{name, cacheBandName(k.cache)})
 	a.byKey[k] = id
 	return id
+}
+
+// label is a labelled record's stratum name before its policy class:
+// its label, with its prompt band under normalize.prompt_bands: all.
+func (a *Aggregator) label(r *sources.Request) string {
+	if a.labelBands {
+		return normalize.LabelBand(r.Class, r.PromptTokens)
+	}
+	return r.Class
 }
 
 func (a *Aggregator) intern(k nameKey) int32 {

@@ -82,9 +82,9 @@ func TestAggregatorCounts(t *testing.T) {
 			with(rec(t0+1, 0.5, math.NaN(), 100, 10), func(r *sources.Request) { r.Class = "batch" }), // tpot unknown: not good
 			rec(t0+25, 0.9, 0.01, 50, 200), // slice +20, no label
 		}, []want{
-			{class: "batch, prompt <512", completed: 1, prompt: 100, output: 10, start: 1_700_000_000},
-			{class: "chat, prompt <512", completed: 2, good: 1, retried: 1, short: 1, prompt: 200, output: 12, start: 1_700_000_000},
-			{class: "chat, prompt <512", failed: 3, canceled: 2, rejected: 1, retried: 1, prompt: 500, start: 1_700_000_010},
+			{class: "batch", completed: 1, prompt: 100, output: 10, start: 1_700_000_000},
+			{class: "chat", completed: 2, good: 1, retried: 1, short: 1, prompt: 200, output: 12, start: 1_700_000_000},
+			{class: "chat", failed: 3, canceled: 2, rejected: 1, retried: 1, prompt: 500, start: 1_700_000_010},
 			{class: "prompt <512", completed: 1, good: 1, prompt: 50, output: 200, start: 1_700_000_020},
 		}},
 	} {

@@ -92,6 +92,7 @@ func TestBadPolicies(t *testing.T) {
 		{"bad canary_dip", "name: x\nslo: {ttft: 1s}\nnormalize: {canary_dip: ignore}\n" + gates, []string{"x.yaml:3", "normalize.canary_dip", "blame, excuse"}},
 		{"bad baseline_dip", "name: x\nslo: {ttft: 1s}\nnormalize: {baseline_dip: drop}\n" + gates, []string{"x.yaml:3", "normalize.baseline_dip", "exclude, keep"}},
 		{"bad shared_dip", "name: x\nslo: {ttft: 1s}\nnormalize: {shared_dip: drop}\n" + gates, []string{"x.yaml:3", "normalize.shared_dip", "exclude, keep"}},
+		{"bad prompt_bands", "name: x\nslo: {ttft: 1s}\nnormalize: {prompt_bands: labelled}\n" + gates, []string{"x.yaml:3", "normalize.prompt_bands", "unlabelled, all"}},
 		{"bad canary_replica_loss", "name: x\nslo: {ttft: 1s}\nnormalize: {canary_replica_loss: ignore}\n" + gates, []string{"x.yaml:3", "normalize.canary_replica_loss", "blame, excuse"}},
 		{"bad confidence", "name: x\nslo: {ttft: 1s}\nconfidence: 95\n" + gates, []string{"x.yaml:3:13", "confidence"}},
 		{"duplicate gate", "name: x\nslo: {ttft: 1s}\ngates:\n  - {metric: slo_attainment, margin: 1pp}\n  - {metric: slo_attainment, margin: 2pp}\n", []string{"x.yaml:5:14", "gated twice"}},

@@ -265,6 +265,12 @@ func (p *Policy) validate(doc *yaml.Node) error {
 	if p.Normalize.SharedDip == "" {
 		p.Normalize.SharedDip = "exclude"
 	}
+	if err := oneOf(doc, p.Normalize.PromptBands, "unlabelled", []string{"unlabelled", "all"}, "normalize", "prompt_bands"); err != nil {
+		return err
+	}
+	if p.Normalize.PromptBands == "" {
+		p.Normalize.PromptBands = "unlabelled"
+	}
 	if len(p.Gates) == 0 {
 		return nodeErr(find(doc, "gates"), "gates: declare at least one gated metric (%s)", metricNames())
 	}

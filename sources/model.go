@@ -448,12 +448,12 @@ const MaxStreamSlices = 360
 // nothing and grow memory with every request (300,000 distinct labels
 // per arm ran out of 4 GB), and 32 labels spread at random over 1M
 // requests per arm took the judge from 245 to 404 MB (64: 466 MB, 256:
-// 1.1 GB). Since a label's prompt bands are strata too, the same 32
-// labels take 625 MiB (394 MiB before, `goodput bench`'s files with a
-// label drawn per record), and four labels 352 MiB at 1M per arm and 449
-// MiB at 5M (221 and 366 before). A file with more is refused at the line
-// that brings the 33rd (a column store's arm with more, on the first row
-// past the cap).
+// 1.1 GB). Under normalize.prompt_bands: all, where a label's prompt
+// bands are strata too, 32 labels take 625 MiB (394 MiB without,
+// `goodput bench`'s files with a label drawn per record), and four labels
+// 352, 449 and 527 MiB at 1M, 5M and 10M per arm (221, 366 and 365
+// without). A file with more is refused at the line that brings the 33rd
+// (a column store's arm with more, on the first row past the cap).
 const MaxClassLabels = 32
 
 // MaxReplicas is the most distinct replica names an arm's records may

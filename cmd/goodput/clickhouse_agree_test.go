@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -222,6 +223,9 @@ func TestClickHouseAggregateEqualsFiles(t *testing.T) {
 	}
 	chat, _ := policies.Load("chat")
 	batch, _ := policies.Load("batch")
+	// a label's prompt bands as strata too (normalize.prompt_bands: all)
+	chatBands, _ := policies.Load("chat")
+	chatBands.Normalize.PromptBands = "all"
 	type run struct {
 		name string
 		pol  *policies.Policy
@@ -311,6 +315,8 @@ func TestClickHouseAggregateEqualsFiles(t *testing.T) {
 		{"no attempt given chat", chat, noAttemptRun},
 		{"quality given chat", chat, qualityRun},
 		{"an overflowed token count chat", chat, overflowRun},
+		{"aa-quiet chat with label bands", chatBands, simRun("aa-quiet-30m")},
+		{"edge records chat with label bands", chatBands, edgeRun},
 	}
 	for i, r := range runs {
 		t.Run(r.name, func(t *testing.T) {
@@ -345,6 +351,9 @@ func TestClickHouseAggregateEqualsFiles(t *testing.T) {
 				sameAggregate(t, string(arm.arm), want, got.Agg)
 				if r.name == "quality given chat" && (got.Agg.QualityFailed == 0 || got.Agg.QualityChecked <= got.Agg.QualityFailed) {
 					t.Errorf("%s: quality checked %d, failed %d: the counts were not compared", arm.arm, got.Agg.QualityChecked, got.Agg.QualityFailed)
+				}
+				if r.pol == chatBands && !slices.ContainsFunc(got.Agg.Buckets, func(bk sources.AggBucket) bool { return strings.Contains(bk.Class, ", prompt ") }) {
+					t.Errorf("%s: no label's prompt band among the strata: the label bands were not compared", arm.arm)
 				}
 				if r.name == "aa-quiet chat" && !hasMedians(got.Agg) {
 					t.Errorf("%s: no replica with a TTFT and a TPOT median: the replicas' medians were not compared", arm.arm)

@@ -160,8 +160,9 @@ func (o *chOptions) load(ctx context.Context, prom *promOptions, pol *policies.P
 // clickHousePlan is the policy as the aggregation query needs it: the
 // bucket width, the classes in order with their SLOs, the token-length
 // bands, and the stratum keys of the streaming aggregate (analysis.
-// Aggregator): label and prompt band × policy class, token band × policy
-// class, label and prompt band, or token band.
+// Aggregator): label (and prompt band under normalize.prompt_bands: all)
+// × policy class, token band × policy class, label (and prompt band), or
+// token band.
 func clickHousePlan(pol *policies.Policy) *clickhouse.Plan {
 	slo := func(s policies.SLO) clickhouse.SLO {
 		return clickhouse.SLO{TTFT: s.TTFT.Seconds(), TPOT: s.TPOT.Seconds(), E2E: s.E2E.Seconds(), MaxITL: s.MaxITL.Seconds(),
@@ -178,7 +179,7 @@ func clickHousePlan(pol *policies.Policy) *clickhouse.Plan {
 		step = 10
 	}
 	p := &clickhouse.Plan{Step: step, SLO: slo(pol.SLO),
-		PromptEdges: normalize.PromptEdges()}
+		PromptEdges: normalize.PromptEdges(), LabelBands: pol.Normalize.LabelBands()}
 	for _, c := range pol.Classes {
 		p.Classes = append(p.Classes, clickhouse.Class{Name: c.Name, Labels: c.When.Label,
 			PromptTokens: rng(c.When.PromptTokens), OutputTokens: rng(c.When.OutputTokens), SLO: slo(c.SLO)})
@@ -201,10 +202,14 @@ func clickHousePlan(pol *policies.Policy) *clickhouse.Plan {
 	p.Stratum = func(label string, pb int, class string) string {
 		const sep = " × "
 		switch {
-		case label != "" && policyClasses:
+		case label != "" && p.LabelBands && policyClasses:
 			return normalize.LabelBand(label, rep(pb, p.PromptEdges)) + sep + class
-		case label != "":
+		case label != "" && p.LabelBands:
 			return normalize.LabelBand(label, rep(pb, p.PromptEdges))
+		case label != "" && policyClasses:
+			return label + sep + class
+		case label != "":
+			return label
 		}
 		band := normalize.Band(rep(pb, p.PromptEdges))
 		if policyClasses {

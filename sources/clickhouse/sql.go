@@ -255,11 +255,16 @@ type Plan struct {
 	SLO SLO
 	// PromptEdges split prompt token counts into bands: band 0 is
 	// unknown, band k ≥ 1 holds counts with k−1 edges at or below them.
-	// Labelled or not, a request's band is part of its stratum.
+	// Bands are read for requests without a class label, and for
+	// labelled ones too when LabelBands.
 	PromptEdges []int64
+	// LabelBands groups labelled requests by prompt band too
+	// (normalize.prompt_bands: all).
+	LabelBands bool
 	// Stratum names the stratum (AggBucket.Class) of requests with class
-	// label label ("" when absent), prompt band promptBand (as above) and
-	// policy class class (a Classes name, or "default").
+	// label label ("" when absent), prompt band promptBand (as above; 0
+	// when the request has a label and not LabelBands) and policy class
+	// class (a Classes name, or "default").
 	Stratum func(label string, promptBand int, class string) string
 	// Cache, when not nil, splits each stratum by prefix-cache band and
 	// names band k (AggBucket.Cache): 1 no cached tokens, 2 cached/prompt
@@ -516,7 +521,11 @@ func buildQuery(p *Plan, table string, cols resolved, where string, start, end f
 		// float division, as CacheBand divides
 		add2("multiIf("+a("cached")+" < 0 OR "+a("prompt")+" <= 0, 4, "+a("cached")+" = 0, 1, toFloat64("+a("cached")+") / toFloat64("+a("prompt")+") < 0.5, 2, 3)", "cb")
 	}
-	add2(band("prompt", p.PromptEdges), "pb")
+	if p.LabelBands {
+		add2(band("prompt", p.PromptEdges), "pb")
+	} else {
+		add2("if("+a("label")+" != '', 0, "+band("prompt", p.PromptEdges)+")", "pb")
+	}
 	// per class: good, short, unverified criteria
 	bySLO := func(f func(SLO) string) string {
 		if len(p.Classes) == 0 {
