@@ -112,6 +112,25 @@ func TestStrayStrataFolds(t *testing.T) {
 			said: []string{`stray stratum "typo × default" (1 request, only in the baseline: 0.0026% of its requests) counted in "chat × default"`},
 		},
 		{
+			// normalize.prompt_bands: all: a stray band of a label goes to
+			// the label's nearest band both arms have, not to the largest
+			// stratum, which is another label's
+			name: "a stray prompt band of a label",
+			b:    map[string]float64{"chat, prompt <512 × default": 30000, "long, prompt 2k-4k × default": 3000, "long, prompt 4k-8k × default": 6000},
+			c:    map[string]float64{"chat, prompt <512 × default": 31000, "long, prompt 2k-4k × default": 2800, "long, prompt 4k-8k × default": 6100, "long, prompt 1k-2k × default": 2},
+			fold: map[string]string{"long, prompt 1k-2k × default": "long, prompt 2k-4k × default"},
+			said: []string{`stray stratum "long, prompt 1k-2k × default" (2 requests, only in the canary: 0.005% of its requests) counted in "long, prompt 2k-4k × default"`},
+		},
+		{
+			// a band one arm has many requests in, of a label both
+			// served: folded whatever its share, not left to stop the mix
+			name: "a prompt band of a label one arm served",
+			b:    map[string]float64{"chat, prompt <512 × default": 30000, "chat, prompt 512-1k × default": 9000},
+			c:    map[string]float64{"chat, prompt <512 × default": 29000, "chat, prompt 512-1k × default": 9000, "chat, prompt 1k-2k × default": 2000},
+			fold: map[string]string{"chat, prompt 1k-2k × default": "chat, prompt 512-1k × default"},
+			said: []string{`prompt band "chat, prompt 1k-2k × default" (2000 requests, only in the canary: 5% of its requests) counted in "chat, prompt 512-1k × default", the label's nearest band both arms served`},
+		},
+		{
 			name: "the same policy class only",
 			b:    map[string]float64{"chat × default": 30000, "long × long": 9000},
 			c:    map[string]float64{"chat × default": 31000, "long × long": 8800, "odd × long": 3},

@@ -1,6 +1,8 @@
 package analysis
 
 import (
+	"math"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -61,5 +63,19 @@ func TestOneArmStrata(t *testing.T) {
 	}
 	if _, ok := unmatchedEval(oneArmStrata(b, map[string]float64{"chat": 990, "long": 100, "code": 5}, map[string]string{"typo": "chat"}, nil)); ok {
 		t.Error("reported below UnmatchedShare")
+	}
+}
+
+// TestOneArmStrataLabelWhole: under normalize.prompt_bands: all, a label
+// only the canary served is named once, as the label, not band by band;
+// a one-arm band of a label both served is named as the band.
+func TestOneArmStrataLabelWhole(t *testing.T) {
+	b := map[string]float64{"chat, prompt <512 × default": 900, "chat, prompt 512-1k × default": 100, "long, prompt 2k-4k × default": 50}
+	c := map[string]float64{"chat, prompt <512 × default": 800, "chat, prompt 512-1k × default": 100,
+		"code, prompt <512 × default": 60, "code, prompt 1k-2k × default": 40, "long, prompt 4k-8k × default": 30}
+	_, onlyC, _, sc := oneArmStrata(b, c, nil, nil)
+	want := []string{"code × default", "long, prompt 4k-8k × default"}
+	if !slices.Equal(onlyC, want) || math.Abs(sc-130.0/1030) > 1e-12 {
+		t.Errorf("got %q (share %g), want %q (%g)", onlyC, sc, want, 130.0/1030)
 	}
 }
