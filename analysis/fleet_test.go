@@ -816,7 +816,8 @@ func fleetVariant(t *testing.T) (string, func(b, c *fleet)) {
 // GOODPUT_FLEET_REPS replicates per case (default 0: skipped; the
 // numbers in docs/EVIDENCE.md use 100), GOODPUT_FLEET_CASES a
 // comma-separated subset, GOODPUT_FLEET_SEED_OFFSET other seeds,
-// GOODPUT_FLEET_VARIANT every case moved one way (fleetVariants). Each
+// GOODPUT_FLEET_VARIANT every case moved one way (fleetVariants),
+// GOODPUT_FLEET_PROMPT_BANDS the policy's normalize.prompt_bands. Each
 // line: case, expected verdict, fail / pass / inconclusive rates with
 // their Monte Carlo standard errors, and per-gate fail counts.
 func TestFleetCalibration(t *testing.T) {
@@ -829,6 +830,12 @@ func TestFleetCalibration(t *testing.T) {
 		variant = "@" + variant
 	}
 	p := chat(t)
+	// GOODPUT_FLEET_PROMPT_BANDS sets normalize.prompt_bands (all: a
+	// label's prompt bands are strata too)
+	if v := os.Getenv("GOODPUT_FLEET_PROMPT_BANDS"); v != "" {
+		p.Normalize.PromptBands = v
+		variant += "@prompt_bands:" + v
+	}
 	for _, fc := range cases {
 		counts := map[Verdict]int{}
 		gateFails, gateInc := map[string]int{}, map[string]int{}
