@@ -128,15 +128,23 @@ func (j *aggJudgement) classOfKey(key string) (class, label string) {
 		if isBandKey(head) {
 			return "default", ""
 		}
-		label, _ = normalize.SplitLabelBand(key)
-		return label, ""
+		return j.labelOf(key), ""
 	}
 	cls := StratumClass(j.p, key)
 	if isBandKey(head) {
 		return cls, ""
 	}
-	label, _ = normalize.SplitLabelBand(head)
-	return cls, label
+	return cls, j.labelOf(head)
+}
+
+// labelOf is a stratum's class label: its label-and-band part without
+// the prompt band under normalize.prompt_bands: all, else as it is.
+func (j *aggJudgement) labelOf(head string) string {
+	if !j.p.Normalize.LabelBands() {
+		return head
+	}
+	label, _ := normalize.SplitLabelBand(head)
+	return label
 }
 
 // labelled reports whether any of an exact aggregate's strata is a class

@@ -805,12 +805,6 @@ func (j *judgement) standardized(metric string, num, den func(a *armData, i int)
 	bind := func(a *armData, f func(*armData, int) float64) func(int) float64 {
 		return func(i int) float64 { return f(a, i) }
 	}
-	// merge, once set, adds up the prompt and prefix-cache bands of each
-	// label (labelStratum): for a metric whose denominator is an outcome
-	// (a mean per completion), a sparse band of a label can hold requests
-	// of both arms and completions of one only, and its ratio is then
-	// undefined in the other arm (the fleet model with 800 labels left
-	// output_tokens_mean undecided in 3 of 10 identical runs)
 	// run standardizes with the strata as planned, or merged by merge
 	run := func(merge func(string) string) (normalize.MixResult, error) {
 		xb := plan.strata(j.b, plan.b, bind(j.b, num), bind(j.b, den))

@@ -832,8 +832,8 @@ func (a *armData) autoWarmup() error {
 // token-length band, then policy class — where a stratum is the request's
 // class label, or its token-length band when it has none, with the policy
 // class that sets its SLO (the aggregate's strata, keyed as the
-// Aggregator keys them, a label's prompt bands taken together). A pooled median moves when the mix moves during
-// the run: a canary whose slow-prompt class stopped sending halfway had
+// Aggregator keys them, a label's prompt bands taken together). A pooled
+// median moves when the mix moves during the run: a canary whose slow-prompt class stopped sending halfway had
 // its first 5 minutes cut as a "warm-up" (its median TTFT fell from
 // 0.43 s to 0.30 s at the change), and both arms with it. One stratum's
 // median does not move with the mix.

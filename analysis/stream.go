@@ -273,6 +273,9 @@ func StratumClass(p *policies.Policy, key string) string {
 	if isBandKey(key) {
 		return "default"
 	}
+	if !p.Normalize.LabelBands() {
+		return key
+	}
 	label, _ := normalize.SplitLabelBand(key)
 	return label
 }
