@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/goodput-dev/goodput/policies"
+	"github.com/goodput-dev/goodput/sources"
 )
 
 // labelBandsChat is the built-in chat policy with normalize.prompt_bands:
@@ -108,5 +109,44 @@ func TestOutputMeanSparseBands(t *testing.T) {
 	m, _ := metricNamed(exact, "output_tokens_mean")
 	if a := strings.Join(m.Adjusted, "; "); !strings.Contains(a, "over each label's prompt and prefix-cache bands taken together: by band, the canary has no requests in") {
 		t.Errorf("the merge is not said: %s", a)
+	}
+}
+
+// TestOutputMeanCacheBandMerged: with the default strata (label × policy
+// class × prefix-cache band), a canary that fails every long request
+// without a cached prefix has requests but no completion in that band, so
+// the mean output length per completion is undefined there and
+// output_tokens_mean was left undecided ("cannot standardise") on the
+// request path. It is now taken over the label's cache bands together
+// and decided (the canary's answers are as long as the baseline's in
+// every label), while the errors fail error_rate.
+func TestOutputMeanCacheBandMerged(t *testing.T) {
+	const seed = 5
+	p := chat(t)
+	p.Normalize.Cache = "stratify"
+	bd, cd := fleetArms(aaFleet(seed), aaFleet(seed), seed)
+	for i := range cd.Requests {
+		if r := &cd.Requests[i]; r.Class == "long" && r.CachedTokens == 0 {
+			r.Status, r.TTFT, r.TPOT, r.E2E, r.OutputTokens = sources.StatusError, math.NaN(), math.NaN(), math.NaN(), -1
+		}
+	}
+	r, agg := judgedBothWays(t, bd, cd, Config{Policy: p, Resamples: 200, Seed: 1})
+	m, _ := metricNamed(r, "output_tokens_mean")
+	if math.IsNaN(float64(m.Delta)) || strings.Contains(m.Reason, "cannot standardise") {
+		t.Errorf("output_tokens_mean undecided: %s", m.Reason)
+	}
+	// the aggregate reweights the canary per class and band and has no
+	// completion to weigh in that band: as counted there, the canary's
+	// long answers are fewer and its mean output shorter (-5.4%,
+	// inconclusive at the margin); it may be more cautious than the
+	// request path, never less
+	if ma, _ := metricNamed(agg, "output_tokens_mean"); ma.Verdict == Pass && m.Verdict != Pass {
+		t.Errorf("output_tokens_mean %s on the requests, %s on the aggregate: %s", m.Verdict, ma.Verdict, ma.Reason)
+	}
+	if a := strings.Join(m.Adjusted, "; "); !strings.Contains(a, "taken together") {
+		t.Errorf("the merge is not said: %s", a)
+	}
+	if e, _ := metricNamed(r, "error_rate"); e.Verdict != Fail {
+		t.Errorf("error_rate %s: %s", e.Verdict, e.Reason)
 	}
 }
