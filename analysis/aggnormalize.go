@@ -154,7 +154,7 @@ func (a *aggArm) slicesBefore(t float64) int {
 // metrics cannot be reweighted to one mix, so such a difference keeps a
 // fail from being blamed on the change. Returns "" when the mix matches or
 // cannot be told.
-func mixShift(b, c *aggArm, conf float64) string {
+func mixShift(b, c *aggArm, conf float64, why string) string {
 	ratio := func(a *aggArm) (stats.Ratio, bool) {
 		r := stats.Ratio{Num: make([]float64, len(a.slices)), Den: make([]float64, len(a.slices))}
 		for i, s := range a.slices {
@@ -170,14 +170,40 @@ func mixShift(b, c *aggArm, conf float64) string {
 	if !okb || !okc || len(b.slices) < MinBuckets || len(c.slices) < MinBuckets {
 		return ""
 	}
-	est := stats.LogRatioOfRatios(rc, rb, conf)
-	lim := math.Log(1.1)
+	return promptShiftText(sum(rb.Num)/sum(rb.Den), sum(rc.Num)/sum(rc.Den), stats.LogRatioOfRatios(rc, rb, conf), why)
+}
+
+// promptShiftWhy is promptShiftText's why: metrics carry no label that
+// could account for the shift; request records under p have strata that
+// did not (exact: the arms are request records).
+func promptShiftWhy(p *policies.Policy, exact bool) string {
+	switch {
+	case !exact:
+		return "the metrics carry no class label that accounts for it"
+	case p.Normalize.LabelBands():
+		return "the strata (class labels and their prompt bands) do not account for it: prompts differ in length within the bands"
+	}
+	return "the strata (class labels, and prompt bands of records without one) do not account for it: prompts differ in length within the labels, which normalize.prompt_bands: all standardizes"
+}
+
+// PromptShiftLimit is how far (a factor) the arms' mean prompt tokens per
+// request may differ after the mix standardization, with confidence, before
+// a verdict is held as one on different traffic: 1.1.
+const PromptShiftLimit = 1.1
+
+// promptShiftText says why a verdict is held when est, the log ratio of
+// the canary's mean prompt tokens per request (mc) to the baseline's (mb)
+// after the mix standardization, lies beyond PromptShiftLimit either way
+// with confidence; "" when it does not or cannot be told. why says what
+// the strata could not account for (promptShiftWhy).
+func promptShiftText(mb, mc float64, est stats.Estimate, why string) string {
+	lim := math.Log(PromptShiftLimit)
 	if math.IsNaN(est.CI.Lo) || !(est.CI.Lo > lim || est.CI.Hi < -lim) {
 		return ""
 	}
 	return fmt.Sprintf("the arms were sent different traffic: mean prompt tokens per request baseline %.0f, canary %.0f (%+.0f%% [%+.0f%%, %+.0f%%]) "+
-		"after any class reweighting; the metrics carry no class label that accounts for it",
-		sum(rb.Num)/sum(rb.Den), sum(rc.Num)/sum(rc.Den), 100*math.Expm1(est.Point), 100*math.Expm1(est.CI.Lo), 100*math.Expm1(est.CI.Hi))
+		"after any class reweighting; %s",
+		mb, mc, 100*math.Expm1(est.Point), 100*math.Expm1(est.CI.Lo), 100*math.Expm1(est.CI.Hi), why)
 }
 
 // cacheRate is the arm's prefix-cache hit rate over the analysed window,
@@ -203,7 +229,7 @@ func (j *aggJudgement) normSteps() []NormalizationStep {
 	mix := NormalizationStep{Name: "mix", Setting: p.Normalize.Mix, Detail: j.mix.detail, Applied: j.mix.applied}
 	if p.Normalize.Mix != "none" {
 		mix.Detail += "; a difference in mean prompt tokens per request left after it keeps the verdict inconclusive"
-		if ms := mixShift(j.b, j.c, 1-2*p.Alpha()); ms != "" {
+		if ms := mixShift(j.b, j.c, 1-2*p.Alpha(), promptShiftWhy(p, j.exact())); ms != "" {
 			mix.Detail += "; " + ms
 		}
 	}

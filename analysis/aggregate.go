@@ -634,7 +634,7 @@ func (j *aggJudgement) report() *Report {
 		// log-linear bins read as the request path's values, within a bin
 		heldByCutTail(r, histCounts(pooledHist(j.cRaw, "ttft")), histCounts(pooledHist(j.b, "ttft")))
 	}
-	if ms := mixShift(j.b, j.c, 1-2*p.Alpha()); ms != "" {
+	if ms := mixShift(j.b, j.c, 1-2*p.Alpha(), promptShiftWhy(p, j.exact())); ms != "" {
 		j.warnf("traffic mix: %s", ms)
 		if r.Verdict != Inconclusive {
 			r.Reasons = append([]string{fmt.Sprintf("the gates give %s, but %s, so neither a pass nor a fail can be blamed on the change",

@@ -286,6 +286,15 @@ func (j *judgement) report() *Report {
 	heldByUnverifiedGap(r, gap, baselineMore)
 	heldByQualityGap(r, qualityGap(j.p, j.b.qualityChecked, j.b.qualityFailed, j.c.qualityChecked, j.c.qualityFailed))
 	heldByCutTail(r, sortedCounts(j.c.pooled("ttft")), sortedCounts(j.b.pooled("ttft")))
+	// prompts the strata did not standardize, as the aggregate holds them
+	if ms := j.promptShift(1 - 2*j.p.Alpha()); ms != "" {
+		j.warnf("traffic mix: %s", ms)
+		if r.Verdict != Inconclusive {
+			r.Reasons = append([]string{fmt.Sprintf("the gates give %s, but %s, so neither a pass nor a fail can be blamed on the change",
+				strings.ToUpper(string(r.Verdict)), ms)}, r.Reasons...)
+			r.Verdict = Inconclusive
+		}
+	}
 	j.metricsWarnings()
 	internalView(r, j.work(j.b), j.work(j.c), j.p.Window.Bucket.Seconds())
 	r.Warnings = onceForBothArms(j.warns, j.b.ds, j.c.ds)

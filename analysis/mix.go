@@ -802,6 +802,31 @@ func (plan *mixPlan) strataOn(a *armData, stratum []int32, num, den func(i int) 
 // relative gates. The naive estimate is returned for the report.
 func (j *judgement) standardized(metric string, num, den func(a *armData, i int) float64, logScale bool, conf float64) (adj, naive stats.Estimate, vb, vc float64, err error) {
 	plan := j.mix
+	res, merged, err := j.standardize(num, den, logScale, conf)
+	if err != nil {
+		return adj, naive, 0, 0, err
+	}
+	text := fmt.Sprintf("%s %s", metric, estimateText(res))
+	if merged != "" {
+		why := "over each label's prompt and prefix-cache bands taken together: by band, " + merged
+		text += " (" + why + ")"
+		if plan.merged == nil {
+			plan.merged = map[string]string{}
+		}
+		plan.merged[metric] = why
+	}
+	plan.notes = append(plan.notes, mixNote{metric: metric, text: text})
+	if plan.mixes == "" {
+		plan.mixes = fmt.Sprintf("mix (reference / baseline / canary): %s", mixText(res))
+	}
+	return res.Adjusted, res.Naive, res.Baseline, res.Canary, nil
+}
+
+// standardize is standardized's computation, without the report's notes:
+// the standardized result, and when the strata had to be merged
+// (labelStratum), why.
+func (j *judgement) standardize(num, den func(a *armData, i int) float64, logScale bool, conf float64) (res normalize.MixResult, merged string, err error) {
+	plan := j.mix
 	bind := func(a *armData, f func(*armData, int) float64) func(int) float64 {
 		return func(i int) float64 { return f(a, i) }
 	}
@@ -839,8 +864,7 @@ func (j *judgement) standardized(metric string, num, den func(a *armData, i int)
 	// fleet model with 800 labels left output_tokens_mean undecided in 3
 	// of 10 identical runs): then the label's prompt and prefix-cache
 	// bands are taken together (labelStratum), and the note says why
-	merged := ""
-	res, err := run(nil)
+	res, err = run(nil)
 	var missing *normalize.MissingStrataError
 	if errors.As(err, &missing) {
 		if r2, err2 := run(labelStratum); err2 == nil {
@@ -848,23 +872,48 @@ func (j *judgement) standardized(metric string, num, den func(a *armData, i int)
 			res, err = r2, nil
 		}
 	}
-	if err != nil {
-		return adj, naive, 0, 0, err
-	}
-	text := fmt.Sprintf("%s %s", metric, estimateText(res))
-	if merged != "" {
-		why := "over each label's prompt and prefix-cache bands taken together: by band, " + merged
-		text += " (" + why + ")"
-		if plan.merged == nil {
-			plan.merged = map[string]string{}
+	return res, merged, err
+}
+
+// promptShift is the aggregate's mixShift on the request path: the
+// arms' mean prompt tokens per finished request that gives its prompt
+// length (rejected requests left out, as the aggregate counts them),
+// standardized to the reference mix when one is, compared by their log
+// ratio; the text that holds the verdict when they differ beyond
+// PromptShiftLimit with confidence, else "".
+func (j *judgement) promptShift(conf float64) string {
+	known := func(a *armData, i int) float64 {
+		r := &a.ds.Requests[i]
+		if r.Status != sources.StatusRejected && r.PromptTokens >= 0 {
+			return 1
 		}
-		plan.merged[metric] = why
+		return 0
 	}
-	plan.notes = append(plan.notes, mixNote{metric: metric, text: text})
-	if plan.mixes == "" {
-		plan.mixes = fmt.Sprintf("mix (reference / baseline / canary): %s", mixText(res))
+	tokens := func(a *armData, i int) float64 { return known(a, i) * float64(max(a.ds.Requests[i].PromptTokens, 0)) }
+	why := promptShiftWhy(j.p, true)
+	if j.mix != nil {
+		res, _, err := j.standardize(tokens, known, true, conf)
+		if err != nil {
+			return ""
+		}
+		return promptShiftText(res.Baseline, res.Canary, res.Adjusted, why)
 	}
-	return res.Adjusted, res.Naive, res.Baseline, res.Canary, nil
+	ratio := func(a *armData) stats.Ratio {
+		nb := len(a.buckets) - a.firstKept
+		r := stats.Ratio{Num: make([]float64, nb), Den: make([]float64, nb)}
+		for i := range a.ds.Requests {
+			if t := int(a.bidx[i]) - a.firstKept; t >= 0 && t < nb {
+				r.Num[t] += tokens(a, i)
+				r.Den[t] += known(a, i)
+			}
+		}
+		return r
+	}
+	rb, rc := ratio(j.b), ratio(j.c)
+	if len(rb.Den) < MinBuckets || len(rc.Den) < MinBuckets || !(sum(rb.Den) > 0 && sum(rc.Den) > 0 && sum(rb.Num) > 0) {
+		return ""
+	}
+	return promptShiftText(sum(rb.Num)/sum(rb.Den), sum(rc.Num)/sum(rc.Den), stats.LogRatioOfRatios(rc, rb, conf), why)
 }
 
 // labelStratum is a mix stratum's name ("chat, prompt 1k-2k × default ·

@@ -150,3 +150,36 @@ func TestOutputMeanCacheBandMerged(t *testing.T) {
 		t.Errorf("error_rate %s: %s", e.Verdict, e.Reason)
 	}
 }
+
+// TestPromptShiftHoldsBothPaths: with the default strata, identical
+// builds whose canary is sent longer prompts under the same labels (seeds
+// 8 and 10 of the fleet model's skewed prompts, where the gates fail on
+// attainment) are held inconclusive on both paths, the reason giving both
+// arms' mean prompt and the way to standardize it. On 26134a9 only the
+// aggregate held them (mixShift); the request path failed. Under
+// normalize.prompt_bands: all the shift is standardized, and nothing is
+// held for it.
+func TestPromptShiftHoldsBothPaths(t *testing.T) {
+	for _, seed := range []uint64{8, 10} {
+		b, c := aaFleet(seed), aaFleet(seed)
+		b.prefill, c.prefill, c.promptSkew = 1, 1, 0.5
+		bd, cd := fleetArms(b, c, seed)
+		exact, agg := judgedBothWays(t, bd, cd, Config{Policy: chat(t), Resamples: 200, Seed: 1})
+		for path, r := range map[string]*Report{"request path": exact, "aggregate": agg} {
+			why := strings.Join(r.Reasons, " ")
+			if r.Verdict != Inconclusive || !strings.Contains(why, "the gates give FAIL, but the arms were sent different traffic: mean prompt tokens per request baseline") {
+				t.Errorf("seed %d, %s: %s: %s", seed, path, r.Verdict, why)
+			}
+			if w := strings.Join(r.Warnings, " "); !strings.Contains(w, "normalize.prompt_bands: all standardizes") {
+				t.Errorf("seed %d, %s: no advice in the warnings: %s", seed, path, w)
+			}
+		}
+		bands, err := Judge(bd, cd, Config{Policy: labelBandsChat(t), Resamples: 200, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if why := strings.Join(bands.Reasons, " "); strings.Contains(why, "sent different traffic") {
+			t.Errorf("seed %d, prompt_bands all: held for the shift the bands standardize: %s", seed, why)
+		}
+	}
+}
