@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/goodput-dev/goodput/analysis/histo"
 	"github.com/goodput-dev/goodput/analysis/normalize"
@@ -75,14 +76,14 @@ func (a *aggArm) warmup(w policies.WindowSpec) (NormalizationStep, error) {
 func (a *aggArm) dominantMedians() (ttft, tpot []float64) {
 	// a label's prompt bands taken together, as on the request path
 	group := map[string]string{}
-	for _, bk := range a.ds.Agg.Buckets {
-		if _, ok := group[bk.Class]; !ok {
-			group[bk.Class] = normalize.WithoutLabelBand(bk.Class)
-		}
-	}
 	n := map[string]float64{}
 	for _, bk := range a.ds.Agg.Buckets {
-		n[group[bk.Class]] += nan0(bk.Completed)
+		g, ok := group[bk.Class]
+		if !ok {
+			g = normalize.WithoutLabelBand(bk.Class)
+			group[bk.Class] = g
+		}
+		n[g] += nan0(bk.Completed)
 	}
 	best, most := "", -1.0
 	for _, k := range sortedKeys(n) {
@@ -204,6 +205,18 @@ func promptShiftText(mb, mc float64, est stats.Estimate, why string) string {
 	return fmt.Sprintf("the arms were sent different traffic: mean prompt tokens per request baseline %.0f, canary %.0f (%+.0f%% [%+.0f%%, %+.0f%%]) "+
 		"after any class reweighting; %s",
 		mb, mc, 100*math.Expm1(est.Point), 100*math.Expm1(est.CI.Lo), 100*math.Expm1(est.CI.Hi), why)
+}
+
+// heldByPromptShift makes a decided run inconclusive when ms (mixShift,
+// judgement.promptShift) says the arms were sent different traffic: the
+// same hold on the request path and the aggregate.
+func heldByPromptShift(r *Report, ms string) {
+	if ms == "" || r.Verdict == Inconclusive {
+		return
+	}
+	r.Reasons = append([]string{fmt.Sprintf("the gates give %s, but %s, so neither a pass nor a fail can be blamed on the change",
+		strings.ToUpper(string(r.Verdict)), ms)}, r.Reasons...)
+	r.Verdict = Inconclusive
 }
 
 // cacheRate is the arm's prefix-cache hit rate over the analysed window,

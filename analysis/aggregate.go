@@ -636,11 +636,7 @@ func (j *aggJudgement) report() *Report {
 	}
 	if ms := mixShift(j.b, j.c, 1-2*p.Alpha(), promptShiftWhy(p, j.exact())); ms != "" {
 		j.warnf("traffic mix: %s", ms)
-		if r.Verdict != Inconclusive {
-			r.Reasons = append([]string{fmt.Sprintf("the gates give %s, but %s, so neither a pass nor a fail can be blamed on the change",
-				strings.ToUpper(string(r.Verdict)), ms)}, r.Reasons...)
-			r.Verdict = Inconclusive
-		}
+		heldByPromptShift(r, ms)
 	}
 	cov := coverageOf(j.b, j.c)
 	applyCoverage(r, cov)

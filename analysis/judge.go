@@ -289,11 +289,7 @@ func (j *judgement) report() *Report {
 	// prompts the strata did not standardize, as the aggregate holds them
 	if ms := j.promptShift(1 - 2*j.p.Alpha()); ms != "" {
 		j.warnf("traffic mix: %s", ms)
-		if r.Verdict != Inconclusive {
-			r.Reasons = append([]string{fmt.Sprintf("the gates give %s, but %s, so neither a pass nor a fail can be blamed on the change",
-				strings.ToUpper(string(r.Verdict)), ms)}, r.Reasons...)
-			r.Verdict = Inconclusive
-		}
+		heldByPromptShift(r, ms)
 	}
 	j.metricsWarnings()
 	internalView(r, j.work(j.b), j.work(j.c), j.p.Window.Bucket.Seconds())

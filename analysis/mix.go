@@ -453,23 +453,28 @@ func strayStrataFolds(b, c strataCounts, keepOwn bool) (fold map[string]string, 
 		}
 		return n > 0 && bad > FailedStratumShare*n || retried(k)
 	}
-	// label is a labelled stratum's class label ("" for a band), and
-	// band the index of its label's prompt band (normalize.LabelBand; -1
-	// when it has none)
-	label := func(k string) string {
-		if bandStratum(k) {
-			return ""
-		}
-		l, _ := normalize.SplitLabelBand(keyHead(k))
-		return l
+	// each stratum's class label ("" for a band), the index of its
+	// label's prompt band (normalize.LabelBand; -1 when it has none) and
+	// its label's stratum as a whole (normalize.WithoutLabelBand), read
+	// off its key once
+	type keyParts struct {
+		label string
+		band  int
+		whole string
 	}
-	band := func(k string) int {
-		if bandStratum(k) {
-			return -1
+	parts := make(map[string]keyParts, len(sorted))
+	bands := normalize.Bands()
+	for _, k := range sorted {
+		p := keyParts{band: -1, whole: normalize.WithoutLabelBand(k)}
+		if !bandStratum(k) {
+			var bd string
+			p.label, bd = normalize.SplitLabelBand(keyHead(k))
+			p.band = slices.Index(bands, bd)
 		}
-		_, bd := normalize.SplitLabelBand(keyHead(k))
-		return slices.Index(normalize.Bands(), bd)
+		parts[k] = p
 	}
+	label := func(k string) string { return parts[k].label }
+	band := func(k string) int { return parts[k].band }
 	// a label's prompt band one arm has no request in, of a label (and
 	// policy class) both arms served: the bands are a stratification the
 	// judge chose within what the label declares one kind of traffic, so
@@ -479,11 +484,11 @@ func strayStrataFolds(b, c strataCounts, keepOwn bool) (fold map[string]string, 
 	// unlabelled traffic one arm never served)
 	groups := [2]map[string]float64{{}, {}}
 	for _, k := range sorted {
-		groups[0][normalize.WithoutLabelBand(k)] += b.offered[k]
-		groups[1][normalize.WithoutLabelBand(k)] += c.offered[k]
+		groups[0][parts[k].whole] += b.offered[k]
+		groups[1][parts[k].whole] += c.offered[k]
 	}
 	oneArmBand := func(k string) bool {
-		g := normalize.WithoutLabelBand(k)
+		g := parts[k].whole
 		return band(k) >= 0 && !(b.offered[k] > 0 && c.offered[k] > 0) && groups[0][g] > 0 && groups[1][g] > 0
 	}
 	// the stratum both arms have of k's policy class that is itself none
