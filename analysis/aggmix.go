@@ -46,6 +46,11 @@ type aggMix struct {
 	// keys holds key's answer per class and band once the plan is made
 	// (read-only after classMix)
 	keys map[[2]string]string
+	// untold names a class stratum, applied, that both arms served and
+	// whose prompt lengths one arm's log gives for none of its requests
+	// (promptUntold): the arms' standardized mean prompt length cannot
+	// be told, and mixShift is not read
+	untold string
 }
 
 // key is the stratum a bucket is weighted by: its class stratum, after
@@ -335,7 +340,43 @@ func classMix(b, c *sources.Aggregate, setting, cache string) aggMix {
 		m.detail += "; " + s
 	}
 	m.factor, m.applied = f, true
+	m.untold = promptUntold(b, c, m.foldClass)
 	return m
+}
+
+// promptUntold is, in key order, the first class stratum (fold: a bucket
+// class's stratum) with admitted requests in both arms whose prompt
+// length one arm's records give for none of them, "" when there is none.
+// The arms' mean prompt lengths pooled over strata would then compare
+// the other strata's prompts in one arm with all of them in the other (a
+// canary logging no prompt length for its chat requests read as sent
+// prompts twice as long), so the mix-shift hold is not read; the request
+// path, which standardizes stratum by stratum, cannot standardize them
+// either (judgement.promptShift).
+func promptUntold(b, c *sources.Aggregate, fold func(string) string) string {
+	type counts struct{ admitted, known float64 }
+	per := [2]map[string]counts{{}, {}}
+	for i, agg := range []*sources.Aggregate{b, c} {
+		for j := range agg.Buckets {
+			bk := &agg.Buckets[j]
+			if bk.Class == "" {
+				continue
+			}
+			n := nan0(bk.Completed) + nan0(bk.Failed) + nan0(bk.Canceled)
+			k := fold(bk.Class)
+			x := per[i][k]
+			x.admitted += n
+			x.known += n - nan0(bk.PromptUnknown)
+			per[i][k] = x
+		}
+	}
+	for _, k := range sortedKeys(per[0]) {
+		xb, xc := per[0][k], per[1][k]
+		if xb.admitted > 0 && xc.admitted > 0 && (xb.known > 0) != (xc.known > 0) {
+			return k
+		}
+	}
+	return ""
 }
 
 // bandFolds fills m.band per class stratum as the request path's

@@ -242,7 +242,9 @@ func (j *aggJudgement) normSteps() []NormalizationStep {
 	mix := NormalizationStep{Name: "mix", Setting: p.Normalize.Mix, Detail: j.mix.detail, Applied: j.mix.applied}
 	if p.Normalize.Mix != "none" {
 		mix.Detail += "; a difference in mean prompt tokens per request left after it keeps the verdict inconclusive"
-		if ms := mixShift(j.b, j.c, 1-2*p.Alpha(), promptShiftWhy(p, j.exact())); ms != "" {
+		if j.mix.untold != "" {
+			mix.Detail += fmt.Sprintf(" (not compared: one arm's log gives no prompt length for its requests in %q)", j.mix.untold)
+		} else if ms := mixShift(j.b, j.c, 1-2*p.Alpha(), promptShiftWhy(p, j.exact())); ms != "" {
 			mix.Detail += "; " + ms
 		}
 	}

@@ -634,9 +634,11 @@ func (j *aggJudgement) report() *Report {
 		// log-linear bins read as the request path's values, within a bin
 		heldByCutTail(r, histCounts(pooledHist(j.cRaw, "ttft")), histCounts(pooledHist(j.b, "ttft")))
 	}
-	if ms := mixShift(j.b, j.c, 1-2*p.Alpha(), promptShiftWhy(p, j.exact())); ms != "" {
-		j.warnf("traffic mix: %s", ms)
-		heldByPromptShift(r, ms)
+	if j.mix.untold == "" {
+		if ms := mixShift(j.b, j.c, 1-2*p.Alpha(), promptShiftWhy(p, j.exact())); ms != "" {
+			j.warnf("traffic mix: %s", ms)
+			heldByPromptShift(r, ms)
+		}
 	}
 	cov := coverageOf(j.b, j.c)
 	applyCoverage(r, cov)

@@ -507,7 +507,7 @@ func strayStrataFolds(b, c strataCounts, keepOwn bool) (fold map[string]string, 
 		}
 		for _, t := range sorted {
 			nb, nc := b.offered[t], c.offered[t]
-			if !(nb > 0 && nc > 0 && !unknown(t) && !failed(t) && policyClass(t) == policyClass(k)) {
+			if _, away := fold[t]; away || !(nb > 0 && nc > 0 && !unknown(t) && !failed(t) && policyClass(t) == policyClass(k)) {
 				continue
 			}
 			same, sameTo := label(t) == label(k), to != "" && label(to) == label(k)
@@ -526,7 +526,50 @@ func strayStrataFolds(b, c strataCounts, keepOwn bool) (fold map[string]string, 
 		return to
 	}
 	count := func(v float64) string { return Thousands(int64(math.Round(v))) }
+	// a label one arm's log gives no prompt length for, for more than a
+	// stray share of its requests (its stratum without a band, k == whole,
+	// in that arm only, beside its banded strata): the label cannot be
+	// split by prompt band, so every band of it, in both arms, is counted
+	// in the label as a whole — the strata of prompt_bands: unlabelled
+	wholeLabel := map[string]bool{}
 	for _, k := range sorted {
+		nb, nc := b.offered[k], c.offered[k]
+		if parts[k].label == "" || parts[k].band >= 0 || parts[k].whole != k || (nb > 0) == (nc > 0) {
+			continue
+		}
+		arm, n, total := "baseline", nb, tb
+		if nc > 0 {
+			arm, n, total = "canary", nc, tc
+		}
+		if n/total < StrayStratumShare {
+			continue
+		}
+		banded := false
+		for _, t := range sorted {
+			banded = banded || (t != k && parts[t].whole == k)
+		}
+		if !banded {
+			continue
+		}
+		wholeLabel[k] = true
+		armCounts := c.offered
+		if arm == "baseline" {
+			armCounts = b.offered
+		}
+		of := n
+		for _, t := range sorted {
+			if t != k && parts[t].whole == k {
+				fold[t] = k
+				of += armCounts[t]
+			}
+		}
+		said = append(said, fmt.Sprintf("label %q not split by prompt band: the %s's log gives no prompt length for %s of its %s requests of it, so both arms' requests of the label are counted as one stratum (as under normalize.prompt_bands: unlabelled)",
+			k, arm, count(n), count(of)))
+	}
+	for _, k := range sorted {
+		if _, done := fold[k]; done || wholeLabel[k] {
+			continue
+		}
 		nb, nc := b.offered[k], c.offered[k]
 		arm, n, total := "baseline", nb, tb
 		if n == 0 {

@@ -86,6 +86,54 @@ func TestOneArmPromptBandFolded(t *testing.T) {
 	}
 }
 
+// TestLabelWithoutPromptLengths: under normalize.prompt_bands: all, a
+// canary whose log gives no prompt length for its chat requests has them
+// all in the label's stratum without a band ("chat × default") while the
+// baseline's are in the label's prompt bands. Each arm's strata were then
+// of one arm only: unmatched_strata held identical builds, naming "chat ×
+// default" as never served by either arm. The label is now counted whole
+// in both arms, as by default, and the mix step says why; a label split
+// by band in both arms stays split. The aggregate no longer holds the run
+// for the canary's mean prompt length, which it read over the long
+// requests alone (+101%).
+func TestLabelWithoutPromptLengths(t *testing.T) {
+	const seed = 3
+	bd, cd := fleetArms(aaFleet(seed), aaFleet(seed), seed)
+	for i := range cd.Requests {
+		if r := &cd.Requests[i]; r.Class == "chat" {
+			r.PromptTokens = -1
+		}
+	}
+	// by default (strata by label) too, the aggregate held the run
+	de, da := judgedBothWays(t, bd, cd, Config{Policy: chat(t), Resamples: 200, Seed: 1})
+	for path, r := range map[string]*Report{"request path, by label": de, "aggregate, by label": da} {
+		if rs := strings.Join(r.Reasons, "; "); r.Verdict == Fail || strings.Contains(rs, "sent different traffic") {
+			t.Errorf("%s: %s: %s", path, r.Verdict, rs)
+		}
+	}
+	exact, agg := judgedBothWays(t, bd, cd, Config{Policy: labelBandsChat(t), Resamples: 200, Seed: 1})
+	for path, r := range map[string]*Report{"request path": exact, "aggregate": agg} {
+		if m, ok := metricNamed(r, "unmatched_strata"); ok {
+			t.Errorf("%s: unmatched_strata %s: %s", path, m.Verdict, m.Reason)
+		}
+		if r.Verdict == Fail {
+			t.Errorf("%s: identical builds failed: %q", path, r.Reasons)
+		}
+		// the canary's mean prompt over its long requests alone is not
+		// the baseline's over all of them
+		if rs := strings.Join(r.Reasons, "; "); strings.Contains(rs, "sent different traffic") {
+			t.Errorf("%s: held by prompts one arm does not give: %s", path, rs)
+		}
+		d := step(r, "mix")
+		if !d.Applied || !strings.Contains(d.Detail, `label "chat × default" not split by prompt band: the canary's log gives no prompt length for`) {
+			t.Errorf("%s: the label without prompt lengths is not counted whole: %s", path, d.Detail)
+		}
+		if !strings.Contains(d.Detail, `long, prompt 4k-8k × default`) {
+			t.Errorf("%s: the label with prompt lengths in both arms is not split by band: %s", path, d.Detail)
+		}
+	}
+}
+
 // TestOutputMeanSparseBands: with 800 labels (the fleet model's two
 // classes split into 400 each) a label's prompt and prefix-cache bands
 // hold a few requests, and one arm can have requests but no completion in

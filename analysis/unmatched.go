@@ -18,20 +18,23 @@ const UnmatchedShare = 0.01
 // (baseline, canary), the stray folds and the strata each arm keeps at
 // its own share (strayStrataFolds), the other strata only the baseline
 // (onlyB) or only the canary (onlyC) has requests in, in key order, and
-// the share of that arm's requests they hold.
+// the share of that arm's requests they hold. A stratum is counted with
+// what is folded into it: a label one arm gives no prompt lengths for
+// has the other arm's bands of it.
 func oneArmStrata(b, c map[string]float64, fold map[string]string, own map[string]bool) (onlyB, onlyC []string, shareB, shareC float64) {
 	tb, tc, keys := strataTotals(b, c)
+	fb, fc := foldBands(b, fold), foldBands(c, fold)
 	for _, k := range keys {
 		if _, folded := fold[k]; folded || own[k] {
 			continue
 		}
 		switch {
-		case b[k] > 0 && !(c[k] > 0):
+		case fb[k] > 0 && !(fc[k] > 0):
 			onlyB = append(onlyB, k)
-			shareB += b[k] / tb
-		case c[k] > 0 && !(b[k] > 0):
+			shareB += fb[k] / tb
+		case fc[k] > 0 && !(fb[k] > 0):
 			onlyC = append(onlyC, k)
-			shareC += c[k] / tc
+			shareC += fc[k] / tc
 		}
 	}
 	return labelsWhole(onlyB, keys, fold, own), labelsWhole(onlyC, keys, fold, own), shareB, shareC
