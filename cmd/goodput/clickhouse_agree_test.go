@@ -371,6 +371,8 @@ func TestClickHouseAggregateEqualsFiles(t *testing.T) {
 func TestClickHousePlanStrata(t *testing.T) {
 	chat, _ := policies.Load("chat")
 	batch, _ := policies.Load("batch")
+	chatBands, _ := policies.Load("chat")
+	chatBands.Normalize.PromptBands = "all"
 	for _, c := range []struct {
 		pol       *policies.Policy
 		label     string
@@ -385,6 +387,11 @@ func TestClickHousePlanStrata(t *testing.T) {
 		{chat, "", 7, "long", "prompt >=16k × long", "long"},
 		{batch, "chat", 0, "default", "chat", "chat"},
 		{batch, "", 3, "default", "prompt 1k-2k", "default"},
+		// under prompt_bands: all a label's band, and the label alone
+		// when the record gives no prompt length (the analysis then
+		// counts the label whole in both arms, as the files' scan names it)
+		{chatBands, "chat", 3, "default", "chat, prompt 1k-2k × default", "default"},
+		{chatBands, "chat", 0, "long", "chat × long", "long"},
 	} {
 		p := clickHousePlan(c.pol)
 		got := p.Stratum(c.label, c.pb, c.class)
