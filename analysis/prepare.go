@@ -149,8 +149,12 @@ func slowStart(ttft, tpot []float64, opts normalize.WarmupOptions, unit string) 
 		}
 		if before, after := meanOf(series[:res.Cut]), meanOf(series[res.Cut:]); before >= LateSlowdownRatio*after && !frontLoaded(series, res.Cut) {
 			head := frontSteps(res.Cut)
-			res.Reason = fmt.Sprintf("no cut: the start before %s %d is slower (median %s %.4gs, then %.4gs), but not its first %d %s (%.4gs): a slowdown that begins after a normal start is not a warm-up and stays in the window to be judged",
-				strings.TrimSuffix(unit, "s"), res.Cut, metric, before, after, head, unit, meanOf(series[:head]))
+			not := "not"
+			if rose := risenAfterStart(series, res.Cut); rose > 0 {
+				not = fmt.Sprintf("not %g× so (rising to %.4gs later)", RiseAfterStart, rose)
+			}
+			res.Reason = fmt.Sprintf("no cut: the start before %s %d is slower (median %s %.4gs, then %.4gs), but %s its first %d %s (%.4gs): a slowdown that begins after a normal start is not a warm-up and stays in the window to be judged",
+				strings.TrimSuffix(unit, "s"), res.Cut, metric, before, after, not, head, unit, meanOf(series[:head]))
 			res.Cut, res.Confirmed = 0, false
 			res.LateSlowdown = true
 		}
@@ -191,17 +195,51 @@ func slowStart(ttft, tpot []float64, opts normalize.WarmupOptions, unit string) 
 // warm-up with the normal minute before it: the canary passed two runs in
 // three. A start with no median in its first steps counts as slow (its
 // requests did not complete).
+//
+// When the cut holds a stretch of as many steps at least RiseAfterStart
+// times its first ones (the level rose after the start), the first steps
+// must be at least RiseAfterStart times the level after the cut: an
+// arm's own slowdowns made a normal start 1.36× that level in the
+// noisiest fleet's canary before a stall ×4.5 at 2:00, which was cut as
+// its warm-up, while a queue a cold engine builds rises from a start
+// already far from the level after it (3.6 s against 0.2 s above).
 func frontLoaded(series []float64, cut int) bool {
 	if cut <= 0 || cut > len(series) {
 		return true
 	}
-	head := meanOf(series[:frontSteps(cut)])
+	h := frontSteps(cut)
+	head := meanOf(series[:h])
 	before, after := meanOf(series[:cut]), meanOf(series[cut:])
 	if math.IsNaN(head) || math.IsNaN(before) || math.IsNaN(after) {
 		return true
 	}
-	return head >= LateSlowdownRatio*after || head-after >= FrontLoad*(before-after)
+	if !(head >= LateSlowdownRatio*after || head-after >= FrontLoad*(before-after)) {
+		return false
+	}
+	if risenAfterStart(series, cut) > 0 {
+		return head >= RiseAfterStart*after
+	}
+	return true
 }
+
+// risenAfterStart is the mean of the first stretch of frontSteps(cut)
+// steps within a cut of cut steps that is at least RiseAfterStart times
+// the cut's first steps (frontLoaded), or 0 when there is none.
+func risenAfterStart(series []float64, cut int) float64 {
+	h := frontSteps(cut)
+	head := meanOf(series[:h])
+	for i := h; i+h <= cut; i++ {
+		if m := meanOf(series[i : i+h]); m >= RiseAfterStart*head {
+			return m
+		}
+	}
+	return 0
+}
+
+// RiseAfterStart is the rise within a warm-up cut, over its first steps,
+// from which those steps must be this many times the level after the cut
+// for the cut to be a slow start (frontLoaded): 2.
+const RiseAfterStart = 2.0
 
 // frontSteps is how many of a cut's first steps frontLoaded reads: a
 // third of the cut, at least one and at most FrontLoadSteps (30 s of

@@ -161,6 +161,18 @@ func TestFrontLoaded(t *testing.T) {
 		}
 		return 0.22
 	})
+	// the noisiest fleet's canary: its own slowdown makes the first two
+	// minutes 1.36× the level after, then a stall ×4.5 at 2:00–4:00
+	// (stall-early-noisiest, seed 20012: cut as a warm-up, PASS)
+	noisyStall := steps(150, func(i int) float64 {
+		switch {
+		case i < 12:
+			return 0.48
+		case i < 24:
+			return 2.1
+		}
+		return 0.35 + 0.04*math.Sin(float64(i))
+	})
 	lateStart := steps(120, func(i int) float64 {
 		if i == 0 {
 			return math.NaN()
@@ -179,6 +191,7 @@ func TestFrontLoaded(t *testing.T) {
 		{"stall at 1:00-2:00, MSER's cut at 14:10", stall, 85, false},
 		{"slow start with no median in its first step", lateStart, 20, true},
 		{"cold start building a queue, cut at 5 min", queued, 30, true},
+		{"stall at 2:00-4:00 after a start 1.36× the level, MSER's cut at 12:30", noisyStall, 75, false},
 		{"no cut", stall, 0, true},
 	} {
 		if got := frontLoaded(tc.series, tc.cut); got != tc.want {
@@ -293,5 +306,32 @@ func TestSlowStartLateSlowdownTPOT(t *testing.T) {
 	res := slowStart(ttft, tpot, normalize.WarmupOptions{}, "buckets")
 	if res.Cut != 0 || !res.LateSlowdown || !strings.Contains(res.Reason, "TPOT medians, no cut") {
 		t.Errorf("cut %d, late slowdown %v: %s", res.Cut, res.LateSlowdown, res.Reason)
+	}
+}
+
+// TestNoisyStallAfterNormalStartBothPaths: in the noisiest fleet the
+// canary's own slowdown made its first two minutes 1.36× the level after,
+// and its stall ×4.5 at 2:00–4:00 was cut with them as a warm-up (seed
+// 20012 of stall-early-noisiest: PASS on the request path). The stall's
+// rise over the start now keeps it in the window on both paths, and the
+// warm-up step says so.
+func TestNoisyStallAfterNormalStartBothPaths(t *testing.T) {
+	const seed = 20012
+	fc := fleetCaseNamed(t, "stall-early-noisiest")
+	b, c := fleetArms(fc.b(seed), fc.c(seed), seed)
+	exact, agg := judgedBothWays(t, b, c, Config{Policy: chat(t), Resamples: 100, Seed: seed + 1})
+	for path, r := range map[string]*Report{"request path": exact, "aggregate": agg} {
+		if r.Verdict == Pass {
+			t.Errorf("%s: the stall passed: %q", path, r.Reasons)
+		}
+		var warm []string
+		for _, s := range r.Normalization.Steps {
+			if s.Name == "warmup" {
+				warm = append(warm, s.Detail)
+			}
+		}
+		if w := strings.Join(warm, "; "); !strings.Contains(w, "× so (rising to") || !strings.Contains(w, "not a warm-up") {
+			t.Errorf("%s: the warm-up step does not say why it kept the stall: %s", path, w)
+		}
 	}
 }
