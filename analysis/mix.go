@@ -563,7 +563,7 @@ func strayStrataFolds(b, c strataCounts, keepOwn bool) (fold map[string]string, 
 				of += armCounts[t]
 			}
 		}
-		said = append(said, fmt.Sprintf("label %q not split by prompt band: the %s's log gives no prompt length for %s of its %s requests of it, so both arms' requests of the label are counted as one stratum (as under normalize.prompt_bands: unlabelled)",
+		said = append(said, fmt.Sprintf("label %q not split by prompt band: the %s's log gives no prompt length for %s of its %s requests in it, so both arms' requests of the label are counted as one stratum (as under normalize.prompt_bands: unlabelled)",
 			k, arm, count(n), count(of)))
 	}
 	for _, k := range sorted {
