@@ -692,6 +692,12 @@ func (j *aggJudgement) armSummary(a *aggArm) ArmSummary {
 		ReplicaSeconds: Num(repSecs), GoodputPerReplica: Num(t.goodLo / repSecs), CacheHitRate: Num(cacheRate(a)), WarmupCutSeconds: Num(a.cutSecs),
 		GPUUtilization: Num(math.NaN())}
 	s.Replicas = int(math.Round(maxReplicas(a)))
+	if a.ds.Agg.ReplicasUnnamed {
+		// records that name no replica are counted as one per slice for
+		// the rates' denominators (replicasNamed); the report says what
+		// the request path says of them: unknown
+		s.Replicas, s.ReplicaSeconds, s.GoodputPerReplica = 0, Num(math.NaN()), Num(math.NaN())
+	}
 	if utilN > 0 {
 		s.GPUUtilization = Num(util / utilN)
 	}

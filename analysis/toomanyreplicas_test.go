@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -12,8 +13,9 @@ import (
 // TestTooManyReplicas: records whose replica field carries more than
 // sources.MaxReplicas names (request ids, say) are judged as naming none,
 // on the request path and the streaming aggregate alike, with one warning
-// that says so; the caller's records keep their names. At the limit the
-// replicas are followed as before.
+// that says so, and the arms' replica counts unknown on both (the
+// aggregate reported its one replica per slice); the caller's records
+// keep their names. At the limit the replicas are followed as before.
 func TestTooManyReplicas(t *testing.T) {
 	cfg := Config{Policy: chat(t), Resamples: 100, Seed: 3}
 	const seed = 43
@@ -57,6 +59,19 @@ func TestTooManyReplicas(t *testing.T) {
 				}
 				if m, _ := metricNamed(r, "slo_attainment"); strings.Contains(m.Method, "+replica-spread") && tc.drop {
 					t.Errorf("%s: attainment %s: no replicas to estimate a spread from", name, m.Method)
+				}
+			}
+			// the arms' replica figures: counted alike, or unknown (0 and
+			// null) on both paths; the aggregate reported the one replica
+			// per slice it counts for its rates' denominators
+			for _, arm := range []struct {
+				name string
+				e, g ArmSummary
+			}{{"baseline", exact.Arms.Baseline, agg.Arms.Baseline}, {"canary", exact.Arms.Canary, agg.Arms.Canary}} {
+				e, g := arm.e, arm.g
+				if e.Replicas != g.Replicas || tc.drop != (g.Replicas == 0) || tc.drop != math.IsNaN(float64(g.ReplicaSeconds)) || tc.drop != math.IsNaN(float64(g.GoodputPerReplica)) {
+					t.Errorf("%s: replicas %d / %d, replica-seconds %v / %v, goodput per replica %v / %v (request path / aggregate)",
+						arm.name, e.Replicas, g.Replicas, e.ReplicaSeconds, g.ReplicaSeconds, e.GoodputPerReplica, g.GoodputPerReplica)
 				}
 			}
 			if exact.Verdict != agg.Verdict || strings.Join(exact.Warnings, "\n") != strings.Join(agg.Warnings, "\n") {
