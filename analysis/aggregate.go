@@ -216,6 +216,11 @@ func (j *aggJudgement) judge() (*Report, error) {
 	if j.exact() {
 		if w := labelMismatch(j.labelled(j.b), j.labelled(j.c)); w != "" {
 			j.warnf("%s; the aggregate keeps no token-length band for a labelled record, so the arms are compared without mix standardization, a difference in mean prompt tokens keeping the verdict from passing or failing; --exact stratifies both by band", w)
+			// the arms' strata differ in how their records are labelled,
+			// not in the traffic they served: unmatched_strata, which
+			// holds traffic of another kind, would hold every such run
+			// and leave the comparison this warning promises unmade
+			j.mix.unmatched = nil
 		}
 	}
 	if err := j.costs(); err != nil {

@@ -324,6 +324,14 @@ func TestLabelsInOneArm(t *testing.T) {
 	if s := step(agg, "mix"); s.Applied || !strings.Contains(s.Detail, "only one arm") {
 		t.Errorf("aggregate: mix step %v %q", s.Applied, s.Detail)
 	}
+	// the arms served the same traffic, labelled differently: neither path
+	// holds the run as traffic of another kind (the aggregate did, in
+	// every such run, against its own warning)
+	for path, r := range map[string]*Report{"request path": exact, "aggregate": agg} {
+		if m, ok := metricNamed(r, "unmatched_strata"); ok {
+			t.Errorf("%s: unmatched_strata %s: %s", path, m.Verdict, m.Reason)
+		}
+	}
 	// labelled alike: no warning
 	b2, c2 := fleetArms(aaFleet(seed), aaFleet(seed), seed)
 	e2, a2 := judgedBothWays(t, b2, c2, cfg)
