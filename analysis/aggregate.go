@@ -219,8 +219,12 @@ func (j *aggJudgement) judge() (*Report, error) {
 			// the arms' strata differ in how their records are labelled,
 			// not in the traffic they served: unmatched_strata, which
 			// holds traffic of another kind, would hold every such run
-			// and leave the comparison this warning promises unmade
-			j.mix.unmatched = nil
+			// and leave the comparison this warning promises unmade.
+			// It stays when an arm gives no prompt length, so that the
+			// mean prompt tokens cannot be compared either
+			if promptsGiven(j.b) && promptsGiven(j.c) {
+				j.mix.unmatched = nil
+			}
 		}
 	}
 	if err := j.costs(); err != nil {
@@ -233,6 +237,17 @@ func (j *aggJudgement) judge() (*Report, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// promptsGiven reports whether some of the arm's analysed requests give
+// their prompt length (mixShift can compare the arms' mean prompts).
+func promptsGiven(a *aggArm) bool {
+	for _, s := range a.slices {
+		if s.promptTokens > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // aggArms reads both arms from their aggregates and cuts their warm-ups,

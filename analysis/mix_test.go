@@ -332,6 +332,17 @@ func TestLabelsInOneArm(t *testing.T) {
 			t.Errorf("%s: unmatched_strata %s: %s", path, m.Verdict, m.Reason)
 		}
 	}
+	// the unlabelled arm without prompt lengths too: nothing tells whether
+	// the arms served the same traffic, and both paths hold the run
+	for i := range b.Requests {
+		b.Requests[i].PromptTokens = -1
+	}
+	exact, agg = judgedBothWays(t, b, c, cfg)
+	for path, r := range map[string]*Report{"request path": exact, "aggregate": agg} {
+		if _, ok := metricNamed(r, "unmatched_strata"); !ok || r.Verdict == Pass {
+			t.Errorf("%s: %s, unmatched_strata %v: the arms' traffic cannot be compared", path, r.Verdict, ok)
+		}
+	}
 	// labelled alike: no warning
 	b2, c2 := fleetArms(aaFleet(seed), aaFleet(seed), seed)
 	e2, a2 := judgedBothWays(t, b2, c2, cfg)
