@@ -648,6 +648,7 @@ func (j *aggJudgement) report() *Report {
 	r.Verdict, r.Reasons = Overall(r.Metrics)
 	gap, baselineMore := unverifiedGap(j.b.ds.Agg.Unverified, j.c.ds.Agg.Unverified, j.b.completedAll, j.c.completedAll)
 	heldByUnverifiedGap(r, gap, baselineMore)
+	heldByClassGap(r, classGap(p, j.b.ds.Agg.Unverified, j.c.ds.Agg.Unverified, j.b.completedAll, j.c.completedAll))
 	ab, ac := j.b.ds.Agg, j.c.ds.Agg
 	heldByQualityGap(r, qualityGap(p, ab.QualityChecked, ab.QualityFailed, ac.QualityChecked, ac.QualityFailed))
 	if j.exact() {

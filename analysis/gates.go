@@ -766,7 +766,8 @@ func unverifiedGap(unvB, unvC map[string]int64, completedB, completedC float64) 
 	}
 	for _, k := range sortedKeys(keys) {
 		ub, uc := float64(unvB[k]), float64(unvC[k])
-		if !sharesApart(ub, completedB, uc, completedC) {
+		if k == sources.ClassUnverified || !sharesApart(ub, completedB, uc, completedC) {
+			// a class a missing length decided: classGap
 			continue
 		}
 		sb, sc := ub/completedB, uc/completedC
@@ -791,6 +792,50 @@ func criterionFields(k string) string {
 		return "quality_ok"
 	}
 	return k
+}
+
+// classGap compares the arms' shares of completed requests whose policy
+// class a missing prompt or output length may have decided
+// (sources.ClassUnverified in unvB and unvC; completedB and completedC the
+// arms' completed requests): when they lie apart (sharesApart), the arms
+// were judged by different SLOs for reasons of logging alone, and it
+// returns the facts; "" otherwise. Unlike a missing latency, a missing
+// prompt length says nothing of how the arm served (the client sets the
+// prompt), so neither arm is blamed for it (heldByClassGap). Both judging
+// paths call it on every record of the arms.
+func classGap(p *policies.Policy, unvB, unvC map[string]int64, completedB, completedC float64) string {
+	ub, uc := float64(unvB[sources.ClassUnverified]), float64(unvC[sources.ClassUnverified])
+	if !sharesApart(ub, completedB, uc, completedC) {
+		return ""
+	}
+	var rules, fields []string
+	for _, c := range p.Classes {
+		if w := c.When; w.PromptTokens != nil || w.OutputTokens != nil {
+			rules = append(rules, strconv.Quote(c.Name))
+			if w.PromptTokens != nil && !slices.Contains(fields, "prompt_tokens") {
+				fields = append(fields, "prompt_tokens")
+			}
+			if w.OutputTokens != nil && !slices.Contains(fields, "output_tokens") {
+				fields = append(fields, "output_tokens")
+			}
+		}
+	}
+	slices.Sort(fields)
+	f := strings.Join(fields, " or ")
+	return fmt.Sprintf("the baseline's completed requests lack the %s that the policy's class rules (%s) read in %.1f%% of %s and the canary's in %.1f%% of %s: their class, and so the SLO they were judged by, was decided without it, so the arms were judged by different rules; log %s for every request",
+		f, strings.Join(rules, ", "), 100*ub/completedB, fmtCount(completedB), 100*uc/completedC, fmtCount(completedC), strings.Join(fields, " and "))
+}
+
+// heldByClassGap makes a decided run inconclusive when gap (classGap) says
+// the arms' SLO classes were decided by what their logs give: a pass or a
+// fail may be the logging's, not the change's.
+func heldByClassGap(r *Report, gap string) {
+	if gap == "" || r.Verdict == Inconclusive {
+		return
+	}
+	r.Reasons = append([]string{fmt.Sprintf("the gates give %s, but %s, so neither a pass nor a fail can be blamed on the change",
+		strings.ToUpper(string(r.Verdict)), gap)}, r.Reasons...)
+	r.Verdict = Inconclusive
 }
 
 // heldByUnverifiedGap applies unverifiedGap's finding to the verdict: a

@@ -254,7 +254,7 @@ func (j *judgement) report() *Report {
 			j.warnf("%s: without arrival times, buckets are runs of %d consecutive requests in file order, not time slices", a.arm, bucketSize(a))
 		}
 		for _, k := range sortedKeys(a.unverified) {
-			j.warnf("%s: %d completed requests lack the field needed to check the %s criterion and were counted as not good", a.arm, a.unverified[k], k)
+			j.warnf("%s: %s", a.arm, sources.UnverifiedNote(k, a.unverified[k]))
 		}
 		if w := outputUnknownWarning(a.outUnknownAll, a.completedAll); w != "" {
 			j.warnf("%s: %s", a.arm, w)
@@ -284,6 +284,7 @@ func (j *judgement) report() *Report {
 	r.Verdict, r.Reasons = Overall(r.Metrics)
 	gap, baselineMore := unverifiedGap(j.b.unverified, j.c.unverified, j.b.completedAll, j.c.completedAll)
 	heldByUnverifiedGap(r, gap, baselineMore)
+	heldByClassGap(r, classGap(j.p, j.b.unverified, j.c.unverified, j.b.completedAll, j.c.completedAll))
 	heldByQualityGap(r, qualityGap(j.p, j.b.qualityChecked, j.b.qualityFailed, j.c.qualityChecked, j.c.qualityFailed))
 	heldByCutTail(r, sortedCounts(j.c.pooled("ttft")), sortedCounts(j.b.pooled("ttft")))
 	// prompts the strata did not standardize, as the aggregate holds them

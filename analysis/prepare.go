@@ -369,6 +369,43 @@ func (c *classifier) classOf(r *sources.Request) int32 {
 	return c.def
 }
 
+// classUndecided reports whether a completed request's policy class may
+// have been decided by a length its record does not give: some class
+// rule, before any that its known fields match, whose label condition
+// it meets and whose token conditions it meets where its lengths are
+// known, reads a prompt or output length it lacks. Its SLO is then not
+// known: a canary logged without prompt_tokens had its long-prompt
+// requests judged under the default SLO (TTFT 1 s, not the long class's)
+// and failed identical builds on attainment (−7.3 pp).
+func classUndecided(p *policies.Policy, r *sources.Request) bool {
+	if r.Status != sources.StatusOK {
+		return false
+	}
+	for i := range p.Classes {
+		w := &p.Classes[i].When
+		if len(w.Label) > 0 && !slices.Contains(w.Label, r.Class) {
+			continue
+		}
+		missing, holds := false, true
+		for _, c := range []struct {
+			rg *policies.Range
+			v  int64
+		}{{w.PromptTokens, r.PromptTokens}, {w.OutputTokens, r.OutputTokens}} {
+			switch {
+			case c.rg == nil:
+			case c.v < 0:
+				missing = true
+			case !c.rg.Contains(c.v):
+				holds = false
+			}
+		}
+		if holds {
+			return missing
+		}
+	}
+	return false
+}
+
 // isGood applies an SLO to a request. A criterion the request cannot be
 // checked against (field unknown) counts as not met, and is tallied in
 // unverified so the report can say so: missing data is never good. A
@@ -488,6 +525,9 @@ func prepare(ds *sources.Dataset, p *policies.Policy, cls *classifier, origin fl
 		ci := cls.classOf(r)
 		a.class[i] = ci
 		a.good[i] = isGood(cls.slos[ci], r, a.unverified)
+		if classUndecided(p, r) {
+			a.unverified[sources.ClassUnverified]++
+		}
 		if r.Status == sources.StatusOK {
 			a.completedAll++
 			if r.OutputTokens < 0 {

@@ -522,6 +522,9 @@ func (a *Aggregator) Add(r *sources.Request) {
 		}
 		checked, failed := qualityTally(r.Quality)
 		a.qualityChecked, a.qualityFailed = a.qualityChecked+checked, a.qualityFailed+failed
+		if classUndecided(a.p, r) {
+			a.unverified[sources.ClassUnverified]++
+		}
 		if isGood(*slo, r, a.unverified) {
 			good = 1
 			c.Good++
@@ -862,7 +865,7 @@ func (a *Aggregator) Aggregate(arm sources.Arm) (*sources.Aggregate, error) {
 		}
 	}
 	for _, k := range sortedKeys(a.unverified) {
-		out.Notes = append(out.Notes, fmt.Sprintf("%d completed requests lack the field needed to check the %s criterion and were counted as not good", a.unverified[k], k))
+		out.Notes = append(out.Notes, sources.UnverifiedNote(k, a.unverified[k]))
 		if out.Unverified == nil {
 			out.Unverified = map[string]int64{}
 		}

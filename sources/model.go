@@ -531,7 +531,9 @@ type Aggregate struct {
 	QualityChecked, QualityFailed int64
 	// Unverified counts, per SLO criterion (ttft, tpot, e2e, max_itl,
 	// quality), the completed requests that lack the field it needs and
-	// were counted as not good; nil from metrics, which cannot tell.
+	// were counted as not good, and under ClassUnverified those whose
+	// policy class a missing prompt or output length may have decided;
+	// nil from metrics, which cannot tell.
 	Unverified map[string]int64
 	// Notes are facts the report must show (renamed metrics detected,
 	// Prometheus infos, bucket edges that do not fall on an SLO threshold).
@@ -652,3 +654,17 @@ type CostRecord struct {
 
 // Total is the sum of the components.
 func (c CostRecord) Total() float64 { return c.Accelerator + c.Host + c.Network + c.IdleReserve }
+
+// ClassUnverified is the Unverified key of completed requests whose
+// policy class a missing prompt or output length may have decided: a class
+// rule they meet on every field they give reads a length they do not.
+const ClassUnverified = "class"
+
+// UnverifiedNote is the report's line for n completed requests under
+// Unverified key k.
+func UnverifiedNote(k string, n int64) string {
+	if k == ClassUnverified {
+		return fmt.Sprintf("%d completed requests lack a prompt or output length that a policy class rule reads (prompt_tokens, output_tokens), so their class, and the SLO they were judged by, was decided without it", n)
+	}
+	return fmt.Sprintf("%d completed requests lack the field needed to check the %s criterion and were counted as not good", n, k)
+}

@@ -302,6 +302,18 @@ func TestClickHouseAggregateEqualsFiles(t *testing.T) {
 		}
 		return b, c
 	}
+	// records half of which give no prompt length, which chat's long
+	// class reads: their class is counted as one a missing length may
+	// have decided (Unverified[sources.ClassUnverified])
+	noPromptRun := func() (b, c []sources.Request) {
+		b, c = simRun("aa-quiet-30m")()
+		for i := range c {
+			if i%2 == 0 {
+				c[i].PromptTokens = -1
+			}
+		}
+		return b, c
+	}
 	runs := []run{
 		{"aa-quiet chat", chat, simRun("aa-quiet-30m")},
 		{"short-outputs chat", chat, simRun("bs-short-outputs")},
@@ -317,6 +329,7 @@ func TestClickHouseAggregateEqualsFiles(t *testing.T) {
 		{"an overflowed token count chat", chat, overflowRun},
 		{"aa-quiet chat with label bands", chatBands, simRun("aa-quiet-30m")},
 		{"edge records chat with label bands", chatBands, edgeRun},
+		{"half the canary's prompt lengths missing chat", chat, noPromptRun},
 	}
 	for i, r := range runs {
 		t.Run(r.name, func(t *testing.T) {
@@ -349,6 +362,9 @@ func TestClickHouseAggregateEqualsFiles(t *testing.T) {
 					t.Errorf("%s: %d records from ClickHouse, %d from the file", arm.arm, got.Inputs[0].Count, len(ds.Requests))
 				}
 				sameAggregate(t, string(arm.arm), want, got.Agg)
+				if r.name == "half the canary's prompt lengths missing chat" && arm.arm == sources.Canary && got.Agg.Unverified[sources.ClassUnverified] == 0 {
+					t.Errorf("%s: no request whose class a missing length decided: the counts were not compared", arm.arm)
+				}
 				if r.name == "quality given chat" && (got.Agg.QualityFailed == 0 || got.Agg.QualityChecked <= got.Agg.QualityFailed) {
 					t.Errorf("%s: quality checked %d, failed %d: the counts were not compared", arm.arm, got.Agg.QualityChecked, got.Agg.QualityFailed)
 				}

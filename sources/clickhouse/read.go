@@ -73,6 +73,7 @@ type row struct {
 	GoodTokens, Admitted, Judged, JudgedGood              count
 	OutputMax                                             count // the most output tokens of one completion (0: none)
 	UnvTTFT, UnvTPOT, UnvE2E, UnvMaxITL, UnvQuality       count
+	UnvClass                                              count
 	QualityChecked, QualityFailed                         count
 	BadStatus, BadTTFT, BadLatency, BadE2E, BadCount      count
 	BadCanceledBy                                         count
@@ -116,7 +117,7 @@ func (r *row) UnmarshalJSON(b []byte) error {
 		"good": &r.Good, "retried": &r.Retried, "short": &r.Short, "prompt_tokens": &r.PromptTokens,
 		"output_tokens": &r.OutputTokens, "attempt_known": &r.AttemptKnown, "output_unknown": &r.OutputUnknown, "output_max": &r.OutputMax, "prompt_unknown": &r.PromptUnknown, "good_tokens": &r.GoodTokens, "hits": &r.Hits, "queries": &r.Queries, "cache_known": &r.CacheKnown,
 		"admitted": &r.Admitted, "judged": &r.Judged, "judged_good": &r.JudgedGood, "unv_ttft": &r.UnvTTFT, "unv_tpot": &r.UnvTPOT, "unv_e2e": &r.UnvE2E,
-		"unv_max_itl": &r.UnvMaxITL, "unv_quality": &r.UnvQuality, "quality_checked": &r.QualityChecked, "quality_failed": &r.QualityFailed, "bad_status": &r.BadStatus, "bad_ttft": &r.BadTTFT,
+		"unv_max_itl": &r.UnvMaxITL, "unv_quality": &r.UnvQuality, "unv_class": &r.UnvClass, "quality_checked": &r.QualityChecked, "quality_failed": &r.QualityFailed, "bad_status": &r.BadStatus, "bad_ttft": &r.BadTTFT,
 		"bad_latency": &r.BadLatency, "bad_e2e": &r.BadE2E, "bad_count": &r.BadCount, "bad_canceled_by": &r.BadCanceledBy,
 		"sum_ttft": &r.SumTTFT, "sum_tpot": &r.SumTPOT, "sum_e2e": &r.SumE2E}
 	for k, p := range ints {
@@ -312,7 +313,7 @@ func (as *assembler) add(r *row) error {
 		as.bad.e2e += int64(r.BadE2E)
 		as.bad.count += int64(r.BadCount)
 		as.bad.canceledBy += int64(r.BadCanceledBy)
-		for k, v := range map[string]count{"ttft": r.UnvTTFT, "tpot": r.UnvTPOT, "e2e": r.UnvE2E, "max_itl": r.UnvMaxITL, "quality": r.UnvQuality} {
+		for k, v := range map[string]count{"ttft": r.UnvTTFT, "tpot": r.UnvTPOT, "e2e": r.UnvE2E, "max_itl": r.UnvMaxITL, "quality": r.UnvQuality, sources.ClassUnverified: r.UnvClass} {
 			if v > 0 {
 				as.unverified[k] += int64(v)
 			}
@@ -473,7 +474,7 @@ func (as *assembler) finish() (*sources.Aggregate, int64, []string, error) {
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		out.Notes = append(out.Notes, fmt.Sprintf("%d completed requests lack the field needed to check the %s criterion and were counted as not good", unverified[k], k))
+		out.Notes = append(out.Notes, sources.UnverifiedNote(k, unverified[k]))
 		if out.Unverified == nil {
 			out.Unverified = map[string]int64{}
 		}

@@ -508,6 +508,43 @@ func buildQuery(p *Plan, table string, cols resolved, where string, start, end f
 	} else {
 		add2("toInt32(multiIf("+strings.Join(pc, ", ")+", -1))", "pc")
 	}
+	// a class a missing length may have decided (analysis.classUndecided):
+	// a rule before the one the known fields match (pc; −1 none) whose
+	// label the request has and whose token conditions hold where its
+	// lengths are known, one of them unknown
+	undecided := []string{"0"}
+	for i, c := range p.Classes {
+		var conds, missing []string
+		if len(c.Labels) > 0 {
+			lits := make([]string, len(c.Labels))
+			for k, l := range c.Labels {
+				lits[k] = QuoteString(l)
+			}
+			conds = append(conds, a("label")+" IN ("+strings.Join(lits, ", ")+")")
+		}
+		for _, r := range []struct {
+			rg   *Range
+			name string
+		}{{c.PromptTokens, "prompt"}, {c.OutputTokens, "output"}} {
+			if r.rg == nil {
+				continue
+			}
+			in := []string{a(r.name) + " >= 0"}
+			if r.rg.Min != nil {
+				in = append(in, a(r.name)+" >= "+inum(*r.rg.Min))
+			}
+			if r.rg.Max != nil {
+				in = append(in, a(r.name)+" < "+inum(*r.rg.Max))
+			}
+			conds = append(conds, "("+a(r.name)+" < 0 OR ("+strings.Join(in, " AND ")+"))")
+			missing = append(missing, a(r.name)+" < 0")
+		}
+		if len(missing) == 0 {
+			continue
+		}
+		conds = append(conds, "("+strings.Join(missing, " OR ")+")", "("+a("pc")+" = -1 OR "+a("pc")+" > "+strconv.Itoa(i)+")")
+		undecided = append(undecided, "("+strings.Join(conds, " AND ")+")")
+	}
 	band := func(name string, edges []int64) string {
 		parts := []string{a(name) + " < 0", "0"}
 		for k, e := range edges {
@@ -595,6 +632,7 @@ func buildQuery(p *Plan, table string, cols resolved, where string, start, end f
 	add2(ok+" AND "+unverified("tpot", func(s SLO) float64 { return s.TPOT }, true), "unv_tpot")
 	add2(ok+" AND "+unverified("e2e", func(s SLO) float64 { return s.E2E }, false), "unv_e2e")
 	add2(ok+" AND "+unverified("itl", func(s SLO) float64 { return s.MaxITL }, true), "unv_itl")
+	add2(ok+" AND ("+strings.Join(undecided, " OR ")+")", "unv_class")
 	add2(ok+" AND "+a("quality")+" = 0 AND "+bySLO(func(s SLO) string {
 		if s.QualityRequired {
 			return "NOT " + fails(s)
@@ -692,6 +730,7 @@ func buildQuery(p *Plan, table string, cols resolved, where string, start, end f
 		"countIf(" + a("unv_e2e") + ") AS unv_e2e",
 		"countIf(" + a("unv_itl") + ") AS unv_max_itl",
 		"countIf(" + a("unv_quality") + ") AS unv_quality",
+		"countIf(" + a("unv_class") + ") AS unv_class",
 		"countIf(" + a("q_checked") + ") AS quality_checked",
 		"countIf(" + a("q_failed") + ") AS quality_failed",
 		"countIf(" + a("st") + " = 0) AS bad_status",
