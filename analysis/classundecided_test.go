@@ -73,6 +73,20 @@ func TestClassGapHoldsBothPaths(t *testing.T) {
 			t.Errorf("%s: %s: %s", path, r.Verdict, rs)
 		}
 	}
+	// the baseline without them: its long prompts judged by the 1 s
+	// default lowered its attainment; the run (held by unmatched_strata
+	// too) says why
+	bb, cc := simArms(t, "aa-quiet-30m", 1)
+	for i := range bb.Requests {
+		bb.Requests[i].PromptTokens = -1
+	}
+	exact, agg = judgedBothWays(t, bb, cc, cfg)
+	for path, r := range map[string]*Report{"request path": exact, "aggregate": agg} {
+		rs := strings.Join(r.Reasons, "; ")
+		if r.Verdict != Inconclusive || !strings.Contains(rs, `read in 100.0%`) {
+			t.Errorf("baseline without prompt lengths, %s: %s: %s", path, r.Verdict, rs)
+		}
+	}
 	// both arms without: one rule for both, decided as before
 	for i := range b.Requests {
 		b.Requests[i].PromptTokens = -1

@@ -828,9 +828,14 @@ func classGap(p *policies.Policy, unvB, unvC map[string]int64, completedB, compl
 
 // heldByClassGap makes a decided run inconclusive when gap (classGap) says
 // the arms' SLO classes were decided by what their logs give: a pass or a
-// fail may be the logging's, not the change's.
+// fail may be the logging's, not the change's. An inconclusive run gains
+// the reason.
 func heldByClassGap(r *Report, gap string) {
-	if gap == "" || r.Verdict == Inconclusive {
+	if gap == "" {
+		return
+	}
+	if r.Verdict == Inconclusive {
+		r.Reasons = append(r.Reasons, gap)
 		return
 	}
 	r.Reasons = append([]string{fmt.Sprintf("the gates give %s, but %s, so neither a pass nor a fail can be blamed on the change",
