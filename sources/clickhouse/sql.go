@@ -472,49 +472,15 @@ func buildQuery(p *Plan, table string, cols resolved, where string, start, end f
 	add2(a("tpot_raw_k")+" OR ("+derivable+")", "tpot_k")
 	add2("if("+a("tpot_raw_k")+", "+a("tpot_raw")+", if("+derivable+", ("+a("e2e")+" - "+a("ttft")+") / toFloat64("+a("output")+" - 1), toFloat64(0)))", "tpot")
 	add2("toInt64(floor("+a("t")+" / "+num(p.Step)+"))", "s")
-	// policy class: the first whose conditions hold; −1 none
+	// policy class: the first whose conditions hold; −1 none. And a class
+	// a missing length may have decided (analysis.classUndecided): a rule
+	// before the one the known fields match (pc) whose label the request
+	// has and whose token conditions hold where its lengths are known,
+	// one of them unknown
 	var pc []string
-	for i, c := range p.Classes {
-		var conds []string
-		if len(c.Labels) > 0 {
-			lits := make([]string, len(c.Labels))
-			for k, l := range c.Labels {
-				lits[k] = QuoteString(l)
-			}
-			conds = append(conds, a("label")+" IN ("+strings.Join(lits, ", ")+")")
-		}
-		for _, r := range []struct {
-			rg   *Range
-			name string
-		}{{c.PromptTokens, "prompt"}, {c.OutputTokens, "output"}} {
-			if r.rg == nil {
-				continue
-			}
-			conds = append(conds, a(r.name)+" >= 0")
-			if r.rg.Min != nil {
-				conds = append(conds, a(r.name)+" >= "+inum(*r.rg.Min))
-			}
-			if r.rg.Max != nil {
-				conds = append(conds, a(r.name)+" < "+inum(*r.rg.Max))
-			}
-		}
-		if len(conds) == 0 {
-			conds = []string{"1"}
-		}
-		pc = append(pc, "("+strings.Join(conds, " AND ")+")", strconv.Itoa(i))
-	}
-	if len(pc) == 0 {
-		add2("toInt32(-1)", "pc")
-	} else {
-		add2("toInt32(multiIf("+strings.Join(pc, ", ")+", -1))", "pc")
-	}
-	// a class a missing length may have decided (analysis.classUndecided):
-	// a rule before the one the known fields match (pc; −1 none) whose
-	// label the request has and whose token conditions hold where its
-	// lengths are known, one of them unknown
 	undecided := []string{"0"}
 	for i, c := range p.Classes {
-		var conds, missing []string
+		var conds, maybe, missing []string
 		if len(c.Labels) > 0 {
 			lits := make([]string, len(c.Labels))
 			for k, l := range c.Labels {
@@ -522,6 +488,7 @@ func buildQuery(p *Plan, table string, cols resolved, where string, start, end f
 			}
 			conds = append(conds, a("label")+" IN ("+strings.Join(lits, ", ")+")")
 		}
+		maybe = append(maybe, conds...)
 		for _, r := range []struct {
 			rg   *Range
 			name string
@@ -536,14 +503,23 @@ func buildQuery(p *Plan, table string, cols resolved, where string, start, end f
 			if r.rg.Max != nil {
 				in = append(in, a(r.name)+" < "+inum(*r.rg.Max))
 			}
-			conds = append(conds, "("+a(r.name)+" < 0 OR ("+strings.Join(in, " AND ")+"))")
+			conds = append(conds, in...)
+			maybe = append(maybe, "("+a(r.name)+" < 0 OR ("+strings.Join(in, " AND ")+"))")
 			missing = append(missing, a(r.name)+" < 0")
 		}
-		if len(missing) == 0 {
-			continue
+		if len(conds) == 0 {
+			conds = []string{"1"}
 		}
-		conds = append(conds, "("+strings.Join(missing, " OR ")+")", "("+a("pc")+" = -1 OR "+a("pc")+" > "+strconv.Itoa(i)+")")
-		undecided = append(undecided, "("+strings.Join(conds, " AND ")+")")
+		pc = append(pc, "("+strings.Join(conds, " AND ")+")", strconv.Itoa(i))
+		if len(missing) > 0 {
+			maybe = append(maybe, "("+strings.Join(missing, " OR ")+")", "("+a("pc")+" = -1 OR "+a("pc")+" > "+strconv.Itoa(i)+")")
+			undecided = append(undecided, "("+strings.Join(maybe, " AND ")+")")
+		}
+	}
+	if len(pc) == 0 {
+		add2("toInt32(-1)", "pc")
+	} else {
+		add2("toInt32(multiIf("+strings.Join(pc, ", ")+", -1))", "pc")
 	}
 	band := func(name string, edges []int64) string {
 		parts := []string{a(name) + " < 0", "0"}
