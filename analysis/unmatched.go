@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/goodput-dev/goodput/analysis/normalize"
@@ -104,7 +105,12 @@ func unmatchedEval(onlyB, onlyC []string, shareB, shareC float64) (gateEval, boo
 		for i, k := range s.keys {
 			q[i] = fmt.Sprintf("%q", k)
 		}
-		parts = append(parts, fmt.Sprintf("%.1f%% of the %s's requests are in %s, which the %s never served", 100*s.share, s.arm, strings.Join(q, ", "), s.other))
+		part := fmt.Sprintf("%.1f%% of the %s's requests are in %s, which the %s never served", 100*s.share, s.arm, strings.Join(q, ", "), s.other)
+		if !slices.ContainsFunc(s.keys, func(k string) bool { return !bandStratum(k) }) {
+			// prompt bands of records without a class label
+			part += fmt.Sprintf(" (records without a class label: if the %s's log leaves the label off some requests, label both arms' records alike)", s.arm)
+		}
+		parts = append(parts, part)
 	}
 	m := Metric{Name: "unmatched_strata", Guardrail: true, Direction: "lower_is_better", Scale: "absolute", Unit: "fraction",
 		Baseline: Num(shareB), Canary: Num(shareC), Delta: Num(shareC - shareB),

@@ -79,3 +79,19 @@ func TestOneArmStrataLabelWhole(t *testing.T) {
 		t.Errorf("got %q (share %g), want %q (%g)", onlyC, sc, want, 130.0/1030)
 	}
 }
+
+// TestUnmatchedUnlabelledHint: one-arm strata that are all prompt bands
+// of records without a class label (a canary whose log leaves the label
+// off 5% of its requests beside a fully labelled baseline) get a hint
+// that the log, not the traffic, may differ; one-arm labels do not.
+func TestUnmatchedUnlabelledHint(t *testing.T) {
+	const hint = "records without a class label: if the canary's log leaves the label off some requests"
+	g, ok := unmatchedEval(nil, []string{"prompt 1k-2k × default", "prompt <512 × default"}, 0, 0.05)
+	if !ok || !strings.Contains(g.m.Reason, hint) {
+		t.Errorf("unlabelled bands: %v %q", ok, g.m.Reason)
+	}
+	g, ok = unmatchedEval(nil, []string{"code × default", "prompt <512 × default"}, 0, 0.05)
+	if !ok || strings.Contains(g.m.Reason, "records without a class label") {
+		t.Errorf("a label among them: %v %q", ok, g.m.Reason)
+	}
+}
