@@ -166,10 +166,11 @@ func (j *aggJudgement) labelled(a *aggArm) bool {
 
 // tailClass is the class a bucket's requests are gated by in the per-class
 // tail gates: the label when there is one, else the policy class (the
-// request path's classKey).
+// request path's classKey); the policy class when one arm alone carries
+// labels.
 func (j *aggJudgement) tailClass(key string) string {
 	cl, lb := j.classOf(key)
-	if lb != "" {
+	if lb != "" && !j.oneArmLabels {
 		return lb
 	}
 	return cl

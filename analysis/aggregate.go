@@ -213,6 +213,7 @@ func (j *aggJudgement) judge() (*Report, error) {
 		// the aggregate reweights the canary alone (classMix)
 		j.warnf("normalize.mix %s is applied by the exact judge (--exact) only: the streaming aggregate reweights the canary to the baseline's mix", m)
 	}
+	j.oneArmLabels = j.labelled(j.b) != j.labelled(j.c)
 	if j.exact() {
 		if w := labelMismatch(j.labelled(j.b), j.labelled(j.c)); w != "" {
 			j.warnf("%s; the aggregate keeps no token-length band for a labelled record, so the arms are compared without mix standardization, a difference in mean prompt tokens keeping the verdict from passing or failing; --exact stratifies both by band", w)
@@ -510,9 +511,12 @@ func addHist(a, b sources.Histogram) sources.Histogram {
 }
 
 type aggJudgement struct {
-	p    *policies.Policy
-	cfg  Config
-	b, c *aggArm
+	// oneArmLabels: one arm's records carry class labels and the other's
+	// none, so the per-class tails go by policy class (tailClass)
+	oneArmLabels bool
+	p            *policies.Policy
+	cfg          Config
+	b, c         *aggArm
 	// cRaw is the canary as counted, without the mix reweighting the
 	// gates compare (c itself when no reweighting applies): the report's
 	// arm summary shows what was measured, not a reweighted figure

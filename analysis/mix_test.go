@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"github.com/goodput-dev/goodput/policies"
 	"math"
 	"reflect"
 	"strings"
@@ -330,6 +331,27 @@ func TestLabelsInOneArm(t *testing.T) {
 	for path, r := range map[string]*Report{"request path": exact, "aggregate": agg} {
 		if m, ok := metricNamed(r, "unmatched_strata"); ok {
 			t.Errorf("%s: unmatched_strata %s: %s", path, m.Verdict, m.Reason)
+		}
+	}
+	// the labelled arm the baseline: the per-class tails go by policy
+	// class in both arms. By the baseline's labels they compared its
+	// "long" label with the canary's "long" policy class (prompts of 8k
+	// and more), and its "chat" label with nothing: the bench policy
+	// failed identical simulator arms on ttft_p50:long (+29%)
+	bs, cs := simArms(t, "aa-quiet-30m", 1)
+	for i := range cs.Requests {
+		cs.Requests[i].Class = ""
+	}
+	bench, err := policies.Load("bench")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e3, a3 := judgedBothWays(t, bs, cs, Config{Policy: bench, Resamples: 100, Seed: 1})
+	for path, r := range map[string]*Report{"request path": e3, "aggregate": a3} {
+		for _, m := range r.Metrics {
+			if m.Class != "" && m.Class != "default" && m.Class != "long" || m.Class != "" && m.Verdict == Fail {
+				t.Errorf("%s: %s %s (%d/%d values): %s", path, m.Name, m.Verdict, m.NBaseline, m.NCanary, m.Reason)
+			}
 		}
 	}
 	// the unlabelled arm without prompt lengths too: nothing tells whether
