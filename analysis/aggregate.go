@@ -237,6 +237,9 @@ func (j *aggJudgement) judge() (*Report, error) {
 	if err := latencyUnits(r); err != nil {
 		return nil, err
 	}
+	if err := latencyParts(r); err != nil {
+		return nil, err
+	}
 	return r, nil
 }
 

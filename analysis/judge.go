@@ -98,6 +98,9 @@ func Judge(baseline, canary *sources.Dataset, cfg Config) (*Report, error) {
 	if err := latencyUnits(r); err != nil {
 		return nil, err
 	}
+	if err := latencyParts(r); err != nil {
+		return nil, err
+	}
 	return r, nil
 }
 

@@ -77,3 +77,45 @@ func latencyUnits(r *Report) error {
 	}
 	return nil
 }
+
+// latencyParts returns a DataError when one arm's own latencies disagree
+// by a unit step (1000× or 10⁶×): its median E2E against its median TTFT
+// plus the mean output length less one times its median TPOT, which a
+// request's end-to-end time is made of. A log that writes one field in
+// milliseconds (tpot_s from a ms counter, say) keeps the others in
+// seconds, so latencyUnits, which asks every field at once, cannot see it:
+// the canary's TPOT read 63 s a token and failed identical builds by
+// −95 pp. A real regression cannot make an arm's requests end a thousand
+// times sooner, or later, than their own first token and token times
+// add up to. nil when the arm gives too few of the fields.
+func latencyParts(r *Report) error {
+	for _, arm := range []struct {
+		name sources.Arm
+		s    ArmSummary
+	}{{sources.Baseline, r.Arms.Baseline}, {sources.Canary, r.Arms.Canary}} {
+		l := arm.s.Latency
+		ttft, tpot, e2e := float64(l.TTFT.P50), float64(l.TPOT.P50), float64(l.E2E.P50)
+		out := float64(arm.s.OutputTokensPS) / float64(arm.s.ThroughputRPS)
+		if l.TTFT.N < minUnitSamples || l.TPOT.N < minUnitSamples || l.E2E.N < minUnitSamples ||
+			!(ttft > 0 && tpot > 0 && e2e > 0 && out > 1) || math.IsInf(e2e+ttft+tpot+out, 0) {
+			continue
+		}
+		parts := ttft + (out-1)*tpot
+		lr := math.Log10(e2e / parts)
+		for _, u := range unitSteps() {
+			field := ""
+			switch {
+			case math.Abs(lr-u.log10) <= unitSlack:
+				field = "e2e_s"
+			case math.Abs(lr+u.log10) <= unitSlack:
+				field = "tpot_s"
+			default:
+				continue
+			}
+			return &DataError{Arm: arm.name, Msg: fmt.Sprintf(
+				"its latencies disagree by about %.0f×: median e2e_s %.4g s against %.4g s from median ttft_s %.4g s + (mean output_tokens %.0f − 1) × median tpot_s %.4g s: %s in %s where seconds are expected? A request's end-to-end time is its first token's and its tokens' times added; convert the field to seconds or fix the logger",
+				math.Pow(10, u.log10), e2e, parts, ttft, out, tpot, field, u.name)}
+		}
+	}
+	return nil
+}

@@ -12,9 +12,10 @@ import (
 // TestLatencyUnits: a canary whose log wrote milliseconds where seconds
 // are expected failed with "ttft_p99 +95150.0%" (the example arms); it is
 // refused as input, naming the arm, every latency's medians and a jq line
-// that converts the log, on both paths. A real slowdown — all latencies
-// ×2, or a queue that multiplies TTFT a thousandfold but not TPOT or E2E —
-// is judged as before.
+// that converts the log, on both paths; so is an arm whose own latencies
+// disagree by a unit step (one field in milliseconds). A real slowdown —
+// all latencies ×2, or a queue that multiplies TTFT a thousandfold but
+// not TPOT or E2E — is judged as before.
 func TestLatencyUnits(t *testing.T) {
 	scaled := func(ds *sources.Dataset, ttft, tpot, e2e float64) {
 		for i := range ds.Requests {
@@ -37,7 +38,12 @@ func TestLatencyUnits(t *testing.T) {
 		{"canary at 250×", sources.Canary, 250, 250, 250, nil},
 		{"canary twice as slow", sources.Canary, 2, 2, 2, nil},
 		{"canary's queue: TTFT ×1000 alone", sources.Canary, 1000, 1, 1, nil},
-		{"TTFT and TPOT ×1000, E2E as written", sources.Canary, 1000, 1000, 1, nil},
+		// one field in milliseconds: the arm's own latencies disagree
+		// (latencyParts); TPOT's read 63 s a token and failed identical
+		// builds by −95 pp
+		{"TPOT ×1000 alone", sources.Canary, 1, 1000, 1, []string{"canary: its latencies disagree by about 1000×", "tpot_s in milliseconds"}},
+		{"E2E ×1000 alone", sources.Baseline, 1, 1, 1000, []string{"baseline: its latencies disagree by about 1000×", "e2e_s in milliseconds"}},
+		{"TTFT and TPOT ×1000, E2E as written", sources.Canary, 1000, 1000, 1, []string{"its latencies disagree by about 1000×"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			bd, cd := fleetArms(aaFleet(17), aaFleet(17), 17)
