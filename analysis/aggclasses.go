@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/goodput-dev/goodput/analysis/histo"
-	"github.com/goodput-dev/goodput/analysis/normalize"
 )
 
 // aggClasses is the per-class breakdown of a metrics comparison whose
@@ -128,23 +127,13 @@ func (j *aggJudgement) classOfKey(key string) (class, label string) {
 		if isBandKey(head) {
 			return "default", ""
 		}
-		return j.labelOf(key), ""
+		return stratumLabel(j.p, key), ""
 	}
 	cls := StratumClass(j.p, key)
 	if isBandKey(head) {
 		return cls, ""
 	}
-	return cls, j.labelOf(head)
-}
-
-// labelOf is a stratum's class label: its label-and-band part without
-// the prompt band under normalize.prompt_bands: all, else as it is.
-func (j *aggJudgement) labelOf(head string) string {
-	if !j.p.Normalize.LabelBands() {
-		return head
-	}
-	label, _ := normalize.SplitLabelBand(head)
-	return label
+	return cls, stratumLabel(j.p, head)
 }
 
 // labelled reports whether any of an exact aggregate's strata is a class

@@ -174,6 +174,16 @@ func mixShift(b, c *aggArm, conf float64, why string) string {
 	return promptShiftText(sum(rb.Num)/sum(rb.Den), sum(rc.Num)/sum(rc.Den), stats.LogRatioOfRatios(rc, rb, conf), why)
 }
 
+// promptShift is mixShift on the judgement's arms, at the policy's
+// confidence, "" when a stratum's prompt lengths are given by one arm
+// only (aggMix.untold): what the mix step reports and what holds the run.
+func (j *aggJudgement) promptShift() string {
+	if j.mix.untold != "" {
+		return ""
+	}
+	return mixShift(j.b, j.c, 1-2*j.p.Alpha(), promptShiftWhy(j.p, j.exact()))
+}
+
 // promptShiftWhy is promptShiftText's why: metrics carry no label that
 // could account for the shift; request records under p have strata that
 // did not (exact: the arms are request records).
@@ -207,15 +217,17 @@ func promptShiftText(mb, mc float64, est stats.Estimate, why string) string {
 		mb, mc, 100*math.Expm1(est.Point), 100*math.Expm1(est.CI.Lo), 100*math.Expm1(est.CI.Hi), why)
 }
 
-// heldByPromptShift makes a decided run inconclusive when ms (mixShift,
-// judgement.promptShift) says the arms were sent different traffic: the
-// same hold on the request path and the aggregate.
-func heldByPromptShift(r *Report, ms string) {
-	if ms == "" || r.Verdict == Inconclusive {
+// heldDecided makes a decided run inconclusive when why (mixShift,
+// judgement.promptShift, classGap) says the arms' comparison cannot blame
+// the change: traffic the strata did not account for, or SLO classes
+// their logs decided. The same hold on the request path and the
+// aggregate; "" or an inconclusive run leaves r as it is.
+func heldDecided(r *Report, why string) {
+	if why == "" || r.Verdict == Inconclusive {
 		return
 	}
 	r.Reasons = append([]string{fmt.Sprintf("the gates give %s, but %s, so neither a pass nor a fail can be blamed on the change",
-		strings.ToUpper(string(r.Verdict)), ms)}, r.Reasons...)
+		strings.ToUpper(string(r.Verdict)), why)}, r.Reasons...)
 	r.Verdict = Inconclusive
 }
 
@@ -244,7 +256,7 @@ func (j *aggJudgement) normSteps() []NormalizationStep {
 		mix.Detail += "; a difference in mean prompt tokens per request left after it keeps the verdict inconclusive"
 		if j.mix.untold != "" {
 			mix.Detail += fmt.Sprintf(" (not compared: one arm's log gives no prompt length for its requests in %q)", j.mix.untold)
-		} else if ms := mixShift(j.b, j.c, 1-2*p.Alpha(), promptShiftWhy(p, j.exact())); ms != "" {
+		} else if ms := j.promptShift(); ms != "" {
 			mix.Detail += "; " + ms
 		}
 	}

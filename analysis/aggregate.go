@@ -213,9 +213,10 @@ func (j *aggJudgement) judge() (*Report, error) {
 		// the aggregate reweights the canary alone (classMix)
 		j.warnf("normalize.mix %s is applied by the exact judge (--exact) only: the streaming aggregate reweights the canary to the baseline's mix", m)
 	}
-	j.oneArmLabels = j.labelled(j.b) != j.labelled(j.c)
+	lb, lc := j.labelled(j.b), j.labelled(j.c)
+	j.oneArmLabels = lb != lc
 	if j.exact() {
-		if w := labelMismatch(j.labelled(j.b), j.labelled(j.c)); w != "" {
+		if w := labelMismatch(lb, lc); w != "" {
 			j.warnf("%s; the aggregate keeps no token-length band for a labelled record, so the arms are compared without mix standardization, a difference in mean prompt tokens keeping the verdict from passing or failing; --exact stratifies both by band", w)
 			// the arms' strata differ in how their records are labelled,
 			// not in the traffic they served: unmatched_strata, which
@@ -662,11 +663,9 @@ func (j *aggJudgement) report() *Report {
 		// log-linear bins read as the request path's values, within a bin
 		heldByCutTail(r, histCounts(pooledHist(j.cRaw, "ttft")), histCounts(pooledHist(j.b, "ttft")))
 	}
-	if j.mix.untold == "" {
-		if ms := mixShift(j.b, j.c, 1-2*p.Alpha(), promptShiftWhy(p, j.exact())); ms != "" {
-			j.warnf("traffic mix: %s", ms)
-			heldByPromptShift(r, ms)
-		}
+	if ms := j.promptShift(); ms != "" {
+		j.warnf("traffic mix: %s", ms)
+		heldDecided(r, ms)
 	}
 	cov := coverageOf(j.b, j.c)
 	applyCoverage(r, cov)

@@ -831,16 +831,11 @@ func classGap(p *policies.Policy, unvB, unvC map[string]int64, completedB, compl
 // fail may be the logging's, not the change's. An inconclusive run gains
 // the reason.
 func heldByClassGap(r *Report, gap string) {
-	if gap == "" {
-		return
-	}
-	if r.Verdict == Inconclusive {
+	if gap != "" && r.Verdict == Inconclusive {
 		r.Reasons = append(r.Reasons, gap)
 		return
 	}
-	r.Reasons = append([]string{fmt.Sprintf("the gates give %s, but %s, so neither a pass nor a fail can be blamed on the change",
-		strings.ToUpper(string(r.Verdict)), gap)}, r.Reasons...)
-	r.Verdict = Inconclusive
+	heldDecided(r, gap)
 }
 
 // heldByUnverifiedGap applies unverifiedGap's finding to the verdict: a

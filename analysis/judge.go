@@ -297,7 +297,7 @@ func (j *judgement) report() *Report {
 	// prompts the strata did not standardize, as the aggregate holds them
 	if ms := j.promptShift(1 - 2*j.p.Alpha()); ms != "" {
 		j.warnf("traffic mix: %s", ms)
-		heldByPromptShift(r, ms)
+		heldDecided(r, ms)
 	}
 	j.metricsWarnings()
 	internalView(r, j.work(j.b), j.work(j.c), j.p.Window.Bucket.Seconds())

@@ -165,14 +165,7 @@ func (j *judgement) planMix() *mixPlan {
 	if plan.cache == "stratify" {
 		plan.by += " × prefix-cache hit bands"
 	}
-	// label is a labelled record's stratum before its policy class: its
-	// label, with its prompt band under normalize.prompt_bands: all
-	label := func(r *sources.Request) string {
-		if p.Normalize.LabelBands() {
-			return normalize.LabelBand(r.Class, r.PromptTokens)
-		}
-		return r.Class
-	}
+	bands := p.Normalize.LabelBands()
 	rawKey := func(a *armData, i int) string {
 		r := &a.ds.Requests[i]
 		var k string
@@ -180,9 +173,9 @@ func (j *judgement) planMix() *mixPlan {
 		case byWeights:
 			k = j.cls.names[a.class[i]]
 		case labelled && r.Class != "" && policyClasses:
-			k = label(r) + " × " + j.cls.names[a.class[i]]
+			k = recordLabel(bands, r) + " × " + j.cls.names[a.class[i]]
 		case labelled && r.Class != "":
-			k = label(r)
+			k = recordLabel(bands, r)
 		case policyClasses:
 			k = normalize.Band(r.PromptTokens) + " × " + j.cls.names[a.class[i]]
 		default:
@@ -483,9 +476,16 @@ func strayStrataFolds(b, c strataCounts, keepOwn bool) (fold map[string]string, 
 	// mix being standardized (unmatched_strata is for labels and bands of
 	// unlabelled traffic one arm never served)
 	groups := [2]map[string]float64{{}, {}}
+	// banded lists, per label's stratum as a whole, its prompt bands'
+	// strata (the keys other than the whole itself), in key order
+	banded := map[string][]string{}
 	for _, k := range sorted {
-		groups[0][parts[k].whole] += b.offered[k]
-		groups[1][parts[k].whole] += c.offered[k]
+		w := parts[k].whole
+		groups[0][w] += b.offered[k]
+		groups[1][w] += c.offered[k]
+		if k != w {
+			banded[w] = append(banded[w], k)
+		}
 	}
 	oneArmBand := func(k string) bool {
 		g := parts[k].whole
@@ -541,14 +541,7 @@ func strayStrataFolds(b, c strataCounts, keepOwn bool) (fold map[string]string, 
 		if nc > 0 {
 			arm, n, total = "canary", nc, tc
 		}
-		if n/total < StrayStratumShare {
-			continue
-		}
-		banded := false
-		for _, t := range sorted {
-			banded = banded || (t != k && parts[t].whole == k)
-		}
-		if !banded {
+		if n/total < StrayStratumShare || len(banded[k]) == 0 {
 			continue
 		}
 		wholeLabel[k] = true
@@ -557,11 +550,9 @@ func strayStrataFolds(b, c strataCounts, keepOwn bool) (fold map[string]string, 
 			armCounts = b.offered
 		}
 		of := n
-		for _, t := range sorted {
-			if t != k && parts[t].whole == k {
-				fold[t] = k
-				of += armCounts[t]
-			}
+		for _, t := range banded[k] {
+			fold[t] = k
+			of += armCounts[t]
 		}
 		said = append(said, fmt.Sprintf("label %q not split by prompt band: the %s's log gives no prompt length for %s of its %s requests in it, so both arms' requests of the label are counted as one stratum (as under normalize.prompt_bands: unlabelled)",
 			k, arm, count(n), count(of)))

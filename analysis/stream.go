@@ -273,11 +273,29 @@ func StratumClass(p *policies.Policy, key string) string {
 	if isBandKey(key) {
 		return "default"
 	}
+	return stratumLabel(p, key)
+}
+
+// stratumLabel is a stratum's class label from its label-and-band part
+// (head): under normalize.prompt_bands: all without the prompt band
+// (normalize.SplitLabelBand), else head as it is.
+func stratumLabel(p *policies.Policy, head string) string {
 	if !p.Normalize.LabelBands() {
-		return key
+		return head
 	}
-	label, _ := normalize.SplitLabelBand(key)
+	label, _ := normalize.SplitLabelBand(head)
 	return label
+}
+
+// recordLabel is a labelled record's stratum name before its policy
+// class: its label, with its prompt band when bands (normalize.LabelBand;
+// normalize.prompt_bands: all). The request path's mix plan and the
+// Aggregator name strata by it.
+func recordLabel(bands bool, r *sources.Request) string {
+	if bands {
+		return normalize.LabelBand(r.Class, r.PromptTokens)
+	}
+	return r.Class
 }
 
 // isBandKey reports whether a stratum key's label-or-band part (see
@@ -356,9 +374,9 @@ func (a *Aggregator) stratumSlow(r *sources.Request, ci int32) int32 {
 	var name string
 	switch {
 	case r.Class != "" && a.policyClasses:
-		name = a.label(r) + stratumSep + a.cls.names[ci]
+		name = recordLabel(a.labelBands, r) + stratumSep + a.cls.names[ci]
 	case r.Class != "":
-		name = a.label(r)
+		name = recordLabel(a.labelBands, r)
 	case a.policyClasses:
 		name = normalize.Band(r.PromptTokens) + stratumSep + a.cls.names[ci]
 	default:
@@ -367,15 +385,6 @@ func (a *Aggregator) stratumSlow(r *sources.Request, ci int32) int32 {
 	id := a.intern(nameKey{name, cacheBandName(k.cache)})
 	a.byKey[k] = id
 	return id
-}
-
-// label is a labelled record's stratum name before its policy class:
-// its label, with its prompt band under normalize.prompt_bands: all.
-func (a *Aggregator) label(r *sources.Request) string {
-	if a.labelBands {
-		return normalize.LabelBand(r.Class, r.PromptTokens)
-	}
-	return r.Class
 }
 
 func (a *Aggregator) intern(k nameKey) int32 {
