@@ -47,7 +47,7 @@ gates:
 		{"failed: judged not good under any class", "chat", -1, -1, sources.StatusError, false},
 	} {
 		r := sources.Request{Class: tc.label, PromptTokens: tc.prompt, OutputTokens: tc.output, Status: tc.status}
-		if got := classUndecided(p, &r); got != tc.want {
+		if _, got := newClassifier(p).classify(&r); got != tc.want {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
 		}
 	}

@@ -347,63 +347,52 @@ func (c *classifier) add(name string, slo policies.SLO) int32 {
 // conditions hold; else, when the policy declares no classes, the input's
 // own class label (judged with the policy SLO); else "default".
 func (c *classifier) classOf(r *sources.Request) int32 {
+	ci, _ := c.classify(r)
+	return ci
+}
+
+// classify is classOf, and whether r, a completed request, has a class a
+// length its record does not give may have decided: some class rule,
+// before the one its known fields match, whose label condition it meets
+// and whose token conditions it meets where its lengths are known, reads
+// a prompt or output length it lacks. Its SLO is then not known: a canary
+// logged without prompt_tokens had its long-prompt requests judged under
+// the default SLO (TTFT 1 s, not the long class's) and failed identical
+// builds on attainment (−7.3 pp). Both come from one pass over the rules.
+func (c *classifier) classify(r *sources.Request) (ci int32, undecided bool) {
 	for i := range c.p.Classes {
 		w := &c.p.Classes[i].When
 		if len(w.Label) > 0 && !slices.Contains(w.Label, r.Class) {
 			continue
 		}
-		if w.PromptTokens != nil && (r.PromptTokens < 0 || !w.PromptTokens.Contains(r.PromptTokens)) {
-			continue
-		}
-		if w.OutputTokens != nil && (r.OutputTokens < 0 || !w.OutputTokens.Contains(r.OutputTokens)) {
-			continue
-		}
-		return int32(i)
-	}
-	if len(c.p.Classes) == 0 && r.Class != "" {
-		return c.add(r.Class, c.p.SLO)
-	}
-	if c.def < 0 {
-		c.def = c.add("default", c.p.SLO)
-	}
-	return c.def
-}
-
-// classUndecided reports whether a completed request's policy class may
-// have been decided by a length its record does not give: some class
-// rule, before any that its known fields match, whose label condition
-// it meets and whose token conditions it meets where its lengths are
-// known, reads a prompt or output length it lacks. Its SLO is then not
-// known: a canary logged without prompt_tokens had its long-prompt
-// requests judged under the default SLO (TTFT 1 s, not the long class's)
-// and failed identical builds on attainment (−7.3 pp).
-func classUndecided(p *policies.Policy, r *sources.Request) bool {
-	if r.Status != sources.StatusOK {
-		return false
-	}
-	for i := range p.Classes {
-		w := &p.Classes[i].When
-		if len(w.Label) > 0 && !slices.Contains(w.Label, r.Class) {
-			continue
-		}
 		missing, holds := false, true
-		for _, c := range []struct {
+		for _, t := range []struct {
 			rg *policies.Range
 			v  int64
 		}{{w.PromptTokens, r.PromptTokens}, {w.OutputTokens, r.OutputTokens}} {
 			switch {
-			case c.rg == nil:
-			case c.v < 0:
+			case t.rg == nil:
+			case t.v < 0:
 				missing = true
-			case !c.rg.Contains(c.v):
+			case !t.rg.Contains(t.v):
 				holds = false
 			}
 		}
-		if holds {
-			return missing
+		switch {
+		case !holds:
+		case missing:
+			undecided = r.Status == sources.StatusOK
+		default:
+			return int32(i), undecided
 		}
 	}
-	return false
+	if len(c.p.Classes) == 0 && r.Class != "" {
+		return c.add(r.Class, c.p.SLO), undecided
+	}
+	if c.def < 0 {
+		c.def = c.add("default", c.p.SLO)
+	}
+	return c.def, undecided
 }
 
 // isGood applies an SLO to a request. A criterion the request cannot be
@@ -522,10 +511,10 @@ func prepare(ds *sources.Dataset, p *policies.Policy, cls *classifier, origin fl
 		keep: make([]bool, n), bucketSecs: p.Window.Bucket.Seconds(), unverified: map[string]int64{}}
 	for i := range ds.Requests {
 		r := &ds.Requests[i]
-		ci := cls.classOf(r)
+		ci, undecided := cls.classify(r)
 		a.class[i] = ci
 		a.good[i] = isGood(cls.slos[ci], r, a.unverified)
-		if classUndecided(p, r) {
+		if undecided {
 			a.unverified[sources.ClassUnverified]++
 		}
 		if r.Status == sources.StatusOK {

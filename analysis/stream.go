@@ -473,6 +473,7 @@ func (a *Aggregator) Add(r *sources.Request) {
 		return
 	}
 	var ci int32
+	undecided := false
 	if r.Class == "" && !a.policyClasses {
 		// no policy classes, no label: always the default class
 		if a.defaultClass < 0 {
@@ -480,7 +481,7 @@ func (a *Aggregator) Add(r *sources.Request) {
 		}
 		ci = a.defaultClass
 	} else {
-		ci = a.cls.classOf(r)
+		ci, undecided = a.cls.classify(r)
 	}
 	slo := &a.cls.slos[ci]
 	sid := a.stratum(r, ci)
@@ -531,7 +532,7 @@ func (a *Aggregator) Add(r *sources.Request) {
 		}
 		checked, failed := qualityTally(r.Quality)
 		a.qualityChecked, a.qualityFailed = a.qualityChecked+checked, a.qualityFailed+failed
-		if classUndecided(a.p, r) {
+		if undecided {
 			a.unverified[sources.ClassUnverified]++
 		}
 		if isGood(*slo, r, a.unverified) {

@@ -473,7 +473,7 @@ func buildQuery(p *Plan, table string, cols resolved, where string, start, end f
 	add2("if("+a("tpot_raw_k")+", "+a("tpot_raw")+", if("+derivable+", ("+a("e2e")+" - "+a("ttft")+") / toFloat64("+a("output")+" - 1), toFloat64(0)))", "tpot")
 	add2("toInt64(floor("+a("t")+" / "+num(p.Step)+"))", "s")
 	// policy class: the first whose conditions hold; −1 none. And a class
-	// a missing length may have decided (analysis.classUndecided): a rule
+	// a missing length may have decided (analysis classifier.classify): a rule
 	// before the one the known fields match (pc) whose label the request
 	// has and whose token conditions hold where its lengths are known,
 	// one of them unknown
