@@ -1278,7 +1278,7 @@ const MajorClassShare = 0.20
 // classKey is a request's class for per-class gates: its own label, else
 // the policy class that sets its SLO.
 func (j *judgement) classKey(a *armData, i int) string {
-	if l := a.ds.Requests[i].Class; l != "" && !j.oneArmLabels {
+	if l := a.ds.Requests[i].Class; l != "" && j.labels[0] == j.labels[1] {
 		return l
 	}
 	return j.cls.names[a.class[i]]

@@ -106,9 +106,10 @@ func Judge(baseline, canary *sources.Dataset, cfg Config) (*Report, error) {
 
 type judgement struct {
 	mix *mixPlan // nil when no mix standardisation applies
-	// oneArmLabels: one arm's records carry class labels and the other's
-	// none, so the per-class tails go by policy class (classKey)
-	oneArmLabels bool
+	// labels: whether the baseline's and the canary's records carry class
+	// labels (hasLabels), read once for the mix plan and the per-class
+	// tails, which go by policy class when one arm alone does (classKey)
+	labels [2]bool
 	// mixSkipped says why a requested mix standardisation was not applied
 	// (planMix), for the report's mix step
 	mixSkipped string
@@ -272,7 +273,7 @@ func (j *judgement) report() *Report {
 	r.Arms.Baseline = j.armSummary(j.b)
 	r.Arms.Canary = j.armSummary(j.c)
 	r.Measurement = j.measurement()
-	j.oneArmLabels = hasLabels(j.b) != hasLabels(j.c)
+	j.labels = [2]bool{hasLabels(j.b), hasLabels(j.c)}
 	j.mix = j.planMix()
 	// the diagnostics read only the arms' pooled latencies (sorted
 	// first, so that nothing fills that cache concurrently) and warn

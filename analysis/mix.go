@@ -140,7 +140,7 @@ func (j *judgement) planMix() *mixPlan {
 	policyClasses := len(j.p.Classes) > 0
 	// labels stratify only when both arms carry them: one arm's labels
 	// against the other's bands would share no stratum
-	lb, lc := hasLabels(j.b), hasLabels(j.c)
+	lb, lc := j.labels[0], j.labels[1]
 	labelled := lb && lc
 	if w := labelMismatch(lb, lc); w != "" {
 		j.warnf("%s; the request path stratifies both arms by token-length band instead, labels aside", w)
