@@ -78,6 +78,9 @@ func TestBadPolicies(t *testing.T) {
 		{"unknown nested key", "name: x\nslo: {ttft: 1s, tpto: 80ms}\n" + gates, []string{"x.yaml:2:17", `"slo.tpto"`}},
 		{"bad duration", "name: x\nslo: {ttft: 1 sec}\n" + gates, []string{"x.yaml:2:13", `bad duration "1 sec"`}},
 		{"negative duration", "name: x\nslo: {ttft: -1s}\n" + gates, []string{"x.yaml:2:13", "bad duration"}},
+		{"tpot in ms without unit", "name: x\nslo: {ttft: 1s, tpot: 80}\n" + gates, []string{"x.yaml:2:23", "slo.tpot: 80 reads as 80 s a token", "80ms if that was meant"}},
+		{"class ttft in ms without unit", "name: x\nslo: {ttft: 1s}\nclasses:\n  - name: long\n    slo: {ttft: 4000}\n" + gates, []string{"x.yaml:5:17", "classes[0].slo.ttft: 4000 reads as 4000 s to the first token", "4000ms"}},
+		{"max_itl in ms without unit", "name: x\nslo: {max_itl: 250}\n" + gates, []string{"x.yaml:2:16", "slo.max_itl: 250 reads as 250 s between two tokens"}},
 		{"bad margin", "name: x\nslo: {ttft: 1s}\ngates:\n  - {metric: slo_attainment, margin: lots}\n", []string{"x.yaml:4:38", "bad margin"}},
 		{"margin wrong scale", "name: x\nslo: {ttft: 1s}\ngates:\n  - {metric: ttft_p99, margin: 1pp}\n", []string{"x.yaml:4:32", "percent"}},
 		{"unknown metric", "name: x\nslo: {ttft: 1s}\ngates:\n  - {metric: gpu_util, margin: 1%}\n", []string{"x.yaml:4:14", `unknown metric "gpu_util" (known:`}},
@@ -120,6 +123,33 @@ func TestBadPolicies(t *testing.T) {
 				if !strings.Contains(err.Error(), w) {
 					t.Errorf("error %q does not contain %q", err, w)
 				}
+			}
+		})
+	}
+}
+
+// TestBareSecondsAccepted: a bare number below its criterion's limit is
+// seconds, and any value with its unit is taken as written.
+func TestBareSecondsAccepted(t *testing.T) {
+	const gates = "gates:\n  - {metric: slo_attainment, margin: 1pp}\n"
+	for _, tc := range []struct {
+		slo  string
+		want SLO
+	}{
+		{"{ttft: 1, tpot: 0.08}", SLO{TTFT: Duration(time.Second), TPOT: Duration(80 * time.Millisecond)}},
+		{"{ttft: 59, tpot: 9.5}", SLO{TTFT: Duration(59 * time.Second), TPOT: Duration(9500 * time.Millisecond)}},
+		{"{ttft: 120s, tpot: 80s, max_itl: 30s}", SLO{TTFT: Duration(120 * time.Second), TPOT: Duration(80 * time.Second), MaxITL: Duration(30 * time.Second)}},
+		{"{e2e: 36000}", SLO{E2E: Duration(10 * time.Hour)}},
+	} {
+		t.Run(tc.slo, func(t *testing.T) {
+			p, err := Parse("x.yaml", []byte("name: x\nslo: "+tc.slo+"\n"+gates))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := p.SLO
+			got.MinOutputTokens = nil
+			if got != tc.want {
+				t.Errorf("slo %+v, want %+v", got, tc.want)
 			}
 		})
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -147,6 +148,9 @@ func (p *Policy) validate(doc *yaml.Node) error {
 	if m := p.SLO.MinOutputTokens; m != nil && *m < 0 {
 		return nodeErr(find(doc, "slo", "min_output_tokens"), "slo.min_output_tokens: %d is negative; give 0 or more tokens", *m)
 	}
+	if err := checkBareSeconds(doc, "slo"); err != nil {
+		return err
+	}
 	names := map[string]bool{}
 	for i := range p.Classes {
 		c := &p.Classes[i]
@@ -158,6 +162,9 @@ func (p *Policy) validate(doc *yaml.Node) error {
 		}
 		names[c.Name] = true
 		if err := checkQuality(c.SLO.Quality, find(doc, "classes", i, "slo", "quality")); err != nil {
+			return err
+		}
+		if err := checkBareSeconds(doc, "classes", i, "slo"); err != nil {
 			return err
 		}
 		for _, r := range []struct {
@@ -359,4 +366,52 @@ func oneOf(doc *yaml.Node, v, _ string, allowed []string, path ...string) error 
 		keys[i] = p
 	}
 	return nodeErr(find(doc, keys...), "%s: %q is not one of %s", strings.Join(path, "."), v, strings.Join(allowed, ", "))
+}
+
+// bareSecondsLimit is, per SLO criterion, the smallest bare number (read
+// as seconds) that is refused as a bound no service of its kind sets: a
+// token every 10 s, or a first token after a minute, is a number written
+// in milliseconds without its unit ("tpot: 80" for 80 ms would make every
+// request good). A value with its unit ("80s") is taken as written; e2e
+// bounds are not checked (batch jobs take hours).
+var bareSecondsLimit = [...]struct {
+	key, what string
+	limit     float64
+}{{"ttft", "to the first token", 60}, {"tpot", "a token", 10}, {"max_itl", "between two tokens", 10}}
+
+// checkBareSeconds refuses an SLO criterion under path (the policy's
+// "slo" or a class's) written as a bare number of seconds at or above its
+// bareSecondsLimit, naming the line and the fix.
+func checkBareSeconds(doc *yaml.Node, path ...any) error {
+	slo := find(doc, path...)
+	if slo.Kind != yaml.MappingNode {
+		return nil
+	}
+	where := ""
+	for _, k := range path {
+		switch k := k.(type) {
+		case string:
+			if where != "" {
+				where += "."
+			}
+			where += k
+		case int:
+			where += fmt.Sprintf("[%d]", k)
+		}
+	}
+	for i := 0; i+1 < len(slo.Content); i += 2 {
+		key, v := slo.Content[i].Value, slo.Content[i+1]
+		for _, b := range bareSecondsLimit {
+			if key != b.key || v.Kind != yaml.ScalarNode {
+				continue
+			}
+			f, err := strconv.ParseFloat(strings.TrimSpace(v.Value), 64)
+			if err != nil || !(f >= b.limit) {
+				continue
+			}
+			return nodeErr(v, "%s.%s: %s reads as %s s %s (a bare number is seconds), a bound no service sets; write its unit: %sms if that was meant, %ss if not",
+				where, key, v.Value, v.Value, b.what, v.Value, v.Value)
+		}
+	}
+	return nil
 }
