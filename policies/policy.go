@@ -408,7 +408,7 @@ func (m *Margin) UnmarshalYAML(n *yaml.Node) error {
 func ParseMargin(s string) (Margin, error) {
 	t := strings.TrimSpace(s)
 	bad := func() (Margin, error) {
-		return Margin{}, fmt.Errorf("bad margin %q: want a non-negative value in pp (1pp), percent (2%%) or a duration (50ms)", s)
+		return Margin{}, fmt.Errorf("bad margin %q: want a value from 0 to below 100 in pp (1pp) or percent (2%%), or a non-negative duration (50ms)", s)
 	}
 	num := func(x string) (float64, bool) {
 		f, err := strconv.ParseFloat(strings.TrimSpace(x), 64)

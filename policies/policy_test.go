@@ -82,6 +82,7 @@ func TestBadPolicies(t *testing.T) {
 		{"class ttft in ms without unit", "name: x\nslo: {ttft: 1s}\nclasses:\n  - name: long\n    slo: {ttft: 4000}\n" + gates, []string{"x.yaml:5:17", "classes[0].slo.ttft: 4000 reads as 4000 s to the first token", "4000ms"}},
 		{"max_itl in ms without unit", "name: x\nslo: {max_itl: 250}\n" + gates, []string{"x.yaml:2:16", "slo.max_itl: 250 reads as 250 s between two tokens"}},
 		{"bad margin", "name: x\nslo: {ttft: 1s}\ngates:\n  - {metric: slo_attainment, margin: lots}\n", []string{"x.yaml:4:38", "bad margin"}},
+		{"margin of 100% or more", "name: x\nslo: {ttft: 1s}\ngates:\n  - {metric: ttft_p99, margin: 500%}\n", []string{"x.yaml:4:32", `bad margin "500%"`, "from 0 to below 100"}},
 		{"margin wrong scale", "name: x\nslo: {ttft: 1s}\ngates:\n  - {metric: ttft_p99, margin: 1pp}\n", []string{"x.yaml:4:32", "percent"}},
 		{"unknown metric", "name: x\nslo: {ttft: 1s}\ngates:\n  - {metric: gpu_util, margin: 1%}\n", []string{"x.yaml:4:14", `unknown metric "gpu_util" (known:`}},
 		{"misspelt metric", "name: x\nslo: {ttft: 1s}\ngates:\n  - {metric: slo_attainement, margin: 1pp}\n", []string{"x.yaml:4:14", `unknown metric "slo_attainement"; did you mean "slo_attainment"?`}},
