@@ -63,7 +63,7 @@ func (j *judgement) gates(r *Report) []Metric {
 	// the gates are evaluated side by side, each on a fork whose warnings
 	// and mix notes are joined back in gate order; the arms are only read
 	// once their pooled latencies are sorted
-	j.sortPooled()
+	sortPooled(j.b, j.c)
 	gates := checkedGates(j.p.Gates, j.unreported, j.warnf)
 	j.replicaSpreads = latencySpreads(j.b, j.c, gates)
 	evals, forks := sideBySide(j, len(gates), func(f *judgement, i int) gateEval {

@@ -270,15 +270,15 @@ func (j *judgement) report() *Report {
 	if j.b.clock != j.c.clock {
 		j.warnf("the arms' clocks differ (baseline %s, canary %s): they are compared over their own windows", j.b.clock, j.c.clock)
 	}
-	r.Arms.Baseline = j.armSummary(j.b)
-	r.Arms.Canary = j.armSummary(j.c)
+	r.Arms.Baseline = armSummary(j.b, j.retriesUnreported())
+	r.Arms.Canary = armSummary(j.c, j.retriesUnreported())
 	r.Measurement = j.measurement()
 	j.labels = [2]bool{hasLabels(j.b), hasLabels(j.c)}
 	j.mix = j.planMix()
 	// the diagnostics read only the arms' pooled latencies (sorted
 	// first, so that nothing fills that cache concurrently) and warn
 	// nothing: they are computed beside the gates
-	j.sortPooled()
+	sortPooled(j.b, j.c)
 	var diags []Diagnostic
 	var wg sync.WaitGroup
 	wg.Go(func() { diags = j.diagnostics() })
@@ -286,9 +286,9 @@ func (j *judgement) report() *Report {
 	r.Normalization = j.normalization(r.Metrics)
 	wg.Wait()
 	r.Diagnostics = diags
-	r.Classes = j.classes()
-	r.Series = j.series()
-	r.Distributions = j.distributions()
+	r.Classes = classRows(j.b, j.c, j.cls.names, len(j.p.Classes) > 0)
+	r.Series = seriesOf(j.b, j.c, j.p.Window.Bucket.Seconds())
+	r.Distributions = distributionsOf(j.b, j.c)
 	r.Verdict, r.Reasons = Overall(r.Metrics)
 	gap, baselineMore := unverifiedGap(j.b.unverified, j.c.unverified, j.b.completedAll, j.c.completedAll)
 	heldByUnverifiedGap(r, gap, baselineMore)

@@ -50,8 +50,8 @@ func quantiles(sorted []float64) Quantiles {
 // before anything reads them side by side: pooled fills its cache on
 // first use, which concurrent readers must not race on. Every report
 // reads all three (the diagnostics do), so nothing is sorted in vain.
-func (j *judgement) sortPooled() {
-	arms := [2]*armData{j.b, j.c}
+func sortPooled(b, c *armData) {
+	arms := [2]*armData{b, c}
 	eachSideBySide(len(arms), func(k int) {
 		for _, l := range []string{"ttft", "tpot", "e2e"} {
 			arms[k].pooled(l)
@@ -137,7 +137,10 @@ func leftOutOf(a *armData) *LeftOut {
 	return &LeftOut{Seconds: Num(secs), Accounting: accountingOf(a.leftOutTotals)}
 }
 
-func (j *judgement) armSummary(a *armData) ArmSummary {
+// armSummary is an arm's line of the report from its records;
+// retriesUnreported (neither arm gives attempt) leaves its retry
+// amplification unknown.
+func armSummary(a *armData, retriesUnreported bool) ArmSummary {
 	t := a.totals()
 	acc := accountingOf(t)
 	secs := a.windowSecs
@@ -158,7 +161,7 @@ func (j *judgement) armSummary(a *armData) ArmSummary {
 	}
 	first := t.offered - t.retries
 	s.RetryAmplification = Num(t.offered / first)
-	if j.retriesUnreported() {
+	if retriesUnreported {
 		s.RetryAmplification = Num(math.NaN()) // retries not reported
 	}
 	if a.replicasKnown && !a.pseudo {
@@ -276,7 +279,10 @@ func cacheHitRate(a *armData) float64 {
 	return cached / prompt
 }
 
-func (j *judgement) classes() []ClassRow {
+// classRows is the class table: a row per policy class (names, indexed as
+// armData.class), split by the input's own class label when split (the
+// policy declares classes), both arms' figures side by side.
+func classRows(b, c *armData, names []string, split bool) []ClassRow {
 	type acc struct {
 		offered, good int64
 		ttft, tpot    []float64
@@ -284,7 +290,6 @@ func (j *judgement) classes() []ClassRow {
 	// rows are policy classes, split by the input's own class label when
 	// the policy declares classes (a label the policy does not name keeps
 	// its row under the policy class that sets its SLO)
-	split := len(j.p.Classes) > 0
 	type key struct {
 		class int32
 		label string
@@ -324,8 +329,8 @@ func (j *judgement) classes() []ClassRow {
 		}
 		return out
 	}
-	bs, cs := per(j.b), per(j.c)
-	tb, tc := j.b.totals().offered, j.c.totals().offered
+	bs, cs := per(b), per(c)
+	tb, tc := b.totals().offered, c.totals().offered
 	arm := func(x *acc, total float64) ClassArm {
 		if x == nil {
 			x = &acc{}
@@ -344,7 +349,7 @@ func (j *judgement) classes() []ClassRow {
 	}
 	var rows []ClassRow
 	for k := range keys {
-		rows = append(rows, ClassRow{Class: j.cls.names[k.class], Label: k.label, Baseline: arm(bs[k], tb), Canary: arm(cs[k], tc)})
+		rows = append(rows, ClassRow{Class: names[k.class], Label: k.label, Baseline: arm(bs[k], tb), Canary: arm(cs[k], tc)})
 	}
 	slices.SortFunc(rows, func(x, y ClassRow) int {
 		if c := cmp.Compare(x.Class, y.Class); c != 0 {
@@ -355,8 +360,9 @@ func (j *judgement) classes() []ClassRow {
 	return rows
 }
 
-func (j *judgement) series() Series {
-	s := Series{BucketSeconds: Num(j.p.Window.Bucket.Seconds())}
+// seriesOf is both arms' per-bucket time series on buckets of bucketSecs.
+func seriesOf(b, c *armData, bucketSecs float64) Series {
+	s := Series{BucketSeconds: Num(bucketSecs)}
 	pts := func(a *armData) []Point {
 		out := []Point{}
 		if a.pseudo {
@@ -370,7 +376,7 @@ func (j *judgement) series() Series {
 		}
 		return out
 	}
-	s.Baseline, s.Canary = pts(j.b), pts(j.c)
+	s.Baseline, s.Canary = pts(b), pts(c)
 	return s
 }
 
@@ -383,7 +389,9 @@ func distributionProbs() []float64 {
 	return ps
 }
 
-func (j *judgement) distributions() Distributions {
+// distributionsOf is both arms' TTFT and TPOT quantile curves at
+// distributionProbs.
+func distributionsOf(b, c *armData) Distributions {
 	ps := distributionProbs()
 	curve := func(sorted []float64) []Num {
 		out := make([]Num, len(ps))
@@ -396,7 +404,7 @@ func (j *judgement) distributions() Distributions {
 	for i, q := range ps {
 		d.Probs[i] = Num(q)
 	}
-	d.TTFT = ArmQuantCurve{Baseline: curve(j.b.pooled("ttft")), Canary: curve(j.c.pooled("ttft"))}
-	d.TPOT = ArmQuantCurve{Baseline: curve(j.b.pooled("tpot")), Canary: curve(j.c.pooled("tpot"))}
+	d.TTFT = ArmQuantCurve{Baseline: curve(b.pooled("ttft")), Canary: curve(c.pooled("ttft"))}
+	d.TPOT = ArmQuantCurve{Baseline: curve(b.pooled("tpot")), Canary: curve(c.pooled("tpot"))}
 	return d
 }
