@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/goodput-dev/goodput/policies"
 	"github.com/goodput-dev/goodput/sources"
 	"github.com/goodput-dev/goodput/sources/benchfile"
 )
@@ -39,10 +40,10 @@ func promptFlags() map[string]string {
 
 // benchFormat is the benchmark-file format both arms were read from, or ""
 // when an arm is not (only) benchmark files of one tool.
-func (j *judgement) benchFormat() string {
+func benchFormat(b, c *armData) string {
 	flags := promptFlags()
 	f := ""
-	for _, a := range []*armData{j.b, j.c} {
+	for _, a := range []*armData{b, c} {
 		for _, in := range a.ds.Inputs {
 			if _, ok := flags[in.Format]; !ok || (f != "" && in.Format != f) {
 				return ""
@@ -53,18 +54,16 @@ func (j *judgement) benchFormat() string {
 	return f
 }
 
-// untimed reports whether an arm has no arrival times (benchmark files
-// such as LLMPerf's, or vLLM's without start_times).
-func (j *judgement) untimed() bool { return j.b.pseudo || j.c.pseudo }
-
 // moreDataAdvice says what would decide an inconclusive gate whose
 // interval straddles its margin: the extra data, in the unit the user
-// controls, or that more data will not decide it.
-func (j *judgement) moreDataAdvice(md *MoreData, m Metric) string {
+// controls, or that more data will not decide it. format is both arms'
+// benchmark-file format (benchFormat; "" for request logs and
+// aggregates, judged by minutes or by the data's multiple), n the larger
+// arm's offered requests (read only for benchmark files: prompts per arm).
+func moreDataAdvice(format string, n float64, md *MoreData, m Metric) string {
 	k := float64(md.Factor)
 	mins := float64(md.Minutes)
-	f := j.benchFormat()
-	n := math.Max(j.b.totals().offered, j.c.totals().offered)
+	f := format
 	perArm := math.Ceil(k * n)
 	var useful bool
 	switch {
@@ -98,16 +97,17 @@ func fmtFactor(k float64) string {
 }
 
 // tooLittleAdvice extends a "too little data" reason with what would make
-// the gate estimable: the bench policy for benchmark files, or the extra
-// values a quantile needs.
-func (j *judgement) tooLittleAdvice(m Metric) string {
+// the gate estimable under policy p: the bench policy for benchmark files
+// (an arm without arrival times, such as LLMPerf's or vLLM's without
+// start_times, or files of one benchmark tool).
+func tooLittleAdvice(p *policies.Policy, b, c *armData, m Metric) string {
 	if !strings.HasPrefix(m.Reason, "too little data") && !strings.HasPrefix(m.Reason, "goodput needs a run duration") {
 		return ""
 	}
-	if j.untimed() && j.p.Window.Untimed != "requests" {
+	if (b.pseudo || c.pseudo) && p.Window.Untimed != "requests" {
 		return "benchmark files without arrival times decide under `--policy bench` (p50/p90 gates, each request a unit)"
 	}
-	if j.benchFormat() != "" && j.p.Name != "bench" {
+	if benchFormat(b, c) != "" && p.Name != "bench" {
 		return "benchmark files of this size decide under `--policy bench` (p50/p90 gates)"
 	}
 	return ""

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/goodput-dev/goodput/policies"
 	"github.com/goodput-dev/goodput/sources"
 )
 
@@ -42,10 +41,6 @@ func TestOnceForBothArms(t *testing.T) {
 // the per-arm total, and past 20× the data (or a day) says that more data
 // will not decide.
 func TestMoreDataAdvice(t *testing.T) {
-	p, err := policies.Builtin("bench")
-	if err != nil {
-		t.Fatal(err)
-	}
 	m := Metric{Name: "ttft_p90", Scale: "relative", Margin: 0.1}
 	for _, tc := range []struct {
 		format string
@@ -62,8 +57,8 @@ func TestMoreDataAdvice(t *testing.T) {
 		{"requestlog", MoreData{Factor: 5, Requests: 1e9, Minutes: 5e6}, "more data will not decide this"},
 		{"llmperf-none", MoreData{Factor: 25, Requests: 9600, Minutes: Num(math.NaN())}, "more data will not decide this"},
 	} {
-		j := &judgement{p: p, b: adviceArm(sources.Baseline, tc.format, "b", 200), c: adviceArm(sources.Canary, tc.format, "c", 200)}
-		if got := j.moreDataAdvice(&tc.md, m); !strings.Contains(got, tc.want) {
+		b, c := adviceArm(sources.Baseline, tc.format, "b", 200), adviceArm(sources.Canary, tc.format, "c", 200)
+		if got := moreDataAdvice(benchFormat(b, c), math.Max(b.totals().offered, c.totals().offered), &tc.md, m); !strings.Contains(got, tc.want) {
 			t.Errorf("%s %+v:\n got %q\nwant %q", tc.format, tc.md, got, tc.want)
 		}
 	}

@@ -968,26 +968,12 @@ func (j *aggJudgement) gates() []Metric {
 				m.Reason += "; " + lopsidedAdvice
 			case md != nil:
 				m.MoreData = md
-				m.Reason += "; " + j.moreDataAdvice(md, m)
+				m.Reason += "; " + moreDataAdvice("", 0, md, m)
 			}
 		}
 		out[i] = m
 	}
 	return out
-}
-
-// moreDataAdvice says whether the estimate is worth acting on (the
-// request path's thresholds: a day of traffic, or 20× the data).
-func (j *aggJudgement) moreDataAdvice(md *MoreData, m Metric) string {
-	k, mins := float64(md.Factor), float64(md.Minutes)
-	useful := k <= MaxUsefulFactor
-	if !math.IsNaN(mins) {
-		useful = mins <= MaxUsefulMinutes
-	}
-	if !useful {
-		return "more data will not decide this: " + notDecidable(m, k)
-	}
-	return moreDataText(md, m)
 }
 
 func (j *aggJudgement) evalGate(idx int, g policies.Gate, conf float64) gateEval {

@@ -10,11 +10,11 @@ import (
 // latency of completed requests in the analysed window. They treat requests
 // as independent, which batching makes untrue, so they are shown with
 // Benjamini-Hochberg q-values and never gate.
-func (j *judgement) diagnostics() []Diagnostic {
+func diagnostics(b, c *armData) []Diagnostic {
 	var out []Diagnostic
 	var ps []float64
 	for _, lat := range []string{"ttft", "tpot", "e2e"} {
-		xb, xc := j.b.pooled(lat), j.c.pooled(lat)
+		xb, xc := b.pooled(lat), c.pooled(lat)
 		if len(xb) == 0 || len(xc) == 0 {
 			continue
 		}

@@ -168,11 +168,11 @@ func (j *judgement) gates(r *Report) []Metric {
 					m.Reason += "; " + lopsidedAdvice
 				case md != nil:
 					m.MoreData = md
-					m.Reason += "; " + j.moreDataAdvice(md, m)
+					m.Reason += "; " + moreDataAdvice(benchFormat(j.b, j.c), math.Max(j.b.totals().offered, j.c.totals().offered), md, m)
 				}
 			}
 		}
-		if a := j.tooLittleAdvice(m); a != "" {
+		if a := tooLittleAdvice(j.p, j.b, j.c, m); a != "" {
 			m.Reason += "; " + a
 		}
 		out[i] = m

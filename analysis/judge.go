@@ -281,7 +281,7 @@ func (j *judgement) report() *Report {
 	sortPooled(j.b, j.c)
 	var diags []Diagnostic
 	var wg sync.WaitGroup
-	wg.Go(func() { diags = j.diagnostics() })
+	wg.Go(func() { diags = diagnostics(j.b, j.c) })
 	r.Metrics = j.gates(r)
 	r.Normalization = j.normalization(r.Metrics)
 	wg.Wait()
