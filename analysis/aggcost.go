@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/goodput-dev/goodput/analysis/stats"
+	"github.com/goodput-dev/goodput/policies"
 )
 
 // aggCost is an arm's cost breakdown over its analysed slices when it
@@ -16,33 +17,34 @@ type aggCost struct {
 	accelerator, host, network, idle float64
 }
 
-// costs prices both arms' analysed slices as the request path does
-// (judgement.costs): cost records (--cost) spread uniformly over their
+// priceAggArms prices both arms' analysed slices as the request path does
+// (priceArms): cost records (--cost) spread uniformly over their
 // intervals onto the slices, else the policy's rates (replicas × slice time
 // at accelerator + host rates, plus the idle reserve per arm-hour), else
 // the OpenCost series the metrics carry. A slice's price is kept as a rate
 // (costPerHour) so every cost figure reads it the same way. Records that
 // do not cover the analysed window are refused when the policy gates on
 // cost (missing cost is cheaper cost: never a pass), else a warning.
-func (j *aggJudgement) costs() error {
-	if len(j.cfg.Cost) > 0 {
-		for _, a := range []*aggArm{j.b, j.c} {
+func priceAggArms(p *policies.Policy, cfg Config, b, c *aggArm) (warns []string, err error) {
+	warnf := func(format string, a ...any) { warns = append(warns, fmt.Sprintf(format, a...)) }
+	if len(cfg.Cost) > 0 {
+		for _, a := range []*aggArm{b, c} {
 			var mine []int
-			for i, r := range j.cfg.Cost {
+			for i, r := range cfg.Cost {
 				if r.Arm == a.arm {
 					mine = append(mine, i)
 				}
 			}
 			if len(mine) == 0 {
-				return &DataError{Arm: a.arm, Msg: fmt.Sprintf("the cost file has no records with arm %q: a cost per good request compares both arms' costs; give the %s's records (column arm), or leave --cost out", a.arm, a.arm)}
+				return warns, &DataError{Arm: a.arm, Msg: fmt.Sprintf("the cost file has no records with arm %q: a cost per good request compares both arms' costs; give the %s's records (column arm), or leave --cost out", a.arm, a.arm)}
 			}
 			c := &aggCost{source: "records"}
 			lo, hi := a.slices[0].start, a.slices[len(a.slices)-1].end
 			overlap := func(lo1, hi1, lo2, hi2 float64) float64 { return math.Max(0, math.Min(hi1, hi2)-math.Max(lo1, lo2)) }
 			usd := make([]float64, len(a.slices))
-			recs := j.cfg.Cost[:0:0]
+			recs := cfg.Cost[:0:0]
 			for _, k := range mine {
-				r := j.cfg.Cost[k]
+				r := cfg.Cost[k]
 				recs = append(recs, r)
 				d := r.End - r.Start
 				// the record's share of the analysed window, less the
@@ -68,34 +70,34 @@ func (j *aggJudgement) costs() error {
 			}
 			if cov := coverage(recs, lo, hi); cov < minCostCoverage {
 				msg := fmt.Sprintf("cost records cover %.1f%% of the analysed window", cov*100)
-				if gatesCost(j.p) {
-					return &DataError{Arm: a.arm, Msg: msg + ": the cost per good request would count the missing time as free; give every replica's cost records for the whole window"}
+				if gatesCost(p) {
+					return warns, &DataError{Arm: a.arm, Msg: msg + ": the cost per good request would count the missing time as free; give every replica's cost records for the whole window"}
 				}
-				j.warnf("%s: %s: uncovered time is counted as free", a.arm, msg)
+				warnf("%s: %s: uncovered time is counted as free", a.arm, msg)
 			}
 			a.cost = c
 		}
-		if len(j.cfg.CostMissing) > 0 {
-			j.warnf("cost file has no %s column: counted as 0", strings.Join(j.cfg.CostMissing, ", "))
+		if len(cfg.CostMissing) > 0 {
+			warnf("cost file has no %s column: counted as 0", strings.Join(cfg.CostMissing, ", "))
 		}
-		return nil
+		return warns, nil
 	}
-	r := j.p.Cost
+	r := p.Cost
 	if r == nil || (r.AcceleratorPerHour == 0 && r.HostPerHour == 0 && r.IdleReservePerHour == 0) {
-		return nil
+		return warns, nil
 	}
-	for _, a := range []*aggArm{j.b, j.c} {
+	for _, a := range []*aggArm{b, c} {
 		for _, s := range a.slices {
 			if !math.IsNaN(s.costPerHour) {
-				return nil // the metrics carry OpenCost's figures: they stand
+				return warns, nil // the metrics carry OpenCost's figures: they stand
 			}
 		}
 	}
-	if bN, cN := !replicasNamed(j.b), !replicasNamed(j.c); (r.AcceleratorPerHour != 0 || r.HostPerHour != 0) && (bN || cN) {
-		j.warnf("%s", unpricedReplicas(bN, cN))
-		return nil
+	if bN, cN := !replicasNamed(b), !replicasNamed(c); (r.AcceleratorPerHour != 0 || r.HostPerHour != 0) && (bN || cN) {
+		warnf("%s", unpricedReplicas(bN, cN))
+		return warns, nil
 	}
-	for _, a := range []*aggArm{j.b, j.c} {
+	for _, a := range []*aggArm{b, c} {
 		c := &aggCost{source: "policy-rates", network: math.NaN()}
 		for i := range a.slices {
 			s := &a.slices[i]
@@ -111,8 +113,8 @@ func (j *aggJudgement) costs() error {
 		}
 		a.cost = c
 	}
-	j.warnf("cost from the policy's rates (replicas × slice time × accelerator and host rates, plus idle reserve); network cost needs bytes and is not priced")
-	return nil
+	warnf("cost from the policy's rates (replicas × slice time × accelerator and host rates, plus idle reserve); network cost needs bytes and is not priced")
+	return warns, nil
 }
 
 // summary is an arm's cost summary from records or rates, given its total

@@ -229,7 +229,9 @@ func (j *aggJudgement) judge() (*Report, error) {
 			}
 		}
 	}
-	if err := j.costs(); err != nil {
+	warns, err := priceAggArms(j.p, j.cfg, j.b, j.c)
+	j.warns = append(j.warns, warns...)
+	if err != nil {
 		return nil, err
 	}
 	j.cRaw.cost = j.c.cost

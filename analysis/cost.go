@@ -153,10 +153,9 @@ func (a *armData) replicaCoverage(recs []sources.CostRecord) []string {
 	return out
 }
 
-// rateCost prices the arm's analysed window from the policy's rates: replica
-// time at accelerator + host rates, the idle reserve per arm-hour.
-func (j *judgement) rateCost(a *armData) (armCost, bool) {
-	c := j.p.Cost
+// rateCost prices the arm's analysed window from the policy's rates c:
+// replica time at accelerator + host rates, the idle reserve per arm-hour.
+func rateCost(c *policies.CostRates, a *armData) (armCost, bool) {
 	if c == nil || (c.AcceleratorPerHour == 0 && c.HostPerHour == 0 && c.IdleReservePerHour == 0) {
 		return armCost{}, false
 	}
@@ -176,49 +175,53 @@ func (j *judgement) rateCost(a *armData) (armCost, bool) {
 		idle: secs / 3600 * c.IdleReservePerHour, network: math.NaN(), covered: 1}, true
 }
 
-// costs fills the per-bucket cost of both arms from records or rates; ok
-// is false when cost is unknown.
-func (j *judgement) costs() (ok bool, err error) {
-	if len(j.cfg.Cost) > 0 {
-		for _, a := range []*armData{j.b, j.c} {
-			c, err := a.prorate(j.cfg.Cost)
+// priceArms fills the per-bucket cost and the arm cost of both arms from
+// the cost records (cfg.Cost) or else the policy's rates, and returns the
+// warnings to show; arms stay unpriced (cost nil) when neither prices them.
+// Records that do not cover an arm's window are an error when p gates on
+// cost (missing cost is cheaper cost: never a pass).
+func priceArms(p *policies.Policy, cfg Config, b, c *armData) (warns []string, err error) {
+	warnf := func(format string, a ...any) { warns = append(warns, fmt.Sprintf(format, a...)) }
+	if len(cfg.Cost) > 0 {
+		for _, a := range []*armData{b, c} {
+			c, err := a.prorate(cfg.Cost)
 			if err != nil {
-				return false, err
+				return warns, err
 			}
-			problems := a.replicaCoverage(j.cfg.Cost)
+			problems := a.replicaCoverage(cfg.Cost)
 			if c.covered < minCostCoverage {
 				problems = append([]string{fmt.Sprintf("cost records cover %.1f%% of the analysed window", c.covered*100)}, problems...)
 			}
 			if len(problems) > 0 {
-				if gatesCost(j.p) {
+				if gatesCost(p) {
 					// missing cost is cheaper cost: never a pass
-					return false, &DataError{Arm: a.arm, Msg: strings.Join(problems, "; ") +
+					return warns, &DataError{Arm: a.arm, Msg: strings.Join(problems, "; ") +
 						": the cost per good request would count the missing time as free; give every replica's cost records for the whole window"}
 				}
-				j.warnf("%s: %s: uncovered time is counted as free", a.arm, strings.Join(problems, "; "))
+				warnf("%s: %s: uncovered time is counted as free", a.arm, strings.Join(problems, "; "))
 			}
 			a.cost = &c
 		}
-		if len(j.cfg.CostMissing) > 0 {
-			j.warnf("cost file has no %s column: counted as 0", strings.Join(j.cfg.CostMissing, ", "))
+		if len(cfg.CostMissing) > 0 {
+			warnf("cost file has no %s column: counted as 0", strings.Join(cfg.CostMissing, ", "))
 		}
-		return true, nil
+		return warns, nil
 	}
-	if c := j.p.Cost; c != nil && (c.AcceleratorPerHour != 0 || c.HostPerHour != 0) {
-		if bN, cN := j.b.replicasUnnamed(), j.c.replicasUnnamed(); bN || cN {
-			j.warnf("%s", unpricedReplicas(bN, cN))
-			return false, nil
+	if r := p.Cost; r != nil && (r.AcceleratorPerHour != 0 || r.HostPerHour != 0) {
+		if bN, cN := b.replicasUnnamed(), c.replicasUnnamed(); bN || cN {
+			warnf("%s", unpricedReplicas(bN, cN))
+			return warns, nil
 		}
 	}
-	for _, a := range []*armData{j.b, j.c} {
-		c, ok := j.rateCost(a)
+	for _, a := range []*armData{b, c} {
+		ac, ok := rateCost(p.Cost, a)
 		if !ok {
-			return false, nil
+			return warns, nil
 		}
-		a.cost = &c
+		a.cost = &ac
 	}
-	j.warnf("cost from the policy's rates (replica time × accelerator and host rates, plus idle reserve); network cost needs bytes and is not priced")
-	return true, nil
+	warnf("cost from the policy's rates (replica time × accelerator and host rates, plus idle reserve); network cost needs bytes and is not priced")
+	return warns, nil
 }
 
 // unpricedReplicas is the warning for policy rates that cannot price an

@@ -365,7 +365,7 @@ func (j *judgement) evalGate(idx int, g policies.Gate, conf float64, r *Report) 
 
 	if isEfficiencyMetric(g.Metric) {
 		e.m.Method = "delta-batchmeans"
-		return efficiencyGate(e, g, info, j.p, j.work(j.b), j.work(j.c), conf)
+		return efficiencyGate(e, g, info, j.p, armWork(j.b), armWork(j.c), conf)
 	}
 	var est stats.Estimate
 	var vb, vc float64

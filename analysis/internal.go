@@ -804,7 +804,7 @@ func metricsSource(inputs []sources.Input, agg *sources.Aggregate) string {
 // averaged over each bucket's overlap with the metrics' slices. Without
 // metrics, or without an epoch clock to align them on, the gauges are
 // unknown.
-func (j *judgement) work(a *armData) *workArm {
+func armWork(a *armData) *workArm {
 	w := &workArm{arm: a.arm}
 	m := a.ds.Metrics
 	aligned := m != nil && len(m.Buckets) > 0 && a.clock == sources.ClockEpoch && !a.pseudo
@@ -834,17 +834,19 @@ func (j *judgement) work(a *armData) *workArm {
 
 // metricsWarnings says why metrics given beside request files could not be
 // used, once per arm.
-func (j *judgement) metricsWarnings() {
-	for _, a := range []*armData{j.b, j.c} {
+func metricsWarnings(b, c *armData) []string {
+	var out []string
+	for _, a := range []*armData{b, c} {
 		m := a.ds.Metrics
 		switch {
 		case m == nil:
 		case len(m.Buckets) == 0:
-			j.warnf("%s: the metrics source has no slices in the requests' window: internal work unknown", a.arm)
+			out = append(out, fmt.Sprintf("%s: the metrics source has no slices in the requests' window: internal work unknown", a.arm))
 		case a.clock != sources.ClockEpoch || a.pseudo:
-			j.warnf("%s: the request files' times are not wall-clock (epoch) times, so the metrics cannot be aligned with them: internal work unknown", a.arm)
+			out = append(out, fmt.Sprintf("%s: the request files' times are not wall-clock (epoch) times, so the metrics cannot be aligned with them: internal work unknown", a.arm))
 		}
 	}
+	return out
 }
 
 // metricInputs returns the inputs of a dataset that were read as metrics.

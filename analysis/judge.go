@@ -91,7 +91,9 @@ func Judge(baseline, canary *sources.Dataset, cfg Config) (*Report, error) {
 	if err := j.leaveOutBaselineOutages(); err != nil {
 		return nil, err
 	}
-	if _, err := j.costs(); err != nil {
+	warns, err := priceArms(p, cfg, b, c)
+	j.warns = append(j.warns, warns...)
+	if err != nil {
 		return nil, err
 	}
 	r := j.report()
@@ -300,8 +302,8 @@ func (j *judgement) report() *Report {
 		j.warnf("traffic mix: %s", ms)
 		heldDecided(r, ms)
 	}
-	j.metricsWarnings()
-	internalView(r, j.work(j.b), j.work(j.c), j.p.Window.Bucket.Seconds())
+	j.warns = append(j.warns, metricsWarnings(j.b, j.c)...)
+	internalView(r, armWork(j.b), armWork(j.c), j.p.Window.Bucket.Seconds())
 	r.Warnings = onceForBothArms(j.warns, j.b.ds, j.c.ds)
 	if r.Warnings == nil {
 		r.Warnings = []string{}
