@@ -337,22 +337,23 @@ func hodgesLehmannBins(g []binGroup, conf float64) binnedHL {
 }
 
 // binnedDiagnostics are the aggregate's Mann-Whitney / Hodges-Lehmann
-// diagnostics of TTFT, TPOT and E2E, baseline against the canary as
+// diagnostics of TTFT, TPOT and E2E, baseline b against the canary c as
 // counted (before any mix reweighting, as the request path pools the
 // requests), with Benjamini-Hochberg q-values across them. A latency is
 // left out, with a warning, when the bins cannot give it.
-func (j *aggJudgement) binnedDiagnostics() []Diagnostic {
-	out := []Diagnostic{}
-	if !j.exact() {
-		j.warnf("diagnostics (Mann-Whitney, Hodges-Lehmann) need per-request data and are not computed from metrics")
-		return out
+func binnedDiagnostics(b, c *aggArm) (out []Diagnostic, warns []string) {
+	warnf := func(format string, a ...any) { warns = append(warns, fmt.Sprintf(format, a...)) }
+	out = []Diagnostic{}
+	if !b.exact || !c.exact {
+		warnf("diagnostics (Mann-Whitney, Hodges-Lehmann) need per-request data and are not computed from metrics")
+		return out, warns
 	}
 	var ps []float64
 	for _, lat := range []string{"ttft", "tpot", "e2e"} {
-		bb, okb := pooledBins(j.b, lat)
-		bc, okc := pooledBins(j.cRaw, lat)
+		bb, okb := pooledBins(b, lat)
+		bc, okc := pooledBins(c, lat)
 		if !okb || !okc {
-			j.warnf("%s diagnostics are not computed: the aggregate's histograms are not log-linear bins", lat)
+			warnf("%s diagnostics are not computed: the aggregate's histograms are not log-linear bins", lat)
 			continue
 		}
 		if len(bb) == 0 || len(bc) == 0 {
@@ -360,7 +361,7 @@ func (j *aggJudgement) binnedDiagnostics() []Diagnostic {
 		}
 		g, ok := alignBins(bc, bb)
 		if !ok {
-			j.warnf("%s diagnostics are not computed: the arms' histograms are not on one bin grid", lat)
+			warnf("%s diagnostics are not computed: the arms' histograms are not on one bin grid", lat)
 			continue
 		}
 		var n1, n2, same float64
@@ -372,12 +373,12 @@ func (j *aggJudgement) binnedDiagnostics() []Diagnostic {
 			inf = inf || math.IsInf(x.hi, 1)
 		}
 		if n1+n2 <= stats.ExactMaxN {
-			j.warnf("%s diagnostics are not computed: with %d requests the Mann-Whitney test takes the exact permutation distribution, which needs the values; judge with --exact",
+			warnf("%s diagnostics are not computed: with %d requests the Mann-Whitney test takes the exact permutation distribution, which needs the values; judge with --exact",
 				lat, int64(n1+n2))
 			continue
 		}
 		if inf {
-			j.warnf("%s diagnostics are not computed: a value lies beyond the highest bin", lat)
+			warnf("%s diagnostics are not computed: a value lies beyond the highest bin", lat)
 			continue
 		}
 		mw := mannWhitneyBins(g)
@@ -396,5 +397,5 @@ func (j *aggJudgement) binnedDiagnostics() []Diagnostic {
 	for i := range out {
 		out[i].QValue = Num(q[i])
 	}
-	return out
+	return out, warns
 }

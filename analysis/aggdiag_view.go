@@ -7,14 +7,15 @@ import (
 	"github.com/goodput-dev/goodput/sources"
 )
 
-// series is the aggregate's per-slice figures for the time view, as the
-// request path's (judgement.series): every slice of each arm as measured
+// aggSeries is the aggregate's per-slice figures for the time view, as the
+// request path's (seriesOf): every slice of each arm as measured
 // (the canary before any mix reweighting), the slices of the warm-up cut
 // included and marked, T in seconds from the arm's first slice. Good
 // requests are counted (an exact aggregate) or their lower bound
 // (metrics); the TTFT quantiles are interpolated inside the slice's bins.
-func (j *aggJudgement) series() Series {
-	s := Series{BucketSeconds: Num(j.b.ds.Agg.Step)}
+// b is the baseline, c the canary as counted.
+func aggSeries(b, c *aggArm) Series {
+	s := Series{BucketSeconds: Num(b.ds.Agg.Step)}
 	pts := func(a *aggArm) []Point {
 		out := make([]Point, 0, len(a.precut)+len(a.slices))
 		all := append(append(make([]aggSlice, 0, len(a.precut)+len(a.slices)), a.precut...), a.slices...)
@@ -26,19 +27,20 @@ func (j *aggJudgement) series() Series {
 		}
 		return out
 	}
-	s.Baseline, s.Canary = pts(j.b), pts(j.cRaw)
+	s.Baseline, s.Canary = pts(b), pts(c)
 	return s
 }
 
-// distributions is the aggregate's latency quantile curves for the CDF
-// view, as the request path's (judgement.distributions): completed
+// aggDistributions is the aggregate's latency quantile curves for the CDF
+// view, as the request path's (distributionsOf): completed
 // requests of the analysed slices, the canary as measured. A quantile is
 // interpolated inside the bin that holds it, so it lies in the same bin
 // as the request path's (an observed value, the ⌈q·n⌉-th smallest): for
 // an exact aggregate within a factor 2^(1/256) of it. The curve starts
 // (probability 0) at the lower edge of the lowest non-empty bin and ends
 // (probability 1) at the upper edge of the highest.
-func (j *aggJudgement) distributions() Distributions {
+// b is the baseline, c the canary as counted.
+func aggDistributions(b, c *aggArm) Distributions {
 	ps := distributionProbs()
 	d := Distributions{Probs: make([]Num, len(ps))}
 	for i, q := range ps {
@@ -56,8 +58,8 @@ func (j *aggJudgement) distributions() Distributions {
 		}
 		return out
 	}
-	d.TTFT = ArmQuantCurve{Baseline: curve(j.b, "ttft"), Canary: curve(j.cRaw, "ttft")}
-	d.TPOT = ArmQuantCurve{Baseline: curve(j.b, "tpot"), Canary: curve(j.cRaw, "tpot")}
+	d.TTFT = ArmQuantCurve{Baseline: curve(b, "ttft"), Canary: curve(c, "ttft")}
+	d.TPOT = ArmQuantCurve{Baseline: curve(b, "tpot"), Canary: curve(c, "tpot")}
 	return d
 }
 

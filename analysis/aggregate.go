@@ -636,25 +636,30 @@ func (j *aggJudgement) report() *Report {
 	r.Normalization.Steps = append(r.Normalization.Steps, j.normSteps()...)
 	r.Normalization.Steps = append(r.Normalization.Steps, outageStep(p, j.outages)...)
 	// the diagnostics and the class table read the arms and nothing the
-	// gates write: they are computed beside the gates, each on a fork,
-	// the diagnostics' warnings joined after the gates' (their order when
-	// computed one after the other)
+	// gates write: they are computed beside the gates (the short-output
+	// rows and the class table on forks), the diagnostics' warnings added
+	// after the gates' (their order when computed one after the other)
 	var (
-		diags   []Diagnostic
-		classes []ClassRow
-		wg      sync.WaitGroup
+		diags      []Diagnostic
+		diagsWarns []string
+		classes    []ClassRow
+		wg         sync.WaitGroup
 	)
 	dj, cj := j.fork(), j.fork()
-	wg.Go(func() { diags = append(dj.binnedDiagnostics(), dj.shortOutputs(1-2*p.Alpha())...) })
+	wg.Go(func() {
+		diags, diagsWarns = binnedDiagnostics(j.b, j.cRaw)
+		diags = append(diags, dj.shortOutputs(1-2*p.Alpha())...)
+	})
 	wg.Go(func() { classes = aggClasses(j.b, j.c, cj.classOf) })
 	r.Metrics = j.gates()
 	naiveInMixStep(r)
 	wg.Wait()
 	r.Diagnostics = diags
+	j.warns = append(j.warns, diagsWarns...)
 	j.join(dj)
-	r.Series = j.series()
+	r.Series = aggSeries(j.b, j.cRaw)
 	r.Classes = classes
-	r.Distributions = j.distributions()
+	r.Distributions = aggDistributions(j.b, j.cRaw)
 	r.Verdict, r.Reasons = Overall(r.Metrics)
 	gap, baselineMore := unverifiedGap(j.b.ds.Agg.Unverified, j.c.ds.Agg.Unverified, j.b.completedAll, j.c.completedAll)
 	heldByUnverifiedGap(r, gap, baselineMore)
