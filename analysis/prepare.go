@@ -626,8 +626,15 @@ func (a *armData) bucketTime(cut float64) error {
 	if a.ds.Duration > 0 && lo+a.ds.Duration > end {
 		end = lo + a.ds.Duration
 	}
-	if hi == lo && len(rs) >= oneInstantMin && !(a.ds.Duration > 0) {
-		return oneInstantError(a.arm, int64(len(rs)), lo)
+	if hi == lo && !(a.ds.Duration > 0) {
+		if len(rs) >= oneInstantMin {
+			return oneInstantError(a.arm, int64(len(rs)), lo)
+		}
+		// a handful of requests within one tick (a single request, or a
+		// few in one second of a coarse clock) span no time: the arm is
+		// the one bucket that holds them, as the streaming aggregate
+		// counts it one slice, and the gates call it too little data
+		end = math.Floor(lo/a.bucketSecs)*a.bucketSecs + a.bucketSecs
 	}
 	if cut >= end-lo {
 		return &DataError{Arm: a.arm, Msg: fmt.Sprintf("the warm-up cut of %gs removes the whole run (%.1fs of arrivals); shorten window.warmup", cut, end-lo)}

@@ -623,7 +623,8 @@ func TestCanaryThatCompletesNothingFails(t *testing.T) {
 // request path with advice about a warm-up it did not have, and exit 3 on
 // the streaming path with the canary's 3,000 requests over one 10 s
 // bucket (300 req/s). Both refuse it now, naming the time and the fix; a
-// file split over two instants is a run (judged).
+// file split over two instants is a run (judged), and so are a few
+// requests at one instant (too little data).
 func TestOneInstantRefused(t *testing.T) {
 	d := t.TempDir()
 	b := writeFile(t, d, "b.jsonl", goodLog(3000))
@@ -644,6 +645,20 @@ func TestOneInstantRefused(t *testing.T) {
 	for _, how := range []string{"--exact", "--stream"} {
 		if code, _, errs := runCLI(t, nil, "judge", how, "--baseline", b, "--canary", two); code == ExitError && strings.Contains(errs, "one instant") {
 			t.Errorf("%s: two instants refused as one: %s", how, errs)
+		}
+	}
+	// a canary that has served one request, or five within one second of
+	// a coarse clock, is too little data on both paths (exit 3); the
+	// request path refused it with "the warm-up cut of 0s removes the
+	// whole run"
+	few := strings.Join(strings.SplitAfter(one, "\n")[:5], "")
+	for name, log := range map[string]string{"one request": strings.SplitAfter(one, "\n")[0], "five at one instant": few} {
+		c := writeFile(t, d, "few.jsonl", log)
+		for _, how := range []string{"--exact", "--stream"} {
+			code, out, errs := runCLI(t, nil, "judge", how, "--baseline", b, "--canary", c)
+			if code != ExitInconclusive || !strings.Contains(out, "slo_attainment: too little data") || strings.Contains(errs, "warm-up") {
+				t.Errorf("%s, %s: exit %d, stdout %.200q, stderr %s; want 3, too little data", name, how, code, out, errs)
+			}
 		}
 	}
 }
