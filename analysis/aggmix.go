@@ -28,8 +28,13 @@ type aggMix struct {
 	// unmatched is the unmatched_strata guardrail when one arm serves
 	// classes the other never served (unmatchedEval)
 	unmatched *gateEval
-	// classFold counts a stray class in another (strayStrataFolds)
+	// classFold counts a stray class in another (strayStrataFolds), by
+	// the class strata merge gives
 	classFold map[string]string
+	// merge is the class stratum of a bucket's class key: the key itself,
+	// or its label or band alone when a policy class is decided by output
+	// length (outcomeClasses)
+	merge func(string) string
 	// own holds the class strata each arm keeps at its own share, the
 	// outcome's strata (strayStrataFolds): the canary's weight there is 1
 	// and its other strata share what is left
@@ -81,9 +86,18 @@ func (m *aggMix) keyOf(bk *sources.AggBucket) string {
 	return k
 }
 
-// foldClass is the class stratum a bucket of class stratum k is counted
-// in (classFold: a stray stratum in one both arms have).
+// foldClass is the class stratum a bucket of class key k (AggBucket.Class)
+// is counted in: k's stratum (merge), or the one classFold counts a stray
+// stratum in, one both arms have.
 func (m *aggMix) foldClass(k string) string {
+	if m.merge != nil {
+		k = m.merge(k)
+	}
+	return m.foldStratum(k)
+}
+
+// foldStratum is foldClass for a class stratum k (merged already).
+func (m *aggMix) foldStratum(k string) string {
 	if to, ok := m.classFold[k]; ok {
 		return to
 	}
@@ -207,7 +221,10 @@ func aggCacheChoice(b, c *sources.Aggregate, late [2]float64, cache, mode string
 // classMix plans the mix standardisation for the policy's normalize.mix
 // (setting: "none" or a reference; the reference is the baseline's mix) and
 // normalize.cache (cache).
-func classMix(b, c *sources.Aggregate, setting, cache string) aggMix {
+//
+// outcome names the policy classes decided by output length
+// (outcomeClasses): with any, the strata are the labels or bands alone.
+func classMix(b, c *sources.Aggregate, setting, cache string, outcome []string) aggMix {
 	m := aggMix{cache: "none"}
 	if cache != "none" && cache != "" {
 		var fold map[string]string
@@ -231,6 +248,10 @@ func classMix(b, c *sources.Aggregate, setting, cache string) aggMix {
 		setting = "baseline"
 	}
 	classKey := func(bk *sources.AggBucket) string { return bk.Class }
+	if len(outcome) > 0 && setting != normalize.MixWeights {
+		m.merge = keyHead
+		classKey = func(bk *sources.AggBucket) string { return keyHead(bk.Class) }
+	}
 	strataB, strataC := classCounts(b, classKey), classCounts(c, classKey)
 	rawB, rawC := strataB.offered, strataC.offered
 	if len(rawB) < 2 && len(rawC) < 2 && m.cache != "stratify" {
@@ -323,10 +344,10 @@ func classMix(b, c *sources.Aggregate, setting, cache string) aggMix {
 		// offered requests after the stray folds
 		cb, cc := map[string]float64{}, map[string]float64{}
 		for k, n := range rawB {
-			cb[m.foldClass(k)] += n
+			cb[m.foldStratum(k)] += n
 		}
 		for k, n := range rawC {
-			cc[m.foldClass(k)] += n
+			cc[m.foldStratum(k)] += n
 		}
 		for k, n := range cc {
 			if n > 0 && cb[k] > 0 && !own[k] {
@@ -336,6 +357,9 @@ func classMix(b, c *sources.Aggregate, setting, cache string) aggMix {
 	}
 	m.detail = fmt.Sprintf("canary reweighted per %s to the baseline's mix, its arm figures included (share of offered requests, baseline vs canary: %s)",
 		by, strings.Join(parts, ", "))
+	if m.merge != nil {
+		m.detail += "; " + outcomeClassesNote(outcome)
+	}
 	for _, s := range said {
 		m.detail += "; " + s
 	}

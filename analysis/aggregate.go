@@ -283,7 +283,7 @@ func aggArms(baseline, canary *sources.Dataset, cfg Config, withRaw bool) (*aggJ
 	if p.SLO.TPOT > 0 {
 		slo.TPOT = p.SLO.TPOT.Seconds()
 	}
-	plan := classMix(baseline.Agg, canary.Agg, p.Normalize.Mix, p.Normalize.Cache)
+	plan := classMix(baseline.Agg, canary.Agg, p.Normalize.Mix, p.Normalize.Cache, outcomeClasses(p))
 	// the arms are read from their aggregates side by side (most of the
 	// cost is summing each slice's strata), and with the canary
 	// reweighted, its arm as counted beside them. Errors are reported

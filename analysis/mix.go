@@ -137,7 +137,11 @@ func (j *judgement) planMix() *mixPlan {
 	// its SLO (policy classes assign SLOs; they never erase what the data
 	// says). Explicit weights name policy classes, so with mix: weights the
 	// strata are the policy classes.
-	policyClasses := len(j.p.Classes) > 0
+	// A policy class decided by output length is the arm's outcome, as an
+	// output band would be: strata are then the labels or prompt bands
+	// alone (the class still sets each request's SLO)
+	outcome := outcomeClasses(j.p)
+	policyClasses := len(j.p.Classes) > 0 && len(outcome) == 0
 	// labels stratify only when both arms carry them: one arm's labels
 	// against the other's bands would share no stratum
 	lb, lc := j.labels[0], j.labels[1]
@@ -164,6 +168,9 @@ func (j *judgement) planMix() *mixPlan {
 	}
 	if plan.cache == "stratify" {
 		plan.by += " × prefix-cache hit bands"
+	}
+	if len(outcome) > 0 && !byWeights {
+		plan.by += ", " + outcomeClassesNote(outcome)
 	}
 	bands := p.Normalize.LabelBands()
 	rawKey := func(a *armData, i int) string {

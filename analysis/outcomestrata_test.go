@@ -2,8 +2,11 @@ package analysis
 
 import (
 	"math"
+	"math/rand/v2"
+	"strings"
 	"testing"
 
+	"github.com/goodput-dev/goodput/policies"
 	"github.com/goodput-dev/goodput/sources"
 )
 
@@ -127,5 +130,67 @@ func TestStrataNotMadeByOutcomes(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestOutputClassesMakeNoStrata: a policy class decided by output length
+// sets an SLO but is not a stratum. Strata were label × policy class, so a
+// canary whose long answers failed (a quarter of the completions with 400
+// tokens or more, logged as errors without an output length) moved them
+// from its "long_answer" strata to "default", and standardized to the
+// baseline's shares they weighed less: here slo_attainment −2.51 pp where
+// the same policy without the class gives −2.66 pp (on another draw of
+// the failures, −2.44 pp [−3.90, −0.98], INCONCLUSIVE, against −2.56 pp
+// [−4.01, −1.11], FAIL). The strata are now the labels alone there, the
+// estimate is the classless policy's and the mix step says why, on both
+// paths.
+func TestOutputClassesMakeNoStrata(t *testing.T) {
+	pol := func(classes string) *policies.Policy {
+		p, err := policies.Parse("outcome.yaml", []byte(`name: outcome
+slo: {ttft: 1s, tpot: 80ms}
+`+classes+`normalize: {mix: baseline}
+gates:
+  - {metric: slo_attainment, margin: 1pp}
+`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	withClass := pol("classes:\n  - name: long_answer\n    when: {output_tokens: {min: 400}}\n    slo: {tpot: 90ms}\n")
+	without := pol("")
+	b, c := simArms(t, "aa-quiet-30m", 1)
+	rng := rand.New(rand.NewPCG(5, 5))
+	failed := 0
+	for i := range c.Requests {
+		r := &c.Requests[i]
+		if r.Status == sources.StatusOK && r.OutputTokens >= 400 && rng.Float64() < 0.25 {
+			f := sources.NewRequest()
+			f.Time, f.Status, f.PromptTokens, f.Class, f.Replica, f.Attempt = r.Time, sources.StatusError, r.PromptTokens, r.Class, r.Replica, 1
+			*r = f
+			failed++
+		}
+	}
+	if failed < 500 {
+		t.Fatalf("only %d failures made", failed)
+	}
+	ref, _ := judgedBothWays(t, b, c, Config{Policy: without, Resamples: 100, Seed: 1})
+	want, ok := metricNamed(ref, "slo_attainment")
+	if !ok || want.Verdict != Fail {
+		t.Fatalf("without the class: %+v", want)
+	}
+	exact, agg := judgedBothWays(t, b, c, Config{Policy: withClass, Resamples: 100, Seed: 1})
+	for path, r := range map[string]*Report{"request path": exact, "aggregate": agg} {
+		m, _ := metricNamed(r, "slo_attainment")
+		if m.Verdict != Fail || math.Abs(float64(m.Delta-want.Delta)) > 1e-4 {
+			t.Errorf("%s: slo_attainment %s %+.4f pp, want FAIL %+.4f pp as without the class", path, m.Verdict, 100*float64(m.Delta), 100*float64(want.Delta))
+		}
+		said := false
+		for _, s := range r.Normalization.Steps {
+			said = said || strings.Contains(s.Detail, `not by policy class: class "long_answer" is decided by output length`)
+		}
+		if !said {
+			t.Errorf("%s: the mix step does not say why the policy class is not a stratum: %+v", path, r.Normalization.Steps)
+		}
 	}
 }

@@ -324,6 +324,45 @@ type classifier struct {
 	def int32
 }
 
+// outcomeClasses names, in policy order, the policy classes whose rule
+// reads output_tokens: which of them a request falls in is what the arm
+// did, not what was asked of it, so they set SLOs but make no strata
+// (output length is never a stratum; see planMix and classMix).
+func outcomeClasses(p *policies.Policy) []string {
+	var out []string
+	for _, c := range p.Classes {
+		if c.When.OutputTokens != nil {
+			out = append(out, c.Name)
+		}
+	}
+	return out
+}
+
+// outcomeClassesNote is the mix step's word on strata made without the
+// policy classes; names are the outcomeClasses.
+func outcomeClassesNote(names []string) string {
+	what := "class " + quotedList(names) + " is"
+	if len(names) > 1 {
+		what = "classes " + quotedList(names) + " are"
+	}
+	return "not by policy class: " + what + " decided by output length, which the arm's outcome sets"
+}
+
+// quotedList renders names as "a", "b" and "c".
+func quotedList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	switch len(q) {
+	case 0:
+		return ""
+	case 1:
+		return q[0]
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " and " + q[len(q)-1]
+}
+
 func newClassifier(p *policies.Policy) *classifier {
 	c := &classifier{p: p, byKey: map[string]int32{}, def: -1}
 	for _, cl := range p.Classes {
