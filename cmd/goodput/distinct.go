@@ -16,10 +16,15 @@ import (
 // identical arms compare a deployment with itself. These checks refuse such
 // inputs with the reason, before any verdict.
 
-// maxDuplicateShare is the share of an arm's records that may be exact
-// duplicates of another record of the arm before the arm is refused. Real
-// logs repeat a record only by coincidence (same arrival time, status,
-// latencies, lengths, class and replica); a file read twice repeats half.
+// maxDuplicateShare is the share of an arm's records with a measured
+// latency that may be exact duplicates of another record of the arm
+// before the arm is refused. Real logs repeat such a record only by
+// coincidence (same arrival time, status, latencies, lengths, class and
+// replica); a file read twice repeats half. Records without a latency (a
+// rejection, an error before the first token) are not counted: they carry
+// little more than a time and a status, and a log with whole-second times,
+// or a benchmark file without start times and one prompt length, repeats
+// them by the dozen when requests fail together.
 const maxDuplicateShare = 0.01
 
 // samePathOrFile refuses an input named twice, by path or as the same file
@@ -152,32 +157,37 @@ func recordKeyNoReplica(r *sources.Request) uint64 {
 }
 
 // recordKeys returns the sorted record digests of a dataset (recordKey)
-// and, of its records with a measured latency, the sorted digests without
-// the replica's name (recordKeyNoReplica): the records two arms can share
-// only by mistake. Records without one (a rejection, an error before the
-// first token) carry little more than a time and a status, and two arms
-// hit by one outage share many such by chance. Each record is hashed once.
-func recordKeys(d *sources.Dataset) (all, measured []uint64) {
+// and, of its records with a measured latency, the sorted digests (dups,
+// for the repeats within the arm) and those without the replica's name
+// (measured: the records two arms can share only by mistake). Records
+// without one (a rejection, an error before the first token) carry little
+// more than a time and a status, and two arms hit by one outage share many
+// such by chance, as one arm repeats them. Each record is hashed once.
+func recordKeys(d *sources.Dataset) (all, dups, measured []uint64) {
 	all = make([]uint64, len(d.Requests))
 	measured = make([]uint64, 0, len(d.Requests))
+	dups = make([]uint64, 0, len(d.Requests))
 	for i := range d.Requests {
 		r := &d.Requests[i]
 		h := recordKeyNoReplica(r)
+		all[i] = withReplica(h, r.Replica)
 		if measuredLatency(r) {
 			measured = append(measured, h)
+			dups = append(dups, all[i])
 		}
-		all[i] = withReplica(h, r.Replica)
 	}
 	slices.Sort(all)
+	slices.Sort(dups)
 	slices.Sort(measured)
-	return all, measured
+	return all, dups, measured
 }
 
 // measuredLatency reports whether r carries a measured latency (TTFT or
 // end-to-end): the records the overlap check compares, on both paths.
 func measuredLatency(r *sources.Request) bool { return r.TTFT == r.TTFT || r.E2E == r.E2E }
 
-// duplicateRecords checks one arm for records repeated beyond chance and
+// duplicateRecords checks one arm for records repeated beyond chance
+// (keys: the sorted digests of its records with a measured latency) and
 // returns an error over maxDuplicateShare, a warning below it (or "").
 func duplicateRecords(d *sources.Dataset, keys []uint64) (string, error) {
 	dup := 0
@@ -209,11 +219,11 @@ func duplicateMessage(d *sources.Dataset, dup, n int, exact bool) (string, error
 	}
 	share := float64(dup) / float64(n)
 	if share > maxDuplicateShare {
-		return "", fmt.Errorf("%s: %s%d of %d records (%.1f%%) repeat another record exactly (same time, status, latencies, lengths, class, replica) in %s: the same data given twice (a file appended to itself, or the same requests in two formats)? Give each request once",
+		return "", fmt.Errorf("%s: %s%d of %d records with a latency (%.1f%%) repeat another record exactly (same time, status, latencies, lengths, class, replica) in %s: the same data given twice (a file appended to itself, or the same requests in two formats)? Give each request once",
 			d.Arm, about, dup, n, 100*share, files)
 	}
 	// a dataset's warnings are shown under its arm's name (no prefix here)
-	return fmt.Sprintf("%s%d of %d records repeat another record exactly (same time, status, latencies, lengths, class, replica); kept, as coincidences below %.0f%% are", about, dup, n, 100*maxDuplicateShare), nil
+	return fmt.Sprintf("%s%d of %d records with a latency repeat another record exactly (same time, status, latencies, lengths, class, replica); kept, as coincidences below %.0f%% are", about, dup, n, 100*maxDuplicateShare), nil
 }
 
 // distinctArms refuses arms with the same records (in any order, from any
@@ -222,12 +232,12 @@ func distinctArms(base, can *sources.Dataset) error {
 	if base.Agg != nil || can.Agg != nil {
 		return nil // metrics inputs: their files' digests were compared
 	}
-	bk, bm := recordKeys(base)
-	ck, cm := recordKeys(can)
+	bk, bd, bm := recordKeys(base)
+	ck, cd, cm := recordKeys(can)
 	for _, a := range []struct {
 		d    *sources.Dataset
 		keys []uint64
-	}{{base, bk}, {can, ck}} {
+	}{{base, bd}, {can, cd}} {
 		w, err := duplicateRecords(a.d, a.keys)
 		if err != nil {
 			return err

@@ -271,8 +271,27 @@ func TestDuplicateInputsRefused(t *testing.T) {
 			args = append(args, mode)
 		}
 		code, out, errs := runCLI(t, nil, args...)
-		if code == ExitError || !strings.Contains(out, `"canary: 1 of 301 records repeat`) {
+		if code == ExitError || !strings.Contains(out, `"canary: 1 of 301 records with a latency repeat`) {
 			t.Errorf("a single repeat%s: exit %d, want a warning; %s", mode, code, errs)
+		}
+	}
+	// requests that failed together, logged without a latency on a clock
+	// of whole seconds (50 rejections a second for a minute: 3,000 of
+	// 3,300 records alike but for the second), are judged, not refused as
+	// "the same data given twice"
+	var outage strings.Builder
+	outage.WriteString(goodLogV(300, 9))
+	for i := range 3000 {
+		fmt.Fprintf(&outage, `{"ts": %d, "status": "rejected"}`+"\n", 1700000010+i/50)
+	}
+	rejected := writeFile(t, d, "c-rejected.jsonl", outage.String())
+	for _, mode := range []string{"", "--stream"} {
+		args := []string{"judge", "--baseline", b, "--canary", rejected}
+		if mode != "" {
+			args = append(args, mode)
+		}
+		if code, out, errs := runCLI(t, nil, args...); code == ExitError || !strings.Contains(out, "rejected_share") {
+			t.Errorf("rejections in one second%s: exit %d, want a verdict; %s", mode, code, errs)
 		}
 	}
 }

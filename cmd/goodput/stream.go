@@ -295,9 +295,10 @@ func scanStreamFile(ctx context.Context, f *streamFile, pol *policies.Policy, ro
 	}
 	add := func(req *sources.Request) error {
 		// the sketches see every record, as the request path's
-		// duplicate checks do; --start/--end narrows what is judged
+		// duplicate checks do (repeats counted among the records with a
+		// latency); --start/--end narrows what is judged
 		full, measured, ok := streamKey(req)
-		f.keys.add(full)
+		f.keys.addCounted(full, ok)
 		if ok {
 			f.measured.add(measured)
 		}
@@ -409,9 +410,13 @@ func mixString(h uint64, s string) uint64 {
 type keySketch struct {
 	n        int64
 	sum, xor uint64
-	shift    uint
-	keys     digestTable
-	max      int // distinct digests held before sampling
+	// counted is how many of the n records' digests the table was offered
+	// (addCounted: the records with a measured latency), the share's
+	// denominator in duplicates
+	counted int64
+	shift   uint
+	keys    digestTable
+	max     int // distinct digests held before sampling
 	// pending are sampled digests not yet in keys (see flush)
 	pending []uint64
 }
@@ -451,11 +456,19 @@ func mix64(x uint64) uint64 {
 
 func (s *keySketch) sampled(k uint64) bool { return s.shift == 0 || k>>(64-s.shift) == 0 }
 
-func (s *keySketch) add(k uint64) {
+func (s *keySketch) add(k uint64) { s.addCounted(k, true) }
+
+// addCounted adds a record's digest k to the count, sum and xor, and,
+// when counted, to the digests whose repeats duplicates counts.
+func (s *keySketch) addCounted(k uint64, counted bool) {
 	s.n++
 	m := mix64(k)
 	s.sum += m
 	s.xor ^= bits.RotateLeft64(m, 17)
+	if !counted {
+		return
+	}
+	s.counted++
 	if !s.sampled(k) {
 		return
 	}
@@ -497,6 +510,7 @@ func (s *keySketch) merge(o *keySketch) {
 	s.flush()
 	o.flush()
 	s.n += o.n
+	s.counted += o.counted
 	s.sum += o.sum
 	s.xor ^= o.xor
 	if o.shift > s.shift {
@@ -512,13 +526,14 @@ func (s *keySketch) merge(o *keySketch) {
 	s.thin()
 }
 
-// duplicates returns the records repeating another (exact when the sketch
-// kept every digest, else estimated from its sample) and the records.
+// duplicates returns the counted records repeating another (exact when
+// the sketch kept every digest, else estimated from its sample) and the
+// counted records.
 func (s *keySketch) duplicates() (dup, n int, exact bool) {
 	s.flush()
 	d := 0
 	s.keys.each(func(_ uint64, c uint32) { d += int(c) - 1 })
-	return d << s.shift, int(s.n), s.shift == 0
+	return d << s.shift, int(s.counted), s.shift == 0
 }
 
 // shared returns how many records s and o have in common (each digest as
