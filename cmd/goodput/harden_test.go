@@ -294,6 +294,28 @@ func TestDuplicateInputsRefused(t *testing.T) {
 			t.Errorf("rejections in one second%s: exit %d, want a verdict; %s", mode, code, errs)
 		}
 	}
+	// vllm bench serve results without start times, prompts of one
+	// length (--random-range-ratio 0), 20 of 400 requests failed in each:
+	// the failures are alike, and no repeat of a record
+	vllm := func(name string, v int) string {
+		var in, out, ttft, itl, errs []string
+		for i := range 400 {
+			in = append(in, "1024")
+			if i%20 == 7 {
+				out, ttft, itl, errs = append(out, "0"), append(ttft, "0.0"), append(itl, "[]"), append(errs, `"Bad Request"`)
+				continue
+			}
+			out = append(out, "3")
+			ttft = append(ttft, fmt.Sprintf("0.%03d", 100+(i*7+v)%400))
+			itl = append(itl, fmt.Sprintf("[0.0%d, 0.03]", 2+i%5))
+			errs = append(errs, `""`)
+		}
+		return writeFile(t, d, name, fmt.Sprintf(`{"backend": "vllm", "model_id": "m", "num_prompts": 400, "request_rate": 4.0, "burstiness": 1.0, "max_concurrency": null, "duration": 100.0, "completed": 380, "failed": 20, "input_lens": [%s], "output_lens": [%s], "ttfts": [%s], "itls": [%s], "errors": [%s]}`,
+			strings.Join(in, ", "), strings.Join(out, ", "), strings.Join(ttft, ", "), strings.Join(itl, ", "), strings.Join(errs, ", ")))
+	}
+	if code, out, errs := runCLI(t, nil, "judge", "--policy", "bench", "--baseline", vllm("b-vllm.json", 0), "--canary", vllm("c-vllm.json", 3)); code == ExitError || !strings.Contains(out, "error_rate") {
+		t.Errorf("vllm results whose failures are alike: exit %d, want a verdict; %s", code, errs)
+	}
 }
 
 // TestStdinInAList: "-" after other files of an arm is standard input, not
