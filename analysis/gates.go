@@ -528,7 +528,22 @@ func (j *judgement) evalGate(idx int, g policies.Gate, conf float64, r *Report) 
 					e.m.Adjusted = append(e.m.Adjusted, "standardized to the "+j.mix.mode+" mix ("+j.mix.by+")")
 				}
 			} else if j.mix != nil {
-				e.m.Adjusted = append(e.m.Adjusted, "not mix-standardized: raw goodput depends on offered load; set normalize.load: matched")
+				// each arm's good requests (or their tokens) reweighted to
+				// the reference mix, its offered total kept, over its own
+				// seconds: as the aggregate reweights the canary's counts
+				num := requestGood
+				if g.Metric == "token_goodput" {
+					num = requestGoodTokens
+				}
+				sb2, sc2, err := j.mixReweighted(num, rb, rc, kb, kc)
+				if err != nil {
+					return inconclusive(err.Error())
+				}
+				naive := est
+				est = poissonFloor(stats.LogRatioOfRatios(sc2, sb2, conf), gb, gc, conf)
+				e.m.Naive = naiveOf(naive, vb, vc)
+				vb, vc = sum(sb2.Num)/sum(sb2.Den), sum(sc2.Num)/sum(sc2.Den)
+				e.m.Adjusted = append(e.m.Adjusted, "standardized to the "+j.mix.mode+" mix ("+j.mix.by+"): each arm's good requests reweighted by stratum, its offered total kept")
 			}
 		}
 	}

@@ -1052,6 +1052,46 @@ func (plan *mixPlan) shares(stratum []int32) []float64 {
 	return out
 }
 
+// mixReweighted returns rb and rc (the arms' per-bucket ratios over their
+// analysed buckets kb and kc) with each numerator recounted from the
+// requests, num(a, i) for request i weighted to the reference mix: a
+// request of stratum s counts N·w_s/n_s (ArmWeights; N the arm's analysed
+// requests, n_s those of its stratum), so an arm keeps its total and takes
+// the reference mix — the aggregate's reweighting of the canary's counts,
+// for gates whose denominator is time rather than requests (goodput).
+// Requests in a bucket left out of both arms count nowhere.
+func (j *judgement) mixReweighted(num func(a *armData, i int) float64, rb, rc stats.Ratio, kb, kc []bucket) (stats.Ratio, stats.Ratio, error) {
+	plan := j.mix
+	one := func(int) float64 { return 1 }
+	xb := plan.strata(j.b, plan.b, one, one)
+	xc := plan.strata(j.c, plan.c, one, one)
+	w, err := normalize.Weights(plan.mode, xc, xb, j.p.Normalize.Weights)
+	if err != nil {
+		return rb, rc, err
+	}
+	arm := func(a *armData, stratum []int32, r stats.Ratio, kept []bucket) stats.Ratio {
+		n := make([]float64, len(plan.names))
+		total := 0.0
+		for _, s := range stratum {
+			if s >= 0 {
+				n[s]++
+				total++
+			}
+		}
+		aw := normalize.ArmWeights(w, plan.own, n)
+		out := stats.Ratio{Num: make([]float64, len(r.Num)), Den: r.Den}
+		for i, s := range stratum {
+			t := int(a.bidx[i]) - a.firstKept
+			if s < 0 || t < 0 || t >= len(kept) || kept[t].leftOut || n[s] == 0 {
+				continue
+			}
+			out.Num[t] += num(a, i) * total * aw[s] / n[s]
+		}
+		return out
+	}
+	return arm(j.b, plan.b, rb, kb), arm(j.c, plan.c, rc, kc), nil
+}
+
 // stratSamples returns both arms' latency values per analysed bucket with
 // each value's stratum, and the reference weights, for quantiles of the
 // reference mixture (stats.StratifiedQuantileLogRatio): every value stays in,

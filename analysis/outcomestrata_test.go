@@ -194,3 +194,50 @@ gates:
 		}
 	}
 }
+
+// TestGoodputStandardizedBothPaths: a `goodput` gate without matched load
+// was compared raw on the request path ("not mix-standardized: raw goodput
+// depends on offered load") while the aggregate reweighted the canary's
+// counts to the baseline's mix, so the simulator's masked regression
+// (35% → 10% long prompts, the canary's decode 15% slower) read −10.2%,
+// INCONCLUSIVE, on the request path under this test's policy and −24.3%,
+// FAIL, from its aggregate (under another, with policy classes, it PASSED
+// on the request path at +4.7% [−0.3%, +10.0%]). Both now reweight each
+// arm's good requests by stratum, its offered total kept, and agree; and
+// token_goodput and goodput_per_replica with them.
+func TestGoodputStandardizedBothPaths(t *testing.T) {
+	p, err := policies.Parse("goodput.yaml", []byte(`name: goodput
+slo: {e2e: 5s, max_itl: 100ms}
+normalize: {mix: baseline, cache: none, load: none}
+gates:
+  - {metric: goodput, margin: 3%}
+  - {metric: token_goodput, margin: 3%}
+  - {metric: goodput_per_replica, margin: 3%}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, c := simArms(t, "masked-regression", 2)
+	exact, agg := judgedBothWays(t, b, c, Config{Policy: p, Resamples: 100, Seed: 1})
+	for _, name := range []string{"goodput", "token_goodput", "goodput_per_replica"} {
+		me, _ := metricNamed(exact, name)
+		ma, _ := metricNamed(agg, name)
+		if me.Verdict != Fail || ma.Verdict != Fail {
+			t.Errorf("%s: request path %s %+.1f%%, aggregate %s %+.1f%%; want both FAIL", name, me.Verdict, 100*float64(me.Delta), ma.Verdict, 100*float64(ma.Delta))
+		}
+		if d := math.Abs(float64(me.Delta - ma.Delta)); d > 0.005 {
+			t.Errorf("%s: request path %+.2f%% against the aggregate's %+.2f%%", name, 100*float64(me.Delta), 100*float64(ma.Delta))
+		}
+		if !strings.Contains(strings.Join(me.Adjusted, "; "), "standardized to the baseline mix") {
+			t.Errorf("%s: the request path does not say it standardized: %v", name, me.Adjusted)
+		}
+	}
+	// identical arms stay passed: the reweighting keeps each arm's total
+	b, c = simArms(t, "aa-quiet-30m", 1)
+	exact, agg = judgedBothWays(t, b, c, Config{Policy: p, Resamples: 100, Seed: 1})
+	for path, r := range map[string]*Report{"request path": exact, "aggregate": agg} {
+		if m, _ := metricNamed(r, "goodput"); m.Verdict == Fail {
+			t.Errorf("A/A, %s: goodput %s %+.2f%%", path, m.Verdict, 100*float64(m.Delta))
+		}
+	}
+}
