@@ -1113,8 +1113,12 @@ func (j *aggJudgement) evalGate(idx int, g policies.Gate, conf float64) gateEval
 		bb, _ := j.b.ratioAt("slo_attainment", true)
 		cb, _ := ca.ratioAt("slo_attainment", true)
 		bw, _ := j.b.ratioAt("slo_attainment", false)
-		pess = ratioFloor(pess, sum(cw.Num), sum(cw.Den), sum(bb.Num), sum(bb.Den), conf)
-		opt = ratioFloor(opt, sum(cb.Num), sum(cb.Den), sum(bw.Num), sum(bw.Den), conf)
+		floor := ratioFloor
+		if metric == matchedTokens {
+			floor = tokenRatioFloor
+		}
+		pess = floor(pess, sum(cw.Num), sum(cw.Den), sum(bb.Num), sum(bb.Den), conf)
+		opt = floor(opt, sum(cb.Num), sum(cb.Den), sum(bw.Num), sum(bw.Den), conf)
 		if j.cRaw != j.c {
 			// reweighted to the baseline's mix: as on the request path,
 			// the interval keeps at least the half-width of the
@@ -1213,7 +1217,11 @@ func (j *aggJudgement) rawWidth(e stats.Estimate, metric string, favourable bool
 	raw := stats.LogRatioOfRatios(rc, rb, conf)
 	gc, _ := j.cRaw.ratioAt("slo_attainment", favourable)
 	gb, _ := j.b.ratioAt("slo_attainment", !favourable)
-	raw = ratioFloor(raw, sum(gc.Num), sum(gc.Den), sum(gb.Num), sum(gb.Den), conf)
+	floor := ratioFloor
+	if metric == matchedTokens {
+		floor = tokenRatioFloor
+	}
+	raw = floor(raw, sum(gc.Num), sum(gc.Den), sum(gb.Num), sum(gb.Den), conf)
 	half := (raw.CI.Hi - raw.CI.Lo) / 2
 	if !(half > 0) || math.IsNaN(e.Point) {
 		return e

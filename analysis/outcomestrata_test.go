@@ -241,3 +241,41 @@ gates:
 		}
 	}
 }
+
+// TestTokenGoodputMatchedFloor: token goodput at matched load is good
+// requests' output tokens per offered request; its interval is floored at
+// the good requests' own (independent-requests) width. The floor was the
+// hull with the good requests' ratio itself, so a canary whose answers
+// were cut in half — attainment unchanged, token goodput −47.5% — read
+// −47.5% [−62.2%, +0.9%], INCONCLUSIVE, from its aggregate (and on the
+// request path without mix standardization). The floor is now a width
+// around the estimate: FAIL on both paths, and identical arms as before.
+func TestTokenGoodputMatchedFloor(t *testing.T) {
+	for _, mix := range []string{"baseline", "none"} {
+		p, err := policies.Parse("tokens.yaml", []byte(`name: tokens
+slo: {ttft: 1s, tpot: 80ms}
+normalize: {mix: `+mix+`, cache: none, load: matched}
+gates:
+  - {metric: token_goodput, margin: 3%}
+`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, c := simArms(t, "bs-half-outputs", 2)
+		exact, agg := judgedBothWays(t, b, c, Config{Policy: p, Resamples: 100, Seed: 1})
+		for path, r := range map[string]*Report{"request path": exact, "aggregate": agg} {
+			m, _ := metricNamed(r, "token_goodput")
+			if m.Verdict != Fail || m.Interval[1] > -0.2 {
+				t.Errorf("mix %s, %s: token_goodput %s %+.1f%% [%+.1f%%, %+.1f%%], want FAIL well below −3%%",
+					mix, path, m.Verdict, 100*float64(m.Delta), 100*float64(m.Interval[0]), 100*float64(m.Interval[1]))
+			}
+		}
+		b, c = simArms(t, "aa-quiet-30m", 6)
+		exact, agg = judgedBothWays(t, b, c, Config{Policy: p, Resamples: 100, Seed: 1})
+		for path, r := range map[string]*Report{"request path": exact, "aggregate": agg} {
+			if m, _ := metricNamed(r, "token_goodput"); m.Verdict != Pass || !(m.Interval[0] < 0 && m.Interval[1] > 0) {
+				t.Errorf("A/A, mix %s, %s: token_goodput %s [%+.2f%%, %+.2f%%]", mix, path, m.Verdict, 100*float64(m.Interval[0]), 100*float64(m.Interval[1]))
+			}
+		}
+	}
+}
