@@ -1076,7 +1076,7 @@ func (j *aggJudgement) evalGate(idx int, g policies.Gate, conf float64) gateEval
 	// computes it
 	std, stdB, stdC, standardized := stats.Estimate{}, 0.0, 0.0, false
 	if !matched {
-		std, stdB, stdC, standardized = j.standardizedCount(metric, conf)
+		std, stdB, stdC, standardized = j.standardizedCount(metric, false, conf)
 	}
 	if standardized {
 		pess, opt = std, std
@@ -1122,8 +1122,14 @@ func (j *aggJudgement) evalGate(idx int, g policies.Gate, conf float64) gateEval
 		if j.cRaw != j.c {
 			// reweighted to the baseline's mix: as on the request path,
 			// the interval keeps at least the half-width of the
-			// as-counted comparison at matched load around its point
+			// as-counted comparison at matched load around its point,
+			// and of the standardized comparison's per-stratum variance
+			// (judgement.standardized), which a trend in one arm can make
+			// the wider
 			pess, opt = j.rawWidth(pess, metric, false, conf), j.rawWidth(opt, metric, true, conf)
+			if s, _, _, ok := j.standardizedCount(metric, true, conf); ok {
+				pess, opt = atLeastHalfOf(pess, s), atLeastHalfOf(opt, s)
+			}
 		}
 	} else if g.Metric == "token_goodput" {
 		// the Poisson floor counts good requests, not their tokens, as
@@ -1211,6 +1217,21 @@ func (j *aggJudgement) evalGate(idx int, g policies.Gate, conf float64) gateEval
 // around its own point, of the same comparison with the canary as counted
 // (cRaw), floored by Newcombe on the counted good requests per offered
 // request: the request path takes the larger half-width of the two.
+// atLeastHalfOf widens e's interval to at least s's half-width on each
+// side of e's point.
+func atLeastHalfOf(e, s stats.Estimate) stats.Estimate {
+	half := (s.CI.Hi - s.CI.Lo) / 2
+	if !(half > 0) || math.IsNaN(e.Point) {
+		return e
+	}
+	if lo, hi := e.Point-half, e.Point+half; lo < e.CI.Lo || hi > e.CI.Hi {
+		e.CI = stats.Interval{Lo: math.Min(e.CI.Lo, lo), Hi: math.Max(e.CI.Hi, hi)}
+		e.SE = math.Max(nanTo0(e.SE), nanTo0(s.SE))
+		e.Method += "+standardized-width"
+	}
+	return e
+}
+
 func (j *aggJudgement) rawWidth(e stats.Estimate, metric string, favourable bool, conf float64) stats.Estimate {
 	rc, _ := j.cRaw.ratioAt(metric, favourable)
 	rb, _ := j.b.ratioAt(metric, !favourable)

@@ -26,6 +26,8 @@ func bucketCount(metric string) (f func(bk *sources.AggBucket) (num, den float64
 		num = func(bk *sources.AggBucket) float64 { return bk.Canceled }
 	case "retry_share":
 		num = func(bk *sources.AggBucket) float64 { return bk.Retried }
+	case matchedTokens:
+		num = func(bk *sources.AggBucket) float64 { return bk.GoodTokens }
 	default:
 		return nil, false
 	}
@@ -43,12 +45,19 @@ func bucketCount(metric string) (f func(bk *sources.AggBucket) (num, den float64
 // standardized values; ok false when it does not apply (metrics data,
 // another reference mix, the canary as counted (the naive comparison), a
 // metric it does not cover, a NaN count, or a stratum one arm lacks).
-func (j *aggJudgement) standardizedCount(metric string, conf float64) (est stats.Estimate, vb, vc float64, ok bool) {
+//
+// logScale compares the standardized values by their log ratio (a
+// relative gate: goodput at matched offered load, whose metric is good
+// requests, or their tokens, per offered request).
+func (j *aggJudgement) standardizedCount(metric string, logScale bool, conf float64) (est stats.Estimate, vb, vc float64, ok bool) {
 	count, covered := bucketCount(metric)
 	if !covered || !j.exact() || j.mix.factor == nil || j.c == j.cRaw || len(j.b.slices) == 0 || len(j.c.slices) == 0 {
 		return est, 0, 0, false
 	}
 	if m := j.p.Normalize.Mix; m != normalize.MixBaseline && m != normalize.MixNone {
+		return est, 0, 0, false
+	}
+	if metric == matchedTokens && !(j.b.ds.Agg.GoodTokensCounted && j.cRaw.ds.Agg.GoodTokensCounted) {
 		return est, 0, 0, false
 	}
 	lo, step, n := j.commonGrid()
@@ -67,9 +76,14 @@ func (j *aggJudgement) standardizedCount(metric string, conf float64) (est stats
 		return est, 0, 0, false
 	}
 	var res normalize.MixResult
-	if j.paired {
+	switch {
+	case j.paired && logScale:
+		res, err = normalize.StandardizeLogPaired(xc, xb, w, conf)
+	case j.paired:
 		res, err = normalize.StandardizePaired(xc, xb, w, conf)
-	} else {
+	case logScale:
+		res, err = normalize.StandardizeLog(xc, xb, w, conf)
+	default:
 		res, err = normalize.Standardize(xc, xb, w, conf)
 	}
 	if err != nil || math.IsNaN(res.Adjusted.Point) {

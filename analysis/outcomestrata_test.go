@@ -279,3 +279,40 @@ gates:
 		}
 	}
 }
+
+// TestMatchedLoadStandardizedWidth: goodput at matched load, standardized
+// to a mix, takes on the request path at least the half-width of the
+// standardized comparison's per-stratum variance; the aggregate took only
+// the reweighted counts' and the as-counted comparison's, and on a canary
+// whose decode slows through the run (`bs-tpot-leak`, seed 2; prefix-cache
+// strata) read goodput_per_replica −40.1% [−55.7%, −19.1%] and FAILED where
+// the request path's [−59.2%, −12.2%] left it to the Holm step
+// (INCONCLUSIVE): less cautious than the requests it came from. It now
+// takes that width too.
+func TestMatchedLoadStandardizedWidth(t *testing.T) {
+	p, err := policies.Parse("matched.yaml", []byte(`name: matched
+slo: {ttft: 5s, tpot: 80ms, e2e: 5s, max_itl: 1s}
+window: {warmup: 60s, bucket: 30s}
+normalize: {mix: none, cache: stratify, load: matched, prompt_bands: all}
+gates:
+  - {metric: error_rate, margin: 0.5pp, guardrail: true}
+  - {metric: output_tokens_mean, margin: 5%, direction: two_sided}
+  - {metric: goodput_per_replica, margin: 2%}
+  - {metric: canceled_share, margin: 0.5pp, guardrail: true}
+confidence: 0.9
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, c := simArms(t, "bs-tpot-leak", 2)
+	exact, agg := judgedBothWays(t, b, c, Config{Policy: p, Resamples: 50, Seed: 1})
+	me, _ := metricNamed(exact, "goodput_per_replica")
+	ma, _ := metricNamed(agg, "goodput_per_replica")
+	if ma.Interval[0] > me.Interval[0]+1e-3 || ma.Interval[1] < me.Interval[1]-1e-3 {
+		t.Errorf("aggregate [%+.2f%%, %+.2f%%] narrower than the request path's [%+.2f%%, %+.2f%%]",
+			100*float64(ma.Interval[0]), 100*float64(ma.Interval[1]), 100*float64(me.Interval[0]), 100*float64(me.Interval[1]))
+	}
+	if agg.Verdict == Fail && exact.Verdict != Fail {
+		t.Errorf("aggregate FAIL where the request path is %s", exact.Verdict)
+	}
+}
