@@ -1128,7 +1128,7 @@ func (j *aggJudgement) evalGate(idx int, g policies.Gate, conf float64) gateEval
 			// the wider
 			pess, opt = j.rawWidth(pess, metric, false, conf), j.rawWidth(opt, metric, true, conf)
 			if s, _, _, ok := j.standardizedCount(metric, true, conf); ok {
-				pess, opt = atLeastHalfOf(pess, s), atLeastHalfOf(opt, s)
+				pess, opt = atLeastHalfOf(pess, s, "+standardized-width"), atLeastHalfOf(opt, s, "+standardized-width")
 			}
 		}
 	} else if g.Metric == "token_goodput" {
@@ -1212,14 +1212,9 @@ func (j *aggJudgement) evalGate(idx int, g policies.Gate, conf float64) gateEval
 	return e
 }
 
-// rawWidth widens a mix-reweighted matched-load estimate (canary at the
-// upper end of its good counts when favourable) to at least the half-width,
-// around its own point, of the same comparison with the canary as counted
-// (cRaw), floored by Newcombe on the counted good requests per offered
-// request: the request path takes the larger half-width of the two.
 // atLeastHalfOf widens e's interval to at least s's half-width on each
-// side of e's point.
-func atLeastHalfOf(e, s stats.Estimate) stats.Estimate {
+// side of e's point, its method gaining suffix when it does.
+func atLeastHalfOf(e, s stats.Estimate, suffix string) stats.Estimate {
 	half := (s.CI.Hi - s.CI.Lo) / 2
 	if !(half > 0) || math.IsNaN(e.Point) {
 		return e
@@ -1227,11 +1222,16 @@ func atLeastHalfOf(e, s stats.Estimate) stats.Estimate {
 	if lo, hi := e.Point-half, e.Point+half; lo < e.CI.Lo || hi > e.CI.Hi {
 		e.CI = stats.Interval{Lo: math.Min(e.CI.Lo, lo), Hi: math.Max(e.CI.Hi, hi)}
 		e.SE = math.Max(nanTo0(e.SE), nanTo0(s.SE))
-		e.Method += "+standardized-width"
+		e.Method += suffix
 	}
 	return e
 }
 
+// rawWidth widens a mix-reweighted matched-load estimate (canary at the
+// upper end of its good counts when favourable) to at least the half-width,
+// around its own point, of the same comparison with the canary as counted
+// (cRaw), floored by Newcombe on the counted good requests per offered
+// request: the request path takes the larger half-width of the two.
 func (j *aggJudgement) rawWidth(e stats.Estimate, metric string, favourable bool, conf float64) stats.Estimate {
 	rc, _ := j.cRaw.ratioAt(metric, favourable)
 	rb, _ := j.b.ratioAt(metric, !favourable)
@@ -1243,16 +1243,7 @@ func (j *aggJudgement) rawWidth(e stats.Estimate, metric string, favourable bool
 		floor = tokenRatioFloor
 	}
 	raw = floor(raw, sum(gc.Num), sum(gc.Den), sum(gb.Num), sum(gb.Den), conf)
-	half := (raw.CI.Hi - raw.CI.Lo) / 2
-	if !(half > 0) || math.IsNaN(e.Point) {
-		return e
-	}
-	if lo, hi := e.Point-half, e.Point+half; lo < e.CI.Lo || hi > e.CI.Hi {
-		e.CI = stats.Interval{Lo: math.Min(e.CI.Lo, lo), Hi: math.Max(e.CI.Hi, hi)}
-		e.SE = math.Max(nanTo0(e.SE), nanTo0(raw.SE))
-		e.Method += "+counted-width"
-	}
-	return e
+	return atLeastHalfOf(e, raw, "+counted-width")
 }
 
 // decideBounds decides a gate whose good counts are only bounded by

@@ -1197,7 +1197,12 @@ func ratioFloor(est stats.Estimate, kx, nx, ky, ny, conf float64) stats.Estimate
 	}
 	py := ky / ny
 	nc := stats.NewcombeDiff(kx, nx, ky, ny, conf)
-	lo, hi := math.Log1p(math.Max(nc.Lo/py, -0.999999)), math.Log1p(nc.Hi/py)
+	return newcombeFloor(est, math.Log1p(math.Max(nc.Lo/py, -0.999999)), math.Log1p(nc.Hi/py), conf)
+}
+
+// newcombeFloor widens est's interval to cover [lo, hi] (log scale), its
+// standard error then read from the widened interval at confidence conf.
+func newcombeFloor(est stats.Estimate, lo, hi, conf float64) stats.Estimate {
 	if lo < est.CI.Lo || hi > est.CI.Hi {
 		est.CI = stats.Interval{Lo: math.Min(lo, est.CI.Lo), Hi: math.Max(hi, est.CI.Hi)}
 		z := distuv.UnitNormal.Quantile(0.5 + conf/2)
@@ -1225,13 +1230,7 @@ func tokenRatioFloor(est stats.Estimate, kx, nx, ky, ny, conf float64) stats.Est
 	nc := stats.NewcombeDiff(kx, nx, ky, ny, conf)
 	lo := est.Point + math.Log1p(math.Max(nc.Lo/py, -0.999999)) - p0
 	hi := est.Point + math.Log1p(nc.Hi/py) - p0
-	if lo < est.CI.Lo || hi > est.CI.Hi {
-		est.CI = stats.Interval{Lo: math.Min(lo, est.CI.Lo), Hi: math.Max(hi, est.CI.Hi)}
-		z := distuv.UnitNormal.Quantile(0.5 + conf/2)
-		est.SE = math.Max(nanTo0(est.SE), (est.CI.Hi-est.CI.Lo)/(2*z))
-		est.Method += "+newcombe-floor"
-	}
-	return est
+	return newcombeFloor(est, lo, hi, conf)
 }
 
 // ColdStartMargin is the loose margin of the warmup_completed guardrail:

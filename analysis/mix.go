@@ -1036,8 +1036,18 @@ func requestOutputTokens(a *armData, i int) float64 {
 	return 0
 }
 
-// mixTotals reports each arm's share per stratum for the report.
+// shares reports each arm's share per stratum for the report.
 func (plan *mixPlan) shares(stratum []int32) []float64 {
+	out, n := plan.counts(stratum)
+	for i := range out {
+		out[i] /= math.Max(n, 1)
+	}
+	return out
+}
+
+// counts returns an arm's analysed requests per stratum (stratum: each
+// request's, −1 when not analysed) and their total.
+func (plan *mixPlan) counts(stratum []int32) ([]float64, float64) {
 	out := make([]float64, len(plan.names))
 	n := 0.0
 	for _, s := range stratum {
@@ -1046,10 +1056,7 @@ func (plan *mixPlan) shares(stratum []int32) []float64 {
 			n++
 		}
 	}
-	for i := range out {
-		out[i] /= math.Max(n, 1)
-	}
-	return out
+	return out, n
 }
 
 // mixReweighted returns rb and rc (the arms' per-bucket ratios over their
@@ -1070,14 +1077,7 @@ func (j *judgement) mixReweighted(num func(a *armData, i int) float64, rb, rc st
 		return rb, rc, err
 	}
 	arm := func(a *armData, stratum []int32, r stats.Ratio, kept []bucket) stats.Ratio {
-		n := make([]float64, len(plan.names))
-		total := 0.0
-		for _, s := range stratum {
-			if s >= 0 {
-				n[s]++
-				total++
-			}
-		}
+		n, total := plan.counts(stratum)
 		aw := normalize.ArmWeights(w, plan.own, n)
 		out := stats.Ratio{Num: make([]float64, len(r.Num)), Den: r.Den}
 		for i, s := range stratum {
