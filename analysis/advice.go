@@ -63,11 +63,10 @@ func benchFormat(b, c *armData) string {
 func moreDataAdvice(format string, n float64, md *MoreData, m Metric) string {
 	k := float64(md.Factor)
 	mins := float64(md.Minutes)
-	f := format
 	perArm := math.Ceil(k * n)
 	var useful bool
 	switch {
-	case f != "":
+	case format != "":
 		useful = perArm <= MaxUsefulPrompts
 	case !math.IsNaN(mins):
 		useful = mins <= MaxUsefulMinutes
@@ -77,10 +76,10 @@ func moreDataAdvice(format string, n float64, md *MoreData, m Metric) string {
 	if !useful {
 		return "more data will not decide this: " + notDecidable(m, k)
 	}
-	if f != "" {
+	if format != "" {
 		more := perArm - n
 		s := fmt.Sprintf("about %s more prompts per arm (%s× the data) would decide the %s margin", fmtCount(more), fmtFactor(k), fmtMargin(m))
-		if flag := promptFlags()[f]; flag != "" {
+		if flag := promptFlags()[format]; flag != "" {
 			return s + fmt.Sprintf(": rerun both with `%s %.0f`", flag, perArm)
 		}
 		return s + ": lengthen the stages of both runs"

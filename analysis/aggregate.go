@@ -636,27 +636,23 @@ func (j *aggJudgement) report() *Report {
 	r.Normalization.Steps = append(r.Normalization.Steps, j.normSteps()...)
 	r.Normalization.Steps = append(r.Normalization.Steps, outageStep(p, j.outages)...)
 	// the diagnostics and the class table read the arms and nothing the
-	// gates write: they are computed beside the gates (the short-output
-	// rows and the class table on forks), the diagnostics' warnings added
-	// after the gates' (their order when computed one after the other)
+	// gates write: they are computed beside the gates (the class table on
+	// a fork, for its class memo), the diagnostics' warnings added after
+	// the gates' (their order when computed one after the other)
 	var (
 		diags      []Diagnostic
 		diagsWarns []string
 		classes    []ClassRow
 		wg         sync.WaitGroup
 	)
-	dj, cj := j.fork(), j.fork()
-	wg.Go(func() {
-		diags, diagsWarns = binnedDiagnostics(j.b, j.cRaw)
-		diags = append(diags, dj.shortOutputs(1-2*p.Alpha())...)
-	})
+	cj := j.fork()
+	wg.Go(func() { diags, diagsWarns = binnedDiagnostics(j.b, j.cRaw) })
 	wg.Go(func() { classes = aggClasses(j.b, j.c, cj.classOf) })
 	r.Metrics = j.gates()
 	naiveInMixStep(r)
 	wg.Wait()
-	r.Diagnostics = diags
+	r.Diagnostics = append(diags, j.shortOutputs(1-2*p.Alpha())...)
 	j.warns = append(j.warns, diagsWarns...)
-	j.join(dj)
 	r.Series = aggSeries(j.b, j.cRaw)
 	r.Classes = classes
 	r.Distributions = aggDistributions(j.b, j.cRaw)
@@ -1113,10 +1109,7 @@ func (j *aggJudgement) evalGate(idx int, g policies.Gate, conf float64) gateEval
 		bb, _ := j.b.ratioAt("slo_attainment", true)
 		cb, _ := ca.ratioAt("slo_attainment", true)
 		bw, _ := j.b.ratioAt("slo_attainment", false)
-		floor := ratioFloor
-		if metric == matchedTokens {
-			floor = tokenRatioFloor
-		}
+		floor := matchedFloor(metric == matchedTokens)
 		pess = floor(pess, sum(cw.Num), sum(cw.Den), sum(bb.Num), sum(bb.Den), conf)
 		opt = floor(opt, sum(cb.Num), sum(cb.Den), sum(bw.Num), sum(bw.Den), conf)
 		if j.cRaw != j.c {
@@ -1238,11 +1231,7 @@ func (j *aggJudgement) rawWidth(e stats.Estimate, metric string, favourable bool
 	raw := stats.LogRatioOfRatios(rc, rb, conf)
 	gc, _ := j.cRaw.ratioAt("slo_attainment", favourable)
 	gb, _ := j.b.ratioAt("slo_attainment", !favourable)
-	floor := ratioFloor
-	if metric == matchedTokens {
-		floor = tokenRatioFloor
-	}
-	raw = floor(raw, sum(gc.Num), sum(gc.Den), sum(gb.Num), sum(gb.Den), conf)
+	raw = matchedFloor(metric == matchedTokens)(raw, sum(gc.Num), sum(gc.Den), sum(gb.Num), sum(gb.Den), conf)
 	return atLeastHalfOf(e, raw, "+counted-width")
 }
 

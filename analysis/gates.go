@@ -1150,12 +1150,18 @@ func (j *judgement) matchedLoad(rb, rc stats.Ratio, kb, kc []bucket, tokens bool
 	est := stats.LogRatioOfRatios(perOffered(rc, kc), perOffered(rb, kb), conf)
 	est.Method += "-matched-load"
 	tb, tc := j.b.totals(), j.c.totals()
-	if tokens {
-		est = tokenRatioFloor(est, tc.good, tc.offered, tb.good, tb.offered, conf)
-	} else {
-		est = ratioFloor(est, tc.good, tc.offered, tb.good, tb.offered, conf)
-	}
+	est = matchedFloor(tokens)(est, tc.good, tc.offered, tb.good, tb.offered, conf)
 	return est, loadB / loadC
+}
+
+// matchedFloor is the count floor of a goodput ratio at matched offered
+// load: ratioFloor when the ratio is the good requests' own, tokenRatioFloor
+// when tokens (good requests' output tokens per offered request).
+func matchedFloor(tokens bool) func(est stats.Estimate, kx, nx, ky, ny, conf float64) stats.Estimate {
+	if tokens {
+		return tokenRatioFloor
+	}
+	return ratioFloor
 }
 
 // perRequestNum gives the per-request numerator of a count gate, for
