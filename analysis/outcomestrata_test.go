@@ -146,16 +146,12 @@ func TestStrataNotMadeByOutcomes(t *testing.T) {
 // paths.
 func TestOutputClassesMakeNoStrata(t *testing.T) {
 	pol := func(classes string) *policies.Policy {
-		p, err := policies.Parse("outcome.yaml", []byte(`name: outcome
+		return streamPolicy(t, `name: outcome
 slo: {ttft: 1s, tpot: 80ms}
 `+classes+`normalize: {mix: baseline}
 gates:
   - {metric: slo_attainment, margin: 1pp}
-`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
+`)
 	}
 	withClass := pol("classes:\n  - name: long_answer\n    when: {output_tokens: {min: 400}}\n    slo: {tpot: 90ms}\n")
 	without := pol("")
@@ -206,17 +202,14 @@ gates:
 // arm's good requests by stratum, its offered total kept, and agree; and
 // token_goodput and goodput_per_replica with them.
 func TestGoodputStandardizedBothPaths(t *testing.T) {
-	p, err := policies.Parse("goodput.yaml", []byte(`name: goodput
+	p := streamPolicy(t, `name: goodput
 slo: {e2e: 5s, max_itl: 100ms}
 normalize: {mix: baseline, cache: none, load: none}
 gates:
   - {metric: goodput, margin: 3%}
   - {metric: token_goodput, margin: 3%}
   - {metric: goodput_per_replica, margin: 3%}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	b, c := simArms(t, "masked-regression", 2)
 	exact, agg := judgedBothWays(t, b, c, Config{Policy: p, Resamples: 100, Seed: 1})
 	for _, name := range []string{"goodput", "token_goodput", "goodput_per_replica"} {
@@ -252,15 +245,12 @@ gates:
 // around the estimate: FAIL on both paths, and identical arms as before.
 func TestTokenGoodputMatchedFloor(t *testing.T) {
 	for _, mix := range []string{"baseline", "none"} {
-		p, err := policies.Parse("tokens.yaml", []byte(`name: tokens
+		p := streamPolicy(t, `name: tokens
 slo: {ttft: 1s, tpot: 80ms}
 normalize: {mix: `+mix+`, cache: none, load: matched}
 gates:
   - {metric: token_goodput, margin: 3%}
-`))
-		if err != nil {
-			t.Fatal(err)
-		}
+`)
 		b, c := simArms(t, "bs-half-outputs", 2)
 		exact, agg := judgedBothWays(t, b, c, Config{Policy: p, Resamples: 100, Seed: 1})
 		for path, r := range map[string]*Report{"request path": exact, "aggregate": agg} {
@@ -290,7 +280,7 @@ gates:
 // (INCONCLUSIVE): less cautious than the requests it came from. It now
 // takes that width too.
 func TestMatchedLoadStandardizedWidth(t *testing.T) {
-	p, err := policies.Parse("matched.yaml", []byte(`name: matched
+	p := streamPolicy(t, `name: matched
 slo: {ttft: 5s, tpot: 80ms, e2e: 5s, max_itl: 1s}
 window: {warmup: 60s, bucket: 30s}
 normalize: {mix: none, cache: stratify, load: matched, prompt_bands: all}
@@ -300,10 +290,7 @@ gates:
   - {metric: goodput_per_replica, margin: 2%}
   - {metric: canceled_share, margin: 0.5pp, guardrail: true}
 confidence: 0.9
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	b, c := simArms(t, "bs-tpot-leak", 2)
 	exact, agg := judgedBothWays(t, b, c, Config{Policy: p, Resamples: 50, Seed: 1})
 	me, _ := metricNamed(exact, "goodput_per_replica")

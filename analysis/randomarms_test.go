@@ -125,6 +125,20 @@ func randomArmLog(rng *rand.Rand, arm string) []byte {
 	return buf.Bytes()
 }
 
+// seedRange is how many seeded cases a random test runs and its first
+// seed: def from 0, or as the environment's name (a count above 0) and
+// name_FROM (the first seed) say.
+func seedRange(name string, def int) (n, from int) {
+	n = def
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		n = v
+	}
+	if v, err := strconv.Atoi(os.Getenv(name + "_FROM")); err == nil {
+		from = v
+	}
+	return n, from
+}
+
 // TestRandomArms judges seeded random pairs of request logs (randomArmLog)
 // under each built-in policy, exactly and from their streaming aggregates:
 // neither path may panic, and what either refuses is a DataError naming
@@ -134,13 +148,7 @@ func randomArmLog(rng *rand.Rand, arm string) []byte {
 // default; GOODPUT_RANDOM_ARMS=N judges N (GOODPUT_RANDOM_ARMS_FROM: the
 // first seed), and -v prints how each path ended.
 func TestRandomArms(t *testing.T) {
-	n, from := 300, 0
-	if v, err := strconv.Atoi(os.Getenv("GOODPUT_RANDOM_ARMS")); err == nil && v > 0 {
-		n = v
-	}
-	if v, err := strconv.Atoi(os.Getenv("GOODPUT_RANDOM_ARMS_FROM")); err == nil {
-		from = v
-	}
+	n, from := seedRange("GOODPUT_RANDOM_ARMS", 300)
 	var pols []*policies.Policy
 	for _, name := range policies.Names() {
 		p, err := policies.Builtin(name)

@@ -5,11 +5,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime/debug"
-	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/goodput-dev/goodput/policies"
 )
 
 // randomPolicy writes a policy as a user might: one to four SLO criteria,
@@ -78,21 +75,16 @@ func randomPolicy(rng *rand.Rand) string {
 // may panic, and, standardized to the same mix (the aggregate takes the
 // baseline's whatever normalize.mix names), the aggregate may be more
 // cautious than the request path but never less: it passes only what the
-// request path passes and fails only what it fails. It found a goodput gate compared raw on the request
-// path (a masked regression PASSED there and FAILED from the aggregate)
+// request path passes and fails only what it fails. It found a goodput
+// gate compared raw on the request path (a masked regression PASSED there
+// and FAILED from the aggregate)
 // and token goodput at matched load stretched toward the good requests'
 // own ratio (answers cut in half inconclusive). 20 policies on three
 // scenarios by default; GOODPUT_RANDOM_POLICIES=N judges N,
 // GOODPUT_RANDOM_POLICIES_FROM the first seed, GOODPUT_RANDOM_POLICIES_SCENARIOS
 // names the simulator scenarios (comma-separated).
 func TestRandomPolicies(t *testing.T) {
-	n, from := 20, 0
-	if v, err := strconv.Atoi(os.Getenv("GOODPUT_RANDOM_POLICIES")); err == nil && v > 0 {
-		n = v
-	}
-	if v, err := strconv.Atoi(os.Getenv("GOODPUT_RANDOM_POLICIES_FROM")); err == nil {
-		from = v
-	}
+	n, from := seedRange("GOODPUT_RANDOM_POLICIES", 20)
 	scenarios := []string{"masked-regression", "bs-half-outputs", "aa-quiet-30m"}
 	if s := os.Getenv("GOODPUT_RANDOM_POLICIES_SCENARIOS"); s != "" {
 		scenarios = strings.Split(s, ",")
@@ -102,10 +94,7 @@ func TestRandomPolicies(t *testing.T) {
 		b, c := simArms(t, sc, 2)
 		for i := from; i < from+n; i++ {
 			y := randomPolicy(rand.New(rand.NewPCG(uint64(i), 11)))
-			p, err := policies.Parse("random.yaml", []byte(y))
-			if err != nil {
-				t.Fatalf("policy %d does not parse: %v\n%s", i, err, y)
-			}
+			p := streamPolicy(t, y)
 			cfg := Config{Policy: p, Resamples: 50, Seed: 1}
 			func() {
 				defer func() {
