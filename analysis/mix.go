@@ -1169,26 +1169,42 @@ func mixText(r normalize.MixResult) string {
 // hit rate (normalize.CUPED on bucket attainment; normalize.cache: adjust,
 // or auto when bands are too thin to stratify). The comparison becomes one
 // of mean bucket attainment, adjusted; the caller keeps the unadjusted one
-// as the naive figure.
+// as the naive figure. Arms paired in time are laid on their common grid
+// and compared by normalize.PairedCUPED, as the unadjusted comparison is
+// paired: on each arm's own buckets the traffic wave both arms share
+// would be counted twice in the interval.
 func (j *judgement) cuped(conf float64) (normalize.CUPEDResult, error) {
+	from, nb := 0, 0
+	if j.paired {
+		from, nb = j.grid()
+	}
 	cov := func(a *armData) normalize.Covariate {
-		kept := a.kept()
-		c := normalize.Covariate{Outcome: make([]float64, len(kept)), Covariate: make([]float64, len(kept))}
-		cached, prompt := make([]float64, len(kept)), make([]float64, len(kept))
+		lo, n := a.firstKept, len(a.buckets)-a.firstKept
+		if j.paired {
+			lo, n = from, nb
+		}
+		c := normalize.Covariate{Outcome: make([]float64, n), Covariate: make([]float64, n)}
+		cached, prompt := make([]float64, n), make([]float64, n)
 		for i := range a.ds.Requests {
-			t := int(a.bidx[i]) - a.firstKept
+			t := int(a.bidx[i]) - lo
 			r := &a.ds.Requests[i]
-			if t < 0 || r.CachedTokens < 0 || r.PromptTokens <= 0 {
+			if int(a.bidx[i]) < a.firstKept || t < 0 || t >= n || r.CachedTokens < 0 || r.PromptTokens <= 0 {
 				continue
 			}
 			cached[t] += float64(r.CachedTokens)
 			prompt[t] += float64(r.PromptTokens)
 		}
-		for t := range kept {
-			c.Outcome[t] = kept[t].good / kept[t].offered
-			c.Covariate[t] = cached[t] / prompt[t]
+		for t := range n {
+			c.Outcome[t], c.Covariate[t] = math.NaN(), math.NaN()
+			if i := lo + t; i >= a.firstKept && i < len(a.buckets) {
+				c.Outcome[t] = a.buckets[i].good / a.buckets[i].offered
+				c.Covariate[t] = cached[t] / prompt[t]
+			}
 		}
 		return c
+	}
+	if j.paired {
+		return normalize.PairedCUPED(cov(j.c), cov(j.b), conf)
 	}
 	return normalize.CUPED(cov(j.c), cov(j.b), conf)
 }

@@ -114,6 +114,26 @@ type CUPEDResult struct {
 // Errors: mismatched lengths, fewer than two usable buckets in an arm, or a
 // covariate with no variation within arms (θ undefined).
 func CUPED(canary, baseline Covariate, conf float64) (CUPEDResult, error) {
+	return cuped(canary, baseline, conf, false)
+}
+
+// PairedCUPED is CUPED for arms that ran at the same time on one bucket
+// grid (canary and baseline of equal length, bucket t of both covering
+// the same seconds; a bucket an arm has no data in holds NaN): θ and the
+// adjusted series are as CUPED's, and the intervals are the paired ones
+// of stats.PairedDiffOfRatios on the per-bucket differences, a bucket
+// either arm lacks weighing 0 in that arm. Arms that share a traffic
+// wave then no longer carry it in both variances, as the unadjusted
+// paired comparison does not (Methods "bucket-mean-" and "cuped-"
+// before the paired method's name, e.g. "cuped-paired-delta-lagwindow").
+func PairedCUPED(canary, baseline Covariate, conf float64) (CUPEDResult, error) {
+	if len(canary.Outcome) != len(baseline.Outcome) {
+		return CUPEDResult{}, fmt.Errorf("CUPED: paired arms need one grid: canary %d buckets, baseline %d", len(canary.Outcome), len(baseline.Outcome))
+	}
+	return cuped(canary, baseline, conf, true)
+}
+
+func cuped(canary, baseline Covariate, conf float64, paired bool) (CUPEDResult, error) {
 	var res CUPEDResult
 	xs, xy, err := pairs(canary, "canary")
 	if err != nil {
@@ -152,12 +172,34 @@ func CUPED(canary, baseline Covariate, conf float64) (CUPEDResult, error) {
 	ax, ay := adj(xs, xy), adj(ys, yy)
 	res.Canary = CUPEDArm{Buckets: len(xs), Mean: mxY, AdjustedMean: meanOf(ax), CovariateMean: mxX, Var: sampleVar(xs), AdjustedVar: sampleVar(ax)}
 	res.Baseline = CUPEDArm{Buckets: len(ys), Mean: myY, AdjustedMean: meanOf(ay), CovariateMean: myX, Var: sampleVar(ys), AdjustedVar: sampleVar(ay)}
-	res.Unadjusted = stats.DiffOfRatios(meanRatio(xs), meanRatio(ys), conf)
-	res.Unadjusted.Method = "bucket-mean-batchmeans"
-	res.Adjusted = stats.DiffOfRatios(meanRatio(ax), meanRatio(ay), conf)
-	res.Adjusted.Method = "cuped-batchmeans"
+	if paired {
+		res.Unadjusted = stats.PairedDiffOfRatios(gridRatio(canary, 0, 0), gridRatio(baseline, 0, 0), conf)
+		res.Unadjusted.Method = "bucket-mean-" + res.Unadjusted.Method
+		res.Adjusted = stats.PairedDiffOfRatios(gridRatio(canary, theta, res.CovariateMean), gridRatio(baseline, theta, res.CovariateMean), conf)
+		res.Adjusted.Method = "cuped-" + res.Adjusted.Method
+	} else {
+		res.Unadjusted = stats.DiffOfRatios(meanRatio(xs), meanRatio(ys), conf)
+		res.Unadjusted.Method = "bucket-mean-batchmeans"
+		res.Adjusted = stats.DiffOfRatios(meanRatio(ax), meanRatio(ay), conf)
+		res.Adjusted.Method = "cuped-batchmeans"
+	}
 	res.VarianceReduction = 1 - (res.Adjusted.SE*res.Adjusted.SE)/(res.Unadjusted.SE*res.Unadjusted.SE)
 	return res, nil
+}
+
+// gridRatio is an arm's adjusted outcome Y_t − θ·(X_t − X̄) per bucket of
+// its grid as the ratio ΣY/Σ1, a bucket without both values finite
+// holding 0/0.
+func gridRatio(c Covariate, theta, mean float64) stats.Ratio {
+	r := stats.Ratio{Num: make([]float64, len(c.Outcome)), Den: make([]float64, len(c.Outcome))}
+	for i, o := range c.Outcome {
+		v := c.Covariate[i]
+		if math.IsNaN(o) || math.IsNaN(v) || math.IsInf(o, 0) || math.IsInf(v, 0) {
+			continue
+		}
+		r.Num[i], r.Den[i] = o-theta*(v-mean), 1
+	}
+	return r
 }
 
 // pairs returns the buckets of c where both values are finite.
