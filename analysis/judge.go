@@ -578,8 +578,8 @@ func (j *judgement) replicaEvents() string {
 }
 
 // armReplicaEvents finds an arm's replicas that were lost, silent for a
-// while or joined late, from their arrivals per bucket (nil without
-// replica labels).
+// while or joined late, from the requests they admitted per bucket (nil
+// without replica labels).
 func armReplicaEvents(a *armData) []normalize.ReplicaEvent {
 	if !a.replicasKnown || a.pseudo {
 		return nil
@@ -591,11 +591,13 @@ func armReplicaEvents(a *armData) []normalize.ReplicaEvent {
 	// first slice
 	k0, n := a.replicaGrid()
 	for i := range a.ds.Requests {
-		// every arrival counts here, a replica's own warm-up included:
-		// it was serving
+		// every request the replica admitted counts here, a replica's
+		// own warm-up included: it was serving; one it rejected it never
+		// served (sources.Status.Admitted), as the aggregate's replica
+		// tracks count what each replica finished
 		r := &a.ds.Requests[i]
 		bi := min(int(math.Floor(r.Time/a.bucketSecs)-k0), n-1)
-		if r.Replica == "" || bi < 0 {
+		if r.Replica == "" || bi < 0 || !r.Status.Admitted() {
 			continue
 		}
 		k, ok := idx[r.Replica]

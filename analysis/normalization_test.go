@@ -403,6 +403,41 @@ func TestCanaryReplicaLoss(t *testing.T) {
 	}
 }
 
+// TestRejectingReplicaIsLost: a canary replica that only rejects after
+// mid-run (a crash-looping pod behind a gateway that answers 503 for it)
+// serves nothing: both paths call it lost. The request path counted
+// every record a replica's name was on as served, the aggregate only
+// what it finished, so a rejection at the window's end kept the request
+// path from a loss the aggregate failed.
+func TestRejectingReplicaIsLost(t *testing.T) {
+	b, c := simArms(t, "aa-quiet-30m", 1)
+	t0, t1 := c.Requests[0].Time, c.Requests[len(c.Requests)-1].Time
+	n := 0
+	for i := range c.Requests {
+		if r := &c.Requests[i]; r.Replica == "canary-1" && r.Time > t0+(t1-t0)/2 {
+			r.Status, r.TTFT, r.TPOT, r.E2E, r.OutputTokens = sources.StatusRejected, math.NaN(), math.NaN(), math.NaN(), -1
+			n++
+		}
+	}
+	if n < 100 {
+		t.Fatalf("%d records of canary-1 rejected", n)
+	}
+	p := chat(t)
+	for _, path := range []struct {
+		name string
+		b, c *sources.Dataset
+	}{{"requests", b, c}, {"aggregate", aggregated(t, b, p), aggregated(t, c, p)}} {
+		r, err := Judge(path.b, path.c, Config{Policy: p, Resamples: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := metric(t, r, "canary_replica_loss")
+		if m.Verdict != Fail || !strings.Contains(m.Reason, `replica "canary-1" stopped serving`) {
+			t.Errorf("%s: canary_replica_loss %s: %s", path.name, m.Verdict, m.Reason)
+		}
+	}
+}
+
 // TestReplicaLossEval: the canary_replica_loss decision on outages of given
 // kind and length: lost for good or out for ≥ OutageFailSecs fails, a
 // shorter outage is inconclusive, an outage the baseline shows at an

@@ -1089,7 +1089,11 @@ func (a *armData) replicaWarmups() error {
 			names = append(names, r.Replica)
 		}
 		x.first = min(x.first, bi)
-		x.arrives[bi]++
+		if r.Status.Admitted() {
+			// a request it rejected it never served, as the aggregate's
+			// tracks count what a replica finished
+			x.arrives[bi]++
+		}
 		if r.Status == sources.StatusOK && sources.Known(r.TTFT) {
 			x.ttft[bi] = append(x.ttft[bi], r.TTFT)
 		}

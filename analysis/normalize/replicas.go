@@ -76,7 +76,15 @@ type LossOptions struct {
 //     lost for a quiet stretch), and
 //   - the other replicas together kept receiving at least half their
 //     average arrivals per bucket during the run (when every replica is
-//     silent the load stopped, not a replica).
+//     silent the load stopped, not a replica), and
+//   - for a silence running to the window's end, it is unlikely for the
+//     replica's own arrivals placed anywhere in its time in the window:
+//     its N arrivals fall in the first S−L of its S buckets from its
+//     first, which, were they spread evenly over the S (a constant rate,
+//     whatever it is), has chance (1 − L/S)^N < 0.001/b. A rate read off
+//     the replica's own arrivals alone is read off the buckets before the
+//     silence: one request in one bucket reads as one a bucket, its lower
+//     bound 0.05, and 250 quiet buckets of a long run called it lost.
 //
 // A silence running to the end of the window is "lost"; one followed by
 // arrivals is a "gap". A replica whose first arrival comes after such a
@@ -194,6 +202,9 @@ func ReplicaLoss(reps []ReplicaActivity, opt LossOptions) []ReplicaEvent {
 			}
 			kind := EventGap
 			what := fmt.Sprintf("served nothing from %gs to %gs (%d buckets) and then resumed", float64(from)*opt.BucketSecs, float64(to)*opt.BucketSecs, to-from)
+			if to == b && total*math.Log1p(-float64(to-from)/float64(b-first)) >= math.Log(silenceAlpha/float64(b)) {
+				continue // as likely as not for so few arrivals spread over its time
+			}
 			if to == b {
 				kind = EventLost
 				what = fmt.Sprintf("served nothing from %gs to the end of the window at %gs (%d buckets)", float64(from)*opt.BucketSecs, float64(to)*opt.BucketSecs, to-from)

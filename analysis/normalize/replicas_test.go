@@ -254,3 +254,27 @@ func TestReplicaLossHandover(t *testing.T) {
 		t.Errorf("a name seen once: events %+v, want none", ev)
 	}
 }
+
+// TestLossOfAFewRequests: a replica whose arrivals are a request or two at
+// the start of a long run, silent after while its peers serve, is not
+// lost: spread evenly over its time in the window a request or two land
+// in its first bucket often enough (1/300 for one). Its rate read off that
+// bucket alone (one a bucket, lower bound 0.05) called 250 quiet buckets a
+// loss. Three requests in the first bucket and nothing after is one.
+func TestLossOfAFewRequests(t *testing.T) {
+	for _, c := range []struct {
+		first float64
+		want  int
+	}{{1, 0}, {2, 0}, {3, 1}} {
+		peer := ReplicaActivity{Name: "a", Requests: make([]float64, 300)}
+		for k := range peer.Requests {
+			peer.Requests[k] = 8
+		}
+		few := ReplicaActivity{Name: "b", Requests: make([]float64, 300)}
+		few.Requests[0] = c.first
+		ev := ReplicaLoss([]ReplicaActivity{peer, few}, LossOptions{BucketSecs: 10})
+		if len(ev) != c.want || c.want == 1 && (ev[0].Kind != EventLost || ev[0].Replica != "b" || ev[0].From != 1) {
+			t.Errorf("%g requests in the first bucket: events %+v, want %d loss", c.first, ev, c.want)
+		}
+	}
+}
