@@ -7,6 +7,8 @@ import (
 	"runtime/debug"
 	"strings"
 	"testing"
+
+	"github.com/goodput-dev/goodput/sources"
 )
 
 // randomPolicy writes a policy as a user might: one to four SLO criteria,
@@ -82,16 +84,18 @@ func randomPolicy(rng *rand.Rand) string {
 // own ratio (answers cut in half inconclusive). 20 policies on three
 // scenarios by default; GOODPUT_RANDOM_POLICIES=N judges N,
 // GOODPUT_RANDOM_POLICIES_FROM the first seed, GOODPUT_RANDOM_POLICIES_SCENARIOS
-// names the simulator scenarios (comma-separated).
+// names the scenarios (comma-separated): a simulator scenario, or
+// fleet:CASE for a case of the independent fleet model (fleet_test.go),
+// which found CUPED comparing arms that ran together unpaired.
 func TestRandomPolicies(t *testing.T) {
 	n, from := seedRange("GOODPUT_RANDOM_POLICIES", 20)
-	scenarios := []string{"masked-regression", "bs-half-outputs", "aa-quiet-30m"}
+	scenarios := []string{"masked-regression", "bs-half-outputs", "aa-quiet-30m", "fleet:tiny-outputs"}
 	if s := os.Getenv("GOODPUT_RANDOM_POLICIES_SCENARIOS"); s != "" {
 		scenarios = strings.Split(s, ",")
 	}
 	ended := map[string]int{}
 	for _, sc := range scenarios {
-		b, c := simArms(t, sc, 2)
+		b, c := randomPolicyArms(t, sc)
 		for i := from; i < from+n; i++ {
 			y := randomPolicy(rand.New(rand.NewPCG(uint64(i), 11)))
 			p := streamPolicy(t, y)
@@ -128,4 +132,23 @@ func TestRandomPolicies(t *testing.T) {
 		}
 	}
 	t.Logf("request path / aggregate: %v", ended)
+}
+
+// randomPolicyArms are the arms TestRandomPolicies judges: the simulator
+// scenario's (seed 2), or with the prefix fleet: the fleet model's case
+// (its second replicate).
+func randomPolicyArms(t *testing.T, sc string) (*sources.Dataset, *sources.Dataset) {
+	t.Helper()
+	name, ok := strings.CutPrefix(sc, "fleet:")
+	if !ok {
+		return simArms(t, sc, 2)
+	}
+	for _, fc := range fleetCases() {
+		if fc.name == name {
+			seed := uint64(1000*len(fc.name) + 2)
+			return fleetArms(fc.b(seed), fc.c(seed), seed)
+		}
+	}
+	t.Fatalf("no fleet case %q", name)
+	return nil, nil
 }
