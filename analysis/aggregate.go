@@ -660,6 +660,11 @@ func (j *aggJudgement) report() *Report {
 	gap, baselineMore := unverifiedGap(j.b.ds.Agg.Unverified, j.c.ds.Agg.Unverified, j.b.completedAll, j.c.completedAll)
 	heldByUnverifiedGap(r, gap, baselineMore)
 	heldByClassGap(r, classGap(p, j.b.ds.Agg.Unverified, j.c.ds.Agg.Unverified, j.b.completedAll, j.c.completedAll))
+	if j.exact() {
+		// (metrics carry no per-class SLO: every request is judged by the
+		// default)
+		heldByClassGap(r, labelClassGap(p, j.labelled(j.b), j.labelled(j.c)))
+	}
 	ab, ac := j.b.ds.Agg, j.c.ds.Agg
 	heldByQualityGap(r, qualityGap(p, ab.QualityChecked, ab.QualityFailed, ac.QualityChecked, ac.QualityFailed))
 	if j.exact() {

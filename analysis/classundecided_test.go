@@ -98,3 +98,65 @@ func TestClassGapHoldsBothPaths(t *testing.T) {
 		}
 	}
 }
+
+// TestLabelClassGapHoldsBothPaths: under a policy whose class rule reads
+// the label, a canary logged without class labels had every request
+// judged by the looser default SLO (TTFT 10 s, TPOT 500 ms) while the
+// baseline's were judged by their class's (1 s, 80 ms): on the fleet
+// model a canary 10% slower PASSED from its aggregate. Labels in one arm
+// only now hold the run on both paths, naming the field; a policy whose
+// rules read no label, or arms labelled alike, are judged as before.
+func TestLabelClassGapHoldsBothPaths(t *testing.T) {
+	lab := streamPolicy(t, `name: lab
+slo: {ttft: 10s, tpot: 500ms}
+classes:
+  - name: interactive
+    when: {label: [chat, long]}
+    slo: {ttft: 1s, tpot: 80ms}
+window: {warmup: auto, bucket: 10s}
+normalize: {mix: baseline, cache: auto, load: matched}
+gates:
+  - {metric: slo_attainment, margin: 1pp}
+  - {metric: error_rate, margin: 0.5pp, guardrail: true}
+confidence: 0.95
+`)
+	var unlabelled, regressed fleetCase
+	for _, fc := range fleetCases() {
+		switch fc.name {
+		case "canary-unlabelled":
+			unlabelled = fc
+		case "canary-unlabelled-regress-10":
+			regressed = fc
+		}
+	}
+	for _, fc := range []fleetCase{unlabelled, regressed} {
+		seed := uint64(1000*len(fc.name) + 1)
+		b, c := fleetArms(fc.b(seed), fc.c(seed), seed)
+		exact, agg := judgedBothWays(t, b, c, Config{Policy: lab, Resamples: 100, Seed: 1})
+		for path, r := range map[string]*Report{"request path": exact, "aggregate": agg} {
+			rs := strings.Join(r.Reasons, "; ")
+			if r.Verdict != Inconclusive || !strings.Contains(rs, `the baseline's records carry class labels (class) and the canary's none, and the policy's class rules ("interactive") read the label`) {
+				t.Errorf("%s, %s: %s: %s", fc.name, path, r.Verdict, rs)
+			}
+		}
+		// chat's classes read prompt lengths only: not held for labels
+		exact, agg = judgedBothWays(t, b, c, Config{Policy: chat(t), Resamples: 100, Seed: 1})
+		for path, r := range map[string]*Report{"request path": exact, "aggregate": agg} {
+			if rs := strings.Join(r.Reasons, "; "); strings.Contains(rs, "read the label") {
+				t.Errorf("%s, %s under chat: %s", fc.name, path, rs)
+			}
+		}
+	}
+	for _, c := range []struct {
+		b, c bool
+		want string
+	}{{true, true, ""}, {false, false, ""}, {true, false, "the canary's requests were judged by the SLO a request without a label gets"},
+		{false, true, "the baseline's requests were judged by the SLO a request without a label gets"}} {
+		if got := labelClassGap(lab, c.b, c.c); c.want == "" && got != "" || !strings.Contains(got, c.want) {
+			t.Errorf("labelled %v/%v: %q, want %q", c.b, c.c, got, c.want)
+		}
+	}
+	if got := labelClassGap(chat(t), true, false); got != "" {
+		t.Errorf("chat: %q", got)
+	}
+}

@@ -841,6 +841,35 @@ func classGap(p *policies.Policy, unvB, unvC map[string]int64, completedB, compl
 		f, strings.Join(rules, ", "), 100*ub/completedB, fmtCount(completedB), 100*uc/completedC, fmtCount(completedC), strings.Join(fields, " and "))
 }
 
+// labelClassGap returns why the arms were judged by different SLO rules
+// when one arm's records carry class labels and the other's none while a
+// policy class's rule reads the label: every request of the unlabelled
+// arm is judged by the SLO the other rules (or the default) give it,
+// whatever its traffic, and those of the labelled arm by their class's. A
+// class with a looser default let a 10% regression of a canary logged
+// without labels PASS from its aggregate. "" when both arms are labelled
+// alike or no rule reads the label. Both judging paths call it.
+func labelClassGap(p *policies.Policy, labelledB, labelledC bool) string {
+	if labelledB == labelledC {
+		return ""
+	}
+	var rules []string
+	for _, c := range p.Classes {
+		if len(c.When.Label) > 0 {
+			rules = append(rules, strconv.Quote(c.Name))
+		}
+	}
+	if len(rules) == 0 {
+		return ""
+	}
+	with, without := "canary", "baseline"
+	if labelledB {
+		with, without = without, with
+	}
+	return fmt.Sprintf("the %s's records carry class labels (class) and the %s's none, and the policy's class rules (%s) read the label: the %s's requests were judged by the SLO a request without a label gets, the %s's by their classes', so the arms were judged by different rules; log class for every request of both arms",
+		with, without, strings.Join(rules, ", "), without, with)
+}
+
 // heldByClassGap makes a decided run inconclusive when gap (classGap) says
 // the arms' SLO classes were decided by what their logs give: a pass or a
 // fail may be the logging's, not the change's. An inconclusive run gains
