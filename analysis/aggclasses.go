@@ -153,6 +153,20 @@ func (j *aggJudgement) labelled(a *aggArm) bool {
 	return false
 }
 
+// unlabelledCompleted counts the arm's completed requests in strata of no
+// class label (a token-length band), every bucket as the source gave it,
+// as completedAll counts them (labelClassGap).
+func (j *aggJudgement) unlabelledCompleted(a *aggArm) float64 {
+	n := 0.0
+	for i := range a.ds.Agg.Buckets {
+		bk := &a.ds.Agg.Buckets[i]
+		if isBandKey(stratumHead(j.p, bk.Class)) {
+			n += nan0(bk.Completed)
+		}
+	}
+	return n
+}
+
 // tailClass is the class a bucket's requests are gated by in the per-class
 // tail gates: the label when there is one, else the policy class (the
 // request path's classKey); the policy class when one arm alone carries

@@ -663,7 +663,7 @@ func (j *aggJudgement) report() *Report {
 	if j.exact() {
 		// (metrics carry no per-class SLO: every request is judged by the
 		// default)
-		heldByClassGap(r, labelClassGap(p, j.labelled(j.b), j.labelled(j.c)))
+		heldByClassGap(r, labelClassGap(p, j.unlabelledCompleted(j.b), j.b.completedAll, j.unlabelledCompleted(j.c), j.c.completedAll))
 	}
 	ab, ac := j.b.ds.Agg, j.c.ds.Agg
 	heldByQualityGap(r, qualityGap(p, ab.QualityChecked, ab.QualityFailed, ac.QualityChecked, ac.QualityFailed))

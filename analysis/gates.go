@@ -842,15 +842,16 @@ func classGap(p *policies.Policy, unvB, unvC map[string]int64, completedB, compl
 }
 
 // labelClassGap returns why the arms were judged by different SLO rules
-// when one arm's records carry class labels and the other's none while a
-// policy class's rule reads the label: every request of the unlabelled
-// arm is judged by the SLO the other rules (or the default) give it,
-// whatever its traffic, and those of the labelled arm by their class's. A
-// class with a looser default let a 10% regression of a canary logged
-// without labels PASS from its aggregate. "" when both arms are labelled
-// alike or no rule reads the label. Both judging paths call it.
-func labelClassGap(p *policies.Policy, labelledB, labelledC bool) string {
-	if labelledB == labelledC {
+// when a policy class's rule reads the label and the arms' completed
+// requests (completed, of which unlabelled give no class label, per arm)
+// lack it in shares that lie apart (sharesApart): a request without a
+// label is judged by the SLO the other rules (or the default) give it,
+// whatever its traffic. A class stricter than the default let a 10%
+// regression of a canary logged without labels PASS from its aggregate.
+// "" when the shares agree or no rule reads the label. Both judging
+// paths call it.
+func labelClassGap(p *policies.Policy, unlabelledB, completedB, unlabelledC, completedC float64) string {
+	if !sharesApart(unlabelledB, completedB, unlabelledC, completedC) {
 		return ""
 	}
 	var rules []string
@@ -862,12 +863,8 @@ func labelClassGap(p *policies.Policy, labelledB, labelledC bool) string {
 	if len(rules) == 0 {
 		return ""
 	}
-	with, without := "canary", "baseline"
-	if labelledB {
-		with, without = without, with
-	}
-	return fmt.Sprintf("the %s's records carry class labels (class) and the %s's none, and the policy's class rules (%s) read the label: the %s's requests were judged by the SLO a request without a label gets, the %s's by their classes', so the arms were judged by different rules; log class for every request of both arms",
-		with, without, strings.Join(rules, ", "), without, with)
+	return fmt.Sprintf("the baseline's completed requests lack the class label (class) that the policy's class rules (%s) read in %.1f%% of %s and the canary's in %.1f%% of %s: a request without one was judged by the SLO the other rules give it, whatever its traffic, so the arms were judged by different rules; log class for every request of both arms",
+		strings.Join(rules, ", "), 100*unlabelledB/completedB, fmtCount(completedB), 100*unlabelledC/completedC, fmtCount(completedC))
 }
 
 // heldByClassGap makes a decided run inconclusive when gap (classGap) says

@@ -295,7 +295,7 @@ func (j *judgement) report() *Report {
 	gap, baselineMore := unverifiedGap(j.b.unverified, j.c.unverified, j.b.completedAll, j.c.completedAll)
 	heldByUnverifiedGap(r, gap, baselineMore)
 	heldByClassGap(r, classGap(j.p, j.b.unverified, j.c.unverified, j.b.completedAll, j.c.completedAll))
-	heldByClassGap(r, labelClassGap(j.p, j.labels[0], j.labels[1]))
+	heldByClassGap(r, labelClassGap(j.p, j.b.unlabelledAll, j.b.completedAll, j.c.unlabelledAll, j.c.completedAll))
 	heldByQualityGap(r, qualityGap(j.p, j.b.qualityChecked, j.b.qualityFailed, j.c.qualityChecked, j.c.qualityFailed))
 	heldByCutTail(r, sortedCounts(j.c.pooled("ttft")), sortedCounts(j.b.pooled("ttft")))
 	// prompts the strata did not standardize, as the aggregate holds them

@@ -58,9 +58,10 @@ type armData struct {
 	// (judgement.retriesUnreported reads both arms')
 	attemptKnown bool
 	// completedAll counts the arm's completed requests and outUnknownAll
-	// those of them that give no output length, every record before any
-	// cut (the output-length warning and the missing-field rules)
-	completedAll, outUnknownAll float64
+	// those of them that give no output length, unlabelledAll those that
+	// give no class label, every record before any cut (the output-length
+	// warning and the missing-field rules)
+	completedAll, outUnknownAll, unlabelledAll float64
 	// sorted caches pooled latency samples by latency name
 	sorted map[string][]float64
 	// warmup is the automatic warm-up decision (window.warmup: auto)
@@ -560,6 +561,9 @@ func prepare(ds *sources.Dataset, p *policies.Policy, cls *classifier, origin fl
 			a.completedAll++
 			if r.OutputTokens < 0 {
 				a.outUnknownAll++
+			}
+			if r.Class == "" {
+				a.unlabelledAll++
 			}
 			checked, failed := qualityTally(r.Quality)
 			a.qualityChecked, a.qualityFailed = a.qualityChecked+checked, a.qualityFailed+failed
