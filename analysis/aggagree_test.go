@@ -528,3 +528,62 @@ func TestSampleSizesBothPaths(t *testing.T) {
 		}
 	}
 }
+
+// TestOutputMeanStandardizedOnAggregate: on the fleet model's mix-drift
+// (the canary's share of long prompts drifting through the run, every
+// class served alike), the aggregate compared output_tokens_mean on the
+// canary's counts reweighted bucket by bucket, an interval about ten times
+// the request path's (−5.7% to +6.7% against −0.5% to +1.1% under one
+// random policy), and under a policy naming the pooled mix its trend
+// followed the canary as counted, unstandardized, and FAILED
+// output_tokens_mean_trend (+10.4% at the start, −8.8% at the end). Both
+// now standardize per stratum as the request path does: the gate to the
+// same interval, the trend segment by segment.
+func TestOutputMeanStandardizedOnAggregate(t *testing.T) {
+	var drift fleetCase
+	for _, fc := range fleetCases() {
+		if fc.name == "mix-drift" {
+			drift = fc
+		}
+	}
+	seed := uint64(1000*len(drift.name) + 1)
+	b, c := fleetArms(drift.b(seed), drift.c(seed), seed)
+	for _, mix := range []string{"baseline", "pooled"} {
+		p := streamPolicy(t, `name: drift
+slo: {ttft: 1s, tpot: 80ms}
+window: {warmup: none, bucket: 10s}
+normalize: {mix: `+mix+`, cache: none, load: flag, prompt_bands: all}
+gates:
+  - {metric: slo_attainment, margin: 1pp}
+  - {metric: output_tokens_mean, margin: 5%, direction: two_sided}
+confidence: 0.99
+`)
+		exact, agg := judgedBothWays(t, b, c, Config{Policy: p, Resamples: 100, Seed: 1})
+		if mix != "baseline" {
+			// the aggregate reweights to the baseline's mix whatever the
+			// policy names: the request path's baseline comparison is its
+			exact, _ = judgedBothWays(t, b, c, Config{Policy: withMix(t, p, "baseline"), Resamples: 100, Seed: 1})
+		}
+		me, ma := metric(t, exact, "output_tokens_mean"), metric(t, agg, "output_tokens_mean")
+		t.Logf("mix %s: request path %v %s, aggregate %v %s", mix, me.Interval, me.Method, ma.Interval, ma.Method)
+		if ma.Method != me.Method || math.Abs(float64(ma.Interval[0]-me.Interval[0])) > 1e-9 || math.Abs(float64(ma.Interval[1]-me.Interval[1])) > 1e-9 {
+			t.Errorf("mix %s: aggregate %v %s, request path %v %s", mix, ma.Interval, ma.Method, me.Interval, me.Method)
+		}
+		for _, m := range agg.Metrics {
+			if m.Name == "output_tokens_mean_trend" && m.Verdict == Fail {
+				t.Errorf("mix %s: the aggregate fails a mix drift as a trend: %s", mix, m.Reason)
+			}
+		}
+		if agg.Verdict == Fail {
+			t.Errorf("mix %s: the aggregate fails a mix drift: %q", mix, agg.Reasons)
+		}
+	}
+}
+
+// withMix is p with normalize.mix set to mix.
+func withMix(t *testing.T, p *policies.Policy, mix string) *policies.Policy {
+	t.Helper()
+	q := *p
+	q.Normalize.Mix = mix
+	return &q
+}

@@ -1077,7 +1077,9 @@ func (j *aggJudgement) evalGate(idx int, g policies.Gate, conf float64) gateEval
 	// computes it
 	std, stdB, stdC, standardized := stats.Estimate{}, 0.0, 0.0, false
 	if !matched {
-		std, stdB, stdC, standardized = j.standardizedCount(metric, false, conf)
+		// a mean per completed request is compared by its log ratio, as
+		// on the request path
+		std, stdB, stdC, standardized = j.standardizedCount(metric, g.Metric == "output_tokens_mean", conf)
 	}
 	if standardized {
 		pess, opt = std, std

@@ -34,6 +34,19 @@ func bucketCount(metric string) (f func(bk *sources.AggBucket) (num, den float64
 	return func(bk *sources.AggBucket) (float64, float64) { return num(bk), offered(bk) }, true
 }
 
+// stratumCount is bucketCount, and for output_tokens_mean a bucket's
+// output tokens over its completed requests that give their output
+// length: what standardizedCount and the trend's strata (trendStrataOf)
+// standardize per stratum.
+func stratumCount(metric string) (f func(bk *sources.AggBucket) (num, den float64), ok bool) {
+	if metric == "output_tokens_mean" {
+		return func(bk *sources.AggBucket) (float64, float64) {
+			return bk.OutputTokens, bk.Completed - bk.OutputUnknown
+		}, true
+	}
+	return bucketCount(metric)
+}
+
 // standardizedCount is the request path's standardized count gate
 // (judgement.standardized) on an exact aggregate whose mix is reweighted
 // to the baseline's: per stratum (aggMix.key: class, and prefix-cache band
@@ -43,18 +56,21 @@ func bucketCount(metric string) (f func(bk *sources.AggBucket) (num, den float64
 // interval is the request path's per-stratum influence variance, not the
 // reweighted counts' pooled one. It returns the estimate and the arms'
 // standardized values; ok false when it does not apply (metrics data,
-// another reference mix, the canary as counted (the naive comparison), a
+// explicit weights, the canary as counted (the naive comparison), a
 // metric it does not cover, a NaN count, or a stratum one arm lacks).
 //
 // logScale compares the standardized values by their log ratio (a
 // relative gate: goodput at matched offered load, whose metric is good
 // requests, or their tokens, per offered request).
 func (j *aggJudgement) standardizedCount(metric string, logScale bool, conf float64) (est stats.Estimate, vb, vc float64, ok bool) {
-	count, covered := bucketCount(metric)
+	count, covered := stratumCount(metric)
 	if !covered || !j.exact() || j.mix.factor == nil || j.c == j.cRaw || len(j.b.slices) == 0 || len(j.c.slices) == 0 {
 		return est, 0, 0, false
 	}
-	if m := j.p.Normalize.Mix; m != normalize.MixBaseline && m != normalize.MixNone {
+	if j.p.Normalize.Mix == normalize.MixWeights {
+		// explicit weights name policy classes, not these strata (a
+		// pooled or canary mix is the baseline's here, as the aggregate
+		// reweights to it, with a warning)
 		return est, 0, 0, false
 	}
 	if metric == matchedTokens && !(j.b.ds.Agg.GoodTokensCounted && j.cRaw.ds.Agg.GoodTokensCounted) {

@@ -32,9 +32,12 @@ func (j *aggJudgement) trendChecks(levels map[string]float64) []gateEval {
 	lo, nb, atB, atC := j.rawGrid()
 	ratios := map[string][2]aggRatioSeries{}
 	// count, share and mean gates of a reweighted exact aggregate are
-	// standardized segment by segment, as on the request path
+	// standardized segment by segment, as on the request path, to the
+	// baseline's shares the aggregate reweights to whatever mix the
+	// policy names (pooled or canary: a warning says so); explicit
+	// weights name policy classes, not these strata
 	strata := map[string]*trendStrata{}
-	if m := j.p.Normalize.Mix; j.exact() && j.mix.factor != nil && j.c != j.cRaw && (m == normalize.MixBaseline || m == normalize.MixNone) {
+	if j.exact() && j.mix.factor != nil && j.c != j.cRaw && j.p.Normalize.Mix != normalize.MixWeights {
 		levels = maps.Clone(levels)
 		for _, g := range j.p.Gates {
 			if s, ok := j.trendStrataOf(g.Metric, lo, step, nb); ok {
@@ -129,12 +132,7 @@ type aggRatioSeries struct{ num, den []float64 }
 // shares as weights, as standardizedCount takes them for the gate. False
 // for other metrics, or a count a bucket does not give.
 func (j *aggJudgement) trendStrataOf(metric string, lo, step float64, nb int) (*trendStrata, bool) {
-	count, ok := bucketCount(metric)
-	if metric == "output_tokens_mean" {
-		count, ok = func(bk *sources.AggBucket) (float64, float64) {
-			return bk.OutputTokens, bk.Completed - bk.OutputUnknown
-		}, true
-	}
+	count, ok := stratumCount(metric)
 	if !ok {
 		return nil, false
 	}
