@@ -540,12 +540,7 @@ func TestSampleSizesBothPaths(t *testing.T) {
 // now standardize per stratum as the request path does: the gate to the
 // same interval, the trend segment by segment.
 func TestOutputMeanStandardizedOnAggregate(t *testing.T) {
-	var drift fleetCase
-	for _, fc := range fleetCases() {
-		if fc.name == "mix-drift" {
-			drift = fc
-		}
-	}
+	drift := fleetCaseNamed(t, "mix-drift")
 	seed := uint64(1000*len(drift.name) + 1)
 	b, c := fleetArms(drift.b(seed), drift.c(seed), seed)
 	for _, mix := range []string{"baseline", "pooled"} {

@@ -121,12 +121,8 @@ gates:
   - {metric: error_rate, margin: 0.5pp, guardrail: true}
 confidence: 0.95
 `)
-	cases := map[string]fleetCase{}
-	for _, fc := range fleetCases() {
-		cases[fc.name] = fc
-	}
 	for _, name := range []string{"canary-unlabelled", "canary-unlabelled-regress-10", "regress-10"} {
-		fc := cases[name]
+		fc := fleetCaseNamed(t, name)
 		seed := uint64(1000*len(fc.name) + 1)
 		b, c := fleetArms(fc.b(seed), fc.c(seed), seed)
 		if name == "regress-10" {
@@ -153,10 +149,7 @@ confidence: 0.95
 		}
 	}
 	// labelled alike: judged as before (the regression fails)
-	fc := cases["regress-10"]
-	seed := uint64(1000*len(fc.name) + 1)
-	b, c := fleetArms(fc.b(seed), fc.c(seed), seed)
-	exact, agg := judgedBothWays(t, b, c, Config{Policy: lab, Resamples: 100, Seed: 1})
+	exact, agg := fleetBothWays(t, "regress-10", 1000*uint64(len("regress-10"))+1, Config{Policy: lab, Resamples: 100, Seed: 1})
 	for path, r := range map[string]*Report{"request path": exact, "aggregate": agg} {
 		if rs := strings.Join(r.Reasons, "; "); r.Verdict != Fail || strings.Contains(rs, "lack the class label") {
 			t.Errorf("regress-10 labelled alike, %s: %s: %s", path, r.Verdict, rs)

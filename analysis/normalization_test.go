@@ -422,18 +422,11 @@ func TestRejectingReplicaIsLost(t *testing.T) {
 	if n < 100 {
 		t.Fatalf("%d records of canary-1 rejected", n)
 	}
-	p := chat(t)
-	for _, path := range []struct {
-		name string
-		b, c *sources.Dataset
-	}{{"requests", b, c}, {"aggregate", aggregated(t, b, p), aggregated(t, c, p)}} {
-		r, err := Judge(path.b, path.c, Config{Policy: p, Resamples: 100})
-		if err != nil {
-			t.Fatal(err)
-		}
+	exact, agg := judgedBothWays(t, b, c, Config{Policy: chat(t), Resamples: 100})
+	for path, r := range map[string]*Report{"request path": exact, "aggregate": agg} {
 		m := metric(t, r, "canary_replica_loss")
 		if m.Verdict != Fail || !strings.Contains(m.Reason, `replica "canary-1" stopped serving`) {
-			t.Errorf("%s: canary_replica_loss %s: %s", path.name, m.Verdict, m.Reason)
+			t.Errorf("%s: canary_replica_loss %s: %s", path, m.Verdict, m.Reason)
 		}
 	}
 }

@@ -143,12 +143,7 @@ func randomPolicyArms(t *testing.T, sc string) (*sources.Dataset, *sources.Datas
 	if !ok {
 		return simArms(t, sc, 2)
 	}
-	for _, fc := range fleetCases() {
-		if fc.name == name {
-			seed := uint64(1000*len(fc.name) + 2)
-			return fleetArms(fc.b(seed), fc.c(seed), seed)
-		}
-	}
-	t.Fatalf("no fleet case %q", name)
-	return nil, nil
+	fc := fleetCaseNamed(t, name)
+	seed := uint64(1000*len(fc.name) + 2)
+	return fleetArms(fc.b(seed), fc.c(seed), seed)
 }
