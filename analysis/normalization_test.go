@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/goodput-dev/goodput/analysis/normalize"
 	"github.com/goodput-dev/goodput/policies"
@@ -427,6 +428,23 @@ func TestRejectingReplicaIsLost(t *testing.T) {
 		m := metric(t, r, "canary_replica_loss")
 		if m.Verdict != Fail || !strings.Contains(m.Reason, `replica "canary-1" stopped serving`) {
 			t.Errorf("%s: canary_replica_loss %s: %s", path, m.Verdict, m.Reason)
+		}
+	}
+}
+
+// TestRestartAtCoarseBuckets: the fleet model's canary replica out for two
+// minutes at 10 minutes, under chat with window.bucket 30s, left three
+// empty buckets, no more than the three a silence could last in buckets,
+// and the canary PASSED on both paths; the normal silence is 30 s now
+// whatever the bucket, and the restart fails canary_replica_loss.
+func TestRestartAtCoarseBuckets(t *testing.T) {
+	p := chat(t)
+	p.Window.Bucket = policies.Duration(30 * time.Second)
+	exact, agg := fleetBothWays(t, "replica-restart", 1000*uint64(len("replica-restart"))+3, Config{Policy: p, Resamples: 100, Seed: 1})
+	for path, r := range map[string]*Report{"request path": exact, "aggregate": agg} {
+		m := metric(t, r, "canary_replica_loss")
+		if m.Verdict != Fail || r.Verdict != Fail {
+			t.Errorf("%s: canary_replica_loss %s, verdict %s: %s", path, m.Verdict, r.Verdict, m.Reason)
 		}
 	}
 }

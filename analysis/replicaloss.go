@@ -15,8 +15,9 @@ import (
 // crashed and restarted (an inference engine needs tens of seconds to a
 // few minutes to load its weights and pass its readiness probe again), or
 // was taken out and put back. A shorter outage that normalize.ReplicaLoss
-// still finds — more than normalize.DefaultGapBuckets buckets (40 s at
-// 10 s) without a request, unlikely for the replica's own traffic — may as
+// still finds — whole buckets without a request over more than
+// normalize.DefaultGapSecs (40 s at 10 s buckets, 60 s at 30 s), unlikely
+// for the replica's own traffic — may as
 // well be a routing pause or a health-check flap: the guardrail is
 // inconclusive on it, never a pass. A replica lost for good fails whatever
 // the time left.

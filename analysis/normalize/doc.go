@@ -28,8 +28,8 @@
 //     adjustment, else none. Cache hit rate is a mediator when the change can
 //     alter caching: the unadjusted comparison is then the one to gate on.
 //   - Load and replicas (ReplicaLoss, InService, MatchedPeriods,
-//     CompareLoad, SRM): a replica silent for more than DefaultGapBuckets
-//     buckets (and longer than its own traffic explains) while the others
+//     CompareLoad, SRM): a replica silent for more than DefaultGapSecs
+//     of whole buckets (and longer than its own traffic explains) while the others
 //     keep serving is lost or paused; comparisons can be restricted to
 //     buckets where both arms had their full replica set and to buckets of
 //     matched offered load per replica; a sample-ratio mismatch at

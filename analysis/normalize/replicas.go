@@ -12,9 +12,18 @@ import (
 // Replica-loss defaults (pre-declared; see ReplicaLoss).
 const (
 	// DefaultGapBuckets is the longest silence (buckets with no arrivals)
-	// that is still normal: a replica silent for more than 3 buckets (30 s
-	// at 10 s) while others serve is lost or paused.
+	// that is still normal at 10 s buckets: a replica silent for more
+	// than 3 buckets (30 s) while others serve is lost or paused. It is
+	// also how far apart, in buckets, a replica's stop and a newcomer's
+	// start may lie for the newcomer to have taken its place (Takeovers).
 	DefaultGapBuckets = 3
+	// DefaultGapSecs is the longest normal silence in seconds, whatever
+	// the bucket: ReplicaLoss counts a silence of more than
+	// ⌊DefaultGapSecs / bucket⌋ buckets (3 at 10 s, 1 at 30 s, 0 at 60 s:
+	// any empty bucket). As a count of buckets it grew with the bucket: a
+	// canary replica out for two minutes left 3 empty 30 s buckets, no
+	// more than the 3 allowed, and passed.
+	DefaultGapSecs = 30.0
 	// silenceAlpha bounds the chance that a healthy replica's Poisson
 	// arrivals produce a silence this long anywhere in the run.
 	silenceAlpha = 0.001
@@ -56,7 +65,8 @@ type ReplicaEvent struct {
 
 // LossOptions are the pre-declared parameters of ReplicaLoss.
 type LossOptions struct {
-	// GapBuckets is the longest normal silence in buckets (default 3).
+	// GapBuckets is the longest normal silence in buckets (default:
+	// ⌊DefaultGapSecs / BucketSecs⌋, and DefaultGapBuckets for Takeovers).
 	GapBuckets int
 	// BucketSecs is the bucket width in seconds (default 10), for the
 	// times in the events.
@@ -68,7 +78,7 @@ type LossOptions struct {
 // of replica r is a run of L consecutive buckets with no arrivals, after its
 // first arrival, that counts when
 //
-//   - L > GapBuckets, and
+//   - L > GapBuckets (⌊DefaultGapSecs / BucketSecs⌋ by default), and
 //   - the run is unlikely for r's own traffic: with λ the one-sided 95%
 //     lower bound (Garwood) on its arrivals per bucket between its first
 //     and last arrival, exp(−λL) < 0.001/b over b buckets (so a replica
@@ -91,11 +101,12 @@ type LossOptions struct {
 // silence from the arm's first bucket has "joined" late (scale-up or
 // restart; give it its own warm-up with ReplicaStarts). Events are sorted by From, then replica name.
 func ReplicaLoss(reps []ReplicaActivity, opt LossOptions) []ReplicaEvent {
-	if opt.GapBuckets <= 0 {
-		opt.GapBuckets = DefaultGapBuckets
-	}
 	if !(opt.BucketSecs > 0) {
 		opt.BucketSecs = 10
+	}
+	quiet, takeover := opt.GapBuckets, opt.GapBuckets
+	if opt.GapBuckets <= 0 {
+		quiet, takeover = int(math.Floor(DefaultGapSecs/opt.BucketSecs+1e-9)), DefaultGapBuckets
 	}
 	b := 0
 	for _, r := range reps {
@@ -165,7 +176,7 @@ func ReplicaLoss(reps []ReplicaActivity, opt LossOptions) []ReplicaEvent {
 			continue // never served: nothing to lose
 		}
 		lambda := total / float64(last-first+1)
-		minRun := opt.GapBuckets + 1
+		minRun := quiet + 1
 		// the silence is set against the lowest rate the replica's own
 		// arrivals make plausible (one-sided 95%), not their mean: a
 		// replica seen in one bucket for one request (a stray record,
@@ -217,7 +228,7 @@ func ReplicaLoss(reps []ReplicaActivity, opt LossOptions) []ReplicaEvent {
 	// name, one for one) leaves the serving count as it was: not lost;
 	// the newcomer keeps its own joined event (its warm-up is its own). A
 	// replica that arrives later than that does not excuse the silence.
-	if by := Takeovers(firsts, stops, opt.GapBuckets); len(by) > 0 {
+	if by := Takeovers(firsts, stops, takeover); len(by) > 0 {
 		drop := make(map[int]bool, len(by))
 		for i := range by {
 			drop[lostAt[i]] = true

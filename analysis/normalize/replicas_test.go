@@ -278,3 +278,28 @@ func TestLossOfAFewRequests(t *testing.T) {
 		}
 	}
 }
+
+// TestGapInSeconds: the normal silence is DefaultGapSecs whatever the
+// bucket. Counted as 3 buckets it grew with them: at 30 s buckets a
+// replica out for two minutes (3 empty buckets) was not found, and the
+// canary passed.
+func TestGapInSeconds(t *testing.T) {
+	for _, c := range []struct {
+		bucket float64
+		empty  int
+		want   int
+	}{{10, 3, 0}, {10, 4, 1}, {30, 1, 0}, {30, 2, 1}, {30, 3, 1}, {60, 1, 1}, {5, 6, 0}, {5, 7, 1}} {
+		peer := ReplicaActivity{Name: "a", Requests: make([]float64, 120)}
+		gone := ReplicaActivity{Name: "b", Requests: make([]float64, 120)}
+		for k := range peer.Requests {
+			peer.Requests[k] = 8 * c.bucket
+			if k < 60 || k >= 60+c.empty {
+				gone.Requests[k] = 8 * c.bucket
+			}
+		}
+		ev := ReplicaLoss([]ReplicaActivity{peer, gone}, LossOptions{BucketSecs: c.bucket})
+		if len(ev) != c.want || c.want == 1 && (ev[0].Kind != EventGap || ev[0].From != 60 || ev[0].To != 60+c.empty) {
+			t.Errorf("%g s buckets, %d empty: events %+v, want %d gap", c.bucket, c.empty, ev, c.want)
+		}
+	}
+}
