@@ -188,14 +188,15 @@ func replicasNamed(a *aggArm) bool {
 	return maxReplicas(a) > 0 && !a.ds.Agg.ReplicasUnnamed
 }
 
-// warmupGuardrail checks what the automatic warm-up cut removed, as the
+// warmupGuardrail checks what the warm-up cut removed, automatic or of a
+// declared duration, as the
 // request path does (judgement.warmupGuardrail): over the span cut from
 // either arm, measured from each arm's own start, the canary's share of
 // offered requests that completed may be lower than the baseline's by up
 // to ColdStartMargin before it fails. Present only when something was cut.
 func (j *aggJudgement) warmupGuardrail(conf float64) (gateEval, bool) {
 	cut := math.Max(j.b.cutSecs, j.c.cutSecs)
-	if j.p.Window.Warmup != "auto" || !(cut > 0) {
+	if j.p.Window.Warmup == "none" || !(cut > 0) {
 		return gateEval{}, false
 	}
 	span := func(a *aggArm) stats.Ratio {

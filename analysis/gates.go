@@ -1271,7 +1271,9 @@ func tokenRatioFloor(est stats.Estimate, kx, nx, ky, ny, conf float64) stats.Est
 // much before it fails.
 const ColdStartMargin = 0.05
 
-// warmupGuardrail checks what the automatic warm-up cut removed. Latency
+// warmupGuardrail checks what the warm-up cut removed, automatic or of a
+// declared duration (a canary whose requests failed in its first minutes
+// PASSED under window.warmup: 5m: nothing read them). Latency
 // is expected to be poor while a replica warms up, so what is checked is
 // that the canary still served its requests: the share of offered requests
 // that completed over the cut span (the longer arm's cut, in whole buckets
@@ -1284,7 +1286,7 @@ const ColdStartMargin = 0.05
 // in the judged window.
 func (j *judgement) warmupGuardrail(conf float64) (gateEval, bool) {
 	cut := math.Max(j.b.cutSecs, j.c.cutSecs)
-	if j.p.Window.Warmup != "auto" || !(cut > 0) || j.b.pseudo || j.c.pseudo {
+	if j.p.Window.Warmup == "none" || !(cut > 0) || j.b.pseudo || j.c.pseudo {
 		return gateEval{}, false
 	}
 	span := func(a *armData) stats.Ratio {
@@ -1344,7 +1346,7 @@ func warmupCompletedEval(rb, rc stats.Ratio, cut, conf float64, unit string) gat
 		// most likely lost users' requests (clients that give up on slow
 		// first tokens cost the fleet model's canary 15–30 pp here)
 		e.m.Verdict = Inconclusive
-		e.m.Reason = fmt.Sprintf("%s completed share over the first %gs, which the warm-up cut removed: beyond the loose %s cold-start margin at the estimate, but not with confidence; the cut start is what it is, so a longer run does not decide it: a rerun, or window.warmup set to a fixed duration that judges the start in the gates, does", iv, cut, fmtMargin(e.m))
+		e.m.Reason = fmt.Sprintf("%s completed share over the first %gs, which the warm-up cut removed: beyond the loose %s cold-start margin at the estimate, but not with confidence; the cut start is what it is, so a longer run does not decide it: a rerun, or a shorter window.warmup (a fixed duration, or none) that judges the start in the gates, does", iv, cut, fmtMargin(e.m))
 		return e
 	}
 	e.m.Reason = fmt.Sprintf("%s completed share over the first %gs, which the warm-up cut removed: within the loose %s cold-start margin (checked, not gated at α)", iv, cut, fmtMargin(e.m))

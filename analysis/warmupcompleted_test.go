@@ -75,3 +75,26 @@ func TestWarmupCompletedBothPaths(t *testing.T) {
 		}
 	}
 }
+
+// TestDeclaredWarmupChecked: a declared warm-up (window.warmup: 5m) cut
+// the fleet model's early error burst (half the canary's requests failing
+// for two minutes) out of every gate, and chat PASSED the canary on both
+// paths; what a declared cut removes is now checked by warmup_completed as
+// an automatic cut's is: −17 pp at the estimate, inconclusive, never a
+// pass. Identical arms pass it.
+func TestDeclaredWarmupChecked(t *testing.T) {
+	p := chat(t)
+	p.Window.Warmup = "5m"
+	for _, c := range []struct {
+		name string
+		ok   bool
+	}{{"error-burst-early", false}, {"aa", true}} {
+		exact, agg := fleetBothWays(t, c.name, 1000*uint64(len(c.name))+1, Config{Policy: p, Resamples: 100, Seed: 1})
+		for path, r := range map[string]*Report{"request path": exact, "aggregate": agg} {
+			m := metric(t, r, "warmup_completed")
+			if c.ok != (m.Verdict == Pass) || !c.ok && r.Verdict == Pass || !strings.Contains(m.Reason, "over the first 300s, which the warm-up cut removed") {
+				t.Errorf("%s, %s: warmup_completed %s, verdict %s: %s", c.name, path, m.Verdict, r.Verdict, m.Reason)
+			}
+		}
+	}
+}
