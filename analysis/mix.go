@@ -1069,10 +1069,7 @@ func (plan *mixPlan) counts(stratum []int32) ([]float64, float64) {
 // Requests in a bucket left out of both arms count nowhere.
 func (j *judgement) mixReweighted(num func(a *armData, i int) float64, rb, rc stats.Ratio, kb, kc []bucket) (stats.Ratio, stats.Ratio, error) {
 	plan := j.mix
-	one := func(int) float64 { return 1 }
-	xb := plan.strata(j.b, plan.b, one, one)
-	xc := plan.strata(j.c, plan.c, one, one)
-	w, err := normalize.Weights(plan.mode, xc, xb, j.p.Normalize.Weights)
+	w, err := plan.requestWeights(j)
 	if err != nil {
 		return rb, rc, err
 	}
@@ -1092,15 +1089,22 @@ func (j *judgement) mixReweighted(num func(a *armData, i int) float64, rb, rc st
 	return arm(j.b, plan.b, rb, kb), arm(j.c, plan.c, rc, kc), nil
 }
 
+// requestWeights are the reference mix's weights per stratum, from both
+// arms' analysed requests counted per stratum (normalize.Weights under the
+// plan's mode and the policy's weights).
+func (plan *mixPlan) requestWeights(j *judgement) ([]float64, error) {
+	one := func(int) float64 { return 1 }
+	xb := plan.strata(j.b, plan.b, one, one)
+	xc := plan.strata(j.c, plan.c, one, one)
+	return normalize.Weights(plan.mode, xc, xb, j.p.Normalize.Weights)
+}
+
 // stratSamples returns both arms' latency values per analysed bucket with
 // each value's stratum, and the reference weights, for quantiles of the
 // reference mixture (stats.StratifiedQuantileLogRatio): every value stays in,
 // weighted by its stratum's reference weight over the stratum's count.
 func (plan *mixPlan) stratSamples(j *judgement, latency string) (xb, xc [][]float64, sb, sc [][]int32, wb, wc []float64, err error) {
-	one := func(int) float64 { return 1 }
-	xbS := plan.strata(j.b, plan.b, one, one)
-	xcS := plan.strata(j.c, plan.c, one, one)
-	w, err := normalize.Weights(plan.mode, xcS, xbS, j.p.Normalize.Weights)
+	w, err := plan.requestWeights(j)
 	if err != nil {
 		return nil, nil, nil, nil, nil, nil, err
 	}
