@@ -47,6 +47,16 @@ func stratumCount(metric string) (f func(bk *sources.AggBucket) (num, den float6
 	return bucketCount(metric)
 }
 
+// standardizesByStratum reports whether the aggregate's count gates and
+// their trends are standardized per stratum to the baseline's shares: an
+// exact aggregate whose canary was reweighted to the baseline's mix, which
+// the aggregate takes whatever mix the policy names (pooled or canary:
+// a warning says so), but not explicit weights, which name policy
+// classes, not these strata.
+func (j *aggJudgement) standardizesByStratum() bool {
+	return j.exact() && j.mix.factor != nil && j.c != j.cRaw && j.p.Normalize.Mix != normalize.MixWeights
+}
+
 // standardizedCount is the request path's standardized count gate
 // (judgement.standardized) on an exact aggregate whose mix is reweighted
 // to the baseline's: per stratum (aggMix.key: class, and prefix-cache band
@@ -55,22 +65,17 @@ func stratumCount(metric string) (f func(bk *sources.AggBucket) (num, den float6
 // common grid when the arms are paired (Standardize when not), so the
 // interval is the request path's per-stratum influence variance, not the
 // reweighted counts' pooled one. It returns the estimate and the arms'
-// standardized values; ok false when it does not apply (metrics data,
-// explicit weights, the canary as counted (the naive comparison), a
-// metric it does not cover, a NaN count, or a stratum one arm lacks).
+// standardized values; ok false when it does not apply
+// (standardizesByStratum: metrics data, explicit weights, the canary as
+// counted (the naive comparison); a metric it does not cover, a NaN
+// count, or a stratum one arm lacks).
 //
 // logScale compares the standardized values by their log ratio (a
 // relative gate: goodput at matched offered load, whose metric is good
-// requests, or their tokens, per offered request).
+// requests, or their tokens, per offered request; output_tokens_mean).
 func (j *aggJudgement) standardizedCount(metric string, logScale bool, conf float64) (est stats.Estimate, vb, vc float64, ok bool) {
 	count, covered := stratumCount(metric)
-	if !covered || !j.exact() || j.mix.factor == nil || j.c == j.cRaw || len(j.b.slices) == 0 || len(j.c.slices) == 0 {
-		return est, 0, 0, false
-	}
-	if j.p.Normalize.Mix == normalize.MixWeights {
-		// explicit weights name policy classes, not these strata (a
-		// pooled or canary mix is the baseline's here, as the aggregate
-		// reweights to it, with a warning)
+	if !covered || !j.standardizesByStratum() || len(j.b.slices) == 0 || len(j.c.slices) == 0 {
 		return est, 0, 0, false
 	}
 	if metric == matchedTokens && !(j.b.ds.Agg.GoodTokensCounted && j.cRaw.ds.Agg.GoodTokensCounted) {

@@ -31,13 +31,10 @@ func (j *aggJudgement) trendChecks(levels map[string]float64) []gateEval {
 	b, c := j.b, j.cRaw
 	lo, nb, atB, atC := j.rawGrid()
 	ratios := map[string][2]aggRatioSeries{}
-	// count, share and mean gates of a reweighted exact aggregate are
-	// standardized segment by segment, as on the request path, to the
-	// baseline's shares the aggregate reweights to whatever mix the
-	// policy names (pooled or canary: a warning says so); explicit
-	// weights name policy classes, not these strata
+	// count, share and mean gates are standardized segment by segment,
+	// as on the request path, where their gates are (standardizesByStratum)
 	strata := map[string]*trendStrata{}
-	if j.exact() && j.mix.factor != nil && j.c != j.cRaw && j.p.Normalize.Mix != normalize.MixWeights {
+	if j.standardizesByStratum() {
 		levels = maps.Clone(levels)
 		for _, g := range j.p.Gates {
 			if s, ok := j.trendStrataOf(g.Metric, lo, step, nb); ok {
