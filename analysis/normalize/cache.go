@@ -193,13 +193,17 @@ func cuped(canary, baseline Covariate, conf float64, paired bool) (CUPEDResult, 
 func gridRatio(c Covariate, theta, mean float64) stats.Ratio {
 	r := stats.Ratio{Num: make([]float64, len(c.Outcome)), Den: make([]float64, len(c.Outcome))}
 	for i, o := range c.Outcome {
-		v := c.Covariate[i]
-		if math.IsNaN(o) || math.IsNaN(v) || math.IsInf(o, 0) || math.IsInf(v, 0) {
-			continue
+		if v := c.Covariate[i]; bothFinite(o, v) {
+			r.Num[i], r.Den[i] = o-theta*(v-mean), 1
 		}
-		r.Num[i], r.Den[i] = o-theta*(v-mean), 1
 	}
 	return r
+}
+
+// bothFinite reports whether a bucket's outcome o and covariate v are
+// both finite: a bucket CUPED uses.
+func bothFinite(o, v float64) bool {
+	return !math.IsNaN(o) && !math.IsNaN(v) && !math.IsInf(o, 0) && !math.IsInf(v, 0)
 }
 
 // pairs returns the buckets of c where both values are finite.
@@ -209,7 +213,7 @@ func pairs(c Covariate, arm string) (out, cov []float64, err error) {
 	}
 	for i := range c.Outcome {
 		o, v := c.Outcome[i], c.Covariate[i]
-		if math.IsNaN(o) || math.IsNaN(v) || math.IsInf(o, 0) || math.IsInf(v, 0) {
+		if !bothFinite(o, v) {
 			continue
 		}
 		out = append(out, o)

@@ -207,15 +207,15 @@ func ReplicaLoss(reps []ReplicaActivity, opt LossOptions) []ReplicaEvent {
 			if to-from < minRun {
 				continue
 			}
+			if to == b && total*math.Log1p(-float64(to-from)/float64(b-first)) >= math.Log(silenceAlpha/float64(b)) {
+				continue // as likely as not for so few arrivals spread over its time
+			}
 			o := othersServing(i, from, to)
 			if o == 0 {
 				continue
 			}
 			kind := EventGap
 			what := fmt.Sprintf("served nothing from %gs to %gs (%d buckets) and then resumed", float64(from)*opt.BucketSecs, float64(to)*opt.BucketSecs, to-from)
-			if to == b && total*math.Log1p(-float64(to-from)/float64(b-first)) >= math.Log(silenceAlpha/float64(b)) {
-				continue // as likely as not for so few arrivals spread over its time
-			}
 			if to == b {
 				kind = EventLost
 				what = fmt.Sprintf("served nothing from %gs to the end of the window at %gs (%d buckets)", float64(from)*opt.BucketSecs, float64(to)*opt.BucketSecs, to-from)
