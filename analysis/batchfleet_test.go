@@ -1,0 +1,379 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/goodput-dev/goodput/sources"
+)
+
+// batchFleet is a third model of an inference fleet, built unlike the
+// simulator and the fleet model (fleet_test.go), whose latencies are drawn
+// around a median: here they come out of a queue. Each replica runs
+// continuous batching, one decode iteration at a time: an iteration takes
+// stepBase plus stepPerSeq for every sequence in the batch plus
+// prefillPerTok for every uncached prompt token of the sequences it
+// admits, each admitted sequence gets its first token at the iteration's
+// end and every other one token, and a request waits in its replica's
+// queue while all slots are taken. So TTFT is the wait for a slot plus a
+// prefill, TPOT the iteration time a sequence saw, and both follow the
+// replica's own load: a burst of arrivals on one arm fills its batches
+// and queues for as long as its sequences take to finish (tens of
+// seconds), which neither arm's other requests nor the other arm share.
+// The arms share the traffic wave (offered rate × (1 + waveAmp·sin)) and
+// nothing else. A build change is a factor on every iteration's time.
+type batchFleet struct {
+	secs     float64 // window length, s
+	rate     float64 // mean offered requests per second of the arm
+	replicas int
+	slots    int // sequences a replica's batch holds
+	// iteration time: stepBase + stepPerSeq·batch + prefillPerTok·prompt
+	// tokens admitted uncached, all × speed (the build) × the replica's
+	// own factor
+	stepBase, stepPerSeq, prefillPerTok float64
+	speed                               float64
+	// prefillX (0 = 1) scales the prefill term alone (a change to the
+	// prefill kernel)
+	prefillX float64
+	// replicaSigma gives each replica a persistent log speed factor
+	replicaSigma float64
+	longShare    float64
+	waveAmp      float64
+	wavePhase    float64
+	seed         uint64
+	// from burstAt for burstSecs seconds a share burstErr of the arm's
+	// arrivals fail at once (an error burst: never queued or served)
+	burstAt, burstSecs, burstErr float64
+	// router "least" sends each request to the replica with the fewest
+	// sequences waiting or running; "" picks one at random
+	router string
+}
+
+func aaBatchFleet() batchFleet {
+	return batchFleet{secs: 1800, rate: 5, replicas: 4, slots: 32, stepBase: 0.025, stepPerSeq: 0.0008,
+		prefillPerTok: 0.00004, speed: 1, longShare: 0.35, waveAmp: 0.3}
+}
+
+// batchArms returns one replicate's baseline and canary, sharing the
+// wave's phase and nothing else.
+func batchArms(b, c batchFleet, seed uint64) (*sources.Dataset, *sources.Dataset) {
+	phase := 2 * math.Pi * rand.New(rand.NewPCG(seed, 99)).Float64()
+	b.wavePhase, c.wavePhase = phase, phase
+	b.seed, c.seed = seed*2+1, seed*2+2
+	return b.dataset(sources.Baseline), c.dataset(sources.Canary)
+}
+
+// batchReq is one request as a replica's scheduler sees it.
+type batchReq struct {
+	arrive                 float64
+	failed                 bool // failed at once (an error burst)
+	prompt, cached, output int64
+	long                   bool
+	first                  float64 // first token, s
+	left                   int64   // output tokens still to come
+	tpot                   float64 // (last token − first token)/(output − 1), s
+	rep                    int
+}
+
+func (f batchFleet) dataset(arm sources.Arm) *sources.Dataset {
+	rng := rand.New(rand.NewPCG(f.seed, 31))
+	var reqs []*batchReq
+	peak := f.rate * (1 + f.waveAmp)
+	for t := rng.ExpFloat64() / peak; t < f.secs; t += rng.ExpFloat64() / peak {
+		if rng.Float64() > (1+f.waveAmp*math.Sin(2*math.Pi*t/600+f.wavePhase))/(1+f.waveAmp) {
+			continue
+		}
+		r := &batchReq{arrive: t, long: rng.Float64() < f.longShare}
+		if r.long {
+			r.prompt, r.output = 3000+int64(rng.IntN(4000)), 100+int64(rng.IntN(500))
+		} else {
+			r.prompt, r.output = 200+int64(rng.IntN(1800)), 60+int64(rng.IntN(300))
+		}
+		if rng.Float64() < 0.6 {
+			r.cached = int64(float64(r.prompt) * (0.5 + 0.4*rng.Float64()))
+		}
+		r.rep = rng.IntN(f.replicas)
+		r.failed = f.burstSecs > 0 && t >= f.burstAt && t < f.burstAt+f.burstSecs && rng.Float64() < f.burstErr
+		reqs = append(reqs, r)
+	}
+	repX := make([]float64, f.replicas)
+	for i := range repX {
+		repX[i] = math.Exp(f.replicaSigma * rng.NormFloat64())
+	}
+	if f.router == "least" {
+		f.routeLeast(reqs, repX)
+	}
+	for rep := range f.replicas {
+		var queue []*batchReq
+		for _, r := range reqs {
+			if r.rep == rep && !r.failed {
+				queue = append(queue, r)
+			}
+		}
+		f.serve(queue, repX[rep])
+	}
+	ds := &sources.Dataset{Arm: arm, Clock: sources.ClockEpoch, Location: "gateway", Duration: f.secs}
+	for _, q := range reqs {
+		r := sources.NewRequest()
+		r.Time = 1.75e9 + q.arrive
+		r.Attempt = 1
+		r.Status = sources.StatusOK
+		r.Class = "chat"
+		if q.long {
+			r.Class = "long"
+		}
+		r.PromptTokens, r.CachedTokens, r.OutputTokens = q.prompt, q.cached, q.output
+		r.Replica = fmt.Sprintf("%s-%d", arm, q.rep)
+		if q.failed {
+			r.Status = sources.StatusError
+			ds.Requests = append(ds.Requests, r)
+			continue
+		}
+		r.TTFT = q.first - q.arrive
+		r.E2E = q.first - q.arrive + float64(q.output-1)*q.tpot
+		r.TPOT = q.tpot
+		ds.Requests = append(ds.Requests, r)
+	}
+	return ds
+}
+
+// serve runs one replica's scheduler over its requests (in arrival
+// order), filling each one's first-token time and TPOT; a request still
+// queued or running when the window ends finishes after it (the window's
+// records are what arrived within it, as a gateway logs them).
+func (f batchFleet) serve(queue []*batchReq, x float64) {
+	prefillX := f.prefillX
+	if prefillX == 0 {
+		prefillX = 1
+	}
+	var active []*batchReq
+	t, next := 0.0, 0
+	for next < len(queue) || len(active) > 0 {
+		if len(active) == 0 && queue[next].arrive > t {
+			t = queue[next].arrive
+		}
+		var admitted []*batchReq
+		prefill := 0.0
+		for next < len(queue) && queue[next].arrive <= t && len(active)+len(admitted) < f.slots {
+			q := queue[next]
+			admitted = append(admitted, q)
+			prefill += float64(q.prompt - q.cached)
+			next++
+		}
+		step := (f.stepBase + f.stepPerSeq*float64(len(active)+len(admitted)) + f.prefillPerTok*prefillX*prefill) * f.speed * x
+		t += step
+		kept := active[:0]
+		for _, q := range active {
+			q.left--
+			if q.left == 0 {
+				q.tpot = (t - q.first) / float64(q.output-1)
+				continue
+			}
+			kept = append(kept, q)
+		}
+		active = kept
+		for _, q := range admitted {
+			q.first = t
+			q.left = q.output - 1
+			active = append(active, q)
+		}
+	}
+}
+
+// routeLeast sends each request to the replica with the fewest requests
+// outstanding at its arrival, by a first pass of the same scheduler over
+// each replica's requests so far (an approximation: a request's
+// departure is that of its replica's queue as it would run without
+// later arrivals, which a least-outstanding router reading the replicas'
+// counters sees only as they are).
+func (f batchFleet) routeLeast(reqs []*batchReq, repX []float64) {
+	// departure estimate: a replica's outstanding work in sequence
+	// slots, drained at its slot rate
+	busyUntil := make([][]float64, f.replicas)
+	for _, r := range reqs {
+		if r.failed {
+			continue
+		}
+		best, bestN := 0, math.MaxInt
+		for rep := range f.replicas {
+			n := 0
+			for _, d := range busyUntil[rep] {
+				if d > r.arrive {
+					n++
+				}
+			}
+			if n < bestN {
+				best, bestN = rep, n
+			}
+		}
+		r.rep = best
+		// a sequence holds its slot for about its output tokens'
+		// iterations at a half-full batch, after the queue ahead of it
+		iter := (f.stepBase + f.stepPerSeq*float64(f.slots)/2) * f.speed * repX[best]
+		wait := 0.0
+		if bestN >= f.slots {
+			wait = iter * float64(r.output) * float64(bestN-f.slots+1) / float64(f.slots)
+		}
+		busyUntil[best] = append(busyUntil[best], r.arrive+wait+iter*float64(r.output))
+		if len(busyUntil[best]) > 4*f.slots {
+			k := busyUntil[best][:0]
+			for _, d := range busyUntil[best] {
+				if d > r.arrive {
+					k = append(k, d)
+				}
+			}
+			busyUntil[best] = k
+		}
+	}
+}
+
+// batchCase is one calibration scenario of the batching model.
+type batchCase struct {
+	name string
+	want Verdict // Pass: fail is wrong; Fail: pass is wrong
+	b, c func(f *batchFleet)
+}
+
+// batchCases are the batching model's scenarios. The default fleet (4
+// replicas of 32 slots, 5 requests per second, the wave ±30%) meets chat's
+// SLO for 99.5% of requests; the load sets how often a replica's queue
+// fills: 4 req/s 99.98%, 5.5 97.9%, 6 94%, 6.5 81%, 7 62% (past the knee
+// at the wave's peaks); one replica at 1.25 req/s 99.75%, at 1.7 74%, at
+// 2 31%, its queue the arm's whole state.
+func batchCases() []batchCase {
+	id := func(*batchFleet) {}
+	rate := func(r float64) func(*batchFleet) { return func(f *batchFleet) { f.rate = r } }
+	one := func(r float64) func(*batchFleet) { return func(f *batchFleet) { f.rate, f.replicas = r, 1 } }
+	burst := func(f *batchFleet) { f.burstAt, f.burstSecs, f.burstErr = 900, 120, 0.5 }
+	return []batchCase{
+		{"aa", Pass, id, id},
+		{"aa-cool", Pass, rate(4), rate(4)},
+		{"aa-warm", Pass, rate(5.5), rate(5.5)},
+		{"aa-hot", Pass, rate(6), rate(6)},
+		{"aa-past-knee", Pass, rate(6.5), rate(6.5)},
+		{"aa-overloaded", Pass, rate(7), rate(7)},
+		{"aa-1-replica", Pass, one(1.25), one(1.25)},
+		{"aa-1-replica-past-knee", Pass, one(1.7), one(1.7)},
+		{"aa-1-replica-overloaded", Pass, one(2), one(2)},
+		// each replica its own speed all run (σ 5% of the log)
+		{"aa-replica-speeds", Pass, func(f *batchFleet) { f.replicaSigma = 0.05 }, func(f *batchFleet) { f.replicaSigma = 0.05 }},
+		{"aa-least", Pass, func(f *batchFleet) { f.router = "least" }, func(f *batchFleet) { f.router = "least" }},
+		// fewer long prompts: less work, so less queueing for every class
+		{"mix-shift", Pass, id, func(f *batchFleet) { f.longShare = 0.10 }},
+		{"improve-10", Pass, id, func(f *batchFleet) { f.speed = 0.9 }},
+		// every iteration slower: TPOT by the factor, and the queue more
+		{"regress-5", Fail, id, func(f *batchFleet) { f.speed = 1.05 }},
+		{"regress-10", Fail, id, func(f *batchFleet) { f.speed = 1.10 }},
+		{"regress-20-cool", Fail, rate(4), func(f *batchFleet) { f.rate, f.speed = 4, 1.20 }},
+		{"prefill-2x", Fail, id, func(f *batchFleet) { f.prefillX = 2 }},
+		{"mix-shift-regress-15", Fail, id, func(f *batchFleet) { f.longShare, f.speed = 0.10, 1.15 }},
+		// half of one arm's requests failing for two minutes
+		{"baseline-burst", Pass, burst, id},
+		{"error-burst", Fail, id, burst},
+	}
+}
+
+// TestBatchFleetCalibration measures verdict rates on the batching model:
+// GOODPUT_BATCH_REPS replicates per case (unset: skipped),
+// GOODPUT_FLEET_CASES a comma-separated subset, GOODPUT_BATCH_SHOW=1 every
+// failing gate's row of every run. Each line: case, expected verdict,
+// fail / pass / inconclusive rates with their Monte Carlo standard errors,
+// the gates that failed and those left inconclusive (runs each), the
+// baseline's attainment, the mean attainment difference as judged beside
+// the raw one (good over offered, no adjustment: on identical arms both
+// should be near 0), the mean width of its interval, and on identical
+// arms each interval's coverage of 0.
+func TestBatchFleetCalibration(t *testing.T) {
+	reps, _ := strconv.Atoi(os.Getenv("GOODPUT_BATCH_REPS"))
+	if reps <= 0 {
+		t.Skip("set GOODPUT_BATCH_REPS to run the batching model's calibration")
+	}
+	want := map[string]bool{}
+	for _, n := range strings.Split(os.Getenv("GOODPUT_FLEET_CASES"), ",") {
+		if n != "" {
+			want[n] = true
+		}
+	}
+	show := os.Getenv("GOODPUT_BATCH_SHOW") != ""
+	p := chat(t)
+	// raw is an arm's share of requests good by chat's default SLO
+	raw := func(ds *sources.Dataset) float64 {
+		good := 0.0
+		for _, r := range ds.Requests {
+			if r.Status == sources.StatusOK && r.TTFT <= 1 && r.TPOT <= 0.08 {
+				good++
+			}
+		}
+		return good / float64(len(ds.Requests))
+	}
+	for _, bc := range batchCases() {
+		if len(want) > 0 && !want[bc.name] {
+			continue
+		}
+		counts := map[Verdict]int{}
+		gateFails, gateInc := map[string]int{}, map[string]int{}
+		covered, intervals := map[string]int{}, map[string]int{}
+		var base, delta, rawDelta, width float64
+		identical := strings.HasPrefix(bc.name, "aa")
+		for i := range reps {
+			seed := uint64(7000 + i)
+			bf, cf := aaBatchFleet(), aaBatchFleet()
+			bc.b(&bf)
+			bc.c(&cf)
+			b, c := batchArms(bf, cf, seed)
+			rawDelta += raw(c) - raw(b)
+			r, err := Judge(b, c, Config{Policy: p, Resamples: 400, Seed: seed + 1})
+			if err != nil {
+				t.Fatalf("%s #%d: %v", bc.name, i, err)
+			}
+			counts[r.Verdict]++
+			for _, m := range r.Metrics {
+				switch m.Verdict {
+				case Fail:
+					gateFails[m.Name]++
+					if show {
+						t.Logf("  seed %d %s: %s", seed, m.Name, m.Reason)
+					}
+				case Inconclusive:
+					gateInc[m.Name]++
+				}
+				if m.Name == "slo_attainment" {
+					base, delta, width = base+float64(m.Baseline), delta+float64(m.Delta), width+float64(m.Interval[1]-m.Interval[0])
+				}
+				lo, hi := float64(m.Interval[0]), float64(m.Interval[1])
+				if identical && !m.Conditional() && !math.IsNaN(lo) && !math.IsNaN(hi) && !math.IsInf(lo, 0) && !math.IsInf(hi, 0) {
+					intervals[m.Name]++
+					if lo <= 0 && 0 <= hi {
+						covered[m.Name]++
+					}
+				}
+			}
+		}
+		rate := func(k int) string {
+			p := float64(k) / float64(reps)
+			return fmt.Sprintf("%5.1f%% ± %.1f", 100*p, 100*math.Sqrt(p*(1-p)/float64(reps)))
+		}
+		list := func(m map[string]int) string {
+			var out []string
+			for _, k := range sortedKeys(m) {
+				out = append(out, fmt.Sprintf("%s %d", k, m[k]))
+			}
+			return strings.Join(out, ", ")
+		}
+		n := float64(reps)
+		t.Logf("%-20s want %-5s fail %s  pass %s  inconclusive %s  fails [%s] inconclusive [%s]  baseline attainment %.2f%%, mean difference %+.2f pp judged, %+.2f pp raw, interval %.2f pp wide",
+			bc.name, bc.want, rate(counts[Fail]), rate(counts[Pass]), rate(counts[Inconclusive]), list(gateFails), list(gateInc),
+			100*base/n, 100*delta/n, 100*rawDelta/n, 100*width/n)
+		for _, m := range sortedKeys(intervals) {
+			k := intervals[m]
+			c := float64(covered[m]) / float64(k)
+			t.Logf("%-20s A/A interval coverage of %s: %.1f%% ± %.1f (%d intervals, nominal %.0f%%)", bc.name, m, 100*c,
+				100*math.Sqrt(c*(1-c)/float64(k)), k, 100*(2*p.Confidence-1))
+		}
+	}
+}
