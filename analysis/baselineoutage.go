@@ -25,11 +25,17 @@ const MaxBaselineOutages = 3
 // interval off zero on the harmful side. A two-minute burst of errors at
 // half the requests lies 23–94 spreads out: an outage is an order of
 // magnitude beyond what the fleet's own noise does. For the same reason a
-// canary stretch that deep does not keep the baseline's outage from being
-// left out (it is the canary's own outage, which attainment_dip then
-// judges on the run without the baseline's): with both, each arm's
-// outage otherwise showed the other's as the fleet's noise and the run
-// stayed inconclusive however bad the canary's.
+// canary stretch that deep in which its requests failed (served share
+// down by half the depth or more) does not keep the baseline's outage
+// from being left out (it is the canary's own outage, which
+// attainment_dip then judges on the run without the baseline's): with
+// both, each arm's outage otherwise showed the other's as the fleet's
+// noise and the run stayed inconclusive however bad the canary's. A
+// canary stretch that deep in which its requests only came late does keep
+// it in: near its capacity a fleet queues either arm's requests for a
+// minute or two on its own (analysis/batchfleet_test.go), and taking out
+// only the baseline's queues moved identical arms' attainment 1.5 pp
+// toward the canary's harm (5.8 pp with one replica past its knee).
 const OutageSpreads = 12
 
 // baselineOutage is a stretch of the arms' shared grid in which the

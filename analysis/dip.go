@@ -165,10 +165,10 @@ func dipEval(p *policies.Policy, b, c []dipCell, secs, canaryStart, warmupCap fl
 // a cold start slows requests rather than failing them, so the served
 // scan need not keep clear of the cap.
 func scanDip(margin, alpha, minSpreads, isolation float64, b, c []dipCell, secs, canaryStart, goodCap float64) (d dipFound, served, ok bool) {
-	if d, ok = worstDip(margin, alpha, minSpreads, isolation, b, c, secs, canaryStart, goodCap); ok {
+	if d, ok = worstDip(margin, alpha, minSpreads, isolation, b, c, secs, canaryStart, goodCap, true); ok {
 		return d, false, true
 	}
-	d, ok = worstDip(margin, alpha, minSpreads, isolation, servedCells(b), servedCells(c), secs, canaryStart, 0)
+	d, ok = worstDip(margin, alpha, minSpreads, isolation, servedCells(b), servedCells(c), secs, canaryStart, 0, false)
 	return d, true, ok
 }
 
@@ -272,9 +272,10 @@ type dipFound struct {
 // minSpreads > 0 the isolation condition ignores every stretch that
 // overlaps one of arm b's lying as far out the other way — an outage of
 // arm b's own, judged on its own, not a measure of the fleet's noise.
-// isolation is DipIsolation or OutageIsolation. The baseline_outage step
-// calls it with the arms the other way round.
-func worstDip(margin, alpha, minSpreads, isolation float64, b, c []dipCell, secs, canaryStart, warmupCap float64) (dipFound, bool) {
+// isolation is DipIsolation or OutageIsolation; good says the cells hold
+// good requests (the good-share scan) rather than requests served. The
+// baseline_outage step calls it with the arms the other way round.
+func worstDip(margin, alpha, minSpreads, isolation float64, b, c []dipCell, secs, canaryStart, warmupCap float64, good bool) (dipFound, bool) {
 	if len(b) != len(c) || len(b) == 0 || !(secs > 0) {
 		return dipFound{}, false
 	}
@@ -320,11 +321,16 @@ func worstDip(margin, alpha, minSpreads, isolation float64, b, c []dipCell, secs
 		crit := stats.TQuantile(1-alpha/float64(l.disjoint*len(lengths)), df) * spread
 		// with minSpreads > 0, arm b's own outages: its stretches that
 		// far out the other way; no stretch overlapping one of them
-		// measures the fleet's noise
+		// measures the fleet's noise. On good shares, only where arm b
+		// also served less by at least half that depth (its requests
+		// failed, were rejected or canceled): a stretch in which arm b's
+		// requests were only late is what a fleet near its capacity does
+		// to either arm, each queue filling and draining on its own, and
+		// it shows how deep the fleet's own noise goes
 		var bOut []dipWindow
 		if minSpreads > 0 {
 			for j, s := range l.st {
-				if d[j]-med > minSpreads*spread {
+				if dev := d[j] - med; dev > minSpreads*spread && (!good || s.sc/s.oc-s.sb/s.ob >= dev/2) {
 					bOut = append(bOut, s.dipWindow)
 				}
 			}
