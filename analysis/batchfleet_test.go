@@ -354,27 +354,11 @@ func TestBatchFleetCalibration(t *testing.T) {
 				}
 			}
 		}
-		rate := func(k int) string {
-			p := float64(k) / float64(reps)
-			return fmt.Sprintf("%5.1f%% ± %.1f", 100*p, 100*math.Sqrt(p*(1-p)/float64(reps)))
-		}
-		list := func(m map[string]int) string {
-			var out []string
-			for _, k := range sortedKeys(m) {
-				out = append(out, fmt.Sprintf("%s %d", k, m[k]))
-			}
-			return strings.Join(out, ", ")
-		}
 		n := float64(reps)
 		t.Logf("%-20s want %-5s fail %s  pass %s  inconclusive %s  fails [%s] inconclusive [%s]  baseline attainment %.2f%%, mean difference %+.2f pp judged, %+.2f pp raw, interval %.2f pp wide",
-			bc.name, bc.want, rate(counts[Fail]), rate(counts[Pass]), rate(counts[Inconclusive]), list(gateFails), list(gateInc),
+			bc.name, bc.want, mcRate(counts[Fail], reps), mcRate(counts[Pass], reps), mcRate(counts[Inconclusive], reps), gateCounts(gateFails), gateCounts(gateInc),
 			100*base/n, 100*delta/n, 100*rawDelta/n, 100*width/n)
-		for _, m := range sortedKeys(intervals) {
-			k := intervals[m]
-			c := float64(covered[m]) / float64(k)
-			t.Logf("%-20s A/A interval coverage of %s: %.1f%% ± %.1f (%d intervals, nominal %.0f%%)", bc.name, m, 100*c,
-				100*math.Sqrt(c*(1-c)/float64(k)), k, 100*(2*p.Confidence-1))
-		}
+		logCoverage(t, fmt.Sprintf("%-20s", bc.name), intervals, covered, p.Confidence)
 	}
 }
 

@@ -879,26 +879,38 @@ func TestFleetCalibration(t *testing.T) {
 				}
 			}
 		}
-		rate := func(k int) string {
-			p := float64(k) / float64(reps)
-			return fmt.Sprintf("%5.1f%% ± %.1f", 100*p, 100*math.Sqrt(p*(1-p)/float64(reps)))
-		}
-		var gf []string
-		for _, m := range sortedKeys(gateFails) {
-			gf = append(gf, fmt.Sprintf("%s %d", m, gateFails[m]))
-		}
-		var gi []string
-		for _, m := range sortedKeys(gateInc) {
-			gi = append(gi, fmt.Sprintf("%s %d", m, gateInc[m]))
-		}
 		t.Logf("%-18s want %-5s fail %s  pass %s  inconclusive %s  fails [%s] inconclusive [%s] baseline outage left out in %d, shared in %d", fc.name+variant, fc.want,
-			rate(counts[Fail]), rate(counts[Pass]), rate(counts[Inconclusive]), strings.Join(gf, ", "), strings.Join(gi, ", "), outages, shared)
-		for _, m := range sortedKeys(intervals) {
-			n := intervals[m]
-			c := float64(covered[m]) / float64(n)
-			t.Logf("%-18s A/A interval coverage of %s: %.1f%% ± %.1f (%d intervals, nominal %.0f%%)", fc.name, m, 100*c,
-				100*math.Sqrt(c*(1-c)/float64(n)), n, 100*(2*p.Confidence-1))
-		}
+			mcRate(counts[Fail], reps), mcRate(counts[Pass], reps), mcRate(counts[Inconclusive], reps), gateCounts(gateFails), gateCounts(gateInc), outages, shared)
+		logCoverage(t, fmt.Sprintf("%-18s", fc.name), intervals, covered, p.Confidence)
+	}
+}
+
+// mcRate is k runs of reps as a percentage with its Monte Carlo standard
+// error: " 12.5% ± 3.3".
+func mcRate(k, reps int) string {
+	p := float64(k) / float64(reps)
+	return fmt.Sprintf("%5.1f%% ± %.1f", 100*p, 100*math.Sqrt(p*(1-p)/float64(reps)))
+}
+
+// gateCounts lists runs per gate, "gate n, …", in gate-name order.
+func gateCounts(m map[string]int) string {
+	var out []string
+	for _, k := range sortedKeys(m) {
+		out = append(out, fmt.Sprintf("%s %d", k, m[k]))
+	}
+	return strings.Join(out, ", ")
+}
+
+// logCoverage logs, per metric, how many of identical arms' intervals
+// held 0 (covered of intervals) against the nominal two-sided level of a
+// policy at confidence.
+func logCoverage(t *testing.T, name string, intervals, covered map[string]int, confidence float64) {
+	t.Helper()
+	for _, m := range sortedKeys(intervals) {
+		n := intervals[m]
+		c := float64(covered[m]) / float64(n)
+		t.Logf("%s A/A interval coverage of %s: %.1f%% ± %.1f (%d intervals, nominal %.0f%%)", name, m, 100*c,
+			100*math.Sqrt(c*(1-c)/float64(n)), n, 100*(2*confidence-1))
 	}
 }
 
