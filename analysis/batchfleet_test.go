@@ -5,7 +5,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -186,11 +185,11 @@ func (f batchFleet) serve(queue []*batchReq, x float64) {
 }
 
 // routeLeast sends each request to the replica with the fewest requests
-// outstanding at its arrival, by a first pass of the same scheduler over
-// each replica's requests so far (an approximation: a request's
-// departure is that of its replica's queue as it would run without
-// later arrivals, which a least-outstanding router reading the replicas'
-// counters sees only as they are).
+// outstanding at its arrival, each request's departure estimated as it is
+// routed, not simulated: it holds a slot for its output tokens'
+// iterations at a half-full batch, after the queue ahead of it beyond
+// the slots (an approximation of the counters a least-outstanding router
+// reads).
 func (f batchFleet) routeLeast(reqs []*batchReq, repX []float64) {
 	// departure estimate: a replica's outstanding work in sequence
 	// slots, drained at its slot rate
@@ -289,16 +288,7 @@ func batchCases() []batchCase {
 // should be near 0), the mean width of its interval, and on identical
 // arms each interval's coverage of 0.
 func TestBatchFleetCalibration(t *testing.T) {
-	reps, _ := strconv.Atoi(os.Getenv("GOODPUT_BATCH_REPS"))
-	if reps <= 0 {
-		t.Skip("set GOODPUT_BATCH_REPS to run the batching model's calibration")
-	}
-	want := map[string]bool{}
-	for _, n := range strings.Split(os.Getenv("GOODPUT_FLEET_CASES"), ",") {
-		if n != "" {
-			want[n] = true
-		}
-	}
+	reps, wanted := calibrationRun(t, "GOODPUT_BATCH_REPS", "run the batching model's calibration")
 	show := os.Getenv("GOODPUT_BATCH_SHOW") != ""
 	p := chat(t)
 	// raw is an arm's share of requests good by chat's default SLO
@@ -312,12 +302,10 @@ func TestBatchFleetCalibration(t *testing.T) {
 		return good / float64(len(ds.Requests))
 	}
 	for _, bc := range batchCases() {
-		if len(want) > 0 && !want[bc.name] {
+		if !wanted(bc.name) {
 			continue
 		}
-		counts := map[Verdict]int{}
-		gateFails, gateInc := map[string]int{}, map[string]int{}
-		covered, intervals := map[string]int{}, map[string]int{}
+		tally := newVerdictTally()
 		var base, delta, rawDelta, width float64
 		identical := strings.HasPrefix(bc.name, "aa")
 		for i := range reps {
@@ -331,34 +319,20 @@ func TestBatchFleetCalibration(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s #%d: %v", bc.name, i, err)
 			}
-			counts[r.Verdict]++
+			tally.add(r, identical)
 			for _, m := range r.Metrics {
-				switch m.Verdict {
-				case Fail:
-					gateFails[m.Name]++
-					if show {
-						t.Logf("  seed %d %s: %s", seed, m.Name, m.Reason)
-					}
-				case Inconclusive:
-					gateInc[m.Name]++
+				if m.Verdict == Fail && show {
+					t.Logf("  seed %d %s: %s", seed, m.Name, m.Reason)
 				}
 				if m.Name == "slo_attainment" {
 					base, delta, width = base+float64(m.Baseline), delta+float64(m.Delta), width+float64(m.Interval[1]-m.Interval[0])
 				}
-				lo, hi := float64(m.Interval[0]), float64(m.Interval[1])
-				if identical && !m.Conditional() && !math.IsNaN(lo) && !math.IsNaN(hi) && !math.IsInf(lo, 0) && !math.IsInf(hi, 0) {
-					intervals[m.Name]++
-					if lo <= 0 && 0 <= hi {
-						covered[m.Name]++
-					}
-				}
 			}
 		}
 		n := float64(reps)
-		t.Logf("%-20s want %-5s fail %s  pass %s  inconclusive %s  fails [%s] inconclusive [%s]  baseline attainment %.2f%%, mean difference %+.2f pp judged, %+.2f pp raw, interval %.2f pp wide",
-			bc.name, bc.want, mcRate(counts[Fail], reps), mcRate(counts[Pass], reps), mcRate(counts[Inconclusive], reps), gateCounts(gateFails), gateCounts(gateInc),
-			100*base/n, 100*delta/n, 100*rawDelta/n, 100*width/n)
-		logCoverage(t, fmt.Sprintf("%-20s", bc.name), intervals, covered, p.Confidence)
+		t.Logf("%-20s want %-5s %s  baseline attainment %.2f%%, mean difference %+.2f pp judged, %+.2f pp raw, interval %.2f pp wide",
+			bc.name, bc.want, tally.rates(reps), 100*base/n, 100*delta/n, 100*rawDelta/n, 100*width/n)
+		tally.logCoverage(t, fmt.Sprintf("%-20s", bc.name), p.Confidence)
 	}
 }
 

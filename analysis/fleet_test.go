@@ -738,13 +738,27 @@ func fleetCases() []fleetCase {
 	}
 }
 
-// fleetRun reads a fleet-model run's settings from the environment: the
-// replicates per case from repsVar (unset or 0: the test is skipped, the
-// message saying it would do) and the cases named in GOODPUT_FLEET_CASES,
-// comma-separated (unset: every case).
+// fleetRun reads a fleet-model run's settings from the environment
+// (calibrationRun): the replicates per case and the cases to run.
 func fleetRun(t *testing.T, repsVar, does string) (int, []fleetCase) {
 	t.Helper()
-	reps, _ := strconv.Atoi(os.Getenv(repsVar))
+	reps, wanted := calibrationRun(t, repsVar, does)
+	var out []fleetCase
+	for _, fc := range fleetCases() {
+		if wanted(fc.name) {
+			out = append(out, fc)
+		}
+	}
+	return reps, out
+}
+
+// calibrationRun reads a model's calibration settings from the
+// environment: the replicates per case from repsVar (unset or 0: the test
+// is skipped, the message saying it would do) and whether a case is among
+// those named in GOODPUT_FLEET_CASES, comma-separated (unset: every case).
+func calibrationRun(t *testing.T, repsVar, does string) (reps int, wanted func(name string) bool) {
+	t.Helper()
+	reps, _ = strconv.Atoi(os.Getenv(repsVar))
 	if reps <= 0 {
 		t.Skipf("set %s to %s", repsVar, does)
 	}
@@ -754,13 +768,7 @@ func fleetRun(t *testing.T, repsVar, does string) (int, []fleetCase) {
 			want[n] = true
 		}
 	}
-	var out []fleetCase
-	for _, fc := range fleetCases() {
-		if len(want) == 0 || want[fc.name] {
-			out = append(out, fc)
-		}
-	}
-	return reps, out
+	return reps, func(name string) bool { return len(want) == 0 || want[name] }
 }
 
 // fleetVariants are ways to move every case of the fleet model at once,
@@ -837,11 +845,9 @@ func TestFleetCalibration(t *testing.T) {
 		variant += "@prompt_bands:" + v
 	}
 	for _, fc := range cases {
-		counts := map[Verdict]int{}
-		gateFails, gateInc := map[string]int{}, map[string]int{}
 		// on identical arms (a case named aa… or …-aa) every gate's true
-		// harm is 0: count how often each interval holds it
-		covered, intervals := map[string]int{}, map[string]int{}
+		// harm is 0: the tally counts how often each interval holds it
+		tally := newVerdictTally()
 		outages, shared := 0, 0 // runs with a baseline outage, a shared one, left out
 		identical := strings.HasPrefix(fc.name, "aa") || strings.HasSuffix(fc.name, "-aa")
 		for i := 0; i < reps; i++ {
@@ -853,36 +859,61 @@ func TestFleetCalibration(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s #%d: %v", fc.name, i, err)
 			}
-			counts[r.Verdict]++
+			tally.add(r, identical)
 			if step(r, "shared_outage").Applied {
 				shared++
 			}
 			if step(r, "baseline_outage").Applied {
 				outages++
 			}
-			for _, m := range r.Metrics {
-				// a <gate>_trend or attainment_dip row is reported only
-				// when its check found something, so its intervals are
-				// selected for excluding 0: no coverage is read from them
-				trendRow := m.Conditional()
-				if lo, hi := float64(m.Interval[0]), float64(m.Interval[1]); identical && !trendRow && !math.IsNaN(lo) && !math.IsNaN(hi) && !math.IsInf(lo, 0) && !math.IsInf(hi, 0) {
-					intervals[m.Name]++
-					if lo <= 0 && 0 <= hi {
-						covered[m.Name]++
-					}
-				}
-				switch m.Verdict {
-				case Fail:
-					gateFails[m.Name]++
-				case Inconclusive:
-					gateInc[m.Name]++
-				}
+		}
+		t.Logf("%-18s want %-5s %s baseline outage left out in %d, shared in %d", fc.name+variant, fc.want, tally.rates(reps), outages, shared)
+		tally.logCoverage(t, fmt.Sprintf("%-18s", fc.name), p.Confidence)
+	}
+}
+
+// verdictTally counts a calibration case's runs: their verdicts, the
+// gates that failed or were left inconclusive, and on identical arms how
+// many intervals of each gate were read and how many held 0.
+type verdictTally struct {
+	verdicts            map[Verdict]int
+	fails, inconclusive map[string]int
+	intervals, covered  map[string]int
+}
+
+func newVerdictTally() *verdictTally {
+	return &verdictTally{verdicts: map[Verdict]int{}, fails: map[string]int{}, inconclusive: map[string]int{},
+		intervals: map[string]int{}, covered: map[string]int{}}
+}
+
+// add counts the run r; identical says its arms are identical, so that
+// every gate's true harm is 0 and its interval's coverage is read.
+func (v *verdictTally) add(r *Report, identical bool) {
+	v.verdicts[r.Verdict]++
+	for _, m := range r.Metrics {
+		// a <gate>_trend or attainment_dip row is reported only when its
+		// check found something, so its intervals are selected for
+		// excluding 0: no coverage is read from them
+		if lo, hi := float64(m.Interval[0]), float64(m.Interval[1]); identical && !m.Conditional() && !math.IsNaN(lo) && !math.IsNaN(hi) && !math.IsInf(lo, 0) && !math.IsInf(hi, 0) {
+			v.intervals[m.Name]++
+			if lo <= 0 && 0 <= hi {
+				v.covered[m.Name]++
 			}
 		}
-		t.Logf("%-18s want %-5s fail %s  pass %s  inconclusive %s  fails [%s] inconclusive [%s] baseline outage left out in %d, shared in %d", fc.name+variant, fc.want,
-			mcRate(counts[Fail], reps), mcRate(counts[Pass], reps), mcRate(counts[Inconclusive], reps), gateCounts(gateFails), gateCounts(gateInc), outages, shared)
-		logCoverage(t, fmt.Sprintf("%-18s", fc.name), intervals, covered, p.Confidence)
+		switch m.Verdict {
+		case Fail:
+			v.fails[m.Name]++
+		case Inconclusive:
+			v.inconclusive[m.Name]++
+		}
 	}
+}
+
+// rates is "fail … pass … inconclusive … fails [gate n, …] inconclusive
+// [gate n, …]" over reps runs, each rate with its Monte Carlo error.
+func (v *verdictTally) rates(reps int) string {
+	return fmt.Sprintf("fail %s  pass %s  inconclusive %s  fails [%s] inconclusive [%s]", mcRate(v.verdicts[Fail], reps), mcRate(v.verdicts[Pass], reps),
+		mcRate(v.verdicts[Inconclusive], reps), gateCounts(v.fails), gateCounts(v.inconclusive))
 }
 
 // mcRate is k runs of reps as a percentage with its Monte Carlo standard
@@ -902,13 +933,12 @@ func gateCounts(m map[string]int) string {
 }
 
 // logCoverage logs, per metric, how many of identical arms' intervals
-// held 0 (covered of intervals) against the nominal two-sided level of a
-// policy at confidence.
-func logCoverage(t *testing.T, name string, intervals, covered map[string]int, confidence float64) {
+// held 0 against the nominal two-sided level of a policy at confidence.
+func (v *verdictTally) logCoverage(t *testing.T, name string, confidence float64) {
 	t.Helper()
-	for _, m := range sortedKeys(intervals) {
-		n := intervals[m]
-		c := float64(covered[m]) / float64(n)
+	for _, m := range sortedKeys(v.intervals) {
+		n := v.intervals[m]
+		c := float64(v.covered[m]) / float64(n)
 		t.Logf("%s A/A interval coverage of %s: %.1f%% ± %.1f (%d intervals, nominal %.0f%%)", name, m, 100*c,
 			100*math.Sqrt(c*(1-c)/float64(n)), n, 100*(2*confidence-1))
 	}
