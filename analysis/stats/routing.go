@@ -1,0 +1,113 @@
+package stats
+
+import "gonum.org/v1/gonum/stat/distuv"
+
+// MinRoutingBuckets is the fewest buckets in which every replica of an arm
+// served for RoutingEvenness to read its router: fewer give no answer.
+const MinRoutingBuckets = 30
+
+// RoutingEvenness says how evenly an arm's router spread its requests over
+// its replicas, bucket by bucket, against routing each request at random:
+// the Pearson chi-square of each bucket's counts per replica against the
+// replicas' shares over the run, summed over the buckets and divided by
+// its expectation under random routing, (k − 1)(T − 1) for k replicas and
+// T buckets (the shares estimated from the same counts).
+//
+// Near 1 (within about ±√(2/((k−1)T))) the router picked replicas at
+// random, or by a hash of something random to it: each replica's requests
+// arrive as a Poisson process of its own, and a fleet of k such replicas
+// queues as each one alone does. Well below 1 the router spread requests
+// more evenly than chance — round-robin gives about 0, a least-outstanding
+// or join-the-shortest-queue router a few tenths — and such a router
+// pools its replicas' queues: a larger fleet behind it queues less than a
+// smaller one at the same load per replica. Above 1, requests come in
+// clumps per replica (sticky sessions, affinity).
+//
+// counts are one arm's replicas, offered requests per bucket (equal
+// lengths). Only buckets in which every replica lies within its span of
+// service (from its first bucket with a request to its last) count, so a
+// replica that joins late or leaves early does not read as uneven routing;
+// ok is false with fewer than two replicas or fewer than MinRoutingBuckets
+// such buckets.
+func RoutingEvenness(counts []ReplicaCounts) (r Routing, ok bool) {
+	k := len(counts)
+	if k < 2 {
+		return Routing{}, false
+	}
+	nb := len(counts[0].Offered)
+	first, last := make([]int, k), make([]int, k)
+	for r, rc := range counts {
+		if len(rc.Offered) != nb {
+			return Routing{}, false
+		}
+		first[r], last[r] = -1, -1
+		for t, n := range rc.Offered {
+			if n > 0 {
+				if first[r] < 0 {
+					first[r] = t
+				}
+				last[r] = t
+			}
+		}
+		if first[r] < 0 {
+			return Routing{}, false
+		}
+	}
+	lo, hi := first[0], last[0]
+	for r := range k {
+		lo, hi = max(lo, first[r]), min(hi, last[r])
+	}
+	// the replicas' shares over the buckets counted
+	share := make([]float64, k)
+	total := 0.0
+	var use []int
+	for t := lo; t <= hi; t++ {
+		n := 0.0
+		for r := range k {
+			n += counts[r].Offered[t]
+		}
+		if n > 0 {
+			use = append(use, t)
+			for r := range k {
+				share[r] += counts[r].Offered[t]
+			}
+			total += n
+		}
+	}
+	if len(use) < MinRoutingBuckets {
+		return Routing{Buckets: len(use)}, false
+	}
+	for r := range share {
+		share[r] /= total
+	}
+	chi := 0.0
+	for _, t := range use {
+		n := 0.0
+		for r := range k {
+			n += counts[r].Offered[t]
+		}
+		for r := range k {
+			e := n * share[r]
+			d := counts[r].Offered[t] - e
+			chi += d * d / e
+		}
+	}
+	df := float64((k - 1) * (len(use) - 1))
+	return Routing{Ratio: chi / df, Buckets: len(use), DF: df, PEven: distuv.ChiSquared{K: df}.CDF(chi)}, true
+}
+
+// Routing is what RoutingEvenness reads of an arm's router.
+type Routing struct {
+	// Ratio is the summed chi-square over its expectation under random
+	// routing (≥ 0; about 1 at random, below 1 more even, above clumped).
+	Ratio float64
+	// Buckets is how many buckets counted.
+	Buckets int
+	// DF is the chi-square's degrees of freedom, (k − 1)(T − 1).
+	DF float64
+	// PEven is the chi-square's lower tail on DF degrees of freedom: the
+	// chance of routing at least this even had the router picked
+	// replicas at random (the one-sided p-value of "more even than
+	// chance").
+	PEven float64
+}
