@@ -274,6 +274,16 @@ func batchCases() []batchCase {
 		// half of one arm's requests failing for two minutes
 		{"baseline-burst", Pass, burst, id},
 		{"error-burst", Fail, id, burst},
+		// a canary of one replica beside a baseline of four, at the same
+		// load per replica: behind a router that picks replicas at
+		// random each replica queues as it would alone; behind a
+		// least-outstanding one the baseline's four pool their queues
+		{"aa-canary-1-of-4", Pass, id, one(1.25)},
+		{"aa-canary-1-of-4-hot", Pass, rate(6), one(1.5)},
+		{"aa-canary-1-of-4-least-hot", Pass, func(f *batchFleet) { f.rate, f.router = 6, "least" }, one(1.5)},
+		{"aa-baseline-1-of-4-least-hot", Pass, one(1.5), func(f *batchFleet) { f.rate, f.router = 6, "least" }},
+		{"regress-10-canary-1-of-4-hot", Fail, rate(6), func(f *batchFleet) { f.rate, f.replicas, f.speed = 1.5, 1, 1.1 }},
+		{"regress-10-canary-1-of-4-least-hot", Fail, func(f *batchFleet) { f.rate, f.router = 6, "least" }, func(f *batchFleet) { f.rate, f.replicas, f.speed = 1.5, 1, 1.1 }},
 	}
 }
 

@@ -172,6 +172,19 @@ func scanDip(margin, alpha, minSpreads, isolation float64, b, c []dipCell, secs,
 	return d, true, ok
 }
 
+// servedDip reports whether dipEval's scan of the arms' shares of requests
+// served finds a stretch on grid g, whatever the scan of good shares
+// found: a burst of failures, rejections or cancels, which the arms'
+// queues do not make (heldByArmSize).
+func servedDip(p *policies.Policy, g dipGrid) bool {
+	margin, ok := dipAttainmentMargin(p, g.b)
+	if !ok {
+		return false
+	}
+	_, ok = worstDip(margin, p.Alpha(), 0, DipIsolation, servedCells(g.b), servedCells(g.c), g.secs, g.start, 0, false)
+	return ok
+}
+
 // servedCells is the arm's cells with its served requests (completed,
 // whatever their latency) in place of its good ones: the scan of dipEval
 // on the shares of requests served.

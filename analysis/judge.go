@@ -298,6 +298,11 @@ func (j *judgement) report() *Report {
 	heldByClassGap(r, labelClassGap(j.p, j.b.unlabelledAll, j.b.completedAll, j.c.unlabelledAll, j.c.completedAll))
 	heldByQualityGap(r, qualityGap(j.p, j.b.qualityChecked, j.b.qualityFailed, j.c.qualityChecked, j.c.qualityFailed))
 	heldByCutTail(r, sortedCounts(j.c.pooled("ttft")), sortedCounts(j.b.pooled("ttft")))
+	if s := j.armSize(); s.differ() {
+		j.warnf("%s", s.text())
+		g, ok := j.dipGrid()
+		heldByArmSize(r, s, ok && servedDip(j.p, g))
+	}
 	// prompts the strata did not standardize, as the aggregate holds them
 	if ms := j.promptShift(1 - 2*j.p.Alpha()); ms != "" {
 		j.warnf("traffic mix: %s", ms)

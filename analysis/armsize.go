@@ -1,0 +1,198 @@
+package analysis
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/goodput-dev/goodput/analysis/stats"
+	"github.com/goodput-dev/goodput/policies"
+)
+
+// Arms of different sizes. A canary is often one replica beside a
+// baseline of several. Each request's queue is its replica's, so at the
+// same load per replica a router that picks replicas at random gives both
+// arms the same queues. A router that spreads requests evenly
+// (round-robin, least-outstanding, join-the-shortest-queue) pools its
+// replicas: a request waits only when all of them are busy, and the
+// larger the pool, the rarer that is. Near capacity a lone canary replica
+// then queues more than a pool of four running the same build — on the
+// batching model (analysis/batchfleet_test.go) identical builds at 6
+// requests per second per four replicas, the canary one replica at 1.5,
+// the baseline's four behind a least-outstanding router: attainment 92%
+// against 99%, FAIL in 23 of 40 runs. The difference is the deployments'
+// sizes, not the change, and nothing in the arms' data separates the two
+// (the advice of the peers' guides: a baseline of the canary's size).
+const (
+	// ArmSizeRatio is how many times one arm's mean replicas must be the
+	// other's for the arms to count as of different sizes (1.5: a canary
+	// of 2 beside 3 replicas does not count, 2 beside 4 does).
+	ArmSizeRatio = 1.5
+	// EvenRoutingRatio is the stats.RoutingEvenness ratio of the larger
+	// arm below which its router counts as spreading requests evenly, so
+	// pooling its replicas' queues, when routing at random is also ruled
+	// out at EvenRoutingP: random routing reads about 1 (0.87–1.11 over
+	// 30-minute runs of four replicas on the batching model), round-robin
+	// about 0.06, join-the-shortest-queue 0.16, the batching model's
+	// least-outstanding router (which estimates its replicas' outstanding
+	// requests) 0.34–0.46.
+	EvenRoutingRatio = 0.7
+	// EvenRoutingP is the one-sided p-value (stats.Routing.PEven) below
+	// which routing at random is ruled out: with few replicas and a short
+	// run the ratio alone wanders below EvenRoutingRatio by chance.
+	EvenRoutingP = 0.001
+)
+
+// armSize is what the arm-size check reads: each arm's mean replicas
+// serving over its analysed window (replica-seconds over seconds; 0 when
+// the arm names no replica or has no time grid) and the larger arm's
+// routing evenness (known false when it cannot be read: metrics carry no
+// per-replica counts, or the arm's replicas come and go too much).
+type armSize struct {
+	b, c  float64
+	even  stats.Routing
+	known bool
+}
+
+// differ reports whether both arms' sizes are known and one is at least
+// ArmSizeRatio times the other.
+func (s armSize) differ() bool {
+	return s.b > 0 && s.c > 0 && (s.b >= ArmSizeRatio*s.c || s.c >= ArmSizeRatio*s.b)
+}
+
+// pooled reports whether the larger arm's router spreads requests evenly
+// enough to pool its queues (EvenRoutingRatio).
+func (s armSize) pooled() bool {
+	return s.differ() && s.known && s.even.Ratio < EvenRoutingRatio && s.even.PEven < EvenRoutingP
+}
+
+// text says how the arms differ in size and what the larger arm's router
+// did, for the warning and the hold.
+func (s armSize) text() string {
+	t := fmt.Sprintf("the arms differ in size: the baseline served on %.1f replicas on average, the canary on %.1f", s.b, s.c)
+	larger := "baseline"
+	if s.c > s.b {
+		larger = "canary"
+	}
+	switch {
+	case !s.known:
+		return t + fmt.Sprintf("; how the %s's router spread its requests is not known (no per-replica counts), and a router that spreads them evenly (round-robin, least-outstanding) pools a larger fleet's queues, so near capacity the smaller arm queues more on the same build; a baseline of the canary's size tells the change from the size", larger)
+	case s.pooled():
+		return t + fmt.Sprintf("; the %s's router spread its requests over its replicas more evenly than at random (their counts per bucket vary %.2f times as much as random routing's, p %.2g), which pools its queues: at the same load per replica the smaller arm queues more on the same build, so its lateness is not blamed on the change; a baseline of the canary's size, or both arms behind one router, tells them apart", larger, s.even.Ratio, s.even.PEven)
+	}
+	return t + fmt.Sprintf("; the %s's router picked replicas about at random (their counts per bucket vary %.2f times as much as random routing's), so each replica queues as it would alone and the arms' queues compare at the same load per replica", larger, s.even.Ratio)
+}
+
+// heldByArmSize holds a verdict the arms' sizes could have made: behind a
+// router that pools the larger arm's queues (armSize.pooled), a FAIL of a
+// smaller canary whose failing gates all measure lateness (poolMoves), or a
+// PASS of a larger canary, becomes INCONCLUSIVE with the reason first. A
+// failure the pool cannot cause (errors, rejections, cancels, a burst of
+// them, output length, retries) still fails: served says the
+// attainment_dip scan of the shares of requests served finds a stretch
+// (servedDip), where the row reports a stretch of good shares.
+func heldByArmSize(r *Report, s armSize, served bool) {
+	if !s.pooled() {
+		return
+	}
+	switch {
+	case r.Verdict == Fail && s.c < s.b:
+		var late []string
+		for _, m := range r.Metrics {
+			if m.Verdict != Fail {
+				continue
+			}
+			if !poolMoves(m) || m.Name == dipName && served {
+				return
+			}
+			late = append(late, m.Name)
+		}
+		r.Reasons = append([]string{fmt.Sprintf("the gates give FAIL (%s), but %s", strings.Join(late, ", "), s.text())}, r.Reasons...)
+	case r.Verdict == Pass && s.c > s.b:
+		r.Reasons = append([]string{"the gates give PASS, but " + s.text() + "; the canary's larger pool may hide a slower build"}, r.Reasons...)
+	default:
+		return
+	}
+	r.Verdict = Inconclusive
+}
+
+// poolMoves reports whether gate m measures how late requests were, which
+// an arm's queueing moves: attainment, goodput and what is counted per
+// good request, latency quantiles (per class too), their trend rows, and
+// attainment_dip when it failed on good shares. Failed, rejected and
+// canceled requests, output length and retries are not what a deeper queue
+// makes of the same requests.
+func poolMoves(m Metric) bool {
+	if m.Name == dipName {
+		return !strings.Contains(m.Method, "served")
+	}
+	base, _, _ := strings.Cut(m.Name, ":")
+	base = strings.TrimSuffix(base, trendSuffix)
+	switch base {
+	case "slo_attainment", "goodput", "goodput_per_replica", "token_goodput",
+		"cost_per_good_request", "energy_per_good_request", "gpu_seconds_per_good_request":
+		return true
+	}
+	info, ok := policies.Metric(base)
+	return ok && info.Latency != ""
+}
+
+// armSize reads the request path's arms for the arm-size check: both
+// arms' mean replicas over their analysed buckets, when both name their
+// replicas, and the larger arm's routing evenness.
+func (j *judgement) armSize() armSize {
+	if j.b.pseudo || j.c.pseudo || !j.b.replicasKnown || !j.c.replicasKnown {
+		return armSize{}
+	}
+	mean := func(a *armData) float64 {
+		var rs, secs float64
+		for _, b := range a.kept() {
+			if !b.cut && !b.leftOut {
+				rs, secs = rs+b.replicaSecs, secs+b.secs
+			}
+		}
+		return rs / secs
+	}
+	s := armSize{b: mean(j.b), c: mean(j.c)}
+	if !s.differ() {
+		return s
+	}
+	larger := j.b
+	if s.c > s.b {
+		larger = j.c
+	}
+	if rc, ok := larger.replicaCounts(); ok {
+		s.even, s.known = stats.RoutingEvenness(rc)
+	}
+	return s
+}
+
+// armSize reads the aggregated arms for the arm-size check, as the
+// request path does: mean replicas over the analysed slices (the canary as
+// counted), and the larger arm's routing evenness from the aggregate's
+// replica tracks (records only; metrics carry no per-replica counts).
+func (j *aggJudgement) armSize() armSize {
+	if !replicasNamed(j.b) || !replicasNamed(j.cRaw) {
+		return armSize{}
+	}
+	mean := func(a *aggArm) float64 {
+		var rs, secs float64
+		for _, sl := range a.slices {
+			if !sl.leftOut {
+				rs, secs = rs+sl.replicas*(sl.end-sl.start), secs+sl.end-sl.start
+			}
+		}
+		return rs / secs
+	}
+	s := armSize{b: mean(j.b), c: mean(j.cRaw)}
+	if !s.differ() {
+		return s
+	}
+	larger := j.b
+	if s.c > s.b {
+		larger = j.cRaw
+	}
+	if rc, ok := larger.replicaCounts(); ok {
+		s.even, s.known = stats.RoutingEvenness(rc)
+	}
+	return s
+}

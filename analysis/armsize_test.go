@@ -1,0 +1,126 @@
+package analysis
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestArmsOfDifferentSizes: a canary of one replica beside a baseline of
+// four at the same load per replica, near capacity (batching model, 6
+// requests per second over the baseline's four). Behind a
+// least-outstanding router the baseline's replicas pool their queues and
+// the lone canary queues more on the same build: before the check it
+// failed 23 of 40 identical runs. Now no such run fails, on either
+// judging path, and the reason says why; a canary of four beside a lone
+// baseline is not passed; behind a router that picks replicas at random
+// nothing is held (the arms' queues compare) and a regression still
+// fails; an error burst of the lone canary still fails behind the pooling
+// router, errors being no queue's doing.
+func TestArmsOfDifferentSizes(t *testing.T) {
+	p := chat(t)
+	cfg := Config{Policy: p, Resamples: 200, Seed: 1}
+	least := func(f *batchFleet) { f.rate, f.router = 6, "least" }
+	random := func(f *batchFleet) { f.rate = 6 }
+	lone := func(speed float64) func(*batchFleet) {
+		return func(f *batchFleet) { f.rate, f.replicas, f.speed = 1.5, 1, speed }
+	}
+	burst := func(f *batchFleet) {
+		lone(1)(f)
+		f.burstAt, f.burstSecs, f.burstErr = 900, 120, 0.5
+	}
+	arms := func(b, c func(*batchFleet), seed uint64) (*Report, *Report) {
+		bf, cf := aaBatchFleet(), aaBatchFleet()
+		b(&bf)
+		c(&cf)
+		bd, cd := batchArms(bf, cf, seed)
+		return judgedBothWays(t, bd, cd, cfg)
+	}
+	warned := func(r *Report, want string) bool {
+		for _, w := range r.Warnings {
+			if strings.Contains(w, "the arms differ in size") && strings.Contains(w, want) {
+				return true
+			}
+		}
+		return false
+	}
+	held, fails := 0, 0
+	for i := range 8 {
+		seed := uint64(7000 + i)
+		ex, ag := arms(least, lone(1), seed)
+		for _, r := range []*Report{ex, ag} {
+			if r.Verdict == Fail {
+				t.Errorf("seed %d, lone canary beside four pooled replicas: FAIL %v", seed, r.Reasons)
+			}
+			if !warned(r, "more evenly than at random") {
+				t.Errorf("seed %d: no warning of the pooled baseline: %q", seed, r.Warnings)
+			}
+			if len(r.Reasons) > 0 && strings.HasPrefix(r.Reasons[0], "the gates give FAIL") {
+				held++
+			}
+		}
+		ex, ag = arms(lone(1), least, seed)
+		for _, r := range []*Report{ex, ag} {
+			if r.Verdict == Pass {
+				t.Errorf("seed %d, four pooled canary replicas beside a lone baseline: PASS %v", seed, r.Reasons)
+			}
+		}
+		ex, ag = arms(random, lone(1.1), seed)
+		for _, r := range []*Report{ex, ag} {
+			if !warned(r, "about at random") || strings.HasPrefix(r.Reasons[0], "the gates give") {
+				t.Errorf("seed %d, random routing: warnings %q, reasons %q; want the arms compared as they are", seed, r.Warnings, r.Reasons)
+			}
+			if r.Verdict == Fail {
+				fails++
+			}
+		}
+	}
+	if held == 0 {
+		t.Error("no run of the lone canary beside pooled replicas was held: the test does not reach the hold")
+	}
+	if fails == 0 {
+		t.Error("a 10% slower lone canary behind random routing never failed: the hold reached it")
+	}
+	ex, ag := arms(least, burst, 7000)
+	for _, r := range []*Report{ex, ag} {
+		if r.Verdict != Fail {
+			t.Errorf("the lone canary's error burst: %s %v, want FAIL", r.Verdict, r.Reasons)
+		}
+	}
+	// arms of one size: no word of it
+	ex, ag = arms(least, least, 7000)
+	for _, r := range []*Report{ex, ag} {
+		if warned(r, "") {
+			t.Errorf("arms of one size warned: %q", r.Warnings)
+		}
+	}
+}
+
+// TestPoolMoves lists which gates measure lateness, which a deeper queue
+// moves, and which count failures or what was written, which it does not.
+func TestPoolMoves(t *testing.T) {
+	for _, c := range []struct {
+		m    Metric
+		want bool
+	}{
+		{Metric{Name: "slo_attainment"}, true},
+		{Metric{Name: "slo_attainment_trend"}, true},
+		{Metric{Name: "ttft_p99"}, true},
+		{Metric{Name: "ttft_p99:chat"}, true},
+		{Metric{Name: "tpot_p99_trend"}, true},
+		{Metric{Name: "e2e_p50"}, true},
+		{Metric{Name: "goodput_per_replica"}, true},
+		{Metric{Name: "cost_per_good_request"}, true},
+		{Metric{Name: dipName, Method: "window-scan-newcombe-bonferroni-673"}, true},
+		{Metric{Name: dipName, Method: "window-scan-served-newcombe-bonferroni-673"}, false},
+		{Metric{Name: "error_rate"}, false},
+		{Metric{Name: "rejected_share"}, false},
+		{Metric{Name: "canceled_share"}, false},
+		{Metric{Name: "retry_share"}, false},
+		{Metric{Name: "output_tokens_mean"}, false},
+		{Metric{Name: "offered_load_ratio"}, false},
+	} {
+		if got := poolMoves(c.m); got != c.want {
+			t.Errorf("%s (%s): %v, want %v", c.m.Name, c.m.Method, got, c.want)
+		}
+	}
+}
