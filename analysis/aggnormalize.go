@@ -305,7 +305,7 @@ func (j *aggJudgement) normSteps() []NormalizationStep {
 			load.Detail = "like-for-like not checked: " + err.Error()
 		default:
 			load.Applied = p.Normalize.Load == "matched"
-			load.Detail = "goodput compared at matched offered load (good per offered request), request rate per replica from the series; " + res.Reason
+			load.Detail = "goodput compared at matched offered load (good per offered request), request rate per replica from the series; " + res.Reason + matchedOnlyWork(res)
 			if !res.LikeForLike || res.Matched {
 				j.warnf("offered load: %s", res.Reason)
 			}

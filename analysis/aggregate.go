@@ -671,10 +671,12 @@ func (j *aggJudgement) report() *Report {
 		// log-linear bins read as the request path's values, within a bin
 		heldByCutTail(r, histCounts(pooledHist(j.cRaw, "ttft")), histCounts(pooledHist(j.b, "ttft")))
 	}
-	if s := j.armSize(); s.differ() {
-		j.warnf("%s", s.text())
+	if s, l := j.queues(); s.differ() || l.differ() {
+		if s.differ() {
+			j.warnf("%s", s.text())
+		}
 		g, ok := j.dipGrid()
-		heldByArmSize(r, s, ok && servedDip(j.p, g))
+		heldByQueues(r, s, l, ok && servedDip(j.p, g))
 	}
 	if ms := j.promptShift(); ms != "" {
 		j.warnf("traffic mix: %s", ms)

@@ -2,8 +2,10 @@ package analysis
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
+	"github.com/goodput-dev/goodput/analysis/normalize"
 	"github.com/goodput-dev/goodput/analysis/stats"
 	"github.com/goodput-dev/goodput/policies"
 )
@@ -42,9 +44,10 @@ const (
 	EvenRoutingP = 0.001
 )
 
-// armSize is what the arm-size check reads: each arm's mean replicas
-// serving over its analysed window (replica-seconds over seconds; 0 when
-// the arm names no replica or has no time grid) and the larger arm's
+// armSize is what the arm-size check reads: each arm's mean deployed
+// replicas over its analysed window (deployed replica-seconds over
+// seconds; 0 when the arm names no replica or has no time grid) and the
+// larger arm's
 // routing evenness (known false when it cannot be read: metrics carry no
 // per-replica counts, or the arm's replicas come and go too much).
 type armSize struct {
@@ -68,7 +71,7 @@ func (s armSize) pooled() bool {
 // text says how the arms differ in size and what the larger arm's router
 // did, for the warning and the hold.
 func (s armSize) text() string {
-	t := fmt.Sprintf("the arms differ in size: the baseline served on %.1f replicas on average, the canary on %.1f", s.b, s.c)
+	t := fmt.Sprintf("the arms differ in size: the baseline ran %.1f replicas on average, the canary %.1f", s.b, s.c)
 	larger := "baseline"
 	if s.c > s.b {
 		larger = "canary"
@@ -82,20 +85,56 @@ func (s armSize) text() string {
 	return t + fmt.Sprintf("; the %s's router picked replicas about at random (their counts per bucket vary %.2f times as much as random routing's), so each replica queues as it would alone and the arms' queues compare at the same load per replica", larger, s.even.Ratio)
 }
 
-// heldByArmSize holds a verdict the arms' sizes could have made: behind a
-// router that pools the larger arm's queues (armSize.pooled), a FAIL of a
-// smaller canary whose failing gates all measure lateness (poolMoves), or a
-// PASS of a larger canary, becomes INCONCLUSIVE with the reason first. A
-// failure the pool cannot cause (errors, rejections, cancels, a burst of
-// them, output length, retries) still fails: served says the
-// attainment_dip scan of the shares of requests served finds a stretch
-// (servedDip), where the row reports a stretch of good shares.
-func heldByArmSize(r *Report, s armSize, served bool) {
-	if !s.pooled() {
-		return
+// armLoad is each arm's offered requests per deployed replica-second over
+// its analysed window (0 when unknown: an arm that names no replica, or
+// has no time grid).
+type armLoad struct{ b, c float64 }
+
+// differ reports whether both loads are known and the canary's differs
+// from the baseline's beyond normalize.DefaultLoadTolerance.
+func (l armLoad) differ() bool {
+	return l.b > 0 && l.c > 0 && math.Abs(l.c/l.b-1) > normalize.DefaultLoadTolerance
+}
+
+// text says how the arms' loads differ and what that does to their queues.
+func (l armLoad) text() string {
+	more := "less"
+	if l.c > l.b {
+		more = "more"
+	}
+	return fmt.Sprintf("the canary ran at %.1f%% %s offered load per deployed replica-second than the baseline (%.4g vs %.4g, beyond the ±%.0f%% tolerance): a fleet queues less the lighter it runs, so the arms' lateness does not compare; a split of traffic in proportion to the arms' replicas (traffic.canary_share and the canary's replica count) makes it compare",
+		100*math.Abs(l.c/l.b-1), more, l.c, l.b, 100*normalize.DefaultLoadTolerance)
+}
+
+// heldByQueues holds a verdict that the arms' queues, not the change,
+// could have made. The canary's queues had it easier when it is the larger
+// arm behind a router that pools (armSize.pooled) or ran at a lighter load
+// per replica (armLoad.differ); harder when it is the smaller arm behind
+// such a router or ran heavier. A PASS of a canary that had it easier, or a
+// FAIL of one that had it harder whose failing gates all measure lateness
+// (poolMoves), becomes INCONCLUSIVE with the reason first. A failure the
+// queues cannot cause (errors, rejections, cancels, a burst of them,
+// output length, retries, a broken traffic split) still fails: served
+// says the attainment_dip scan of the shares of requests served finds a
+// stretch (servedDip), where the row reports a stretch of good shares.
+func heldByQueues(r *Report, s armSize, l armLoad, served bool) {
+	var easier, harder []string
+	if s.pooled() {
+		if s.c > s.b {
+			easier = append(easier, s.text())
+		} else {
+			harder = append(harder, s.text())
+		}
+	}
+	if l.differ() {
+		if l.c < l.b {
+			easier = append(easier, l.text())
+		} else {
+			harder = append(harder, l.text())
+		}
 	}
 	switch {
-	case r.Verdict == Fail && s.c < s.b:
+	case r.Verdict == Fail && len(harder) > 0:
 		var late []string
 		for _, m := range r.Metrics {
 			if m.Verdict != Fail {
@@ -106,9 +145,9 @@ func heldByArmSize(r *Report, s armSize, served bool) {
 			}
 			late = append(late, m.Name)
 		}
-		r.Reasons = append([]string{fmt.Sprintf("the gates give FAIL (%s), but %s", strings.Join(late, ", "), s.text())}, r.Reasons...)
-	case r.Verdict == Pass && s.c > s.b:
-		r.Reasons = append([]string{"the gates give PASS, but " + s.text() + "; the canary's larger pool may hide a slower build"}, r.Reasons...)
+		r.Reasons = append([]string{fmt.Sprintf("the gates give FAIL (%s), but %s", strings.Join(late, ", "), strings.Join(harder, "; and "))}, r.Reasons...)
+	case r.Verdict == Pass && len(easier) > 0:
+		r.Reasons = append([]string{"the gates give PASS, but " + strings.Join(easier, "; and ") + "; the canary's easier queues may hide a slower build"}, r.Reasons...)
 	default:
 		return
 	}
@@ -166,33 +205,84 @@ func (j *judgement) armSize() armSize {
 	return s
 }
 
-// armSize reads the aggregated arms for the arm-size check, as the
-// request path does: mean replicas over the analysed slices (the canary as
-// counted), and the larger arm's routing evenness from the aggregate's
-// replica tracks (records only; metrics carry no per-replica counts).
-func (j *aggJudgement) armSize() armSize {
-	if !replicasNamed(j.b) || !replicasNamed(j.cRaw) {
-		return armSize{}
+// deployedTotals is the arm's offered requests, deployed replica-seconds
+// (deployedReplicas: a replica lost mid-run still counts, as in
+// offered_load_ratio, so a lost replica is neither a smaller arm nor a
+// split of the load) and seconds over its analysed buckets; ok is false
+// when the arm names no replica or has no time grid.
+func (a *armData) deployedTotals() (offered, repSecs, secs float64, ok bool) {
+	if a.pseudo || !a.replicasKnown {
+		return 0, 0, 0, false
 	}
-	mean := func(a *aggArm) float64 {
-		var rs, secs float64
-		for _, sl := range a.slices {
-			if !sl.leftOut {
-				rs, secs = rs+sl.replicas*(sl.end-sl.start), secs+sl.end-sl.start
-			}
+	var serving, off, dur []float64
+	for _, b := range a.kept() {
+		if b.secs > 0 && !b.leftOut {
+			serving, off, dur = append(serving, b.replicaSecs/b.secs), append(off, b.offered), append(dur, b.secs)
 		}
-		return rs / secs
 	}
-	s := armSize{b: mean(j.b), c: mean(j.cRaw)}
-	if !s.differ() {
-		return s
+	for i, d := range deployedReplicas(serving, a.bucketSecs) {
+		offered, repSecs, secs = offered+off[i], repSecs+d*dur[i], secs+dur[i]
 	}
-	larger := j.b
-	if s.c > s.b {
-		larger = j.cRaw
+	return offered, repSecs, secs, repSecs > 0
+}
+
+// deployedTotals is armData.deployedTotals over an aggregated arm's
+// slices (stretches left out of both arms skipped); ok is false when its
+// replicas are unknown (replicasNamed).
+func (a *aggArm) deployedTotals() (offered, repSecs, secs float64, ok bool) {
+	if !replicasNamed(a) {
+		return 0, 0, 0, false
 	}
-	if rc, ok := larger.replicaCounts(); ok {
-		s.even, s.known = stats.RoutingEvenness(rc)
+	serving := make([]float64, len(a.slices))
+	for i := range a.slices {
+		serving[i] = a.slices[i].replicas
 	}
-	return s
+	for i, d := range deployedReplicas(serving, a.ds.Agg.Step) {
+		if sl := &a.slices[i]; !sl.leftOut {
+			offered, repSecs, secs = offered+sl.offered(), repSecs+d*(sl.end-sl.start), secs+sl.end-sl.start
+		}
+	}
+	return offered, repSecs, secs, repSecs > 0
+}
+
+// sizeAndLoad reads both arms' sizes and loads from their deployed
+// totals, and, when the sizes differ, the larger arm's routing evenness
+// from its replicas' counts (counts reads them; false when it cannot).
+func sizeAndLoad(b, c [3]float64, okB, okC bool, counts func(baseline bool) ([]stats.ReplicaCounts, bool)) (armSize, armLoad) {
+	if !okB || !okC {
+		return armSize{}, armLoad{}
+	}
+	s := armSize{b: b[1] / b[2], c: c[1] / c[2]}
+	l := armLoad{b: b[0] / b[1], c: c[0] / c[1]}
+	if s.differ() {
+		if rc, ok := counts(s.b > s.c); ok {
+			s.even, s.known = stats.RoutingEvenness(rc)
+		}
+	}
+	return s, l
+}
+
+// queues reads the request path's arms for heldByQueues.
+func (j *judgement) queues() (armSize, armLoad) {
+	ob, rb, sb, okB := j.b.deployedTotals()
+	oc, rc, sc, okC := j.c.deployedTotals()
+	return sizeAndLoad([3]float64{ob, rb, sb}, [3]float64{oc, rc, sc}, okB, okC, func(baseline bool) ([]stats.ReplicaCounts, bool) {
+		if baseline {
+			return j.b.replicaCounts()
+		}
+		return j.c.replicaCounts()
+	})
+}
+
+// queues reads the aggregated arms (the canary as counted) for
+// heldByQueues.
+func (j *aggJudgement) queues() (armSize, armLoad) {
+	ob, rb, sb, okB := j.b.deployedTotals()
+	oc, rc, sc, okC := j.cRaw.deployedTotals()
+	return sizeAndLoad([3]float64{ob, rb, sb}, [3]float64{oc, rc, sc}, okB, okC, func(baseline bool) ([]stats.ReplicaCounts, bool) {
+		if baseline {
+			return j.b.replicaCounts()
+		}
+		return j.cRaw.replicaCounts()
+	})
 }

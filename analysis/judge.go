@@ -298,10 +298,12 @@ func (j *judgement) report() *Report {
 	heldByClassGap(r, labelClassGap(j.p, j.b.unlabelledAll, j.b.completedAll, j.c.unlabelledAll, j.c.completedAll))
 	heldByQualityGap(r, qualityGap(j.p, j.b.qualityChecked, j.b.qualityFailed, j.c.qualityChecked, j.c.qualityFailed))
 	heldByCutTail(r, sortedCounts(j.c.pooled("ttft")), sortedCounts(j.b.pooled("ttft")))
-	if s := j.armSize(); s.differ() {
-		j.warnf("%s", s.text())
+	if s, l := j.queues(); s.differ() || l.differ() {
+		if s.differ() {
+			j.warnf("%s", s.text())
+		}
 		g, ok := j.dipGrid()
-		heldByArmSize(r, s, ok && servedDip(j.p, g))
+		heldByQueues(r, s, l, ok && servedDip(j.p, g))
 	}
 	// prompts the strata did not standardize, as the aggregate holds them
 	if ms := j.promptShift(1 - 2*j.p.Alpha()); ms != "" {
@@ -688,7 +690,19 @@ func (j *judgement) likeForLike() string {
 	if !res.LikeForLike || res.Matched {
 		j.warnf("offered load: %s", res.Reason)
 	}
-	return "; " + res.Reason
+	return "; " + res.Reason + matchedOnlyWork(res)
+}
+
+// matchedOnlyWork is what the load step adds when the arms' loads differ
+// but some of their buckets match (normalize.LoadResult.Matched): only the
+// internal-work gates are restricted to those buckets; the other gates
+// compare every bucket (heldByQueues holds what a load per deployed
+// replica beyond the tolerance could have made of them).
+func matchedOnlyWork(res normalize.LoadResult) string {
+	if !res.Matched {
+		return ""
+	}
+	return " (the internal-work gates only; the other gates compare every bucket)"
 }
 
 // withoutCapacityGates returns p without its capacity gates (a capacity gate
