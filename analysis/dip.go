@@ -175,7 +175,7 @@ func scanDip(margin, alpha, minSpreads, isolation float64, b, c []dipCell, secs,
 // servedDip reports whether dipEval's scan of the arms' shares of requests
 // served finds a stretch on grid g, whatever the scan of good shares
 // found: a burst of failures, rejections or cancels, which the arms'
-// queues do not make (heldByArmSize).
+// queues do not make (heldByQueues).
 func servedDip(p *policies.Policy, g dipGrid) bool {
 	margin, ok := dipAttainmentMargin(p, g.b)
 	if !ok {
