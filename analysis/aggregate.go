@@ -671,7 +671,7 @@ func (j *aggJudgement) report() *Report {
 		// log-linear bins read as the request path's values, within a bin
 		heldByCutTail(r, histCounts(pooledHist(j.cRaw, "ttft")), histCounts(pooledHist(j.b, "ttft")))
 	}
-	if s, l := j.queues(); s.differ() || l.differ() {
+	if s, l := queuesOf(j.b, j.cRaw); s.differ() || l.differ() {
 		if s.differ() {
 			j.warnf("%s", s.text())
 		}

@@ -245,44 +245,31 @@ func (a *aggArm) deployedTotals() (offered, repSecs, secs float64, ok bool) {
 	return offered, repSecs, secs, repSecs > 0
 }
 
-// sizeAndLoad reads both arms' sizes and loads from their deployed
-// totals, and, when the sizes differ, the larger arm's routing evenness
-// from its replicas' counts (counts reads them; false when it cannot).
-func sizeAndLoad(b, c [3]float64, okB, okC bool, counts func(baseline bool) ([]stats.ReplicaCounts, bool)) (armSize, armLoad) {
+// queueArm is what heldByQueues reads of an arm on either judging path.
+type queueArm interface {
+	deployedTotals() (offered, repSecs, secs float64, ok bool)
+	replicaCounts() ([]stats.ReplicaCounts, bool)
+}
+
+// queuesOf reads both arms' sizes and loads from their deployed totals,
+// and, when the sizes differ, the larger arm's routing evenness from its
+// replicas' counts (unknown when they cannot be read). The aggregate path
+// passes the canary as counted.
+func queuesOf(b, c queueArm) (armSize, armLoad) {
+	ob, rb, sb, okB := b.deployedTotals()
+	oc, rc, sc, okC := c.deployedTotals()
 	if !okB || !okC {
 		return armSize{}, armLoad{}
 	}
-	s := armSize{b: b[1] / b[2], c: c[1] / c[2]}
-	l := armLoad{b: b[0] / b[1], c: c[0] / c[1]}
+	s, l := armSize{b: rb / sb, c: rc / sc}, armLoad{b: ob / rb, c: oc / rc}
 	if s.differ() {
-		if rc, ok := counts(s.b > s.c); ok {
-			s.even, s.known = stats.RoutingEvenness(rc)
+		larger := b
+		if s.c > s.b {
+			larger = c
+		}
+		if counts, ok := larger.replicaCounts(); ok {
+			s.even, s.known = stats.RoutingEvenness(counts)
 		}
 	}
 	return s, l
-}
-
-// queues reads the request path's arms for heldByQueues.
-func (j *judgement) queues() (armSize, armLoad) {
-	ob, rb, sb, okB := j.b.deployedTotals()
-	oc, rc, sc, okC := j.c.deployedTotals()
-	return sizeAndLoad([3]float64{ob, rb, sb}, [3]float64{oc, rc, sc}, okB, okC, func(baseline bool) ([]stats.ReplicaCounts, bool) {
-		if baseline {
-			return j.b.replicaCounts()
-		}
-		return j.c.replicaCounts()
-	})
-}
-
-// queues reads the aggregated arms (the canary as counted) for
-// heldByQueues.
-func (j *aggJudgement) queues() (armSize, armLoad) {
-	ob, rb, sb, okB := j.b.deployedTotals()
-	oc, rc, sc, okC := j.cRaw.deployedTotals()
-	return sizeAndLoad([3]float64{ob, rb, sb}, [3]float64{oc, rc, sc}, okB, okC, func(baseline bool) ([]stats.ReplicaCounts, bool) {
-		if baseline {
-			return j.b.replicaCounts()
-		}
-		return j.cRaw.replicaCounts()
-	})
 }

@@ -31,11 +31,7 @@ func TestArmsOfDifferentSizes(t *testing.T) {
 		f.burstAt, f.burstSecs, f.burstErr = 900, 120, 0.5
 	}
 	arms := func(b, c func(*batchFleet), seed uint64) (*Report, *Report) {
-		bf, cf := aaBatchFleet(), aaBatchFleet()
-		b(&bf)
-		c(&cf)
-		bd, cd := batchArms(bf, cf, seed)
-		return judgedBothWays(t, bd, cd, cfg)
+		return batchJudgedBothWays(t, cfg, b, c, seed)
 	}
 	warned := func(r *Report, want string) bool {
 		for _, w := range r.Warnings {
@@ -111,10 +107,7 @@ func TestArmsAtDifferentLoads(t *testing.T) {
 	cfg := Config{Policy: &p, Resamples: 200, Seed: 1}
 	held := 0
 	for i := range 6 {
-		bf, cf := aaBatchFleet(), aaBatchFleet()
-		bf.rate, cf.rate, cf.speed = 6, 4, 1.1
-		bd, cd := batchArms(bf, cf, uint64(7000+i))
-		ex, ag := judgedBothWays(t, bd, cd, cfg)
+		ex, ag := batchJudgedBothWays(t, cfg, func(f *batchFleet) { f.rate = 6 }, func(f *batchFleet) { f.rate, f.speed = 4, 1.1 }, uint64(7000+i))
 		for _, r := range []*Report{ex, ag} {
 			if r.Verdict == Pass {
 				t.Errorf("seed %d, a 10%% slower canary at a third less load per replica: PASS %v", i, r.Reasons)
@@ -129,12 +122,8 @@ func TestArmsAtDifferentLoads(t *testing.T) {
 	}
 	// four replicas beside six at 40% of the traffic: the same load per
 	// replica, nothing held
-	p.Traffic.CanaryShare = 0.4
 	for i := range 3 {
-		bf, cf := aaBatchFleet(), aaBatchFleet()
-		bf.rate, bf.replicas, cf.rate = 7.5, 6, 5
-		bd, cd := batchArms(bf, cf, uint64(7000+i))
-		ex, ag := judgedBothWays(t, bd, cd, cfg)
+		ex, ag := batchJudgedBothWays(t, cfg, func(f *batchFleet) { f.rate, f.replicas = 7.5, 6 }, func(f *batchFleet) { f.rate = 5 }, uint64(7000+i))
 		for _, r := range []*Report{ex, ag} {
 			if len(r.Reasons) > 0 && strings.HasPrefix(r.Reasons[0], "the gates give") {
 				t.Errorf("seed %d, the same load per replica: held %q", i, r.Reasons[0])

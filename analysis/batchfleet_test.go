@@ -346,6 +346,18 @@ func TestBatchFleetCalibration(t *testing.T) {
 	}
 }
 
+// batchJudgedBothWays judges one replicate of the batching model, the
+// baseline's and the canary's fleets set by b and c, on the request path
+// and from its streaming aggregate (judgedBothWays).
+func batchJudgedBothWays(t *testing.T, cfg Config, b, c func(*batchFleet), seed uint64) (exact, agg *Report) {
+	t.Helper()
+	bf, cf := aaBatchFleet(), aaBatchFleet()
+	b(&bf)
+	c(&cf)
+	bd, cd := batchArms(bf, cf, seed)
+	return judgedBothWays(t, bd, cd, cfg)
+}
+
 // TestQueuesAreNotBaselineOutages: in a fleet run near or past its
 // capacity each arm's queue fills and drains on its own, so either arm
 // holds its requests late for a minute or two at a time. The
@@ -368,11 +380,7 @@ func TestQueuesAreNotBaselineOutages(t *testing.T) {
 		func(f *batchFleet) { f.rate = 6 },                  // near capacity
 	} {
 		for i := range 12 {
-			bf, cf := aaBatchFleet(), aaBatchFleet()
-			f(&bf)
-			f(&cf)
-			b, c := batchArms(bf, cf, uint64(7000+i))
-			ex, ag := judgedBothWays(t, b, c, cfg)
+			ex, ag := batchJudgedBothWays(t, cfg, f, f, uint64(7000+i))
 			if step(ex, "baseline_outage").Applied != step(ag, "baseline_outage").Applied {
 				t.Errorf("seed %d: baseline_outage on the request path %v, on the aggregate %v", i, step(ex, "baseline_outage").Applied, step(ag, "baseline_outage").Applied)
 			}
@@ -384,11 +392,9 @@ func TestQueuesAreNotBaselineOutages(t *testing.T) {
 	if left > 3 {
 		t.Errorf("identical arms near capacity: a baseline stretch left out in %d of 24 runs, want at most 3", left)
 	}
+	burst := func(f *batchFleet) { f.burstAt, f.burstSecs, f.burstErr = 900, 120, 0.5 }
 	for i := range 6 {
-		bf, cf := aaBatchFleet(), aaBatchFleet()
-		bf.burstAt, bf.burstSecs, bf.burstErr = 900, 120, 0.5
-		b, c := batchArms(bf, cf, uint64(7000+i))
-		ex, ag := judgedBothWays(t, b, c, cfg)
+		ex, ag := batchJudgedBothWays(t, cfg, burst, func(*batchFleet) {}, uint64(7000+i))
 		for _, r := range []*Report{ex, ag} {
 			if s := step(r, "baseline_outage"); !s.Applied {
 				t.Errorf("seed %d: the baseline's error burst was not left out: %+v", i, s)

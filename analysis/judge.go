@@ -298,7 +298,7 @@ func (j *judgement) report() *Report {
 	heldByClassGap(r, labelClassGap(j.p, j.b.unlabelledAll, j.b.completedAll, j.c.unlabelledAll, j.c.completedAll))
 	heldByQualityGap(r, qualityGap(j.p, j.b.qualityChecked, j.b.qualityFailed, j.c.qualityChecked, j.c.qualityFailed))
 	heldByCutTail(r, sortedCounts(j.c.pooled("ttft")), sortedCounts(j.b.pooled("ttft")))
-	if s, l := j.queues(); s.differ() || l.differ() {
+	if s, l := queuesOf(j.b, j.c); s.differ() || l.differ() {
 		if s.differ() {
 			j.warnf("%s", s.text())
 		}
