@@ -51,6 +51,10 @@ type batchFleet struct {
 	// router "least" sends each request to the replica with the fewest
 	// sequences waiting or running; "" picks one at random
 	router string
+	// for its first coldSecs seconds the arm starts cold: every iteration
+	// takes coldX times as long (graphs compiled, memory paged in) and no
+	// request finds its prompt prefix cached
+	coldSecs, coldX float64
 }
 
 func aaBatchFleet() batchFleet {
@@ -93,7 +97,7 @@ func (f batchFleet) dataset(arm sources.Arm) *sources.Dataset {
 		} else {
 			r.prompt, r.output = 200+int64(rng.IntN(1800)), 60+int64(rng.IntN(300))
 		}
-		if rng.Float64() < 0.6 {
+		if rng.Float64() < 0.6 && t >= f.coldSecs {
 			r.cached = int64(float64(r.prompt) * (0.5 + 0.4*rng.Float64()))
 		}
 		r.rep = rng.IntN(f.replicas)
@@ -165,6 +169,9 @@ func (f batchFleet) serve(queue []*batchReq, x float64) {
 			next++
 		}
 		step := (f.stepBase + f.stepPerSeq*float64(len(active)+len(admitted)) + f.prefillPerTok*prefillX*prefill) * f.speed * x
+		if t < f.coldSecs && f.coldX > 0 {
+			step *= f.coldX
+		}
 		t += step
 		kept := active[:0]
 		for _, q := range active {
@@ -274,6 +281,13 @@ func batchCases() []batchCase {
 		// half of one arm's requests failing for two minutes
 		{"baseline-burst", Pass, burst, id},
 		{"error-burst", Fail, id, burst},
+		// the canary starts cold: two minutes of iterations 1.5× as long
+		// and no prefix-cache hits (a warm-up to cut); five minutes of
+		// cold caches alone; ten minutes 1.3× slower (a slow start
+		// beyond the warm-up cap, to be judged)
+		{"cold-start", Pass, id, func(f *batchFleet) { f.coldSecs, f.coldX = 120, 1.5 }},
+		{"cold-cache", Pass, id, func(f *batchFleet) { f.coldSecs = 300 }},
+		{"slow-start-10min", Fail, id, func(f *batchFleet) { f.coldSecs, f.coldX = 600, 1.3 }},
 		// a canary of one replica beside a baseline of four, at the same
 		// load per replica: behind a router that picks replicas at
 		// random each replica queues as it would alone; behind a
