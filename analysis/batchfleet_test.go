@@ -55,6 +55,15 @@ type batchFleet struct {
 	// takes coldX times as long (graphs compiled, memory paged in) and no
 	// request finds its prompt prefix cached
 	coldSecs, coldX float64
+	// repSpeed multiplies each replica's iteration time (nil: 1); a
+	// shared pool's canary replicas (sharedPool)
+	repSpeed []float64
+	// poolSplit > 0 makes the fleet one pool behind one router for
+	// both arms (sharedPool): its first poolSplit replicas the
+	// baseline's, the rest the canary's, whose iterations take
+	// poolCanaryX times as long (0 = 1)
+	poolSplit   int
+	poolCanaryX float64
 }
 
 func aaBatchFleet() batchFleet {
@@ -84,6 +93,14 @@ type batchReq struct {
 }
 
 func (f batchFleet) dataset(arm sources.Arm) *sources.Dataset {
+	return f.records(arm, f.simulate(), func(int) bool { return true })
+}
+
+// simulate draws the arm's arrivals, routes and serves them: every
+// request with its replica, first-token time and TPOT. repSpeed, when
+// set, multiplies each replica's iteration time (a shared pool's canary
+// replicas).
+func (f batchFleet) simulate() []*batchReq {
 	rng := rand.New(rand.NewPCG(f.seed, 31))
 	var reqs []*batchReq
 	peak := f.rate * (1 + f.waveAmp)
@@ -107,6 +124,9 @@ func (f batchFleet) dataset(arm sources.Arm) *sources.Dataset {
 	repX := make([]float64, f.replicas)
 	for i := range repX {
 		repX[i] = math.Exp(f.replicaSigma * rng.NormFloat64())
+		if i < len(f.repSpeed) {
+			repX[i] *= f.repSpeed[i]
+		}
 	}
 	if f.router == "least" {
 		f.routeLeast(reqs, repX)
@@ -120,8 +140,17 @@ func (f batchFleet) dataset(arm sources.Arm) *sources.Dataset {
 		}
 		f.serve(queue, repX[rep])
 	}
+	return reqs
+}
+
+// records writes the requests whose replica mine accepts as arm's
+// gateway log, replicas named "<arm>-<index>".
+func (f batchFleet) records(arm sources.Arm, reqs []*batchReq, mine func(rep int) bool) *sources.Dataset {
 	ds := &sources.Dataset{Arm: arm, Clock: sources.ClockEpoch, Location: "gateway", Duration: f.secs}
 	for _, q := range reqs {
+		if !mine(q.rep) {
+			continue
+		}
 		r := sources.NewRequest()
 		r.Time = 1.75e9 + q.arrive
 		r.Attempt = 1
@@ -143,6 +172,25 @@ func (f batchFleet) dataset(arm sources.Arm) *sources.Dataset {
 		ds.Requests = append(ds.Requests, r)
 	}
 	return ds
+}
+
+// sharedPool is one replicate of a canary and a baseline whose replicas
+// sit behind one router (pool.poolSplit > 0): pool's arrivals (its rate
+// the two arms' together) routed over its replicas, the first poolSplit
+// the baseline's, the rest the canary's.
+func sharedPool(pool batchFleet, seed uint64) (*sources.Dataset, *sources.Dataset) {
+	pool.wavePhase = 2 * math.Pi * rand.New(rand.NewPCG(seed, 99)).Float64()
+	pool.seed = seed*2 + 1
+	pool.repSpeed = make([]float64, pool.replicas)
+	for i := range pool.repSpeed {
+		pool.repSpeed[i] = 1
+		if i >= pool.poolSplit && pool.poolCanaryX > 0 {
+			pool.repSpeed[i] = pool.poolCanaryX
+		}
+	}
+	reqs := pool.simulate()
+	return pool.records(sources.Baseline, reqs, func(rep int) bool { return rep < pool.poolSplit }),
+		pool.records(sources.Canary, reqs, func(rep int) bool { return rep >= pool.poolSplit })
 }
 
 // serve runs one replica's scheduler over its requests (in arrival
@@ -201,12 +249,21 @@ func (f batchFleet) routeLeast(reqs []*batchReq, repX []float64) {
 	// departure estimate: a replica's outstanding work in sequence
 	// slots, drained at its slot rate
 	busyUntil := make([][]float64, f.replicas)
-	for _, r := range reqs {
+	for i, r := range reqs {
 		if r.failed {
 			continue
 		}
 		best, bestN := 0, math.MaxInt
-		for rep := range f.replicas {
+		for k := range f.replicas {
+			// ties go to the first replica scanned: within one arm,
+			// whose replicas are alike, always the lowest; in a pool
+			// shared by both arms that would starve the canary's
+			// replicas, last in the order, so there the scan starts
+			// at each request's turn
+			rep := k
+			if f.poolSplit > 0 {
+				rep = (k + i) % f.replicas
+			}
 			n := 0
 			for _, d := range busyUntil[rep] {
 				if d > r.arrive {
@@ -242,6 +299,8 @@ func (f batchFleet) routeLeast(reqs []*batchReq, repX []float64) {
 type batchCase struct {
 	name string
 	want Verdict // Pass: fail is wrong; Fail: pass is wrong
+	// b and c set each arm's fleet; a b that sets poolSplit sets one
+	// pool for both arms (sharedPool), and c is nil
 	b, c func(f *batchFleet)
 }
 
@@ -256,6 +315,11 @@ func batchCases() []batchCase {
 	rate := func(r float64) func(*batchFleet) { return func(f *batchFleet) { f.rate = r } }
 	one := func(r float64) func(*batchFleet) { return func(f *batchFleet) { f.rate, f.replicas = r, 1 } }
 	burst := func(f *batchFleet) { f.burstAt, f.burstSecs, f.burstErr = 900, 120, 0.5 }
+	pool := func(canaryX float64) func(*batchFleet) {
+		return func(f *batchFleet) {
+			f.rate, f.replicas, f.router, f.poolSplit, f.poolCanaryX = 7.5, 5, "least", 4, canaryX
+		}
+	}
 	return []batchCase{
 		{"aa", Pass, id, id},
 		{"aa-cool", Pass, rate(4), rate(4)},
@@ -297,6 +361,11 @@ func batchCases() []batchCase {
 		{"aa-canary-1-of-4-least-hot", Pass, func(f *batchFleet) { f.rate, f.router = 6, "least" }, one(1.5)},
 		{"aa-baseline-1-of-4-least-hot", Pass, one(1.5), func(f *batchFleet) { f.rate, f.router = 6, "least" }},
 		{"regress-10-canary-1-of-4-hot", Fail, rate(6), func(f *batchFleet) { f.rate, f.replicas, f.speed = 1.5, 1, 1.1 }},
+		// one least-outstanding router over four baseline replicas and
+		// one canary replica (7.5 req/s over the five): the lone canary
+		// pools with the baseline's, and a slower one is sent less
+		{"aa-shared-pool-1-of-5", Pass, pool(1), nil},
+		{"regress-10-shared-pool-1-of-5", Fail, pool(1.1), nil},
 		{"regress-10-canary-1-of-4-least-hot", Fail, func(f *batchFleet) { f.rate, f.router = 6, "least" }, func(f *batchFleet) { f.rate, f.replicas, f.speed = 1.5, 1, 1.1 }},
 	}
 }
@@ -336,8 +405,13 @@ func TestBatchFleetCalibration(t *testing.T) {
 			seed := uint64(7000 + i)
 			bf, cf := aaBatchFleet(), aaBatchFleet()
 			bc.b(&bf)
-			bc.c(&cf)
-			b, c := batchArms(bf, cf, seed)
+			var b, c *sources.Dataset
+			if bf.poolSplit > 0 {
+				b, c = sharedPool(bf, seed)
+			} else {
+				bc.c(&cf)
+				b, c = batchArms(bf, cf, seed)
+			}
 			rawDelta += raw(c) - raw(b)
 			r, err := Judge(b, c, Config{Policy: p, Resamples: 400, Seed: seed + 1})
 			if err != nil {
