@@ -78,7 +78,7 @@ func (s armSize) text() string {
 	}
 	switch {
 	case !s.known:
-		return t + fmt.Sprintf("; how the %s's router spread its requests is not known (no per-replica counts), and a router that spreads them evenly (round-robin, least-outstanding) pools a larger fleet's queues, so near capacity the smaller arm queues more on the same build; a baseline of the canary's size tells the change from the size", larger)
+		return t + fmt.Sprintf("; how the %s's router spread its requests could not be read (no per-replica counts, as from metrics, or fewer than %d buckets in which all its replicas served), and a router that spreads them evenly (round-robin, least-outstanding) pools a larger fleet's queues, so near capacity the smaller arm queues more on the same build; a baseline of the canary's size tells the change from the size", larger, stats.MinRoutingBuckets)
 	case s.pooled():
 		return t + fmt.Sprintf("; the %s's router spread its requests over its replicas more evenly than at random (their counts per bucket vary %.2f times as much as random routing's, p %.2g), which pools its queues: at the same load per replica the smaller arm queues more on the same build, so its lateness is not blamed on the change; a baseline of the canary's size, or both arms behind one router, tells them apart", larger, s.even.Ratio, s.even.PEven)
 	}

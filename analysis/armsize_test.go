@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/goodput-dev/goodput/analysis/stats"
 	"github.com/goodput-dev/goodput/policies"
 )
 
@@ -158,6 +159,33 @@ func TestPoolMoves(t *testing.T) {
 	} {
 		if got := poolMoves(c.m); got != c.want {
 			t.Errorf("%s (%s): %v, want %v", c.m.Name, c.m.Method, got, c.want)
+		}
+	}
+}
+
+// TestArmSizeReading: arms count as of different sizes from 1.5 times;
+// the larger arm's router pools only when its evenness is both low and
+// beyond chance; and the warning says which of the three it read.
+func TestArmSizeReading(t *testing.T) {
+	even := func(ratio, p float64) stats.Routing { return stats.Routing{Ratio: ratio, PEven: p} }
+	for _, c := range []struct {
+		s              armSize
+		differ, pooled bool
+		says           string
+	}{
+		{armSize{b: 4, c: 3}, false, false, ""},
+		{armSize{b: 3, c: 2}, true, false, "could not be read"},
+		{armSize{b: 4, c: 1, even: even(0.4, 1e-30), known: true}, true, true, "more evenly than at random"},
+		{armSize{b: 1, c: 4, even: even(0.4, 1e-30), known: true}, true, true, "the canary's router spread"},
+		{armSize{b: 4, c: 1, even: even(0.6, 0.01), known: true}, true, false, "about at random"},
+		{armSize{b: 4, c: 1, even: even(0.95, 0.3), known: true}, true, false, "about at random"},
+		{armSize{b: 0, c: 1}, false, false, ""},
+	} {
+		if c.s.differ() != c.differ || c.s.pooled() != c.pooled {
+			t.Errorf("%+v: differ %v pooled %v, want %v %v", c.s, c.s.differ(), c.s.pooled(), c.differ, c.pooled)
+		}
+		if c.says != "" && !strings.Contains(c.s.text(), c.says) {
+			t.Errorf("%+v: %q does not say %q", c.s, c.s.text(), c.says)
 		}
 	}
 }
