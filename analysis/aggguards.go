@@ -148,11 +148,7 @@ func (j *aggJudgement) loadRatioGuardrail(conf float64) (gateEval, bool) {
 		if !replicasNamed(a) {
 			return stats.Ratio{}, false
 		}
-		serving := make([]float64, len(a.slices))
-		for i, s := range a.slices {
-			serving[i] = s.replicas
-		}
-		deployed := deployedReplicas(serving, a.ds.Agg.Step)
+		deployed := a.deployed()
 		r := stats.Ratio{Num: make([]float64, len(a.slices)), Den: make([]float64, len(a.slices))}
 		for i, s := range a.slices {
 			r.Num[i], r.Den[i] = s.offered(), (s.end-s.start)*deployed[i]

@@ -671,12 +671,8 @@ func (j *aggJudgement) report() *Report {
 		// log-linear bins read as the request path's values, within a bin
 		heldByCutTail(r, histCounts(pooledHist(j.cRaw, "ttft")), histCounts(pooledHist(j.b, "ttft")))
 	}
-	if s, l := queuesOf(j.b, j.cRaw); s.differ() || l.differ() {
-		if s.differ() {
-			j.warnf("%s", s.text())
-		}
-		g, ok := j.dipGrid()
-		heldByQueues(r, s, l, ok && servedDip(j.p, g))
+	if w := queueHold(r, j.p, j.b, j.cRaw, j.dipGrid); w != "" {
+		j.warnf("%s", w)
 	}
 	if ms := j.promptShift(); ms != "" {
 		j.warnf("traffic mix: %s", ms)

@@ -116,8 +116,9 @@ func (l armLoad) text() string {
 // queues cannot cause (errors, rejections, cancels, a burst of them,
 // output length, retries, a broken traffic split) still fails: served
 // says the attainment_dip scan of the shares of requests served finds a
-// stretch (servedDip), where the row reports a stretch of good shares.
-func heldByQueues(r *Report, s armSize, l armLoad, served bool) {
+// stretch (servedDip), where the row reports a stretch of good shares; it
+// is asked only then.
+func heldByQueues(r *Report, s armSize, l armLoad, served func() bool) {
 	var easier, harder []string
 	if s.pooled() {
 		if s.c > s.b {
@@ -140,7 +141,7 @@ func heldByQueues(r *Report, s armSize, l armLoad, served bool) {
 			if m.Verdict != Fail {
 				continue
 			}
-			if !poolMoves(m) || m.Name == dipName && served {
+			if !poolMoves(m) || m.Name == dipName && served() {
 				return
 			}
 			late = append(late, m.Name)
@@ -214,14 +215,11 @@ func (a *armData) deployedTotals() (offered, repSecs, secs float64, ok bool) {
 	if a.pseudo || !a.replicasKnown {
 		return 0, 0, 0, false
 	}
-	var serving, off, dur []float64
-	for _, b := range a.kept() {
-		if b.secs > 0 && !b.leftOut {
-			serving, off, dur = append(serving, b.replicaSecs/b.secs), append(off, b.offered), append(dur, b.secs)
+	ks, deployed := a.deployedKept()
+	for i, b := range ks {
+		if !b.leftOut {
+			offered, repSecs, secs = offered+b.offered, repSecs+deployed[i]*b.secs, secs+b.secs
 		}
-	}
-	for i, d := range deployedReplicas(serving, a.bucketSecs) {
-		offered, repSecs, secs = offered+off[i], repSecs+d*dur[i], secs+dur[i]
 	}
 	return offered, repSecs, secs, repSecs > 0
 }
@@ -233,16 +231,32 @@ func (a *aggArm) deployedTotals() (offered, repSecs, secs float64, ok bool) {
 	if !replicasNamed(a) {
 		return 0, 0, 0, false
 	}
-	serving := make([]float64, len(a.slices))
-	for i := range a.slices {
-		serving[i] = a.slices[i].replicas
-	}
-	for i, d := range deployedReplicas(serving, a.ds.Agg.Step) {
+	for i, d := range a.deployed() {
 		if sl := &a.slices[i]; !sl.leftOut {
 			offered, repSecs, secs = offered+sl.offered(), repSecs+d*(sl.end-sl.start), secs+sl.end-sl.start
 		}
 	}
 	return offered, repSecs, secs, repSecs > 0
+}
+
+// queueHold is heldByQueues as both judging paths apply it to report r:
+// the arms' sizes and loads read from b and c (queuesOf; the aggregate
+// path passes the canary as counted), the served scan on the dip grid
+// only when the hold asks for it. It returns the warning to give when the
+// arms differ in size ("" otherwise).
+func queueHold(r *Report, p *policies.Policy, b, c queueArm, grid func() (dipGrid, bool)) string {
+	s, l := queuesOf(b, c)
+	if !s.differ() && !l.differ() {
+		return ""
+	}
+	heldByQueues(r, s, l, func() bool {
+		g, ok := grid()
+		return ok && servedDip(p, g)
+	})
+	if !s.differ() {
+		return ""
+	}
+	return s.text()
 }
 
 // queueArm is what heldByQueues reads of an arm on either judging path.

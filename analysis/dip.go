@@ -168,8 +168,14 @@ func scanDip(margin, alpha, minSpreads, isolation float64, b, c []dipCell, secs,
 	if d, ok = worstDip(margin, alpha, minSpreads, isolation, b, c, secs, canaryStart, goodCap, true); ok {
 		return d, false, true
 	}
-	d, ok = worstDip(margin, alpha, minSpreads, isolation, servedCells(b), servedCells(c), secs, canaryStart, 0, false)
+	d, ok = scanServed(margin, alpha, minSpreads, isolation, b, c, secs, canaryStart)
 	return d, true, ok
+}
+
+// scanServed is scanDip's scan of the arms' shares of requests served,
+// from the canary's first analysed position.
+func scanServed(margin, alpha, minSpreads, isolation float64, b, c []dipCell, secs, canaryStart float64) (dipFound, bool) {
+	return worstDip(margin, alpha, minSpreads, isolation, servedCells(b), servedCells(c), secs, canaryStart, 0, false)
 }
 
 // servedDip reports whether dipEval's scan of the arms' shares of requests
@@ -181,7 +187,7 @@ func servedDip(p *policies.Policy, g dipGrid) bool {
 	if !ok {
 		return false
 	}
-	_, ok = worstDip(margin, p.Alpha(), 0, DipIsolation, servedCells(g.b), servedCells(g.c), g.secs, g.start, 0, false)
+	_, ok = scanServed(margin, p.Alpha(), 0, DipIsolation, g.b, g.c, g.secs, g.start)
 	return ok
 }
 

@@ -1468,21 +1468,15 @@ func (j *judgement) loadRatioGuardrail(conf float64) (gateEval, bool) {
 	if j.b.pseudo || j.c.pseudo || !j.b.replicasKnown || !j.c.replicasKnown {
 		return gateEval{}, false
 	}
-	// per deployed replica (deployedReplicas), bucket by bucket: a router
+	// per deployed replica (deployedKept), bucket by bucket: a router
 	// splits by the deployment, so a replica lost mid-run moves its load
 	// to the others without changing the split; the deployment's size
 	// at each bucket, by the bucket's start
 	deployed := func(a *armData) map[float64]float64 {
-		var serving, starts []float64
-		for _, b := range a.kept() {
-			if b.secs > 0 {
-				serving, starts = append(serving, b.replicaSecs/b.secs), append(starts, b.start)
-			}
-		}
-		d := deployedReplicas(serving, a.bucketSecs)
+		ks, d := a.deployedKept()
 		at := make(map[float64]float64, len(d))
-		for i, v := range d {
-			at[starts[i]] = v
+		for i, b := range ks {
+			at[b.start] = d[i]
 		}
 		return at
 	}
@@ -1585,6 +1579,30 @@ func bothAnalysed(x, y stats.Ratio) {
 			x.Num[t], x.Den[t], y.Num[t], y.Den[t] = 0, 0, 0, 0
 		}
 	}
+}
+
+// deployedKept is the arm's kept buckets with a length and the arm's
+// deployed size at each (deployedReplicas over the replicas serving in
+// them; a stretch left out of both arms serves none and counts in the
+// run of buckets, not in the size).
+func (a *armData) deployedKept() (kept []bucket, deployed []float64) {
+	serving := make([]float64, 0, len(a.kept()))
+	for _, b := range a.kept() {
+		if b.secs > 0 {
+			kept, serving = append(kept, b), append(serving, b.replicaSecs/b.secs)
+		}
+	}
+	return kept, deployedReplicas(serving, a.bucketSecs)
+}
+
+// deployed is the aggregated arm's deployed size at each of its slices
+// (deployedReplicas over the replicas serving in them).
+func (a *aggArm) deployed() []float64 {
+	serving := make([]float64, len(a.slices))
+	for i := range a.slices {
+		serving[i] = a.slices[i].replicas
+	}
+	return deployedReplicas(serving, a.ds.Agg.Step)
 }
 
 // DeployedSecs is how long, in seconds, replicas must serve together to

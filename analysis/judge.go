@@ -298,12 +298,8 @@ func (j *judgement) report() *Report {
 	heldByClassGap(r, labelClassGap(j.p, j.b.unlabelledAll, j.b.completedAll, j.c.unlabelledAll, j.c.completedAll))
 	heldByQualityGap(r, qualityGap(j.p, j.b.qualityChecked, j.b.qualityFailed, j.c.qualityChecked, j.c.qualityFailed))
 	heldByCutTail(r, sortedCounts(j.c.pooled("ttft")), sortedCounts(j.b.pooled("ttft")))
-	if s, l := queuesOf(j.b, j.c); s.differ() || l.differ() {
-		if s.differ() {
-			j.warnf("%s", s.text())
-		}
-		g, ok := j.dipGrid()
-		heldByQueues(r, s, l, ok && servedDip(j.p, g))
+	if w := queueHold(r, j.p, j.b, j.c, j.dipGrid); w != "" {
+		j.warnf("%s", w)
 	}
 	// prompts the strata did not standardize, as the aggregate holds them
 	if ms := j.promptShift(1 - 2*j.p.Alpha()); ms != "" {
