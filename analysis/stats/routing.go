@@ -1,6 +1,10 @@
 package stats
 
-import "gonum.org/v1/gonum/stat/distuv"
+import (
+	"math"
+
+	"gonum.org/v1/gonum/stat/distuv"
+)
 
 // MinRoutingBuckets is the fewest buckets in which every replica of an arm
 // served for RoutingEvenness to read its router: fewer give no answer.
@@ -101,13 +105,79 @@ type Routing struct {
 	// Ratio is the summed chi-square over its expectation under random
 	// routing (≥ 0; about 1 at random, below 1 more even, above clumped).
 	Ratio float64
-	// Buckets is how many buckets counted.
+	// Buckets is how many buckets (InFlightEvenness: steps) counted.
 	Buckets int
-	// DF is the chi-square's degrees of freedom, (k − 1)(T − 1).
+	// DF is the chi-square's degrees of freedom, (k − 1)(T − 1)
+	// (InFlightEvenness: (k − 1)T).
 	DF float64
 	// PEven is the chi-square's lower tail on DF degrees of freedom: the
 	// chance of routing at least this even had the router picked
 	// replicas at random (the one-sided p-value of "more even than
 	// chance").
 	PEven float64
+}
+
+// InFlightEvenness says how evenly an arm's router spread its requests
+// over its replicas when all that is known of each replica is how many
+// requests it had in flight (running + waiting, an engine's gauges) at
+// each step: at every step where each of the k replicas has a sample and
+// the arm has n > 0 in flight, the Pearson chi-square of the samples
+// against n/k each, summed over the T such steps and divided by its
+// expectation had the replicas' counts been independent Poisson draws of
+// one mean, (k − 1)T.
+//
+// A router that picks replicas at random leaves each replica a queue of
+// its own, whose requests in flight vary at least as a Poisson count
+// does (a queue that builds varies more, and so do replicas of unequal
+// speeds): the ratio reads about 1 or above. A router that sends each
+// request to the replica with the fewest in flight (least-outstanding,
+// join-the-shortest-queue) keeps them within one or two of each other:
+// a few tenths, and round-robin about a half (make_inflight.py). Samples
+// taken at staggered instants (each replica scraped on its own offset)
+// read a little higher than simultaneous ones, since the arm's total
+// moves between them. The statistic only ever reads a router as more
+// even than it was when the gauges are averaged over time or capped, so
+// a wrong reading holds verdicts (armSize.pooled), never frees one.
+//
+// inFlight holds one series per replica, one value per step (equal
+// lengths), NaN where the replica had no sample. ok is false with fewer
+// than two replicas or fewer than MinRoutingBuckets steps counted;
+// Routing.Buckets is the steps counted and DF is (k − 1)T.
+func InFlightEvenness(inFlight [][]float64) (r Routing, ok bool) {
+	k := len(inFlight)
+	if k < 2 {
+		return Routing{}, false
+	}
+	steps := len(inFlight[0])
+	for _, s := range inFlight {
+		if len(s) != steps {
+			return Routing{}, false
+		}
+	}
+	chi, t := 0.0, 0
+step:
+	for j := range steps {
+		n := 0.0
+		for _, s := range inFlight {
+			if v := s[j]; math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+				continue step
+			} else {
+				n += v
+			}
+		}
+		if !(n > 0) {
+			continue
+		}
+		e := n / float64(k)
+		for _, s := range inFlight {
+			d := s[j] - e
+			chi += d * d / e
+		}
+		t++
+	}
+	if t < MinRoutingBuckets {
+		return Routing{Buckets: t}, false
+	}
+	df := float64((k - 1) * t)
+	return Routing{Ratio: chi / df, Buckets: t, DF: df, PEven: distuv.ChiSquared{K: df}.CDF(chi)}, true
 }

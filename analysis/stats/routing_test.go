@@ -1,6 +1,9 @@
 package stats
 
-import "testing"
+import (
+	"math"
+	"testing"
+)
 
 // TestRoutingEvennessReference checks RoutingEvenness against
 // testdata/routing.json (make_routing.py: each bucket's chi-square from
@@ -50,5 +53,66 @@ func TestRoutingEvennessReference(t *testing.T) {
 	}
 	if _, ok := RoutingEvenness(counts(ref.Cases[0].Offered[:1])); ok {
 		t.Error("one replica: read a router")
+	}
+}
+
+// TestInFlightEvennessReference checks InFlightEvenness against
+// testdata/inflight.json (make_inflight.py: each step's chi-square from
+// scipy.stats.chisquare against an even split) on queues simulated under
+// four routers, and that the ratio tells them apart: about 1 or above
+// when replicas are picked at random (of equal or unequal speeds, or with
+// one that stops reporting half-way), well below 1 when each request goes
+// to the replica with the fewest in flight (sampled at one instant or
+// staggered) or round-robin.
+func TestInFlightEvennessReference(t *testing.T) {
+	type refCase struct {
+		Name     string
+		InFlight [][]*float64 `json:"in_flight"`
+		Ratio    float64
+		PEven    float64 `json:"p_even"`
+		Steps    int
+	}
+	var ref struct {
+		Cases []refCase
+		Short refCase
+	}
+	readTestdata(t, "inflight.json", &ref)
+	if len(ref.Cases) == 0 {
+		t.Fatal("no reference cases")
+	}
+	series := func(o [][]*float64) [][]float64 {
+		out := make([][]float64, len(o))
+		for r, row := range o {
+			out[r] = make([]float64, len(row))
+			for j, v := range row {
+				out[r][j] = math.NaN()
+				if v != nil {
+					out[r][j] = *v
+				}
+			}
+		}
+		return out
+	}
+	band := map[string][2]float64{
+		"random-4": {0.85, 1.5}, "random-3-unequal-speeds": {0.85, 2}, "random-4-one-stops": {0.85, 1.5},
+		"round-robin-4": {0.3, 0.7}, "fewest-in-flight-4": {0, 0.3}, "fewest-in-flight-4-staggered": {0, 0.35},
+	}
+	for _, c := range ref.Cases {
+		r, ok := InFlightEvenness(series(c.InFlight))
+		if !ok || r.Buckets != c.Steps || !within(r.Ratio, c.Ratio, 1e-9, 1e-15) || !within(r.PEven, c.PEven, 1e-6, 1e-300) {
+			t.Errorf("%s: ratio %g, p %g over %d steps (ok %v), want %g, %g over %d", c.Name, r.Ratio, r.PEven, r.Buckets, ok, c.Ratio, c.PEven, c.Steps)
+		}
+		if b, found := band[c.Name]; !found || r.Ratio < b[0] || r.Ratio > b[1] {
+			t.Errorf("%s: ratio %g outside the band %v its router should give", c.Name, r.Ratio, b)
+		}
+	}
+	if r, ok := InFlightEvenness(series(ref.Short.InFlight)); ok || r.Buckets != ref.Short.Steps {
+		t.Errorf("%d steps: read a router (%d counted), want no answer below %d", ref.Short.Steps, r.Buckets, MinRoutingBuckets)
+	}
+	if _, ok := InFlightEvenness(series(ref.Cases[0].InFlight[:1])); ok {
+		t.Error("one replica: read a router")
+	}
+	if _, ok := InFlightEvenness([][]float64{make([]float64, 40), make([]float64, 40)}); ok {
+		t.Error("nothing ever in flight: read a router")
 	}
 }
