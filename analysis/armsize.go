@@ -48,12 +48,17 @@ const (
 // replicas over its analysed window (deployed replica-seconds over
 // seconds; 0 when the arm names no replica or has no time grid) and the
 // larger arm's
-// routing evenness (known false when it cannot be read: metrics carry no
-// per-replica counts, or the arm's replicas come and go too much).
+// routing evenness (known false when it cannot be read: metrics without
+// both in-flight gauges per replica, or an arm whose replicas come and go
+// too much).
 type armSize struct {
 	b, c  float64
 	even  stats.Routing
 	known bool
+	// inFlight says the router was read from the replicas' requests in
+	// flight (stats.InFlightEvenness, from metrics), not their counts
+	// per bucket.
+	inFlight bool
 }
 
 // differ reports whether both arms' sizes are known and one is at least
@@ -78,11 +83,20 @@ func (s armSize) text() string {
 	}
 	switch {
 	case !s.known:
-		return t + fmt.Sprintf("; how the %s's router spread its requests could not be read (no per-replica counts, as from metrics, or fewer than %d buckets in which all its replicas served), and a router that spreads them evenly (round-robin, least-outstanding) pools a larger fleet's queues, so near capacity the smaller arm queues more on the same build; a baseline of the canary's size tells the change from the size", larger, stats.MinRoutingBuckets)
+		return t + fmt.Sprintf("; how the %s's router spread its requests could not be read (neither per-replica counts nor per-replica requests running and waiting, or fewer than %d buckets in which all its replicas served), and a router that spreads them evenly (round-robin, least-outstanding) pools a larger fleet's queues, so near capacity the smaller arm queues more on the same build; a baseline of the canary's size tells the change from the size", larger, stats.MinRoutingBuckets)
 	case s.pooled():
-		return t + fmt.Sprintf("; the %s's router spread its requests over its replicas more evenly than at random (their counts per bucket vary %.2f times as much as random routing's, p %.2g), which pools its queues: at the same load per replica the smaller arm queues more on the same build, so its lateness is not blamed on the change; a baseline of the canary's size, or both arms behind one router, tells them apart", larger, s.even.Ratio, s.even.PEven)
+		return t + fmt.Sprintf("; the %s's router spread its requests over its replicas more evenly than at random (%s, p %.2g), which pools its queues: at the same load per replica the smaller arm queues more on the same build, so its lateness is not blamed on the change; a baseline of the canary's size, or both arms behind one router, tells them apart", larger, s.spread(), s.even.PEven)
 	}
-	return t + fmt.Sprintf("; the %s's router picked replicas about at random (their counts per bucket vary %.2f times as much as random routing's), so each replica queues as it would alone and the arms' queues compare at the same load per replica", larger, s.even.Ratio)
+	return t + fmt.Sprintf("; the %s's router picked replicas about at random (%s), so each replica queues as it would alone and the arms' queues compare at the same load per replica", larger, s.spread())
+}
+
+// spread says how much the larger arm's replicas varied against random
+// routing, in the terms the router was read in.
+func (s armSize) spread() string {
+	if s.inFlight {
+		return fmt.Sprintf("their requests in flight per step vary %.2f times as much as independent queues' would, over %d steps", s.even.Ratio, s.even.Buckets)
+	}
+	return fmt.Sprintf("their counts per bucket vary %.2f times as much as random routing's", s.even.Ratio)
 }
 
 // armLoad is each arm's offered requests per deployed replica-second over
@@ -176,36 +190,6 @@ func poolMoves(m Metric) bool {
 	return ok && info.Latency != ""
 }
 
-// armSize reads the request path's arms for the arm-size check: both
-// arms' mean replicas over their analysed buckets, when both name their
-// replicas, and the larger arm's routing evenness.
-func (j *judgement) armSize() armSize {
-	if j.b.pseudo || j.c.pseudo || !j.b.replicasKnown || !j.c.replicasKnown {
-		return armSize{}
-	}
-	mean := func(a *armData) float64 {
-		var rs, secs float64
-		for _, b := range a.kept() {
-			if !b.cut && !b.leftOut {
-				rs, secs = rs+b.replicaSecs, secs+b.secs
-			}
-		}
-		return rs / secs
-	}
-	s := armSize{b: mean(j.b), c: mean(j.c)}
-	if !s.differ() {
-		return s
-	}
-	larger := j.b
-	if s.c > s.b {
-		larger = j.c
-	}
-	if rc, ok := larger.replicaCounts(); ok {
-		s.even, s.known = stats.RoutingEvenness(rc)
-	}
-	return s
-}
-
 // deployedTotals is the arm's offered requests, deployed replica-seconds
 // (deployedReplicas: a replica lost mid-run still counts, as in
 // offered_load_ratio, so a lost replica is neither a smaller arm nor a
@@ -259,10 +243,40 @@ func queueHold(r *Report, p *policies.Policy, b, c queueArm, grid func() (dipGri
 	return s.text()
 }
 
-// queueArm is what heldByQueues reads of an arm on either judging path.
+// queueArm is what heldByQueues reads of an arm on either judging path:
+// its deployed totals, and how its router spread its requests (routing:
+// ok false when that cannot be read; inFlight true when read from the
+// replicas' requests in flight rather than their counts).
 type queueArm interface {
 	deployedTotals() (offered, repSecs, secs float64, ok bool)
-	replicaCounts() ([]stats.ReplicaCounts, bool)
+	routing() (r stats.Routing, inFlight, ok bool)
+}
+
+// routing reads the request path's arm's router from its replicas'
+// counts per bucket.
+func (a *armData) routing() (stats.Routing, bool, bool) {
+	counts, ok := a.replicaCounts()
+	if !ok {
+		return stats.Routing{}, false, false
+	}
+	r, ok := stats.RoutingEvenness(counts)
+	return r, false, ok
+}
+
+// routing reads an aggregated arm's router from its replicas' counts per
+// slice when the aggregate holds them (request logs, ClickHouse), else
+// from their requests in flight at each analysed slice's end (metrics).
+func (a *aggArm) routing() (stats.Routing, bool, bool) {
+	if counts, ok := a.replicaCounts(); ok {
+		r, ok := stats.RoutingEvenness(counts)
+		return r, false, ok
+	}
+	series, ok := a.replicaInFlight()
+	if !ok {
+		return stats.Routing{}, false, false
+	}
+	r, ok := stats.InFlightEvenness(series)
+	return r, true, ok
 }
 
 // queuesOf reads both arms' sizes and loads from their deployed totals,
@@ -281,9 +295,7 @@ func queuesOf(b, c queueArm) (armSize, armLoad) {
 		if s.c > s.b {
 			larger = c
 		}
-		if counts, ok := larger.replicaCounts(); ok {
-			s.even, s.known = stats.RoutingEvenness(counts)
-		}
+		s.even, s.inFlight, s.known = larger.routing()
 	}
 	return s, l
 }

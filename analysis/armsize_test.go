@@ -180,6 +180,10 @@ func TestArmSizeReading(t *testing.T) {
 		{armSize{b: 4, c: 1, even: even(0.6, 0.01), known: true}, true, false, "about at random"},
 		{armSize{b: 4, c: 1, even: even(0.95, 0.3), known: true}, true, false, "about at random"},
 		{armSize{b: 0, c: 1}, false, false, ""},
+		// read from metrics: the replicas' requests in flight
+		{armSize{b: 4, c: 1, even: stats.Routing{Ratio: 0.01, PEven: 1e-150, Buckets: 40}, known: true, inFlight: true}, true, true, "requests in flight per step vary 0.01 times as much as independent queues' would, over 40 steps"},
+		{armSize{b: 4, c: 1, even: stats.Routing{Ratio: 1.9, PEven: 1, Buckets: 40}, known: true, inFlight: true}, true, false, "about at random (their requests in flight per step vary 1.90"},
+		{armSize{b: 4, c: 1}, true, false, "neither per-replica counts nor per-replica requests running and waiting"},
 	} {
 		if c.s.differ() != c.differ || c.s.pooled() != c.pooled {
 			t.Errorf("%+v: differ %v pooled %v, want %v %v", c.s, c.s.differ(), c.s.pooled(), c.differ, c.pooled)

@@ -212,6 +212,39 @@ func (a *aggArm) replicaCounts() ([]stats.ReplicaCounts, bool) {
 	return out, true
 }
 
+// replicaInFlight lays an aggregated arm's replicas' requests in flight
+// (sources.ReplicaTrack.InFlight, from metrics) out on its analysed
+// slices, stretches left out of both arms skipped. ok is false when any
+// replica's track carries none.
+func (a *aggArm) replicaInFlight() ([][]float64, bool) {
+	agg := a.ds.Agg
+	if agg == nil || len(agg.Replicas) == 0 {
+		return nil, false
+	}
+	slots, ok := a.sliceSlots()
+	if !ok {
+		return nil, false
+	}
+	out := make([][]float64, 0, len(agg.Replicas))
+	for _, tr := range agg.Replicas {
+		if tr.InFlight == nil {
+			return nil, false
+		}
+		s := make([]float64, 0, len(slots))
+		for _, k := range slots {
+			if k >= 0 {
+				v := math.NaN()
+				if k < len(tr.InFlight) {
+					v = tr.InFlight[k]
+				}
+				s = append(s, v)
+			}
+		}
+		out = append(out, s)
+	}
+	return out, true
+}
+
 // replicaSlots maps the arm's analysed slices to the aggregate's replica
 // tracks: per slice, the index into every track's per-slice series
 // (counted from the arm's first slice), or −1 for a stretch left out of
@@ -219,7 +252,17 @@ func (a *aggArm) replicaCounts() ([]stats.ReplicaCounts, bool) {
 // that name their replicas.
 func (a *aggArm) replicaSlots() ([]int, bool) {
 	agg := a.ds.Agg
-	if agg == nil || !agg.Exact || agg.ReplicasUnnamed || len(agg.Replicas) == 0 || len(a.allStarts) == 0 || len(a.slices) == 0 || !(agg.Step > 0) {
+	if agg == nil || !agg.Exact || agg.ReplicasUnnamed || len(agg.Replicas) == 0 {
+		return nil, false
+	}
+	return a.sliceSlots()
+}
+
+// sliceSlots is replicaSlots for any aggregate with a time grid, metrics
+// included.
+func (a *aggArm) sliceSlots() ([]int, bool) {
+	agg := a.ds.Agg
+	if agg == nil || len(a.allStarts) == 0 || len(a.slices) == 0 || !(agg.Step > 0) {
 		return nil, false
 	}
 	lo := int64(math.Round(a.allStarts[0] / agg.Step))

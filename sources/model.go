@@ -593,6 +593,11 @@ type ReplicaTrack struct {
 	// starts, in order), the requests the replica finished; NaN where the
 	// replica's counters had no samples in the slice.
 	Finished []float64
+	// InFlight holds, per time slice as Finished, the replica's requests
+	// in flight (running + waiting) at the slice's end, the last sample
+	// of its gauges; NaN where either gauge had no sample. Nil when the
+	// source does not read them (request logs: Offered says more).
+	InFlight []float64
 	// TTFTMedian holds, per time slice as Finished, the median TTFT
 	// (seconds) of the requests the replica completed with a known TTFT:
 	// the upper edge of a log-linear bin 2^(4/256) wide that holds the

@@ -33,6 +33,9 @@ type builder struct {
 	// replicas holds, per replica name, the first request counter's
 	// increase per step (NaN where the replica had no samples).
 	replicas map[string][]float64
+	// inFlight holds, per replica name and gauge (engines.Running,
+	// engines.Waiting), the last sample of each step (NaN where none).
+	inFlight map[string]map[engines.Quantity][]float64
 	// own are the labels the selector fixes by equality: left out of
 	// replica names.
 	own        map[string]bool
@@ -56,7 +59,7 @@ type cell struct {
 func newBuilder(q Query, steps int, res engines.Resolved, keep map[engines.Quantity]map[float64]bool, note func(string, ...any)) *builder {
 	b := &builder{first: q.Start.Add(q.Step), step: q.Step, steps: steps, res: res, keep: keep, note: note,
 		cells: map[cellKey]*cell{}, outcomeSeen: make([]bool, steps), classesSeen: map[string]map[string]bool{},
-		gauges: make([]map[string]float64, steps), replicas: map[string][]float64{}, fullName: map[string]string{}, classLabel: q.classLabel(), own: map[string]bool{queryLabel: true}}
+		gauges: make([]map[string]float64, steps), replicas: map[string][]float64{}, inFlight: map[string]map[engines.Quantity][]float64{}, fullName: map[string]string{}, classLabel: q.classLabel(), own: map[string]bool{queryLabel: true}}
 	for _, m := range q.Selector {
 		if m.Op == engines.OpEqual {
 			b.own[m.Name] = true
@@ -301,6 +304,10 @@ func (b *builder) addGauges(m model.Matrix) {
 			if b.gauges[k] == nil {
 				b.gauges[k] = map[string]float64{}
 			}
+			if g, ok := strings.CutPrefix(tagv, inFlightTag); ok {
+				b.addInFlight(ss.Metric, engines.Quantity(g), k, float64(v.Value))
+				continue
+			}
 			if strings.HasPrefix(tagv, "replicas") { // several request counters: the most series
 				b.gauges[k]["replicas"] = math.Max(b.gauges[k]["replicas"], float64(v.Value))
 				continue
@@ -312,6 +319,40 @@ func (b *builder) addGauges(m model.Matrix) {
 			b.gauges[k][tagv] = float64(v.Value) * f
 		}
 	}
+}
+
+// addInFlight records replica m's gauge g (requests running or waiting)
+// at step k.
+func (b *builder) addInFlight(m model.Metric, g engines.Quantity, k int, v float64) {
+	name, _ := b.replicaName(m)
+	byGauge := b.inFlight[name]
+	if byGauge == nil {
+		byGauge = map[engines.Quantity][]float64{}
+		b.inFlight[name] = byGauge
+	}
+	s := byGauge[g]
+	if s == nil {
+		s = make([]float64, b.steps)
+		for i := range s {
+			s[i] = math.NaN()
+		}
+		byGauge[g] = s
+	}
+	s[k] = v
+}
+
+// inFlightOf is replica name's requests running + waiting per step, NaN
+// where either gauge has no sample; nil when it has no series of both.
+func (b *builder) inFlightOf(name string) []float64 {
+	run, wait := b.inFlight[name][engines.Running], b.inFlight[name][engines.Waiting]
+	if run == nil || wait == nil {
+		return nil
+	}
+	out := make([]float64, b.steps)
+	for k := range out {
+		out[k] = run[k] + wait[k]
+	}
+	return out
 }
 
 // errNoRequests means no request counter returned data in the window.
@@ -427,7 +468,7 @@ func (b *builder) finish(agg *sources.Aggregate) error {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		agg.Replicas = append(agg.Replicas, sources.ReplicaTrack{Name: n, Series: b.fullName[n], Finished: b.replicas[n]})
+		agg.Replicas = append(agg.Replicas, sources.ReplicaTrack{Name: n, Series: b.fullName[n], Finished: b.replicas[n], InFlight: b.inFlightOf(n)})
 	}
 	return nil
 }

@@ -726,6 +726,12 @@ func gaugeQuery(q Query, res engines.Resolved, cost bool) string {
 		}
 		parts = append(parts, tag(fmt.Sprintf("%s(avg_over_time(%s[%s]))", agg, q.Selector.With(c.Name, c.Match), step), string(gq)))
 	}
+	// requests in flight per replica (running + waiting, the last sample
+	// of each step, not an average: the router's reading needs counts),
+	// keyed as the per-replica request counters are
+	if parts2, ok := inFlightParts(q, res, step); ok {
+		parts = append(parts, parts2...)
+	}
 	// replicas: distinct series of the request counters once reason and
 	// class labels are removed
 	for i, oc := range res.Outcomes {
@@ -742,6 +748,33 @@ func gaugeQuery(q Query, res engines.Resolved, cost bool) string {
 			q.Selector.With(oc.Allocation, nil), step, oc.Join, oc.Join, oc.GPUPrice, step), "cost"))
 	}
 	return strings.Join(parts, " or ")
+}
+
+// inFlightTag prefixes the tags of the per-replica in-flight gauges.
+const inFlightTag = "in_flight "
+
+// inFlightParts queries each replica's requests running and waiting, the
+// last sample in each step, the class label and the gauge's own match
+// labels summed away so that a replica's series is named as its request
+// counters' are (builder.replicaName). ok is false when the engine does
+// not export both gauges: requests running alone stop at the batch limit,
+// which would read as an even router.
+func inFlightParts(q Query, res engines.Resolved, step string) ([]string, bool) {
+	var parts []string
+	for _, gq := range []engines.Quantity{engines.Running, engines.Waiting} {
+		c, ok := res.Metrics[gq]
+		if !ok {
+			return nil, false
+		}
+		without := []string{q.classLabel()}
+		for l := range c.Match {
+			without = append(without, l)
+		}
+		sort.Strings(without)
+		parts = append(parts, tag(fmt.Sprintf("sum without (%s) (last_over_time(%s[%s]))", strings.Join(without, ", "),
+			q.Selector.With(c.Name, c.Match), step), inFlightTag+string(gq)))
+	}
+	return parts, true
 }
 
 // chunks splits the evaluation times first, first+step, … (n of them) into

@@ -286,7 +286,8 @@ type armSim struct {
 	events  eventHeap
 	seq     uint64
 	reps    []*replica
-	shared  *reqQueue // shared-queue router
+	shared  *reqQueue  // shared-queue router
+	pick    *rand.Rand // random router
 	svc     *rand.Rand
 	cli     *rand.Rand
 	out     []sources.Request
@@ -348,8 +349,11 @@ func newArmSim(sc *Scenario, arm sources.Arm, seed uint64, dur float64, arrs []a
 	minutes := int(math.Ceil(dur / 60))
 	s.tokensPerMinute = make([]float64, minutes)
 	s.busyPerMinute = make([]float64, minutes)
-	if spec.Router == "shared-queue" {
+	switch spec.Router {
+	case "shared-queue":
 		s.shared = &reqQueue{}
+	case "random":
+		s.pick = newRand(seed, streamRouter+armIndex(arm))
 	}
 	nCost := int(math.Ceil(dur / sc.CostInterval.Seconds()))
 	var speeds *rand.Rand
@@ -681,8 +685,23 @@ func (s *armSim) upCount() int {
 }
 
 // route picks the replica for a new request: the live replica with the
-// fewest outstanding (waiting + running) requests, lowest index on ties.
+// fewest outstanding (waiting + running) requests, lowest index on ties;
+// under the random router any live replica, each as likely.
 func (s *armSim) route() *replica {
+	if s.pick != nil {
+		if n := s.upCount(); n > 0 {
+			i := s.pick.IntN(n)
+			for _, r := range s.reps {
+				if r.up {
+					if i == 0 {
+						return r
+					}
+					i--
+				}
+			}
+		}
+		return nil
+	}
 	var best *replica
 	for _, r := range s.reps {
 		if !r.up {

@@ -218,8 +218,10 @@ type ArmSpec struct {
 	// Replicas is the number of replicas of the arm, 1–1000. Default 4.
 	Replicas int `yaml:"replicas"`
 	// Router: "least-loaded" (default; each replica has its own queue and a
-	// request joins the replica with the fewest waiting+running) or
-	// "shared-queue" (one gateway queue; a replica pulls when it has room).
+	// request joins the replica with the fewest waiting+running),
+	// "shared-queue" (one gateway queue; a replica pulls when it has room)
+	// or "random" (each request to a live replica picked at random, as a
+	// hash or a random load balancer does: each replica queues alone).
 	Router string `yaml:"router"`
 	// Scheduler: "chunked" (default; decodes first, then prefill chunks in
 	// the token budget) or "fcfs" (whole prefills run in prefill-only steps
@@ -696,7 +698,7 @@ func distMax(d Dist) int {
 
 func validateArm(v *validator, p string, a *ArmSpec, classes map[string]bool, maxLen int) {
 	v.check(a.Replicas >= 1 && a.Replicas <= 1000, p+".replicas", "must be in [1, 1000]")
-	v.check(a.Router == "least-loaded" || a.Router == "shared-queue", p+".router", "must be least-loaded or shared-queue")
+	v.check(a.Router == "least-loaded" || a.Router == "shared-queue" || a.Router == "random", p+".router", "must be least-loaded, shared-queue or random")
 	v.check(a.Scheduler == "chunked" || a.Scheduler == "fcfs", p+".scheduler", "must be chunked or fcfs")
 	v.check(a.MaxBatch >= 1, p+".max_batch", "must be ≥ 1")
 	v.check(a.MaxBatchedTokens >= 1, p+".max_batched_tokens", "must be ≥ 1")

@@ -14,15 +14,16 @@ import (
 // output, and each arm's traffic, unchanged (common random numbers).
 const (
 	streamModulation = 1
-	streamArrivals   = 10 // + arm index
-	streamService    = 20 // + arm index
-	streamClient     = 30 // + arm index
-	streamNoise      = 40 // + arm index: batch noise
-	streamFault      = 50 // + arm index: output changes, gateway retries
-	streamShed       = 60 // + arm index: upstream shedding
-	streamRanges     = 70 // scenario parameter draws (Draw)
-	streamJitter     = 80 // + arm index: per-request TPOT jitter
-	streamReplica    = 90 // + arm index: replicas' own speeds
+	streamArrivals   = 10  // + arm index
+	streamService    = 20  // + arm index
+	streamClient     = 30  // + arm index
+	streamNoise      = 40  // + arm index: batch noise
+	streamFault      = 50  // + arm index: output changes, gateway retries
+	streamShed       = 60  // + arm index: upstream shedding
+	streamRanges     = 70  // scenario parameter draws (Draw)
+	streamJitter     = 80  // + arm index: per-request TPOT jitter
+	streamReplica    = 90  // + arm index: replicas' own speeds
+	streamRouter     = 100 // + arm index: the random router's picks
 )
 
 func armIndex(a sources.Arm) uint64 {
