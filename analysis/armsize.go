@@ -70,7 +70,14 @@ func (s armSize) differ() bool {
 // pooled reports whether the larger arm's router spreads requests evenly
 // enough to pool its queues (EvenRoutingRatio).
 func (s armSize) pooled() bool {
-	return s.differ() && s.known && s.even.Ratio < EvenRoutingRatio && s.even.PEven < EvenRoutingP
+	return s.differ() && s.known && evenRouting(s.even)
+}
+
+// evenRouting reports whether reading r finds a router more even than
+// random: its ratio below EvenRoutingRatio and random routing ruled out
+// at EvenRoutingP.
+func evenRouting(r stats.Routing) bool {
+	return r.Ratio < EvenRoutingRatio && r.PEven < EvenRoutingP
 }
 
 // text says how the arms differ in size and what the larger arm's router
@@ -94,7 +101,7 @@ func (s armSize) text() string {
 // routing, in the terms the router was read in.
 func (s armSize) spread() string {
 	if s.inFlight {
-		return fmt.Sprintf("their requests in flight per step vary %.2f times as much as independent queues' would, over %d steps", s.even.Ratio, s.even.Buckets)
+		return fmt.Sprintf("their requests in flight at each bucket's end vary %.2f times as much as independent queues' would, over %d buckets", s.even.Ratio, s.even.Buckets)
 	}
 	return fmt.Sprintf("their counts per bucket vary %.2f times as much as random routing's", s.even.Ratio)
 }
@@ -252,31 +259,46 @@ type queueArm interface {
 	routing() (r stats.Routing, inFlight, ok bool)
 }
 
-// routing reads the request path's arm's router from its replicas'
-// counts per bucket.
+// routing reads the request path's arm's router (routingOf).
 func (a *armData) routing() (stats.Routing, bool, bool) {
-	counts, ok := a.replicaCounts()
-	if !ok {
-		return stats.Routing{}, false, false
-	}
-	r, ok := stats.RoutingEvenness(counts)
-	return r, false, ok
+	return routingOf(a.replicaCounts, a.replicaInFlight)
 }
 
-// routing reads an aggregated arm's router from its replicas' counts per
-// slice when the aggregate holds them (request logs, ClickHouse), else
-// from their requests in flight at each analysed slice's end (metrics).
+// routing reads an aggregated arm's router (routingOf): from records,
+// both ways; from metrics, which have no per-replica counts, from the
+// replicas' requests in flight alone.
 func (a *aggArm) routing() (stats.Routing, bool, bool) {
-	if counts, ok := a.replicaCounts(); ok {
-		r, ok := stats.RoutingEvenness(counts)
-		return r, false, ok
+	return routingOf(a.replicaCounts, a.replicaInFlight)
+}
+
+// routingOf reads an arm's router two ways, each where its data is
+// there: from its replicas' requests per bucket (stats.RoutingEvenness),
+// which tells round-robin best (about 0.06, against 0.5 in flight), and
+// from their requests in flight at each bucket's end
+// (stats.InFlightEvenness), which tells a router that weighs load best
+// (the simulator's least-loaded router 0.01 in flight and 0.58–0.70 by
+// counts, the second not below EvenRoutingRatio). The router is read as
+// even when either way finds it so (that reading is returned, in flight
+// first); else the in-flight reading, else the counts'. Random routing
+// reads about 1 or above both ways. ok is false when neither can be read.
+func routingOf(counts func() ([]stats.ReplicaCounts, bool), inFlight func() ([][]float64, bool)) (r stats.Routing, fromInFlight, ok bool) {
+	var byCount, byFlight stats.Routing
+	var countOK, flightOK bool
+	if c, ok := counts(); ok {
+		byCount, countOK = stats.RoutingEvenness(c)
 	}
-	series, ok := a.replicaInFlight()
-	if !ok {
-		return stats.Routing{}, false, false
+	if f, ok := inFlight(); ok {
+		byFlight, flightOK = stats.InFlightEvenness(f)
 	}
-	r, ok := stats.InFlightEvenness(series)
-	return r, true, ok
+	switch {
+	case flightOK && evenRouting(byFlight):
+		return byFlight, true, true
+	case countOK && evenRouting(byCount):
+		return byCount, false, true
+	case flightOK:
+		return byFlight, true, true
+	}
+	return byCount, false, countOK
 }
 
 // queuesOf reads both arms' sizes and loads from their deployed totals,

@@ -41,6 +41,7 @@ type armData struct {
 
 	buckets   []bucket // all buckets, including cut ones
 	firstKept int      // index of the first bucket after the warm-up cut
+	slice0    int64    // bucket 0's slice on the absolute grid, floor(t/bucketSecs)
 
 	replicas      int
 	replicasKnown bool
@@ -696,6 +697,7 @@ func (a *armData) bucketTime(cut float64) error {
 		first = a.origin
 	}
 	orgK := math.Floor(first / w)
+	a.slice0 = int64(orgK)
 	nb := int(math.Floor(end/w)-orgK) + 1
 	a.buckets = make([]bucket, nb)
 	for i := range a.buckets {

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/goodput-dev/goodput/analysis/stats"
+	"github.com/goodput-dev/goodput/sources"
 )
 
 // Replicas that differ for the whole run. A canary on four replicas is
@@ -57,6 +58,60 @@ func (a *armData) replicaCounts() ([]stats.ReplicaCounts, bool) {
 	}
 	names, out := seenReplicas(a.repNames, byID)
 	return byName(names, out), len(out) > 0
+}
+
+// replicaInFlight is the request path's arm's replicas' requests in
+// flight at the end of each analysed bucket (from firstKept, neither cut
+// nor left out), counted from every record of the arm as the streaming
+// aggregate counts them (Aggregator.flightEnd, sources.ReplicaSpans):
+// a request its replica admitted is in flight from its arrival's bucket
+// to that of arrival + E2E. ok is false without named replicas or a time
+// grid, or when no record's end-to-end latency is known.
+func (a *armData) replicaInFlight() ([][]float64, bool) {
+	if a.pseudo || !a.replicasKnown || a.firstKept >= len(a.buckets) {
+		return nil, false
+	}
+	w := a.bucketSecs
+	spans := sources.ReplicaSpans{}
+	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
+	for i := range a.ds.Requests {
+		r := &a.ds.Requests[i]
+		if !sources.Known(r.Time) || math.IsInf(r.Time, 0) {
+			continue
+		}
+		sl := int64(math.Floor(r.Time / w))
+		lo, hi = min(lo, sl), max(hi, sl)
+		if r.Replica == "" {
+			continue
+		}
+		spans.Add(r.Replica, sl, 0, 0, 0)
+		if end := flightEnd(r, sl, w); end != noFlight {
+			spans.AddFlights(r.Replica, sl, end, 1, 1)
+		}
+	}
+	if lo > hi {
+		return nil, false
+	}
+	_, tracks := spans.Tracks(lo, hi)
+	out := make([][]float64, 0, len(tracks))
+	for _, tr := range tracks {
+		if tr.InFlight == nil {
+			return nil, false
+		}
+		s := make([]float64, 0, len(a.buckets)-a.firstKept)
+		for bi := a.firstKept; bi < len(a.buckets); bi++ {
+			if b := &a.buckets[bi]; b.cut || b.leftOut {
+				continue
+			}
+			v, k := math.NaN(), a.slice0+int64(bi)-lo
+			if k >= 0 && k < int64(len(tr.InFlight)) {
+				v = tr.InFlight[k]
+			}
+			s = append(s, v)
+		}
+		out = append(out, s)
+	}
+	return out, len(out) > 0
 }
 
 // seenReplicas lists the replicas a walk filled (non-nil in byID, indexed

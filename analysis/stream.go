@@ -197,8 +197,13 @@ type replicaRun struct {
 	name           string
 	slice          int64
 	fin, off, good float64
-	ttft           *loglin.SliceBins // repLat.TTFT's entry for (name, slice), once needed
-	tpot           *loglin.SliceBins // repLat.TPOT's entry, alike
+	// started counts the slice's requests of known end-to-end latency;
+	// endNear[d] those of them that end d slices later (further ends go
+	// to the spans at once)
+	started float64
+	endNear [8]float64
+	ttft    *loglin.SliceBins // repLat.TTFT's entry for (name, slice), once needed
+	tpot    *loglin.SliceBins // repLat.TPOT's entry, alike
 	// lastTTFT and lastTPOT are the entries of the replica's slice before,
 	// whose shape a new entry takes (SliceBins.ReserveLike)
 	lastTTFT, lastTPOT *loglin.SliceBins
@@ -466,10 +471,11 @@ func (a *Aggregator) Add(r *sources.Request) {
 			slice >>= 1
 		}
 	}
+	end := a.flightEnd(r, slice)
 	if a.exclude != nil && r.Replica != "" && a.excluded(r.Replica, slice) {
 		// a replica's own warm-up: it served, but its requests are not
 		// judged
-		a.addReplica(r.Replica, slice, finished(r), 0, 0, latencyBins{})
+		a.addReplica(r.Replica, slice, finished(r), 0, 0, latencyBins{}, end)
 		return
 	}
 	var ci int32
@@ -560,8 +566,31 @@ func (a *Aggregator) Add(r *sources.Request) {
 		c.Queries += float64(r.PromptTokens)
 	}
 	if r.Replica != "" {
-		a.addReplica(r.Replica, slice, finished(r), 1, good, bins)
+		a.addReplica(r.Replica, slice, finished(r), 1, good, bins, end)
 	}
+}
+
+// noFlight is flightEnd's answer for a request not counted in flight.
+const noFlight = math.MinInt64
+
+// flightEnd is the slice in which request r, arrived in slice, ended
+// (arrival + E2E), when its replica admitted it and its end-to-end
+// latency is known; noFlight otherwise.
+func (a *Aggregator) flightEnd(r *sources.Request, slice int64) int64 {
+	return flightEnd(r, slice, a.step)
+}
+
+// flightEnd is Aggregator.flightEnd on a grid of step seconds, for
+// both judging paths.
+func flightEnd(r *sources.Request, slice int64, step float64) int64 {
+	if r.Replica == "" || !r.Status.Admitted() || !sources.Known(r.E2E) || !(r.E2E >= 0) || math.IsInf(r.E2E, 0) {
+		return noFlight
+	}
+	fe := math.Floor((r.Time + r.E2E) / step)
+	if !(fe < 1<<62) {
+		return noFlight
+	}
+	return max(int64(fe), slice)
 }
 
 // finished is 1 for a request its replica admitted (and so finished), 0
@@ -615,7 +644,7 @@ type latencyBins struct {
 // one completed request's TTFT and TPOT in their bins where known;
 // judged and good count the request among those judged (0 in its
 // replica's own warm-up) and those that met their SLO.
-func (a *Aggregator) addReplica(name string, slice int64, fin, judged, good float64, bins latencyBins) {
+func (a *Aggregator) addReplica(name string, slice int64, fin, judged, good float64, bins latencyBins, end int64) {
 	if a.tooManyReplicas {
 		return
 	}
@@ -640,11 +669,19 @@ func (a *Aggregator) addReplica(name string, slice int64, fin, judged, good floa
 		}
 	}
 	if run.slice != slice {
-		a.reps.Add(run.name, run.slice, run.fin, run.off, run.good)
+		a.flushRun(run)
 		run.lastTTFT, run.lastTPOT = cmp.Or(run.ttft, run.lastTTFT), cmp.Or(run.tpot, run.lastTPOT)
-		run.slice, run.fin, run.off, run.good, run.ttft, run.tpot = slice, 0, 0, 0, nil, nil
+		run.slice, run.ttft, run.tpot = slice, nil, nil
 	}
 	run.fin, run.off, run.good = run.fin+fin, run.off+judged, run.good+good
+	if end != noFlight {
+		run.started++
+		if d := end - slice; d < int64(len(run.endNear)) {
+			run.endNear[d]++
+		} else {
+			a.reps.AddFlights(name, slice, end, 0, 1)
+		}
+	}
 	if bins.ttftOK {
 		if run.ttft == nil {
 			run.ttft = a.repLat.TTFT.Hist(name, slice)
@@ -678,10 +715,22 @@ func (a *Aggregator) dropReplicas() {
 // flushReplicas adds the replicas' pending counts to reps.
 func (a *Aggregator) flushReplicas() {
 	for k := range a.repPend {
-		run := &a.repPend[k]
-		a.reps.Add(run.name, run.slice, run.fin, run.off, run.good)
-		run.fin, run.off, run.good = 0, 0, 0
+		a.flushRun(&a.repPend[k])
 	}
+}
+
+// flushRun adds one replica's pending counts to reps and zeroes them.
+func (a *Aggregator) flushRun(run *replicaRun) {
+	a.reps.Add(run.name, run.slice, run.fin, run.off, run.good)
+	if run.started != 0 {
+		a.reps.AddFlights(run.name, run.slice, run.slice, run.started, 0)
+	}
+	for d, n := range run.endNear {
+		if n != 0 {
+			a.reps.AddFlights(run.name, run.slice, run.slice+int64(d), 0, n)
+		}
+	}
+	run.fin, run.off, run.good, run.started, run.endNear = 0, 0, 0, 0, [8]float64{}
 }
 
 // Merge adds o's counts into a (both built under the same policy), so

@@ -594,9 +594,13 @@ type ReplicaTrack struct {
 	// replica's counters had no samples in the slice.
 	Finished []float64
 	// InFlight holds, per time slice as Finished, the replica's requests
-	// in flight (running + waiting) at the slice's end, the last sample
-	// of its gauges; NaN where either gauge had no sample. Nil when the
-	// source does not read them (request logs: Offered says more).
+	// in flight at the slice's end: from metrics its requests running +
+	// waiting, the last sample of each gauge in the slice (NaN where
+	// either had none); from records the requests it admitted whose
+	// arrival lies in or before the slice and whose end (arrival + E2E)
+	// lies after it, those of unknown E2E left out
+	// (ReplicaSpans.AddFlights; NaN outside the replica's span). Nil when
+	// the source cannot tell (neither gauge, or no E2E in any record).
 	InFlight []float64
 	// TTFTMedian holds, per time slice as Finished, the median TTFT
 	// (seconds) of the requests the replica completed with a known TTFT:

@@ -11,9 +11,12 @@ import (
 // (request logs scanned, a column store's rows), each named replica's
 // activity on the arm's slice grid: the first and last slice it served a
 // request in, the requests it finished (completed, failed or canceled)
-// per slice, and those of its requests the aggregate judges and the good
-// ones among them. Slices are integer indexes, floor(t/step). The
-// zero value is not ready: make one with make(ReplicaSpans).
+// per slice, those of its requests the aggregate judges and the good
+// ones among them, and the requests of known end-to-end latency that
+// started (arrived) and ended (arrival + E2E) in each slice, whose
+// difference summed up to a slice is what it had in flight at the
+// slice's end. Slices are integer indexes, floor(t/step). The zero value
+// is not ready: make one with make(ReplicaSpans).
 type ReplicaSpans map[string]*replicaSpan
 
 type replicaSpan struct {
@@ -22,11 +25,12 @@ type replicaSpan struct {
 }
 
 // spanCounts are a replica's requests in one slice: finished, and judged
-// (offered) and good among them.
-type spanCounts struct{ finished, offered, good float64 }
+// (offered) and good among them; and of known end-to-end latency, those
+// that started and those that ended in the slice.
+type spanCounts struct{ finished, offered, good, started, ended float64 }
 
 func (c spanCounts) add(o spanCounts) spanCounts {
-	return spanCounts{c.finished + o.finished, c.offered + o.offered, c.good + o.good}
+	return spanCounts{c.finished + o.finished, c.offered + o.offered, c.good + o.good, c.started + o.started, c.ended + o.ended}
 }
 
 func newReplicaSpan(first, last int64) *replicaSpan {
@@ -44,7 +48,31 @@ func (r ReplicaSpans) Add(name string, slice int64, finished, offered, good floa
 	}
 	s.first, s.last = min(s.first, slice), max(s.last, slice)
 	if finished != 0 || offered != 0 || good != 0 {
-		s.counts[slice] = s.counts[slice].add(spanCounts{finished, offered, good})
+		s.counts[slice] = s.counts[slice].add(spanCounts{finished: finished, offered: offered, good: good})
+	}
+}
+
+// AddFlights records that replica name had started requests of known
+// end-to-end latency arrive in slice start and ended of them end in slice
+// end (the slice of arrival + E2E; any slice at or after start, beyond
+// the arm's last one too). Call Add for the same requests as well: only
+// Add decides where the replica served.
+func (r ReplicaSpans) AddFlights(name string, start, end int64, started, ended float64) {
+	s := r[name]
+	if s == nil {
+		// an empty span until Add places it
+		s = newReplicaSpan(math.MaxInt64, math.MinInt64)
+		r[name] = s
+	}
+	if started != 0 {
+		c := s.counts[start]
+		c.started += started
+		s.counts[start] = c
+	}
+	if ended != 0 {
+		c := s.counts[end]
+		c.ended += ended
+		s.counts[end] = c
 	}
 }
 
@@ -70,7 +98,9 @@ func (r ReplicaSpans) Merge(o ReplicaSpans) {
 // them; its track is NaN outside that span. Without any named replica
 // every slice has 1 replica serving and tracks is nil. Tracks leave Series
 // empty: replica names in records are not selected series, and two arms'
-// records may reuse names.
+// records may reuse names. When AddFlights counted any request, each
+// track's InFlight is the replica's requests in flight at each slice's
+// end (started up to it less ended up to it); else it is nil.
 func (r ReplicaSpans) Tracks(lo, hi int64) (serving []float64, tracks []ReplicaTrack) {
 	n := hi - lo + 1
 	serving = make([]float64, n)
@@ -85,9 +115,18 @@ func (r ReplicaSpans) Tracks(lo, hi int64) (serving []float64, tracks []ReplicaT
 		names = append(names, name)
 	}
 	slices.Sort(names)
+	flights := false
+	for _, s := range r {
+		for _, c := range s.counts {
+			flights = flights || c.started != 0
+		}
+	}
 	tracks = make([]ReplicaTrack, 0, len(names))
 	for _, name := range names {
 		s := r[name]
+		if s.first > s.last {
+			continue // flights only: never placed by Add
+		}
 		first, last := s.first, s.last
 		if first <= lo+1 {
 			first = lo
@@ -106,9 +145,35 @@ func (r ReplicaSpans) Tracks(lo, hi int64) (serving []float64, tracks []ReplicaT
 			c := s.counts[sl]
 			fin[k], off[k], good[k] = c.finished, c.offered, c.good
 		}
-		tracks = append(tracks, ReplicaTrack{Name: replicaTrackPrefix + strconv.Quote(name) + replicaTrackSuffix, Finished: fin, Offered: off, Good: good})
+		tr := ReplicaTrack{Name: replicaTrackPrefix + strconv.Quote(name) + replicaTrackSuffix, Finished: fin, Offered: off, Good: good}
+		if flights {
+			tr.InFlight = s.inFlight(lo, hi, first, last)
+		}
+		tracks = append(tracks, tr)
 	}
 	return serving, tracks
+}
+
+// inFlight is the span's requests in flight at the end of each slice
+// lo..hi: those started in any slice up to it less those ended, NaN
+// outside first..last.
+func (s *replicaSpan) inFlight(lo, hi, first, last int64) []float64 {
+	out := make([]float64, hi-lo+1)
+	cur := 0.0
+	for k, c := range s.counts {
+		if k < lo {
+			cur += c.started - c.ended
+		}
+	}
+	for k := range out {
+		c := s.counts[lo+int64(k)]
+		cur += c.started - c.ended
+		out[k] = cur
+		if sl := lo + int64(k); sl < first || sl > last {
+			out[k] = math.NaN()
+		}
+	}
+	return out
 }
 
 // A track of records is named {replica="…"}, the record's replica quoted.

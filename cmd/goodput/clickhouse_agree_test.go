@@ -163,7 +163,8 @@ func aggLines(a *sources.Aggregate) []string {
 			fmt.Sprintf("bucket %d %q queue %v %v", i, b.Class, b.Queue.Edges, b.Queue.Counts))
 	}
 	for _, r := range a.Replicas {
-		out = append(out, fmt.Sprintf("replica %s %s %v", r.Name, r.Series, r.Finished), fmt.Sprintf("replica %s TTFT medians %v", r.Name, r.TTFTMedian), fmt.Sprintf("replica %s TPOT medians %v", r.Name, r.TPOTMedian))
+		out = append(out, fmt.Sprintf("replica %s %s %v", r.Name, r.Series, r.Finished), fmt.Sprintf("replica %s TTFT medians %v", r.Name, r.TTFTMedian), fmt.Sprintf("replica %s TPOT medians %v", r.Name, r.TPOTMedian),
+			fmt.Sprintf("replica %s offered %v good %v", r.Name, r.Offered, r.Good), fmt.Sprintf("replica %s in flight %v", r.Name, r.InFlight))
 	}
 	out = append(out, fmt.Sprintf("replica warm-ups %q", a.ReplicaWarmups))
 	if w := a.WarmupKept; w != nil {
@@ -373,6 +374,11 @@ func TestClickHouseAggregateEqualsFiles(t *testing.T) {
 				}
 				if r.name == "aa-quiet chat" && !hasMedians(got.Agg) {
 					t.Errorf("%s: no replica with a TTFT and a TPOT median: the replicas' medians were not compared", arm.arm)
+				}
+				if r.name == "aa-quiet chat" && !slices.ContainsFunc(got.Agg.Replicas, func(tr sources.ReplicaTrack) bool {
+					return slices.ContainsFunc(tr.InFlight, func(v float64) bool { return v > 0 })
+				}) {
+					t.Errorf("%s: no replica with a request in flight: the replicas' requests in flight were not compared", arm.arm)
 				}
 				if testing.Verbose() {
 					t.Logf("%s: %d records, %d buckets, %d replicas", arm.arm, len(ds.Requests), len(want.Buckets), len(want.Replicas))

@@ -11,21 +11,22 @@ import (
 // and from the same run's vLLM metrics backfilled into a real Prometheus,
 // with the built-in chat policy. Metrics carry no per-replica request
 // counts per step, but they carry each replica's requests running and
-// waiting: behind the simulator's least-loaded router the baseline's four
-// hold about as many each at every step (stats.InFlightEvenness), which
-// pools their queues, so near capacity the lone canary's p99 TTFT is
-// worse on the same build. That FAIL is held INCONCLUSIVE from metrics as
-// from the logs (before, the metrics path warned of the sizes and failed
-// identical builds); 2% server errors still fail; behind a router that
-// picks replicas at random the reading says so and a canary that parks
-// 10% of its requests fails on both paths.
+// waiting; the logs give each request's arrival and end. Behind the
+// simulator's least-loaded router the baseline's four hold about as many
+// each at every step (stats.InFlightEvenness), which pools their queues,
+// so near capacity the lone canary's p99 TTFT is worse on the same build.
+// That FAIL is held INCONCLUSIVE on both paths (before, the metrics path
+// warned of the sizes and failed identical builds, and the logs' counts
+// per bucket read the router as random, 0.70); 2% server errors still
+// fail; behind a router that picks replicas at random the reading says
+// so and a canary that parks 10% of its requests fails on both paths.
 func TestPrometheusReadsTheRouter(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts one Prometheus per scenario")
 	}
 	for _, tc := range []struct {
 		name, scenario, want string
-		held                 bool   // a gate fails and the verdict is held
+		held                 bool   // from metrics a gate fails and the verdict is held (the logs' gates are inconclusive here)
 		router               string // what the size warning says of the baseline's router
 	}{
 		{"identical builds, the baseline's four pooled", "lone-canary-pooled.yaml", "inconclusive", true, "more evenly than at random"},
@@ -34,10 +35,7 @@ func TestPrometheusReadsTheRouter(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			logs, prom := logsAndMetrics[agreeReport](t, filepath.Join("testdata", "promagree", tc.scenario), "chat", 20)
-			if logs.Verdict != tc.want {
-				t.Errorf("request logs: %s, want %s: %q", logs.Verdict, tc.want, logs.Reasons)
-			}
-			for path, r := range map[string]agreeReport{"metrics": prom} {
+			for path, r := range map[string]agreeReport{"request logs": logs, "metrics": prom} {
 				if r.Verdict != tc.want {
 					t.Errorf("%s: %s, want %s: %q", path, r.Verdict, tc.want, r.Reasons)
 				}
@@ -54,12 +52,14 @@ func TestPrometheusReadsTheRouter(t *testing.T) {
 				for _, m := range r.Metrics {
 					failed = failed || m.Verdict == "fail"
 				}
-				if tc.held && (!failed || len(r.Reasons) == 0 || !strings.HasPrefix(r.Reasons[0], "the gates give FAIL (")) {
+				if tc.held && path == "metrics" && (!failed || len(r.Reasons) == 0 || !strings.HasPrefix(r.Reasons[0], "the gates give FAIL (")) {
 					t.Errorf("%s: not a failing gate held by the arms' sizes: %q", path, r.Reasons)
 				}
 			}
-			if want := "their requests in flight per step vary"; tc.router != "" && !strings.Contains(strings.Join(prom.Warnings, "\n"), want) {
-				t.Errorf("metrics: the router is not read from the replicas' requests in flight: %q", prom.Warnings)
+			for path, r := range map[string]agreeReport{"request logs": logs, "metrics": prom} {
+				if want := "their requests in flight at each bucket's end vary"; !strings.Contains(strings.Join(r.Warnings, "\n"), want) {
+					t.Errorf("%s: the router is not read from the replicas' requests in flight: %q", path, r.Warnings)
+				}
 			}
 		})
 	}

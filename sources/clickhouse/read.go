@@ -71,6 +71,7 @@ type row struct {
 	AttemptKnown                                          count
 	PromptTokens, OutputTokens, Hits, Queries, CacheKnown count
 	GoodTokens, Admitted, Judged, JudgedGood              count
+	Started                                               count // requests in flight that arrived in the slice (rowReplica)
 	OutputMax                                             count // the most output tokens of one completion (0: none)
 	UnvTTFT, UnvTPOT, UnvE2E, UnvMaxITL, UnvQuality       count
 	UnvClass                                              count
@@ -116,7 +117,7 @@ func (r *row) UnmarshalJSON(b []byte) error {
 		"n": &r.N, "completed": &r.Completed, "failed": &r.Failed, "canceled": &r.Canceled, "rejected": &r.Rejected,
 		"good": &r.Good, "retried": &r.Retried, "short": &r.Short, "prompt_tokens": &r.PromptTokens,
 		"output_tokens": &r.OutputTokens, "attempt_known": &r.AttemptKnown, "output_unknown": &r.OutputUnknown, "output_max": &r.OutputMax, "prompt_unknown": &r.PromptUnknown, "good_tokens": &r.GoodTokens, "hits": &r.Hits, "queries": &r.Queries, "cache_known": &r.CacheKnown,
-		"admitted": &r.Admitted, "judged": &r.Judged, "judged_good": &r.JudgedGood, "unv_ttft": &r.UnvTTFT, "unv_tpot": &r.UnvTPOT, "unv_e2e": &r.UnvE2E,
+		"admitted": &r.Admitted, "judged": &r.Judged, "judged_good": &r.JudgedGood, "started": &r.Started, "unv_ttft": &r.UnvTTFT, "unv_tpot": &r.UnvTPOT, "unv_e2e": &r.UnvE2E,
 		"unv_max_itl": &r.UnvMaxITL, "unv_quality": &r.UnvQuality, "unv_class": &r.UnvClass, "quality_checked": &r.QualityChecked, "quality_failed": &r.QualityFailed, "bad_status": &r.BadStatus, "bad_ttft": &r.BadTTFT,
 		"bad_latency": &r.BadLatency, "bad_e2e": &r.BadE2E, "bad_count": &r.BadCount, "bad_canceled_by": &r.BadCanceledBy,
 		"sum_ttft": &r.SumTTFT, "sum_tpot": &r.SumTPOT, "sum_e2e": &r.SumE2E}
@@ -296,6 +297,14 @@ func (as *assembler) get(k cellKey) *aggcell.Cell {
 
 // add counts one row.
 func (as *assembler) add(r *row) error {
+	if r.M == rowEnded {
+		// an end, not an arrival: it places nothing on the grid
+		as.canon = append(as.canon, rowDigest("e %d %q %d", int64(r.S), r.Rep, r.N))
+		if as.replicaRoom(r.Rep) {
+			as.reps.AddFlights(r.Rep, int64(r.S)>>as.shift, int64(r.S)>>as.shift, 0, float64(r.N))
+		}
+		return nil
+	}
 	sl := int64(r.S) >> as.shift
 	if sl < as.lo || sl > as.hi {
 		as.lo, as.hi = min(as.lo, sl), max(as.hi, sl)
@@ -366,16 +375,12 @@ func (as *assembler) add(r *row) error {
 			}
 		}
 	case rowReplica:
-		as.canon = append(as.canon, rowDigest("r %d %q %d %d %d %d %v %v", sl, r.Rep, r.N, r.Admitted, r.Judged, r.JudgedGood, r.Hist[0], r.Hist[1]))
-		if as.tooManyReplicas {
-			break
-		}
-		if _, seen := as.reps[r.Rep]; !seen && len(as.reps) == sources.MaxReplicas {
-			as.tooManyReplicas = true
-			as.reps, as.repLat = sources.ReplicaSpans{}, loglin.NewReplicaLatencies()
+		as.canon = append(as.canon, rowDigest("r %d %q %d %d %d %d %v %v %d", sl, r.Rep, r.N, r.Admitted, r.Judged, r.JudgedGood, r.Hist[0], r.Hist[1], r.Started))
+		if !as.replicaRoom(r.Rep) {
 			break
 		}
 		as.reps.Add(r.Rep, sl, float64(r.Admitted), float64(r.Judged), float64(r.JudgedGood))
+		as.reps.AddFlights(r.Rep, sl, sl, float64(r.Started), 0)
 		for k, m := range []loglin.ReplicaMedians{as.repLat.TTFT, as.repLat.TPOT} {
 			if len(r.Hist[k].Bins) > 0 {
 				h := m.Hist(r.Rep, sl)
@@ -388,6 +393,21 @@ func (as *assembler) add(r *row) error {
 		return fmt.Errorf("unexpected row kind %d", r.M)
 	}
 	return nil
+}
+
+// replicaRoom reports whether replica rep's rows are counted: false once
+// the rows have named more than sources.MaxReplicas replicas, when every
+// replica's state is dropped (tooManyReplicas).
+func (as *assembler) replicaRoom(rep string) bool {
+	if as.tooManyReplicas {
+		return false
+	}
+	if _, seen := as.reps[rep]; !seen && len(as.reps) == sources.MaxReplicas {
+		as.tooManyReplicas = true
+		as.reps, as.repLat = sources.ReplicaSpans{}, loglin.NewReplicaLatencies()
+		return false
+	}
+	return true
 }
 
 // rowDigest is the hex SHA-256 of a row's canonical text.

@@ -379,6 +379,7 @@ func isNumeric(t string) bool {
 const (
 	rowCounts  = 0 // counters and histograms of one slice × stratum
 	rowReplica = 4 // one replica's requests in one slice
+	rowEnded   = 5 // one replica's requests in flight that ended in one slice
 )
 
 // zeroBin is the bin of values ≤ 0 in the query's output (loglin.Zero).
@@ -472,6 +473,11 @@ func buildQuery(p *Plan, table string, cols resolved, where string, start, end f
 	add2(a("tpot_raw_k")+" OR ("+derivable+")", "tpot_k")
 	add2("if("+a("tpot_raw_k")+", "+a("tpot_raw")+", if("+derivable+", ("+a("e2e")+" - "+a("ttft")+") / toFloat64("+a("output")+" - 1), toFloat64(0)))", "tpot")
 	add2("toInt64(floor("+a("t")+" / "+num(p.Step)+"))", "s")
+	// in flight on its replica from arrival to arrival + E2E, when the
+	// replica admitted it and E2E is known (analysis.flightEnd): the
+	// slice it ended in
+	add2(a("rep")+" != '' AND "+a("st")+" != 5 AND "+a("e2e_k")+" AND "+a("e2e")+" >= 0", "fl")
+	add2("greatest(toInt64(floor(("+a("t")+" + "+a("e2e")+") / "+num(p.Step)+")), "+a("s")+")", "se")
 	// policy class: the first whose conditions hold; −1 none. And a class
 	// a missing length may have decided (analysis classifier.classify): a rule
 	// before the one the known fields match (pc) whose label the request
@@ -646,10 +652,11 @@ func buildQuery(p *Plan, table string, cols resolved, where string, start, end f
 	level2 := "SELECT " + strings.Join(l2, ", ") + " FROM (" + level1 + ")"
 
 	// third level: one row per request for the counters and histograms,
-	// and one per request naming a replica
+	// one per request naming a replica, and one more per request in
+	// flight on a replica, counted in the slice it ended in
 	m := a("m")
-	level3 := "SELECT *, arrayJoin([0, 4]) AS " + m + " FROM (" + level2 + ")"
-	keep := "(" + m + " = 0 AND NOT " + a("excl") + ") OR (" + m + " = 4 AND " + a("rep") + " != '')"
+	level3 := "SELECT *, arrayJoin([0, 4, 5]) AS " + m + " FROM (" + level2 + ")"
+	keep := "(" + m + " = 0 AND NOT " + a("excl") + ") OR (" + m + " = 4 AND " + a("rep") + " != '') OR (" + m + " = 5 AND " + a("fl") + ")"
 	// a histogram is one column: sumMap's sorted bins and their counts;
 	// a replica's row has its TTFT and TPOT histograms, for its per-slice
 	// medians and tail shares, without its own warm-up (as the streaming
@@ -668,13 +675,13 @@ func buildQuery(p *Plan, table string, cols resolved, where string, start, end f
 		return "sumIf(toInt64(floor(" + a(n) + " * 1e9 + 0.5)), " + m + " = 0 AND " + ok + " AND " + a(n+"_k") + ") AS sum_" + n
 	}
 	sel := []string{
-		a("s") + " AS s",
+		"if(" + m + " = 5, " + a("se") + ", " + a("s") + ") AS s",
 		m + " AS m",
-		"if(" + m + " = 4, '', " + a("label") + ") AS label",
-		"if(" + m + " = 4, 0, " + a("pb") + ") AS pb",
-		"if(" + m + " = 4, toInt32(-1), " + a("pc") + ") AS pc",
-		"if(" + m + " = 4, 0, " + a("cb") + ") AS cb",
-		"if(" + m + " = 4, " + a("rep") + ", '') AS rep",
+		"if(" + m + " >= 4, '', " + a("label") + ") AS label",
+		"if(" + m + " >= 4, 0, " + a("pb") + ") AS pb",
+		"if(" + m + " >= 4, toInt32(-1), " + a("pc") + ") AS pc",
+		"if(" + m + " >= 4, 0, " + a("cb") + ") AS cb",
+		"if(" + m + " >= 4, " + a("rep") + ", '') AS rep",
 		hist("ttft"), hist("tpot"), hist("e2e"),
 		latSum("ttft"), latSum("tpot"), latSum("e2e"),
 		"count() AS n",
@@ -701,6 +708,9 @@ func buildQuery(p *Plan, table string, cols resolved, where string, start, end f
 		// judged), for the spread of attainment between replicas
 		"countIf(NOT " + a("excl") + ") AS judged",
 		"countIf(" + a("good") + " AND NOT " + a("excl") + ") AS judged_good",
+		// a replica's requests in flight that arrived in the slice (its
+		// row m = 4); a row m = 5 counts (n) those that ended in it
+		"countIf(" + m + " = 4 AND " + a("fl") + ") AS started",
 		"countIf(" + a("unv_ttft") + ") AS unv_ttft",
 		"countIf(" + a("unv_tpot") + ") AS unv_tpot",
 		"countIf(" + a("unv_e2e") + ") AS unv_e2e",
