@@ -367,6 +367,13 @@ func batchCases() []batchCase {
 		{"aa-shared-pool-1-of-5", Pass, pool(1), nil},
 		{"regress-10-shared-pool-1-of-5", Fail, pool(1.1), nil},
 		{"regress-10-canary-1-of-4-least-hot", Fail, func(f *batchFleet) { f.rate, f.router = 6, "least" }, func(f *batchFleet) { f.rate, f.replicas, f.speed = 1.5, 1, 1.1 }},
+		// the smaller arm pools and the larger does not: a canary of two
+		// replicas behind a least-outstanding router beside eight picked
+		// at random, at the same load per replica
+		{"aa-canary-2-least-of-8-hot", Pass, func(f *batchFleet) { f.rate, f.replicas = 12, 8 }, func(f *batchFleet) { f.rate, f.replicas, f.router = 3, 2, "least" }},
+		{"aa-baseline-2-least-of-8-hot", Pass, func(f *batchFleet) { f.rate, f.replicas, f.router = 3, 2, "least" }, func(f *batchFleet) { f.rate, f.replicas = 12, 8 }},
+		{"regress-5-canary-2-least-of-8-hot", Fail, func(f *batchFleet) { f.rate, f.replicas = 12, 8 }, func(f *batchFleet) { f.rate, f.replicas, f.router, f.speed = 3, 2, "least", 1.05 }},
+		{"regress-10-canary-2-least-of-8-hot", Fail, func(f *batchFleet) { f.rate, f.replicas = 12, 8 }, func(f *batchFleet) { f.rate, f.replicas, f.router, f.speed = 3, 2, "least", 1.1 }},
 	}
 }
 

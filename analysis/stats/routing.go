@@ -108,7 +108,7 @@ type Routing struct {
 	// Buckets is how many buckets (InFlightEvenness: steps) counted.
 	Buckets int
 	// DF is the chi-square's degrees of freedom, (k − 1)(T − 1)
-	// (InFlightEvenness: (k − 1)T).
+	// (InFlightEvenness: Σ(k_t − 1)).
 	DF float64
 	// PEven is the chi-square's lower tail on DF degrees of freedom: the
 	// chance of routing at least this even had the router picked
@@ -119,12 +119,14 @@ type Routing struct {
 
 // InFlightEvenness says how evenly an arm's router spread its requests
 // over its replicas when all that is known of each replica is how many
-// requests it had in flight (running + waiting, an engine's gauges) at
-// each step: at every step where each of the k replicas has a sample and
-// the arm has n > 0 in flight, the Pearson chi-square of the samples
-// against n/k each, summed over the T such steps and divided by its
-// expectation had the replicas' counts been independent Poisson draws of
-// one mean, (k − 1)T.
+// requests it had in flight (running + waiting, an engine's gauges; or
+// from a log, those arrived and not yet ended) at each step: at every
+// step where k_t ≥ 2 replicas have a value and they hold n > 0 in flight
+// between them, the Pearson chi-square of the values against n/k_t each,
+// summed over the T such steps and divided by its expectation had the
+// replicas' counts been independent Poisson draws of one mean,
+// Σ(k_t − 1). A replica without a value at a step (not yet started, gone,
+// a scrape missed) leaves that step to the others.
 //
 // A router that picks replicas at random leaves each replica a queue of
 // its own, whose requests in flight vary at least as a Poisson count
@@ -140,12 +142,11 @@ type Routing struct {
 // a wrong reading holds verdicts (armSize.pooled), never frees one.
 //
 // inFlight holds one series per replica, one value per step (equal
-// lengths), NaN where the replica had no sample. ok is false with fewer
+// lengths), NaN where the replica had no value. ok is false with fewer
 // than two replicas or fewer than MinRoutingBuckets steps counted;
-// Routing.Buckets is the steps counted and DF is (k − 1)T.
+// Routing.Buckets is the steps counted and DF is Σ(k_t − 1).
 func InFlightEvenness(inFlight [][]float64) (r Routing, ok bool) {
-	k := len(inFlight)
-	if k < 2 {
+	if len(inFlight) < 2 {
 		return Routing{}, false
 	}
 	steps := len(inFlight[0])
@@ -154,30 +155,29 @@ func InFlightEvenness(inFlight [][]float64) (r Routing, ok bool) {
 			return Routing{}, false
 		}
 	}
-	chi, t := 0.0, 0
-step:
+	usable := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) && v >= 0 }
+	chi, df, t := 0.0, 0, 0
 	for j := range steps {
-		n := 0.0
+		n, k := 0.0, 0
 		for _, s := range inFlight {
-			if v := s[j]; math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
-				continue step
-			} else {
-				n += v
+			if v := s[j]; usable(v) {
+				n, k = n+v, k+1
 			}
 		}
-		if !(n > 0) {
+		if k < 2 || !(n > 0) {
 			continue
 		}
 		e := n / float64(k)
 		for _, s := range inFlight {
-			d := s[j] - e
-			chi += d * d / e
+			if v := s[j]; usable(v) {
+				d := v - e
+				chi += d * d / e
+			}
 		}
-		t++
+		df, t = df+k-1, t+1
 	}
 	if t < MinRoutingBuckets {
 		return Routing{Buckets: t}, false
 	}
-	df := float64((k - 1) * t)
-	return Routing{Ratio: chi / df, Buckets: t, DF: df, PEven: distuv.ChiSquared{K: df}.CDF(chi)}, true
+	return Routing{Ratio: chi / float64(df), Buckets: t, DF: float64(df), PEven: distuv.ChiSquared{K: float64(df)}.CDF(chi)}, true
 }

@@ -61,7 +61,8 @@ func TestRoutingEvennessReference(t *testing.T) {
 // scipy.stats.chisquare against an even split) on queues simulated under
 // four routers, and that the ratio tells them apart: about 1 or above
 // when replicas are picked at random (of equal or unequal speeds, or with
-// one that stops reporting half-way), well below 1 when each request goes
+// one that stops reporting half-way, whose steps then count the other
+// three), well below 1 when each request goes
 // to the replica with the fewest in flight (sampled at one instant or
 // staggered) or round-robin.
 func TestInFlightEvennessReference(t *testing.T) {
@@ -71,6 +72,7 @@ func TestInFlightEvennessReference(t *testing.T) {
 		Ratio    float64
 		PEven    float64 `json:"p_even"`
 		Steps    int
+		DF       float64
 	}
 	var ref struct {
 		Cases []refCase
@@ -99,8 +101,8 @@ func TestInFlightEvennessReference(t *testing.T) {
 	}
 	for _, c := range ref.Cases {
 		r, ok := InFlightEvenness(series(c.InFlight))
-		if !ok || r.Buckets != c.Steps || !within(r.Ratio, c.Ratio, 1e-9, 1e-15) || !within(r.PEven, c.PEven, 1e-6, 1e-300) {
-			t.Errorf("%s: ratio %g, p %g over %d steps (ok %v), want %g, %g over %d", c.Name, r.Ratio, r.PEven, r.Buckets, ok, c.Ratio, c.PEven, c.Steps)
+		if !ok || r.Buckets != c.Steps || r.DF != c.DF || !within(r.Ratio, c.Ratio, 1e-9, 1e-15) || !within(r.PEven, c.PEven, 1e-6, 1e-300) {
+			t.Errorf("%s: ratio %g, p %g over %d steps, %g df (ok %v), want %g, %g over %d, %g df", c.Name, r.Ratio, r.PEven, r.Buckets, r.DF, ok, c.Ratio, c.PEven, c.Steps, c.DF)
 		}
 		if b, found := band[c.Name]; !found || r.Ratio < b[0] || r.Ratio > b[1] {
 			t.Errorf("%s: ratio %g outside the band %v its router should give", c.Name, r.Ratio, b)

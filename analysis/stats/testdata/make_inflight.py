@@ -3,10 +3,10 @@
 
 One arm's replicas, requests in flight (running + waiting, as an engine's
 gauges give them) sampled at each step; NaN where a replica has no sample.
-The steps counted are those where every replica has a sample and the arm
-has any request in flight; at each, with n in flight over k replicas,
-scipy.stats.chisquare(x, [n / k] * k).statistic. ratio = their sum over
-(k - 1) * T; p_even = scipy.stats.chi2.cdf(sum, (k - 1) * T).
+The steps counted are those where at least two replicas have a sample and
+those replicas have any request in flight; at each, with n in flight over
+the k_t replicas sampled, scipy.stats.chisquare(x, [n / k_t] * k_t).statistic.
+ratio = their sum over df = sum of (k_t - 1); p_even = scipy.stats.chi2.cdf(sum, df).
 Cases, each a queue simulated request by request (Poisson arrivals,
 exponential service, each replica serving up to 4 at once at a rate that
 slows as its batch fills) and sampled every 15 s: requests sent to a
@@ -26,17 +26,18 @@ rng = np.random.default_rng(23)
 
 def ratio(x):
     x = np.asarray(x, dtype=float)
-    k = x.shape[0]
-    chi, t = 0.0, 0
+    chi, t, df = 0.0, 0, 0
     for j in range(x.shape[1]):
         col = x[:, j]
-        if np.isnan(col).any() or col.sum() <= 0:
+        col = col[~np.isnan(col)]
+        k = len(col)
+        if k < 2 or col.sum() <= 0:
             continue
         n = col.sum()
         chi += stats.chisquare(col, [n / k] * k).statistic
         t += 1
-    df = (k - 1) * t
-    return chi / df, t, stats.chi2.cdf(chi, df)
+        df += k - 1
+    return chi / df, t, df, stats.chi2.cdf(chi, df)
 
 
 def simulate(k, router, rate, steps, every=15.0, speeds=None, stagger=False):
@@ -87,11 +88,11 @@ for name, x in [
     ("fewest-in-flight-4-staggered", simulate(4, "fewest", 1.2, 120, stagger=True)),
     ("random-3-unequal-speeds", simulate(3, "random", 0.9, 120, speeds=[0.8, 1.0, 1.25])),
 ]:
-    r, n, p = ratio(x)
-    cases.append({"name": name, "in_flight": [[None if math.isnan(v) else v for v in row] for row in x.tolist()], "ratio": r, "p_even": p, "steps": n})
+    r, n, df, p = ratio(x)
+    cases.append({"name": name, "in_flight": [[None if math.isnan(v) else v for v in row] for row in x.tolist()], "ratio": r, "p_even": p, "steps": n, "df": df})
 gone = simulate(4, "random", 1.2, 120)
 gone[2, 60:] = np.nan
-r, n, p = ratio(gone)
-cases.append({"name": "random-4-one-stops", "in_flight": [[None if math.isnan(v) else v for v in row] for row in gone.tolist()], "ratio": r, "p_even": p, "steps": n})
+r, n, df, p = ratio(gone)
+cases.append({"name": "random-4-one-stops", "in_flight": [[None if math.isnan(v) else v for v in row] for row in gone.tolist()], "ratio": r, "p_even": p, "steps": n, "df": df})
 short = simulate(3, "random", 1.0, 29)
 print(json.dumps({"cases": cases, "short": {"in_flight": short.tolist(), "steps": 29}}, indent=1))
