@@ -425,7 +425,8 @@ func TestAggregatorMatchesRequestPath(t *testing.T) {
 
 // Replica counts batched per slice give the tracks that counting request
 // by request gives, for a few replicas and for many (past the ones looked
-// up without the map), in any arrival order.
+// up without the map), in any arrival order: their requests in flight
+// too, ending up to 20 slices on.
 func TestAggregatorReplicaTracks(t *testing.T) {
 	p := streamPolicy(t, "name: x\nslo: {ttft: 1s}\n"+streamGates)
 	for _, nrep := range []int{3, 40} {
@@ -439,9 +440,15 @@ func TestAggregatorReplicaTracks(t *testing.T) {
 				r.Status = sources.StatusRejected
 			}
 			r.Replica = fmt.Sprintf("r%d", rng.IntN(nrep))
+			// in flight up to 200 s: ends in the arrival's slice, in the
+			// next few (kept pending) and further on (counted at once)
+			r.E2E = 0.1 + 200*rng.Float64()*rng.Float64()
 			ag.Add(&r)
 			s := int64(math.Floor(r.Time / 10))
 			lo, hi = min(lo, s), max(hi, s)
+			if end := flightEnd(&r, s, 10); end != noFlight {
+				want.AddFlights(r.Replica, s, end, 1, 1)
+			}
 			// every request judged; good unless rejected (TTFT 0.1 s
 			// against a 1 s SLO)
 			fin, good := 1.0, 1.0

@@ -19,14 +19,7 @@ func TestRoutingEvennessReference(t *testing.T) {
 		PEven   float64 `json:"p_even"`
 		Buckets int
 	}
-	var ref struct {
-		Cases []refCase
-		Short refCase
-	}
-	readTestdata(t, "routing.json", &ref)
-	if len(ref.Cases) == 0 {
-		t.Fatal("no reference cases")
-	}
+	cases, short := refCases[refCase](t, "routing.json")
 	counts := func(o [][]float64) []ReplicaCounts {
 		out := make([]ReplicaCounts, len(o))
 		for r := range o {
@@ -38,7 +31,7 @@ func TestRoutingEvennessReference(t *testing.T) {
 		"random-4": {0.8, 1.2}, "random-2-unequal": {0.8, 1.2}, "late-joiner-4": {0.8, 1.2},
 		"round-robin-4": {0, 0.2}, "shortest-queue-4": {0, 0.4}, "sticky-3": {2, 10},
 	}
-	for _, c := range ref.Cases {
+	for _, c := range cases {
 		r, ok := RoutingEvenness(counts(c.Offered))
 		got := r.Ratio
 		if !ok || r.Buckets != c.Buckets || !within(got, c.Ratio, 1e-9, 1e-15) || !within(r.PEven, c.PEven, 1e-6, 1e-300) {
@@ -48,10 +41,10 @@ func TestRoutingEvennessReference(t *testing.T) {
 			t.Errorf("%s: ratio %g outside the band %v its router should give", c.Name, got, b)
 		}
 	}
-	if r, ok := RoutingEvenness(counts(ref.Short.Offered)); ok || r.Buckets != ref.Short.Buckets {
-		t.Errorf("%d buckets: read a router (%d buckets counted), want no answer below %d", ref.Short.Buckets, r.Buckets, MinRoutingBuckets)
+	if r, ok := RoutingEvenness(counts(short.Offered)); ok || r.Buckets != short.Buckets {
+		t.Errorf("%d buckets: read a router (%d buckets counted), want no answer below %d", short.Buckets, r.Buckets, MinRoutingBuckets)
 	}
-	if _, ok := RoutingEvenness(counts(ref.Cases[0].Offered[:1])); ok {
+	if _, ok := RoutingEvenness(counts(cases[0].Offered[:1])); ok {
 		t.Error("one replica: read a router")
 	}
 }
@@ -74,14 +67,7 @@ func TestInFlightEvennessReference(t *testing.T) {
 		Steps    int
 		DF       float64
 	}
-	var ref struct {
-		Cases []refCase
-		Short refCase
-	}
-	readTestdata(t, "inflight.json", &ref)
-	if len(ref.Cases) == 0 {
-		t.Fatal("no reference cases")
-	}
+	cases, short := refCases[refCase](t, "inflight.json")
 	series := func(o [][]*float64) [][]float64 {
 		out := make([][]float64, len(o))
 		for r, row := range o {
@@ -99,7 +85,7 @@ func TestInFlightEvennessReference(t *testing.T) {
 		"random-4": {0.85, 1.5}, "random-3-unequal-speeds": {0.85, 2}, "random-4-one-stops": {0.85, 1.5},
 		"round-robin-4": {0.3, 0.7}, "fewest-in-flight-4": {0, 0.3}, "fewest-in-flight-4-staggered": {0, 0.35},
 	}
-	for _, c := range ref.Cases {
+	for _, c := range cases {
 		r, ok := InFlightEvenness(series(c.InFlight))
 		if !ok || r.Buckets != c.Steps || r.DF != c.DF || !within(r.Ratio, c.Ratio, 1e-9, 1e-15) || !within(r.PEven, c.PEven, 1e-6, 1e-300) {
 			t.Errorf("%s: ratio %g, p %g over %d steps, %g df (ok %v), want %g, %g over %d, %g df", c.Name, r.Ratio, r.PEven, r.Buckets, r.DF, ok, c.Ratio, c.PEven, c.Steps, c.DF)
@@ -108,13 +94,27 @@ func TestInFlightEvennessReference(t *testing.T) {
 			t.Errorf("%s: ratio %g outside the band %v its router should give", c.Name, r.Ratio, b)
 		}
 	}
-	if r, ok := InFlightEvenness(series(ref.Short.InFlight)); ok || r.Buckets != ref.Short.Steps {
-		t.Errorf("%d steps: read a router (%d counted), want no answer below %d", ref.Short.Steps, r.Buckets, MinRoutingBuckets)
+	if r, ok := InFlightEvenness(series(short.InFlight)); ok || r.Buckets != short.Steps {
+		t.Errorf("%d steps: read a router (%d counted), want no answer below %d", short.Steps, r.Buckets, MinRoutingBuckets)
 	}
-	if _, ok := InFlightEvenness(series(ref.Cases[0].InFlight[:1])); ok {
+	if _, ok := InFlightEvenness(series(cases[0].InFlight[:1])); ok {
 		t.Error("one replica: read a router")
 	}
 	if _, ok := InFlightEvenness([][]float64{make([]float64, 40), make([]float64, 40)}); ok {
 		t.Error("nothing ever in flight: read a router")
 	}
+}
+
+// refCases reads a reference file holding {"cases": [...], "short": {...}}.
+func refCases[C any](t *testing.T, name string) (cases []C, short C) {
+	t.Helper()
+	var ref struct {
+		Cases []C
+		Short C
+	}
+	readTestdata(t, name, &ref)
+	if len(ref.Cases) == 0 {
+		t.Fatalf("no reference cases in %s", name)
+	}
+	return ref.Cases, ref.Short
 }

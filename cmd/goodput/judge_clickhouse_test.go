@@ -128,6 +128,27 @@ func TestJudgeClickHouseReplicaWarmup(t *testing.T) {
 	}
 }
 
+// TestJudgeClickHouseLoneCanary: identical builds, a canary of one
+// replica beside four behind the simulator's least-loaded router
+// (testdata/scenarios/lone-canary-pooled.yaml). From ClickHouse each
+// replica's requests in flight come back as their own rows (the ends
+// grouped by the slice they fall in), the baseline's router reads as even
+// from them, and the report, its warning and its verdict, equals judge
+// --stream's on the same records as files.
+func TestJudgeClickHouseLoneCanary(t *testing.T) {
+	_, got, _ := judgedFromBoth(t, chtest.Start(t), "lone-canary-pooled.yaml", 0)
+	w, _ := json.Marshal(got["warnings"])
+	for _, want := range []string{"the arms differ in size: the baseline ran 4.0 replicas on average, the canary 1.0",
+		"more evenly than at random (their requests in flight at each bucket's end vary"} {
+		if !strings.Contains(string(w), want) {
+			t.Errorf("the warnings do not say %q: %s", want, w)
+		}
+	}
+	if got["verdict"] == "fail" {
+		t.Errorf("identical builds failed: %v", got["reasons"])
+	}
+}
+
 // TestJudgeClickHouseLongRun: arms spanning 3 hours and 1.5 hours are
 // aggregated on wider slices than the policy's (40 s and 20 s: see
 // sources.MaxStreamSlices), the shorter read again on the longer's, and

@@ -34,7 +34,7 @@ func TestPrometheusReadsTheRouter(t *testing.T) {
 		{"10% of requests parked, the baseline's four at random", "lone-canary-random-regress.yaml", "fail", false, "picked replicas about at random"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			logs, prom := logsAndMetrics[agreeReport](t, filepath.Join("testdata", "promagree", tc.scenario), "chat", 20)
+			logs, prom := logsAndMetrics[agreeReport](t, filepath.Join("..", "..", "testdata", "scenarios", tc.scenario), "chat", 20)
 			for path, r := range map[string]agreeReport{"request logs": logs, "metrics": prom} {
 				if r.Verdict != tc.want {
 					t.Errorf("%s: %s, want %s: %q", path, r.Verdict, tc.want, r.Reasons)
