@@ -52,12 +52,13 @@ func TestRoutingEvennessReference(t *testing.T) {
 // TestInFlightEvennessReference checks InFlightEvenness against
 // testdata/inflight.json (make_inflight.py: each step's chi-square from
 // scipy.stats.chisquare against an even split) on queues simulated under
-// four routers, and that the ratio tells them apart: about 1 or above
+// five routers, and that the ratio tells them apart: about 1 or above
 // when replicas are picked at random (of equal or unequal speeds, or with
 // one that stops reporting half-way, whose steps then count the other
 // three), well below 1 when each request goes
 // to the replica with the fewest in flight (sampled at one instant or
-// staggered) or round-robin.
+// staggered), to the fewer of two picked at random (least-request in
+// Envoy and Istio), or round-robin.
 func TestInFlightEvennessReference(t *testing.T) {
 	type refCase struct {
 		Name     string
@@ -84,6 +85,7 @@ func TestInFlightEvennessReference(t *testing.T) {
 	band := map[string][2]float64{
 		"random-4": {0.85, 1.5}, "random-3-unequal-speeds": {0.85, 2}, "random-4-one-stops": {0.85, 1.5},
 		"round-robin-4": {0.3, 0.7}, "fewest-in-flight-4": {0, 0.3}, "fewest-in-flight-4-staggered": {0, 0.35},
+		"two-choices-8": {0, 0.6},
 	}
 	for _, c := range cases {
 		r, ok := InFlightEvenness(series(c.InFlight))

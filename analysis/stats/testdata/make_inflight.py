@@ -12,8 +12,10 @@ exponential service, each replica serving up to 4 at once at a rate that
 slows as its batch fills) and sampled every 15 s: requests sent to a
 replica at random, round-robin, to the replica with the fewest in flight
 (ties at random), the same with the replicas sampled at staggered
-instants, random routing over replicas of unequal speeds, and a replica
-that stops reporting half-way (NaN); plus one case too short to count.
+instants, to the fewer in flight of two replicas picked at random (the
+least-request balancing of Envoy and Istio) over eight, random routing
+over replicas of unequal speeds, and a replica that stops reporting
+half-way (NaN); plus one case too short to count.
 Run: /usr/bin/python3 make_inflight.py > inflight.json"""
 import heapq
 import json
@@ -63,6 +65,9 @@ def simulate(k, router, rate, steps, every=15.0, speeds=None, stagger=False):
                 r = int(rng.integers(k))
             elif router == "round-robin":
                 r, ptr = ptr, (ptr + 1) % k
+            elif router == "two-choices":
+                a, b = rng.choice(k, 2, replace=False)
+                r = int(a if inflight[a] < inflight[b] else b if inflight[b] < inflight[a] else (a if rng.random() < 0.5 else b))
             else:
                 m = min(inflight)
                 best = [i for i in range(k) if inflight[i] == m]
@@ -87,6 +92,7 @@ for name, x in [
     ("fewest-in-flight-4", simulate(4, "fewest", 1.2, 120)),
     ("fewest-in-flight-4-staggered", simulate(4, "fewest", 1.2, 120, stagger=True)),
     ("random-3-unequal-speeds", simulate(3, "random", 0.9, 120, speeds=[0.8, 1.0, 1.25])),
+    ("two-choices-8", simulate(8, "two-choices", 2.4, 120)),
 ]:
     r, n, df, p = ratio(x)
     cases.append({"name": name, "in_flight": [[None if math.isnan(v) else v for v in row] for row in x.tolist()], "ratio": r, "p_even": p, "steps": n, "df": df})
