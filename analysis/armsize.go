@@ -305,8 +305,9 @@ func (a *aggArm) routing() (stats.Routing, bool, bool) {
 // (stats.InFlightEvenness), which tells a router that weighs load best
 // (the simulator's least-loaded router 0.01 in flight and 0.58–0.70 by
 // counts, the second not below EvenRoutingRatio). The router is read as
-// even when either way finds it so (that reading is returned, in flight
-// first); else the in-flight reading, else the counts'. Random routing
+// even when either way finds it so (that reading is returned; when both
+// do, the one that rules random routing out more surely, the smaller
+// p-value); else the in-flight reading, else the counts'. Random routing
 // reads about 1 or above both ways. ok is false when neither can be read.
 func routingOf(counts func() ([]stats.ReplicaCounts, bool), inFlight func() ([][]float64, bool)) (r stats.Routing, fromInFlight, ok bool) {
 	var byCount, byFlight stats.Routing
@@ -317,10 +318,11 @@ func routingOf(counts func() ([]stats.ReplicaCounts, bool), inFlight func() ([][
 	if f, ok := inFlight(); ok {
 		byFlight, flightOK = stats.InFlightEvenness(f)
 	}
+	flightEven, countEven := flightOK && evenRouting(byFlight), countOK && evenRouting(byCount)
 	switch {
-	case flightOK && evenRouting(byFlight):
+	case flightEven && (!countEven || byFlight.PEven <= byCount.PEven):
 		return byFlight, true, true
-	case countOK && evenRouting(byCount):
+	case countEven:
 		return byCount, false, true
 	case flightOK:
 		return byFlight, true, true
