@@ -169,14 +169,14 @@ func ReadWith(ctx context.Context, files []File, arm sources.Arm, opt Options) (
 	// snapshots must be in time order where times are known
 	for i := 1; i < len(snaps); i++ {
 		if snaps[i].time < snaps[i-1].time {
-			return ds, fmt.Errorf("scrape at line %d (%s) is older than the one before it (%s): give the before scrape first",
-				snaps[i].line, fmtTime(snaps[i].time), fmtTime(snaps[i-1].time))
+			return ds, fmt.Errorf("%s:%d: the scrape starting here (%s) is older than the one before it (%s, %s:%d): give the before scrape first",
+				snaps[i].path, snaps[i].line, fmtTime(snaps[i].time), fmtTime(snaps[i-1].time), snaps[i-1].path, snaps[i-1].line)
 		}
 	}
 	// arm selection
 	filter, filterNote, err := armFilter(snaps, arm, opt.Selector)
 	if err != nil {
-		return ds, err
+		return ds, fmt.Errorf("%s (arm %s): %w", filePaths(files), arm, err)
 	}
 	// node prices carry no arm label: they are kept and joined on node
 	price := engines.DefaultOpenCost().GPUPrice
@@ -199,11 +199,7 @@ func ReadWith(ctx context.Context, files []File, arm sources.Arm, opt Options) (
 	}
 	agg, warnings, err := aggregate(snaps, opt.Engine)
 	if err != nil {
-		paths := make([]string, len(files))
-		for i, f := range files {
-			paths[i] = f.Path
-		}
-		return ds, fmt.Errorf("%s (arm %s): %w", strings.Join(paths, ", "), arm, err)
+		return ds, fmt.Errorf("%s (arm %s): %w", filePaths(files), arm, err)
 	}
 	ds.Agg = agg
 	ds.Warnings = append(ds.Warnings, warnings...)
@@ -222,6 +218,16 @@ func ReadWith(ctx context.Context, files []File, arm sources.Arm, opt Options) (
 		ds.Warnings = append(ds.Warnings, "scrapes carry no timestamps: the run's duration is unknown, so per-second rates need it from elsewhere")
 	}
 	return ds, nil
+}
+
+// filePaths lists the files' paths, comma-separated, for an error about
+// all of them.
+func filePaths(files []File) string {
+	paths := make([]string, len(files))
+	for i, f := range files {
+		paths[i] = f.Path
+	}
+	return strings.Join(paths, ", ")
 }
 
 func fmtTime(t float64) string {

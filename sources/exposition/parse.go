@@ -27,6 +27,7 @@ type sample struct {
 type snapshot struct {
 	time    float64 // unix seconds; NaN when the scrape carries no timestamps
 	line    int     // first line of the scrape in the file (1-based)
+	path    string  // the file
 	samples map[string]sample
 	byName  map[string][]string // sample name → sorted keys; built by index
 }
@@ -366,7 +367,7 @@ func parseGroup(path string, lines []rawLine, ts float64) (s snapshot, err error
 		}
 		return snapshot{}, fmt.Errorf("%s:%d: %v", path, lines[0].no, err)
 	}
-	s = snapshot{time: ts, line: lines[0].no, samples: map[string]sample{}}
+	s = snapshot{time: ts, line: lines[0].no, path: path, samples: map[string]sample{}}
 	names := make([]string, 0, len(fams))
 	for n := range fams {
 		names = append(names, n)
