@@ -15,7 +15,10 @@
 // the request's class SLO, retries, short outputs, token sums (the good
 // requests' output tokens among them) and prefix-cache sums and unverified
 // criteria; replica rows carry each replica's
-// requests per slice. The result is the same sources.Aggregate (Exact) that
+// requests per slice and how many of them, of known E2E, it admitted;
+// rows of ends count, per replica and slice, those that ended there
+// (arrival + E2E), so that its requests in flight at each slice's end
+// follow. The result is the same sources.Aggregate (Exact) that
 // the streaming scan of the same records as files builds: same slices,
 // same stratum keys, same counts and the same bins. The rule deciding a
 // request good is the request path's, passed in as a Plan built from the
