@@ -95,46 +95,62 @@ func TestArmsOfDifferentSizes(t *testing.T) {
 	}
 }
 
-// TestSmallerArmPooled: on the batching model, two replicas behind a
-// least-outstanding router beside eight picked at random, at the same
-// load per replica (1.5 req/s each). The pooled pair queues less on the
-// same build: as the canary it passed identical builds 15 of 40 times,
-// and a 5% slower build 6 of 40 (arms of one size: none); as the
-// baseline it failed identical builds 12 of 40. Such a PASS and such a
-// lateness-only FAIL are held, both paths, with the routers named.
-func TestSmallerArmPooled(t *testing.T) {
+// TestRoutersOfTwoKinds: on the batching model, one arm's replicas
+// behind a least-outstanding router, the other's picked at random, at
+// the same load per replica (1.5 req/s each): two pooled replicas beside
+// eight, and four beside four. The pooled arm queues less on the same
+// build: as the canary it passed identical builds (two of eight: 15 of 40
+// runs; four of four: 24 of 40) and 5% slower ones (6 and 7 of 40), where
+// arms behind one kind of router pass none; as the baseline it failed
+// identical builds (12 and 29 of 40). Such a PASS and such a
+// lateness-only FAIL are held, both paths, with both routers named.
+func TestRoutersOfTwoKinds(t *testing.T) {
 	cfg := Config{Policy: chat(t), Resamples: 200, Seed: 1}
-	pair := func(f *batchFleet) { f.rate, f.replicas, f.router = 3, 2, "least" }
-	eight := func(f *batchFleet) { f.rate, f.replicas = 12, 8 }
-	const says = "while the baseline's picked replicas about at random"
-	heldPass, heldFail := 0, 0
-	for i := range 8 {
-		seed := uint64(7100 + i)
-		ex, ag := batchJudgedBothWays(t, cfg, eight, pair, seed)
-		for _, r := range []*Report{ex, ag} {
-			if r.Verdict == Pass {
-				t.Errorf("seed %d, a pooled pair of canary replicas beside eight at random: PASS %v", seed, r.Reasons)
+	for _, c := range []struct {
+		name           string
+		pooled, random func(*batchFleet)
+	}{
+		{"two pooled beside eight at random", func(f *batchFleet) { f.rate, f.replicas, f.router = 3, 2, "least" }, func(f *batchFleet) { f.rate, f.replicas = 12, 8 }},
+		{"four pooled beside four at random", func(f *batchFleet) { f.rate, f.router = 6, "least" }, func(f *batchFleet) { f.rate = 6 }},
+	} {
+		heldPass, heldFail := 0, 0
+		for i := range 6 {
+			seed := uint64(7100 + i)
+			ex, ag := batchJudgedBothWays(t, cfg, c.random, c.pooled, seed)
+			for _, r := range []*Report{ex, ag} {
+				if r.Verdict == Pass {
+					t.Errorf("%s, seed %d, the canary pooled: PASS %v", c.name, seed, r.Reasons)
+				}
+				w := strings.Join(r.Warnings, "\n")
+				if !strings.Contains(w, "the canary's router spread its requests over its replicas more evenly than at random") ||
+					!strings.Contains(w, "while the baseline's picked replicas about at random") {
+					t.Errorf("%s, seed %d: the routers are not named: %q", c.name, seed, r.Warnings)
+				}
+				if len(r.Reasons) > 0 && strings.HasPrefix(r.Reasons[0], "the gates give PASS") {
+					heldPass++
+				}
 			}
-			if !strings.Contains(strings.Join(r.Warnings, "\n"), "the canary's router spread its requests over its replicas more evenly than at random") ||
-				!strings.Contains(strings.Join(r.Warnings, "\n"), says) {
-				t.Errorf("seed %d: the routers are not named: %q", seed, r.Warnings)
-			}
-			if len(r.Reasons) > 0 && strings.HasPrefix(r.Reasons[0], "the gates give PASS") {
-				heldPass++
+			ex, ag = batchJudgedBothWays(t, cfg, c.pooled, c.random, seed)
+			for _, r := range []*Report{ex, ag} {
+				if r.Verdict == Fail {
+					t.Errorf("%s, seed %d, the baseline pooled: FAIL %v", c.name, seed, r.Reasons)
+				}
+				if len(r.Reasons) > 0 && strings.HasPrefix(r.Reasons[0], "the gates give FAIL") {
+					heldFail++
+				}
 			}
 		}
-		ex, ag = batchJudgedBothWays(t, cfg, pair, eight, seed)
-		for _, r := range []*Report{ex, ag} {
-			if r.Verdict == Fail {
-				t.Errorf("seed %d, a pooled pair of baseline replicas beside eight canary replicas at random: FAIL %v", seed, r.Reasons)
-			}
-			if len(r.Reasons) > 0 && strings.HasPrefix(r.Reasons[0], "the gates give FAIL") {
-				heldFail++
-			}
+		if heldPass == 0 || heldFail == 0 {
+			t.Errorf("%s: held %d passes and %d fails: the test does not reach the hold both ways", c.name, heldPass, heldFail)
 		}
 	}
-	if heldPass == 0 || heldFail == 0 {
-		t.Errorf("held %d passes and %d fails: the test does not reach the hold both ways", heldPass, heldFail)
+	// one kind of router in both arms: nothing said, nothing held
+	least := func(f *batchFleet) { f.rate, f.router = 6, "least" }
+	ex, ag := batchJudgedBothWays(t, cfg, least, least, 7100)
+	for _, r := range []*Report{ex, ag} {
+		if len(r.Reasons) > 0 && strings.HasPrefix(r.Reasons[0], "the gates give") || strings.Contains(strings.Join(r.Warnings, "\n"), "router") {
+			t.Errorf("both arms pooled: %q, %q", r.Reasons, r.Warnings)
+		}
 	}
 }
 
@@ -219,14 +235,14 @@ func TestArmSizeReading(t *testing.T) {
 	}{
 		{armSize{b: 4, c: 3}, false, false, ""},
 		{armSize{b: 3, c: 2}, true, false, "could not be read"},
-		{armSize{b: 4, c: 1, large: router{even: even(0.4, 1e-30), known: true}}, true, true, "more evenly than at random"},
-		{armSize{b: 1, c: 4, large: router{even: even(0.4, 1e-30), known: true}}, true, true, "the canary's router spread"},
-		{armSize{b: 4, c: 1, large: router{even: even(0.6, 0.01), known: true}}, true, false, "about at random"},
-		{armSize{b: 4, c: 1, large: router{even: even(0.95, 0.3), known: true}}, true, false, "about at random"},
+		{armSize{b: 4, c: 1, rb: router{even: even(0.4, 1e-30), known: true}}, true, true, "more evenly than at random"},
+		{armSize{b: 1, c: 4, rc: router{even: even(0.4, 1e-30), known: true}}, true, true, "the canary's router spread"},
+		{armSize{b: 4, c: 1, rb: router{even: even(0.6, 0.01), known: true}}, true, false, "about at random"},
+		{armSize{b: 4, c: 1, rb: router{even: even(0.95, 0.3), known: true}}, true, false, "about at random"},
 		{armSize{b: 0, c: 1}, false, false, ""},
 		// read from metrics: the replicas' requests in flight
-		{armSize{b: 4, c: 1, large: router{even: stats.Routing{Ratio: 0.01, PEven: 1e-150, Buckets: 40}, known: true, inFlight: true}}, true, true, "requests in flight at each bucket's end vary 0.01 times as much as independent queues' would, over 40 buckets"},
-		{armSize{b: 4, c: 1, large: router{even: stats.Routing{Ratio: 1.9, PEven: 1, Buckets: 40}, known: true, inFlight: true}}, true, false, "about at random (their requests in flight at each bucket's end vary 1.90"},
+		{armSize{b: 4, c: 1, rb: router{even: stats.Routing{Ratio: 0.01, PEven: 1e-150, Buckets: 40}, known: true, inFlight: true}}, true, true, "requests in flight at each bucket's end vary 0.01 times as much as independent queues' would, over 40 buckets"},
+		{armSize{b: 4, c: 1, rb: router{even: stats.Routing{Ratio: 1.9, PEven: 1, Buckets: 40}, known: true, inFlight: true}}, true, false, "about at random (their requests in flight at each bucket's end vary 1.90"},
 		{armSize{b: 4, c: 1}, true, false, "neither per-replica counts nor per-replica requests running and waiting"},
 	} {
 		if c.s.differ() != c.differ || c.s.pooled() != c.pooled {
@@ -236,25 +252,34 @@ func TestArmSizeReading(t *testing.T) {
 			t.Errorf("%+v: %q does not say %q", c.s, c.s.text(), c.says)
 		}
 	}
-	// the smaller arm pools, the larger picks at random: the smaller
-	// queues less; only with the larger read as random, the smaller as
-	// pooling
+	// routers of two kinds: one arm's pools, the other's picks at
+	// random; the pooled arm queues less, whatever the sizes. Otherwise
+	// the larger arm's pool, when the smaller pools too or has one
+	// replica
 	pools := router{even: stats.Routing{Ratio: 0.1, PEven: 1e-40, Buckets: 60}, known: true, inFlight: true}
 	random := router{even: stats.Routing{Ratio: 1.3, PEven: 0.99, Buckets: 60}, known: true, inFlight: true}
 	for _, c := range []struct {
-		s    armSize
-		want bool
-		says string
+		s      armSize
+		easier string
+		says   string
 	}{
-		{armSize{b: 8, c: 2, large: random, small: pools}, true, "the canary's router spread its requests over its replicas more evenly than at random (their requests in flight at each bucket's end vary 0.10 times as much as independent queues' would, over 60 buckets, p 1e-40), which pools its queues, while the baseline's picked replicas about at random (their requests in flight at each bucket's end vary 1.30"},
-		{armSize{b: 2, c: 8, large: random, small: pools}, true, "the smaller arm queues less on the same build"},
-		{armSize{b: 8, c: 2, large: pools, small: pools}, false, "the smaller arm queues more"},
-		{armSize{b: 8, c: 2, large: router{}, small: pools}, false, "could not be read"},
-		{armSize{b: 8, c: 1, large: random}, false, "about at random"},
-		{armSize{b: 2.5, c: 2, large: random, small: pools}, false, ""},
+		{armSize{b: 8, c: 2, rb: random, rc: pools}, "canary", "the arms differ in size: the baseline ran 8.0 replicas on average, the canary 2.0; the canary's router spread its requests over its replicas more evenly than at random (their requests in flight at each bucket's end vary 0.10 times as much as independent queues' would, over 60 buckets, p 1e-40), which pools its queues, while the baseline's picked replicas about at random (their requests in flight at each bucket's end vary 1.30"},
+		{armSize{b: 2, c: 8, rb: pools, rc: random}, "baseline", "the baseline queues less on the same build"},
+		{armSize{b: 8, c: 2, rb: pools, rc: random}, "baseline", "the baseline queues less on the same build"},
+		{armSize{b: 8, c: 2, rb: pools, rc: pools}, "baseline", "the smaller arm queues more"},
+		{armSize{b: 8, c: 2, rb: router{}, rc: pools}, "", "could not be read"},
+		{armSize{b: 8, c: 1, rb: random}, "", "about at random"},
+		{armSize{b: 4, c: 4, rb: pools, rc: random}, "baseline", "the arms' routers differ (the baseline ran 4.0 replicas on average, the canary 4.0); the baseline's router spread"},
+		{armSize{b: 4, c: 4, rb: random, rc: pools}, "canary", "the canary queues less on the same build"},
+		{armSize{b: 4, c: 4, rb: pools, rc: pools}, "", ""},
+		{armSize{b: 4, c: 4, rb: random, rc: random}, "", ""},
+		{armSize{b: 4, c: 4, rb: pools}, "", ""},
 	} {
-		if c.s.smallerPools() != c.want {
-			t.Errorf("%+v: the smaller arm pools %v, want %v", c.s, c.s.smallerPools(), c.want)
+		if got := c.s.easier(); got != c.easier {
+			t.Errorf("%+v: easier %q, want %q", c.s, got, c.easier)
+		}
+		if c.says == "" && c.s.text() != "" {
+			t.Errorf("%+v: warned %q, want nothing", c.s, c.s.text())
 		}
 		if c.says != "" && !strings.Contains(c.s.text(), c.says) {
 			t.Errorf("%+v: %q does not say %q", c.s, c.s.text(), c.says)
@@ -303,7 +328,7 @@ func TestRoutingReadingsOnTheBatchingModel(t *testing.T) {
 			}
 			byFlight, ok2 := stats.InFlightEvenness(series)
 			r, fromFlight, ok3 := a.routing()
-			s := armSize{b: 4, c: 1, large: router{even: r, known: ok3, inFlight: fromFlight}}
+			s := armSize{b: 4, c: 1, rb: router{even: r, known: ok3, inFlight: fromFlight}}
 			if !ok1 || !ok2 || s.pooled() != c.pooled {
 				t.Errorf("%s, seed %d: by counts %.2f, in flight %.2f (read %v, %v): pooled %v from in flight %v, want pooled %v", c.name, seed, byCount.Ratio, byFlight.Ratio, ok1, ok2, s.pooled(), fromFlight, c.pooled)
 			}

@@ -370,6 +370,12 @@ func batchCases() []batchCase {
 		// the smaller arm pools and the larger does not: a canary of two
 		// replicas behind a least-outstanding router beside eight picked
 		// at random, at the same load per replica
+		// arms of one size behind routers of two kinds: the baseline's
+		// four behind the least-outstanding router, the canary's four
+		// picked at random (and the mirror), at 6 req/s each
+		{"aa-baseline-least-canary-random-hot", Pass, func(f *batchFleet) { f.rate, f.router = 6, "least" }, rate(6)},
+		{"aa-canary-least-baseline-random-hot", Pass, rate(6), func(f *batchFleet) { f.rate, f.router = 6, "least" }},
+		{"regress-5-canary-least-baseline-random-hot", Fail, rate(6), func(f *batchFleet) { f.rate, f.router, f.speed = 6, "least", 1.05 }},
 		{"aa-canary-2-least-of-8-hot", Pass, func(f *batchFleet) { f.rate, f.replicas = 12, 8 }, func(f *batchFleet) { f.rate, f.replicas, f.router = 3, 2, "least" }},
 		{"aa-baseline-2-least-of-8-hot", Pass, func(f *batchFleet) { f.rate, f.replicas, f.router = 3, 2, "least" }, func(f *batchFleet) { f.rate, f.replicas = 12, 8 }},
 		{"regress-5-canary-2-least-of-8-hot", Fail, func(f *batchFleet) { f.rate, f.replicas = 12, 8 }, func(f *batchFleet) { f.rate, f.replicas, f.router, f.speed = 3, 2, "least", 1.05 }},
