@@ -42,6 +42,14 @@ const (
 	// which routing at random is ruled out: with few replicas and a short
 	// run the ratio alone wanders below EvenRoutingRatio by chance.
 	EvenRoutingP = 0.001
+	// RandomRoutingRatio is the reading at or above which a router counts
+	// as picking replicas at random when arms behind routers of two kinds
+	// are compared (armSize.routersDiffer): random routing reads about 1
+	// by counts (0.85–1.19 on the batching model) and above 1 in flight
+	// (1.18–4.18); a reading between this and EvenRoutingRatio, or below
+	// it without EvenRoutingP (a pooling router at a load too light to
+	// show it), counts as neither.
+	RandomRoutingRatio = 0.8
 )
 
 // armSize is what the arm-size check reads: each arm's mean deployed
@@ -69,9 +77,9 @@ type router struct {
 // enough to pool its replicas' queues (evenRouting).
 func (r router) pools() bool { return r.known && evenRouting(r.even) }
 
-// random reports whether the router was read and found no more even
-// than random.
-func (r router) random() bool { return r.known && !evenRouting(r.even) }
+// random reports whether the router was read as picking replicas at
+// random (RandomRoutingRatio).
+func (r router) random() bool { return r.known && r.even.Ratio >= RandomRoutingRatio }
 
 // spread says how much an arm's replicas varied against random routing,
 // in the terms the router was read in.
@@ -159,6 +167,9 @@ func (s armSize) text() string {
 		return t + fmt.Sprintf("; how the %s's router spread its requests could not be read (neither per-replica counts nor per-replica requests running and waiting, or fewer than %d buckets in which all its replicas served), and a router that spreads them evenly (round-robin, least-outstanding) pools a larger fleet's queues, so near capacity the smaller arm queues more on the same build; a baseline of the canary's size tells the change from the size", larger, stats.MinRoutingBuckets)
 	case s.pooled():
 		return t + fmt.Sprintf("; the %s's router spread its requests over its replicas more evenly than at random (%s, p %.2g), which pools its queues: at the same load per replica the smaller arm queues more on the same build, so its lateness is not blamed on the change; a baseline of the canary's size, or both arms behind one router, tells them apart", larger, lr.spread(), lr.even.PEven)
+	}
+	if !lr.random() {
+		return t + fmt.Sprintf("; the %s's router spread its requests somewhat more evenly than at random, not enough to count as pooling its queues (%s, p %.2g; pooling reads below %.1f at p < %g), so the arms' queues are compared as they are", larger, lr.spread(), lr.even.PEven, EvenRoutingRatio, EvenRoutingP)
 	}
 	return t + fmt.Sprintf("; the %s's router picked replicas about at random (%s), so each replica queues as it would alone and the arms' queues compare at the same load per replica", larger, lr.spread())
 }

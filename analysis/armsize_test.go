@@ -237,7 +237,7 @@ func TestArmSizeReading(t *testing.T) {
 		{armSize{b: 3, c: 2}, true, false, "could not be read"},
 		{armSize{b: 4, c: 1, rb: router{even: even(0.4, 1e-30), known: true}}, true, true, "more evenly than at random"},
 		{armSize{b: 1, c: 4, rc: router{even: even(0.4, 1e-30), known: true}}, true, true, "the canary's router spread"},
-		{armSize{b: 4, c: 1, rb: router{even: even(0.6, 0.01), known: true}}, true, false, "about at random"},
+		{armSize{b: 4, c: 1, rb: router{even: even(0.6, 0.01), known: true}}, true, false, "somewhat more evenly than at random, not enough to count as pooling its queues (their counts per bucket vary 0.60 times as much as random routing's, p 0.01; pooling reads below 0.7 at p < 0.001)"},
 		{armSize{b: 4, c: 1, rb: router{even: even(0.95, 0.3), known: true}}, true, false, "about at random"},
 		{armSize{b: 0, c: 1}, false, false, ""},
 		// read from metrics: the replicas' requests in flight
@@ -274,6 +274,9 @@ func TestArmSizeReading(t *testing.T) {
 		{armSize{b: 4, c: 4, rb: pools, rc: pools}, "", ""},
 		{armSize{b: 4, c: 4, rb: random, rc: random}, "", ""},
 		{armSize{b: 4, c: 4, rb: pools}, "", ""},
+		// a reading between the two counts as neither
+		{armSize{b: 4, c: 4, rb: pools, rc: router{even: stats.Routing{Ratio: 0.75, PEven: 0.2}, known: true}}, "", ""},
+		{armSize{b: 8, c: 2, rb: router{even: stats.Routing{Ratio: 0.75, PEven: 0.2}, known: true}, rc: pools}, "", "not enough to count as pooling"},
 	} {
 		if got := c.s.easier(); got != c.easier {
 			t.Errorf("%+v: easier %q, want %q", c.s, got, c.easier)
