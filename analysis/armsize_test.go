@@ -1,12 +1,16 @@
 package analysis
 
 import (
+	"context"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
 
 	"github.com/goodput-dev/goodput/analysis/stats"
 	"github.com/goodput-dev/goodput/policies"
+	"github.com/goodput-dev/goodput/sources"
+	"github.com/goodput-dev/goodput/sources/sim"
 )
 
 // TestArmsOfDifferentSizes: a canary of one replica beside a baseline of
@@ -341,6 +345,49 @@ func TestRoutingReadingsOnTheBatchingModel(t *testing.T) {
 			if c.pooled && (byFlight.Ratio > 0.5 || byCount.Ratio > 0.5) {
 				t.Errorf("%s, seed %d: by counts %.2f, in flight %.2f: want a few tenths both ways", c.name, seed, byCount.Ratio, byFlight.Ratio)
 			}
+		}
+	}
+}
+
+// TestReplicaDownIsNotARouter: a canary replica that crashes and comes
+// back two minutes later (the simulator's bs-replica-restart, both arms
+// behind its least-loaded router) finished nothing and held nothing in
+// flight while its peers were busy; those buckets are left out of its
+// router's reading (withoutIdle), which read 2.59, as random, with them
+// in — the arms' routers then read as of two kinds. Neither path says so
+// now. withoutIdle leaves a replica out only beside busy peers.
+func TestReplicaDownIsNotARouter(t *testing.T) {
+	sc, err := sim.Builtin("bs-replica-restart")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := sim.Run(context.Background(), sc, 3, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bd := &sources.Dataset{Arm: sources.Baseline, Requests: res.Baseline, Clock: sources.ClockEpoch}
+	cd := &sources.Dataset{Arm: sources.Canary, Requests: res.Canary, Clock: sources.ClockEpoch}
+	ex, ag := judgedBothWays(t, bd, cd, Config{Policy: chat(t), Resamples: 200, Seed: 1})
+	for _, r := range []*Report{ex, ag} {
+		for _, w := range r.Warnings {
+			if strings.Contains(w, "router") {
+				t.Errorf("a replica down read as a router: %s", w)
+			}
+		}
+	}
+	nan := math.NaN()
+	for _, c := range []struct {
+		name               string
+		inFlight, finished [][]float64
+		want               string
+	}{
+		{"down beside busy peers", [][]float64{{0, 3}, {6, 4}, {7, 5}}, [][]float64{{0, 2}, {9, 6}, {8, 7}}, "[[NaN 3] [6 4] [7 5]]"},
+		{"idle at a light load", [][]float64{{0, 1}, {1, 0}, {0, 1}}, [][]float64{{0, 1}, {2, 0}, {1, 1}}, "[[0 1] [1 0] [0 1]]"},
+		{"no value, no peers counted", [][]float64{{nan, 0}, {0, 2}}, [][]float64{{nan, 0}, {9, 9}}, "[[NaN NaN] [0 2]]"},
+	} {
+		withoutIdle(c.inFlight, c.finished)
+		if got := fmt.Sprint(c.inFlight); got != c.want {
+			t.Errorf("%s: %s, want %s", c.name, got, c.want)
 		}
 	}
 }

@@ -84,7 +84,7 @@ func (a *armData) replicaInFlight() ([][]float64, bool) {
 		if r.Replica == "" {
 			continue
 		}
-		spans.Add(r.Replica, sl, 0, 0, 0)
+		spans.Add(r.Replica, sl, finished(r), 0, 0)
 		if end := flightEnd(r, sl, w); end != noFlight {
 			spans.AddFlights(r.Replica, sl, end, 1, 1)
 		}
@@ -94,23 +94,25 @@ func (a *armData) replicaInFlight() ([][]float64, bool) {
 	}
 	_, tracks := spans.Tracks(lo, hi)
 	out := make([][]float64, 0, len(tracks))
+	fins := make([][]float64, 0, len(tracks))
 	for _, tr := range tracks {
 		if tr.InFlight == nil {
 			return nil, false
 		}
-		s := make([]float64, 0, len(a.buckets)-a.firstKept)
+		s, fin := make([]float64, 0, len(a.buckets)-a.firstKept), make([]float64, 0, len(a.buckets)-a.firstKept)
 		for bi := a.firstKept; bi < len(a.buckets); bi++ {
 			if b := &a.buckets[bi]; b.cut || b.leftOut {
 				continue
 			}
-			v, k := math.NaN(), a.slice0+int64(bi)-lo
+			v, f, k := math.NaN(), math.NaN(), a.slice0+int64(bi)-lo
 			if k >= 0 && k < int64(len(tr.InFlight)) {
-				v = tr.InFlight[k]
+				v, f = tr.InFlight[k], tr.Finished[k]
 			}
-			s = append(s, v)
+			s, fin = append(s, v), append(fin, f)
 		}
-		out = append(out, s)
+		out, fins = append(out, s), append(fins, fin)
 	}
+	withoutIdle(out, fins)
 	return out, len(out) > 0
 }
 
@@ -281,23 +283,60 @@ func (a *aggArm) replicaInFlight() ([][]float64, bool) {
 		return nil, false
 	}
 	out := make([][]float64, 0, len(agg.Replicas))
+	fins := make([][]float64, 0, len(agg.Replicas))
 	for _, tr := range agg.Replicas {
 		if tr.InFlight == nil {
 			return nil, false
 		}
-		s := make([]float64, 0, len(slots))
+		s, fin := make([]float64, 0, len(slots)), make([]float64, 0, len(slots))
 		for _, k := range slots {
 			if k >= 0 {
-				v := math.NaN()
+				v, f := math.NaN(), math.NaN()
 				if k < len(tr.InFlight) {
 					v = tr.InFlight[k]
 				}
-				s = append(s, v)
+				if k < len(tr.Finished) {
+					f = tr.Finished[k]
+				}
+				s, fin = append(s, v), append(fin, f)
 			}
 		}
-		out = append(out, s)
+		out, fins = append(out, s), append(fins, fin)
 	}
+	withoutIdle(out, fins)
 	return out, true
+}
+
+// idleFinished is the mean number of requests its peers finished in a
+// bucket above which a replica that finished none and had none in flight
+// there is taken for down (withoutIdle): at random routing a serving
+// replica meets that by chance with probability below e⁻⁵ (0.7%).
+const idleFinished = 5
+
+// withoutIdle leaves a replica out of a bucket (NaN) where it finished no
+// request and had none in flight while the others with a value there
+// finished at least idleFinished each on average: a replica down for a
+// stretch (crashed, restarting, drained) whose span of service runs on
+// around the stretch, and whose zeros would read as uneven routing —
+// a least-loaded router read 2.59, as random, over a canary replica's two
+// minutes down. inFlight and finished are per replica, per bucket alike.
+func withoutIdle(inFlight, finished [][]float64) {
+	if len(inFlight) < 2 {
+		return
+	}
+	for j := range inFlight[0] {
+		sum, n := 0.0, 0
+		for r := range inFlight {
+			if !math.IsNaN(inFlight[r][j]) {
+				sum, n = sum+nan0(finished[r][j]), n+1
+			}
+		}
+		for r := range inFlight {
+			if inFlight[r][j] == 0 && !(finished[r][j] > 0) && n > 1 && (sum-nan0(finished[r][j]))/float64(n-1) >= idleFinished {
+				inFlight[r][j] = math.NaN()
+			}
+		}
+	}
 }
 
 // replicaSlots maps the arm's analysed slices to the aggregate's replica
