@@ -199,9 +199,10 @@ func (l armLoad) text() string {
 // could have made. The canary's queues had it easier when its router
 // pools and the baseline's picks at random, when it is the larger arm
 // behind a router that pools (armSize.easier), or when it ran at a
-// lighter load per replica (armLoad.differ); harder the other way round. A PASS of a canary that had it easier, or a
-// FAIL of one that had it harder whose failing gates all measure lateness
-// (poolMoves), becomes INCONCLUSIVE with the reason first. A failure the
+// lighter load per replica (armLoad.differ); harder the other way round.
+// A PASS of a canary that had it easier, or a FAIL of one that had it
+// harder whose failing gates all measure lateness (poolMoves), becomes
+// INCONCLUSIVE with the reason first. A failure the
 // queues cannot cause (errors, rejections, cancels, a burst of them,
 // output length, retries, a broken traffic split) still fails: served
 // says the attainment_dip scan of the shares of requests served finds a
@@ -301,38 +302,28 @@ func (a *aggArm) deployedTotals() (offered, repSecs, secs float64, ok bool) {
 // the arms' sizes and loads read from b and c (queuesOf; the aggregate
 // path passes the canary as counted), the served scan on the dip grid
 // only when the hold asks for it. It returns the warning to give when the
-// arms differ in size ("" otherwise).
+// arms differ in size or their routers are of two kinds (armSize.text;
+// "" otherwise).
 func queueHold(r *Report, p *policies.Policy, b, c queueArm, grid func() (dipGrid, bool)) string {
 	s, l := queuesOf(b, c)
-	if s.text() == "" && !l.differ() {
+	w := s.text()
+	if w == "" && !l.differ() {
 		return ""
 	}
 	heldByQueues(r, s, l, func() bool {
 		g, ok := grid()
 		return ok && servedDip(p, g)
 	})
-	return s.text()
+	return w
 }
 
 // queueArm is what heldByQueues reads of an arm on either judging path:
-// its deployed totals, and how its router spread its requests (routing:
-// ok false when that cannot be read; inFlight true when read from the
-// replicas' requests in flight rather than their counts).
+// its deployed totals, and its replicas' requests per bucket and in
+// flight at each bucket's end, from which routingOf reads its router.
 type queueArm interface {
 	deployedTotals() (offered, repSecs, secs float64, ok bool)
-	routing() (r stats.Routing, inFlight, ok bool)
-}
-
-// routing reads the request path's arm's router (routingOf).
-func (a *armData) routing() (stats.Routing, bool, bool) {
-	return routingOf(a.replicaCounts, a.replicaInFlight)
-}
-
-// routing reads an aggregated arm's router (routingOf): from records,
-// both ways; from metrics, which have no per-replica counts, from the
-// replicas' requests in flight alone.
-func (a *aggArm) routing() (stats.Routing, bool, bool) {
-	return routingOf(a.replicaCounts, a.replicaInFlight)
+	replicaCounts() ([]stats.ReplicaCounts, bool)
+	replicaInFlight() ([][]float64, bool)
 }
 
 // routingOf reads an arm's router two ways, each where its data is
@@ -346,13 +337,13 @@ func (a *aggArm) routing() (stats.Routing, bool, bool) {
 // do, the one that rules random routing out more surely, the smaller
 // p-value); else the in-flight reading, else the counts'. Random routing
 // reads about 1 or above both ways. ok is false when neither can be read.
-func routingOf(counts func() ([]stats.ReplicaCounts, bool), inFlight func() ([][]float64, bool)) (r stats.Routing, fromInFlight, ok bool) {
+func routingOf(a queueArm) (r stats.Routing, fromInFlight, ok bool) {
 	var byCount, byFlight stats.Routing
 	var countOK, flightOK bool
-	if c, ok := counts(); ok {
+	if c, ok := a.replicaCounts(); ok {
 		byCount, countOK = stats.RoutingEvenness(c)
 	}
-	if f, ok := inFlight(); ok {
+	if f, ok := a.replicaInFlight(); ok {
 		byFlight, flightOK = stats.InFlightEvenness(f)
 	}
 	flightEven, countEven := flightOK && evenRouting(byFlight), countOK && evenRouting(byCount)
@@ -377,7 +368,7 @@ func queuesOf(b, c queueArm) (armSize, armLoad) {
 		return armSize{}, armLoad{}
 	}
 	s, l := armSize{b: rb / sb, c: rc / sc}, armLoad{b: ob / rb, c: oc / rc}
-	s.rb.even, s.rb.inFlight, s.rb.known = b.routing()
-	s.rc.even, s.rc.inFlight, s.rc.known = c.routing()
+	s.rb.even, s.rb.inFlight, s.rb.known = routingOf(b)
+	s.rc.even, s.rc.inFlight, s.rc.known = routingOf(c)
 	return s, l
 }

@@ -334,7 +334,7 @@ func TestRoutingReadingsOnTheBatchingModel(t *testing.T) {
 				t.Fatalf("%s, seed %d: no requests in flight", c.name, seed)
 			}
 			byFlight, ok2 := stats.InFlightEvenness(series)
-			r, fromFlight, ok3 := a.routing()
+			r, fromFlight, ok3 := routingOf(a)
 			s := armSize{b: 4, c: 1, rb: router{even: r, known: ok3, inFlight: fromFlight}}
 			if !ok1 || !ok2 || s.pooled() != c.pooled {
 				t.Errorf("%s, seed %d: by counts %.2f, in flight %.2f (read %v, %v): pooled %v from in flight %v, want pooled %v", c.name, seed, byCount.Ratio, byFlight.Ratio, ok1, ok2, s.pooled(), fromFlight, c.pooled)

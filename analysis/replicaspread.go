@@ -93,22 +93,35 @@ func (a *armData) replicaInFlight() ([][]float64, bool) {
 		return nil, false
 	}
 	_, tracks := spans.Tracks(lo, hi)
+	at := make([]int, 0, len(a.buckets)-a.firstKept)
+	for bi := a.firstKept; bi < len(a.buckets); bi++ {
+		if b := &a.buckets[bi]; !b.cut && !b.leftOut {
+			at = append(at, int(a.slice0+int64(bi)-lo))
+		}
+	}
+	return inFlightAt(tracks, at)
+}
+
+// inFlightAt lays the replicas' tracks' requests in flight out at
+// positions at (indexes into each track's per-slice series; NaN out of
+// range), a replica down there left out (withoutIdle). ok is false
+// without tracks or when any carries none.
+func inFlightAt(tracks []sources.ReplicaTrack, at []int) ([][]float64, bool) {
 	out := make([][]float64, 0, len(tracks))
 	fins := make([][]float64, 0, len(tracks))
 	for _, tr := range tracks {
 		if tr.InFlight == nil {
 			return nil, false
 		}
-		s, fin := make([]float64, 0, len(a.buckets)-a.firstKept), make([]float64, 0, len(a.buckets)-a.firstKept)
-		for bi := a.firstKept; bi < len(a.buckets); bi++ {
-			if b := &a.buckets[bi]; b.cut || b.leftOut {
-				continue
+		s, fin := make([]float64, len(at)), make([]float64, len(at))
+		for i, k := range at {
+			s[i], fin[i] = math.NaN(), math.NaN()
+			if k >= 0 && k < len(tr.InFlight) {
+				s[i] = tr.InFlight[k]
 			}
-			v, f, k := math.NaN(), math.NaN(), a.slice0+int64(bi)-lo
-			if k >= 0 && k < int64(len(tr.InFlight)) {
-				v, f = tr.InFlight[k], tr.Finished[k]
+			if k >= 0 && k < len(tr.Finished) {
+				fin[i] = tr.Finished[k]
 			}
-			s, fin = append(s, v), append(fin, f)
 		}
 		out, fins = append(out, s), append(fins, fin)
 	}
@@ -282,29 +295,13 @@ func (a *aggArm) replicaInFlight() ([][]float64, bool) {
 	if !ok {
 		return nil, false
 	}
-	out := make([][]float64, 0, len(agg.Replicas))
-	fins := make([][]float64, 0, len(agg.Replicas))
-	for _, tr := range agg.Replicas {
-		if tr.InFlight == nil {
-			return nil, false
+	at := make([]int, 0, len(slots))
+	for _, k := range slots {
+		if k >= 0 {
+			at = append(at, k)
 		}
-		s, fin := make([]float64, 0, len(slots)), make([]float64, 0, len(slots))
-		for _, k := range slots {
-			if k >= 0 {
-				v, f := math.NaN(), math.NaN()
-				if k < len(tr.InFlight) {
-					v = tr.InFlight[k]
-				}
-				if k < len(tr.Finished) {
-					f = tr.Finished[k]
-				}
-				s, fin = append(s, v), append(fin, f)
-			}
-		}
-		out, fins = append(out, s), append(fins, fin)
 	}
-	withoutIdle(out, fins)
-	return out, true
+	return inFlightAt(agg.Replicas, at)
 }
 
 // idleFinished is the mean number of requests its peers finished in a

@@ -471,7 +471,7 @@ func (a *Aggregator) Add(r *sources.Request) {
 			slice >>= 1
 		}
 	}
-	end := a.flightEnd(r, slice)
+	end := flightEnd(r, slice, a.step)
 	if a.exclude != nil && r.Replica != "" && a.excluded(r.Replica, slice) {
 		// a replica's own warm-up: it served, but its requests are not
 		// judged
@@ -573,15 +573,10 @@ func (a *Aggregator) Add(r *sources.Request) {
 // noFlight is flightEnd's answer for a request not counted in flight.
 const noFlight = math.MinInt64
 
-// flightEnd is the slice in which request r, arrived in slice, ended
-// (arrival + E2E), when its replica admitted it and its end-to-end
-// latency is known; noFlight otherwise.
-func (a *Aggregator) flightEnd(r *sources.Request, slice int64) int64 {
-	return flightEnd(r, slice, a.step)
-}
-
-// flightEnd is Aggregator.flightEnd on a grid of step seconds, for
-// both judging paths.
+// flightEnd is the slice of a grid of step seconds in which request r,
+// arrived in slice, ended (arrival + E2E), when its replica admitted it
+// and its end-to-end latency is known; noFlight otherwise. Both judging
+// paths count requests in flight by it.
 func flightEnd(r *sources.Request, slice int64, step float64) int64 {
 	if r.Replica == "" || !r.Status.Admitted() || !sources.Known(r.E2E) || !(r.E2E >= 0) || math.IsInf(r.E2E, 0) {
 		return noFlight
