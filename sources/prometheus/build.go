@@ -129,10 +129,7 @@ func (b *builder) addIncreases(m model.Matrix, query string) error {
 			b.fullName[name] = full
 			tr := b.replicas[name]
 			if tr == nil {
-				tr = make([]float64, b.steps)
-				for i := range tr {
-					tr[i] = math.NaN()
-				}
+				tr = b.unknownSteps()
 				b.replicas[name] = tr
 			}
 			for _, v := range ss.Values {
@@ -332,13 +329,19 @@ func (b *builder) addInFlight(m model.Metric, g engines.Quantity, k int, v float
 	}
 	s := byGauge[g]
 	if s == nil {
-		s = make([]float64, b.steps)
-		for i := range s {
-			s[i] = math.NaN()
-		}
+		s = b.unknownSteps()
 		byGauge[g] = s
 	}
 	s[k] = v
+}
+
+// unknownSteps is a per-step series with every step unknown (NaN).
+func (b *builder) unknownSteps() []float64 {
+	s := make([]float64, b.steps)
+	for i := range s {
+		s[i] = math.NaN()
+	}
+	return s
 }
 
 // inFlightOf is replica name's requests running + waiting per step, NaN
