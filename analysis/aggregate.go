@@ -688,6 +688,9 @@ func (j *aggJudgement) report() *Report {
 			Detail: strings.Join(append(append([]string{}, cov.canaryLost...), cov.events...), "; ") +
 				" (goodput is compared per replica-second; a canary replica that serves nothing while the baseline's serve is decided by canary_replica_loss; a canary series that stops reporting keeps the verdict from passing)"})
 	}
+	if st, ok := usersStep(j.b.ds.Agg.Users, j.cRaw.ds.Agg.Users, j.p.Gates); ok {
+		r.Normalization.Steps = append(r.Normalization.Steps, st)
+	}
 	internalView(r, aggWork(j.b), aggWork(j.cRaw), j.b.ds.Agg.Step)
 	r.Warnings = onceForBothArms(j.warns, j.b.ds, j.c.ds)
 	if r.Warnings == nil {
@@ -1186,6 +1189,14 @@ func (j *aggJudgement) evalGate(idx int, g policies.Gate, conf float64) gateEval
 			return [2]float64{g0, g0 * vc / vb}
 		}
 		return [2]float64{vb, vc}
+	}
+	if k, ok := userGate(g.Metric); ok && j.b.ds.Agg != nil && j.cRaw.ds.Agg != nil {
+		// users served by one arm: what batches in time miss, as on the
+		// request path
+		s := spreadOf(j.b.ds.Agg.Users, j.cRaw.ds.Agg.Users, k, info.Scale == "relative")
+		var optNote []string
+		pess = widenedForUsers(pess, s, &e.m.Adjusted)
+		opt = widenedForUsers(opt, s, &optNote)
 	}
 	pessVals, optVals := vals(bBest, cWorst, true), vals(bWorst, cBest, false)
 	e.m.Baseline, e.m.Canary = Num(pessVals[0]), Num(pessVals[1])

@@ -69,6 +69,10 @@ type fleet struct {
 	// population's, and prompts userPromptSigma longer or shorter
 	users                      int
 	userSigma, userPromptSigma float64
+	// sharedUsers: both arms serve the same users (a router that sends
+	// each request anywhere), each user as long-winded in either arm;
+	// the records name every user (user) either way
+	sharedUsers bool
 	// qualityFail > 0: every completion gives quality_ok, failing with
 	// this probability (times the user's own factor, userQualitySigma of
 	// the log, when the arm serves users of its own)
@@ -242,18 +246,24 @@ func (f fleet) dataset(arm sources.Arm) *sources.Dataset {
 		capX = math.Pow(tot/float64(f.replicas), -0.3)
 	}
 	var userX, userP []float64
+	// users of the arm's own, or the replicate's (fleetArms seeds the
+	// arms 2s+1 and 2s+2: both draw the same users from s+1)
+	urng := rng
+	if f.sharedUsers {
+		urng = rand.New(rand.NewPCG((f.seed+1)/2, 37))
+	}
 	for range f.users {
-		userX = append(userX, math.Exp(f.userSigma*rng.NormFloat64()))
+		userX = append(userX, math.Exp(f.userSigma*urng.NormFloat64()))
 	}
 	if f.userPromptSigma > 0 {
 		for range f.users {
-			userP = append(userP, math.Exp(f.userPromptSigma*rng.NormFloat64()))
+			userP = append(userP, math.Exp(f.userPromptSigma*urng.NormFloat64()))
 		}
 	}
 	var userQ []float64
 	if f.userQualitySigma > 0 {
 		for range f.users {
-			userQ = append(userQ, math.Exp(f.userQualitySigma*rng.NormFloat64()))
+			userQ = append(userQ, math.Exp(f.userQualitySigma*urng.NormFloat64()))
 		}
 	}
 	for t := rng.ExpFloat64() / peak; t < f.secs; t += rng.ExpFloat64() / peak {
@@ -304,6 +314,11 @@ func (f fleet) dataset(arm sources.Arm) *sources.Dataset {
 			user := -1
 			if f.users > 0 {
 				user = rng.IntN(f.users)
+				name := "u" + strconv.Itoa(user)
+				if !f.sharedUsers {
+					name = string(arm) + "-" + name
+				}
+				r.User = sources.UserOf([]byte(name))
 			}
 			if userP != nil {
 				r.PromptTokens = max(1, int64(math.Round(float64(r.PromptTokens)*userP[user])))
@@ -503,6 +518,16 @@ func fleetCases() []fleetCase {
 		// own whose answers fail e^N(0,1) times as often
 		{"aa-quality", Pass, same(func(f *fleet) { f.qualityFail = 0.02 }), same(func(f *fleet) { f.qualityFail = 0.02 })},
 		{"quality-worse", Fail, same(func(f *fleet) { f.qualityFail = 0.02 }), same(func(f *fleet) { f.qualityFail = 0.05 })},
+		// the same users in both arms, each request routed anywhere: their
+		// spread cancels between the arms, and nothing is widened
+		{"aa-shared-users", Pass, same(func(f *fleet) { f.users, f.userSigma, f.sharedUsers = 500, 0.5, true }), same(func(f *fleet) { f.users, f.userSigma, f.sharedUsers = 500, 0.5, true })},
+		// users of their own and a 10% slower build: the widening must not
+		// cost the regression
+		{"regress-10-sticky-users", Fail, same(func(f *fleet) { f.users, f.userSigma, f.userPromptSigma, f.prefill = 500, 0.5, 0.3, 1 }),
+			same(func(f *fleet) {
+				f.users, f.userSigma, f.userPromptSigma, f.prefill = 500, 0.5, 0.3, 1
+				f.ttftX, f.tpotX = 1.10, 1.10
+			})},
 		{"aa-sticky-users-quality", Pass, same(func(f *fleet) { f.users, f.qualityFail, f.userQualitySigma = 100, 0.02, 1 }),
 			same(func(f *fleet) { f.users, f.qualityFail, f.userQualitySigma = 100, 0.02, 1 })},
 		{"shed-upstream", Fail, id, same(func(f *fleet) { f.dropShare = 0.08 })},

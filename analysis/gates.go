@@ -547,6 +547,10 @@ func (j *judgement) evalGate(idx int, g policies.Gate, conf float64, r *Report) 
 			}
 		}
 	}
+	if k, ok := userGate(g.Metric); ok {
+		// users served by one arm: what batches in time miss
+		est = widenedForUsers(est, spreadOf(j.b.userTally(), j.c.userTally(), k, info.Scale == "relative"), &e.m.Adjusted)
+	}
 	e.m.Baseline, e.m.Canary = Num(vb), Num(vc)
 	e.m.Method = est.Method
 	if len(kb) < MinBuckets || len(kc) < MinBuckets {

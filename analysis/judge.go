@@ -554,6 +554,9 @@ func (j *judgement) normalization(gates []Metric) Normalization {
 		st.Detail = j.srm.Reason
 		steps = append(steps, st)
 	}
+	if st, ok := usersStep(j.b.userTally(), j.c.userTally(), p.Gates); ok {
+		steps = append(steps, st)
+	}
 	return Normalization{Steps: steps}
 }
 

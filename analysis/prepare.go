@@ -71,6 +71,8 @@ type armData struct {
 	// replicaCuts says what was cut, for the report
 	exclude     []bool
 	replicaCuts []string
+	// users is userTally's, once computed
+	users *sources.UserTally
 	// leftOut are the stretches [from, to) left out of both arms
 	// (leaveOut), whole buckets of the grid; leftOutTotals counts their
 	// requests (latencies not kept)
@@ -534,6 +536,22 @@ func compareRequests(a, b sources.Request) int {
 		return c
 	}
 	return cmp.Compare(a.Replica, b.Replica)
+}
+
+// userTally tallies the arm's count gates per group of users over every
+// request counted (timed, or the arm untimed; not a replica's own
+// warm-up), as the streaming Aggregator does; computed once.
+func (a *armData) userTally() *sources.UserTally {
+	if a.users == nil {
+		a.users = &sources.UserTally{}
+		for i := range a.ds.Requests {
+			r := &a.ds.Requests[i]
+			if (a.pseudo || sources.Known(r.Time)) && (a.exclude == nil || !a.exclude[i]) {
+				a.users.Add(r, a.good[i])
+			}
+		}
+	}
+	return a.users
 }
 
 // prepare classifies, judges and buckets one arm.

@@ -184,6 +184,8 @@ type Aggregator struct {
 	// qualityChecked and qualityFailed count completed requests giving
 	// quality_ok and those failing it (sources.Aggregate.QualityChecked)
 	qualityChecked, qualityFailed int64
+	// users tallies the count gates per group of users (users.go)
+	users sources.UserTally
 	// aggregated is set once Aggregate has handed the bins over
 	aggregated bool
 	// first record without a usable arrival time, for the message
@@ -555,6 +557,7 @@ func (a *Aggregator) Add(r *sources.Request) {
 	case r.Canceled():
 		c.Canceled++
 	}
+	a.users.Add(r, good == 1)
 	if r.Status.Admitted() && r.PromptTokens >= 0 {
 		c.Prompt += float64(r.PromptTokens)
 	} else if r.Status.Admitted() {
@@ -749,6 +752,7 @@ func (a *Aggregator) Merge(o *Aggregator) {
 	a.attemptKnown = a.attemptKnown || o.attemptKnown
 	a.qualityChecked += o.qualityChecked
 	a.qualityFailed += o.qualityFailed
+	a.users.Merge(&o.users)
 	for k, v := range o.unverified {
 		a.unverified[k] += v
 	}
@@ -875,6 +879,8 @@ func (a *Aggregator) Aggregate(arm sources.Arm) (*sources.Aggregate, error) {
 	var edges loglin.Edges
 	out := &sources.Aggregate{Profile: "requests", Exact: true, GoodTokensCounted: true, LatencySums: true, Step: a.step, Replicas: tracks, ReplicasUnnamed: tracks == nil,
 		AttemptKnown: a.attemptKnown, QualityChecked: a.qualityChecked, QualityFailed: a.qualityFailed}
+	users := a.users
+	out.Users = &users
 	if a.tooManyReplicas {
 		out.Notes = append(out.Notes, sources.TooManyReplicas())
 	}

@@ -42,12 +42,16 @@ func longRun(seed uint64, n int, hours float64) []sources.Request {
 // reflect.DeepEqual's comparison), WarmupKept by value.
 func aggString(a *sources.Aggregate) string {
 	x := *a
-	kept := x.WarmupKept
-	x.WarmupKept = nil
+	kept, users := x.WarmupKept, x.Users
+	x.WarmupKept, x.Users = nil, nil
+	out := fmt.Sprintf("%+v", x)
 	if kept != nil {
-		return fmt.Sprintf("%+v kept %+v", x, *kept)
+		out += fmt.Sprintf(" kept %+v", *kept)
 	}
-	return fmt.Sprintf("%+v", x)
+	if users != nil {
+		out += fmt.Sprintf(" users %+v", *users)
+	}
+	return out
 }
 
 // An arm spanning more than sources.MaxStreamSlices slices is counted on slices

@@ -169,6 +169,98 @@ type Request struct {
 	// CanceledBy says who canceled a request with Status StatusCanceled;
 	// CanceledByUnknown otherwise and when the input does not say.
 	CanceledBy CanceledBy
+	// User is 1 + the group (0 … UserGroups−1) the request's user, as the
+	// input names it (`user`), hashes to (UserGroupOf); 0 when the input
+	// does not name one. Only the group is kept, never the name.
+	User uint8
+}
+
+// UserGroups is how many groups the users a request log names are hashed
+// into (UserGroupOf): 64. Users, not requests, are what a sticky router
+// assigns to an arm; groups of users are independent of each other when
+// users are, and 64 of them bound the memory a million users would take.
+const UserGroups = 64
+
+// UserGates is how many count gates a UserTally tallies: SLO attainment,
+// error, rejected, canceled and retry shares (over offered requests) and
+// output tokens per completion that gives its length, in that order.
+const UserGates = 6
+
+// UserTally is one arm's count gates summed per group of users
+// (Request.User): for each gate (UserGates) the numerator and denominator
+// per group, and the numerator's squares over requests. Integers, so every
+// path, adding in any order, gets the same sums. A record that names no
+// user is a unit of its own, placed by a hash of its arrival time and TTFT.
+type UserTally struct {
+	Named    bool // a record named its user
+	Num, Den [UserGates][UserGroups]int64
+	Sq       [UserGates]int64
+}
+
+// Add counts request r, judged good or not under its class's SLO.
+func (u *UserTally) Add(r *Request, good bool) {
+	g := int(r.User) - 1
+	if r.User == 0 {
+		h := math.Float64bits(r.Time) ^ math.Float64bits(r.TTFT)<<1
+		h ^= h >> 29
+		h *= 0xbf58476d1ce4e5b9
+		h ^= h >> 32
+		g = int(h % UserGroups)
+	} else {
+		u.Named = true
+	}
+	// gates 0–4 count over every offered request; a 0/1 numerator is
+	// its own square
+	var n [5]int64
+	if good {
+		n[0] = 1
+	}
+	if r.Failed() {
+		n[1] = 1
+	}
+	if r.Status == StatusRejected {
+		n[2] = 1
+	}
+	if r.Canceled() {
+		n[3] = 1
+	}
+	if r.Attempt > 1 {
+		n[4] = 1
+	}
+	for k, v := range n {
+		u.Num[k][g] += v
+		u.Den[k][g]++
+		u.Sq[k] += v
+	}
+	if r.Status == StatusOK && r.OutputTokens >= 0 {
+		u.Num[5][g] += r.OutputTokens
+		u.Den[5][g]++
+		u.Sq[5] += r.OutputTokens * r.OutputTokens
+	}
+}
+
+// Merge adds o's counts to u's.
+func (u *UserTally) Merge(o *UserTally) {
+	u.Named = u.Named || o.Named
+	for k := range UserGates {
+		for g := range UserGroups {
+			u.Num[k][g] += o.Num[k][g]
+			u.Den[k][g] += o.Den[k][g]
+		}
+		u.Sq[k] += o.Sq[k]
+	}
+}
+
+// UserOf is Request.User for a user's name: 1 + FNV-1a (64 bits) of its
+// bytes modulo UserGroups. The same name gives the same group on every
+// path and in every run.
+func UserOf(name []byte) uint8 {
+	h := uint64(14695981039346656037)
+	for _, c := range name {
+		h ^= uint64(c)
+		h *= 1099511628211
+	}
+	return uint8(1 + h%UserGroups)
 }
 
 // Failed reports whether r counts as failed (CountsFailed).
@@ -511,6 +603,10 @@ type Aggregate struct {
 	Exact   bool
 	Step    float64     // bucket width, seconds
 	Buckets []AggBucket // in time order
+	// Users tallies the count gates per group of users over every record
+	// counted, when the aggregate was built from per-request records
+	// (UserTally); nil from metrics and column stores.
+	Users *UserTally
 	// GoodTokensCounted is true when every bucket's GoodTokens was counted
 	// (per-request records); metrics cannot tell them.
 	GoodTokensCounted bool

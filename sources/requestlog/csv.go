@@ -111,7 +111,7 @@ func scanCSV(ctx context.Context, path string, src io.Reader, skipped int, sizeH
 			}
 			d.scratch = append(d.scratch[:0], cell...)
 			v := d.scratch
-			if f == fClass || f == fReplica || f == fStatus || f == fCanceledBy {
+			if f == fClass || f == fReplica || f == fStatus || f == fCanceledBy || f == fUser {
 				v = trimSpace(v)
 			}
 			if len(v) > 0 {

@@ -103,7 +103,7 @@ func (d *decoder) fastRecord(b []byte, r *sources.Request) int {
 				return 0
 			}
 			i = end
-		case fStatus, fClass, fReplica, fCanceledBy:
+		case fStatus, fClass, fReplica, fCanceledBy, fUser:
 			v, end, ok := plainString(b, i)
 			if !ok {
 				return 0
@@ -117,6 +117,8 @@ func (d *decoder) fastRecord(b []byte, r *sources.Request) int {
 				r.Status = s
 			case fClass:
 				r.Class = d.internStr(v)
+			case fUser:
+				r.User = sources.UserOf(v)
 			case fCanceledBy:
 				if len(v) > 0 { // "" is unknown, as if absent
 					by, e := canceledBy(v)

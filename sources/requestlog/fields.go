@@ -31,6 +31,7 @@ const (
 	fAttempt
 	fQualityOK
 	fCanceledBy
+	fUser
 	nFields
 )
 
@@ -65,6 +66,8 @@ func (f field) String() string {
 		return "quality_ok"
 	case fCanceledBy:
 		return "canceled_by"
+	case fUser:
+		return "user"
 	}
 	return ""
 }
@@ -101,6 +104,8 @@ func lookupField(k []byte) field {
 		return fQualityOK
 	case "canceled_by":
 		return fCanceledBy
+	case "user":
+		return fUser
 	}
 	return fUnknown
 }
@@ -120,6 +125,8 @@ func (f field) want() string {
 		return "a whole number ≥ 1 (1 = first try, 2 = first retry)"
 	case fClass, fReplica:
 		return "a string (quote it)"
+	case fUser:
+		return "a string or a number naming the end user, tenant or session the request came for"
 	case fQualityOK:
 		return "true or false"
 	case fCanceledBy:
@@ -386,6 +393,11 @@ func (d *decoder) set(r *sources.Request, f field, k kind, v []byte) *lineErr {
 			return e
 		}
 		r.CanceledBy = by
+	case fUser:
+		if k != kString && k != kText && k != kNumber {
+			return wrongType(f, k)
+		}
+		r.User = sources.UserOf(v)
 	}
 	return nil
 }
@@ -686,6 +698,8 @@ func alias(name string) field {
 		return fAttempt
 	case "pod":
 		return fReplica
+	case "user_id", "userid", "tenant", "tenant_id", "session", "session_id", "customer", "customer_id":
+		return fUser
 	case "quality":
 		return fQualityOK
 	case "cancelled_by", "cancel_by", "canceler", "canceller", "cancel_source":

@@ -545,3 +545,42 @@ func TestEarlyClockWarning(t *testing.T) {
 		t.Errorf("a log from 2000 on: %v %q", err, ds.Warnings)
 	}
 }
+
+// A record's user is kept as the group its name hashes to, whichever way
+// the name is written: a plain string (the fast path), one with escapes
+// (the strict parser), a number, a CSV cell; a record without one has
+// none, and a user that is neither string nor number is an error naming
+// the line.
+func TestReadUser(t *testing.T) {
+	jl := `{"ts":1,"status":"ok","ttft_s":0.1,"user":"alice"}
+{"ts":2,"status":"ok","ttft_s":0.1,"user":"alice"}
+{"ts":3,"status":"ok","ttft_s":0.1,"user":"b\u0061b"}
+{"ts":4,"status":"ok","ttft_s":0.1,"user":42}
+{"ts":5,"status":"ok","ttft_s":0.1}
+`
+	ds, err := Read(context.Background(), "u.jsonl", strings.NewReader(jl), sources.Baseline)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []uint8{sources.UserOf([]byte("alice")), sources.UserOf([]byte("alice")), sources.UserOf([]byte("bab")), sources.UserOf([]byte("42")), 0}
+	for i, r := range ds.Requests {
+		if r.User != want[i] {
+			t.Errorf("jsonl record %d: user group %d, want %d", i+1, r.User, want[i])
+		}
+	}
+	if want[0] == 0 || want[0] > sources.UserGroups {
+		t.Errorf("UserOf gives %d, want 1 … %d", want[0], sources.UserGroups)
+	}
+	csv := "ts,status,ttft_s,user\n1,ok,0.1, alice \n2,ok,0.1,\n"
+	ds, err = Read(context.Background(), "u.csv", strings.NewReader(csv), sources.Baseline)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ds.Requests[0].User != want[0] || ds.Requests[1].User != 0 {
+		t.Errorf("csv: user groups %d, %d; want %d, 0", ds.Requests[0].User, ds.Requests[1].User, want[0])
+	}
+	_, err = Read(context.Background(), "u.jsonl", strings.NewReader(`{"ts":1,"status":"ok","ttft_s":0.1,"user":{"id":1}}`+"\n"), sources.Baseline)
+	if err == nil || !strings.Contains(err.Error(), `u.jsonl:1`) || !strings.Contains(err.Error(), `"user"`) {
+		t.Errorf("a user that is an object: %v", err)
+	}
+}

@@ -1,0 +1,125 @@
+#!/usr/bin/python3
+"""Reference values for the users' spread (analysis/users.go, spreadOf).
+
+Writes users.json: seeded arms of requests, each naming its user (rows of
+[user, completed, good, output tokens]), and for
+each count gate the reference figures computed here from the requests
+themselves, independently of the Go code's integer group sums:
+
+  groups   groups of users (FNV-1a 64 of the name, mod 64) holding a request
+  ratio    V_users / V_requests
+  extra    max(0, V_users - q * V_requests), q = chi2.ppf(0.95, G-1)/(G-1)
+
+with, per arm, r = sum(num)/sum(den), the influence of request i
+(num_i - r*den_i)/sum(den) (over r on a log scale), d_g the canary's
+influence summed over group g less the baseline's, V_users =
+G/(G-1) * sum_g (d_g - mean d)^2 over the G groups holding a request, and
+V_requests the sum over both arms' requests of the squared influence.
+
+Run from the repository root: python3 analysis/testdata/make_users.py
+(Debian's python3-numpy and python3-scipy).
+"""
+import json
+
+import numpy as np
+from scipy import stats
+
+GROUPS = 64
+
+
+def fnv_group(name):
+    h = 14695981039346656037
+    for c in name.encode():
+        h ^= c
+        h = (h * 1099511628211) % (1 << 64)
+    return h % GROUPS
+
+
+def arm(rng, prefix, scale, n, good_p):
+    """n requests from len(scale) users named prefix+"u"+k, user k's
+    output lengths scaled by scale[k]; a tenth of the requests fail
+    (status error, no output); good with probability good_p among
+    completions."""
+    out = []
+    for _ in range(n):
+        u = int(rng.integers(len(scale)))
+        if rng.random() < 0.1:
+            out.append({"user": f"{prefix}u{u}", "status": "error", "good": False, "output_tokens": -1})
+            continue
+        tokens = max(2, int(round(float(rng.integers(60, 360)) * scale[u])))
+        out.append({"user": f"{prefix}u{u}", "status": "ok", "good": bool(rng.random() < good_p), "output_tokens": tokens})
+    return out
+
+
+def gate(reqs, k):
+    """(num, den) per request of gate k: 0 attainment over offered, 5
+    output tokens over completions that give their length."""
+    nums, dens = [], []
+    for r in reqs:
+        if k == 0:
+            nums.append(1.0 if r["good"] else 0.0)
+            dens.append(1.0)
+        else:
+            ok = r["status"] == "ok" and r["output_tokens"] >= 0
+            nums.append(float(r["output_tokens"]) if ok else 0.0)
+            dens.append(1.0 if ok else 0.0)
+    return np.array(nums), np.array(dens)
+
+
+def spread(b, c, k, log_scale):
+    infl = {}
+    vreq = 0.0
+    for name, reqs in (("b", b), ("c", c)):
+        num, den = gate(reqs, k)
+        r = num.sum() / den.sum()
+        psi = (num - r * den) / den.sum()
+        if log_scale:
+            psi = psi / r
+        vreq += float((psi ** 2).sum())
+        infl[name] = (psi, [fnv_group(x["user"]) for x in reqs], den)
+    d = np.zeros(GROUPS)
+    held = np.zeros(GROUPS, dtype=bool)
+    for sign, name in ((1.0, "c"), (-1.0, "b")):
+        psi, groups, den = infl[name]
+        for p, g, dd in zip(psi, groups, den):
+            d[g] += sign * p
+            if dd > 0:
+                held[g] = True
+    g = int(held.sum())
+    dd = d[held]
+    vusers = g / (g - 1) * float(((dd - dd.mean()) ** 2).sum())
+    q = stats.chi2.ppf(0.95, g - 1) / (g - 1)
+    return {"groups": g, "ratio": vusers / vreq, "extra": max(0.0, vusers - q * vreq)}
+
+
+def main():
+    rng = np.random.default_rng(20261207)
+    cases = []
+    for name, shared, users, sigma in (
+        ("sticky users, output lengths sigma 0.5", False, 100, 0.5),
+        ("shared users, output lengths sigma 0.5", True, 100, 0.5),
+        ("sticky users, no effect", False, 150, 0.0),
+    ):
+        # sticky: each arm's own users, each drawn apart; shared: one
+        # population, alike in both arms
+        sb = np.exp(sigma * rng.standard_normal(users))
+        sc = sb if shared else np.exp(sigma * rng.standard_normal(users))
+        pb, pc = ("", "") if shared else ("b-", "c-")
+        b = arm(rng, pb, sb, 1000, 0.9)
+        c = arm(rng, pc, sc, 1000, 0.9)
+        want = {
+            "slo_attainment": spread(b, c, 0, False),
+            "output_tokens_mean": spread(b, c, 5, True),
+        }
+        groups = sorted({fnv_group(x["user"]) for x in b + c})
+        row = lambda x: [x["user"], int(x["status"] == "ok"), int(x["good"]), x["output_tokens"]]
+        cases.append({"name": name, "want": want, "groups_held": len(groups),
+                      "user_groups": {x["user"]: fnv_group(x["user"]) for x in (b + c)[:20]},
+                      "baseline": [row(x) for x in b], "canary": [row(x) for x in c]})
+    with open("analysis/testdata/users.json", "w") as f:
+        json.dump({"cases": cases}, f, separators=(",", ":"))
+        f.write("\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,191 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/goodput-dev/goodput/analysis/stats"
+	"github.com/goodput-dev/goodput/policies"
+	"github.com/goodput-dev/goodput/sources"
+)
+
+// Users, not requests, are what a sticky router (a session cookie, a
+// consistent hash on a user header) assigns to an arm. Users differ in what
+// they ask — one writes long prompts, another wants long answers — and an
+// arm that serves users of its own carries their mix for the whole run: a
+// difference between the arms' means that no time bucket sees, since every
+// bucket holds the same users. On the fleet model whose arms serve 500
+// users each (output lengths σ 0.5 of the log per user), identical builds
+// failed `output_tokens_mean` in 2 of 10 runs and its 90% interval covered
+// the truth in 20–40% of them (docs/EVIDENCE.md).
+//
+// When the records name their user (`user`; the request log keeps only
+// its group, sources.UserOf), each arm's count gates are also tallied per
+// group of users (sources.UserTally), over every record counted (the whole window: a user's
+// share of an arm, and with it the spread users add, does not shrink with
+// the window). With d_g the group's share of the canary's influence less
+// its share of the baseline's — (num_g − r·den_g)/Σden per arm, over r on
+// a log scale — the spread between groups,
+//
+//	V_users = G/(G−1) · Σ_g d_g²    (G groups that hold a record; Σ_g d_g = 0)
+//
+// is what requests alone give (V_requests = Σ_i (num_i − r·den_i)²/Σden²,
+// both arms) when users do not matter, and more when the arms' users
+// differ. What it holds beyond chance — beyond V_requests times the 95th
+// percentile of χ²_{G−1}/(G−1) — is added to the gate's variance, its
+// interval widened about its point by the same factor (method "+users").
+// Users named in both arms (no stickiness) cancel in d_g: nothing is added.
+// The gate's own interval (time buckets, the mix standardization) is kept;
+// the extra is the pooled arms' (not standardized), an approximation where
+// the mix is reweighted. Quantile gates are not widened (a user's share of
+// a tail is not a count).
+const (
+	// MinUserGroups is the fewest groups of users that must hold records
+	// for their spread to be read: with fewer the spread is too rough to
+	// widen by, and the report says so.
+	MinUserGroups = 8
+	// userExcessLevel is the percentile of χ²_{G−1}/(G−1) beyond which the
+	// spread between groups counts as users differing.
+	userExcessLevel = 0.95
+)
+
+// userGate is the row of sources.UserTally that tallies metric's numerator and
+// denominator; false for the gates users do not widen.
+func userGate(metric string) (int, bool) {
+	switch metric {
+	case "slo_attainment":
+		return 0, true
+	case "error_rate":
+		return 1, true
+	case "rejected_share":
+		return 2, true
+	case "canceled_share":
+		return 3, true
+	case "retry_share":
+		return 4, true
+	case "output_tokens_mean":
+		return 5, true
+	}
+	return 0, false
+}
+
+// userSpread is what the arms' users add to a count gate's variance.
+type userSpread struct {
+	named  bool    // either arm's records named users
+	groups int     // groups holding a record, in either arm
+	extra  float64 // variance added (0: users do not differ beyond chance)
+	ratio  float64 // V_users / V_requests
+}
+
+// spreadOf reads what users add to gate k's variance, the log ratio's when
+// logScale (see the comment at the top of this file). Arms without named
+// users, or an empty arm, add nothing.
+func spreadOf(b, c *sources.UserTally, k int, logScale bool) userSpread {
+	s := userSpread{named: b != nil && c != nil && (b.Named || c.Named)}
+	if !s.named {
+		return s
+	}
+	type arm struct{ r, scale, vreq float64 }
+	read := func(t *sources.UserTally) (arm, bool) {
+		var n, d float64
+		for g := range sources.UserGroups {
+			n += float64(t.Num[k][g])
+			d += float64(t.Den[k][g])
+		}
+		if !(d > 0) {
+			return arm{}, false
+		}
+		a := arm{r: n / d, scale: 1 / d}
+		if logScale {
+			if !(a.r > 0) {
+				return arm{}, false
+			}
+			a.scale /= a.r
+		}
+		// Σ(num − r·den)² with den ∈ {0, 1} and num 0 where den is 0
+		a.vreq = (float64(t.Sq[k]) - 2*a.r*n + a.r*a.r*d) * a.scale * a.scale
+		return a, true
+	}
+	ab, okb := read(b)
+	ac, okc := read(c)
+	if !okb || !okc {
+		return s
+	}
+	var ss float64
+	for g := range sources.UserGroups {
+		if b.Den[k][g]+c.Den[k][g] == 0 {
+			continue
+		}
+		s.groups++
+		d := (float64(c.Num[k][g])-ac.r*float64(c.Den[k][g]))*ac.scale - (float64(b.Num[k][g])-ab.r*float64(b.Den[k][g]))*ab.scale
+		ss += d * d
+	}
+	vreq := ab.vreq + ac.vreq
+	if s.groups < MinUserGroups || !(vreq > 0) {
+		return s
+	}
+	df := float64(s.groups - 1)
+	vusers := ss * float64(s.groups) / df
+	s.ratio = vusers / vreq
+	q := distuv.ChiSquared{K: df}.Quantile(userExcessLevel) / df
+	s.extra = math.Max(0, vusers-q*vreq)
+	return s
+}
+
+// widenedForUsers widens est about its point by what the arms' users add
+// to its variance (spreadOf), noting it in adjusted; est unchanged when
+// they add nothing or it has no standard error.
+func widenedForUsers(est stats.Estimate, s userSpread, adjusted *[]string) stats.Estimate {
+	if !(s.extra > 0) || !(est.SE > 0) || math.IsNaN(est.CI.Lo) || math.IsNaN(est.CI.Hi) {
+		return est
+	}
+	f := math.Sqrt(1 + s.extra/(est.SE*est.SE))
+	est.CI.Lo = est.Point - (est.Point-est.CI.Lo)*f
+	est.CI.Hi = est.Point + (est.CI.Hi-est.Point)*f
+	est.SE *= f
+	est.Method += "+users"
+	*adjusted = append(*adjusted, fmt.Sprintf("widened for users: the records name their users, and across %d groups of them the arms differ %.2f× as much as their requests alone would (beyond chance), as when each arm serves users of its own: the interval is %.0f%% wider than time buckets alone make it",
+		s.groups, s.ratio, 100*(f-1)))
+	return est
+}
+
+// usersStep is the report's "users" normalization step: what the arms'
+// users add to each count gate of gates that users can widen (userGate);
+// false when neither arm's records name users.
+func usersStep(b, c *sources.UserTally, gates []policies.Gate) (NormalizationStep, bool) {
+	st := NormalizationStep{Name: "users", Setting: "detect"}
+	if b == nil || c == nil || !(b.Named || c.Named) {
+		return st, false
+	}
+	var parts []string
+	groups := 0
+	for _, g := range gates {
+		k, ok := userGate(g.Metric)
+		if !ok {
+			continue
+		}
+		info, _ := policies.Metric(g.Metric)
+		s := spreadOf(b, c, k, info.Scale == "relative")
+		groups = max(groups, s.groups)
+		switch {
+		case s.groups < MinUserGroups || !(s.ratio > 0):
+			continue
+		case s.extra > 0:
+			st.Applied = true
+			parts = append(parts, fmt.Sprintf("%s: groups differ %.2f× as much as requests alone would, widened", g.Metric, s.ratio))
+		default:
+			parts = append(parts, fmt.Sprintf("%s: %.2f×, within chance", g.Metric, s.ratio))
+		}
+	}
+	st.Detail = fmt.Sprintf("the records name their users, hashed into %d groups (%d hold records); a count gate's interval is widened by the spread between groups of users beyond chance, which a sticky router's arms carry all run and time buckets do not see", sources.UserGroups, groups)
+	if groups < MinUserGroups {
+		st.Detail += fmt.Sprintf("; fewer than %d groups hold records: too few users to read their spread, nothing widened", MinUserGroups)
+	}
+	if len(parts) > 0 {
+		st.Detail += "; " + strings.Join(parts, "; ")
+	}
+	return st, true
+}
