@@ -978,6 +978,8 @@ func (j *aggJudgement) gates() []Metric {
 			// the canary as counted, as the request path's offeredRate
 			rate := sumOffered(j.b)/j.b.secs + sumOffered(j.cRaw)/j.cRaw.secs
 			switch md, lopsided := moreDataFor(e, m, distuv.UnitNormal.Quantile(1-alpha), rate); {
+			case widenedByUsers(m):
+				m.Reason += "; " + usersAdvice
 			case lopsided:
 				m.Reason += "; " + lopsidedAdvice
 			case md != nil:

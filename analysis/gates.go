@@ -164,6 +164,8 @@ func (j *judgement) gates(r *Report) []Metric {
 			}
 			if m.Verdict == Inconclusive {
 				switch md, lopsided := moreDataFor(e, m, z, j.offeredRate()); {
+				case widenedByUsers(m):
+					m.Reason += "; " + usersAdvice
 				case lopsided:
 					m.Reason += "; " + lopsidedAdvice
 				case md != nil:

@@ -126,6 +126,9 @@ func TestUsersWidenOnBothPaths(t *testing.T) {
 				if tc.widened && !(m.Interval[0] <= 0 && m.Interval[1] >= 0) {
 					t.Logf("%s #%d, %s: output_tokens_mean %+.2f%% [%+.2f%%, %+.2f%%] misses 0", tc.name, seed, path, 100*float64(m.Delta), 100*float64(m.Interval[0]), 100*float64(m.Interval[1]))
 				}
+				if tc.widened && m.Verdict == Inconclusive && (m.MoreData != nil || !strings.Contains(m.Reason, usersAdvice)) {
+					t.Errorf("%s #%d, %s: an interval the users widen projects more minutes: %s", tc.name, seed, path, m.Reason)
+				}
 				if tc.widened && m.Verdict == Fail {
 					t.Errorf("%s #%d, %s: identical builds fail output_tokens_mean", tc.name, seed, path)
 				}
