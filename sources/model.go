@@ -190,7 +190,8 @@ const UserGates = 6
 // (Request.User): for each gate (UserGates) the numerator and denominator
 // per group, and the numerator's squares over requests. Integers, so every
 // path, adding in any order, gets the same sums. A record that names no
-// user is a unit of its own, placed by a hash of its arrival time and TTFT.
+// user is a unit of its own, placed by a hash of its arrival time
+// (unnamedGroup).
 type UserTally struct {
 	Named    bool // a record named its user
 	Num, Den [UserGates][UserGroups]int64
@@ -201,11 +202,7 @@ type UserTally struct {
 func (u *UserTally) Add(r *Request, good bool) {
 	g := int(r.User) - 1
 	if r.User == 0 {
-		h := math.Float64bits(r.Time) ^ math.Float64bits(r.TTFT)<<1
-		h ^= h >> 29
-		h *= 0xbf58476d1ce4e5b9
-		h ^= h >> 32
-		g = int(h % UserGroups)
+		g = unnamedGroup(r)
 	} else {
 		u.Named = true
 	}
@@ -249,18 +246,6 @@ func (u *UserTally) Merge(o *UserTally) {
 		}
 		u.Sq[k] += o.Sq[k]
 	}
-}
-
-// UserOf is Request.User for a user's name: 1 + FNV-1a (64 bits) of its
-// bytes modulo UserGroups. The same name gives the same group on every
-// path and in every run.
-func UserOf(name []byte) uint8 {
-	h := uint64(14695981039346656037)
-	for _, c := range name {
-		h ^= uint64(c)
-		h *= 1099511628211
-	}
-	return uint8(1 + h%UserGroups)
 }
 
 // Failed reports whether r counts as failed (CountsFailed).

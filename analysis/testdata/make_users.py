@@ -6,7 +6,7 @@ Writes users.json: seeded arms of requests, each naming its user (rows of
 each count gate the reference figures computed here from the requests
 themselves, independently of the Go code's integer group sums:
 
-  groups   groups of users (FNV-1a 64 of the name, mod 64) holding a request
+  groups   groups of users (SipHash-2-4 of the name, key 0, mod 64) holding a request
   ratio    V_users / V_requests
   extra    max(0, V_users - q * V_requests), q = chi2.ppf(0.95, G-1)/(G-1)
 
@@ -27,12 +27,59 @@ from scipy import stats
 GROUPS = 64
 
 
-def fnv_group(name):
-    h = 14695981039346656037
-    for c in name.encode():
-        h ^= c
-        h = (h * 1099511628211) % (1 << 64)
-    return h % GROUPS
+MASK = (1 << 64) - 1
+
+
+def _rotl(x, b):
+    return ((x << b) | (x >> (64 - b))) & MASK
+
+
+def siphash24(data, k0=0, k1=0):
+    """SipHash-2-4 (Aumasson & Bernstein), ClickHouse's sipHash64 key of
+    zeros by default."""
+    v0 = k0 ^ 0x736F6D6570736575
+    v1 = k1 ^ 0x646F72616E646F6D
+    v2 = k0 ^ 0x6C7967656E657261
+    v3 = k1 ^ 0x7465646279746573
+
+    def rounds(n):
+        nonlocal v0, v1, v2, v3
+        for _ in range(n):
+            v0 = (v0 + v1) & MASK
+            v1 = _rotl(v1, 13) ^ v0
+            v0 = _rotl(v0, 32)
+            v2 = (v2 + v3) & MASK
+            v3 = _rotl(v3, 16) ^ v2
+            v0 = (v0 + v3) & MASK
+            v3 = _rotl(v3, 21) ^ v0
+            v2 = (v2 + v1) & MASK
+            v1 = _rotl(v1, 17) ^ v2
+            v2 = _rotl(v2, 32)
+
+    n = len(data)
+    full = n - n % 8
+    for i in range(0, full, 8):
+        m = int.from_bytes(data[i:i + 8], "little")
+        v3 ^= m
+        rounds(2)
+        v0 ^= m
+    m = int.from_bytes(data[full:] + bytes(7 - n % 8), "little") | ((n & 0xFF) << 56)
+    v3 ^= m
+    rounds(2)
+    v0 ^= m
+    v2 ^= 0xFF
+    rounds(4)
+    return v0 ^ v1 ^ v2 ^ v3
+
+
+# the reference test vector: key 00..0f, message 00..0e
+assert siphash24(bytes(range(15)), int.from_bytes(bytes(range(8)), "little"),
+                 int.from_bytes(bytes(range(8, 16)), "little")) == 0xA129CA6149BE45E5
+
+
+def user_group(name):
+    """The group a user's name falls in: sipHash64(name) mod 64."""
+    return siphash24(name.encode()) % GROUPS
 
 
 def arm(rng, prefix, scale, n, good_p):
@@ -76,7 +123,7 @@ def spread(b, c, k, log_scale):
         if log_scale:
             psi = psi / r
         vreq += float((psi ** 2).sum())
-        infl[name] = (psi, [fnv_group(x["user"]) for x in reqs], den)
+        infl[name] = (psi, [user_group(x["user"]) for x in reqs], den)
     d = np.zeros(GROUPS)
     held = np.zeros(GROUPS, dtype=bool)
     for sign, name in ((1.0, "c"), (-1.0, "b")):
@@ -111,10 +158,10 @@ def main():
             "slo_attainment": spread(b, c, 0, False),
             "output_tokens_mean": spread(b, c, 5, True),
         }
-        groups = sorted({fnv_group(x["user"]) for x in b + c})
+        groups = sorted({user_group(x["user"]) for x in b + c})
         row = lambda x: [x["user"], int(x["status"] == "ok"), int(x["good"]), x["output_tokens"]]
         cases.append({"name": name, "want": want, "groups_held": len(groups),
-                      "user_groups": {x["user"]: fnv_group(x["user"]) for x in (b + c)[:20]},
+                      "user_groups": {x["user"]: user_group(x["user"]) for x in (b + c)[:20]},
                       "baseline": [row(x) for x in b], "canary": [row(x) for x in c]})
     with open("analysis/testdata/users.json", "w") as f:
         json.dump({"cases": cases}, f, separators=(",", ":"))

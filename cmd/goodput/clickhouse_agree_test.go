@@ -115,9 +115,23 @@ func longRecords(seed uint64, hours float64) []sources.Request {
 // the judge's file path does (so TPOT is derived as there).
 func armFiles(t *testing.T, dir string, arm sources.Arm, reqs []sources.Request) (string, sources.Dataset) {
 	t.Helper()
+	return armFilesEdited(t, dir, arm, reqs, nil)
+}
+
+// armFilesEdited is armFiles with each JSONL line (without its closing
+// brace) passed through edit first, its number given (nil: unchanged).
+func armFilesEdited(t *testing.T, dir string, arm sources.Arm, reqs []sources.Request, edit func(i int, line string) string) (string, sources.Dataset) {
+	t.Helper()
 	var buf bytes.Buffer
 	if err := sim.WriteRequestLog(&buf, reqs); err != nil {
 		t.Fatal(err)
+	}
+	if edit != nil {
+		lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+		buf.Reset()
+		for i, l := range lines {
+			buf.WriteString(edit(i, strings.TrimSuffix(l, "}")) + "}\n")
+		}
 	}
 	path := filepath.Join(dir, string(arm)+".jsonl")
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
@@ -150,6 +164,15 @@ func streamAggregate(t *testing.T, pol *policies.Policy, ds sources.Dataset) *so
 func aggLines(a *sources.Aggregate) []string {
 	out := []string{fmt.Sprintf("profile %q exact %v sums %v step %v partial %q notes %q attempt known %v unverified %v quality checked %d failed %d",
 		a.Profile, a.Exact, a.LatencySums, a.Step, a.Partial, a.Notes, a.AttemptKnown, a.Unverified, a.QualityChecked, a.QualityFailed)}
+	// the groups of users, when a record names one (a table without a
+	// user column gives none, files always a tally)
+	if u := a.Users; u != nil && u.Named {
+		for k := range sources.UserGates {
+			out = append(out, fmt.Sprintf("users gate %d num %v den %v sq %d", k, u.Num[k], u.Den[k], u.Sq[k]))
+		}
+	} else {
+		out = append(out, "users: none named")
+	}
 	for i, b := range a.Buckets {
 		out = append(out,
 			fmt.Sprintf("bucket %d [%v, %v) class %q", i, b.Start, b.End, b.Class),
@@ -231,6 +254,8 @@ func TestClickHouseAggregateEqualsFiles(t *testing.T) {
 		name string
 		pol  *policies.Policy
 		reqs func() (b, c []sources.Request)
+		// edit, when set, rewrites each record's line (armFilesEdited)
+		edit func(i int, line string) string
 	}
 	simRun := func(scenario string) func() (b, c []sources.Request) {
 		return func() (b, c []sources.Request) {
@@ -316,21 +341,35 @@ func TestClickHouseAggregateEqualsFiles(t *testing.T) {
 		return b, c
 	}
 	runs := []run{
-		{"aa-quiet chat", chat, simRun("aa-quiet-30m")},
-		{"short-outputs chat", chat, simRun("bs-short-outputs")},
-		{"errors-rejected batch", batch, simRun("bs-errors-rejected")},
-		{"retry chat", chat, simRun("bs-retry-5")},
-		{"edge records edge policy", edge, edgeRun},
-		{"edge records chat", chat, edgeRun},
-		{"edge records batch", batch, edgeRun},
-		{"long edge records chat", chat, longRun},
-		{"pod replaced chat", chat, replacedRun},
-		{"no attempt given chat", chat, noAttemptRun},
-		{"quality given chat", chat, qualityRun},
-		{"an overflowed token count chat", chat, overflowRun},
-		{"aa-quiet chat with label bands", chatBands, simRun("aa-quiet-30m")},
-		{"edge records chat with label bands", chatBands, edgeRun},
-		{"half the canary's prompt lengths missing chat", chat, noPromptRun},
+		{"aa-quiet chat", chat, simRun("aa-quiet-30m"), nil},
+		{"short-outputs chat", chat, simRun("bs-short-outputs"), nil},
+		{"errors-rejected batch", batch, simRun("bs-errors-rejected"), nil},
+		{"retry chat", chat, simRun("bs-retry-5"), nil},
+		{"edge records edge policy", edge, edgeRun, nil},
+		{"edge records chat", chat, edgeRun, nil},
+		{"edge records batch", batch, edgeRun, nil},
+		{"long edge records chat", chat, longRun, nil},
+		{"pod replaced chat", chat, replacedRun, nil},
+		{"no attempt given chat", chat, noAttemptRun, nil},
+		{"quality given chat", chat, qualityRun, nil},
+		{"an overflowed token count chat", chat, overflowRun, nil},
+		{"aa-quiet chat with label bands", chatBands, simRun("aa-quiet-30m"), nil},
+		{"edge records chat with label bands", chatBands, edgeRun, nil},
+		{"half the canary's prompt lengths missing chat", chat, noPromptRun, nil},
+		// records naming their users, but every seventh (and some naming
+		// "": no one), some names escaped (sources.UserTally)
+		{"users named chat", chat, simRun("aa-quiet-30m"), func(i int, line string) string {
+			switch {
+			case i%7 == 0:
+				return line
+			case i%11 == 0:
+				return line + `,"user":""`
+			case i%5 == 0:
+				// an escape: the strict parser's path, and ClickHouse's
+				return line + fmt.Sprintf(`,"user":"t\u00e9nant-%d"`, i%97)
+			}
+			return line + fmt.Sprintf(`,"user":"u%d"`, (i*31)%200)
+		}},
 	}
 	for i, r := range runs {
 		t.Run(r.name, func(t *testing.T) {
@@ -346,7 +385,7 @@ func TestClickHouseAggregateEqualsFiles(t *testing.T) {
 				arm  sources.Arm
 				reqs []sources.Request
 			}{{sources.Baseline, b}, {sources.Canary, c}} {
-				path, ds := armFiles(t, dir, arm.arm, arm.reqs)
+				path, ds := armFilesEdited(t, dir, arm.arm, arm.reqs, r.edit)
 				f, err := os.Open(path)
 				if err != nil {
 					t.Fatal(err)
@@ -363,6 +402,9 @@ func TestClickHouseAggregateEqualsFiles(t *testing.T) {
 					t.Errorf("%s: %d records from ClickHouse, %d from the file", arm.arm, got.Inputs[0].Count, len(ds.Requests))
 				}
 				sameAggregate(t, string(arm.arm), want, got.Agg)
+				if r.edit != nil && (got.Agg.Users == nil || !got.Agg.Users.Named) {
+					t.Errorf("%s: no user named: the groups of users were not compared", arm.arm)
+				}
 				if r.name == "half the canary's prompt lengths missing chat" && arm.arm == sources.Canary && got.Agg.Unverified[sources.ClassUnverified] == 0 {
 					t.Errorf("%s: no request whose class a missing length decided: the counts were not compared", arm.arm)
 				}

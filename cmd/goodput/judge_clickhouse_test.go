@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,6 +29,14 @@ func simToClickHouse(t *testing.T, srv *chtest.Server, scenario, table, dir stri
 // simToClickHouseWith is simToClickHouse with each arm's records passed
 // through mod (when not nil) before they are written.
 func simToClickHouseWith(t *testing.T, srv *chtest.Server, scenario, table, dir string, d time.Duration, mod func([]sources.Request)) (base, can string) {
+	t.Helper()
+	return simToClickHouseEdited(t, srv, scenario, table, dir, d, mod, nil)
+}
+
+// simToClickHouseEdited is simToClickHouseWith with each record's JSONL
+// line (without its closing brace) passed through edit, when not nil,
+// with its arm and number.
+func simToClickHouseEdited(t *testing.T, srv *chtest.Server, scenario, table, dir string, d time.Duration, mod func([]sources.Request), edit func(arm sources.Arm, i int, line string) string) (base, can string) {
 	t.Helper()
 	var sc sim.Scenario
 	var err error
@@ -55,7 +65,18 @@ func simToClickHouseWith(t *testing.T, srv *chtest.Server, scenario, table, dir 
 		if mod != nil {
 			mod(res.Requests(arm))
 		}
-		if err := sim.WriteRequestLog(f, res.Requests(arm)); err != nil {
+		var buf bytes.Buffer
+		if err := sim.WriteRequestLog(&buf, res.Requests(arm)); err != nil {
+			t.Fatal(err)
+		}
+		if edit != nil {
+			lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+			buf.Reset()
+			for i, l := range lines {
+				buf.WriteString(edit(arm, i, strings.TrimSuffix(l, "}")) + "}\n")
+			}
+		}
+		if _, err := f.Write(buf.Bytes()); err != nil {
 			t.Fatal(err)
 		}
 		f.Close()
@@ -149,6 +170,45 @@ func TestJudgeClickHouseLoneCanary(t *testing.T) {
 	}
 }
 
+// TestJudgeClickHouseUsers: records naming their users, each arm 300
+// users of its own whose answers are up to twice or half as long
+// (sticky routing): from ClickHouse the groups of users come back as rows
+// of their own, output_tokens_mean is widened for them as from the files,
+// and the report equals judge --stream's on the same records.
+func TestJudgeClickHouseUsers(t *testing.T) {
+	user := func(i int) int { return (i * 7919) % 300 }
+	scale := map[sources.Arm][]float64{}
+	for k, arm := range []sources.Arm{sources.Baseline, sources.Canary} {
+		rng := rand.New(rand.NewPCG(uint64(k+1), 5))
+		for range 300 {
+			scale[arm] = append(scale[arm], math.Exp(0.5*rng.NormFloat64()))
+		}
+	}
+	arm := sources.Baseline
+	mod := func(rs []sources.Request) {
+		// simToClickHouseEdited passes the baseline's records first
+		for i := range rs {
+			if r := &rs[i]; r.Status == sources.StatusOK && r.OutputTokens > 1 {
+				r.OutputTokens = max(2, int64(math.Round(float64(r.OutputTokens)*scale[arm][user(i)])))
+				r.E2E = r.TTFT + float64(r.OutputTokens-1)*r.TPOT
+			}
+		}
+		arm = sources.Canary
+	}
+	edit := func(a sources.Arm, i int, line string) string {
+		return line + fmt.Sprintf(`,"user":"%s-u%d"`, a, user(i))
+	}
+	_, got, _ := judgedFromBothEdited(t, chtest.Start(t), "aa-quiet-30m", 10*time.Minute, mod, edit)
+	steps, _ := json.Marshal(got["normalization"])
+	if !strings.Contains(string(steps), `"name":"users"`) || !strings.Contains(string(steps), "output_tokens_mean: groups differ") {
+		t.Errorf("no users widening in the report: %s", steps)
+	}
+	metrics, _ := json.Marshal(got["metrics"])
+	if !strings.Contains(string(metrics), "+users") {
+		t.Errorf("no gate widened for users: %s", metrics)
+	}
+}
+
 // TestJudgeClickHouseLongRun: arms spanning 3 hours and 1.5 hours are
 // aggregated on wider slices than the policy's (40 s and 20 s: see
 // sources.MaxStreamSlices), the shorter read again on the longer's, and
@@ -219,7 +279,14 @@ func judgedFromBoth(t *testing.T, srv *chtest.Server, scenario string, d time.Du
 // through mod (see simToClickHouseWith).
 func judgedFromBothWith(t *testing.T, srv *chtest.Server, scenario string, d time.Duration, mod func([]sources.Request)) (string, map[string]any, []sources.Input) {
 	t.Helper()
-	b, c := simToClickHouseWith(t, srv, scenario, "req", t.TempDir(), d, mod)
+	return judgedFromBothEdited(t, srv, scenario, d, mod, nil)
+}
+
+// judgedFromBothEdited is judgedFromBothWith with each record's line
+// edited (see simToClickHouseEdited).
+func judgedFromBothEdited(t *testing.T, srv *chtest.Server, scenario string, d time.Duration, mod func([]sources.Request), edit func(arm sources.Arm, i int, line string) string) (string, map[string]any, []sources.Input) {
+	t.Helper()
+	b, c := simToClickHouseEdited(t, srv, scenario, "req", t.TempDir(), d, mod, edit)
 	code, out, errs := runCLI(t, nil, chArgs(srv.URL, "--format", "json", "--resamples", "200")...)
 	if code != 0 && code != 1 && code != 3 {
 		t.Fatalf("exit %d: %s", code, errs)

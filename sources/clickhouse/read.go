@@ -78,6 +78,7 @@ type row struct {
 	QualityChecked, QualityFailed                         count
 	BadStatus, BadTTFT, BadLatency, BadE2E, BadCount      count
 	BadCanceledBy                                         count
+	UG, Named, OutputSq                                   count // rowUsers: the group, its records naming a user, Σ output tokens²
 	// SumTTFT, SumTPOT and SumE2E sum the histograms' latencies, each
 	// rounded to the nanosecond (sources.LatencyNanos)
 	SumTTFT, SumTPOT, SumE2E count
@@ -120,7 +121,8 @@ func (r *row) UnmarshalJSON(b []byte) error {
 		"admitted": &r.Admitted, "judged": &r.Judged, "judged_good": &r.JudgedGood, "started": &r.Started, "unv_ttft": &r.UnvTTFT, "unv_tpot": &r.UnvTPOT, "unv_e2e": &r.UnvE2E,
 		"unv_max_itl": &r.UnvMaxITL, "unv_quality": &r.UnvQuality, "unv_class": &r.UnvClass, "quality_checked": &r.QualityChecked, "quality_failed": &r.QualityFailed, "bad_status": &r.BadStatus, "bad_ttft": &r.BadTTFT,
 		"bad_latency": &r.BadLatency, "bad_e2e": &r.BadE2E, "bad_count": &r.BadCount, "bad_canceled_by": &r.BadCanceledBy,
-		"sum_ttft": &r.SumTTFT, "sum_tpot": &r.SumTPOT, "sum_e2e": &r.SumE2E}
+		"sum_ttft": &r.SumTTFT, "sum_tpot": &r.SumTPOT, "sum_e2e": &r.SumE2E,
+		"ug": &r.UG, "named": &r.Named, "output_sq": &r.OutputSq}
 	for k, p := range ints {
 		v, ok := m[k]
 		if !ok {
@@ -250,6 +252,10 @@ type assembler struct {
 	shift uint
 	// canon holds each row's digest, for the input's sha256
 	canon []string
+	// users tallies the count gates per group of users (rowUsers rows,
+	// when the table names users); hasUsers is set by the first
+	users    sources.UserTally
+	hasUsers bool
 }
 
 // widen doubles the slice width when the arm's rows span
@@ -297,6 +303,12 @@ func (as *assembler) get(k cellKey) *aggcell.Cell {
 
 // add counts one row.
 func (as *assembler) add(r *row) error {
+	if r.M == rowUsers {
+		// a group of users over the window: no slice
+		as.canon = append(as.canon, rowDigest("u %d %d %d %d %d %d %d %d %d %d %d", r.UG, r.Named, r.N, r.Good, r.Failed, r.Rejected, r.Canceled, r.Retried,
+			r.OutputTokens, r.Completed-r.OutputUnknown, r.OutputSq))
+		return as.addUsers(r)
+	}
 	if r.M == rowEnded {
 		// an end, not an arrival: it places nothing on the grid
 		as.canon = append(as.canon, rowDigest("e %d %q %d", int64(r.S), r.Rep, r.N))
@@ -395,6 +407,26 @@ func (as *assembler) add(r *row) error {
 	return nil
 }
 
+// addUsers counts a rowUsers row into the arm's UserTally as
+// sources.UserTally.Add counts its records.
+func (as *assembler) addUsers(r *row) error {
+	if r.UG < 0 || r.UG >= sources.UserGroups {
+		return fmt.Errorf("a group of users %d outside 0 … %d", r.UG, sources.UserGroups-1)
+	}
+	as.hasUsers = true
+	u, g := &as.users, int(r.UG)
+	u.Named = u.Named || r.Named > 0
+	for k, n := range []count{r.Good, r.Failed, r.Rejected, r.Canceled, r.Retried} {
+		u.Num[k][g] += int64(n)
+		u.Den[k][g] += int64(r.N)
+		u.Sq[k] += int64(n) // a 0/1 numerator is its own square
+	}
+	u.Num[5][g] += int64(r.OutputTokens)
+	u.Den[5][g] += int64(r.Completed - r.OutputUnknown)
+	u.Sq[5] += int64(r.OutputSq)
+	return nil
+}
+
 // replicaRoom reports whether replica rep's rows are counted: false once
 // the rows have named more than sources.MaxReplicas replicas, when every
 // replica's state is dropped (tooManyReplicas).
@@ -459,6 +491,10 @@ func (as *assembler) finish() (*sources.Aggregate, int64, []string, error) {
 	var edges loglin.Edges
 	out := &sources.Aggregate{Profile: "requests", Exact: true, GoodTokensCounted: true, LatencySums: true, Step: step, Replicas: tracks, ReplicasUnnamed: tracks == nil,
 		AttemptKnown: as.attemptKnown, QualityChecked: as.qualityChecked, QualityFailed: as.qualityFailed}
+	if as.hasUsers {
+		users := as.users
+		out.Users = &users
+	}
 	if as.tooManyReplicas {
 		out.Notes = append(out.Notes, sources.TooManyReplicas())
 	}

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/goodput-dev/goodput/sources"
 )
 
 // QuoteIdent returns name as a backquoted ClickHouse identifier with every
@@ -139,7 +141,7 @@ func CheckWhere(w string) error {
 // Fields of the native request log (DESIGN.md §3) that the aggregate
 // reads, in the order of Columns.
 var fieldNames = []string{"ts", "status", "ttft_s", "tpot_s", "e2e_s", "max_itl_s",
-	"prompt_tokens", "output_tokens", "cached_tokens", "class", "replica", "attempt", "quality_ok", "canceled_by"}
+	"prompt_tokens", "output_tokens", "cached_tokens", "class", "replica", "attempt", "quality_ok", "canceled_by", "user"}
 
 // FieldNames lists the native-log fields a column mapping may name.
 func FieldNames() []string { return append([]string(nil), fieldNames...) }
@@ -342,9 +344,9 @@ func resolve(t tableInfo, c Columns) (resolved, error) {
 			return r, fmt.Errorf("column %s (status) has type %s: want String or Enum with ok, error, timeout, canceled, rejected", QuoteIdent(col), sanitize(typ, 60))
 		case f == "canceled_by" && !(base == "String" || strings.HasPrefix(base, "FixedString") || strings.HasPrefix(base, "Enum")):
 			return r, fmt.Errorf("column %s (canceled_by) has type %s: want String or Enum with client, server", QuoteIdent(col), sanitize(typ, 60))
-		case f != "ts" && f != "status" && f != "class" && f != "replica" && f != "canceled_by" && !isNumeric(base):
+		case f != "ts" && f != "status" && f != "class" && f != "replica" && f != "canceled_by" && f != "user" && !isNumeric(base):
 			return r, fmt.Errorf("column %s (%s) has type %s: want a number", QuoteIdent(col), f, sanitize(typ, 60))
-		case (f == "class" || f == "replica") && !(base == "String" || strings.HasPrefix(base, "FixedString") || strings.HasPrefix(base, "Enum") || isNumeric(base)):
+		case (f == "class" || f == "replica" || f == "user") && !(base == "String" || strings.HasPrefix(base, "FixedString") || strings.HasPrefix(base, "Enum") || isNumeric(base)):
 			return r, fmt.Errorf("column %s (%s) has type %s: want String", QuoteIdent(col), f, sanitize(typ, 60))
 		}
 		r.col[f], r.typ[f] = col, typ
@@ -380,6 +382,7 @@ const (
 	rowCounts  = 0 // counters and histograms of one slice × stratum
 	rowReplica = 4 // one replica's requests in one slice
 	rowEnded   = 5 // one replica's requests in flight that ended in one slice
+	rowUsers   = 6 // one group of users' requests over the window (sources.UserTally)
 )
 
 // zeroBin is the bin of values ≤ 0 in the query's output (loglin.Zero).
@@ -445,6 +448,13 @@ func buildQuery(p *Plan, table string, cols resolved, where string, start, end f
 		} else {
 			add("''", f.name)
 		}
+	}
+	// the user a record names ("" or NULL: none), for the groups of
+	// users (sources.UserOf)
+	if c := col("user"); c != "" {
+		add("ifNull(toString("+c+"), '')", "user")
+	} else {
+		add("''", "user")
 	}
 	if c := col("quality_ok"); c != "" {
 		// 0 unknown, 1 ok, 2 bad
@@ -646,6 +656,12 @@ func buildQuery(p *Plan, table string, cols resolved, where string, start, end f
 			" AND "+a("s")+" < "+strconv.FormatInt(e.UntilSlice, 10)+")")
 	}
 	add2(strings.Join(excl, " OR "), "excl")
+	// the group of users (sources.UserOf: 1 + sipHash64 of the name mod
+	// 64), or of a record naming none (its arrival in microseconds:
+	// sources.unnamedGroup), and whether it named one
+	add2(a("user")+" != ''", "named")
+	add2("if("+a("user")+" != '', sipHash64("+a("user")+") % "+strconv.Itoa(sources.UserGroups)+
+		", sipHash64(toUInt64("+a("t")+" * 1000000)) % "+strconv.Itoa(sources.UserGroups)+")", "ug")
 	for _, n := range []string{"label", "rep", "prompt", "output", "cached", "attempt", "bad_count", "ttft_k", "e2e_k", "ttft", "e2e"} {
 		l2 = append(l2, a(n))
 	}
@@ -655,8 +671,14 @@ func buildQuery(p *Plan, table string, cols resolved, where string, start, end f
 	// one per request naming a replica, and one more per request in
 	// flight on a replica, counted in the slice it ended in
 	m := a("m")
-	level3 := "SELECT *, arrayJoin([0, 4, 5]) AS " + m + " FROM (" + level2 + ")"
-	keep := "(" + m + " = 0 AND NOT " + a("excl") + ") OR (" + m + " = 4 AND " + a("rep") + " != '') OR (" + m + " = 5 AND " + a("fl") + ")"
+	kinds := "[0, 4, 5]"
+	if col("user") != "" {
+		// and one per request in its group of users, when the table
+		// names users
+		kinds = "[0, 4, 5, 6]"
+	}
+	level3 := "SELECT *, arrayJoin(" + kinds + ") AS " + m + " FROM (" + level2 + ")"
+	keep := "(" + m + " = 0 AND NOT " + a("excl") + ") OR (" + m + " = 4 AND " + a("rep") + " != '') OR (" + m + " = 5 AND " + a("fl") + ") OR (" + m + " = 6 AND NOT " + a("excl") + ")"
 	// a histogram is one column: sumMap's sorted bins and their counts;
 	// a replica's row has its TTFT and TPOT histograms, for its per-slice
 	// medians and tail shares, without its own warm-up (as the streaming
@@ -675,7 +697,10 @@ func buildQuery(p *Plan, table string, cols resolved, where string, start, end f
 		return "sumIf(toInt64(floor(" + a(n) + " * 1e9 + 0.5)), " + m + " = 0 AND " + ok + " AND " + a(n+"_k") + ") AS sum_" + n
 	}
 	sel := []string{
-		"if(" + m + " = 5, " + a("se") + ", " + a("s") + ") AS s",
+		"multiIf(" + m + " = 5, " + a("se") + ", " + m + " = 6, toInt64(0), " + a("s") + ") AS s",
+		"if(" + m + " = 6, toUInt64(" + a("ug") + "), toUInt64(0)) AS ug",
+		"countIf(" + a("named") + ") AS named",
+		"sumIf(" + a("output") + " * " + a("output") + ", " + ok + " AND " + a("output") + " >= 0) AS output_sq",
 		m + " AS m",
 		"if(" + m + " >= 4, '', " + a("label") + ") AS label",
 		"if(" + m + " >= 4, 0, " + a("pb") + ") AS pb",
@@ -728,6 +753,6 @@ func buildQuery(p *Plan, table string, cols resolved, where string, start, end f
 	}
 	return "SELECT " + strings.Join(sel, ", ") +
 		" FROM (" + level3 + ") WHERE " + keep +
-		" GROUP BY s, m, label, pb, pc, cb, rep" +
+		" GROUP BY s, m, label, pb, pc, cb, rep, ug" +
 		" FORMAT JSONEachRow"
 }

@@ -118,7 +118,9 @@ func (d *decoder) fastRecord(b []byte, r *sources.Request) int {
 			case fClass:
 				r.Class = d.internStr(v)
 			case fUser:
-				r.User = sources.UserOf(v)
+				if len(v) > 0 { // "" names no one, as if absent
+					r.User = sources.UserOf(v)
+				}
 			case fCanceledBy:
 				if len(v) > 0 { // "" is unknown, as if absent
 					by, e := canceledBy(v)

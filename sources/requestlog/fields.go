@@ -397,7 +397,9 @@ func (d *decoder) set(r *sources.Request, f field, k kind, v []byte) *lineErr {
 		if k != kString && k != kText && k != kNumber {
 			return wrongType(f, k)
 		}
-		r.User = sources.UserOf(v)
+		if len(v) > 0 { // "" names no one, as if absent
+			r.User = sources.UserOf(v)
+		}
 	}
 	return nil
 }

@@ -248,6 +248,7 @@ const RequestTable = `CREATE TABLE %s (
   class Nullable(String),
   replica Nullable(String),
   attempt Nullable(Int64),
+  user Nullable(String),
   quality_ok Nullable(UInt8),
   canceled_by Nullable(String),
   arm String
