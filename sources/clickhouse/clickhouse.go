@@ -28,7 +28,7 @@
 // native-log fields the table lacks read as unknown. Columns map like the
 // native request log (DESIGN.md §3: ts, status, ttft_s, tpot_s, e2e_s,
 // max_itl_s, prompt_tokens, output_tokens, cached_tokens, class, replica,
-// attempt, quality_ok, canceled_by; latencies in seconds); a Columns mapping names
+// attempt, quality_ok, canceled_by, user; latencies in seconds); a Columns mapping names
 // other columns. ts is unix seconds (any number type) or DateTime; a NULL
 // or NaN latency is unknown. Rows the native log's reader refuses (an
 // unknown status, a completion without ttft_s, a negative or infinite
