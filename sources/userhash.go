@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 	"math/bits"
+	"strconv"
 )
 
 // sipHash64 is SipHash-2-4 with a key of zeros over b: ClickHouse's
@@ -66,4 +67,20 @@ func unnamedGroup(r *Request) int {
 		binary.LittleEndian.PutUint64(b[:], math.Float64bits(r.TTFT))
 	}
 	return int(sipHash64(b[:]) % UserGroups)
+}
+
+// UserNames gives each group of users (index: Request.User − 1) a name
+// that hashes to it: the first "user-<k>" that does. A writer holding only
+// a request's group (the simulator's logs, tests) names its user so that
+// the group reads back the same.
+func UserNames() [UserGroups]string {
+	var out [UserGroups]string
+	for k, left := 0, UserGroups; left > 0; k++ {
+		name := "user-" + strconv.Itoa(k)
+		if g := UserOf([]byte(name)) - 1; out[g] == "" {
+			out[g] = name
+			left--
+		}
+	}
+	return out
 }

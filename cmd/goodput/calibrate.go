@@ -63,7 +63,7 @@ func defaultCalibrationJudges() []string { return []string{"goodput", "kayenta",
 // blind to. The older 15-minute scenarios (steady, regress-10, …) remain
 // available by name.
 func defaultCalibrationScenarios() []string {
-	return []string{"aa-quiet-30m", "aa-replica-spread-30m", "mix-shift-labels", "masked-regression", "regress-latency-10", "regress-latency-10-edge", "cold-start-30m",
+	return []string{"aa-quiet-30m", "aa-replica-spread-30m", "aa-sticky-users", "mix-shift-labels", "masked-regression", "regress-latency-10", "regress-latency-10-edge", "cold-start-30m",
 		"bs-short-outputs", "bs-half-outputs", "bs-shed-8", "bs-retry-5", "bs-errors-canceled", "bs-server-cancels",
 		"bs-errors-rejected", "bs-class-ttft-50", "bs-slow-start-10m", "bs-tpot-leak", "bs-replica-lost",
 		"bs-replica-restart", "bs-error-burst", "bs-answers-run-on", "bs-log-drops-slow", "baseline-error-burst", "shared-error-burst"}
@@ -147,6 +147,11 @@ func expectedFor(name string) expectation {
 		// no pass-rate target: with replicas 3–7% apart the honest
 		// interval is wide, and passes are few
 		return expectation{"A/A", analysis.Pass, "identical arms whose replicas differ in speed all run", nil}
+	case "aa-sticky-users":
+		// no pass-rate target: 500 users a side whose answers differ
+		// by σ 0.5 of the log cannot show a 5% difference in answer
+		// length in 30 minutes
+		return expectation{"A/A", analysis.Pass, "identical arms behind a sticky router, 500 users each whose prompts and answers differ", []target{{analysis.Fail, true, 0.05}}}
 	case "mix-shift-labels":
 		return expectation{"confounder", analysis.Pass, "35% → 10% long prompts, identical per-class behaviour", nil}
 	case "masked-regression":

@@ -27,6 +27,7 @@ type simReq struct {
 	id       int32
 	class    int32
 	group    int32 // prefix group, -1 none
+	user     int32 // the user who sent it (Traffic.Users), -1 none
 	prompt   int32
 	output   int32
 	attempt  int32
@@ -492,7 +493,7 @@ func (s *armSim) run(ctx context.Context) error {
 		if haveArr && (len(s.events) == 0 || s.arrs[s.next].t < s.events[0].t) {
 			a := s.arrs[s.next]
 			s.next++
-			r := &simReq{class: a.class, group: a.group, prompt: a.prompt, output: a.output, attempt: 1}
+			r := &simReq{class: a.class, group: a.group, user: a.user, prompt: a.prompt, output: a.output, attempt: 1}
 			s.live++
 			s.changeOutput(r)
 			if j := s.spec.TPOTJitter; j > 0 {
@@ -805,6 +806,9 @@ func (s *armSim) record(q *simReq, t float64, st sources.Status) {
 	rec.PromptTokens = int64(q.prompt)
 	rec.Class = s.sc.Traffic.Classes[q.class].Name
 	rec.Attempt = q.attempt
+	if q.user >= 0 {
+		rec.User = sources.UserOf([]byte(userName(s.arm, q.user, s.sc.Traffic.Users.Shared)))
+	}
 	if st == sources.StatusCanceled && s.spec.LogCanceledBy {
 		rec.CanceledBy = sources.CanceledByClient
 	}
@@ -1163,7 +1167,7 @@ func (s *armSim) maybeRetry(q *simReq, st sources.Status, t float64) {
 		delay *= 1 + rt.Jitter*(2*s.cli.Float64()-1)
 	}
 	if at := t + delay; at < s.end {
-		nq := &simReq{class: q.class, group: q.group, prompt: q.prompt, output: q.output, attempt: q.attempt + 1, emptyOut: q.emptyOut, jitter: q.jitter}
+		nq := &simReq{class: q.class, group: q.group, user: q.user, prompt: q.prompt, output: q.output, attempt: q.attempt + 1, emptyOut: q.emptyOut, jitter: q.jitter}
 		s.live++
 		s.push(event{t: at, kind: evRetry, req: nq})
 	}

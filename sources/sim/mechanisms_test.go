@@ -2,11 +2,13 @@ package sim
 
 import (
 	"context"
+	"math"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/goodput-dev/goodput/sources"
+	"github.com/goodput-dev/goodput/sources/requestlog"
 )
 
 func lastCounters(res *Result, arm sources.Arm) (c EngineCounters) {
@@ -179,5 +181,95 @@ func TestRunCanceled(t *testing.T) {
 	sc.Traffic.CanaryShare = 0
 	if _, err := Run(context.Background(), sc, 1, 0); err == nil || !strings.Contains(err.Error(), "canary_share") {
 		t.Errorf("an invalid scenario must be refused naming the key, got %v", err)
+	}
+}
+
+// Users: aa-sticky-users names a user on every record, the arms' users
+// apart (sticky) or the same (shared); a user's answers are its own
+// (their spread between users is far beyond what one user's requests
+// give); the log names them so that each reads back in its group; a
+// scenario without users names none.
+func TestUsers(t *testing.T) {
+	sc, err := Builtin("aa-sticky-users")
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups := func(rs []sources.Request) map[uint8]int {
+		out := map[uint8]int{}
+		for i := range rs {
+			if rs[i].User == 0 {
+				t.Fatalf("record %d names no user", i)
+			}
+			out[rs[i].User]++
+		}
+		return out
+	}
+	for _, shared := range []bool{false, true} {
+		sc.Traffic.Users.Shared = shared
+		res, err := Run(context.Background(), sc, 1, 5*time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gb, gc := groups(res.Baseline), groups(res.Canary)
+		if len(gb) < 60 || len(gc) < 60 {
+			t.Errorf("shared %v: %d and %d groups of users", shared, len(gb), len(gc))
+		}
+		var buf strings.Builder
+		if err := WriteRequestLog(&buf, res.Canary); err != nil {
+			t.Fatal(err)
+		}
+		back, err := requestlog.Read(context.Background(), "c.jsonl", strings.NewReader(buf.String()), sources.Canary)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range back.Requests {
+			if back.Requests[i].User != res.Canary[i].User {
+				t.Fatalf("record %d: group %d written, %d read back", i, res.Canary[i].User, back.Requests[i].User)
+			}
+		}
+	}
+	// each user's answers are its own: the mean output length per group
+	// of users spreads far more than the requests' spread allows
+	sc.Traffic.Users.Shared = false
+	res, err := Run(context.Background(), sc, 1, 10*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum, sq [sources.UserGroups + 1]float64
+	var n [sources.UserGroups + 1]float64
+	var all, allSq, allN float64
+	for _, r := range res.Canary {
+		if r.Status == sources.StatusOK && r.OutputTokens > 0 && r.Class == "chat" {
+			x := math.Log(float64(r.OutputTokens))
+			sum[r.User] += x
+			sq[r.User] += x * x
+			n[r.User]++
+			all, allSq, allN = all+x, allSq+x*x, allN+1
+		}
+	}
+	within := allSq/allN - (all/allN)*(all/allN)
+	var between, groupsSeen float64
+	for g := 1; g <= sources.UserGroups; g++ {
+		if n[g] > 0 {
+			d := sum[g]/n[g] - all/allN
+			between += d * d / (within / n[g])
+			groupsSeen++
+		}
+	}
+	if ratio := between / groupsSeen; ratio < 3 {
+		t.Errorf("the groups' mean log answer length spreads %.2f× what the requests give: users have no answers of their own", ratio)
+	}
+	plain, err := Builtin("aa-quiet-30m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err = Run(context.Background(), plain, 1, 3*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range res.Baseline {
+		if res.Baseline[i].User != 0 {
+			t.Fatalf("aa-quiet-30m names a user on record %d", i)
+		}
 	}
 }

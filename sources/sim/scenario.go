@@ -111,6 +111,23 @@ type Traffic struct {
 	// "chat" (85%, ~600-token prompts, ~180-token outputs, 16 shared
 	// system prompts) and "long" (15%, ~6000-token prompts).
 	Classes []Class `yaml:"classes"`
+	// Users, when Count > 0, are who send the requests (see Users).
+	Users Users `yaml:"users"`
+}
+
+// Users model who sends the requests: each first attempt comes from one
+// of Count users, drawn uniformly, whose prompts and answers are
+// exp(σ·N(0,1)) times what the request's class draws (PromptSigma and
+// OutputSigma on the log scale, 0 = no difference; within the class's
+// min and max). By default each arm serves users of its own (a sticky
+// router: a cookie or a hash of a user header keeps a user on one arm);
+// Shared makes both arms serve the same users, alike in both (each
+// request routed anywhere). The logs name each request's user (user).
+type Users struct {
+	Count       int     `yaml:"count"`
+	Shared      bool    `yaml:"shared"`
+	PromptSigma float64 `yaml:"prompt_sigma"`
+	OutputSigma float64 `yaml:"output_sigma"`
 }
 
 // RatePoint is one point of a rate schedule.
@@ -617,6 +634,9 @@ func (sc *Scenario) validate() []*fieldError {
 	v.check(t.CanaryShare > 0 && t.CanaryShare < 1, "traffic.canary_share", "must be in (0, 1)")
 	v.check(t.Split == "independent" || t.Split == "mirrored", "traffic.split", "must be independent or mirrored")
 	v.check(t.Split != "mirrored" || t.CanaryShare == 0.5, "traffic.split", "mirrored needs canary_share 0.5")
+	v.check(t.Users.Count >= 0 && t.Users.Count <= 10_000_000, "traffic.users.count", "must be in [0, 10000000]")
+	v.check(t.Users.PromptSigma >= 0 && t.Users.PromptSigma <= 3, "traffic.users.prompt_sigma", "must be in [0, 3]")
+	v.check(t.Users.OutputSigma >= 0 && t.Users.OutputSigma <= 3, "traffic.users.output_sigma", "must be in [0, 3]")
 	v.check(len(t.Classes) > 0, "traffic.classes", "at least one class is needed")
 	for _, k := range sortedKeys(sc.SLO.Classes) {
 		c := sc.SLO.Classes[k]

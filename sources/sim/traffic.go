@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
+	"strconv"
 
 	"github.com/goodput-dev/goodput/sources"
 )
@@ -24,6 +25,8 @@ const (
 	streamJitter     = 80  // + arm index: per-request TPOT jitter
 	streamReplica    = 90  // + arm index: replicas' own speeds
 	streamRouter     = 100 // + arm index: the random router's picks
+	streamUsers      = 110 // + arm index: which user sends each request
+	streamUserTraits = 120 // + arm index (+ 2 when the arms share users): the users' own lengths
 )
 
 func armIndex(a sources.Arm) uint64 {
@@ -44,6 +47,7 @@ type arrival struct {
 	prompt int32
 	output int32
 	group  int32 // prefix group index within the class, -1 none
+	user   int32 // the user who sent it (Traffic.Users), -1 none
 }
 
 // rateGrid returns the total offered rate (requests/s) in each one-second
@@ -172,6 +176,61 @@ func (cs *classSampler) draw(rng *rand.Rand, a *arrival) {
 	}
 }
 
+// userSampler draws each request's user and applies the user's own
+// prompt and answer lengths (Traffic.Users), on streams of its own, so a
+// scenario without users draws as before.
+type userSampler struct {
+	pick           *rand.Rand
+	prompt, output []float64 // per user: the factor on the class's draw
+}
+
+// newUserSampler is the arm's sampler; nil when the scenario has no users.
+func newUserSampler(u Users, seed uint64, arm sources.Arm) *userSampler {
+	if u.Count <= 0 {
+		return nil
+	}
+	traits := streamUserTraits + armIndex(arm)
+	if u.Shared {
+		traits = streamUserTraits + 2
+	}
+	trng := newRand(seed, traits)
+	us := &userSampler{pick: newRand(seed, streamUsers+armIndex(arm)), prompt: make([]float64, u.Count), output: make([]float64, u.Count)}
+	for k := range u.Count {
+		us.prompt[k] = math.Exp(u.PromptSigma * trng.NormFloat64())
+		us.output[k] = math.Exp(u.OutputSigma * trng.NormFloat64())
+	}
+	return us
+}
+
+// draw gives arrival a its user and that user's lengths, within the
+// class's bounds.
+func (us *userSampler) draw(a *arrival, c *Class) {
+	a.user = -1
+	if us == nil {
+		return
+	}
+	k := us.pick.IntN(len(us.prompt))
+	a.user = int32(k)
+	scale := func(v int32, f float64, d Dist) int32 {
+		x := max(math.Round(float64(v)*f), float64(max(d.Min, 1)))
+		if d.Max > 0 {
+			x = min(x, float64(d.Max))
+		}
+		return int32(x)
+	}
+	a.prompt = scale(a.prompt, us.prompt[k], c.PromptTokens)
+	a.output = scale(a.output, us.output[k], c.OutputTokens)
+}
+
+// userName is the name a log gives user k of arm (users of its own) or of
+// both arms (shared).
+func userName(arm sources.Arm, k int32, shared bool) string {
+	if shared {
+		return "u" + strconv.Itoa(int(k))
+	}
+	return string(arm) + "-u" + strconv.Itoa(int(k))
+}
+
 // drawLen samples a token length from d.
 func drawLen(rng *rand.Rand, d Dist) int {
 	var x float64
@@ -209,6 +268,7 @@ func arrivals(sc *Scenario, seed uint64, arm sources.Arm, grid []float64, dur fl
 	}
 	rng := newRand(seed, stream)
 	cs := newClassSampler(sc.Traffic.Classes, sc.Arm(arm).ClassWeights)
+	us := newUserSampler(sc.Traffic.Users, seed, arm)
 	expected := 0.0
 	for _, r := range grid {
 		expected += r * share
@@ -232,6 +292,7 @@ func arrivals(sc *Scenario, seed uint64, arm sources.Arm, grid []float64, dur fl
 		var a arrival
 		a.t = t
 		cs.draw(rng, &a)
+		us.draw(&a, &sc.Traffic.Classes[a.class])
 		out = append(out, a)
 	}
 	if shed := sc.Arm(arm).Shed; shed > 0 {

@@ -17,10 +17,13 @@ import (
 // (DESIGN.md §3): one object per line with ts (unix seconds, 6 decimals),
 // status, and the known ones of ttft_s, tpot_s, e2e_s, max_itl_s (seconds, 6
 // decimals), prompt_tokens, output_tokens, cached_tokens, class, replica,
-// attempt, quality_ok and canceled_by. Unknown fields are left out.
+// attempt, quality_ok and canceled_by. Unknown fields are left out. A
+// record's user, of which only the group is kept, is written as a name of
+// that group (sources.UserNames), so it reads back in the same group.
 func WriteRequestLog(w io.Writer, reqs []sources.Request) error {
 	bw := bufio.NewWriterSize(w, 1<<16)
 	buf := make([]byte, 0, 256)
+	var users *[sources.UserGroups]string // named once a record has a user
 	for i := range reqs {
 		r := &reqs[i]
 		buf = append(buf[:0], `{"ts":`...)
@@ -51,6 +54,13 @@ func WriteRequestLog(w io.Writer, reqs []sources.Request) error {
 			buf = append(buf, `,"canceled_by":"`...)
 			buf = append(buf, r.CanceledBy.String()...)
 			buf = append(buf, '"')
+		}
+		if r.User != 0 {
+			if users == nil {
+				names := sources.UserNames()
+				users = &names
+			}
+			buf = appendString(buf, "user", users[r.User-1])
 		}
 		buf = append(buf, "}\n"...)
 		if _, err := bw.Write(buf); err != nil {
