@@ -23,7 +23,8 @@ import (
 // nothing, a millisecond or an hour, in order or not; every status;
 // latencies missing, zero, a nanosecond or a day; token counts missing,
 // 0, 1 or 100,000; labels missing, unknown or with terminal escapes;
-// zero to four replicas; attempts, cancels and quality flags now and then.
+// zero to four replicas; none, three or 500 users, named by numbers,
+// escapes or nothing; attempts, cancels and quality flags now and then.
 func randomArmLog(rng *rand.Rand, arm string) []byte {
 	n := []int{0, 1, 2, 3, 5, 20, 60, 300, 2000}[rng.IntN(9)]
 	span := []float64{0, 0.001, 1, 10, 95, 600, 3600}[rng.IntN(7)]
@@ -60,6 +61,8 @@ func randomArmLog(rng *rand.Rand, arm string) []byte {
 	statuses := []string{"ok", "ok", "ok", "ok", "error", "timeout", "canceled", "rejected"}
 	classes := []string{"", "chat", "long", "a\x1b[31mred", "x"}
 	replicas := rng.IntN(5)
+	// users: none, a handful, or more than the groups they hash into
+	users := []int{0, 0, 3, 500}[rng.IntN(4)]
 	var buf bytes.Buffer
 	for i := range n {
 		ts := t0 + rng.Float64()*span
@@ -114,6 +117,18 @@ func randomArmLog(rng *rand.Rand, arm string) []byte {
 		}
 		if rng.IntN(4) == 0 {
 			r["quality_ok"] = rng.IntN(5) != 0
+		}
+		if users > 0 && rng.IntN(6) != 0 {
+			switch k := rng.IntN(users); rng.IntN(8) {
+			case 0:
+				r["user"] = k // a number
+			case 1:
+				r["user"] = "" // no one
+			case 2:
+				r["user"] = "u\x1b[31m" + strconv.Itoa(k)
+			default:
+				r["user"] = arm + "-u" + strconv.Itoa(k)
+			}
 		}
 		line, err := json.Marshal(r)
 		if err != nil {
