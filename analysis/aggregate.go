@@ -678,6 +678,7 @@ func (j *aggJudgement) report() *Report {
 		j.warnf("traffic mix: %s", ms)
 		heldDecided(r, ms)
 	}
+	heldDecided(r, fewUsersApart(j.b.ds.Agg.Users, j.cRaw.ds.Agg.Users))
 	cov := coverageOf(j.b, j.c)
 	applyCoverage(r, cov)
 	for _, m := range append(append(cov.missing, cov.canaryLost...), cov.events...) {

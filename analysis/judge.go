@@ -306,6 +306,7 @@ func (j *judgement) report() *Report {
 		j.warnf("traffic mix: %s", ms)
 		heldDecided(r, ms)
 	}
+	heldDecided(r, fewUsersApart(j.b.userTally(), j.c.userTally()))
 	j.warns = append(j.warns, metricsWarnings(j.b, j.c)...)
 	internalView(r, armWork(j.b), armWork(j.c), j.p.Window.Bucket.Seconds())
 	r.Warnings = onceForBothArms(j.warns, j.b.ds, j.c.ds)

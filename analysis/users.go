@@ -197,3 +197,31 @@ const usersAdvice = "the arms' users set part of this interval (widened for user
 
 // widenedByUsers reports whether gate m's interval was widened for users.
 func widenedByUsers(m Metric) bool { return strings.Contains(m.Method, "+users") }
+
+// fewUsersApart says why a decided run is held when the records name so
+// few users that they fill fewer than MinUserGroups groups and some group
+// is served by one arm only (a few tenants, each kept on one arm): their
+// spread cannot be read, and the arms may differ by who they served; ""
+// otherwise (users named in both arms, or enough of them to read).
+func fewUsersApart(b, c *sources.UserTally) string {
+	if b == nil || c == nil || !(b.Named || c.Named) {
+		return ""
+	}
+	held, apart := 0, 0
+	for g := range sources.UserGroups {
+		// gate 0 counts every record
+		nb, nc := b.Den[0][g], c.Den[0][g]
+		if nb+nc == 0 {
+			continue
+		}
+		held++
+		if nb == 0 || nc == 0 {
+			apart++
+		}
+	}
+	if held >= MinUserGroups || apart == 0 {
+		return ""
+	}
+	return fmt.Sprintf("the records name so few users that they fill %d of %d groups, %d of them served by one arm only: too few users to tell the change from who each arm served (name more users, or route each user to both arms)",
+		held, sources.UserGroups, apart)
+}

@@ -139,3 +139,34 @@ func TestUsersWidenOnBothPaths(t *testing.T) {
 		}
 	}
 }
+
+// A few users, each kept on one arm (three a side), fill too few groups to
+// read their spread: a decided run is held inconclusive on both paths,
+// the reason saying so; the same three users in both arms are judged as
+// they stand.
+func TestFewUsersApart(t *testing.T) {
+	p := chat(t)
+	for _, shared := range []bool{false, true} {
+		f := func(uint64) fleet { x := aaFleet(0); x.users, x.sharedUsers = 3, shared; return x }
+		b, c := fleetArms(f(1), f(1), 1)
+		cfg := Config{Policy: p, Resamples: 200, Seed: 1}
+		exact, err := Judge(b, c, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ab, ac, err := StreamedArms(b, c, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		agg, err := Judge(ab, ac, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for path, r := range map[string]*Report{"exact": exact, "aggregate": agg} {
+			held := len(r.Reasons) > 0 && strings.Contains(r.Reasons[0], "too few users to tell the change from who each arm served")
+			if held != !shared || (held && r.Verdict != Inconclusive) {
+				t.Errorf("shared %v, %s: %s, reasons %q", shared, path, r.Verdict, r.Reasons)
+			}
+		}
+	}
+}
