@@ -1200,6 +1200,12 @@ func (j *aggJudgement) evalGate(idx int, g policies.Gate, conf float64) gateEval
 		var optNote []string
 		pess = widenedForUsers(pess, s, &e.m.Adjusted)
 		opt = widenedForUsers(opt, s, &optNote)
+		if sp := spreadOf(j.b.ds.Agg.Users, j.cRaw.ds.Agg.Users, userPromptRow, true); g.Metric == "slo_attainment" && sp.extra > 0 {
+			if slope, se, ok := loadSlope(j.loadBlocks(j.b), j.loadBlocks(j.cRaw)); ok {
+				pess = widenedForUsersLoad(pess, sp, slope, se, &e.m.Adjusted)
+				opt = widenedForUsersLoad(opt, sp, slope, se, &optNote)
+			}
+		}
 	}
 	pessVals, optVals := vals(bBest, cWorst, true), vals(bWorst, cBest, false)
 	e.m.Baseline, e.m.Canary = Num(pessVals[0]), Num(pessVals[1])

@@ -304,6 +304,7 @@ type bucket struct {
 	failed, rejected, canceled float64
 	retries                    float64
 	goodTokens, outTokens      float64
+	promptTokens               float64 // prompt tokens of admitted requests that give their length
 	outUnknown                 float64 // completions without an output length (not in outTokens)
 	outMax                     float64 // the most output tokens of one completion (0: none known)
 	replicaSecs                float64
@@ -830,6 +831,9 @@ func (a *armData) bucketPseudo(p *policies.Policy) {
 func (a *armData) add(b *bucket, i int) {
 	r := &a.ds.Requests[i]
 	b.offered++
+	if r.Status.Admitted() && r.PromptTokens >= 0 {
+		b.promptTokens += float64(r.PromptTokens)
+	}
 	if r.Attempt > 1 {
 		b.retries++
 	}

@@ -225,3 +225,136 @@ func fewUsersApart(b, c *sources.UserTally) string {
 	return fmt.Sprintf("the records name so few users that they fill %d of %d groups, %d of them served by one arm only: too few users to tell the change from who each arm served (name more users, or route each user to both arms)",
 		held, sources.UserGroups, apart)
 }
+
+// The groups of users see what users do to their own requests; they cannot
+// see what users do to the rest of their arm. In a fleet that queues,
+// users of one arm who write longer prompts make every request of that arm
+// wait longer for its prefill: the simulator's aa-sticky-users (500 users
+// a side, prompts σ 0.3 of the log) spreads attainment 2.5× as much as
+// aa-quiet-30m across runs, while answers σ 0.5 of the log alone spread it
+// no more than aa-quiet-30m. So when the arms' users differ in prompt
+// length beyond chance (sources.UserTally's prompt row, V_p the variance
+// it adds to the log ratio of the arms' mean prompt), attainment is also
+// widened by what that difference does through the load: θ²·V_p, with θ
+// the slope of attainment on the log of prompt tokens offered per second
+// across one-minute blocks of both arms, each arm's own mean removed
+// (loadSlope), and θ² read as θ̂² + SE(θ̂)² so a slope known only roughly
+// widens more. Prompt lengths are the traffic's, never the change's.
+
+// userPromptRow is the row of sources.UserTally holding prompt tokens per
+// admitted request.
+const userPromptRow = 6
+
+// loadBlockSeconds is how long a block of loadSlope is: a minute, long
+// enough for a queue to answer the load that arrived in it.
+const loadBlockSeconds = 60.0
+
+// loadBlock is a run of an arm's analysed buckets: its offered and good
+// requests, the prompt tokens its admitted requests gave, and its seconds.
+type loadBlock struct{ offered, good, prompt, secs float64 }
+
+// blocksOf groups an arm's buckets, in time order, into runs of per
+// (the last, shorter run dropped).
+func blocksOf(bs []loadBlock, per int) []loadBlock {
+	var out []loadBlock
+	for i := 0; i+per <= len(bs); i += per {
+		var b loadBlock
+		for _, x := range bs[i : i+per] {
+			b.offered, b.good, b.prompt, b.secs = b.offered+x.offered, b.good+x.good, b.prompt+x.prompt, b.secs+x.secs
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+// loadSlope is the slope of SLO attainment (a fraction) on the log of
+// prompt tokens offered per second across the blocks of every arm given,
+// each arm's weighted means removed (weights: offered requests), with its
+// heteroskedasticity-robust standard error; ok false with fewer than 10
+// blocks holding requests and prompt tokens, or no spread in the load.
+func loadSlope(arms ...[]loadBlock) (slope, se float64, ok bool) {
+	type pt struct{ x, y, w float64 }
+	var pts []pt
+	for _, blocks := range arms {
+		var arm []pt
+		var sw, sx, sy float64
+		for _, b := range blocks {
+			if !(b.offered > 0) || !(b.prompt > 0) || !(b.secs > 0) {
+				continue
+			}
+			p := pt{math.Log(b.prompt / b.secs), b.good / b.offered, b.offered}
+			arm = append(arm, p)
+			sw, sx, sy = sw+p.w, sx+p.w*p.x, sy+p.w*p.y
+		}
+		for _, p := range arm {
+			pts = append(pts, pt{p.x - sx/sw, p.y - sy/sw, p.w})
+		}
+	}
+	if len(pts) < 10 {
+		return 0, 0, false
+	}
+	var sxx, sxy float64
+	for _, p := range pts {
+		sxx += p.w * p.x * p.x
+		sxy += p.w * p.x * p.y
+	}
+	if !(sxx > 0) {
+		return 0, 0, false
+	}
+	slope = sxy / sxx
+	var v float64
+	for _, p := range pts {
+		e := p.y - slope*p.x
+		v += p.w * p.w * p.x * p.x * e * e
+	}
+	return slope, math.Sqrt(v) / sxx, true
+}
+
+// widenedForUsersLoad widens attainment's est by what the arms' users'
+// prompt lengths (s, the prompt row's spread) do through the load, with
+// slope and se from loadSlope; est unchanged when they differ within
+// chance or est has no standard error.
+func widenedForUsersLoad(est stats.Estimate, s userSpread, slope, se float64, adjusted *[]string) stats.Estimate {
+	extra := (slope*slope + se*se) * s.extra
+	if !(extra > 0) || !(est.SE > 0) || math.IsNaN(est.CI.Lo) || math.IsNaN(est.CI.Hi) {
+		return est
+	}
+	f := math.Sqrt(1 + extra/(est.SE*est.SE))
+	est.CI.Lo = est.Point - (est.Point-est.CI.Lo)*f
+	est.CI.Hi = est.Point + (est.CI.Hi-est.Point)*f
+	est.SE *= f
+	est.Method += "+users-load"
+	*adjusted = append(*adjusted, fmt.Sprintf("widened for the load the arms' users put on the fleet: their prompt lengths differ %.2f× as much across %d groups of users as requests alone would (beyond chance), and attainment moves %+.2f pp [±%.2f] with 10%% more prompt tokens offered a second: the interval is %.0f%% wider",
+		s.ratio, s.groups, 100*slope*math.Log(1.1), 100*se*math.Log(1.1), 100*(f-1)))
+	return est
+}
+
+// loadBlocks is loadSlope's blocks of an arm on the request path: its
+// analysed buckets, a stretch left out of both arms counting nothing.
+func (j *judgement) loadBlocks(a *armData) []loadBlock {
+	kept := a.kept()
+	bs := make([]loadBlock, len(kept))
+	for i := range kept {
+		if b := &kept[i]; !b.leftOut {
+			bs[i] = loadBlock{b.offered, b.good, b.promptTokens, b.secs}
+		}
+	}
+	return blocksOf(bs, max(1, int(math.Round(loadBlockSeconds/a.bucketSecs))))
+}
+
+// loadBlocks is loadSlope's blocks of an arm on the aggregate: its
+// analysed slices, as the request path's buckets.
+func (j *aggJudgement) loadBlocks(a *aggArm) []loadBlock {
+	bs := make([]loadBlock, len(a.slices))
+	step := a.ds.Agg.Step
+	for i := range a.slices {
+		s := &a.slices[i]
+		if !s.leftOut {
+			bs[i] = loadBlock{s.offered(), s.goodLo, nanTo0(s.promptTokens), s.end - s.start}
+		}
+	}
+	if !(step > 0) {
+		return nil
+	}
+	return blocksOf(bs, max(1, int(math.Round(loadBlockSeconds/step))))
+}

@@ -133,6 +133,23 @@ func TestUsersWidenOnBothPaths(t *testing.T) {
 					t.Errorf("%s #%d, %s: identical builds fail output_tokens_mean", tc.name, seed, path)
 				}
 			}
+			// the fleet model's users write prompts of their own, which its
+			// shared wave makes a load: attainment is widened for it too,
+			// alike on both paths
+			me, _ := metricNamed(exact, "slo_attainment")
+			ma, _ := metricNamed(agg, "slo_attainment")
+			usersLines := func(m Metric) string {
+				var out []string
+				for _, a := range m.Adjusted {
+					if strings.Contains(a, "users") {
+						out = append(out, a)
+					}
+				}
+				return strings.Join(out, "; ")
+			}
+			if strings.Contains(me.Method, "+users-load") != tc.widened || me.Method != ma.Method || usersLines(me) != usersLines(ma) {
+				t.Errorf("%s #%d: slo_attainment %q / %q\n%q\n%q", tc.name, seed, me.Method, ma.Method, me.Adjusted, ma.Adjusted)
+			}
 			if se, sa := step(exact, "users"), step(agg, "users"); se.Detail != sa.Detail {
 				t.Errorf("%s #%d: the paths read users differently:\n exact     %s\n aggregate %s", tc.name, seed, se.Detail, sa.Detail)
 			}
@@ -168,5 +185,40 @@ func TestFewUsersApart(t *testing.T) {
 				t.Errorf("shared %v, %s: %s, reasons %q", shared, path, r.Verdict, r.Reasons)
 			}
 		}
+	}
+}
+
+// TestLoadSlopeReference checks loadSlope against make_users.py's
+// weighted least squares (numpy) and HC0 standard error on two arms of
+// one-minute blocks whose attainment falls with the log of the prompt
+// load, each at its own level.
+func TestLoadSlopeReference(t *testing.T) {
+	raw, err := os.ReadFile("testdata/users.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ref struct {
+		Load struct {
+			Arms      [][][4]float64
+			Slope, SE float64
+		}
+	}
+	if err := json.Unmarshal(raw, &ref); err != nil {
+		t.Fatal(err)
+	}
+	var arms [][]loadBlock
+	for _, a := range ref.Load.Arms {
+		var bs []loadBlock
+		for _, b := range a {
+			bs = append(bs, loadBlock{offered: b[0], good: b[1], prompt: b[2], secs: b[3]})
+		}
+		arms = append(arms, bs)
+	}
+	slope, se, ok := loadSlope(arms...)
+	if !ok || math.Abs(slope-ref.Load.Slope) > 1e-9*math.Abs(ref.Load.Slope) || math.Abs(se-ref.Load.SE) > 1e-9*ref.Load.SE {
+		t.Errorf("slope %.12g ± %.12g (ok %v), want %.12g ± %.12g", slope, se, ok, ref.Load.Slope, ref.Load.SE)
+	}
+	if _, _, ok := loadSlope(arms[0][:4], arms[1][:5]); ok {
+		t.Error("a slope from 9 blocks")
 	}
 }

@@ -181,10 +181,12 @@ type Request struct {
 // users are, and 64 of them bound the memory a million users would take.
 const UserGroups = 64
 
-// UserGates is how many count gates a UserTally tallies: SLO attainment,
-// error, rejected, canceled and retry shares (over offered requests) and
-// output tokens per completion that gives its length, in that order.
-const UserGates = 6
+// UserGates is how many rows a UserTally tallies: SLO attainment, error,
+// rejected, canceled and retry shares (over offered requests), output
+// tokens per completion that gives its length, and prompt tokens per
+// admitted request that gives its length (what users ask of the fleet),
+// in that order.
+const UserGates = 7
 
 // UserTally is one arm's count gates summed per group of users
 // (Request.User): for each gate (UserGates) the numerator and denominator
@@ -233,6 +235,11 @@ func (u *UserTally) Add(r *Request, good bool) {
 		u.Num[5][g] += r.OutputTokens
 		u.Den[5][g]++
 		u.Sq[5] += r.OutputTokens * r.OutputTokens
+	}
+	if r.Status.Admitted() && r.PromptTokens >= 0 {
+		u.Num[6][g] += r.PromptTokens
+		u.Den[6][g]++
+		u.Sq[6] += r.PromptTokens * r.PromptTokens
 	}
 }
 

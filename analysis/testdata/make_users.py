@@ -139,6 +139,41 @@ def spread(b, c, k, log_scale):
     return {"groups": g, "ratio": vusers / vreq, "extra": max(0.0, vusers - q * vreq)}
 
 
+def load_case(rng):
+    """Two arms of 30 one-minute blocks whose attainment falls with the
+    log of prompt tokens offered a second (slope -0.3), each arm its own
+    level; the slope of attainment on log load with each arm's weighted
+    means removed (weights: offered requests), by weighted least squares
+    through numpy's lstsq, and its HC0 (White) standard error."""
+    arms = []
+    for level in (0.9, 0.93):
+        blocks = []
+        for _ in range(30):
+            offered = float(rng.integers(900, 1300))
+            prompt = offered * 3000 * float(np.exp(0.1 * rng.standard_normal()))
+            p = level - 0.3 * (np.log(prompt / 60) - np.log(1100 * 3000 / 60)) + 0.01 * rng.standard_normal()
+            good = float(rng.binomial(int(offered), min(max(p, 0), 1)))
+            blocks.append([offered, good, prompt, 60.0])
+        arms.append(blocks)
+    xs, ys, ws = [], [], []
+    for blocks in arms:
+        b = np.array(blocks)
+        x = np.log(b[:, 2] / b[:, 3])
+        y = b[:, 1] / b[:, 0]
+        w = b[:, 0]
+        xs.append(x - np.average(x, weights=w))
+        ys.append(y - np.average(y, weights=w))
+        ws.append(w)
+    x, y, w = np.concatenate(xs), np.concatenate(ys), np.concatenate(ws)
+    sw = np.sqrt(w)
+    beta, *_ = np.linalg.lstsq((sw * x)[:, None], sw * y, rcond=None)
+    slope = float(beta[0])
+    e = y - slope * x
+    sxx = float(np.sum(w * x * x))
+    se = float(np.sqrt(np.sum((w * x * e) ** 2)) / sxx)
+    return {"arms": arms, "slope": slope, "se": se}
+
+
 def main():
     rng = np.random.default_rng(20261207)
     cases = []
@@ -163,8 +198,9 @@ def main():
         cases.append({"name": name, "want": want, "groups_held": len(groups),
                       "user_groups": {x["user"]: user_group(x["user"]) for x in (b + c)[:20]},
                       "baseline": [row(x) for x in b], "canary": [row(x) for x in c]})
+    load = load_case(np.random.default_rng(7))
     with open("analysis/testdata/users.json", "w") as f:
-        json.dump({"cases": cases}, f, separators=(",", ":"))
+        json.dump({"cases": cases, "load": load}, f, separators=(",", ":"))
         f.write("\n")
 
 

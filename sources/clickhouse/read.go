@@ -78,7 +78,7 @@ type row struct {
 	QualityChecked, QualityFailed                         count
 	BadStatus, BadTTFT, BadLatency, BadE2E, BadCount      count
 	BadCanceledBy                                         count
-	UG, Named, OutputSq                                   count // rowUsers: the group, its records naming a user, Σ output tokens²
+	UG, Named, OutputSq, PromptSq                         count // rowUsers: the group, its records naming a user, Σ output tokens², Σ prompt tokens²
 	// SumTTFT, SumTPOT and SumE2E sum the histograms' latencies, each
 	// rounded to the nanosecond (sources.LatencyNanos)
 	SumTTFT, SumTPOT, SumE2E count
@@ -122,7 +122,7 @@ func (r *row) UnmarshalJSON(b []byte) error {
 		"unv_max_itl": &r.UnvMaxITL, "unv_quality": &r.UnvQuality, "unv_class": &r.UnvClass, "quality_checked": &r.QualityChecked, "quality_failed": &r.QualityFailed, "bad_status": &r.BadStatus, "bad_ttft": &r.BadTTFT,
 		"bad_latency": &r.BadLatency, "bad_e2e": &r.BadE2E, "bad_count": &r.BadCount, "bad_canceled_by": &r.BadCanceledBy,
 		"sum_ttft": &r.SumTTFT, "sum_tpot": &r.SumTPOT, "sum_e2e": &r.SumE2E,
-		"ug": &r.UG, "named": &r.Named, "output_sq": &r.OutputSq}
+		"ug": &r.UG, "named": &r.Named, "output_sq": &r.OutputSq, "prompt_sq": &r.PromptSq}
 	for k, p := range ints {
 		v, ok := m[k]
 		if !ok {
@@ -305,8 +305,8 @@ func (as *assembler) get(k cellKey) *aggcell.Cell {
 func (as *assembler) add(r *row) error {
 	if r.M == rowUsers {
 		// a group of users over the window: no slice
-		as.canon = append(as.canon, rowDigest("u %d %d %d %d %d %d %d %d %d %d %d", r.UG, r.Named, r.N, r.Good, r.Failed, r.Rejected, r.Canceled, r.Retried,
-			r.OutputTokens, r.Completed-r.OutputUnknown, r.OutputSq))
+		as.canon = append(as.canon, rowDigest("u %d %d %d %d %d %d %d %d %d %d %d %d %d %d", r.UG, r.Named, r.N, r.Good, r.Failed, r.Rejected, r.Canceled, r.Retried,
+			r.OutputTokens, r.Completed-r.OutputUnknown, r.OutputSq, r.PromptTokens, r.Admitted-r.PromptUnknown, r.PromptSq))
 		return as.addUsers(r)
 	}
 	if r.M == rowEnded {
@@ -424,6 +424,9 @@ func (as *assembler) addUsers(r *row) error {
 	u.Num[5][g] += int64(r.OutputTokens)
 	u.Den[5][g] += int64(r.Completed - r.OutputUnknown)
 	u.Sq[5] += int64(r.OutputSq)
+	u.Num[6][g] += int64(r.PromptTokens)
+	u.Den[6][g] += int64(r.Admitted - r.PromptUnknown)
+	u.Sq[6] += int64(r.PromptSq)
 	return nil
 }
 

@@ -701,6 +701,7 @@ func buildQuery(p *Plan, table string, cols resolved, where string, start, end f
 		"if(" + m + " = 6, toUInt64(" + a("ug") + "), toUInt64(0)) AS ug",
 		"countIf(" + a("named") + ") AS named",
 		"sumIf(" + a("output") + " * " + a("output") + ", " + ok + " AND " + a("output") + " >= 0) AS output_sq",
+		"sumIf(" + a("prompt") + " * " + a("prompt") + ", " + a("st") + " != 5 AND " + a("prompt") + " >= 0) AS prompt_sq",
 		m + " AS m",
 		"if(" + m + " >= 4, '', " + a("label") + ") AS label",
 		"if(" + m + " >= 4, 0, " + a("pb") + ") AS pb",
