@@ -101,19 +101,7 @@ func TestUsersWidenOnBothPaths(t *testing.T) {
 				break
 			}
 			b, c := fleetArms(fc.b(seed), fc.c(seed), seed)
-			cfg := Config{Policy: p, Resamples: 200, Seed: 1}
-			exact, err := Judge(b, c, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ab, ac, err := StreamedArms(b, c, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			agg, err := Judge(ab, ac, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
+			exact, agg := judgedBothWays(t, b, c, Config{Policy: p, Resamples: 200, Seed: 1})
 			for path, r := range map[string]*Report{"exact": exact, "aggregate": agg} {
 				st := step(r, "users")
 				if (st.Name != "") != tc.step || st.Applied != tc.widened {
@@ -166,19 +154,7 @@ func TestFewUsersApart(t *testing.T) {
 	for _, shared := range []bool{false, true} {
 		f := func(uint64) fleet { x := aaFleet(0); x.users, x.sharedUsers = 3, shared; return x }
 		b, c := fleetArms(f(1), f(1), 1)
-		cfg := Config{Policy: p, Resamples: 200, Seed: 1}
-		exact, err := Judge(b, c, cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ab, ac, err := StreamedArms(b, c, cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		agg, err := Judge(ab, ac, cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
+		exact, agg := judgedBothWays(t, b, c, Config{Policy: p, Resamples: 200, Seed: 1})
 		for path, r := range map[string]*Report{"exact": exact, "aggregate": agg} {
 			held := len(r.Reasons) > 0 && strings.Contains(r.Reasons[0], "too few users to tell the change from who each arm served")
 			if held != !shared || (held && r.Verdict != Inconclusive) {
