@@ -1193,18 +1193,12 @@ func (j *aggJudgement) evalGate(idx int, g policies.Gate, conf float64) gateEval
 		}
 		return [2]float64{vb, vc}
 	}
-	if k, ok := userGate(g.Metric); ok && j.b.ds.Agg != nil && j.cRaw.ds.Agg != nil {
-		// users served by one arm: what batches in time miss, as on the
-		// request path
-		s := spreadOf(j.b.ds.Agg.Users, j.cRaw.ds.Agg.Users, k, info.Scale == "relative")
-		var optNote []string
-		pess = widenedForUsers(pess, s, &e.m.Adjusted)
-		opt = widenedForUsers(opt, s, &optNote)
-		if sp := spreadOf(j.b.ds.Agg.Users, j.cRaw.ds.Agg.Users, userPromptRow, true); g.Metric == "slo_attainment" && sp.extra > 0 {
-			if slope, se, ok := loadSlope(j.loadBlocks(j.b), j.loadBlocks(j.cRaw)); ok {
-				pess = widenedForUsersLoad(pess, sp, slope, se, &e.m.Adjusted)
-				opt = widenedForUsersLoad(opt, sp, slope, se, &optNote)
-			}
+	if j.b.ds.Agg != nil && j.cRaw.ds.Agg != nil {
+		// users served by one arm, as on the request path
+		if w, ok := usersWideningOf(j.b.ds.Agg.Users, j.cRaw.ds.Agg.Users, g.Metric, info.Scale == "relative",
+			func() ([]loadBlock, []loadBlock) { return j.loadBlocks(j.b), j.loadBlocks(j.cRaw) }); ok {
+			var optNote []string
+			pess, opt = w.widen(pess, &e.m.Adjusted), w.widen(opt, &optNote)
 		}
 	}
 	pessVals, optVals := vals(bBest, cWorst, true), vals(bWorst, cBest, false)

@@ -549,15 +549,11 @@ func (j *judgement) evalGate(idx int, g policies.Gate, conf float64, r *Report) 
 			}
 		}
 	}
-	if k, ok := userGate(g.Metric); ok {
-		// users served by one arm: what batches in time miss
-		est = widenedForUsers(est, spreadOf(j.b.userTally(), j.c.userTally(), k, info.Scale == "relative"), &e.m.Adjusted)
-		if sp := spreadOf(j.b.userTally(), j.c.userTally(), userPromptRow, true); g.Metric == "slo_attainment" && sp.extra > 0 {
-			// and what their prompts do to the rest of their arm
-			if slope, se, ok := loadSlope(j.loadBlocks(j.b), j.loadBlocks(j.c)); ok {
-				est = widenedForUsersLoad(est, sp, slope, se, &e.m.Adjusted)
-			}
-		}
+	// users served by one arm: what batches in time miss, and what their
+	// prompts do to the rest of their arm
+	if w, ok := usersWideningOf(j.b.userTally(), j.c.userTally(), g.Metric, info.Scale == "relative",
+		func() ([]loadBlock, []loadBlock) { return j.loadBlocks(j.b), j.loadBlocks(j.c) }); ok {
+		est = w.widen(est, &e.m.Adjusted)
 	}
 	e.m.Baseline, e.m.Canary = Num(vb), Num(vc)
 	e.m.Method = est.Method

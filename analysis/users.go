@@ -135,20 +135,69 @@ func spreadOf(b, c *sources.UserTally, k int, logScale bool) userSpread {
 	return s
 }
 
-// widenedForUsers widens est about its point by what the arms' users add
-// to its variance (spreadOf), noting it in adjusted; est unchanged when
-// they add nothing or it has no standard error.
-func widenedForUsers(est stats.Estimate, s userSpread, adjusted *[]string) stats.Estimate {
-	if !(s.extra > 0) || !(est.SE > 0) || math.IsNaN(est.CI.Lo) || math.IsNaN(est.CI.Hi) {
-		return est
+// widenedBy widens est about its point so that its variance gains extra,
+// its method gaining suffix; f is the factor its interval's arms grew by,
+// ok false (est unchanged) when extra is not positive or est has no
+// standard error or interval.
+func widenedBy(est stats.Estimate, extra float64, suffix string) (out stats.Estimate, f float64, ok bool) {
+	if !(extra > 0) || !(est.SE > 0) || math.IsNaN(est.CI.Lo) || math.IsNaN(est.CI.Hi) {
+		return est, 1, false
 	}
-	f := math.Sqrt(1 + s.extra/(est.SE*est.SE))
+	f = math.Sqrt(1 + extra/(est.SE*est.SE))
 	est.CI.Lo = est.Point - (est.Point-est.CI.Lo)*f
 	est.CI.Hi = est.Point + (est.CI.Hi-est.Point)*f
 	est.SE *= f
-	est.Method += "+users"
-	*adjusted = append(*adjusted, fmt.Sprintf("widened for users: the records name their users, and across %d groups of them the arms differ %.2f× as much as their requests alone would (beyond chance), as when each arm serves users of its own: the interval is %.0f%% wider than time buckets alone make it",
-		s.groups, s.ratio, 100*(f-1)))
+	est.Method += suffix
+	return est, f, true
+}
+
+// widenedForUsers widens est by what the arms' users add to its variance
+// (spreadOf), noting it in adjusted; est unchanged when they add nothing
+// or it has no standard error.
+func widenedForUsers(est stats.Estimate, s userSpread, adjusted *[]string) stats.Estimate {
+	est, f, ok := widenedBy(est, s.extra, "+users")
+	if ok {
+		*adjusted = append(*adjusted, fmt.Sprintf("widened for users: the records name their users, and across %d groups of them the arms differ %.2f× as much as their requests alone would (beyond chance), as when each arm serves users of its own: the interval is %.0f%% wider than time buckets alone make it",
+			s.groups, s.ratio, 100*(f-1)))
+	}
+	return est
+}
+
+// usersWidening is what the arms' users add to one count gate: their
+// spread between groups (spreadOf) and, for attainment, what their prompt
+// lengths do to the rest of their arm through the load (loadSlope, read
+// only when those lengths differ beyond chance).
+type usersWidening struct {
+	spread, prompt userSpread
+	slope, se      float64
+	load           bool // slope and se were read
+}
+
+// usersWideningOf reads it for gate metric (relative: on the log scale)
+// from the arms' tallies; blocks gives both arms' loadSlope blocks. ok is
+// false for a gate users do not widen. Both judging paths call it.
+func usersWideningOf(b, c *sources.UserTally, metric string, relative bool, blocks func() (b, c []loadBlock)) (w usersWidening, ok bool) {
+	k, ok := userGate(metric)
+	if !ok {
+		return w, false
+	}
+	w.spread = spreadOf(b, c, k, relative)
+	if metric == "slo_attainment" {
+		if w.prompt = spreadOf(b, c, userPromptRow, true); w.prompt.extra > 0 {
+			bb, cb := blocks()
+			w.slope, w.se, w.load = loadSlope(bb, cb)
+		}
+	}
+	return w, true
+}
+
+// widen widens est by the users' spread, then by their load, noting each
+// widening in adjusted.
+func (w usersWidening) widen(est stats.Estimate, adjusted *[]string) stats.Estimate {
+	est = widenedForUsers(est, w.spread, adjusted)
+	if w.load {
+		est = widenedForUsersLoad(est, w.prompt, w.slope, w.se, adjusted)
+	}
 	return est
 }
 
@@ -315,17 +364,11 @@ func loadSlope(arms ...[]loadBlock) (slope, se float64, ok bool) {
 // slope and se from loadSlope; est unchanged when they differ within
 // chance or est has no standard error.
 func widenedForUsersLoad(est stats.Estimate, s userSpread, slope, se float64, adjusted *[]string) stats.Estimate {
-	extra := (slope*slope + se*se) * s.extra
-	if !(extra > 0) || !(est.SE > 0) || math.IsNaN(est.CI.Lo) || math.IsNaN(est.CI.Hi) {
-		return est
+	est, f, ok := widenedBy(est, (slope*slope+se*se)*s.extra, "+users-load")
+	if ok {
+		*adjusted = append(*adjusted, fmt.Sprintf("widened for the load the arms' users put on the fleet: their prompt lengths differ %.2f× as much across %d groups of users as requests alone would (beyond chance), and attainment moves %+.2f pp [±%.2f] with 10%% more prompt tokens offered a second: the interval is %.0f%% wider",
+			s.ratio, s.groups, 100*slope*math.Log(1.1), 100*se*math.Log(1.1), 100*(f-1)))
 	}
-	f := math.Sqrt(1 + extra/(est.SE*est.SE))
-	est.CI.Lo = est.Point - (est.Point-est.CI.Lo)*f
-	est.CI.Hi = est.Point + (est.CI.Hi-est.Point)*f
-	est.SE *= f
-	est.Method += "+users-load"
-	*adjusted = append(*adjusted, fmt.Sprintf("widened for the load the arms' users put on the fleet: their prompt lengths differ %.2f× as much across %d groups of users as requests alone would (beyond chance), and attainment moves %+.2f pp [±%.2f] with 10%% more prompt tokens offered a second: the interval is %.0f%% wider",
-		s.ratio, s.groups, 100*slope*math.Log(1.1), 100*se*math.Log(1.1), 100*(f-1)))
 	return est
 }
 
