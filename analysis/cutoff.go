@@ -35,18 +35,26 @@ import (
 //     values near its largest, but not few.
 //
 // A cut canary holds a pass: its missing requests would count against
-// it (a fail or an inconclusive run gains the reason). End-to-end latency
-// is not read: its top runs up to a soft wall (answers capped in length),
-// where a replica lost or an arm's own slowdown puts dozens of values
-// above the other arm's largest with as many just below it (a simulated
-// baseline that lost a replica read as a cut canary), so a gateway's
-// total timeout that drops long answers is not found. Nor is a cut
-// baseline: the same shape — the other arm's values running on past an
-// arm's largest, alike below it — is a canary that regressed on part of
-// its requests (a slow replica, a slow path) beside a baseline whose TTFT
-// has a sharp upper edge, and holding that fail would leave a regression
-// undecided; a baseline whose log lost its slowest requests still fails
-// an identical canary (docs/EVIDENCE.md).
+// it (a fail or an inconclusive run gains the reason).
+//
+// End-to-end latency is read the same way, with one more condition: the
+// other arm's values run on well past the cut — at least CutoffAbove of
+// them (scaled) above m·CutoffBand. Its top runs up to a soft wall
+// (answers capped in length), where an arm's own slowdown or a lost
+// replica puts dozens of one arm's values just above the other's largest
+// with as many just below it (a simulated baseline that lost a replica:
+// 28 above, none of them a tenth past); a gateway's total timeout that
+// drops long answers leaves hundreds past (the fleet model's
+// canary-drops-long-e2e: every answer over 38 s unlogged, 1.5% of the
+// records, 150–270 of the baseline's beyond 41.8 s; it passed 70% of
+// runs before this was read).
+//
+// A cut baseline is not read: the same shape — the other arm's values
+// running on past an arm's largest, alike below it — is a canary that
+// regressed on part of its requests (a slow replica, a slow path) beside
+// a baseline whose TTFT has a sharp upper edge, and holding that fail
+// would leave a regression undecided; a baseline whose log lost its
+// slowest requests still fails an identical canary (docs/EVIDENCE.md).
 const (
 	// CutoffAbove is the fewest values of the other arm above the cut
 	// arm's largest, scaled to the cut arm's count.
@@ -164,13 +172,20 @@ func (h histCounts) above(v float64) float64 {
 	return h.total() - h.Counts[i]
 }
 
-// tailCut is the canary's TTFT found cut off (cutTail).
+// tailCut is the canary's TTFT or end-to-end latency found cut off
+// (cutTail, cutTailE2E).
 type tailCut struct {
-	at float64 // the canary's largest value, seconds
+	// latency names what was cut in the reason: "TTFT" or "end-to-end
+	// latency"
+	latency string
+	at      float64 // the canary's largest value, seconds
 	// above is the other arm's count above at, expected that scaled to
 	// the cut arm's count; band and bandOther the arms' counts in
 	// (at/CutoffBand, at], bandOther scaled
 	above, expected, band, bandOther float64
+	// far is the other arm's count above at·CutoffBand, scaled (read by
+	// cutTailE2E only)
+	far float64
 }
 
 // cutTail reports whether arm x's latency is cut off below arm y's (the
@@ -190,7 +205,7 @@ func cutTail(x, y latencyCounts) (tailCut, bool) {
 	// arm's without it and without the top bin
 	floor := x.topFloor()
 	above := y.above(floor)
-	c := tailCut{at: m, above: above, expected: above * scale}
+	c := tailCut{latency: "TTFT", at: m, above: above, expected: above * scale}
 	lo := m / CutoffBand
 	c.band = x.above(lo) // nothing of x lies above m
 	byRaw := max(y.aboveUp(lo)-above, 0)
@@ -202,6 +217,21 @@ func cutTail(x, y latencyCounts) (tailCut, bool) {
 	all := c.band + byRaw
 	z := (c.band - share*all) / math.Sqrt(all*share*(1-share))
 	return c, z > -2.58 && sameBody(x, y, m)
+}
+
+// cutTailE2E reports whether arm x's end-to-end latency is cut off below
+// arm y's: cutTail's rule, and at least CutoffAbove of y's values (scaled)
+// above m·CutoffBand (from bins, above the top bin's lower edge times
+// CutoffBand, counting the bin that holds it: the way that holds more
+// readily, as cutTail reads its counts).
+func cutTailE2E(x, y latencyCounts) (tailCut, bool) {
+	c, ok := cutTail(x, y)
+	c.latency = "end-to-end latency"
+	if !ok {
+		return c, false
+	}
+	c.far = y.above(x.topFloor()*CutoffBand) * x.total() / y.total()
+	return c, c.far >= CutoffAbove
 }
 
 // sameBody reports whether y's values at or below m are distributed as
@@ -227,16 +257,23 @@ func sameBody(x, y latencyCounts, m float64) bool {
 
 // why is the cut's reason.
 func (c tailCut) why() string {
-	return fmt.Sprintf("the canary's TTFT stops at %.4g s while the baseline has %s values above it (%.0f at the canary's count; identical arms give a few), and just below it, in (%.4g, %.4g] s, the canary has %.0f values against the baseline's %.0f: a tail cut off there, as when a gateway or collector drops the records of requests that ran that long, so the canary's slowest requests are missing from its log",
-		c.at, fmtCount(c.above), c.expected, c.at/CutoffBand, c.at, c.band, c.bandOther)
+	far := ""
+	if c.far > 0 {
+		far = fmt.Sprintf(", %.0f of them past %.4g s", c.far, c.at*CutoffBand)
+	}
+	return fmt.Sprintf("the canary's %s stops at %.4g s while the baseline has %s values above it (%.0f at the canary's count%s; identical arms give a few), and just below it, in (%.4g, %.4g] s, the canary has %.0f values against the baseline's %.0f: a tail cut off there, as when a gateway or collector drops the records of requests that ran that long, so the canary's slowest requests are missing from its log",
+		c.latency, c.at, fmtCount(c.above), c.expected, far, c.at/CutoffBand, c.at, c.band, c.bandOther)
 }
 
 // heldByCutTail applies the cut-off check to the verdict, given both
-// arms' TTFT: a cut canary holds a pass (inconclusive, the reason first);
-// a fail or an inconclusive run gains the reason. Both judging paths call
-// it.
-func heldByCutTail(r *Report, canary, baseline latencyCounts) {
-	if c, ok := cutTail(canary, baseline); ok {
+// arms' TTFT and end-to-end latency: a cut canary holds a pass
+// (inconclusive, the reason first); a fail or an inconclusive run gains
+// the reason. TTFT is read first; its cut is the one named when both are
+// cut. Both judging paths call it.
+func heldByCutTail(r *Report, canaryTTFT, baselineTTFT, canaryE2E, baselineE2E latencyCounts) {
+	if c, ok := cutTail(canaryTTFT, baselineTTFT); ok {
+		holdForCut(r, c)
+	} else if c, ok := cutTailE2E(canaryE2E, baselineE2E); ok {
 		holdForCut(r, c)
 	}
 }

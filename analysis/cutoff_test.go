@@ -11,7 +11,7 @@ import (
 	"github.com/goodput-dev/goodput/sources/loglin"
 )
 
-// TestCutTail holds the cut-off rule to synthetic arms, each read as the
+// TestCutTail holds the cut-off rules to synthetic arms, each read as the
 // request path reads it (sorted values) and as an exact aggregate does
 // (log-linear bins): the same decision either way. An arm whose log-normal
 // TTFT is cut at 1 s is cut; identical arms, an arm whose spread is a
@@ -22,7 +22,9 @@ import (
 // TTFT has a sharp upper edge beside one half of whose requests slowed is
 // read as cut: the shape a canary's cut log shares with a canary's
 // regression on part of its traffic, which is why only the canary is
-// checked.
+// checked. The end-to-end rule agrees on every pair but a soft wall
+// beside the same wall with 40 values just past it, which it does not
+// read as cut: nothing runs on past the wall.
 func TestCutTail(t *testing.T) {
 	draw := func(seed uint64, n int, median, sigma, cut float64) []float64 {
 		rng := rand.New(rand.NewPCG(seed, 3))
@@ -81,26 +83,39 @@ func TestCutTail(t *testing.T) {
 		slices.Sort(v)
 		return v
 	}
+	// a soft wall beside the same wall with 40 values just past it (an
+	// arm's own slowdown, a lost replica): a cut's shape up to the wall,
+	// but nothing runs on past it
+	justPast := func() []float64 {
+		v := walled(2, 1)
+		for i := range 40 {
+			v = append(v, 1.5*(1.001+0.001*float64(i)))
+		}
+		slices.Sort(v)
+		return v
+	}
 	for _, tc := range []struct {
 		name string
 		x, y []float64 // x: the arm checked for a cut against y
 		cut  bool
+		e2e  bool // cut by cutTailE2E's rule
 	}{
-		{"cut at 1 s", draw(2, n, 0.4, 0.4, 1), base, true},
+		{"cut at 1 s", draw(2, n, 0.4, 0.4, 1), base, true, true},
 		// slower below the cut too: not the baseline's service, not read
 		// as a cut (its attainment answers for it)
-		{"cut at 1 s, 10% slower", draw(2, n, 0.44, 0.4, 1), base, false},
-		{"identical", draw(2, n, 0.4, 0.4, 0), base, false},
-		{"a third of the spread", draw(2, n, 0.4, 0.4/3, 0), base, false},
-		{"30% faster", draw(2, n, 0.28, 0.4, 0), base, false},
-		{"a cut few values pass", draw(2, n, 0.4, 0.4, 1.6), base, false},
-		{"beside an arm whose slowest 1.5% are ×3", base, tailRegressed(2), false},
-		{"walled, beside an arm 20% slower", walled(1, 1), walled(2, 1.2), false},
-		{"walled, beside an arm 3% slower", walled(1, 1), walled(2, 1.03), false},
+		{"cut at 1 s, 10% slower", draw(2, n, 0.44, 0.4, 1), base, false, false},
+		{"identical", draw(2, n, 0.4, 0.4, 0), base, false, false},
+		{"a third of the spread", draw(2, n, 0.4, 0.4/3, 0), base, false, false},
+		{"30% faster", draw(2, n, 0.28, 0.4, 0), base, false, false},
+		{"a cut few values pass", draw(2, n, 0.4, 0.4, 1.6), base, false, false},
+		{"beside an arm whose slowest 1.5% are ×3", base, tailRegressed(2), false, false},
+		{"walled, beside an arm 20% slower", walled(1, 1), walled(2, 1.2), false, false},
+		{"walled, beside an arm 3% slower", walled(1, 1), walled(2, 1.03), false, false},
 		// why a baseline is never checked: TTFT with a sharp upper edge
 		// beside an arm half of whose requests slowed (a canary that
 		// regressed on part of its traffic) has a cut's shape exactly
-		{"sharp-edged, beside an arm half of whose requests slowed", edged(false), edged(true), true},
+		{"sharp-edged, beside an arm half of whose requests slowed", edged(false), edged(true), true, true},
+		{"walled, beside the same wall with 40 values just past it", walled(1, 1), justPast(), true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cut, ok := cutTail(sortedCounts(tc.x), sortedCounts(tc.y))
@@ -114,23 +129,33 @@ func TestCutTail(t *testing.T) {
 			if ok && (hc.at < cut.at || hc.at > cut.at*math.Pow(2, 1.0/256)*1.0000001) {
 				t.Errorf("bins put the cut at %v, values at %v: not the upper edge of its bin", hc.at, cut.at)
 			}
+			ec, eok := cutTailE2E(sortedCounts(tc.x), sortedCounts(tc.y))
+			if eok != tc.e2e {
+				t.Errorf("values, end to end: cut %v, want %v (%+v)", eok, tc.e2e, ec)
+			}
+			if _, hok := cutTailE2E(hist(tc.x), hist(tc.y)); hok != eok {
+				t.Errorf("bins, end to end: cut %v, values %v", hok, eok)
+			}
 		})
 	}
 }
 
 // TestCutTailsHoldVerdicts: on both judging paths, a canary whose log
 // lost every request whose first token took over 1 s (the fleet model's
-// canary-drops-slow, which passed about half its runs) is not passed and
-// the reason says where its TTFT stops; identical arms carry no such
-// reason.
+// canary-drops-slow, which passed about half its runs), or every answer
+// that took over 38 s end to end (canary-drops-long-e2e, 70%), is not
+// passed and the reason says where its TTFT or end-to-end latency stops;
+// identical arms carry no such reason.
 func TestCutTailsHoldVerdicts(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		arm    string // the arm named cut, "" for none
 		notRun Verdict
+		where  string // the reason's cut, a pattern
 	}{
-		{"canary-drops-slow", "canary", Pass},
-		{"aa", "", ""},
+		{"canary-drops-slow", "canary", Pass, `TTFT stops at (0\.99\d*|1) s`},
+		{"canary-drops-long-e2e", "canary", Pass, `end-to-end latency stops at (37\.9\d*|38(\.0\d*)?) s`},
+		{"aa", "", "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fc := fleetCaseNamed(t, tc.name)
@@ -151,8 +176,8 @@ func TestCutTailsHoldVerdicts(t *testing.T) {
 					if r.Verdict == tc.notRun {
 						t.Errorf("#%d %s: %s with the %s's log cut: %s", seed, path, r.Verdict, tc.arm, text)
 					}
-					if !regexp.MustCompile(`the ` + tc.arm + `'s TTFT stops at (0\.99\d*|1) s`).MatchString(text) {
-						t.Errorf("#%d %s: the reason does not put the %s's cut at 1 s: %s", seed, path, tc.arm, text)
+					if !regexp.MustCompile(`the ` + tc.arm + `'s ` + tc.where).MatchString(text) {
+						t.Errorf("#%d %s: the reason does not put the %s's cut where it is (%s): %s", seed, path, tc.arm, tc.where, text)
 					}
 				}
 			}
@@ -183,7 +208,7 @@ func TestHeldByCutTails(t *testing.T) {
 		{"inconclusive", Inconclusive, nil, Inconclusive},
 	} {
 		r := &Report{Verdict: tc.verdict, Metrics: tc.metrics, Reasons: []string{"gates"}}
-		holdForCut(r, tailCut{at: 38, above: 700, expected: 690, band: 300, bandOther: 280})
+		holdForCut(r, tailCut{latency: "TTFT", at: 38, above: 700, expected: 690, band: 300, bandOther: 280})
 		if r.Verdict != tc.want {
 			t.Errorf("%s: %s, want %s", tc.name, r.Verdict, tc.want)
 		}

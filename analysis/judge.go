@@ -297,7 +297,8 @@ func (j *judgement) report() *Report {
 	heldByClassGap(r, classGap(j.p, j.b.unverified, j.c.unverified, j.b.completedAll, j.c.completedAll))
 	heldByClassGap(r, labelClassGap(j.p, j.b.unlabelledAll, j.b.completedAll, j.c.unlabelledAll, j.c.completedAll))
 	heldByQualityGap(r, qualityGap(j.p, j.b.qualityChecked, j.b.qualityFailed, j.c.qualityChecked, j.c.qualityFailed))
-	heldByCutTail(r, sortedCounts(j.c.pooled("ttft")), sortedCounts(j.b.pooled("ttft")))
+	heldByCutTail(r, sortedCounts(j.c.pooled("ttft")), sortedCounts(j.b.pooled("ttft")),
+		sortedCounts(j.c.pooled("e2e")), sortedCounts(j.b.pooled("e2e")))
 	if w := queueHold(r, j.p, j.b, j.c, j.dipGrid); w != "" {
 		j.warnf("%s", w)
 	}
