@@ -43,7 +43,7 @@ import (
 // (answers capped in length), where an arm's own slowdown or a lost
 // replica puts dozens of one arm's values just above the other's largest
 // with as many just below it (a simulated baseline that lost a replica:
-// 28 above, none of them a tenth past); a gateway's total timeout that
+// 28 above, 3 of them a tenth past); a gateway's total timeout that
 // drops long answers leaves hundreds past (the fleet model's
 // canary-drops-long-e2e: every answer over 38 s unlogged, 1.5% of the
 // records, 150–270 of the baseline's beyond 41.8 s; it passed 70% of
