@@ -279,8 +279,12 @@ func (j *judgement) report() *Report {
 	j.mix = j.planMix()
 	// the diagnostics read only the arms' pooled latencies (sorted
 	// first, so that nothing fills that cache concurrently) and warn
-	// nothing: they are computed beside the gates
+	// nothing: they are computed beside the gates. The count gates,
+	// evaluated side by side, read the arms' tallies per group of users:
+	// filled here too, once, before any of them runs
 	sortPooled(j.b, j.c)
+	j.b.userTally()
+	j.c.userTally()
 	var diags []Diagnostic
 	var wg sync.WaitGroup
 	wg.Go(func() { diags = diagnostics(j.b, j.c) })

@@ -544,13 +544,16 @@ func compareRequests(a, b sources.Request) int {
 // warm-up), as the streaming Aggregator does; computed once.
 func (a *armData) userTally() *sources.UserTally {
 	if a.users == nil {
-		a.users = &sources.UserTally{}
+		// filled whole before it is kept: a tally kept empty and filled
+		// in place could be read half-filled
+		t := &sources.UserTally{}
 		for i := range a.ds.Requests {
 			r := &a.ds.Requests[i]
 			if (a.pseudo || sources.Known(r.Time)) && (a.exclude == nil || !a.exclude[i]) {
-				a.users.Add(r, a.good[i])
+				t.Add(r, a.good[i])
 			}
 		}
+		a.users = t
 	}
 	return a.users
 }

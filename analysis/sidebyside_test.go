@@ -18,10 +18,13 @@ import (
 // baseline's mix (so the aggregate's canary is read twice and every gate
 // has an as-measured twin), one of them with warnings, judged from the
 // requests and from their aggregates, on one processor and four times on
-// four.
+// four; and a case whose records name their users, whose count gates read
+// the arms' tallies per group of users side by side (the request path
+// once filled a tally in place while another gate read it: a report that
+// differed now and then).
 func TestSideBySideIsSequential(t *testing.T) {
 	cfg := Config{Policy: chat(t), Resamples: 200, Seed: 1}
-	for _, name := range []string{"cold-start", "lost-replica"} {
+	for _, name := range []string{"cold-start", "lost-replica", "aa-sticky-users-prompts"} {
 		fc := fleetCaseNamed(t, name)
 		b, c := fleetArms(fc.b(1), fc.c(1), 1)
 		ab, ac, err := StreamedArms(b, c, cfg)
