@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 
+	"github.com/goodput-dev/goodput/policies"
 	"github.com/goodput-dev/goodput/sources"
 )
 
@@ -49,12 +51,25 @@ import (
 // records, 150–270 of the baseline's beyond 41.8 s; it passed 70% of
 // runs before this was read).
 //
-// A cut baseline is not read: the same shape — the other arm's values
-// running on past an arm's largest, alike below it — is a canary that
-// regressed on part of its requests (a slow replica, a slow path) beside
-// a baseline whose TTFT has a sharp upper edge, and holding that fail
-// would leave a regression undecided; a baseline whose log lost its
-// slowest requests still fails an identical canary (docs/EVIDENCE.md).
+// A cut baseline holds a fail, with one more condition. The cut's shape —
+// the other arm's values running on past an arm's largest, alike below
+// it — is also a canary that regressed on part of its requests (a slow
+// replica, a slow path) beside a baseline whose TTFT has a sharp upper
+// edge. What tells them apart is the count: a baseline whose log lost its
+// requests past the cut logged fewer than it was offered, by the share f
+// of the canary's requests that lie past it, so the arms' offered-load
+// ratio reads about f/(1 − f) more for the canary; a canary half of whose
+// requests slowed past the baseline's edge would need a ratio of +100%.
+// So a baseline is read as cut (heldByCutBaseline) when cutTail (or
+// cutTailE2E) reads it so against the canary and f/(1 − f) lies within
+// offered_load_ratio's interval; then a fail that only the latency gates
+// and attainment give (the gates a log without its slowest requests
+// biases against the canary) is held, and any other fail stands with the
+// reason added. Without offered_load_ratio (records that name no
+// replica) the baseline is not read. The fleet model's
+// baseline-drops-slow (the baseline's log loses every completion whose
+// first token took over 1 s) failed an identical canary in every run
+// before this was read (docs/EVIDENCE.md).
 const (
 	// CutoffAbove is the fewest values of the other arm above the cut
 	// arm's largest, scaled to the cut arm's count.
@@ -263,6 +278,80 @@ func (c tailCut) why() string {
 	}
 	return fmt.Sprintf("the canary's %s stops at %.4g s while the baseline has %s values above it (%.0f at the canary's count%s; identical arms give a few), and just below it, in (%.4g, %.4g] s, the canary has %.0f values against the baseline's %.0f: a tail cut off there, as when a gateway or collector drops the records of requests that ran that long, so the canary's slowest requests are missing from its log",
 		c.latency, c.at, fmtCount(c.above), c.expected, far, c.at/CutoffBand, c.at, c.band, c.bandOther)
+}
+
+// cutBiased reports whether a failing gate is one a baseline log without
+// its slowest requests biases against the canary: attainment, the
+// latency quantiles (pooled and per class), their trends and
+// attainment_dip.
+func cutBiased(name string) bool {
+	name = strings.TrimSuffix(name, trendSuffix)
+	if i := strings.IndexByte(name, ':'); i >= 0 {
+		name = name[:i]
+	}
+	switch name {
+	case "slo_attainment", "attainment_dip":
+		return true
+	}
+	info, ok := policies.Metric(name)
+	return ok && info.Latency != "" && info.Quantile > 0
+}
+
+// heldByCutBaseline applies the cut-baseline check (see the rule above)
+// to a failed run, given both arms' TTFT and end-to-end latency: when the
+// baseline reads as cut off below the canary and the share of the
+// canary's values past the cut agrees with offered_load_ratio's interval,
+// a fail every failing gate of which is cutBiased is held (inconclusive,
+// the reason first); another fail gains the reason. A pass or an
+// inconclusive run is left alone: a baseline that looks better than it
+// served only makes the canary's gates harder to pass. Both judging paths
+// call it.
+func heldByCutBaseline(r *Report, canaryTTFT, baselineTTFT, canaryE2E, baselineE2E latencyCounts) {
+	if r.Verdict != Fail {
+		return
+	}
+	var load *Metric
+	for i := range r.Metrics {
+		if r.Metrics[i].Name == "offered_load_ratio" {
+			load = &r.Metrics[i]
+		}
+	}
+	if load == nil {
+		return
+	}
+	lo, hi := float64(load.Interval[0]), float64(load.Interval[1])
+	for _, rule := range []struct {
+		cut    func(x, y latencyCounts) (tailCut, bool)
+		b, c   latencyCounts
+		latent string
+	}{{cutTail, baselineTTFT, canaryTTFT, "TTFT"}, {cutTailE2E, baselineE2E, canaryE2E, "end-to-end latency"}} {
+		c, ok := rule.cut(rule.b, rule.c)
+		if !ok {
+			continue
+		}
+		past, n := rule.c.above(c.at), rule.c.total()
+		f := past / n
+		want := f / (1 - f)
+		if !(n > 0 && f < 1 && want >= lo && want <= hi) {
+			continue
+		}
+		why := fmt.Sprintf("the baseline's %s stops at %.4g s while the canary has %s values above it (%.0f at the baseline's count; identical arms give a few), and just below it, in (%.4g, %.4g] s, the baseline has %.0f values against the canary's %.0f, alike below it: a tail cut off there, as when a gateway or collector drops the records of requests that ran that long; the canary's %.2f%% of its values past the cut would leave the baseline's log that many short, and offered_load_ratio, %s [%s, %s], agrees (a canary that regressed on part of its requests would not be offered more)",
+			rule.latent, c.at, fmtCount(past), c.expected, c.at/CutoffBand, c.at, c.band, c.bandOther, 100*f,
+			fmtDelta(*load, float64(load.Delta)), fmtDelta(*load, lo), fmtDelta(*load, hi))
+		biased := true
+		for _, m := range r.Metrics {
+			if m.Verdict == Fail && !cutBiased(m.Name) {
+				biased = false
+			}
+		}
+		if !biased {
+			r.Reasons = append(r.Reasons, why)
+			return
+		}
+		r.Reasons = append([]string{fmt.Sprintf("the gates give FAIL, but %s: the baseline's attainment and tails look better than it served, so the fail cannot be blamed on the change; give the baseline's complete log (or its dropped requests as timeouts) and judge again", why)}, r.Reasons...)
+		r.Verdict = Inconclusive
+		return
+	}
 }
 
 // heldByCutTail applies the cut-off check to the verdict, given both

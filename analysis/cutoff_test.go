@@ -21,24 +21,29 @@ import (
 // pile up below a soft wall, beside one 3% or 20% slower. An arm whose
 // TTFT has a sharp upper edge beside one half of whose requests slowed is
 // read as cut: the shape a canary's cut log shares with a canary's
-// regression on part of its traffic, which is why only the canary is
-// checked. The end-to-end rule agrees on every pair but a soft wall
+// regression on part of its traffic, which is why a baseline is read as
+// cut only when the arms' offered-load ratio agrees too
+// (TestHeldByCutBaseline). The end-to-end rule agrees on every pair but a soft wall
 // beside the same wall with 40 values just past it, which it does not
 // read as cut: nothing runs on past the wall.
-func TestCutTail(t *testing.T) {
-	draw := func(seed uint64, n int, median, sigma, cut float64) []float64 {
-		rng := rand.New(rand.NewPCG(seed, 3))
-		var v []float64
-		for range n {
-			x := median * math.Exp(sigma*rng.NormFloat64())
-			if cut > 0 && x > cut {
-				continue
-			}
-			v = append(v, x)
+// logNormalDraws returns n log-normal values (median, sigma of the log),
+// sorted, without those above cut (0: none left out).
+func logNormalDraws(seed uint64, n int, median, sigma, cut float64) []float64 {
+	rng := rand.New(rand.NewPCG(seed, 3))
+	var v []float64
+	for range n {
+		x := median * math.Exp(sigma*rng.NormFloat64())
+		if cut > 0 && x > cut {
+			continue
 		}
-		slices.Sort(v)
-		return v
+		v = append(v, x)
 	}
+	slices.Sort(v)
+	return v
+}
+
+func TestCutTail(t *testing.T) {
+	draw := logNormalDraws
 	hist := func(v []float64) histCounts {
 		var h loglin.Hist
 		for _, x := range v {
@@ -145,6 +150,9 @@ func TestCutTail(t *testing.T) {
 // canary-drops-slow, which passed about half its runs), or every answer
 // that took over 38 s end to end (canary-drops-long-e2e, 70%), is not
 // passed and the reason says where its TTFT or end-to-end latency stops;
+// an identical canary beside a baseline whose log lost its requests
+// whose first token took over 1 s (baseline-drops-slow, failed in every
+// run) is not failed and the reason says where the baseline's TTFT stops;
 // identical arms carry no such reason.
 func TestCutTailsHoldVerdicts(t *testing.T) {
 	for _, tc := range []struct {
@@ -155,6 +163,7 @@ func TestCutTailsHoldVerdicts(t *testing.T) {
 	}{
 		{"canary-drops-slow", "canary", Pass, `TTFT stops at (0\.99\d*|1) s`},
 		{"canary-drops-long-e2e", "canary", Pass, `end-to-end latency stops at (37\.9\d*|38(\.0\d*)?) s`},
+		{"baseline-drops-slow", "baseline", Fail, `TTFT stops at (0\.99\d*|1(\.00\d*)?) s`},
 		{"aa", "", "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -238,5 +247,69 @@ func TestCutTailNotARegression(t *testing.T) {
 		if text := strings.Join(r.Reasons, "\n"); r.Verdict != Fail || strings.Contains(text, "stops at") {
 			t.Errorf("%s: %s: %s", path, r.Verdict, text)
 		}
+	}
+}
+
+// TestHeldByCutBaseline: a fail that attainment and the latency gates
+// give beside a baseline whose TTFT stops at 1 s while the canary's runs
+// on, alike below, is held when the canary's share past the cut (f, 1.1%
+// here) agrees with the offered-load ratio (f/(1 − f) within its
+// interval); it stands when the ratio rules that out (a canary that
+// regressed on part of its requests is not offered more), when another
+// gate fails too (the reason added), and a pass, or a run without
+// offered_load_ratio, is left alone. A canary half of whose requests
+// slowed past a baseline's sharp edge reads as the cut's shape but would
+// need the ratio at +100%: its fail stands.
+func TestHeldByCutBaseline(t *testing.T) {
+	const n = 36000
+	cut := sortedCounts(logNormalDraws(2, n, 0.4, 0.4, 1))
+	full := sortedCounts(logNormalDraws(1, n, 0.4, 0.4, 0))
+	f := full.above(cut.top()) / full.total()
+	load := func(lo, hi float64) Metric {
+		return Metric{Name: "offered_load_ratio", Scale: "relative", Verdict: Pass, Delta: Num((lo + hi) / 2), Interval: [2]Num{Num(lo), Num(hi)}}
+	}
+	attain := Metric{Name: "slo_attainment", Verdict: Fail}
+	tail := Metric{Name: "ttft_p99:chat", Verdict: Fail}
+	errs := Metric{Name: "error_rate", Verdict: Fail}
+	edge := sortedCounts(make([]float64, 0, 3000))
+	half := sortedCounts(make([]float64, 0, 3000))
+	for i := range 3000 {
+		v := 0.1 + float64(i%400)/1000
+		edge = append(edge, v)
+		if i%2 == 1 {
+			v = 2.5
+		}
+		half = append(half, v)
+	}
+	slices.Sort(edge)
+	slices.Sort(half)
+	for _, tc := range []struct {
+		name      string
+		verdict   Verdict
+		metrics   []Metric
+		b, c      sortedCounts
+		want      Verdict
+		reasonHas bool
+	}{
+		{"attainment and a class tail fail, the ratio agrees", Fail, []Metric{attain, tail, load(-0.005, f+0.01)}, cut, full, Inconclusive, true},
+		{"the ratio rules the cut out", Fail, []Metric{attain, load(-0.02, f/2)}, cut, full, Fail, false},
+		{"errors fail too", Fail, []Metric{attain, errs, load(-0.005, f+0.01)}, cut, full, Fail, true},
+		{"a pass", Pass, []Metric{load(-0.005, f+0.01)}, cut, full, Pass, false},
+		{"no offered_load_ratio", Fail, []Metric{attain}, cut, full, Fail, false},
+		{"identical arms", Fail, []Metric{attain, load(-0.005, f+0.01)}, full, sortedCounts(logNormalDraws(2, n, 0.4, 0.4, 0)), Fail, false},
+		{"half the canary slowed past a sharp edge", Fail, []Metric{tail, load(-0.02, 0.02)}, edge, half, Fail, false},
+	} {
+		r := &Report{Verdict: tc.verdict, Metrics: tc.metrics, Reasons: []string{"gates"}}
+		heldByCutBaseline(r, tc.c, tc.b, sortedCounts(nil), sortedCounts(nil))
+		text := strings.Join(r.Reasons, "\n")
+		if r.Verdict != tc.want || strings.Contains(text, "the baseline's TTFT stops at") != tc.reasonHas {
+			t.Errorf("%s: %s, want %s; reasons %q", tc.name, r.Verdict, tc.want, r.Reasons)
+		}
+		if held := r.Verdict != tc.verdict; held && !strings.HasPrefix(r.Reasons[0], "the gates give FAIL, but the baseline's TTFT stops at") {
+			t.Errorf("%s: held, but the first reason is %q", tc.name, r.Reasons[0])
+		}
+	}
+	if _, ok := cutTail(edge, half); !ok {
+		t.Error("the sharp edge beside the half-slowed canary no longer has a cut's shape: the last row tests nothing")
 	}
 }
