@@ -254,9 +254,10 @@ func TestCutTailNotARegression(t *testing.T) {
 // give beside a baseline whose TTFT stops at 1 s while the canary's runs
 // on, alike below, is held when the canary's share past the cut (f, 1.1%
 // here) agrees with the offered-load ratio (f/(1 − f) within its
-// interval); it stands when the ratio rules that out (a canary that
-// regressed on part of its requests is not offered more), when another
-// gate fails too (the reason added), and a pass, or a run without
+// interval), offered_load_ratio's own fail included; it stands when the
+// ratio rules that out (a canary that regressed on part of its requests
+// is not offered more), when another gate fails too — errors,
+// attainment_dip, a trend (the reason added) —, and a pass, or a run without
 // offered_load_ratio, is left alone. A canary half of whose requests
 // slowed past a baseline's sharp edge reads as the cut's shape but would
 // need the ratio at +100%: its fail stands.
@@ -294,6 +295,9 @@ func TestHeldByCutBaseline(t *testing.T) {
 		{"attainment and a class tail fail, the ratio agrees", Fail, []Metric{attain, tail, load(-0.005, f+0.01)}, cut, full, Inconclusive, true},
 		{"the ratio rules the cut out", Fail, []Metric{attain, load(-0.02, f/2)}, cut, full, Fail, false},
 		{"errors fail too", Fail, []Metric{attain, errs, load(-0.005, f+0.01)}, cut, full, Fail, true},
+		{"attainment_dip fails too", Fail, []Metric{attain, {Name: "attainment_dip", Verdict: Fail}, load(-0.005, f+0.01)}, cut, full, Fail, true},
+		{"a trend fails too", Fail, []Metric{tail, {Name: "ttft_p99_trend", Verdict: Fail}, load(-0.005, f+0.01)}, cut, full, Fail, true},
+		{"the canary offered more beyond the tolerance, as the cut explains", Fail, []Metric{attain, {Name: "offered_load_ratio", Scale: "relative", Verdict: Fail, Delta: Num(f), Interval: [2]Num{Num(f / 2), Num(2 * f)}}}, cut, full, Inconclusive, true},
 		{"a pass", Pass, []Metric{load(-0.005, f+0.01)}, cut, full, Pass, false},
 		{"no offered_load_ratio", Fail, []Metric{attain}, cut, full, Fail, false},
 		{"identical arms", Fail, []Metric{attain, load(-0.005, f+0.01)}, full, sortedCounts(logNormalDraws(2, n, 0.4, 0.4, 0)), Fail, false},
