@@ -47,33 +47,14 @@ def inflation(r):
     return c @ S @ c / (c @ c)
 
 
-def named_rate(phi, rng):
-    hits = 0
+def fits(phi, rng, n):
+    """Yields, per 10,000 replicates of identical arms, the fitted slopes
+    b, the residuals and the segment positions' centred values and their
+    sum of squares."""
     x = np.arange(SEG, dtype=float)
     xc = x - x.mean()
     sxx = xc @ xc
     edges = [i * B // SEG for i in range(SEG + 1)]
-    for chunk in range(N // 10_000):
-        e = rng.standard_normal((2, 10_000, B + BURN))
-        y = signal.lfilter([1.0], [1.0, -phi], e, axis=-1)
-        d = (y[0] - y[1])[:, BURN:]
-        seg = np.stack([d[:, edges[i]:edges[i + 1]].mean(axis=1) for i in range(SEG)], axis=1)
-        b = seg @ xc / sxx
-        res = seg - seg.mean(axis=1, keepdims=True) - np.outer(b, xc)
-        se = np.sqrt((res**2).sum(axis=1) / (SEG - 2) / sxx)
-        hits += int((stats.t.sf(b / se, SEG - 2) < LEVEL).sum())
-    p = hits / N
-    return p, np.sqrt(p * (1 - p) / N)
-
-
-def named_rate_ar1(phi, corr, rng, n):
-    x = np.arange(SEG, dtype=float)
-    xc = x - x.mean()
-    sxx = xc @ xc
-    edges = [i * B // SEG for i in range(SEG + 1)]
-    grid = np.linspace(0, 0.9, 91)
-    factor = np.array([inflation(r) for r in grid])
-    hits = 0
     for chunk in range(n // 10_000):
         e = rng.standard_normal((2, 10_000, B + BURN))
         y = signal.lfilter([1.0], [1.0, -phi], e, axis=-1)
@@ -81,6 +62,23 @@ def named_rate_ar1(phi, corr, rng, n):
         seg = np.stack([d[:, edges[i]:edges[i + 1]].mean(axis=1) for i in range(SEG)], axis=1)
         b = seg @ xc / sxx
         res = seg - seg.mean(axis=1, keepdims=True) - np.outer(b, xc)
+        yield b, res, sxx
+
+
+def named_rate(phi, rng):
+    hits = 0
+    for b, res, sxx in fits(phi, rng, N):
+        se = np.sqrt((res**2).sum(axis=1) / (SEG - 2) / sxx)
+        hits += int((stats.t.sf(b / se, SEG - 2) < LEVEL).sum())
+    p = hits / N
+    return p, np.sqrt(p * (1 - p) / N)
+
+
+def named_rate_ar1(phi, corr, rng, n):
+    grid = np.linspace(0, 0.9, 91)
+    factor = np.array([inflation(r) for r in grid])
+    hits = 0
+    for b, res, sxx in fits(phi, rng, n):
         r1 = (res[:, 1:] * res[:, :-1]).sum(axis=1) / (res**2).sum(axis=1)
         v = (res**2).sum(axis=1) / (SEG - 2) / sxx * np.interp(np.clip(r1 + corr, 0, 0.9), grid, factor)
         hits += int((stats.t.sf(b / np.sqrt(v), SEG - 2) < LEVEL).sum())
