@@ -669,10 +669,8 @@ func (j *aggJudgement) report() *Report {
 	heldByQualityGap(r, qualityGap(p, ab.QualityChecked, ab.QualityFailed, ac.QualityChecked, ac.QualityFailed))
 	if j.exact() {
 		// log-linear bins read as the request path's values, within a bin
-		ct, bt := histCounts(pooledHist(j.cRaw, "ttft")), histCounts(pooledHist(j.b, "ttft"))
-		ce, be := histCounts(pooledHist(j.cRaw, "e2e")), histCounts(pooledHist(j.b, "e2e"))
-		heldByCutTail(r, ct, bt, ce, be)
-		heldByCutBaseline(r, ct, bt, ce, be)
+		heldByCutTail(r, histCounts(pooledHist(j.cRaw, "ttft")), histCounts(pooledHist(j.b, "ttft")),
+			histCounts(pooledHist(j.cRaw, "e2e")), histCounts(pooledHist(j.b, "e2e")))
 	}
 	if w := queueHold(r, j.p, j.b, j.cRaw, j.dipGrid); w != "" {
 		j.warnf("%s", w)

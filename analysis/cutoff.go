@@ -65,8 +65,9 @@ import (
 // offered_load_ratio's interval; then a fail that only attainment, the
 // latency quantiles and offered_load_ratio give (cutBiased: what a log
 // without its slowest requests biases against the canary over the whole
-// run) is held, and any other fail stands with the reason added. Without offered_load_ratio (records that name no
-// replica) the baseline is not read. The fleet model's
+// run) is held, and any other fail stands with the reason added. Without
+// offered_load_ratio (records that name no replica) the baseline is not
+// read. The fleet model's
 // baseline-drops-slow (the baseline's log loses every completion whose
 // first token took over 1 s) failed an identical canary in every run
 // before this was read (docs/EVIDENCE.md).
@@ -309,8 +310,8 @@ func cutBiased(name string) bool {
 // a fail every failing gate of which is cutBiased is held (inconclusive,
 // the reason first); another fail gains the reason. A pass or an
 // inconclusive run is left alone: a baseline that looks better than it
-// served only makes the canary's gates harder to pass. Both judging paths
-// call it.
+// served only makes the canary's gates harder to pass. heldByCutTail
+// applies it after the canary's check.
 func heldByCutBaseline(r *Report, canaryTTFT, baselineTTFT, canaryE2E, baselineE2E latencyCounts) {
 	if r.Verdict != Fail {
 		return
@@ -319,6 +320,7 @@ func heldByCutBaseline(r *Report, canaryTTFT, baselineTTFT, canaryE2E, baselineE
 	for i := range r.Metrics {
 		if r.Metrics[i].Name == "offered_load_ratio" {
 			load = &r.Metrics[i]
+			break
 		}
 	}
 	if load == nil {
@@ -326,10 +328,9 @@ func heldByCutBaseline(r *Report, canaryTTFT, baselineTTFT, canaryE2E, baselineE
 	}
 	lo, hi := float64(load.Interval[0]), float64(load.Interval[1])
 	for _, rule := range []struct {
-		cut    func(x, y latencyCounts) (tailCut, bool)
-		b, c   latencyCounts
-		latent string
-	}{{cutTail, baselineTTFT, canaryTTFT, "TTFT"}, {cutTailE2E, baselineE2E, canaryE2E, "end-to-end latency"}} {
+		cut  func(x, y latencyCounts) (tailCut, bool)
+		b, c latencyCounts
+	}{{cutTail, baselineTTFT, canaryTTFT}, {cutTailE2E, baselineE2E, canaryE2E}} {
 		c, ok := rule.cut(rule.b, rule.c)
 		if !ok {
 			continue
@@ -341,7 +342,7 @@ func heldByCutBaseline(r *Report, canaryTTFT, baselineTTFT, canaryE2E, baselineE
 			continue
 		}
 		why := fmt.Sprintf("the baseline's %s stops at %.4g s while the canary has %s values above it (%.0f at the baseline's count; identical arms give a few), and just below it, in (%.4g, %.4g] s, the baseline has %.0f values against the canary's %.0f, alike below it: a tail cut off there, as when a gateway or collector drops the records of requests that ran that long; the canary's %.2f%% of its values past the cut would leave the baseline's log that many short, and offered_load_ratio, %s [%s, %s], agrees (a canary that regressed on part of its requests would not be offered more)",
-			rule.latent, c.at, fmtCount(past), c.expected, c.at/CutoffBand, c.at, c.band, c.bandOther, 100*f,
+			c.latency, c.at, fmtCount(past), c.expected, c.at/CutoffBand, c.at, c.band, c.bandOther, 100*f,
 			fmtDelta(*load, float64(load.Delta)), fmtDelta(*load, lo), fmtDelta(*load, hi))
 		biased := true
 		for _, m := range r.Metrics {
@@ -359,17 +360,19 @@ func heldByCutBaseline(r *Report, canaryTTFT, baselineTTFT, canaryE2E, baselineE
 	}
 }
 
-// heldByCutTail applies the cut-off check to the verdict, given both
+// heldByCutTail applies the cut-off checks to the verdict, given both
 // arms' TTFT and end-to-end latency: a cut canary holds a pass
-// (inconclusive, the reason first); a fail or an inconclusive run gains
-// the reason. TTFT is read first; its cut is the one named when both are
-// cut. Both judging paths call it.
+// (inconclusive, the reason first), a fail or an inconclusive run gaining
+// the reason (TTFT is read first; its cut is the one named when both are
+// cut); then a cut baseline may hold a fail (heldByCutBaseline). Both
+// judging paths call it.
 func heldByCutTail(r *Report, canaryTTFT, baselineTTFT, canaryE2E, baselineE2E latencyCounts) {
 	if c, ok := cutTail(canaryTTFT, baselineTTFT); ok {
 		holdForCut(r, c)
 	} else if c, ok := cutTailE2E(canaryE2E, baselineE2E); ok {
 		holdForCut(r, c)
 	}
+	heldByCutBaseline(r, canaryTTFT, baselineTTFT, canaryE2E, baselineE2E)
 }
 
 // holdForCut applies one cut found to the verdict (heldByCutTail).

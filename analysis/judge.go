@@ -303,8 +303,6 @@ func (j *judgement) report() *Report {
 	heldByQualityGap(r, qualityGap(j.p, j.b.qualityChecked, j.b.qualityFailed, j.c.qualityChecked, j.c.qualityFailed))
 	heldByCutTail(r, sortedCounts(j.c.pooled("ttft")), sortedCounts(j.b.pooled("ttft")),
 		sortedCounts(j.c.pooled("e2e")), sortedCounts(j.b.pooled("e2e")))
-	heldByCutBaseline(r, sortedCounts(j.c.pooled("ttft")), sortedCounts(j.b.pooled("ttft")),
-		sortedCounts(j.c.pooled("e2e")), sortedCounts(j.b.pooled("e2e")))
 	if w := queueHold(r, j.p, j.b, j.c, j.dipGrid); w != "" {
 		j.warnf("%s", w)
 	}
