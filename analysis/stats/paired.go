@@ -45,32 +45,10 @@ var lagWindowConst = [...][2]float64{
 // non-finite input, a zero denominator, fewer than minBuckets buckets, or a
 // non-positive ratio on the log scale.
 func pairedSums(x, y Ratio, logScale bool, batches int) (rx, ry float64, sums []float64, ok bool) {
+	rx, ry, sx, sy, ok := pairedScales(x, y, logScale)
 	b := len(x.Num)
-	if b != len(x.Den) || b != len(y.Num) || b != len(y.Den) || b == 0 {
-		return math.NaN(), math.NaN(), nil, false
-	}
-	var snx, sdx, sny, sdy float64
-	for t := range b {
-		for _, v := range []float64{x.Num[t], x.Den[t], y.Num[t], y.Den[t]} {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return math.NaN(), math.NaN(), nil, false
-			}
-		}
-		snx, sdx, sny, sdy = snx+x.Num[t], sdx+x.Den[t], sny+y.Num[t], sdy+y.Den[t]
-	}
-	if sdx == 0 || sdy == 0 {
-		return math.NaN(), math.NaN(), nil, false
-	}
-	rx, ry = snx/sdx, sny/sdy
-	if b < minBuckets {
+	if !ok || b < minBuckets {
 		return rx, ry, nil, false
-	}
-	sx, sy := sdx, sdy
-	if logScale {
-		if !(rx > 0 && ry > 0) {
-			return rx, ry, nil, false
-		}
-		sx, sy = sdx*rx, sdy*ry
 	}
 	q := min(batches, b/4)
 	sums = make([]float64, q)
@@ -83,6 +61,40 @@ func pairedSums(x, y Ratio, logScale bool, batches int) (rx, ry float64, sums []
 		sums[g] = d
 	}
 	return rx, ry, sums, true
+}
+
+// pairedScales checks both arms' bucket series and returns their ratios
+// R = ΣNum/ΣDen and the scales S = ΣDen (times R on the log scale) the
+// residuals are divided by; ok is false for mismatched, empty or
+// non-finite input, a zero denominator (the ratios NaN), or a non-positive
+// ratio on the log scale (the ratios kept).
+func pairedScales(x, y Ratio, logScale bool) (rx, ry, sx, sy float64, ok bool) {
+	nan := math.NaN()
+	b := len(x.Num)
+	if b != len(x.Den) || b != len(y.Num) || b != len(y.Den) || b == 0 {
+		return nan, nan, nan, nan, false
+	}
+	var snx, sdx, sny, sdy float64
+	for t := range b {
+		for _, v := range []float64{x.Num[t], x.Den[t], y.Num[t], y.Den[t]} {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return nan, nan, nan, nan, false
+			}
+		}
+		snx, sdx, sny, sdy = snx+x.Num[t], sdx+x.Den[t], sny+y.Num[t], sdy+y.Den[t]
+	}
+	if sdx == 0 || sdy == 0 {
+		return nan, nan, nan, nan, false
+	}
+	rx, ry = snx/sdx, sny/sdy
+	sx, sy = sdx, sdy
+	if logScale {
+		if !(rx > 0 && ry > 0) {
+			return rx, ry, nan, nan, false
+		}
+		sx, sy = sdx*rx, sdy*ry
+	}
+	return rx, ry, sx, sy, true
 }
 
 // batchMeansVar is the plain batch-means variance of the total of batch
@@ -204,4 +216,21 @@ func pairedBatches(x, y Ratio, conf float64, logScale bool, batches int) Estimat
 	q := len(sums)
 	est.DF = float64(q - 1)
 	return withHalfWidth(est, math.Sqrt(batchMeansVar(sums))*tQuantile(0.5+conf/2, float64(q-1)), zTwoSided(conf))
+}
+
+// PairedResiduals is the per-bucket paired difference pairedSums sums per
+// batch: d_t = (x.Num_t − R_x·x.Den_t)/S_x − (y.Num_t − R_y·y.Den_t)/S_y
+// with R the arm's ratio and S its ΣDen (times R on the log scale). It is
+// nil for mismatched, empty or non-finite input, a zero denominator, or a
+// non-positive ratio on the log scale.
+func PairedResiduals(x, y Ratio, logScale bool) []float64 {
+	rx, ry, sx, sy, ok := pairedScales(x, y, logScale)
+	if !ok {
+		return nil
+	}
+	d := make([]float64, len(x.Num))
+	for t := range d {
+		d[t] = (x.Num[t]-rx*x.Den[t])/sx - (y.Num[t]-ry*y.Den[t])/sy
+	}
+	return d
 }

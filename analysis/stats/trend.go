@@ -65,6 +65,23 @@ func FitTrend(x, y []float64, x0 float64) LinearTrend {
 	return out
 }
 
+// Inflated is the fit with the variance of its slope and fitted value
+// multiplied by k (TrendInflation; k ≤ 1 or NaN leaves it as it is):
+// SlopeSE and AtSE times √k, PIncrease from the slope over the larger SE on
+// the same degrees of freedom.
+func (f LinearTrend) Inflated(k float64) LinearTrend {
+	if !(k > 1) || math.IsInf(k, 1) {
+		return f
+	}
+	r := math.Sqrt(k)
+	f.SlopeSE *= r
+	f.AtSE *= r
+	if f.SlopeSE > 0 {
+		f.PIncrease = tSurvival(f.Slope/f.SlopeSE, f.DF)
+	}
+	return f
+}
+
 // TQuantile is the p-quantile (p ≥ 0.5) of Student's t with nu degrees of
 // freedom.
 func TQuantile(p, nu float64) float64 { return tQuantile(p, nu) }
@@ -106,9 +123,15 @@ type TrendBounds struct {
 // for the smallest p-value, s moves by at most ‖d‖/√(n − 2) for a move d of
 // y (the residual projection does not lengthen a vector). Fields are NaN
 // where FitTrend's are; an interval not holding its y_i is an error of the
-// caller (NaN out).
-func FitTrendWithin(x, y, lo, hi []float64, x0, tq float64) (LinearTrend, TrendBounds) {
-	f := FitTrend(x, y, x0)
+// caller (NaN out). k multiplies every variance as Inflated does (1: none):
+// the bounds, p-values and the returned fit are the inflated ones.
+func FitTrendWithin(x, y, lo, hi []float64, x0, tq, k float64) (LinearTrend, TrendBounds) {
+	f0 := FitTrend(x, y, x0)
+	f := f0.Inflated(k)
+	sk := 1.0
+	if k > 1 && !math.IsInf(k, 1) {
+		sk = math.Sqrt(k)
+	}
 	nan := math.NaN()
 	out := TrendBounds{AtLo: nan, AtHi: nan, Lower: nan, Upper: nan, PLo: nan, PHi: nan}
 	n := len(x)
@@ -148,8 +171,9 @@ func FitTrendWithin(x, y, lo, hi []float64, x0, tq float64) (LinearTrend, TrendB
 		out.PLo, out.PHi = f.PIncrease, f.PIncrease
 		return f, out
 	}
-	cAt := math.Sqrt(1/float64(n) + (x0-mx)*(x0-mx)/sxx)
-	cb := 1 / math.Sqrt(sxx)
+	// the standard errors per unit of the residual standard deviation
+	cAt := sk * math.Sqrt(1/float64(n)+(x0-mx)*(x0-mx)/sxx)
+	cb := sk / math.Sqrt(sxx)
 	// fit returns a series' slope and residual standard deviation
 	fit := func(z []float64) (b, s float64) {
 		var mz, sxz float64
@@ -186,7 +210,7 @@ func FitTrendWithin(x, y, lo, hi []float64, x0, tq float64) (LinearTrend, TrendB
 		}
 		return tSurvival(t, f.DF)
 	}
-	s := f.SlopeSE * math.Sqrt(sxx)
+	s := f0.SlopeSE * math.Sqrt(sxx)
 	ds := math.Sqrt(dd / f.DF)
 	sLo, sHi := math.Max(0, s-ds), s+ds
 	out.Lower, out.Upper = out.AtLo-tq*sHi*cAt, out.AtHi+tq*sHi*cAt

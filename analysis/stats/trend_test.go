@@ -91,12 +91,18 @@ func TestFitTrendWithin(t *testing.T) {
 				y[i] = 0.01*x[i]*rng.Float64() + 0.02*rng.NormFloat64()
 				lo[i], hi[i] = y[i]-0.004*rng.Float64(), y[i]+0.004*rng.Float64()
 			}
-			f, b := FitTrendWithin(x, y, y, y, 16, tq)
+			f, b := FitTrendWithin(x, y, y, y, 16, tq, 1)
 			if b.AtLo != f.At || b.AtHi != f.At || b.Lower != f.At-tq*f.AtSE || b.Upper != f.At+tq*f.AtSE ||
 				b.PLo != f.PIncrease || b.PHi != f.PIncrease {
 				t.Fatalf("zero-width bounds %+v differ from the fit %+v", b, f)
 			}
-			_, b = FitTrendWithin(x, y, lo, hi, 16, tq)
+			fk, bk := FitTrendWithin(x, y, y, y, 16, tq, 2.5)
+			if math.Abs(fk.AtSE-f.AtSE*math.Sqrt(2.5)) > 1e-12*f.AtSE || bk.Lower != fk.At-tq*fk.AtSE || bk.PLo != fk.PIncrease ||
+				(f.Slope > 0 && !(fk.PIncrease > f.PIncrease)) {
+				t.Fatalf("inflated zero-width bounds %+v, fit %+v, against %+v", bk, fk, f)
+			}
+			_, b = FitTrendWithin(x, y, lo, hi, 16, tq, 1)
+			_, bk = FitTrendWithin(x, y, lo, hi, 16, tq, 2.5)
 			if !(b.AtLo < f.At && f.At < b.AtHi && b.Lower < f.At-tq*f.AtSE && f.At+tq*f.AtSE < b.Upper && b.PLo <= f.PIncrease) ||
 				(b.PHi < 0.5 && !(f.PIncrease <= b.PHi)) {
 				t.Fatalf("bounds %+v do not hold the point fit %+v", b, f)
@@ -110,21 +116,28 @@ func TestFitTrendWithin(t *testing.T) {
 						z[i] = [2]float64{lo[i], hi[i]}[rng.IntN(2)]
 					}
 				}
-				g := FitTrend(x, z, 16)
 				const eps = 1e-12
-				if g.At < b.AtLo-eps || g.At > b.AtHi+eps || g.At-tq*g.AtSE < b.Lower-eps || g.At+tq*g.AtSE > b.Upper+eps ||
-					g.PIncrease < b.PLo-eps || (b.PHi < 0.5 && g.PIncrease > b.PHi+eps) {
-					t.Fatalf("series %v fits %+v outside the bounds %+v", z, g, b)
+				// and inflated (k = 2.5): the inflated fits within the
+				// inflated bounds
+				for _, c := range []struct {
+					k float64
+					b TrendBounds
+				}{{1, b}, {2.5, bk}} {
+					g := FitTrend(x, z, 16).Inflated(c.k)
+					if g.At < c.b.AtLo-eps || g.At > c.b.AtHi+eps || g.At-tq*g.AtSE < c.b.Lower-eps || g.At+tq*g.AtSE > c.b.Upper+eps ||
+						g.PIncrease < c.b.PLo-eps || (c.b.PHi < 0.5 && g.PIncrease > c.b.PHi+eps) {
+						t.Fatalf("series %v fits %+v (k %g) outside the bounds %+v", z, g, c.k, c.b)
+					}
 				}
 			}
 		}
 	}
 	x := []float64{1, 3, 5}
-	if _, b := FitTrendWithin(x[:2], x[:2], x[:2], x[:2], 3, tq); !math.IsNaN(b.AtLo) || !math.IsNaN(b.PLo) {
+	if _, b := FitTrendWithin(x[:2], x[:2], x[:2], x[:2], 3, tq, 1); !math.IsNaN(b.AtLo) || !math.IsNaN(b.PLo) {
 		t.Errorf("two points: bounds %+v, want NaN", b)
 	}
 	y := []float64{1, 2, 3}
-	if _, b := FitTrendWithin(x, y, []float64{1, 2.5, 3}, y, 6, tq); !math.IsNaN(b.AtLo) {
+	if _, b := FitTrendWithin(x, y, []float64{1, 2.5, 3}, y, 6, tq, 1); !math.IsNaN(b.AtLo) {
 		t.Errorf("an interval not holding its point: bounds %+v, want NaN", b)
 	}
 }
