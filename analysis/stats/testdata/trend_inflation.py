@@ -14,7 +14,10 @@ The paired difference of each replicate is one of:
              white noise of standard deviation 0.5 (not an AR(1): a
              two-state switch);
   leak       the AR(1) difference at φ 0 or 0.8 plus a line rising by
-             `rise` standard deviations of a bucket over the run.
+             `rise` standard deviations of a bucket over the run;
+  late leak  the same with a rise that grows as the cube of the time;
+  step       the same with a rise that comes as a logistic step at 70%
+             of the run (slope 20 per run).
 Printed per row: the named rate of the least-squares line through the
 segment means (Student t, 6 degrees of freedom) as the judge fitted it
 before, and with its variance multiplied by κ, with Monte Carlo standard
@@ -63,6 +66,14 @@ def series(kind, par, rng, n):
     if kind == "white+ar1":
         y = ar1(par, rng, (2, n, B))
         return 0.5 * (y[0] - y[1]) + rng.standard_normal((n, B))
+    if kind == "late leak":
+        phi, rise = par
+        y = ar1(phi, rng, (2, n, B))
+        return y[0] - y[1] + rise * (np.arange(B) / (B - 1)) ** 3
+    if kind == "step":
+        phi, rise = par
+        y = ar1(phi, rng, (2, n, B))
+        return y[0] - y[1] + rise / (1 + np.exp(-(np.arange(B) / (B - 1) - 0.7) * 20))
     if kind == "episodes":
         y = episodes(par, rng, (2, n, B))
         return y[0] - y[1] + 0.5 * rng.standard_normal((n, B))
@@ -86,7 +97,7 @@ def row(kind, par, rng):
             new += int(stats.t.sf(b[i] / se[i] / np.sqrt(k), SEG - 2) < LEVEL)
     po, pn = old / N, new / N
     mc = lambda p: np.sqrt(p * (1 - p) / N)
-    return f"{kind:10s} {str(par):12s} before {100 * po:6.3f}% ± {100 * mc(po):.3f}   with κ {100 * pn:6.3f}% ± {100 * mc(pn):.3f}"
+    return f"{kind:9s} {str(par):12s} before {100 * po:6.3f}% ± {100 * mc(po):.3f}   with κ {100 * pn:6.3f}% ± {100 * mc(pn):.3f}"
 
 
 def main():
@@ -95,7 +106,8 @@ def main():
     rng = np.random.default_rng(20261207)
     for kind, par in [("ar1", 0.0), ("ar1", 0.5), ("ar1", 0.8), ("ar1", 0.9), ("ar1", 0.95),
                       ("white+ar1", 0.9), ("episodes", 0.9), ("episodes", 0.95),
-                      ("leak", (0.0, 1.0)), ("leak", (0.0, 1.5)), ("leak", (0.8, 1.5)), ("leak", (0.8, 2.5))]:
+                      ("leak", (0.0, 1.0)), ("leak", (0.0, 1.5)), ("leak", (0.8, 1.5)), ("leak", (0.8, 2.5)),
+                      ("late leak", (0.0, 3.0)), ("late leak", (0.8, 5.0)), ("step", (0.0, 2.0)), ("step", (0.8, 3.0))]:
         print(row(kind, par, rng), flush=True)
 
 
