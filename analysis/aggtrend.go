@@ -6,6 +6,7 @@ import (
 
 	"github.com/goodput-dev/goodput/analysis/histo"
 	"github.com/goodput-dev/goodput/analysis/normalize"
+	"github.com/goodput-dev/goodput/analysis/stats"
 	"github.com/goodput-dev/goodput/policies"
 	"github.com/goodput-dev/goodput/sources"
 )
@@ -112,8 +113,27 @@ func (j *aggJudgement) trendChecks(levels map[string]float64) []gateEval {
 		}
 		return exactTrendPoint(nbs/dbs, ncs/dcs, dbs, dcs), true
 	}
+	// a count's slices on the grid, for the inflation of the line's
+	// variance (the lower counts of good requests where they are bounded)
+	buckets := func(metric string) (stats.Ratio, stats.Ratio, bool) {
+		rb, okb := b.ratioAt(metric, false)
+		rc, okc := c.ratioAt(metric, false)
+		if !okb || !okc {
+			return stats.Ratio{}, stats.Ratio{}, false
+		}
+		arm := func(r stats.Ratio, at []int) stats.Ratio {
+			out := stats.Ratio{Num: make([]float64, nb), Den: make([]float64, nb)}
+			for t, i := range at {
+				if i >= 0 {
+					out.Num[t], out.Den[t] = r.Num[i], r.Den[i]
+				}
+			}
+			return out
+		}
+		return arm(rc, atC), arm(rb, atB), true
+	}
 	skip := func(metric string) bool { return j.unreported(metric) != "" }
-	out, unresolved := trendEvals(j.p, nb, step, skip, levels, segment)
+	out, unresolved := trendEvals(j.p, nb, step, skip, levels, segment, buckets)
 	for _, w := range unresolved {
 		j.warnf("%s", w)
 	}

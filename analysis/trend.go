@@ -36,9 +36,10 @@ const (
 // difference for absolute metrics, a log ratio for relative ones, positive
 // = canary worse) is computed per contiguous segment of the shared bucket
 // grid, and a least-squares line is fitted through the segments against
-// time (Student t, segments − 2 degrees of freedom: segments minutes long
-// are nearly independent once the traffic wave both arms ride cancels in
-// the difference). A check adds a "<gate>_trend" guardrail only when the
+// time (Student t, segments − 2 degrees of freedom; the traffic wave both
+// arms ride cancels in the difference, and for a count, share or mean the
+// variance is inflated where each arm's own slowdowns outlast a segment,
+// trendEvals). A check adds a "<gate>_trend" guardrail only when the
 // slope is positive with one-sided p < α/m (m the gates checked, Bonferroni):
 //
 //   - fail when the line's value at the end of the window is beyond the
@@ -142,8 +143,31 @@ func (j *judgement) trendChecks(levels map[string]float64) []gateEval {
 		}
 		return exactTrendPoint(nbs/dbs, ncs/dcs, dbs, dcs), true
 	}
+	// a count's buckets on the grid, the short last bucket in the last
+	// position, for the inflation of the line's variance
+	buckets := func(metric string) (c, b stats.Ratio, ok bool) {
+		num, den := countFuncs(metric)
+		if metric == "output_tokens_mean" {
+			num, den = func(b *bucket) float64 { return b.outTokens }, outputKnown
+		}
+		if num == nil {
+			return stats.Ratio{}, stats.Ratio{}, false
+		}
+		arm := func(a *armData) stats.Ratio {
+			r := stats.Ratio{Num: make([]float64, grid), Den: make([]float64, grid)}
+			for t := range nb {
+				if bk := at(a, t); bk != nil {
+					p := min(t, grid-1)
+					r.Num[p] += num(bk)
+					r.Den[p] += den(bk)
+				}
+			}
+			return r
+		}
+		return arm(j.c), arm(j.b), true
+	}
 	skip := func(metric string) bool { return j.unreported(metric) != "" }
-	out, _ := trendEvals(j.p, grid, j.b.bucketSecs, skip, levels, segment)
+	out, _ := trendEvals(j.p, grid, j.b.bucketSecs, skip, levels, segment, buckets)
 	return out
 }
 
@@ -294,8 +318,23 @@ func trendMetric(metric string, info policies.MetricInfo) bool {
 // more than half its margin (coarse histogram buckets, wide bounds) is not
 // followed: unresolved names it, for a warning. levels (trendLevels; nil:
 // none) holds, per metric, the harm by which its segments are lowered.
+//
+// Segments minutes long are not independent when each arm's slowdowns
+// last across their ends: buckets (nil: none) gives a count's per-position
+// numerator and denominator in both arms (canary first; false: not given),
+// and a count, share or mean trend's variance is multiplied by
+// stats.TrendInflation of the paired residuals of its own count. Without
+// it such a trend was named 1.6 to 2.6 times as often as α/m says in
+// identical arms whose per-arm slowdowns follow an AR(1) of φ 0.8 to 0.9
+// per 10 s bucket (stats/testdata/trend_ar1.txt; with it,
+// stats/testdata/trend_inflation.txt). A latency quantile has no bucket
+// series of its own, and is not inflated: read from slo_attainment's
+// residuals, the factor carried the canary's own change (a TPOT leak
+// moves attainment unevenly) and the fleet model's leak lost its trend
+// fail in 3 of 10 runs.
 func trendEvals(p *policies.Policy, nb int, secs float64, skip func(metric string) bool, levels map[string]float64,
-	segment func(metric string, info policies.MetricInfo, lo, hi int) (trendPoint, bool)) (out []gateEval, unresolved []string) {
+	segment func(metric string, info policies.MetricInfo, lo, hi int) (trendPoint, bool),
+	buckets func(metric string) (c, b stats.Ratio, ok bool)) (out []gateEval, unresolved []string) {
 	k := min(TrendSegments, nb/MinTrendBuckets)
 	if k < MinTrendSegments {
 		return nil, nil
@@ -304,6 +343,7 @@ func trendEvals(p *policies.Policy, nb int, secs float64, skip func(metric strin
 		g            policies.Gate
 		info         policies.MetricInfo
 		x, h, lo, hi []float64
+		segs         [][2]int
 		lastB, lastC float64
 		nb, nc       float64
 		binned       bool
@@ -361,6 +401,7 @@ func trendEvals(p *policies.Policy, nb int, secs float64, skip func(metric strin
 			shift := levels[g.Metric]
 			d, dLo, dHi = d-shift, dLo-shift, dHi-shift
 			s.x = append(s.x, float64(lo+hi)/2*secs/60)
+			s.segs = append(s.segs, [2]int{lo, hi})
 			s.h, s.lo, s.hi = append(s.h, d), append(s.lo, dLo), append(s.hi, dHi)
 			s.lastB, s.lastC = pt.b, pt.c
 			s.nb, s.nc = s.nb+pt.nb, s.nc+pt.nc
@@ -378,9 +419,17 @@ func trendEvals(p *policies.Policy, nb int, secs float64, skip func(metric strin
 	level := alpha / float64(len(all))
 	end := float64(nb) * secs / 60
 	for _, s := range all {
-		tq := stats.TQuantile(1-alpha, float64(len(s.x)-2))
-		f, fb := stats.FitTrendWithin(s.x, s.h, s.lo, s.hi, end, tq)
 		info, g := s.info, s.g
+		kappa := 1.0
+		if buckets != nil && info.Latency == "" {
+			if c, b, ok := buckets(g.Metric); ok {
+				if d := stats.PairedResiduals(c, b, info.Latency == "" && info.Scale == "relative"); d != nil {
+					kappa = stats.TrendInflation(d, s.segs)
+				}
+			}
+		}
+		tq := stats.TQuantile(1-alpha, float64(len(s.x)-2))
+		f, fb := stats.FitTrendWithin(s.x, s.h, s.lo, s.hi, end, tq, kappa)
 		passAt := g.Margin.Value
 		if info.Scale == "relative" {
 			passAt = math.Log1p(g.Margin.Value)
@@ -432,6 +481,10 @@ func trendEvals(p *policies.Policy, nb int, secs float64, skip func(metric strin
 			Buckets: [2]int{nb, nb}, Method: fmt.Sprintf("segment-ols-trend-%d", len(s.x)), Adjusted: []string{}}
 		iv := fmt.Sprintf("%s at the start to %s [%s, %s] at the end of the window (%d segments; a worsening trend at one-sided p = %.2g < α/%d)",
 			fmtDelta(m, delta(start)), fmtDelta(m, delta(f.At)), fmtDelta(m, dl), fmtDelta(m, dh), len(s.x), f.PIncrease, len(all))
+		if kappa > 1 {
+			m.Adjusted = append(m.Adjusted, fmt.Sprintf("the line's variance multiplied by %.2f: the paired %s residuals of adjacent buckets correlate (slowdowns lasting minutes), so neighbouring segments are not independent and would otherwise read as a trend more often than α/%d",
+				kappa, g.Metric, len(all)))
+		}
 		if s.standardized {
 			m.Adjusted = append(m.Adjusted, "each segment standardized to the reference mix on its own (the gate's strata and weights), so a mix that changes through the run is not read as a trend")
 		}

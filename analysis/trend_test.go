@@ -1,9 +1,13 @@
 package analysis
 
 import (
+	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
+	"github.com/goodput-dev/goodput/analysis/stats"
+	"github.com/goodput-dev/goodput/policies"
 	"github.com/goodput-dev/goodput/sources"
 )
 
@@ -149,5 +153,70 @@ func TestTrendMixDrift(t *testing.T) {
 		if r.Verdict == Fail {
 			t.Errorf("a drifting mix failed: %q", r.Reasons)
 		}
+	}
+}
+
+// TestTrendInflatedBySlowdowns: the same attainment segments judged with
+// the paired bucket residuals of a persistent slowdown (an AR(1) of φ 0.9
+// in the canary's good share per 10 s bucket) and with white ones. The
+// white buckets leave the row as the segments alone give it (variance
+// factor 1); the persistent ones widen the row's interval by the factor's
+// square root, raise its p-value and say so in its adjustments.
+func TestTrendInflatedBySlowdowns(t *testing.T) {
+	p := chat(t)
+	const nb, secs = 180, 10.0
+	// the canary's attainment falls by 0.4 pp per segment, with a wiggle
+	segment := func(metric string, _ policies.MetricInfo, lo, hi int) (trendPoint, bool) {
+		if metric != "slo_attainment" {
+			return trendPoint{}, false
+		}
+		k := float64(lo) / float64(nb) * 8
+		return exactTrendPoint(0.95, 0.95-0.004*k+0.002*math.Sin(3*k), 2000, 2000), true
+	}
+	rng := rand.New(rand.NewPCG(9, 9))
+	series := func(phi float64) stats.Ratio {
+		r := stats.Ratio{Num: make([]float64, nb), Den: make([]float64, nb)}
+		var z float64
+		for t := range nb {
+			z = phi*z + rng.NormFloat64()
+			r.Num[t], r.Den[t] = 190+2*z, 200
+		}
+		return r
+	}
+	flat := stats.Ratio{Num: make([]float64, nb), Den: make([]float64, nb)}
+	for t := range nb {
+		flat.Num[t], flat.Den[t] = 190, 200
+	}
+	judged := func(c stats.Ratio) Metric {
+		t.Helper()
+		buckets := func(metric string) (stats.Ratio, stats.Ratio, bool) {
+			if metric != "slo_attainment" {
+				return stats.Ratio{}, stats.Ratio{}, false
+			}
+			return c, flat, true
+		}
+		if c.Num == nil {
+			buckets = nil
+		}
+		out, _ := trendEvals(p, nb, secs, nil, nil, segment, buckets)
+		for _, e := range out {
+			if e.m.Name == "slo_attainment_trend" {
+				return e.m
+			}
+		}
+		t.Fatalf("no slo_attainment_trend row among %d", len(out))
+		return Metric{}
+	}
+	plain, white, slow := judged(stats.Ratio{}), judged(series(0)), judged(series(0.9))
+	width := func(m Metric) float64 { return float64(m.Interval[1] - m.Interval[0]) }
+	if white.Reason != plain.Reason || width(white) != width(plain) || len(white.Adjusted) != len(plain.Adjusted) {
+		t.Errorf("white buckets moved the row:\n%s %v\n%s %v", plain.Reason, plain.Adjusted, white.Reason, white.Adjusted)
+	}
+	said := strings.Join(slow.Adjusted, "; ")
+	if !strings.Contains(said, "the line's variance multiplied by") || !strings.Contains(said, "slo_attainment residuals") {
+		t.Errorf("the inflation is not said: %q", slow.Adjusted)
+	}
+	if !(width(slow) > 1.1*width(plain)) || slow.Reason == plain.Reason {
+		t.Errorf("persistent buckets did not widen the row: width %.5f against %.5f\n%s", width(slow), width(plain), slow.Reason)
 	}
 }
