@@ -308,7 +308,10 @@ func cutBiased(name string) bool {
 // baseline reads as cut off below the canary and the share of the
 // canary's values past the cut agrees with offered_load_ratio's interval,
 // a fail every failing gate of which is cutBiased is held (inconclusive,
-// the reason first); another fail gains the reason. A pass or an
+// the reason first); another fail gains the reason. Without
+// offered_load_ratio (records that name no replica) a fail whose baseline
+// reads as cut stands, gaining a reason that says so (baselineCutUnread).
+// A pass or an
 // inconclusive run is left alone: a baseline that looks better than it
 // served only makes the canary's gates harder to pass. heldByCutTail
 // applies it after the canary's check.
@@ -324,6 +327,14 @@ func heldByCutBaseline(r *Report, canaryTTFT, baselineTTFT, canaryE2E, baselineE
 		}
 	}
 	if load == nil {
+		// no replica-seconds, no ratio: the count cannot tell a cut log
+		// from a canary that regressed on part of its requests, so the
+		// fail stands, saying what the baseline's log looks like
+		if c, ok := cutTail(baselineTTFT, canaryTTFT); ok {
+			r.Reasons = append(r.Reasons, baselineCutUnread(c, canaryTTFT))
+		} else if c, ok := cutTailE2E(baselineE2E, canaryE2E); ok {
+			r.Reasons = append(r.Reasons, baselineCutUnread(c, canaryE2E))
+		}
 		return
 	}
 	lo, hi := float64(load.Interval[0]), float64(load.Interval[1])
@@ -358,6 +369,16 @@ func heldByCutBaseline(r *Report, canaryTTFT, baselineTTFT, canaryE2E, baselineE
 		r.Verdict = Inconclusive
 		return
 	}
+}
+
+// baselineCutUnread is the reason a fail gains when the baseline reads as
+// cut against the canary c but the records name no replicas, so that
+// offered_load_ratio, which would tell a cut log from a regression, is
+// not measured.
+func baselineCutUnread(cut tailCut, c latencyCounts) string {
+	past, n := c.above(cut.at), c.total()
+	return fmt.Sprintf("the baseline's %s stops at %.4g s while the canary has %s values above it (%.0f at the baseline's count), alike below it: the shape of a tail cut off in the baseline's log (a gateway or collector dropping the records of requests that ran that long), or of a canary that regressed on %.2f%% of its requests; the records name no replica, so the offered load per replica-second that tells the two apart is not measured and the fail stands — if the baseline's log dropped records, give its complete log (or its dropped requests as timeouts), or a replica field in both logs, and judge again",
+		cut.latency, cut.at, fmtCount(past), cut.expected, 100*past/n)
 }
 
 // heldByCutTail applies the cut-off checks to the verdict, given both

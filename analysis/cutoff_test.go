@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/goodput-dev/goodput/sources"
 	"github.com/goodput-dev/goodput/sources/loglin"
 )
 
@@ -194,6 +195,44 @@ func TestCutTailsHoldVerdicts(t *testing.T) {
 	}
 }
 
+// TestCutBaselineUnread: the fleet model's baseline-drops-slow with no
+// replica names in either log has no offered_load_ratio to tell the cut
+// from a regression: the run is not held, and its reason says the
+// baseline's TTFT stops where it does and why that was not read, on both
+// paths.
+func TestCutBaselineUnread(t *testing.T) {
+	fc := fleetCaseNamed(t, "baseline-drops-slow")
+	fails := 0
+	for seed := uint64(0); seed < 2; seed++ {
+		b, c := fleetArms(fc.b(seed), fc.c(seed), seed)
+		for _, ds := range []*sources.Dataset{b, c} {
+			for i := range ds.Requests {
+				ds.Requests[i].Replica = ""
+			}
+		}
+		exact, agg := judgedBothWays(t, b, c, Config{Policy: chat(t), Resamples: 400, Seed: seed + 1})
+		for k, r := range []*Report{exact, agg} {
+			path := [2]string{"request path", "aggregate"}[k]
+			text := strings.Join(r.Reasons, "\n")
+			if _, ok := metricNamed(r, "offered_load_ratio"); ok {
+				t.Fatalf("#%d %s: offered_load_ratio without replica names", seed, path)
+			}
+			if r.Verdict == Fail && !regexp.MustCompile(`the baseline's TTFT stops at (0\.99\d*|1(\.00\d*)?) s .*the records name no replica`).MatchString(text) {
+				t.Errorf("#%d %s: a fail without the unread cut's reason: %s", seed, path, text)
+			}
+			if r.Verdict == Pass {
+				t.Errorf("#%d %s: pass: %s", seed, path, text)
+			}
+			fails += map[bool]int{true: 1}[r.Verdict == Fail]
+		}
+	}
+	// the identical canary fails beside the cut baseline (10 of 10 on
+	// the fleet model): the reason is checked, or the test checks nothing
+	if fails == 0 {
+		t.Error("no run failed: the unread cut's reason was never checked")
+	}
+}
+
 // TestHeldByCutTails: a cut canary holds a pass, never a fail — not even
 // one held by output_tokens_mean alone with the canary shorter (answers
 // capped shorter look like a log that lost the longest ones) — and an
@@ -257,8 +296,8 @@ func TestCutTailNotARegression(t *testing.T) {
 // interval), offered_load_ratio's own fail included; it stands when the
 // ratio rules that out (a canary that regressed on part of its requests
 // is not offered more), when another gate fails too — errors,
-// attainment_dip, a trend (the reason added) —, and a pass, or a run without
-// offered_load_ratio, is left alone. A canary half of whose requests
+// attainment_dip, a trend (the reason added) —, a pass is left alone, and
+// a run without offered_load_ratio keeps its fail with the shape said. A canary half of whose requests
 // slowed past a baseline's sharp edge reads as the cut's shape but would
 // need the ratio at +100%: its fail stands.
 func TestHeldByCutBaseline(t *testing.T) {
@@ -299,8 +338,9 @@ func TestHeldByCutBaseline(t *testing.T) {
 		{"a trend fails too", Fail, []Metric{tail, {Name: "ttft_p99_trend", Verdict: Fail}, load(-0.005, f+0.01)}, cut, full, Fail, true},
 		{"the canary offered more beyond the tolerance, as the cut explains", Fail, []Metric{attain, {Name: "offered_load_ratio", Scale: "relative", Verdict: Fail, Delta: Num(f), Interval: [2]Num{Num(f / 2), Num(2 * f)}}}, cut, full, Inconclusive, true},
 		{"a pass", Pass, []Metric{load(-0.005, f+0.01)}, cut, full, Pass, false},
-		{"no offered_load_ratio", Fail, []Metric{attain}, cut, full, Fail, false},
+		{"no offered_load_ratio: the fail stands, the shape said", Fail, []Metric{attain}, cut, full, Fail, true},
 		{"identical arms", Fail, []Metric{attain, load(-0.005, f+0.01)}, full, sortedCounts(logNormalDraws(2, n, 0.4, 0.4, 0)), Fail, false},
+		{"identical arms, no offered_load_ratio", Fail, []Metric{attain}, full, sortedCounts(logNormalDraws(2, n, 0.4, 0.4, 0)), Fail, false},
 		{"half the canary slowed past a sharp edge", Fail, []Metric{tail, load(-0.02, 0.02)}, edge, half, Fail, false},
 	} {
 		r := &Report{Verdict: tc.verdict, Metrics: tc.metrics, Reasons: []string{"gates"}}
@@ -311,6 +351,9 @@ func TestHeldByCutBaseline(t *testing.T) {
 		}
 		if held := r.Verdict != tc.verdict; held && !strings.HasPrefix(r.Reasons[0], "the gates give FAIL, but the baseline's TTFT stops at") {
 			t.Errorf("%s: held, but the first reason is %q", tc.name, r.Reasons[0])
+		}
+		if unread := strings.Contains(text, "the records name no replica"); unread != (tc.reasonHas && len(tc.metrics) == 1) {
+			t.Errorf("%s: the unread cut said %v; reasons %q", tc.name, unread, r.Reasons)
 		}
 	}
 	if _, ok := cutTail(edge, half); !ok {
