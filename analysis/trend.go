@@ -420,21 +420,33 @@ func trendEvals(p *policies.Policy, nb int, secs float64, skip func(metric strin
 	end := float64(nb) * secs / 60
 	for _, s := range all {
 		info, g := s.info, s.g
-		kappa := 1.0
-		if buckets != nil && info.Latency == "" {
-			if c, b, ok := buckets(g.Metric); ok {
-				if d := stats.PairedResiduals(c, b, info.Latency == "" && info.Scale == "relative"); d != nil {
-					kappa = stats.TrendInflation(d, s.segs)
-				}
-			}
-		}
-		tq := stats.TQuantile(1-alpha, float64(len(s.x)-2))
-		f, fb := stats.FitTrendWithin(s.x, s.h, s.lo, s.hi, end, tq, kappa)
 		passAt := g.Margin.Value
 		if info.Scale == "relative" {
 			passAt = math.Log1p(g.Margin.Value)
 			if info.HigherIsBetter {
 				passAt = -math.Log1p(-g.Margin.Value)
+			}
+		}
+		tq := stats.TQuantile(1-alpha, float64(len(s.x)-2))
+		f, fb := stats.FitTrendWithin(s.x, s.h, s.lo, s.hi, end, tq, 1)
+		// the row appears when the slope is a worsening one (with values
+		// known within intervals: at the point values, or for every value
+		// within them), or when some values within them give one and the
+		// end of the window may lie beyond the margin
+		named := func() bool {
+			return fb.PHi < level || f.PIncrease < level || (fb.PLo < level && fb.AtHi > passAt)
+		}
+		// the inflation only raises the p-values and widens the bounds, so
+		// it is read only where a row would appear without it
+		kappa := 1.0
+		if buckets != nil && info.Latency == "" && named() {
+			if c, b, ok := buckets(g.Metric); ok {
+				if d := stats.PairedResiduals(c, b, info.Scale == "relative"); d != nil {
+					kappa = stats.TrendInflation(d, s.segs)
+				}
+			}
+			if kappa > 1 {
+				f, fb = stats.FitTrendWithin(s.x, s.h, s.lo, s.hi, end, tq, kappa)
 			}
 		}
 		// harm h back to the gate's delta (canary vs baseline)
@@ -461,12 +473,8 @@ func trendEvals(p *policies.Policy, nb int, secs float64, skip func(metric strin
 				g.Metric, fmtDelta(m, a), fmtDelta(m, b), fmtMargin(m)))
 			continue
 		}
-		// the row appears when the slope is a worsening one (with values
-		// known within intervals: at the point values, or for every value
-		// within them), or when some values within them give one and the
-		// end of the window may lie beyond the margin
 		sure := fb.PHi < level
-		if !sure && !(f.PIncrease < level) && !(fb.PLo < level && fb.AtHi > passAt) {
+		if !named() {
 			continue
 		}
 		lo, hi := fb.Lower, fb.Upper
