@@ -13,7 +13,7 @@ const (
 	// on, (0, trendMaxPhi].
 	trendPhiStep = 0.005
 	// trendMaxPhi caps the fitted per-bucket persistence, and with it the
-	// factor (about 2.4 on 8 segments of 22 buckets): near φ = 1 the factor
+	// factor (2.47 on 8 segments of 22 buckets): near φ = 1 the factor
 	// climbs steeply (4.7 at 0.98) and a noisy fit would take a real trend
 	// away.
 	trendMaxPhi = 0.95
