@@ -2,6 +2,7 @@ package stats
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -59,6 +60,44 @@ func TestTrendInflationDegenerate(t *testing.T) {
 	} {
 		if got := TrendInflation(c.d, c.segs); got != 1 {
 			t.Errorf("%s: κ %g, want 1", name, got)
+		}
+	}
+}
+
+// TestTrendInflationBounded: on series of every kind — persistent, white,
+// stepped, near-constant, with huge values, on uneven segments — the factor
+// is finite, at least 1, and at most the factor at the persistence cap for
+// those segments.
+func TestTrendInflationBounded(t *testing.T) {
+	rng := rand.New(rand.NewPCG(12, 7))
+	for rep := range 1000 {
+		n := 30 + rng.IntN(400)
+		k := 3 + rng.IntN(8)
+		if n/k < 3 {
+			continue
+		}
+		var segs [][2]int
+		for i := range k {
+			lo, hi := i*n/k, (i+1)*n/k
+			if rng.IntN(4) == 0 && hi-lo > 4 {
+				lo++ // a gap between segments
+			}
+			segs = append(segs, [2]int{lo, hi})
+		}
+		d := make([]float64, n)
+		phi := []float64{0, 0.5, 0.9, 0.99, -0.5}[rep%5]
+		scale := []float64{1, 1e-12, 1e12}[rep%3]
+		var z float64
+		for i := range d {
+			z = phi*z + rng.NormFloat64()
+			d[i] = scale * z
+			if rep%7 == 0 && i > n/2 {
+				d[i] += scale * 50 // a step
+			}
+		}
+		got := TrendInflation(d, segs)
+		if math.IsNaN(got) || math.IsInf(got, 0) || got < 1 || got > segmentInflation(segs, trendMaxPhi, 1)*(1+1e-12) {
+			t.Fatalf("rep %d (n %d, %d segments, φ %g, scale %g): κ %g", rep, n, k, phi, scale, got)
 		}
 	}
 }
