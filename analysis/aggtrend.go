@@ -31,7 +31,23 @@ func (j *aggJudgement) trendChecks(levels map[string]float64) []gateEval {
 	step := j.b.ds.Agg.Step
 	b, c := j.b, j.cRaw
 	lo, nb, atB, atC := j.rawGrid()
+	// a count's per-slice numerator and denominator in both arms
+	// (baseline first), read once per metric for the segments and the
+	// inflation of the line's variance
 	ratios := map[string][2]aggRatioSeries{}
+	ratiosOf := func(metric string) ([2]aggRatioSeries, bool) {
+		if rs, ok := ratios[metric]; ok {
+			return rs, true
+		}
+		rb, okb := b.ratioAt(metric, false)
+		rc, okc := c.ratioAt(metric, false)
+		if !okb || !okc {
+			return [2]aggRatioSeries{}, false
+		}
+		rs := [2]aggRatioSeries{{rb.Num, rb.Den}, {rc.Num, rc.Den}}
+		ratios[metric] = rs
+		return rs, true
+	}
 	// count, share and mean gates are standardized segment by segment,
 	// as on the request path, where their gates are (standardizesByStratum)
 	strata := map[string]*trendStrata{}
@@ -72,15 +88,9 @@ func (j *aggJudgement) trendChecks(levels map[string]float64) []gateEval {
 			ok := pt.bLo <= pt.b && pt.b <= pt.bHi && pt.cLo <= pt.c && pt.c <= pt.cHi && !math.IsInf(pt.bHi, 1) && !math.IsInf(pt.cHi, 1)
 			return pt, ok
 		}
-		rs, ok := ratios[metric]
+		rs, ok := ratiosOf(metric)
 		if !ok {
-			rb, okb := b.ratioAt(metric, false)
-			rc, okc := c.ratioAt(metric, false)
-			if !okb || !okc {
-				return trendPoint{}, false
-			}
-			rs = [2]aggRatioSeries{{rb.Num, rb.Den}, {rc.Num, rc.Den}}
-			ratios[metric] = rs
+			return trendPoint{}, false
 		}
 		var nbs, dbs, ncs, dcs float64
 		for t := from; t < to; t++ {
@@ -116,21 +126,20 @@ func (j *aggJudgement) trendChecks(levels map[string]float64) []gateEval {
 	// a count's slices on the grid, for the inflation of the line's
 	// variance (the lower counts of good requests where they are bounded)
 	buckets := func(metric string) (stats.Ratio, stats.Ratio, bool) {
-		rb, okb := b.ratioAt(metric, false)
-		rc, okc := c.ratioAt(metric, false)
-		if !okb || !okc {
+		rs, ok := ratiosOf(metric)
+		if !ok {
 			return stats.Ratio{}, stats.Ratio{}, false
 		}
-		arm := func(r stats.Ratio, at []int) stats.Ratio {
+		arm := func(r aggRatioSeries, at []int) stats.Ratio {
 			out := stats.Ratio{Num: make([]float64, nb), Den: make([]float64, nb)}
 			for t, i := range at {
 				if i >= 0 {
-					out.Num[t], out.Den[t] = r.Num[i], r.Den[i]
+					out.Num[t], out.Den[t] = r.num[i], r.den[i]
 				}
 			}
 			return out
 		}
-		return arm(rc, atC), arm(rb, atB), true
+		return arm(rs[1], atC), arm(rs[0], atB), true
 	}
 	skip := func(metric string) bool { return j.unreported(metric) != "" }
 	out, unresolved := trendEvals(j.p, nb, step, skip, levels, segment, buckets)

@@ -125,10 +125,7 @@ func (j *judgement) trendChecks(levels map[string]float64) []gateEval {
 			slices.Sort(xc)
 			return exactTrendPoint(quantile(xb, info.Quantile), quantile(xc, info.Quantile), float64(len(xb)), float64(len(xc))), true
 		}
-		num, den := countFuncs(metric)
-		if metric == "output_tokens_mean" {
-			num, den = func(b *bucket) float64 { return b.outTokens }, outputKnown
-		}
+		num, den := trendBucketCounts(metric)
 		var nbs, dbs, ncs, dcs float64
 		for t := lo; t < hi; t++ {
 			if b := at(j.b, t); b != nil {
@@ -146,10 +143,7 @@ func (j *judgement) trendChecks(levels map[string]float64) []gateEval {
 	// a count's buckets on the grid, the short last bucket in the last
 	// position, for the inflation of the line's variance
 	buckets := func(metric string) (c, b stats.Ratio, ok bool) {
-		num, den := countFuncs(metric)
-		if metric == "output_tokens_mean" {
-			num, den = func(b *bucket) float64 { return b.outTokens }, outputKnown
-		}
+		num, den := trendBucketCounts(metric)
 		if num == nil {
 			return stats.Ratio{}, stats.Ratio{}, false
 		}
@@ -221,6 +215,17 @@ func (s *trendStrata) segment(lo, hi int) (trendPoint, bool) {
 	pt := exactTrendPoint(lb, lc, nb, nc)
 	pt.standardized = true
 	return pt, true
+}
+
+// trendBucketCounts gives a trended count, share or mean gate's
+// numerator and denominator per bucket (nil for the others): countFuncs',
+// and for output_tokens_mean the output tokens over the completions whose
+// output length is known.
+func trendBucketCounts(metric string) (num, den func(*bucket) float64) {
+	if metric == "output_tokens_mean" {
+		return func(b *bucket) float64 { return b.outTokens }, outputKnown
+	}
+	return countFuncs(metric)
 }
 
 // trendRequestCounts gives a trended count, share or mean gate's
