@@ -56,7 +56,7 @@ func pairedSums(x, y Ratio, logScale bool, batches int) (rx, ry float64, sums []
 		lo, hi := g*b/q, (g+1)*b/q
 		var d float64
 		for t := lo; t < hi; t++ {
-			d += (x.Num[t]-rx*x.Den[t])/sx - (y.Num[t]-ry*y.Den[t])/sy
+			d += pairedResidual(x, y, rx, ry, sx, sy, t)
 		}
 		sums[g] = d
 	}
@@ -230,7 +230,13 @@ func PairedResiduals(x, y Ratio, logScale bool) []float64 {
 	}
 	d := make([]float64, len(x.Num))
 	for t := range d {
-		d[t] = (x.Num[t]-rx*x.Den[t])/sx - (y.Num[t]-ry*y.Den[t])/sy
+		d[t] = pairedResidual(x, y, rx, ry, sx, sy, t)
 	}
 	return d
+}
+
+// pairedResidual is bucket t's paired difference of the arms' linearised
+// residuals, (x.Num_t − R_x·x.Den_t)/S_x − (y.Num_t − R_y·y.Den_t)/S_y.
+func pairedResidual(x, y Ratio, rx, ry, sx, sy float64, t int) float64 {
+	return (x.Num[t]-rx*x.Den[t])/sx - (y.Num[t]-ry*y.Den[t])/sy
 }
