@@ -66,8 +66,9 @@ import (
 // latency quantiles and offered_load_ratio give (cutBiased: what a log
 // without its slowest requests biases against the canary over the whole
 // run) is held, and any other fail stands with the reason added. Without
-// offered_load_ratio (records that name no replica) the baseline is not
-// read. The fleet model's
+// offered_load_ratio (records that name no replica) the count cannot be
+// read: the fail stands, and its reason says the baseline looks cut. The
+// fleet model's
 // baseline-drops-slow (the baseline's log loses every completion whose
 // first token took over 1 s) failed an identical canary in every run
 // before this was read (docs/EVIDENCE.md).
@@ -326,18 +327,6 @@ func heldByCutBaseline(r *Report, canaryTTFT, baselineTTFT, canaryE2E, baselineE
 			break
 		}
 	}
-	if load == nil {
-		// no replica-seconds, no ratio: the count cannot tell a cut log
-		// from a canary that regressed on part of its requests, so the
-		// fail stands, saying what the baseline's log looks like
-		if c, ok := cutTail(baselineTTFT, canaryTTFT); ok {
-			r.Reasons = append(r.Reasons, baselineCutUnread(c, canaryTTFT))
-		} else if c, ok := cutTailE2E(baselineE2E, canaryE2E); ok {
-			r.Reasons = append(r.Reasons, baselineCutUnread(c, canaryE2E))
-		}
-		return
-	}
-	lo, hi := float64(load.Interval[0]), float64(load.Interval[1])
 	for _, rule := range []struct {
 		cut  func(x, y latencyCounts) (tailCut, bool)
 		b, c latencyCounts
@@ -346,6 +335,15 @@ func heldByCutBaseline(r *Report, canaryTTFT, baselineTTFT, canaryE2E, baselineE
 		if !ok {
 			continue
 		}
+		if load == nil {
+			// no replica-seconds, no ratio: the count cannot tell a cut
+			// log from a canary that regressed on part of its requests,
+			// so the fail stands, saying what the baseline's log looks
+			// like
+			r.Reasons = append(r.Reasons, baselineCutUnread(c, rule.c))
+			return
+		}
+		lo, hi := float64(load.Interval[0]), float64(load.Interval[1])
 		past, n := rule.c.above(c.at), rule.c.total()
 		f := past / n
 		want := f / (1 - f)
