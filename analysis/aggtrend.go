@@ -125,7 +125,35 @@ func (j *aggJudgement) trendChecks(levels map[string]float64) []gateEval {
 	}
 	// a count's slices on the grid, for the inflation of the line's
 	// variance (the lower counts of good requests where they are bounded)
-	buckets := func(metric string) (stats.Ratio, stats.Ratio, bool) {
+	buckets := func(metric string, info policies.MetricInfo) (stats.Ratio, stats.Ratio, bool) {
+		if info.Latency != "" {
+			// the values in or above the bin that holds the arm's
+			// quantile over the grid, among each slice's
+			arm := func(a *aggArm, at []int) stats.Ratio {
+				var sum histo.Sum
+				for _, i := range at {
+					if i >= 0 {
+						sum.Add(latencyOfSlice(&a.slices[i], info.Latency))
+					}
+				}
+				q, _ := histo.QuantileBounds(info.Quantile, sum.Histogram())
+				out := stats.Ratio{Num: make([]float64, nb), Den: make([]float64, nb)}
+				for t, i := range at {
+					if i < 0 {
+						continue
+					}
+					h := latencyOfSlice(&a.slices[i], info.Latency)
+					if above, _ := histo.Above(h, q); above > 0 {
+						out.Num[t] = above
+					}
+					if n := h.Total(); n > 0 {
+						out.Den[t] = n
+					}
+				}
+				return out
+			}
+			return arm(c, atC), arm(b, atB), true
+		}
 		rs, ok := ratiosOf(metric)
 		if !ok {
 			return stats.Ratio{}, stats.Ratio{}, false

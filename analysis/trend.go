@@ -9,6 +9,7 @@ import (
 	"github.com/goodput-dev/goodput/analysis/normalize"
 	"github.com/goodput-dev/goodput/analysis/stats"
 	"github.com/goodput-dev/goodput/policies"
+	"github.com/goodput-dev/goodput/sources/loglin"
 )
 
 // Trend check parameters (pre-declared).
@@ -37,9 +38,8 @@ const (
 // = canary worse) is computed per contiguous segment of the shared bucket
 // grid, and a least-squares line is fitted through the segments against
 // time (Student t, segments − 2 degrees of freedom; the traffic wave both
-// arms ride cancels in the difference, and for a count, share or mean the
-// variance is inflated where each arm's own slowdowns outlast a segment,
-// trendEvals). A check adds a "<gate>_trend" guardrail only when the
+// arms ride cancels in the difference, and the variance is inflated where
+// each arm's own slowdowns outlast a segment, trendEvals). A check adds a "<gate>_trend" guardrail only when the
 // slope is positive with one-sided p < α/m (m the gates checked, Bonferroni):
 //
 //   - fail when the line's value at the end of the window is beyond the
@@ -141,19 +141,51 @@ func (j *judgement) trendChecks(levels map[string]float64) []gateEval {
 		return exactTrendPoint(nbs/dbs, ncs/dcs, dbs, dcs), true
 	}
 	// a count's buckets on the grid, the short last bucket in the last
-	// position, for the inflation of the line's variance
-	buckets := func(metric string) (c, b stats.Ratio, ok bool) {
+	// position, for the inflation of the line's variance; for a latency
+	// quantile, the values in or above the log-linear bin of the arm's
+	// quantile over the grid among the bucket's values (the quantile's
+	// influence series, counted as the aggregate counts it)
+	buckets := func(metric string, info policies.MetricInfo) (c, b stats.Ratio, ok bool) {
 		num, den := trendBucketCounts(metric)
-		if num == nil {
+		if info.Latency != "" {
+			num, den = nil, nil
+		}
+		if num == nil && info.Latency == "" {
 			return stats.Ratio{}, stats.Ratio{}, false
 		}
 		arm := func(a *armData) stats.Ratio {
 			r := stats.Ratio{Num: make([]float64, grid), Den: make([]float64, grid)}
+			q := math.NaN()
+			if info.Latency != "" {
+				var all []float64
+				for t := range nb {
+					if bk := at(a, t); bk != nil {
+						all = append(all, samplesOf(bk, info.Latency)...)
+					}
+				}
+				slices.Sort(all)
+				q = quantile(all, info.Quantile)
+			}
+			// the quantile's log-linear bin (sources/loglin), whose
+			// values and those above it count, as the aggregate counts
+			// them from its bins
+			qi, qok := loglin.Index(q)
 			for t := range nb {
-				if bk := at(a, t); bk != nil {
-					p := min(t, grid-1)
+				bk := at(a, t)
+				if bk == nil {
+					continue
+				}
+				p := min(t, grid-1)
+				if num != nil {
 					r.Num[p] += num(bk)
 					r.Den[p] += den(bk)
+					continue
+				}
+				for _, v := range samplesOf(bk, info.Latency) {
+					if i, ok := loglin.Index(v); ok && qok && i >= qi {
+						r.Num[p]++
+					}
+					r.Den[p]++
 				}
 			}
 			return r
@@ -325,21 +357,26 @@ func trendMetric(metric string, info policies.MetricInfo) bool {
 // none) holds, per metric, the harm by which its segments are lowered.
 //
 // Segments minutes long are not independent when each arm's slowdowns
-// last across their ends: buckets (nil: none) gives a count's per-position
-// numerator and denominator in both arms (canary first; false: not given),
-// and a count, share or mean trend's variance is multiplied by
-// stats.TrendInflation of the paired residuals of its own count. Without
-// it such a trend was named 1.6 to 2.6 times as often as α/m says in
-// identical arms whose per-arm slowdowns follow an AR(1) of φ 0.8 to 0.9
-// per 10 s bucket (stats/testdata/trend_ar1.txt; with it,
-// stats/testdata/trend_inflation.txt). A latency quantile has no bucket
-// series of its own, and is not inflated: read from slo_attainment's
-// residuals, the factor carried the canary's own change (a TPOT leak
-// moves attainment unevenly) and the fleet model's leak lost its trend
-// fail in 3 of 10 runs.
+// last across their ends: buckets (nil: none) gives a gate's per-position
+// numerator and denominator in both arms (canary first; false: not
+// given) — for a count, share or mean its own count; for a latency
+// quantile the arm's values in or above the log-linear bin of its
+// quantile over the grid, among the bucket's values (the quantile's
+// influence series: a segment's quantile moves with its share of values
+// past the window's) — and the trend's variance is multiplied by
+// stats.TrendInflation of their paired residuals (relative for a latency
+// quantile, as its log ratio is). Without it such a trend was named 1.6
+// to 2.6 times as often as α/m says in identical arms whose per-arm
+// slowdowns follow an AR(1) of φ 0.8 to 0.9 per 10 s bucket
+// (stats/testdata/trend_ar1.txt; with it,
+// stats/testdata/trend_inflation.txt). A latency quantile's factor read
+// from slo_attainment's residuals instead carried the canary's own change
+// (a TPOT leak moves attainment unevenly: the fleet model's leak lost its
+// trend fail in 3 of 10 runs); read from its own values past its
+// quantile it did so in 1 of 10, the run failing on other gates.
 func trendEvals(p *policies.Policy, nb int, secs float64, skip func(metric string) bool, levels map[string]float64,
 	segment func(metric string, info policies.MetricInfo, lo, hi int) (trendPoint, bool),
-	buckets func(metric string) (c, b stats.Ratio, ok bool)) (out []gateEval, unresolved []string) {
+	buckets func(metric string, info policies.MetricInfo) (c, b stats.Ratio, ok bool)) (out []gateEval, unresolved []string) {
 	k := min(TrendSegments, nb/MinTrendBuckets)
 	if k < MinTrendSegments {
 		return nil, nil
@@ -444,9 +481,9 @@ func trendEvals(p *policies.Policy, nb int, secs float64, skip func(metric strin
 		// the inflation only raises the p-values and widens the bounds, so
 		// it is read only where a row would appear without it
 		kappa := 1.0
-		if buckets != nil && info.Latency == "" && named() {
-			if c, b, ok := buckets(g.Metric); ok {
-				if d := stats.PairedResiduals(c, b, info.Scale == "relative"); d != nil {
+		if buckets != nil && named() {
+			if c, b, ok := buckets(g.Metric, info); ok {
+				if d := stats.PairedResiduals(c, b, info.Scale == "relative" || info.Latency != ""); d != nil {
 					kappa = stats.TrendInflation(d, s.segs)
 				}
 			}
@@ -495,8 +532,12 @@ func trendEvals(p *policies.Policy, nb int, secs float64, skip func(metric strin
 		iv := fmt.Sprintf("%s at the start to %s [%s, %s] at the end of the window (%d segments; a worsening trend at one-sided p = %.2g < α/%d)",
 			fmtDelta(m, delta(start)), fmtDelta(m, delta(f.At)), fmtDelta(m, dl), fmtDelta(m, dh), len(s.x), f.PIncrease, len(all))
 		if kappa > 1 {
-			m.Adjusted = append(m.Adjusted, fmt.Sprintf("the line's variance multiplied by %.2f: the paired %s residuals of adjacent buckets correlate (slowdowns lasting minutes), so neighbouring segments are not independent and would otherwise read as a trend more often than α/%d",
-				kappa, g.Metric, len(all)))
+			what := fmt.Sprintf("the paired %s residuals", g.Metric)
+			if info.Latency != "" {
+				what = fmt.Sprintf("the paired shares of each arm's %s values past its window's p%g", info.Latency, 100*info.Quantile)
+			}
+			m.Adjusted = append(m.Adjusted, fmt.Sprintf("the line's variance multiplied by %.2f: %s of adjacent buckets correlate (slowdowns lasting minutes), so neighbouring segments are not independent and would otherwise read as a trend more often than α/%d",
+				kappa, what, len(all)))
 		}
 		if s.standardized {
 			m.Adjusted = append(m.Adjusted, "each segment standardized to the reference mix on its own (the gate's strata and weights), so a mix that changes through the run is not read as a trend")

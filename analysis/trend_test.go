@@ -156,67 +156,87 @@ func TestTrendMixDrift(t *testing.T) {
 	}
 }
 
-// TestTrendInflatedBySlowdowns: the same attainment segments judged with
-// the paired bucket residuals of a persistent slowdown (an AR(1) of φ 0.9
-// in the canary's good share per 10 s bucket) and with white ones. The
-// white buckets leave the row as the segments alone give it (variance
-// factor 1); the persistent ones widen the row's interval by the factor's
-// square root, raise its p-value and say so in its adjustments.
+// TestTrendInflatedBySlowdowns: the same segments of a gate judged with
+// the paired bucket series of a persistent slowdown (an AR(1) of φ 0.9 per
+// 10 s bucket in the canary's good share, or in its share of token times
+// past its p99) and with white ones. The white buckets leave the row as
+// the segments alone give it (variance factor 1); the persistent ones
+// widen the row's interval by the factor's square root, raise its p-value
+// and say so in its adjustments, naming the series read.
 func TestTrendInflatedBySlowdowns(t *testing.T) {
 	p := chat(t)
 	const nb, secs = 180, 10.0
-	// the canary's attainment falls by 0.4 pp per segment, with a wiggle
-	segment := func(metric string, _ policies.MetricInfo, lo, hi int) (trendPoint, bool) {
-		if metric != "slo_attainment" {
-			return trendPoint{}, false
-		}
-		k := float64(lo) / float64(nb) * 8
-		return exactTrendPoint(0.95, 0.95-0.004*k+0.002*math.Sin(3*k), 2000, 2000), true
-	}
-	rng := rand.New(rand.NewPCG(9, 9))
-	series := func(phi float64) stats.Ratio {
-		r := stats.Ratio{Num: make([]float64, nb), Den: make([]float64, nb)}
-		var z float64
-		for t := range nb {
-			z = phi*z + rng.NormFloat64()
-			r.Num[t], r.Den[t] = 190+2*z, 200
-		}
-		return r
-	}
-	flat := stats.Ratio{Num: make([]float64, nb), Den: make([]float64, nb)}
-	for t := range nb {
-		flat.Num[t], flat.Den[t] = 190, 200
-	}
-	judged := func(c stats.Ratio) Metric {
-		t.Helper()
-		buckets := func(metric string) (stats.Ratio, stats.Ratio, bool) {
-			if metric != "slo_attainment" {
-				return stats.Ratio{}, stats.Ratio{}, false
+	for _, tc := range []struct {
+		metric string
+		// the segment's point of both arms at position k (0 … 8)
+		point func(k float64) trendPoint
+		// the per-bucket count of both arms' series (of 200) and what the
+		// adjustment names
+		level float64
+		said  string
+	}{
+		// the canary's attainment falls by 0.4 pp per segment, with a wiggle
+		{"slo_attainment", func(k float64) trendPoint {
+			return exactTrendPoint(0.95, 0.95-0.004*k+0.002*math.Sin(3*k), 2000, 2000)
+		}, 190, "the paired slo_attainment residuals"},
+		// the canary's p99 token time climbs by 1.5% per segment
+		{"tpot_p99", func(k float64) trendPoint {
+			return exactTrendPoint(0.08, 0.08*(1+0.015*k+0.008*math.Sin(3*k)), 2000, 2000)
+		}, 2, "the paired shares of each arm's tpot values past its window's p99"},
+	} {
+		t.Run(tc.metric, func(t *testing.T) {
+			segment := func(metric string, _ policies.MetricInfo, lo, hi int) (trendPoint, bool) {
+				if metric != tc.metric {
+					return trendPoint{}, false
+				}
+				return tc.point(float64(lo) / float64(nb) * 8), true
 			}
-			return c, flat, true
-		}
-		if c.Num == nil {
-			buckets = nil
-		}
-		out, _ := trendEvals(p, nb, secs, nil, nil, segment, buckets)
-		for _, e := range out {
-			if e.m.Name == "slo_attainment_trend" {
-				return e.m
+			rng := rand.New(rand.NewPCG(9, 9))
+			series := func(phi float64) stats.Ratio {
+				r := stats.Ratio{Num: make([]float64, nb), Den: make([]float64, nb)}
+				var z float64
+				for t := range nb {
+					z = phi*z + rng.NormFloat64()
+					r.Num[t], r.Den[t] = tc.level*(1+0.01*z), 200
+				}
+				return r
 			}
-		}
-		t.Fatalf("no slo_attainment_trend row among %d", len(out))
-		return Metric{}
-	}
-	plain, white, slow := judged(stats.Ratio{}), judged(series(0)), judged(series(0.9))
-	width := func(m Metric) float64 { return float64(m.Interval[1] - m.Interval[0]) }
-	if white.Reason != plain.Reason || width(white) != width(plain) || len(white.Adjusted) != len(plain.Adjusted) {
-		t.Errorf("white buckets moved the row:\n%s %v\n%s %v", plain.Reason, plain.Adjusted, white.Reason, white.Adjusted)
-	}
-	said := strings.Join(slow.Adjusted, "; ")
-	if !strings.Contains(said, "the line's variance multiplied by") || !strings.Contains(said, "slo_attainment residuals") {
-		t.Errorf("the inflation is not said: %q", slow.Adjusted)
-	}
-	if !(width(slow) > 1.1*width(plain)) || slow.Reason == plain.Reason {
-		t.Errorf("persistent buckets did not widen the row: width %.5f against %.5f\n%s", width(slow), width(plain), slow.Reason)
+			flat := stats.Ratio{Num: make([]float64, nb), Den: make([]float64, nb)}
+			for t := range nb {
+				flat.Num[t], flat.Den[t] = tc.level, 200
+			}
+			judged := func(c stats.Ratio) Metric {
+				t.Helper()
+				buckets := func(metric string, _ policies.MetricInfo) (stats.Ratio, stats.Ratio, bool) {
+					if metric != tc.metric {
+						return stats.Ratio{}, stats.Ratio{}, false
+					}
+					return c, flat, true
+				}
+				if c.Num == nil {
+					buckets = nil
+				}
+				out, _ := trendEvals(p, nb, secs, nil, nil, segment, buckets)
+				for _, e := range out {
+					if e.m.Name == tc.metric+trendSuffix {
+						return e.m
+					}
+				}
+				t.Fatalf("no %s row among %d", tc.metric+trendSuffix, len(out))
+				return Metric{}
+			}
+			plain, white, slow := judged(stats.Ratio{}), judged(series(0)), judged(series(0.9))
+			width := func(m Metric) float64 { return float64(m.Interval[1] - m.Interval[0]) }
+			if white.Reason != plain.Reason || width(white) != width(plain) || len(white.Adjusted) != len(plain.Adjusted) {
+				t.Errorf("white buckets moved the row:\n%s %v\n%s %v", plain.Reason, plain.Adjusted, white.Reason, white.Adjusted)
+			}
+			said := strings.Join(slow.Adjusted, "; ")
+			if !strings.Contains(said, "the line's variance multiplied by") || !strings.Contains(said, tc.said) {
+				t.Errorf("the inflation is not said: %q", slow.Adjusted)
+			}
+			if !(width(slow) > 1.1*width(plain)) || slow.Reason == plain.Reason {
+				t.Errorf("persistent buckets did not widen the row: width %.5f against %.5f\n%s", width(slow), width(plain), slow.Reason)
+			}
+		})
 	}
 }
