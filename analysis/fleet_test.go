@@ -807,6 +807,12 @@ func fleetVariants() map[string]func(b, c *fleet) {
 		// per-arm slowdowns 2× the default's spread; 2.5× and longer-lived
 		"noisier":  func(b, c *fleet) { b.sigma, c.sigma = 0.04, 0.04 },
 		"noisiest": func(b, c *fleet) { b.sigma, b.phi, c.sigma, c.phi = 0.05, 0.9, 0.05, 0.9 },
+		// slowdowns of noisiest's spread that last minutes: φ 0.95 (a
+		// correlation time of 3.3 min) and 0.98 (8.3 min), the innovations
+		// scaled to keep the spread, and 0.98 at nearly twice the spread
+		"persistent":         func(b, c *fleet) { b.sigma, b.phi, c.sigma, c.phi = 0.036, 0.95, 0.036, 0.95 },
+		"persistent-long":    func(b, c *fleet) { b.sigma, b.phi, c.sigma, c.phi = 0.023, 0.98, 0.023, 0.98 },
+		"persistent-long-2x": func(b, c *fleet) { b.sigma, b.phi, c.sigma, c.phi = 0.04, 0.98, 0.04, 0.98 },
 		// a tenth of the traffic: 2 requests per second per arm
 		"2rps": func(b, c *fleet) { b.rate, c.rate = b.rate/10, c.rate/10 },
 		// TTFT spread 0.8 of the log instead of 0.3 around each class's median
