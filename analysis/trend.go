@@ -39,8 +39,9 @@ const (
 // grid, and a least-squares line is fitted through the segments against
 // time (Student t, segments − 2 degrees of freedom; the traffic wave both
 // arms ride cancels in the difference, and the variance is inflated where
-// each arm's own slowdowns outlast a segment, trendEvals). A check adds a "<gate>_trend" guardrail only when the
-// slope is positive with one-sided p < α/m (m the gates checked, Bonferroni):
+// each arm's own slowdowns outlast a segment, trendEvals). A check adds a
+// "<gate>_trend" guardrail only when the slope is positive with one-sided
+// p < α/m (m the gates checked, Bonferroni):
 //
 //   - fail when the line's value at the end of the window is beyond the
 //     gate's margin with confidence (lower (1 − α) bound above it): a leak;
@@ -142,50 +143,26 @@ func (j *judgement) trendChecks(levels map[string]float64) []gateEval {
 	}
 	// a count's buckets on the grid, the short last bucket in the last
 	// position, for the inflation of the line's variance; for a latency
-	// quantile, the values in or above the log-linear bin of the arm's
-	// quantile over the grid among the bucket's values (the quantile's
-	// influence series, counted as the aggregate counts it)
+	// quantile, its values past the arm's quantile (pastQuantile)
 	buckets := func(metric string, info policies.MetricInfo) (c, b stats.Ratio, ok bool) {
-		num, den := trendBucketCounts(metric)
-		if info.Latency != "" {
-			num, den = nil, nil
-		}
-		if num == nil && info.Latency == "" {
+		if num, _ := trendBucketCounts(metric); num == nil && info.Latency == "" {
 			return stats.Ratio{}, stats.Ratio{}, false
 		}
 		arm := func(a *armData) stats.Ratio {
-			r := stats.Ratio{Num: make([]float64, grid), Den: make([]float64, grid)}
-			q := math.NaN()
-			if info.Latency != "" {
-				var all []float64
-				for t := range nb {
-					if bk := at(a, t); bk != nil {
-						all = append(all, samplesOf(bk, info.Latency)...)
-					}
-				}
-				slices.Sort(all)
-				q = quantile(all, info.Quantile)
+			kept := make([]*bucket, nb)
+			for t := range kept {
+				kept[t] = at(a, t)
 			}
-			// the quantile's log-linear bin (sources/loglin), whose
-			// values and those above it count, as the aggregate counts
-			// them from its bins
-			qi, qok := loglin.Index(q)
-			for t := range nb {
-				bk := at(a, t)
-				if bk == nil {
-					continue
-				}
-				p := min(t, grid-1)
-				if num != nil {
+			num, den := trendBucketCounts(metric)
+			if info.Latency != "" {
+				num, den = pastQuantile(kept, info)
+			}
+			r := stats.Ratio{Num: make([]float64, grid), Den: make([]float64, grid)}
+			for t, bk := range kept {
+				if bk != nil {
+					p := min(t, grid-1)
 					r.Num[p] += num(bk)
 					r.Den[p] += den(bk)
-					continue
-				}
-				for _, v := range samplesOf(bk, info.Latency) {
-					if i, ok := loglin.Index(v); ok && qok && i >= qi {
-						r.Num[p]++
-					}
-					r.Den[p]++
 				}
 			}
 			return r
@@ -258,6 +235,33 @@ func trendBucketCounts(metric string) (num, den func(*bucket) float64) {
 		return func(b *bucket) float64 { return b.outTokens }, outputKnown
 	}
 	return countFuncs(metric)
+}
+
+// pastQuantile gives a latency quantile's per-bucket numerator and
+// denominator for the trend's inflation: a bucket's values in or above the
+// log-linear bin (sources/loglin) that holds the arm's quantile over
+// buckets (nil: none), and all its values — the quantile's influence
+// series, counted as the aggregate counts it from its bins.
+func pastQuantile(buckets []*bucket, info policies.MetricInfo) (num, den func(*bucket) float64) {
+	var all []float64
+	for _, b := range buckets {
+		if b != nil {
+			all = append(all, samplesOf(b, info.Latency)...)
+		}
+	}
+	slices.Sort(all)
+	qi, ok := loglin.Index(quantile(all, info.Quantile))
+	num = func(b *bucket) float64 {
+		var n float64
+		for _, v := range samplesOf(b, info.Latency) {
+			if i, vok := loglin.Index(v); ok && vok && i >= qi {
+				n++
+			}
+		}
+		return n
+	}
+	den = func(b *bucket) float64 { return float64(len(samplesOf(b, info.Latency))) }
+	return num, den
 }
 
 // trendRequestCounts gives a trended count, share or mean gate's
