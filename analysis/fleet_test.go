@@ -813,6 +813,13 @@ func fleetVariants() map[string]func(b, c *fleet) {
 		"persistent":         func(b, c *fleet) { b.sigma, b.phi, c.sigma, c.phi = 0.036, 0.95, 0.036, 0.95 },
 		"persistent-long":    func(b, c *fleet) { b.sigma, b.phi, c.sigma, c.phi = 0.023, 0.98, 0.023, 0.98 },
 		"persistent-long-2x": func(b, c *fleet) { b.sigma, b.phi, c.sigma, c.phi = 0.04, 0.98, 0.04, 0.98 },
+		// persistent's slowdowns judged over a longer window
+		"persistent-1h": func(b, c *fleet) {
+			b.sigma, b.phi, c.sigma, c.phi, b.secs, c.secs = 0.036, 0.95, 0.036, 0.95, 3600, 3600
+		},
+		"persistent-2h": func(b, c *fleet) {
+			b.sigma, b.phi, c.sigma, c.phi, b.secs, c.secs = 0.036, 0.95, 0.036, 0.95, 7200, 7200
+		},
 		// a tenth of the traffic: 2 requests per second per arm
 		"2rps": func(b, c *fleet) { b.rate, c.rate = b.rate/10, c.rate/10 },
 		// TTFT spread 0.8 of the log instead of 0.3 around each class's median
