@@ -240,3 +240,40 @@ func TestTrendInflatedBySlowdowns(t *testing.T) {
 		})
 	}
 }
+
+// TestPastQuantile: a latency quantile's per-bucket counts for the trend's
+// inflation are the values in or above the log-linear bin of the arm's
+// quantile over every bucket given (a missing bucket counts nothing), out
+// of all the bucket's values.
+func TestPastQuantile(t *testing.T) {
+	info := policies.MetricInfo{Latency: "ttft", Quantile: 0.75}
+	// 12 values; the 0.75 quantile is the 9th smallest, 0.9
+	buckets := []*bucket{
+		{ttft: []float64{0.1, 0.2, 0.3, 0.95}},
+		nil,
+		{ttft: []float64{0.4, 0.5, 0.6, 0.7}},
+		{ttft: []float64{0.8, 0.9, 0.9, 2.0}},
+	}
+	num, den := pastQuantile(buckets, info)
+	for i, want := range [][2]float64{{1, 4}, {0, 0}, {0, 4}, {3, 4}} {
+		b := buckets[i]
+		if b == nil {
+			b = &bucket{}
+		}
+		if got := [2]float64{num(b), den(b)}; got != want {
+			t.Errorf("bucket %d: %v past the quantile, want %v", i, got, want)
+		}
+	}
+	// the bin's lower edge, not the value, is the threshold: 0.9 lies in
+	// (2^(−39/256), 2^(−38/256)] = (0.89979, 0.90223], so 0.8999 below it
+	// counts and 0.8997, a bin lower, does not
+	in, below := &bucket{ttft: []float64{0.8999}}, &bucket{ttft: []float64{0.8997}}
+	if num(in) != 1 || num(below) != 0 {
+		t.Errorf("within the quantile's bin %g, a bin below %g: want 1 and 0", num(in), num(below))
+	}
+	// no values: nothing counts
+	num, _ = pastQuantile([]*bucket{{}}, info)
+	if got := num(&bucket{ttft: []float64{1}}); got != 0 {
+		t.Errorf("an arm without values counted %g past its quantile", got)
+	}
+}
