@@ -145,7 +145,11 @@ func (j *judgement) trendChecks(levels map[string]float64) []gateEval {
 	// position, for the inflation of the line's variance; for a latency
 	// quantile, its values past the arm's quantile (pastQuantile)
 	buckets := func(metric string, info policies.MetricInfo) (c, b stats.Ratio, ok bool) {
-		if num, _ := trendBucketCounts(metric); num == nil && info.Latency == "" {
+		// the counting functions of an arm's buckets on the grid
+		counts := func([]*bucket) (num, den func(*bucket) float64) { return trendBucketCounts(metric) }
+		if info.Latency != "" {
+			counts = func(kept []*bucket) (num, den func(*bucket) float64) { return pastQuantile(kept, info) }
+		} else if num, _ := trendBucketCounts(metric); num == nil {
 			return stats.Ratio{}, stats.Ratio{}, false
 		}
 		arm := func(a *armData) stats.Ratio {
@@ -153,10 +157,7 @@ func (j *judgement) trendChecks(levels map[string]float64) []gateEval {
 			for t := range kept {
 				kept[t] = at(a, t)
 			}
-			num, den := trendBucketCounts(metric)
-			if info.Latency != "" {
-				num, den = pastQuantile(kept, info)
-			}
+			num, den := counts(kept)
 			r := stats.Ratio{Num: make([]float64, grid), Den: make([]float64, grid)}
 			for t, bk := range kept {
 				if bk != nil {
@@ -253,8 +254,11 @@ func pastQuantile(buckets []*bucket, info policies.MetricInfo) (num, den func(*b
 	qi, ok := loglin.Index(quantile(all, info.Quantile))
 	num = func(b *bucket) float64 {
 		var n float64
+		if !ok {
+			return n
+		}
 		for _, v := range samplesOf(b, info.Latency) {
-			if i, vok := loglin.Index(v); ok && vok && i >= qi {
+			if i, vok := loglin.Index(v); vok && i >= qi {
 				n++
 			}
 		}

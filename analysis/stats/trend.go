@@ -70,16 +70,25 @@ func FitTrend(x, y []float64, x0 float64) LinearTrend {
 // SlopeSE and AtSE times √k, PIncrease from the slope over the larger SE on
 // the same degrees of freedom.
 func (f LinearTrend) Inflated(k float64) LinearTrend {
-	if !(k > 1) || math.IsInf(k, 1) {
+	r := seFactor(k)
+	if r == 1 {
 		return f
 	}
-	r := math.Sqrt(k)
 	f.SlopeSE *= r
 	f.AtSE *= r
 	if f.SlopeSE > 0 {
 		f.PIncrease = tSurvival(f.Slope/f.SlopeSE, f.DF)
 	}
 	return f
+}
+
+// seFactor is what a variance factor k does to a standard error: √k, or 1
+// for k ≤ 1, NaN or +Inf (left as it is).
+func seFactor(k float64) float64 {
+	if !(k > 1) || math.IsInf(k, 1) {
+		return 1
+	}
+	return math.Sqrt(k)
 }
 
 // TQuantile is the p-quantile (p ≥ 0.5) of Student's t with nu degrees of
@@ -128,10 +137,7 @@ type TrendBounds struct {
 func FitTrendWithin(x, y, lo, hi []float64, x0, tq, k float64) (LinearTrend, TrendBounds) {
 	f0 := FitTrend(x, y, x0)
 	f := f0.Inflated(k)
-	sk := 1.0
-	if k > 1 && !math.IsInf(k, 1) {
-		sk = math.Sqrt(k)
-	}
+	sk := seFactor(k)
 	nan := math.NaN()
 	out := TrendBounds{AtLo: nan, AtHi: nan, Lower: nan, Upper: nan, PLo: nan, PHi: nan}
 	n := len(x)
