@@ -125,6 +125,18 @@ type WindowSpec struct {
 	// the longer of DefaultMaxWarmup and MaxWarmupShare of the run). A
 	// fixed warmup duration is not capped.
 	MaxWarmup Duration `yaml:"max_warmup"`
+	// Persistence is how long the arms' own slowdowns last: the
+	// correlation time τ of a slowdown whose correlation decays as
+	// exp(−t/τ), measured on the fleet's history (`goodput persistence`).
+	// Unset or 0 (the default) reads every interval's variance from the
+	// run alone, which is calibrated for slowdowns that fade within about
+	// a minute (τ ≈ 45 s) and under-covers longer ones: identical arms
+	// fail 8% of 30-minute runs at τ 3.3 min. A declared τ widens every
+	// gate's interval by the factor its batch sums fall short by under
+	// such slowdowns at the run's length (1.47 for 30 minutes at τ
+	// 3.3 min, 1.12 for an hour; 1 below τ ≈ 1.5 min) and floors the
+	// trend check's factor the same way. Range 0 … 24h.
+	Persistence Duration `yaml:"persistence"`
 	// Implausible says what a request-log record whose arrival time lies far
 	// outside the rest of its file (ts 0, a clock a year off) does: "error"
 	// (the default, naming file:line) or "drop" (dropped, with a count in
@@ -606,7 +618,7 @@ func policySchema() schema {
 			"prompt_tokens": {"min": leaf, "max": leaf},
 			"output_tokens": {"min": leaf, "max": leaf},
 		}}},
-		"window":    {"warmup": leaf, "bucket": leaf, "max_warmup": leaf, "implausible": leaf, "untimed": leaf},
+		"window":    {"warmup": leaf, "bucket": leaf, "max_warmup": leaf, "persistence": leaf, "implausible": leaf, "untimed": leaf},
 		"normalize": {"mix": leaf, "cache": leaf, "load": leaf, "canary_replica_loss": leaf, "canary_dip": leaf, "baseline_dip": leaf, "shared_dip": leaf, "prompt_bands": leaf, "weights": {"*": leaf}},
 		"gates":     {"[]": {"metric": leaf, "margin": leaf, "guardrail": leaf, "weight": leaf, "target": leaf, "direction": leaf}},
 		"cost":      {"accelerator_per_hour": leaf, "host_per_hour": leaf, "network_per_gb": leaf, "idle_reserve_per_hour": leaf},

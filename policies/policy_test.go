@@ -92,6 +92,8 @@ func TestBadPolicies(t *testing.T) {
 		{"empty slo", "name: x\nslo: {}\n" + gates, []string{"x.yaml:2:6", "slo"}},
 		{"bad warmup", "name: x\nslo: {ttft: 1s}\nwindow: {warmup: soon}\n" + gates, []string{"x.yaml:3:18", "window.warmup"}},
 		{"bucket too small", "name: x\nslo: {ttft: 1s}\nwindow: {bucket: 10ms}\n" + gates, []string{"x.yaml:3:18", "window.bucket"}},
+		{"negative persistence", "name: x\nslo: {ttft: 1s}\nwindow: {persistence: -3m}\n" + gates, []string{"x.yaml:3:23", "bad duration", "non-negative"}},
+		{"persistence past a day", "name: x\nslo: {ttft: 1s}\nwindow: {persistence: 25h}\n" + gates, []string{"x.yaml:3:23", "window.persistence", "correlation time"}},
 		{"bad mix", "name: x\nslo: {ttft: 1s}\nnormalize: {mix: random}\n" + gates, []string{"x.yaml:3:18", "normalize.mix"}},
 		{"bad canary_dip", "name: x\nslo: {ttft: 1s}\nnormalize: {canary_dip: ignore}\n" + gates, []string{"x.yaml:3", "normalize.canary_dip", "blame, excuse"}},
 		{"bad baseline_dip", "name: x\nslo: {ttft: 1s}\nnormalize: {baseline_dip: drop}\n" + gates, []string{"x.yaml:3", "normalize.baseline_dip", "exclude, keep"}},

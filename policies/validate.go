@@ -216,6 +216,9 @@ func (p *Policy) validate(doc *yaml.Node) error {
 	if b := time.Duration(p.Window.Bucket); b < time.Second || b > 10*time.Minute {
 		return nodeErr(find(doc, "window", "bucket"), "window.bucket: %v is outside 1s … 10m", b)
 	}
+	if d := time.Duration(p.Window.Persistence); d > 24*time.Hour {
+		return nodeErr(find(doc, "window", "persistence"), "window.persistence: %v is longer than a day; give the correlation time of the fleet's own slowdowns, e.g. 3m", d)
+	}
 	if err := oneOf(doc, p.Window.Untimed, "runs", []string{"runs", "requests"}, "window", "untimed"); err != nil {
 		return err
 	}
