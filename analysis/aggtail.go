@@ -292,6 +292,7 @@ func (j *aggJudgement) tailGate(e gateEval, idx int, info policies.MetricInfo, g
 	}
 	// replicas of their own speeds, as on the request path
 	boot = withReplicaLevels(boot, conf, j.replicaSpreads[info.Latency], info.Latency, &e.m.Adjusted)
+	boot = persistenceWidened(boot, j.p.Window, min(nb, nc), j.b.ds.Agg.Step, conf, &e.m.Adjusted)
 	e.m.Method = boot.Method
 	ci, se := boot.CI, boot.SE
 	lb, ub := histo.QuantileBounds(q, hb)
@@ -432,6 +433,8 @@ func (j *aggJudgement) exceedanceGate(e gateEval, g policies.Gate, info policies
 	e.m.NBaseline, e.m.NCanary = int64(math.Round(sum(rb.Den))), int64(math.Round(sum(rc.Den)))
 	e.m.Method = fmt.Sprintf("share of requests above the %g s bucket edge (exact from the histograms), %s", edge, est.Method)
 	e.m.Adjusted = append(e.m.Adjusted, fmt.Sprintf("judged as the share of requests with %s above the %g s bucket edge instead of p%g", strings.ToUpper(info.Latency), edge, info.Quantile*100))
+	// as the quantile's interval was (its adjusted line already says so)
+	est = persistenceWidened(est, j.p.Window, min(t.b.n, t.c.n), j.b.ds.Agg.Step, conf, new([]string))
 	ex := decide(e, gx, ix, est)
 	allowed := fmt.Sprintf("may exceed the baseline's by at most %s of it (the gate's margin)", fmtMargin(ex.m))
 	if upper {

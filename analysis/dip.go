@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"time"
 
 	"github.com/goodput-dev/goodput/analysis/stats"
 	"github.com/goodput-dev/goodput/policies"
@@ -87,7 +88,8 @@ type dipCell struct {
 //   - the stretch's difference (at the canary-favourable ends) lies below
 //     the median of the run's stretches of its length by more than a
 //     Student t quantile times their MAD spread, t on one less than the
-//     stretches of that length that fit side by side, at α over those
+//     stretches of that length that fit side by side (fewer under a
+//     declared window.persistence: stats.StretchDF), at α over those
 //     stretches and the lengths scanned: per-arm slowdowns that last
 //     minutes move a stretch by more than its binomial noise, and a
 //     noisier fleet must show a larger dip (lengths with fewer than
@@ -127,9 +129,20 @@ func dipEval(p *policies.Policy, b, c []dipCell, secs, canaryStart, warmupCap fl
 	if !ok {
 		return gateEval{}, false
 	}
-	d, served, ok := scanDip(margin, p.Alpha(), 0, DipIsolation, b, c, secs, canaryStart, warmupCap)
+	phi := declaredPhi(p, secs)
+	d, served, ok := scanDip(margin, p.Alpha(), 0, DipIsolation, phi, b, c, secs, canaryStart, warmupCap)
 	if !ok {
 		return gateEval{}, false
+	}
+	heldBack := false
+	if !served && slowdownLike(d, phi, secs) {
+		// a slowdown's stretch is held back, not failed; a burst of
+		// failures on the served shares still fails
+		if ds, ok := scanServed(margin, p.Alpha(), 0, DipIsolation, b, c, secs, canaryStart); ok {
+			d, served = ds, true
+		} else {
+			heldBack = true
+		}
 	}
 	held, lostWhat, method := "held %.1f%% good requests", "good requests", "window-scan-newcombe-bonferroni-%d"
 	if served {
@@ -143,9 +156,17 @@ func dipEval(p *policies.Policy, b, c []dipCell, secs, canaryStart, warmupCap fl
 		Buckets: [2]int{s.n, s.n}, Method: fmt.Sprintf(method, d.k), Adjusted: []string{}, Verdict: Fail}
 	from := b[s.from].start - canaryStart
 	blame := "an outage or a burst of errors that the run's average and its batch-means interval absorb; set normalize.canary_dip: excuse when such stretches are known not to be the change's"
-	if p.Normalize.CanaryDip == "excuse" {
+	switch {
+	case p.Normalize.CanaryDip == "excuse":
 		m.Verdict = Pass
 		blame = "excused by the policy (normalize.canary_dip: excuse): the stretch is still judged in every gate"
+	case heldBack:
+		// a stretch no longer than twice the declared persistence is what
+		// one of the fleet's own slowdowns does to an arm's good share: not
+		// failed, not passed either
+		m.Verdict = Inconclusive
+		blame = fmt.Sprintf("not failed: the policy says the fleet's own slowdowns last %v (window.persistence), and a stretch no longer than twice that is what one of them does to an arm's good share, so it cannot be told from an outage; not passed either — a longer window or the served shares (errors, rejections, cancels) would tell",
+			time.Duration(p.Window.Persistence))
 	}
 	m.Reason = fmt.Sprintf("the canary's worst stretch, %s to %s after its start (%s), %s against the baseline's %.1f%% at the same time: %s [%s, %s] beyond the arms' difference over the run (%s), below the −%s margin at one-sided level α/%d (Bonferroni over the stretches scanned), and %s; it lost at least about %s %s, more than the %s attainment margin of the canary's %s requests in the run allows (%s)",
 		fmtClock(from), fmtClock(from+float64(s.n)*secs), fmtSpan(float64(s.n)*secs), fmt.Sprintf(held, 100*vc), 100*vb,
@@ -164,8 +185,8 @@ func dipEval(p *policies.Policy, b, c []dipCell, secs, canaryStart, warmupCap fl
 // shares even where a fleet's slowdowns hide it among the good shares, and
 // a cold start slows requests rather than failing them, so the served
 // scan need not keep clear of the cap.
-func scanDip(margin, alpha, minSpreads, isolation float64, b, c []dipCell, secs, canaryStart, goodCap float64) (d dipFound, served, ok bool) {
-	if d, ok = worstDip(margin, alpha, minSpreads, isolation, b, c, secs, canaryStart, goodCap, true); ok {
+func scanDip(margin, alpha, minSpreads, isolation, phi float64, b, c []dipCell, secs, canaryStart, goodCap float64) (d dipFound, served, ok bool) {
+	if d, ok = worstDip(margin, alpha, minSpreads, isolation, phi, b, c, secs, canaryStart, goodCap, true); ok {
 		return d, false, true
 	}
 	d, ok = scanServed(margin, alpha, minSpreads, isolation, b, c, secs, canaryStart)
@@ -173,9 +194,10 @@ func scanDip(margin, alpha, minSpreads, isolation float64, b, c []dipCell, secs,
 }
 
 // scanServed is scanDip's scan of the arms' shares of requests served,
-// from the canary's first analysed position.
+// from the canary's first analysed position. Slowdowns do not move the
+// shares served, so a declared persistence does not reach it.
 func scanServed(margin, alpha, minSpreads, isolation float64, b, c []dipCell, secs, canaryStart float64) (dipFound, bool) {
-	return worstDip(margin, alpha, minSpreads, isolation, servedCells(b), servedCells(c), secs, canaryStart, 0, false)
+	return worstDip(margin, alpha, minSpreads, isolation, 0, servedCells(b), servedCells(c), secs, canaryStart, 0, false)
 }
 
 // servedDip reports whether dipEval's scan of the arms' shares of requests
@@ -294,7 +316,7 @@ type dipFound struct {
 // isolation is DipIsolation or OutageIsolation; good says the cells hold
 // good requests (the good-share scan) rather than requests served. The
 // baseline_outage step calls it with the arms the other way round.
-func worstDip(margin, alpha, minSpreads, isolation float64, b, c []dipCell, secs, canaryStart, warmupCap float64, good bool) (dipFound, bool) {
+func worstDip(margin, alpha, minSpreads, isolation, phi float64, b, c []dipCell, secs, canaryStart, warmupCap float64, good bool) (dipFound, bool) {
 	if len(b) != len(c) || len(b) == 0 || !(secs > 0) {
 		return dipFound{}, false
 	}
@@ -336,7 +358,10 @@ func worstDip(margin, alpha, minSpreads, isolation float64, b, c []dipCell, secs
 			d[i] = vc - vb
 		}
 		med, spread := medianMAD(d)
-		df := float64(l.disjoint - 1)
+		// slowdowns declared to last (window.persistence, phi > 0 on the
+		// good-share scan) spread the stretches less than their number
+		// says: fewer degrees of freedom
+		df := stats.StretchDF(l.disjoint, l.n, phi)
 		crit := stats.TQuantile(1-alpha/float64(l.disjoint*len(lengths)), df) * spread
 		// with minSpreads > 0, arm b's own outages: its stretches that
 		// far out the other way; no stretch overlapping one of them
@@ -587,4 +612,22 @@ func dipSpreadText(d, spread float64, delta func(float64) string, crit float64) 
 		t += fmt.Sprintf(" (MAD %s; t bound %s)", delta(spread), delta(crit))
 	}
 	return t
+}
+
+// declaredPhi is the per-bucket AR(1) coefficient of the policy's declared
+// window.persistence on buckets of secs seconds (0 when none is declared).
+func declaredPhi(p *policies.Policy, secs float64) float64 {
+	return stats.PersistencePhi(secs, time.Duration(p.Window.Persistence).Seconds())
+}
+
+// slowdownLike says whether the good-share stretch of d is no longer than
+// twice the correlation time of a declared persistence phi per bucket of
+// secs seconds: one of the fleet's own slowdowns covers such a stretch,
+// so its loss cannot be told from an outage's. False without one.
+func slowdownLike(d dipFound, phi, secs float64) bool {
+	if !(phi > 0 && phi < 1) {
+		return false
+	}
+	tau := -secs / math.Log(phi)
+	return float64(d.stretch.n)*secs <= 2*tau
 }

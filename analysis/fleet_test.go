@@ -10,7 +10,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/goodput-dev/goodput/policies"
 	"github.com/goodput-dev/goodput/sources"
 )
 
@@ -863,7 +865,8 @@ func fleetVariant(t *testing.T) (string, func(b, c *fleet)) {
 // numbers in docs/EVIDENCE.md use 100), GOODPUT_FLEET_CASES a
 // comma-separated subset, GOODPUT_FLEET_SEED_OFFSET other seeds,
 // GOODPUT_FLEET_VARIANT every case moved one way (fleetVariants),
-// GOODPUT_FLEET_PROMPT_BANDS the policy's normalize.prompt_bands. Each
+// GOODPUT_FLEET_PROMPT_BANDS the policy's normalize.prompt_bands,
+// GOODPUT_FLEET_PERSISTENCE its window.persistence. Each
 // line: case, expected verdict, fail / pass / inconclusive rates with
 // their Monte Carlo standard errors, and per-gate fail counts.
 func TestFleetCalibration(t *testing.T) {
@@ -881,6 +884,16 @@ func TestFleetCalibration(t *testing.T) {
 	if v := os.Getenv("GOODPUT_FLEET_PROMPT_BANDS"); v != "" {
 		p.Normalize.PromptBands = v
 		variant += "@prompt_bands:" + v
+	}
+	// GOODPUT_FLEET_PERSISTENCE sets window.persistence (a duration: the
+	// correlation time the policy declares for the fleet's slowdowns)
+	if v := os.Getenv("GOODPUT_FLEET_PERSISTENCE"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			t.Fatalf("GOODPUT_FLEET_PERSISTENCE=%s: %v", v, err)
+		}
+		p.Window.Persistence = policies.Duration(d)
+		variant += "@persistence:" + v
 	}
 	for _, fc := range cases {
 		// on identical arms (a case named aa… or …-aa) every gate's true

@@ -555,6 +555,7 @@ func (j *judgement) evalGate(idx int, g policies.Gate, conf float64, r *Report) 
 		func() ([]loadBlock, []loadBlock) { return j.loadBlocks(j.b), j.loadBlocks(j.c) }); ok {
 		est = w.widen(est, &e.m.Adjusted)
 	}
+	est = persistenceWidened(est, j.p.Window, min(len(kb), len(kc)), j.b.bucketSecs, conf, &e.m.Adjusted)
 	e.m.Baseline, e.m.Canary = Num(vb), Num(vc)
 	e.m.Method = est.Method
 	if len(kb) < MinBuckets || len(kc) < MinBuckets {
@@ -1425,6 +1426,7 @@ func (j *judgement) evalClassTail(idx int, g policies.Gate, info policies.Metric
 	est := stats.QuantileLogRatio(xc, xb, info.Quantile, conf, j.cfg.Resamples, j.cfg.Seed+uint64(idx)*7919)
 	est = sectioningHull(est, xc, xb, info.Quantile, conf)
 	est = withReplicaLevels(est, conf, j.replicaSpreads[info.Latency], info.Latency, &e.m.Adjusted)
+	est = persistenceWidened(est, j.p.Window, min(len(xb), len(xc)), j.b.bucketSecs, conf, &e.m.Adjusted)
 	e.m.Method = est.Method
 	e = decide(e, g, info, est)
 	if e.decidable && e.decision != stats.Fail {

@@ -402,6 +402,12 @@ func efficiencyGate(e gateEval, g policies.Gate, info policies.MetricInfo, p *po
 	if math.IsNaN(pess.Point) || math.IsNaN(opt.Point) || math.IsInf(pess.CI.Lo, 0) || math.IsInf(opt.CI.Hi, 0) {
 		return inconclusive("the interval could not be computed (no good requests or no variation in an arm)")
 	}
+	if w := fb[0].secs; w > 0 {
+		var note []string
+		n := min(len(fb), len(fc))
+		pess, opt = persistenceWidened(pess, p.Window, n, w, conf, &e.m.Adjusted), persistenceWidened(opt, p.Window, n, w, conf, &note)
+		e.m.Method = pess.Method
+	}
 	lo, hi := math.Min(pess.CI.Lo, opt.CI.Lo), math.Max(pess.CI.Hi, opt.CI.Hi)
 	return decide(e, g, info, stats.Estimate{Point: pess.Point, CI: stats.Interval{Lo: lo, Hi: hi}, SE: math.Max(pess.SE, opt.SE), Method: pess.Method})
 }

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"time"
 
 	"github.com/goodput-dev/goodput/analysis/normalize"
 	"github.com/goodput-dev/goodput/analysis/stats"
@@ -488,12 +489,19 @@ func trendEvals(p *policies.Policy, nb int, secs float64, skip func(metric strin
 		}
 		// the inflation only raises the p-values and widens the bounds, so
 		// it is read only where a row would appear without it
-		kappa := 1.0
-		if buckets != nil && named() {
-			if c, b, ok := buckets(g.Metric, info); ok {
-				if d := stats.PairedResiduals(c, b, info.Scale == "relative" || info.Latency != ""); d != nil {
-					kappa = stats.TrendInflation(d, s.segs)
+		kappa, declared := 1.0, false
+		if named() {
+			// a declared window.persistence floors the fitted factor
+			floor := trendFloor(p.Window, s.segs, secs)
+			if buckets != nil {
+				if c, b, ok := buckets(g.Metric, info); ok {
+					if d := stats.PairedResiduals(c, b, info.Scale == "relative" || info.Latency != ""); d != nil {
+						kappa = stats.TrendInflation(d, s.segs)
+					}
 				}
+			}
+			if floor > kappa {
+				kappa, declared = floor, true
 			}
 			if kappa > 1 {
 				f, fb = stats.FitTrendWithin(s.x, s.h, s.lo, s.hi, end, tq, kappa)
@@ -539,7 +547,10 @@ func trendEvals(p *policies.Policy, nb int, secs float64, skip func(metric strin
 			Buckets: [2]int{nb, nb}, Method: fmt.Sprintf("segment-ols-trend-%d", len(s.x)), Adjusted: []string{}}
 		iv := fmt.Sprintf("%s at the start to %s [%s, %s] at the end of the window (%d segments; a worsening trend at one-sided p = %.2g < α/%d)",
 			fmtDelta(m, delta(start)), fmtDelta(m, delta(f.At)), fmtDelta(m, dl), fmtDelta(m, dh), len(s.x), f.PIncrease, len(all))
-		if kappa > 1 {
+		if kappa > 1 && declared {
+			m.Adjusted = append(m.Adjusted, fmt.Sprintf("the line's variance multiplied by %.2f: the policy says the fleet's own slowdowns last %v (window.persistence), so neighbouring segments are not independent and would otherwise read as a trend more often than α/%d",
+				kappa, time.Duration(p.Window.Persistence), len(all)))
+		} else if kappa > 1 {
 			what := fmt.Sprintf("the paired %s residuals", g.Metric)
 			if info.Latency != "" {
 				what = fmt.Sprintf("the paired shares of each arm's %s values past its window's p%g", info.Latency, 100*info.Quantile)

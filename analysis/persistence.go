@@ -1,0 +1,181 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/goodput-dev/goodput/analysis/stats"
+	"github.com/goodput-dev/goodput/policies"
+	"github.com/goodput-dev/goodput/sources"
+)
+
+// persistenceWidened widens est about its point for a declared
+// window.persistence (stats.PersistenceWidening on a run of buckets
+// buckets of bucketSecs seconds each, at confidence conf), its method
+// gaining "+persistence" and adjusted a line saying by how much; est is
+// returned unchanged when the policy declares none, the factor is 1 or est
+// has no interval. Both judging paths call it last, after every other
+// widening, on each gate's estimate.
+func persistenceWidened(est stats.Estimate, w policies.WindowSpec, buckets int, bucketSecs, conf float64, adjusted *[]string) stats.Estimate {
+	tau := time.Duration(w.Persistence)
+	if tau <= 0 || math.IsNaN(est.Point) || math.IsNaN(est.CI.Lo) || math.IsNaN(est.CI.Hi) {
+		return est
+	}
+	phi := stats.PersistencePhi(bucketSecs, tau.Seconds())
+	f := stats.PersistenceWidening(buckets, phi, conf)
+	if !(f > 1) {
+		return est
+	}
+	est.CI.Lo = est.Point - (est.Point-est.CI.Lo)*f
+	est.CI.Hi = est.Point + (est.CI.Hi-est.Point)*f
+	est.SE *= f
+	est.Method += "+persistence"
+	*adjusted = append(*adjusted, fmt.Sprintf("widened for declared persistence: the policy says the fleet's own slowdowns last %v (φ %.3f per %gs bucket), which %d buckets' batch sums cannot see: the interval is %.0f%% wider",
+		tau, phi, bucketSecs, buckets, 100*(f-1)))
+	return est
+}
+
+// trendFloor is the trend check's inflation floor for the segments segs
+// of buckets of bucketSecs seconds under a declared window.persistence
+// (stats.SegmentInflationAt); 1 when none is declared.
+func trendFloor(w policies.WindowSpec, segs [][2]int, bucketSecs float64) float64 {
+	return stats.SegmentInflationAt(segs, stats.PersistencePhi(bucketSecs, time.Duration(w.Persistence).Seconds()))
+}
+
+// HistoryPersistence is what a long history says about the policy's
+// window.persistence: stats.FitPersistence on SLO attainment per bucket of
+// two halves — the two arms of an A/A history (identical builds side by
+// side, as the judge pairs them), or else one arm's replicas split in two
+// when it names two or more (what they share, the load of the hour and any
+// slowdown every replica of the arm has at once, cancels: only what
+// differs between replicas is read), or else the one arm alone (its own
+// load cycle then counts as persistence: an upper bound).
+type HistoryPersistence struct {
+	stats.PersistenceFit
+	// Source says which of the three the halves were: "arms",
+	// "replicas" or "arm".
+	Source string
+	// Replicas is how many replica names one arm's history holds (0: none
+	// or an A/A pair).
+	Replicas int
+	// Requests is how many records were read; Span the seconds from the
+	// first arrival's bucket to the last's; BucketSecs the bucket.
+	Requests         int
+	Span, BucketSecs float64
+	// Tau, TauLo and TauHi are the correlation times (seconds) −bucket/ln φ
+	// of Phi, PhiLo and PhiHi; 0 where φ is 0.
+	Tau, TauLo, TauHi float64
+}
+
+// PersistenceOfHistory fits the persistence of the history a (and b, the
+// other arm of an A/A history on the same clock, or nil) on windows as
+// long as window (the runs to be judged), at the policy's bucket, good
+// requests by the policy's SLO (GoodFunc), its interval at the policy's
+// two-sided level (2·confidence − 1). An error names what is missing:
+// records without arrival times, or a history shorter than eight windows.
+func PersistenceOfHistory(a, b *sources.Dataset, p *policies.Policy, window time.Duration) (HistoryPersistence, error) {
+	secs := p.Window.Bucket.Seconds()
+	out := HistoryPersistence{BucketSecs: secs, Source: "arms"}
+	arms := []*sources.Dataset{a}
+	if b != nil {
+		arms = append(arms, b)
+	}
+	name := func(ds *sources.Dataset) string {
+		if len(ds.Inputs) == 0 {
+			return "the history"
+		}
+		paths := make([]string, len(ds.Inputs))
+		for i, in := range ds.Inputs {
+			paths[i] = in.Path
+		}
+		return strings.Join(paths, ", ")
+	}
+	wb := int(math.Round(window.Seconds() / secs))
+	if wb < 8 {
+		return out, fmt.Errorf("--window %v is under 8 buckets of %gs: give the length of the runs to be judged, e.g. 30m", window, secs)
+	}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	names := map[string]int{}
+	for _, ds := range arms {
+		out.Requests += len(ds.Requests)
+		if len(ds.Requests) == 0 {
+			return out, fmt.Errorf("%s: no records", name(ds))
+		}
+		untimed := 0
+		for i := range ds.Requests {
+			r := &ds.Requests[i]
+			if math.IsNaN(r.Time) {
+				untimed++
+				continue
+			}
+			lo, hi = math.Min(lo, r.Time), math.Max(hi, r.Time)
+			if b == nil && r.Replica != "" {
+				names[r.Replica] = 0
+			}
+		}
+		if untimed > 0 {
+			return out, fmt.Errorf("%s: %d of %d records have no arrival time: the persistence is read over time, so every record needs one (ts)", name(ds), untimed, len(ds.Requests))
+		}
+	}
+	start := math.Floor(lo/secs) * secs
+	n := int((hi-start)/secs) + 1
+	out.Span = float64(n) * secs
+	if n/wb < 8 {
+		return out, fmt.Errorf("%s: %s of history holds %d windows of %v; the fit needs at least 8 (%s): give a longer history",
+			name(a), fmtSpan(out.Span), n/wb, window, fmtSpan(8*window.Seconds()))
+	}
+	if b == nil {
+		out.Replicas = len(names)
+		out.Source = "arm"
+		if len(names) >= 2 {
+			out.Source = "replicas"
+			sorted := make([]string, 0, len(names))
+			for k := range names {
+				sorted = append(sorted, k)
+			}
+			sort.Strings(sorted)
+			for i, k := range sorted {
+				names[k] = i % 2
+			}
+		}
+	}
+	mk := func() stats.Ratio { return stats.Ratio{Num: make([]float64, n), Den: make([]float64, n)} }
+	halves := [2]stats.Ratio{mk(), mk()}
+	good := GoodFunc(p)
+	for k, ds := range arms {
+		for i := range ds.Requests {
+			r := &ds.Requests[i]
+			h := k
+			if out.Source == "replicas" {
+				// a record without a replica name among named ones: the
+				// first half, as if one more replica
+				h = names[r.Replica]
+			}
+			t := min(int((r.Time-start)/secs), n-1)
+			halves[h].Den[t]++
+			if good(r) {
+				halves[h].Num[t]++
+			}
+		}
+	}
+	y := halves[1]
+	if out.Source == "arm" {
+		y = stats.Ratio{}
+	}
+	fit, ok := stats.FitPersistence(halves[0], y, wb, 2*p.Confidence-1)
+	out.PersistenceFit = fit
+	if !ok {
+		return out, fmt.Errorf("%s: the persistence could not be fitted: a window of %v holds no request in one of the halves compared", name(a), window)
+	}
+	tau := func(phi float64) float64 {
+		if !(phi > 0) {
+			return 0
+		}
+		return -secs / math.Log(phi)
+	}
+	out.Tau, out.TauLo, out.TauHi = tau(fit.Phi), tau(fit.PhiLo), tau(fit.PhiHi)
+	return out, nil
+}

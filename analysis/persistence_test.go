@@ -1,0 +1,99 @@
+package analysis
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/goodput-dev/goodput/analysis/stats"
+	"github.com/goodput-dev/goodput/policies"
+)
+
+// TestPersistenceWidensBothPaths: a declared window.persistence widens
+// every gate's interval about its point by stats.PersistenceWidening at the
+// run's bucket count, says so in the gate's adjusted lines and method, and
+// does so alike on the request path and the streaming aggregate; without
+// it nothing moves.
+func TestPersistenceWidensBothPaths(t *testing.T) {
+	cases := map[string]fleetCase{}
+	for _, fc := range fleetCases() {
+		cases[fc.name] = fc
+	}
+	plain := chat(t)
+	declared := *plain
+	declared.Window.Persistence = policies.Duration(5 * time.Minute)
+	fc := cases["aa"]
+	const seed = 3
+	b, c := fleetArms(fc.b(seed), fc.c(seed), seed)
+	exact0, agg0 := judgedBothWays(t, b, c, Config{Policy: plain, Resamples: 200, Seed: 1})
+	exact, agg := judgedBothWays(t, b, c, Config{Policy: &declared, Resamples: 200, Seed: 1})
+	widened := 0
+	for path, rr := range map[string][2]*Report{"exact": {exact0, exact}, "aggregate": {agg0, agg}} {
+		before, after := rr[0], rr[1]
+		for _, m0 := range before.Metrics {
+			if m0.Conditional() {
+				continue
+			}
+			m, ok := metricNamed(after, m0.Name)
+			if !ok {
+				t.Errorf("%s: %s gone once persistence is declared", path, m0.Name)
+				continue
+			}
+			lo0, hi0, lo, hi := float64(m0.Interval[0]), float64(m0.Interval[1]), float64(m.Interval[0]), float64(m.Interval[1])
+			if math.IsNaN(lo0) || math.IsInf(lo0, 0) || math.IsInf(hi0, 0) || m.Name == "offered_load_ratio" || m.Name == "warmup_completed" {
+				continue
+			}
+			n := min(m.Buckets[0], m.Buckets[1])
+			f := stats.PersistenceWidening(n, stats.PersistencePhi(10, 300), 2*plain.Confidence-1)
+			if !(f > 1.3) {
+				t.Fatalf("%s %s: factor %g on %d buckets; the test needs a wide one", path, m.Name, f, n)
+			}
+			if !strings.Contains(m.Method, "+persistence") || strings.Contains(m0.Method, "+persistence") {
+				t.Errorf("%s %s: method %q (was %q)", path, m.Name, m.Method, m0.Method)
+			}
+			var line string
+			for _, a := range m.Adjusted {
+				if strings.HasPrefix(a, "widened for declared persistence") {
+					line = a
+				}
+			}
+			if !strings.Contains(line, "5m0s") || !strings.Contains(line, "wider") {
+				t.Errorf("%s %s: no persistence line in %q", path, m.Name, m.Adjusted)
+			}
+			// on the delta's scale: relative gates widen on the log scale
+			tr := func(v float64) float64 { return v }
+			if m.Scale == "relative" {
+				tr = math.Log1p
+			}
+			// the point: the relative delta back on the log scale
+			pt := tr(float64(m0.Delta))
+			if d := math.Abs(float64(m.Delta) - float64(m0.Delta)); d > 1e-12 {
+				t.Errorf("%s %s: point moved %g", path, m.Name, d)
+			}
+			// the aggregate's tails report the hull of the interval moved to
+			// both ends of the quantiles' log-linear bins, whose points
+			// differ from the reported one by up to two bins
+			tol := 1e-9
+			if path == "aggregate" && strings.Contains(m.Name, "_p99") {
+				tol = 2 * math.Ln2 / 256 * (1 + f)
+			}
+			for _, side := range [][2]float64{{tr(lo0), tr(lo)}, {tr(hi0), tr(hi)}} {
+				if want := pt + (side[0]-pt)*f; math.Abs(side[1]-want) > tol*(1+math.Abs(want)) {
+					t.Errorf("%s %s: bound %g, want %g (×%.4f about %g; got ×%.4f, %d buckets)", path, m.Name, side[1], want, f, pt, (side[1]-pt)/(side[0]-pt), n)
+				}
+			}
+			widened++
+		}
+	}
+	if widened < 10 {
+		t.Errorf("only %d gates widened on both paths", widened)
+	}
+	// the paths agree gate by gate
+	for _, me := range exact.Metrics {
+		ma, ok := metricNamed(agg, me.Name)
+		if !ok || me.Verdict != ma.Verdict {
+			t.Errorf("%s: exact %s, aggregate %s", me.Name, me.Verdict, ma.Verdict)
+		}
+	}
+}
