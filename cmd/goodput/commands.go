@@ -19,5 +19,6 @@ func (a *app) commands() []*cobra.Command {
 		a.newCalibrateCmd(),
 		a.newBenchCmd(),
 		a.newPolicyCmd(),
+		a.newPersistenceCmd(),
 	}
 }

@@ -1,0 +1,215 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/goodput-dev/goodput/analysis"
+	"github.com/goodput-dev/goodput/analysis/report"
+	"github.com/goodput-dev/goodput/policies"
+	"github.com/goodput-dev/goodput/sources"
+	"github.com/goodput-dev/goodput/sources/requestlog"
+)
+
+// persistenceOptions are the flags of `goodput persistence`.
+type persistenceOptions struct {
+	Baseline, Canary []string
+	Policy           string
+	Window           time.Duration
+	Format           string
+	Out              string
+}
+
+func (a *app) newPersistenceCmd() *cobra.Command {
+	o := &persistenceOptions{}
+	cmd := &cobra.Command{
+		Use:   "persistence --baseline FILE… [--canary FILE…] [flags]",
+		Short: "Measure how long the fleet's own slowdowns last, for window.persistence",
+		Long: `Read a long history and say how long the fleet's own slowdowns last: the
+value of the policy's window.persistence. A 30-minute run reads its intervals'
+variance from itself, which is right when slowdowns fade within about a minute
+and too narrow when they last several (identical arms then fail more often
+than the confidence level says). Hours of history tell what one run cannot.
+
+The history is cut into windows as long as the runs to be judged (--window,
+default 30m). For each window, how far its SLO attainment strayed from the
+history's, set against what the window's own batch sums read; their ratio,
+κ, is 1 when a run reads its variance right. κ is turned into the
+correlation time of a slowdown that would give it, with an interval.
+
+Give, best first:
+  --baseline A --canary B   an A/A history: two arms of the same build side by
+                            side on one clock, paired as the judge pairs them
+  --baseline A              one arm's history: its replicas split in two
+                            halves (a slowdown every replica shares at once is
+                            not seen); with no replica names the arm alone (its
+                            own load cycle then counts: an upper bound)
+
+At least 8 windows are needed (4 hours at 30m); 16 or more give a usable
+interval. Exit codes: 0 measured, 2 usage error, 4 could not evaluate.`,
+		Example: `  goodput persistence --baseline aa/baseline-*.jsonl --canary aa/canary-*.jsonl
+  goodput persistence --baseline history.jsonl.gz --window 1h --format json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.runPersistence(cmd.Context(), o)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringArrayVar(&o.Baseline, "baseline", nil, "request logs of the history (one arm, or the baseline of an A/A pair)")
+	fs.StringArrayVar(&o.Canary, "canary", nil, "request logs of the A/A pair's other arm, on the same clock")
+	fs.StringVar(&o.Policy, "policy", policies.DefaultName, "built-in policy name ("+strings.Join(policies.Names(), ", ")+") or a policy YAML file: its SLO, bucket and confidence")
+	fs.DurationVar(&o.Window, "window", 30*time.Minute, "length of the runs to be judged")
+	fs.StringVar(&o.Format, "format", "text", "output format: text or json")
+	fs.StringVarP(&o.Out, "out", "o", "", "write the result to FILE instead of stdout (written atomically)")
+	return cmd
+}
+
+func (a *app) runPersistence(ctx context.Context, o *persistenceOptions) error {
+	if o.Format != "text" && o.Format != "json" {
+		return usageError("--format %q: want text or json", o.Format)
+	}
+	if len(o.Baseline) == 0 {
+		return usageError("persistence needs --baseline FILE (one arm's history, or with --canary an A/A pair's)")
+	}
+	if o.Window < time.Minute || o.Window > 24*time.Hour {
+		return usageError("--window %v: want 1m … 24h, the length of the runs to be judged", o.Window)
+	}
+	pol, err := policies.Load(o.Policy)
+	if err != nil {
+		return inputError(err)
+	}
+	ro := requestlog.Options{DropImplausible: pol.Window.Implausible == "drop"}
+	base, _, err := readArm(ctx, sources.Baseline, o.Baseline, "", ro, a.io.In, a.io.ErrOut)
+	if err != nil {
+		return inputError(err)
+	}
+	var other *sources.Dataset
+	if len(o.Canary) > 0 {
+		can, _, err := readArm(ctx, sources.Canary, o.Canary, "", ro, a.io.In, a.io.ErrOut)
+		if err != nil {
+			return inputError(err)
+		}
+		if err := sameRecords(&base, &can); err != nil {
+			return inputError(err)
+		}
+		other = &can
+	}
+	for _, ds := range []*sources.Dataset{&base, other} {
+		if ds != nil && ds.Agg != nil {
+			return inputError(fmt.Errorf("%s: persistence reads request logs (one record per request), not metrics", ds.Arm))
+		}
+	}
+	h, err := analysis.PersistenceOfHistory(&base, other, pol, o.Window)
+	if err != nil {
+		return inputError(err)
+	}
+	var buf bytes.Buffer
+	if o.Format == "json" {
+		err = persistenceJSON(&buf, h, o.Window, pol)
+	} else {
+		err = persistenceText(&buf, h, o.Window)
+	}
+	if err != nil {
+		return inputError(err)
+	}
+	if o.Out == "" {
+		_, err = a.io.Out.Write(buf.Bytes())
+	} else {
+		err = writeFileAtomic(o.Out, buf.Bytes())
+	}
+	if err != nil {
+		return inputError(err)
+	}
+	return nil
+}
+
+// sameRecords refuses an A/A pair whose arms hold the same records: their
+// difference would be 0 in every window.
+func sameRecords(b, c *sources.Dataset) error {
+	for _, x := range b.Inputs {
+		for _, y := range c.Inputs {
+			if x.SHA256 == y.SHA256 {
+				return fmt.Errorf("%s and %s hold the same bytes: an A/A history needs the two arms' own records", report.Sanitize(x.Path), report.Sanitize(y.Path))
+			}
+		}
+	}
+	return nil
+}
+
+// declared is the window.persistence to declare from h: its point
+// correlation time to the second, "" when the history shows none beyond
+// what a run reads for itself (κ's interval holds 1).
+func declared(h analysis.HistoryPersistence) string {
+	if !(h.KappaLo > 1) || !(h.Tau > 0) {
+		return ""
+	}
+	return (time.Duration(math.Ceil(h.Tau)) * time.Second).String()
+}
+
+func fmtTau(s float64) string {
+	if !(s > 0) {
+		return "0s"
+	}
+	return (time.Duration(math.Round(s)) * time.Second).String()
+}
+
+// persistenceText renders h for a terminal or a log.
+func persistenceText(w io.Writer, h analysis.HistoryPersistence, window time.Duration) error {
+	var b strings.Builder
+	what := map[string]string{
+		"arms":     "the two arms of an A/A history, paired as the judge pairs them",
+		"replicas": fmt.Sprintf("one arm's %d replicas split in two halves (a slowdown every replica has at once is not seen)", h.Replicas),
+		"arm":      "one arm alone, without replica names (its own load cycle counts as persistence: an upper bound)",
+	}[h.Source]
+	fmt.Fprintf(&b, "history: %s, %s requests; %s\n", fmtTau(h.Span), analysis.Thousands(int64(h.Requests)), what)
+	fmt.Fprintf(&b, "windows: %d of %v, buckets of %gs\n", h.Windows, window, h.BucketSecs)
+	fmt.Fprintf(&b, "kappa:   %.2f [%.2f, %.2f] (%.0f%% interval): the windows' attainment strays %.2f times as much (in variance) as each window's own batch sums read; 1 is read right\n",
+		h.Kappa, h.KappaLo, h.KappaHi, 100*h.Confidence, h.Kappa)
+	fmt.Fprintf(&b, "slowdowns last: %s [%s, %s] (correlation time)\n", fmtTau(h.Tau), fmtTau(h.TauLo), fmtTau(h.TauHi))
+	if d := declared(h); d != "" {
+		fmt.Fprintf(&b, "declare: window: {persistence: %s}  (runs of %v then widen their intervals to what such slowdowns call for)\n", d, window)
+	} else {
+		fmt.Fprintf(&b, "declare: nothing: the history shows no persistence beyond what a run of %v reads for itself (the interval holds 1); leave window.persistence unset, or read a longer history (up to %s is not ruled out)\n",
+			window, fmtTau(h.TauHi))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// persistenceDoc is the JSON form of the result (schema_version 1).
+type persistenceDoc struct {
+	SchemaVersion int        `json:"schema_version"`
+	Source        string     `json:"source"`
+	Replicas      int        `json:"replicas"`
+	Requests      int        `json:"requests"`
+	SpanSeconds   float64    `json:"span_seconds"`
+	WindowSeconds float64    `json:"window_seconds"`
+	BucketSeconds float64    `json:"bucket_seconds"`
+	Windows       int        `json:"windows"`
+	Confidence    float64    `json:"confidence"`
+	Kappa         float64    `json:"kappa"`
+	KappaInterval [2]float64 `json:"kappa_interval"`
+	TauSeconds    float64    `json:"tau_seconds"`
+	TauInterval   [2]float64 `json:"tau_interval_seconds"`
+	Declare       string     `json:"declare"`
+	Policy        string     `json:"policy"`
+}
+
+func persistenceJSON(w io.Writer, h analysis.HistoryPersistence, window time.Duration, pol *policies.Policy) error {
+	r6 := func(v float64) float64 { return math.Round(v*1e6) / 1e6 }
+	doc := persistenceDoc{SchemaVersion: 1, Source: h.Source, Replicas: h.Replicas, Requests: h.Requests,
+		SpanSeconds: h.Span, WindowSeconds: window.Seconds(), BucketSeconds: h.BucketSecs, Windows: h.Windows,
+		Confidence: r6(h.Confidence), Kappa: r6(h.Kappa), KappaInterval: [2]float64{r6(h.KappaLo), r6(h.KappaHi)},
+		TauSeconds: r6(h.Tau), TauInterval: [2]float64{r6(h.TauLo), r6(h.TauHi)}, Declare: declared(h), Policy: pol.Name}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(doc)
+}
