@@ -693,6 +693,9 @@ func (j *aggJudgement) report() *Report {
 	if st, ok := usersStep(j.b.ds.Agg.Users, j.cRaw.ds.Agg.Users, j.p.Gates); ok {
 		r.Normalization.Steps = append(r.Normalization.Steps, st)
 	}
+	if st, ok := persistenceStep(j.p.Window, min(len(j.b.slices), len(j.c.slices)), j.b.ds.Agg.Step, 2*j.p.Confidence-1); ok {
+		r.Normalization.Steps = append(r.Normalization.Steps, st)
+	}
 	internalView(r, aggWork(j.b), aggWork(j.cRaw), j.b.ds.Agg.Step)
 	r.Warnings = onceForBothArms(j.warns, j.b.ds, j.c.ds)
 	if r.Warnings == nil {

@@ -563,6 +563,9 @@ func (j *judgement) normalization(gates []Metric) Normalization {
 	if st, ok := usersStep(j.b.userTally(), j.c.userTally(), p.Gates); ok {
 		steps = append(steps, st)
 	}
+	if st, ok := persistenceStep(p.Window, min(len(j.b.kept()), len(j.c.kept())), j.b.bucketSecs, 2*p.Confidence-1); ok {
+		steps = append(steps, st)
+	}
 	return Normalization{Steps: steps}
 }
 

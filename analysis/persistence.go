@@ -179,3 +179,24 @@ func PersistenceOfHistory(a, b *sources.Dataset, p *policies.Policy, window time
 	out.Tau, out.TauLo, out.TauHi = tau(fit.Phi), tau(fit.PhiLo), tau(fit.PhiHi)
 	return out, nil
 }
+
+// persistenceStep is the report's "persistence" normalization step: what a
+// declared window.persistence did to a run of buckets buckets of
+// bucketSecs seconds whose gates' intervals are at two-sided level conf;
+// false when none is declared. Both judging paths add it.
+func persistenceStep(w policies.WindowSpec, buckets int, bucketSecs, conf float64) (NormalizationStep, bool) {
+	tau := time.Duration(w.Persistence)
+	if tau <= 0 {
+		return NormalizationStep{}, false
+	}
+	phi := stats.PersistencePhi(bucketSecs, tau.Seconds())
+	f := stats.PersistenceWidening(buckets, phi, conf)
+	st := NormalizationStep{Name: "persistence", Setting: tau.String(), Applied: f > 1}
+	widened := fmt.Sprintf("every gate's interval widened ×%.2f for what %d buckets' batch sums cannot see", f, buckets)
+	if !(f > 1) {
+		widened = fmt.Sprintf("over %d buckets slowdowns that short need no wider intervals", buckets)
+	}
+	st.Detail = fmt.Sprintf("the policy says the fleet's own slowdowns last %v (φ %.3f per %gs bucket): %s; the trend check's factor floored at what such slowdowns call for; a stretch of lost good requests no longer than %v is held inconclusive, not failed, as one of them may cover it",
+		tau, phi, bucketSecs, widened, 2*tau)
+	return st, true
+}

@@ -89,6 +89,14 @@ func TestPersistenceWidensBothPaths(t *testing.T) {
 	if widened < 10 {
 		t.Errorf("only %d gates widened on both paths", widened)
 	}
+	// the step says what was done, alike on both paths, and only when declared
+	se, sa := step(exact, "persistence"), step(agg, "persistence")
+	if !se.Applied || se.Setting != "5m0s" || se.Detail != sa.Detail || !strings.Contains(se.Detail, "widened ×") || !strings.Contains(se.Detail, "10m0s") {
+		t.Errorf("persistence step:\n exact     %+v\n aggregate %+v", se, sa)
+	}
+	if st := step(exact0, "persistence"); st.Name != "" {
+		t.Errorf("a step without the key: %+v", st)
+	}
 	// the paths agree gate by gate
 	for _, me := range exact.Metrics {
 		ma, ok := metricNamed(agg, me.Name)

@@ -404,7 +404,7 @@ type Normalization struct {
 
 // NormalizationStep is one adjustment, requested or applied.
 type NormalizationStep struct {
-	Name    string `json:"name"`    // mix | warmup | cache | load | baseline_outage | shared_outage | replicas | srm | histogram-bounds | users
+	Name    string `json:"name"`    // mix | warmup | cache | load | baseline_outage | shared_outage | replicas | srm | histogram-bounds | users | persistence
 	Setting string `json:"setting"` // the policy's value
 	Applied bool   `json:"applied"`
 	Detail  string `json:"detail"` // what was done and its effect, with numbers
