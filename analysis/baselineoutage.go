@@ -83,7 +83,7 @@ func findBaselineOutage(p *policies.Policy, g dipGrid, clock sources.Clock) (bas
 	// inconclusive: the served scan looks there)
 	phi := declaredPhi(p, g.secs)
 	d, served, ok := scanDip(margin, p.Alpha(), OutageSpreads, OutageIsolation, phi, g.c, g.b, g.secs, g.start, g.goodCap(g.lateB))
-	if ok && !served && slowdownLike(d, phi, g.secs) {
+	if ok && !served && slowdownLike(d, phi, g.secs) && -d.hi <= slowdownDepth(g.c, g.b, d, phi, p.Alpha()) {
 		// what one of the baseline's own declared slowdowns does: not an
 		// outage to leave out; its served shares may still show one
 		d, ok = scanServed(margin, p.Alpha(), OutageSpreads, OutageIsolation, g.c, g.b, g.secs, g.start)

@@ -135,7 +135,7 @@ func dipEval(p *policies.Policy, b, c []dipCell, secs, canaryStart, warmupCap fl
 		return gateEval{}, false
 	}
 	heldBack := false
-	if !served && slowdownLike(d, phi, secs) {
+	if !served && slowdownLike(d, phi, secs) && -d.hi <= slowdownDepth(b, c, d, phi, p.Alpha()) {
 		// a slowdown's stretch is held back, not failed; a burst of
 		// failures on the served shares still fails
 		if ds, ok := scanServed(margin, p.Alpha(), 0, DipIsolation, b, c, secs, canaryStart); ok {
@@ -165,8 +165,8 @@ func dipEval(p *policies.Policy, b, c []dipCell, secs, canaryStart, warmupCap fl
 		// one of the fleet's own slowdowns does to an arm's good share: not
 		// failed, not passed either
 		m.Verdict = Inconclusive
-		blame = fmt.Sprintf("not failed: the policy says the fleet's own slowdowns last %v (window.persistence), and a stretch no longer than twice that is what one of them does to an arm's good share, so it cannot be told from an outage; not passed either — a longer window or the served shares (errors, rejections, cancels) would tell",
-			time.Duration(p.Window.Persistence))
+		blame = fmt.Sprintf("not failed: the policy says the fleet's own slowdowns last %v (window.persistence), and a stretch no longer than twice that, no deeper than such a slowdown can go on this run's spread (%s), is what one of them does to an arm's good share, so it cannot be told from an outage; not passed either — a longer window or the served shares (errors, rejections, cancels) would tell",
+			time.Duration(p.Window.Persistence), fmtDelta(m, -slowdownDepth(b, c, d, phi, p.Alpha())))
 	}
 	m.Reason = fmt.Sprintf("the canary's worst stretch, %s to %s after its start (%s), %s against the baseline's %.1f%% at the same time: %s [%s, %s] beyond the arms' difference over the run (%s), below the −%s margin at one-sided level α/%d (Bonferroni over the stretches scanned), and %s; it lost at least about %s %s, more than the %s attainment margin of the canary's %s requests in the run allows (%s)",
 		fmtClock(from), fmtClock(from+float64(s.n)*secs), fmtSpan(float64(s.n)*secs), fmt.Sprintf(held, 100*vc), 100*vb,
@@ -618,6 +618,31 @@ func dipSpreadText(d, spread float64, delta func(float64) string, crit float64) 
 // window.persistence on buckets of secs seconds (0 when none is declared).
 func declaredPhi(p *policies.Policy, secs float64) float64 {
 	return stats.PersistencePhi(secs, time.Duration(p.Window.Persistence).Seconds())
+}
+
+// slowdownDepth is how far below the run's difference one of the fleet's
+// own declared slowdowns (per-bucket AR(1) phi) can take the good-share
+// difference of d's stretch, at one-sided level alpha over the stretches
+// scanned: a Student t quantile (on stats.StretchDF of the run's buckets)
+// times the spread of the run's per-bucket differences (MAD, so that an
+// outage does not set its own yardstick) times √stats.ARMeanVar of the
+// stretch's length — all of a bucket's spread taken as persistent, the
+// most a stretch's mean can keep of it. A stretch deeper than that is
+// more than a slowdown, however long they last: a stall that holds back
+// nearly every request. +Inf when too few buckets hold both arms.
+func slowdownDepth(b, c []dipCell, d dipFound, phi, alpha float64) float64 {
+	var diffs []float64
+	for t := range b {
+		if b[t].offered > 0 && c[t].offered > 0 {
+			diffs = append(diffs, (c[t].goodLo+c[t].goodHi)/2/c[t].offered-(b[t].goodLo+b[t].goodHi)/2/b[t].offered)
+		}
+	}
+	if len(diffs) < MinBuckets || d.k < 1 {
+		return math.Inf(1)
+	}
+	_, spread := medianMAD(diffs)
+	nu := stats.StretchDF(len(diffs), 1, phi)
+	return stats.TQuantile(1-alpha/float64(d.k), nu) * spread * math.Sqrt(stats.ARMeanVar(d.stretch.n, phi))
 }
 
 // slowdownLike says whether the good-share stretch of d is no longer than

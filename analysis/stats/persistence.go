@@ -310,3 +310,15 @@ func phiForKappa(b, q int, lag bool, r0, kappa float64) float64 {
 	}
 	return (lo + hi) / 2
 }
+
+// ARMeanVar is the variance of the mean of m consecutive values of a
+// unit-variance AR(1) of coefficient phi (1/m at phi 0, near 1 when the
+// correlation outlasts the m values): (m(1+φ)/(1−φ) − 2φ(1−φᵐ)/(1−φ)²)/m².
+// NaN for m < 1 or phi outside [0, 1).
+func ARMeanVar(m int, phi float64) float64 {
+	if m < 1 || !(phi >= 0 && phi < 1) {
+		return math.NaN()
+	}
+	f := float64(m)
+	return (f*(1+phi)/(1-phi) - 2*phi*(1-math.Pow(phi, f))/((1-phi)*(1-phi))) / (f * f)
+}

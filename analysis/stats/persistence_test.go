@@ -208,3 +208,30 @@ func TestFitPersistence(t *testing.T) {
 		t.Errorf("κ interval holds the truth in %.0f%% of histories, nominal 90%%", 100*c)
 	}
 }
+
+// TestARMeanVar: 1/m without persistence, the closed form against a direct
+// double sum, near 1 when the correlation outlasts the values.
+func TestARMeanVar(t *testing.T) {
+	if v := ARMeanVar(6, 0); math.Abs(v-1.0/6) > 1e-15 {
+		t.Errorf("φ 0: %g", v)
+	}
+	for _, phi := range []float64{0.5, 0.9, 0.98} {
+		for _, m := range []int{1, 3, 30} {
+			var s float64
+			for i := range m {
+				for j := range m {
+					s += math.Pow(phi, math.Abs(float64(i-j)))
+				}
+			}
+			if v := ARMeanVar(m, phi); math.Abs(v-s/float64(m*m)) > 1e-12 {
+				t.Errorf("m %d φ %g: %g, want %g", m, phi, v, s/float64(m*m))
+			}
+		}
+	}
+	if v := ARMeanVar(6, 0.99); !(v > 0.95) {
+		t.Errorf("six values of φ 0.99: %g", v)
+	}
+	if !math.IsNaN(ARMeanVar(0, 0.5)) || !math.IsNaN(ARMeanVar(3, 1)) {
+		t.Error("bad input not NaN")
+	}
+}
