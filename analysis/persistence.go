@@ -196,7 +196,7 @@ func persistenceStep(w policies.WindowSpec, buckets int, bucketSecs, conf float6
 	if !(f > 1) {
 		widened = fmt.Sprintf("over %d buckets slowdowns that short need no wider intervals", buckets)
 	}
-	st.Detail = fmt.Sprintf("the policy says the fleet's own slowdowns last %v (φ %.3f per %gs bucket): %s; the trend check's factor floored at what such slowdowns call for; a stretch of lost good requests no longer than %v is held inconclusive, not failed, as one of them may cover it",
+	st.Detail = fmt.Sprintf("the policy says the fleet's own slowdowns last %v (φ %.3f per %gs bucket): %s; the trend check's factor floored at what such slowdowns call for; a stretch of lost good requests no longer than %v, and no deeper than such a slowdown can go on this run's spread, is held inconclusive, not failed, as one of them may cover it",
 		tau, phi, bucketSecs, widened, 2*tau)
 	return st, true
 }

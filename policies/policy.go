@@ -133,9 +133,12 @@ type WindowSpec struct {
 	// a minute (τ ≈ 45 s) and under-covers longer ones: identical arms
 	// fail 8% of 30-minute runs at τ 3.3 min. A declared τ widens every
 	// gate's interval by the factor its batch sums fall short by under
-	// such slowdowns at the run's length (1.47 for 30 minutes at τ
-	// 3.3 min, 1.12 for an hour; 1 below τ ≈ 1.5 min) and floors the
-	// trend check's factor the same way. Range 0 … 24h.
+	// such slowdowns at the run's length (for 30 minutes at the gates'
+	// 90% level: 1 at τ 45 s, 1.10 at 1.5 min, 1.46 at 3.3 min, 2.48 at
+	// 8.3 min; 1.12 at 3.3 min for an hour), floors the trend check's
+	// factor the same way, and holds inconclusive (not failed) a
+	// good-share dip no longer than 2τ and no deeper than such a slowdown
+	// can go on the run's spread. Range 0 … 24h.
 	Persistence Duration `yaml:"persistence"`
 	// Implausible says what a request-log record whose arrival time lies far
 	// outside the rest of its file (ts 0, a clock a year off) does: "error"
