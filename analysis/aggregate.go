@@ -982,7 +982,7 @@ func (j *aggJudgement) gates() []Metric {
 			// histogram bounds may be what keeps a gate undecided)
 			// the canary as counted, as the request path's offeredRate
 			rate := sumOffered(j.b)/j.b.secs + sumOffered(j.cRaw)/j.cRaw.secs
-			switch md, lopsided := moreDataFor(e, m, distuv.UnitNormal.Quantile(1-alpha), rate); {
+			switch md, lopsided := moreDataFor(e, m, distuv.UnitNormal.Quantile(1-alpha), rate, persistenceShrink(j.p, j.b.ds.Agg.Step)); {
 			case widenedByUsers(m):
 				m.Reason += "; " + usersAdvice
 			case lopsided:

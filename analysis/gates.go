@@ -163,7 +163,7 @@ func (j *judgement) gates(r *Report) []Metric {
 					m.Reason, family, 100*weights[i], adj[i], alpha)
 			}
 			if m.Verdict == Inconclusive {
-				switch md, lopsided := moreDataFor(e, m, z, j.offeredRate()); {
+				switch md, lopsided := moreDataFor(e, m, z, j.offeredRate(), persistenceShrink(j.p, j.b.bucketSecs)); {
 				case widenedByUsers(m):
 					m.Reason += "; " + usersAdvice
 				case lopsided:
@@ -230,7 +230,7 @@ func withClassTails(gates []policies.Gate, classes []string, evals []gateEval, p
 // NaN: unknown, no minutes). Both judging paths call it. md is nil when
 // it cannot tell; lopsided is true when the standard error says the
 // current data already decide (lopsidedAdvice), and md is then nil too.
-func moreDataFor(e *gateEval, m Metric, z, rate float64) (md *MoreData, lopsided bool) {
+func moreDataFor(e *gateEval, m Metric, z, rate float64, shrink func(buckets int, k float64) float64) (md *MoreData, lopsided bool) {
 	target := e.passAt
 	if e.harmPoint > e.passAt {
 		target = e.failAt
@@ -241,6 +241,21 @@ func moreDataFor(e *gateEval, m Metric, z, rate float64) (md *MoreData, lopsided
 	}
 	if math.IsNaN(k) || math.IsInf(k, 0) {
 		return nil, false
+	}
+	if b := min(m.Buckets[0], m.Buckets[1]); shrink != nil && strings.Contains(m.Method, "+persistence") && b > 0 {
+		// a declared persistence widens a longer run less: the least k'
+		// whose standard error se·s(k')/√k' decides, where k'/s(k')² ≥ k
+		// and grows with k' (s ≤ 1 the widening's shrink)
+		lo, hi := 1.0, k
+		for range 60 {
+			mid := (lo + hi) / 2
+			if s := shrink(b, mid); mid/(s*s) >= k {
+				hi = mid
+			} else {
+				lo = mid
+			}
+		}
+		k = hi
 	}
 	n := float64(m.NBaseline + m.NCanary)
 	md = &MoreData{Factor: Num(k), Requests: Num(math.Ceil((k - 1) * n)), Minutes: Num(math.NaN())}

@@ -38,6 +38,24 @@ func persistenceWidened(est stats.Estimate, w policies.WindowSpec, buckets int, 
 	return est
 }
 
+// persistenceShrink is, under a declared window.persistence, by how much
+// the widening of a run of buckets buckets (of bucketSecs seconds, at the
+// gates' two-sided level 2·confidence − 1) shrinks when the run is k times
+// as long: PersistenceWidening(k·buckets)/PersistenceWidening(buckets),
+// at most 1; nil when none is declared. More data projects its minutes
+// with it (moreDataFor): a longer run holds more of the slowdowns.
+func persistenceShrink(p *policies.Policy, bucketSecs float64) func(buckets int, k float64) float64 {
+	tau := time.Duration(p.Window.Persistence)
+	if tau <= 0 {
+		return nil
+	}
+	phi, conf := stats.PersistencePhi(bucketSecs, tau.Seconds()), 2*p.Confidence-1
+	return func(buckets int, k float64) float64 {
+		f0 := stats.PersistenceWidening(buckets, phi, conf)
+		return math.Min(1, stats.PersistenceWidening(int(math.Round(k*float64(buckets))), phi, conf)/f0)
+	}
+}
+
 // trendFloor is the trend check's inflation floor for the segments segs
 // of buckets of bucketSecs seconds under a declared window.persistence
 // (stats.SegmentInflationAt); 1 when none is declared.

@@ -105,3 +105,36 @@ func TestPersistenceWidensBothPaths(t *testing.T) {
 		}
 	}
 }
+
+// TestMoreDataUnderPersistence: with a declared persistence a longer run is
+// widened less, so the data that would decide a gate is less than 1/√n
+// alone projects: the projected multiple k' makes z·se·s(k')/√k' meet the
+// margin exactly, s the widening's shrink; a gate the declaration did not
+// widen projects as before.
+func TestMoreDataUnderPersistence(t *testing.T) {
+	p := *chat(t)
+	p.Window.Persistence = policies.Duration(495 * time.Second)
+	shrink := persistenceShrink(&p, 10)
+	if shrink == nil || persistenceShrink(chat(t), 10) != nil {
+		t.Fatal("shrink present only when declared")
+	}
+	const z, se = 1.6449, 0.008
+	e := gateEval{harmPoint: 0.002, se: se, passAt: 0.01, failAt: 0.01}
+	m := Metric{Buckets: [2]int{180, 180}, NBaseline: 36000, NCanary: 36000, Method: "paired-delta-lagwindow+persistence"}
+	plain, _ := moreDataFor(&e, Metric{Buckets: m.Buckets, NBaseline: 36000, NCanary: 36000, Method: "paired-delta-lagwindow"}, z, 40, shrink)
+	md, _ := moreDataFor(&e, m, z, 40, shrink)
+	if plain == nil || md == nil {
+		t.Fatal("no projection")
+	}
+	k, k0 := float64(md.Factor), float64(plain.Factor)
+	if !(k < k0) || !(k > 1) {
+		t.Fatalf("k %g against %g without the shrink", k, k0)
+	}
+	if got := z * se * shrink(180, k) / math.Sqrt(k); math.Abs(got-0.008) > 1e-6 {
+		t.Errorf("at k %g the half-width is %g, want the gap 0.008", k, got)
+	}
+	if s := shrink(180, 2); !(s < 1 && s > 0.5) {
+		t.Errorf("an hour against 30 min: shrink %g", s)
+	}
+	t.Logf("k %.2f (%.0f min more) against %.2f (%.0f min) by 1/√n alone", k, float64(md.Minutes), k0, float64(plain.Minutes))
+}
