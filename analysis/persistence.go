@@ -88,96 +88,161 @@ type HistoryPersistence struct {
 	Tau, TauLo, TauHi float64
 }
 
+// HistoryCounter counts a history for PersistenceOfHistory one record at
+// a time and keeps no record: good and offered requests per arm, replica
+// and bucket of the policy's width, so its memory follows the history's
+// length and replicas, not its requests (a day of 10 s buckets on eight
+// replicas is about 70,000 cells). Add records of the history (arm 0) and,
+// for an A/A pair, of its other arm (arm 1), then Fit.
+type HistoryCounter struct {
+	secs     float64
+	good     func(*sources.Request) bool
+	replicas map[string]int32 // arm 0's replica names, by first sight
+	cells    map[historyCell]*[2]float64
+	requests [2]int
+	untimed  [2]int
+	lo, hi   int64
+}
+
+type historyCell struct {
+	arm     uint8
+	replica int32
+	bucket  int64
+}
+
+// NewHistoryCounter counts at p's bucket, good requests by p's SLO.
+func NewHistoryCounter(p *policies.Policy) *HistoryCounter {
+	return &HistoryCounter{secs: p.Window.Bucket.Seconds(), good: GoodFunc(p), replicas: map[string]int32{},
+		cells: map[historyCell]*[2]float64{}, lo: math.MaxInt64, hi: math.MinInt64}
+}
+
+// Add counts r for arm 0 (the history, or an A/A pair's baseline) or 1 (the
+// pair's other arm).
+func (h *HistoryCounter) Add(arm int, r *sources.Request) {
+	a := uint8(min(max(arm, 0), 1))
+	h.requests[a]++
+	if math.IsNaN(r.Time) || math.IsInf(r.Time, 0) {
+		h.untimed[a]++
+		return
+	}
+	t := int64(math.Floor(r.Time / h.secs))
+	h.lo, h.hi = min(h.lo, t), max(h.hi, t)
+	var rep int32
+	if a == 0 {
+		var ok bool
+		if rep, ok = h.replicas[r.Replica]; !ok {
+			rep = int32(len(h.replicas))
+			h.replicas[r.Replica] = rep
+		}
+	}
+	k := historyCell{arm: a, replica: rep, bucket: t}
+	c := h.cells[k]
+	if c == nil {
+		c = new([2]float64)
+		h.cells[k] = c
+	}
+	c[1]++
+	if h.good(r) {
+		c[0]++
+	}
+}
+
 // PersistenceOfHistory fits the persistence of the history a (and b, the
 // other arm of an A/A history on the same clock, or nil) on windows as
 // long as window (the runs to be judged), at the policy's bucket, good
 // requests by the policy's SLO (GoodFunc), its interval at the policy's
-// two-sided level (2·confidence − 1). An error names what is missing:
-// records without arrival times, or a history shorter than eight windows.
+// two-sided level (2·confidence − 1); HistoryCounter.Fit on the records.
 func PersistenceOfHistory(a, b *sources.Dataset, p *policies.Policy, window time.Duration) (HistoryPersistence, error) {
-	secs := p.Window.Bucket.Seconds()
-	out := HistoryPersistence{BucketSecs: secs, Source: "arms"}
-	arms := []*sources.Dataset{a}
+	h := NewHistoryCounter(p)
+	for arm, ds := range []*sources.Dataset{a, b} {
+		if ds == nil {
+			continue
+		}
+		for i := range ds.Requests {
+			h.Add(arm, &ds.Requests[i])
+		}
+	}
+	names := [2]string{historyName(a), ""}
 	if b != nil {
-		arms = append(arms, b)
+		names[1] = historyName(b)
 	}
-	name := func(ds *sources.Dataset) string {
-		if len(ds.Inputs) == 0 {
-			return "the history"
-		}
-		paths := make([]string, len(ds.Inputs))
-		for i, in := range ds.Inputs {
-			paths[i] = in.Path
-		}
-		return strings.Join(paths, ", ")
+	return h.Fit(p, window, b != nil, names)
+}
+
+// historyName names a dataset's files for an error message.
+func historyName(ds *sources.Dataset) string {
+	if len(ds.Inputs) == 0 {
+		return "the history"
 	}
+	paths := make([]string, len(ds.Inputs))
+	for i, in := range ds.Inputs {
+		paths[i] = in.Path
+	}
+	return strings.Join(paths, ", ")
+}
+
+// Fit fits what was counted: the two arms when pair is true, else arm 0's
+// replicas split in two halves (sorted by name, alternately) when it names
+// two or more, else arm 0 alone. names name each arm's files for errors.
+// An error names what is missing: records without arrival times, no
+// records, or a history shorter than eight windows.
+func (h *HistoryCounter) Fit(p *policies.Policy, window time.Duration, pair bool, names [2]string) (HistoryPersistence, error) {
+	secs := h.secs
+	out := HistoryPersistence{BucketSecs: secs, Source: "arms", Requests: h.requests[0] + h.requests[1]}
 	wb := int(math.Round(window.Seconds() / secs))
 	if wb < 8 {
 		return out, fmt.Errorf("--window %v is under 8 buckets of %gs: give the length of the runs to be judged, e.g. 30m", window, secs)
 	}
-	lo, hi := math.Inf(1), math.Inf(-1)
-	names := map[string]int{}
-	for _, ds := range arms {
-		out.Requests += len(ds.Requests)
-		if len(ds.Requests) == 0 {
-			return out, fmt.Errorf("%s: no records", name(ds))
+	arms := 1
+	if pair {
+		arms = 2
+	}
+	for a := range arms {
+		if h.requests[a] == 0 {
+			return out, fmt.Errorf("%s: no records", names[a])
 		}
-		untimed := 0
-		for i := range ds.Requests {
-			r := &ds.Requests[i]
-			if math.IsNaN(r.Time) {
-				untimed++
-				continue
-			}
-			lo, hi = math.Min(lo, r.Time), math.Max(hi, r.Time)
-			if b == nil && r.Replica != "" {
-				names[r.Replica] = 0
-			}
-		}
-		if untimed > 0 {
-			return out, fmt.Errorf("%s: %d of %d records have no arrival time: the persistence is read over time, so every record needs one (ts)", name(ds), untimed, len(ds.Requests))
+		if h.untimed[a] > 0 {
+			return out, fmt.Errorf("%s: %d of %d records have no arrival time: the persistence is read over time, so every record needs one (ts)", names[a], h.untimed[a], h.requests[a])
 		}
 	}
-	start := math.Floor(lo/secs) * secs
-	n := int((hi-start)/secs) + 1
+	n := int(h.hi-h.lo) + 1
 	out.Span = float64(n) * secs
 	if n/wb < 8 {
 		return out, fmt.Errorf("%s: %s of history holds %d windows of %v; the fit needs at least 8 (%s): give a longer history",
-			name(a), fmtSpan(out.Span), n/wb, window, fmtSpan(8*window.Seconds()))
+			names[0], fmtSpan(out.Span), n/wb, window, fmtSpan(8*window.Seconds()))
 	}
-	if b == nil {
-		out.Replicas = len(names)
+	// which half each of arm 0's replicas counts in
+	half := make([]int, len(h.replicas))
+	if !pair {
+		out.Replicas = len(h.replicas)
+		if _, unnamed := h.replicas[""]; unnamed {
+			out.Replicas--
+		}
 		out.Source = "arm"
-		if len(names) >= 2 {
+		if out.Replicas >= 2 {
 			out.Source = "replicas"
-			sorted := make([]string, 0, len(names))
-			for k := range names {
+			sorted := make([]string, 0, len(h.replicas))
+			for k := range h.replicas {
 				sorted = append(sorted, k)
 			}
 			sort.Strings(sorted)
 			for i, k := range sorted {
-				names[k] = i % 2
+				// records without a replica name among named ones count
+				// as one more replica
+				half[h.replicas[k]] = i % 2
 			}
 		}
 	}
 	mk := func() stats.Ratio { return stats.Ratio{Num: make([]float64, n), Den: make([]float64, n)} }
 	halves := [2]stats.Ratio{mk(), mk()}
-	good := GoodFunc(p)
-	for k, ds := range arms {
-		for i := range ds.Requests {
-			r := &ds.Requests[i]
-			h := k
-			if out.Source == "replicas" {
-				// a record without a replica name among named ones: the
-				// first half, as if one more replica
-				h = names[r.Replica]
-			}
-			t := min(int((r.Time-start)/secs), n-1)
-			halves[h].Den[t]++
-			if good(r) {
-				halves[h].Num[t]++
-			}
+	for k, c := range h.cells {
+		x := int(k.arm)
+		if !pair {
+			x = half[k.replica]
 		}
+		t := int(k.bucket - h.lo)
+		halves[x].Num[t] += c[0]
+		halves[x].Den[t] += c[1]
 	}
 	y := halves[1]
 	if out.Source == "arm" {
@@ -186,7 +251,7 @@ func PersistenceOfHistory(a, b *sources.Dataset, p *policies.Policy, window time
 	fit, ok := stats.FitPersistence(halves[0], y, wb, 2*p.Confidence-1)
 	out.PersistenceFit = fit
 	if !ok {
-		return out, fmt.Errorf("%s: the persistence could not be fitted: a window of %v holds no request in one of the halves compared", name(a), window)
+		return out, fmt.Errorf("%s: the persistence could not be fitted: a window of %v holds no request in one of the halves compared", names[0], window)
 	}
 	tau := func(phi float64) float64 {
 		if !(phi > 0) {
@@ -217,4 +282,38 @@ func persistenceStep(w policies.WindowSpec, buckets int, bucketSecs, conf float6
 	st.Detail = fmt.Sprintf("the policy says the fleet's own slowdowns last %v (φ %.3f per %gs bucket): %s; the trend check's factor floored at what such slowdowns call for; a stretch of lost good requests no longer than %v, and no deeper than such a slowdown can go on this run's spread, is held inconclusive, not failed, as one of them may cover it",
 		tau, phi, bucketSecs, widened, 2*tau)
 	return st, true
+}
+
+// Merge adds what o counted (at the same bucket and SLO) to h, o's replicas
+// matched to h's by name.
+func (h *HistoryCounter) Merge(o *HistoryCounter) {
+	byIndex := make([]string, len(o.replicas))
+	for name, i := range o.replicas {
+		byIndex[i] = name
+	}
+	idx := make([]int32, len(byIndex))
+	for i, name := range byIndex {
+		r, ok := h.replicas[name]
+		if !ok {
+			r = int32(len(h.replicas))
+			h.replicas[name] = r
+		}
+		idx[i] = r
+	}
+	for k, c := range o.cells {
+		if k.arm == 0 {
+			k.replica = idx[k.replica]
+		}
+		d := h.cells[k]
+		if d == nil {
+			d = new([2]float64)
+			h.cells[k] = d
+		}
+		d[0], d[1] = d[0]+c[0], d[1]+c[1]
+	}
+	for a := range 2 {
+		h.requests[a] += o.requests[a]
+		h.untimed[a] += o.untimed[a]
+	}
+	h.lo, h.hi = min(h.lo, o.lo), max(h.hi, o.hi)
 }

@@ -2,12 +2,14 @@ package analysis
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/goodput-dev/goodput/analysis/stats"
 	"github.com/goodput-dev/goodput/policies"
+	"github.com/goodput-dev/goodput/sources"
 )
 
 // TestPersistenceWidensBothPaths: a declared window.persistence widens
@@ -137,4 +139,56 @@ func TestMoreDataUnderPersistence(t *testing.T) {
 		t.Errorf("an hour against 30 min: shrink %g", s)
 	}
 	t.Logf("k %.2f (%.0f min more) against %.2f (%.0f min) by 1/√n alone", k, float64(md.Minutes), k0, float64(plain.Minutes))
+}
+
+// TestHistoryCounterMerge: a history counted file by file and merged fits
+// exactly as counted whole (the command scans each file into a counter of
+// its own), in each of the three ways halves are formed.
+func TestHistoryCounterMerge(t *testing.T) {
+	cases := map[string]fleetCase{}
+	for _, fc := range fleetCases() {
+		cases[fc.name] = fc
+	}
+	p := chat(t)
+	fc := cases["aa"]
+	bf, cf := fc.b(4), fc.c(4)
+	bf.secs, cf.secs, bf.rate, cf.rate = 4*3600, 4*3600, 5, 5
+	b, c := fleetArms(bf, cf, 4)
+	unnamed := *b
+	unnamed.Requests = slices.Clone(b.Requests)
+	for i := range unnamed.Requests {
+		unnamed.Requests[i].Replica = ""
+	}
+	for _, tc := range []struct {
+		name   string
+		a, o   *sources.Dataset
+		source string
+	}{{"pair", b, c, "arms"}, {"replicas", b, nil, "replicas"}, {"arm", &unnamed, nil, "arm"}} {
+		whole, err := PersistenceOfHistory(tc.a, tc.o, p, 30*time.Minute)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		h := NewHistoryCounter(p)
+		for arm, ds := range []*sources.Dataset{tc.a, tc.o} {
+			if ds == nil {
+				continue
+			}
+			// three "files", the middle one first
+			n := len(ds.Requests)
+			for _, part := range [][2]int{{n / 3, 2 * n / 3}, {0, n / 3}, {2 * n / 3, n}} {
+				sub := NewHistoryCounter(p)
+				for i := part[0]; i < part[1]; i++ {
+					sub.Add(arm, &ds.Requests[i])
+				}
+				h.Merge(sub)
+			}
+		}
+		merged, err := h.Fit(p, 30*time.Minute, tc.o != nil, [2]string{"a", "b"})
+		if err != nil {
+			t.Fatalf("%s merged: %v", tc.name, err)
+		}
+		if merged != whole || whole.Source != tc.source || whole.Windows != 8 {
+			t.Errorf("%s:\\n whole  %+v\\n merged %+v", tc.name, whole, merged)
+		}
+	}
 }

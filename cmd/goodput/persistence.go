@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"strings"
 	"time"
@@ -87,35 +89,31 @@ func (a *app) runPersistence(ctx context.Context, o *persistenceOptions) error {
 		return inputError(err)
 	}
 	ro := requestlog.Options{DropImplausible: pol.Window.Implausible == "drop"}
-	base, _, err := readArm(ctx, sources.Baseline, o.Baseline, "", ro, a.io.In, a.io.ErrOut)
+	h := analysis.NewHistoryCounter(pol)
+	bin, err := a.countHistory(ctx, sources.Baseline, 0, o.Baseline, pol, h, ro)
 	if err != nil {
 		return inputError(err)
 	}
-	var other *sources.Dataset
+	names := [2]string{strings.Join(o.Baseline, ", "), ""}
 	if len(o.Canary) > 0 {
-		can, _, err := readArm(ctx, sources.Canary, o.Canary, "", ro, a.io.In, a.io.ErrOut)
+		cin, err := a.countHistory(ctx, sources.Canary, 1, o.Canary, pol, h, ro)
 		if err != nil {
 			return inputError(err)
 		}
-		if err := sameRecords(&base, &can); err != nil {
+		if err := sameRecords(bin, cin); err != nil {
 			return inputError(err)
 		}
-		other = &can
+		names[1] = strings.Join(o.Canary, ", ")
 	}
-	for _, ds := range []*sources.Dataset{&base, other} {
-		if ds != nil && ds.Agg != nil {
-			return inputError(fmt.Errorf("%s: persistence reads request logs (one record per request), not metrics", ds.Arm))
-		}
-	}
-	h, err := analysis.PersistenceOfHistory(&base, other, pol, o.Window)
+	res, err := h.Fit(pol, o.Window, len(o.Canary) > 0, names)
 	if err != nil {
 		return inputError(err)
 	}
 	var buf bytes.Buffer
 	if o.Format == "json" {
-		err = persistenceJSON(&buf, h, o.Window, pol)
+		err = persistenceJSON(&buf, res, o.Window, pol)
 	} else {
-		err = persistenceText(&buf, h, o.Window)
+		err = persistenceText(&buf, res, o.Window)
 	}
 	if err != nil {
 		return inputError(err)
@@ -133,15 +131,82 @@ func (a *app) runPersistence(ctx context.Context, o *persistenceOptions) error {
 
 // sameRecords refuses an A/A pair whose arms hold the same records: their
 // difference would be 0 in every window.
-func sameRecords(b, c *sources.Dataset) error {
-	for _, x := range b.Inputs {
-		for _, y := range c.Inputs {
+func sameRecords(b, c []sources.Input) error {
+	for _, x := range b {
+		for _, y := range c {
 			if x.SHA256 == y.SHA256 {
 				return fmt.Errorf("%s and %s hold the same bytes: an A/A history needs the two arms' own records", report.Sanitize(x.Path), report.Sanitize(y.Path))
 			}
 		}
 	}
 	return nil
+}
+
+// countHistory counts one arm's files into h as arm k and returns their
+// inputs. A native request log is scanned (requestlog.Scan: the judge's
+// parser and checks) into a counter of its own, merged once the file is
+// accepted whole, and no record is kept: memory follows the history's
+// length, not its requests. Read again, as the streaming judge does, when
+// dropping implausible records needs a second look. Other formats are
+// read whole.
+func (a *app) countHistory(ctx context.Context, arm sources.Arm, k int, paths []string, pol *policies.Policy, h *analysis.HistoryCounter, ro requestlog.Options) ([]sources.Input, error) {
+	var inputs []sources.Input
+	for _, p := range paths {
+		in, err := openInput(ctx, p, a.io.In, a.io.ErrOut)
+		if err != nil {
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				return nil, fmt.Errorf("%s input %s: %v (give a request log; - reads standard input)", arm, p, pe.Err)
+			}
+			return nil, err
+		}
+		format, err := detectFormat(in)
+		if err != nil {
+			in.Close()
+			return nil, err
+		}
+		if format != requestlog.Format {
+			in.Close()
+			if p == "-" {
+				return nil, fmt.Errorf("standard input is %s, which is read whole: give it as a file", format)
+			}
+			ds, _, err := readArm(ctx, arm, []string{p}, format, ro, a.io.In, a.io.ErrOut)
+			if err != nil {
+				return nil, err
+			}
+			if ds.Agg != nil {
+				return nil, fmt.Errorf("%s: persistence reads request logs (one record per request), not metrics", p)
+			}
+			for i := range ds.Requests {
+				h.Add(k, &ds.Requests[i])
+			}
+			inputs = append(inputs, ds.Inputs...)
+			continue
+		}
+		in.h = nil // the scan hashes on a goroutine of its own
+		f := &streamFile{arm: arm, in: in}
+		sub := analysis.NewHistoryCounter(pol)
+		add := func(r *sources.Request) error { sub.Add(k, r); return nil }
+		so := requestlog.ScanOptions{Options: ro}
+		ds, err := requestlog.Scan(ctx, p, in, arm, so, add)
+		var we *requestlog.WindowError
+		if errors.As(err, &we) {
+			if !f.rereadable() {
+				in.Close()
+				return nil, fmt.Errorf("%v, and %s is not a regular file that can be read twice: give a file", we, p)
+			}
+			so.Window = &[2]float64{we.Lo, we.Hi}
+			sub = analysis.NewHistoryCounter(pol)
+			ds, err = f.readAgain(ctx, so, we.SHA256, add)
+		}
+		in.Close()
+		if err != nil {
+			return nil, err
+		}
+		h.Merge(sub)
+		inputs = append(inputs, ds.Inputs...)
+	}
+	return inputs, nil
 }
 
 // declared is the window.persistence to declare from h: its point
