@@ -230,7 +230,7 @@ func withClassTails(gates []policies.Gate, classes []string, evals []gateEval, p
 // NaN: unknown, no minutes). Both judging paths call it. md is nil when
 // it cannot tell; lopsided is true when the standard error says the
 // current data already decide (lopsidedAdvice), and md is then nil too.
-func moreDataFor(e *gateEval, m Metric, z, rate float64, shrink func(buckets int, k float64) float64) (md *MoreData, lopsided bool) {
+func moreDataFor(e *gateEval, m Metric, z, rate float64, shrink func(method string, buckets int, k float64) float64) (md *MoreData, lopsided bool) {
 	target := e.passAt
 	if e.harmPoint > e.passAt {
 		target = e.failAt
@@ -249,7 +249,7 @@ func moreDataFor(e *gateEval, m Metric, z, rate float64, shrink func(buckets int
 		lo, hi := 1.0, k
 		for range 60 {
 			mid := (lo + hi) / 2
-			if s := shrink(b, mid); mid/(s*s) >= k {
+			if s := shrink(m.Method, b, mid); mid/(s*s) >= k {
 				hi = mid
 			} else {
 				lo = mid

@@ -13,8 +13,8 @@ import (
 )
 
 // persistenceWidened widens est about its point for a declared
-// window.persistence (stats.PersistenceWidening on a run of buckets
-// buckets of bucketSecs seconds each, at confidence conf), its method
+// window.persistence (stats.PersistenceWideningOf its method on a run of
+// buckets buckets of bucketSecs seconds each, at confidence conf), its method
 // gaining "+persistence" and adjusted a line saying by how much; est is
 // returned unchanged when the policy declares none, the factor is 1 or est
 // has no interval. Both judging paths call it last, after every other
@@ -25,7 +25,7 @@ func persistenceWidened(est stats.Estimate, w policies.WindowSpec, buckets int, 
 		return est
 	}
 	phi := stats.PersistencePhi(bucketSecs, tau.Seconds())
-	f := stats.PersistenceWidening(buckets, phi, conf)
+	f := stats.PersistenceWideningOf(est.Method, buckets, phi, conf)
 	if !(f > 1) {
 		return est
 	}
@@ -41,18 +41,18 @@ func persistenceWidened(est stats.Estimate, w policies.WindowSpec, buckets int, 
 // persistenceShrink is, under a declared window.persistence, by how much
 // the widening of a run of buckets buckets (of bucketSecs seconds, at the
 // gates' two-sided level 2·confidence − 1) shrinks when the run is k times
-// as long: PersistenceWidening(k·buckets)/PersistenceWidening(buckets),
-// at most 1; nil when none is declared. More data projects its minutes
+// as long, for a gate whose estimate method names: PersistenceWideningOf
+// at k·buckets over it at buckets, at most 1; nil when none is declared. More data projects its minutes
 // with it (moreDataFor): a longer run holds more of the slowdowns.
-func persistenceShrink(p *policies.Policy, bucketSecs float64) func(buckets int, k float64) float64 {
+func persistenceShrink(p *policies.Policy, bucketSecs float64) func(method string, buckets int, k float64) float64 {
 	tau := time.Duration(p.Window.Persistence)
 	if tau <= 0 {
 		return nil
 	}
 	phi, conf := stats.PersistencePhi(bucketSecs, tau.Seconds()), 2*p.Confidence-1
-	return func(buckets int, k float64) float64 {
-		f0 := stats.PersistenceWidening(buckets, phi, conf)
-		return math.Min(1, stats.PersistenceWidening(int(math.Round(k*float64(buckets))), phi, conf)/f0)
+	return func(method string, buckets int, k float64) float64 {
+		f0 := stats.PersistenceWideningOf(method, buckets, phi, conf)
+		return math.Min(1, stats.PersistenceWideningOf(method, int(math.Round(k*float64(buckets))), phi, conf)/f0)
 	}
 }
 
@@ -275,7 +275,7 @@ func persistenceStep(w policies.WindowSpec, buckets int, bucketSecs, conf float6
 	phi := stats.PersistencePhi(bucketSecs, tau.Seconds())
 	f := stats.PersistenceWidening(buckets, phi, conf)
 	st := NormalizationStep{Name: "persistence", Setting: tau.String(), Applied: f > 1}
-	widened := fmt.Sprintf("every gate's interval widened ×%.2f for what %d buckets' batch sums cannot see", f, buckets)
+	widened := fmt.Sprintf("every gate's interval widened ×%.2f for what %d buckets' batch sums cannot see (a gate of arms read apart a little more)", f, buckets)
 	if !(f > 1) {
 		widened = fmt.Sprintf("over %d buckets slowdowns that short need no wider intervals", buckets)
 	}

@@ -30,8 +30,15 @@ func TestPersistenceWidensBothPaths(t *testing.T) {
 	b, c := fleetArms(fc.b(seed), fc.c(seed), seed)
 	exact0, agg0 := judgedBothWays(t, b, c, Config{Policy: plain, Resamples: 200, Seed: 1})
 	exact, agg := judgedBothWays(t, b, c, Config{Policy: &declared, Resamples: 200, Seed: 1})
-	widened := 0
-	for path, rr := range map[string][2]*Report{"exact": {exact0, exact}, "aggregate": {agg0, agg}} {
+	// the same arms run one after the other: read apart, their count
+	// gates' batch means per arm take the independent arms' factor
+	bs, cs := fc.b(seed), fc.c(seed)
+	fleetVariants()["sequential"](&bs, &cs)
+	sb, sc := fleetArms(bs, cs, seed)
+	seq0, _ := judgedBothWays(t, sb, sc, Config{Policy: plain, Resamples: 200, Seed: 1})
+	seq, _ := judgedBothWays(t, sb, sc, Config{Policy: &declared, Resamples: 200, Seed: 1})
+	widened, apart := 0, 0
+	for path, rr := range map[string][2]*Report{"exact": {exact0, exact}, "aggregate": {agg0, agg}, "sequential": {seq0, seq}} {
 		before, after := rr[0], rr[1]
 		for _, m0 := range before.Metrics {
 			if m0.Conditional() {
@@ -47,7 +54,7 @@ func TestPersistenceWidensBothPaths(t *testing.T) {
 				continue
 			}
 			n := min(m.Buckets[0], m.Buckets[1])
-			f := stats.PersistenceWidening(n, stats.PersistencePhi(10, 300), 2*plain.Confidence-1)
+			f := stats.PersistenceWideningOf(m0.Method, n, stats.PersistencePhi(10, 300), 2*plain.Confidence-1)
 			if !(f > 1.3) {
 				t.Fatalf("%s %s: factor %g on %d buckets; the test needs a wide one", path, m.Name, f, n)
 			}
@@ -86,7 +93,13 @@ func TestPersistenceWidensBothPaths(t *testing.T) {
 				}
 			}
 			widened++
+			if strings.Contains(m0.Method, "delta-batchmeans") && !strings.Contains(m0.Method, "paired") {
+				apart++
+			}
 		}
+	}
+	if apart < 3 {
+		t.Errorf("%d gates of arms read apart widened; want the sequential run's count gates", apart)
 	}
 	if widened < 10 {
 		t.Errorf("only %d gates widened on both paths", widened)
@@ -132,10 +145,10 @@ func TestMoreDataUnderPersistence(t *testing.T) {
 	if !(k < k0) || !(k > 1) {
 		t.Fatalf("k %g against %g without the shrink", k, k0)
 	}
-	if got := z * se * shrink(180, k) / math.Sqrt(k); math.Abs(got-0.008) > 1e-6 {
+	if got := z * se * shrink(m.Method, 180, k) / math.Sqrt(k); math.Abs(got-0.008) > 1e-6 {
 		t.Errorf("at k %g the half-width is %g, want the gap 0.008", k, got)
 	}
-	if s := shrink(180, 2); !(s < 1 && s > 0.5) {
+	if s := shrink(m.Method, 180, 2); !(s < 1 && s > 0.5) {
 		t.Errorf("an hour against 30 min: shrink %g", s)
 	}
 	t.Logf("k %.2f (%.0f min more) against %.2f (%.0f min) by 1/√n alone", k, float64(md.Minutes), k0, float64(plain.Minutes))

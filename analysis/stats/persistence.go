@@ -2,6 +2,7 @@ package stats
 
 import (
 	"math"
+	"strings"
 
 	"gonum.org/v1/gonum/stat/distuv"
 )
@@ -133,11 +134,29 @@ func batchMoments(b, q int, lag bool, phi float64) (r, nu float64) {
 // it conservative). testdata/persistence.py checks r and ν by dense
 // matrices.
 func PersistenceWidening(b int, phi, conf float64) float64 {
-	if !(phi > 0) || !(phi < 1) || b < 2 || !(conf > 0 && conf < 1) {
-		return 1
-	}
 	q, lag := batchLayout(b)
-	if q < 2 {
+	return widening(b, q, lag, 1, phi, conf)
+}
+
+// PersistenceWideningOf is PersistenceWidening for an estimate of this
+// package made by method: the independent arms' batch means
+// (DiffOfRatios, LogRatioOfRatios: methods "…delta-batchmeans…" without
+// "paired") on each arm's min(maxBatches, b/4) plain batches, their two
+// arms' degrees of freedom added as Welch's are for equal variances;
+// every other method (the paired lag window or batch means, the block
+// bootstraps, sectioning) on the paired layout of PersistenceWidening.
+func PersistenceWideningOf(method string, b int, phi, conf float64) float64 {
+	if strings.Contains(method, "delta-batchmeans") && !strings.Contains(method, "paired") {
+		return widening(b, min(maxBatches, b/4), false, 2, phi, conf)
+	}
+	return PersistenceWidening(b, phi, conf)
+}
+
+// widening is the factor for b buckets in q batches (lag: with the lag-1
+// term), the degrees of freedom of the batch sums' estimate multiplied by
+// arms (independent arms of one layout).
+func widening(b, q int, lag bool, arms float64, phi, conf float64) float64 {
+	if !(phi > 0) || !(phi < 1) || b < 2 || q < 2 || !(conf > 0 && conf < 1) {
 		return 1
 	}
 	r0, nu0 := batchMoments(b, q, lag, 0)
@@ -146,7 +165,7 @@ func PersistenceWidening(b int, phi, conf float64) float64 {
 		return 1
 	}
 	p := 0.5 + conf/2
-	f := tQuantile(p, math.Max(nu, 1)) / tQuantile(p, nu0) * math.Sqrt(r0/r)
+	f := tQuantile(p, math.Max(arms*nu, 1)) / tQuantile(p, arms*nu0) * math.Sqrt(r0/r)
 	if !(f > 1) || math.IsInf(f, 0) {
 		return 1
 	}

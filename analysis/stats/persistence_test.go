@@ -19,6 +19,12 @@ func TestPersistenceWideningReference(t *testing.T) {
 			Nu     float64 `json:"nu"`
 			Factor float64 `json:"factor"`
 		} `json:"cases"`
+		Unpaired []struct {
+			B      int     `json:"b"`
+			Phi    float64 `json:"phi"`
+			Conf   float64 `json:"conf"`
+			Factor float64 `json:"factor"`
+		} `json:"unpaired"`
 		Stretches []struct {
 			Q, M int
 			Phi  float64 `json:"phi"`
@@ -48,6 +54,22 @@ func TestPersistenceWideningReference(t *testing.T) {
 	}
 	if widened < 30 {
 		t.Errorf("only %d reference cases widen by more than 10%%: the reference checks little", widened)
+	}
+	if len(ref.Unpaired) < 15 {
+		t.Fatalf("%d unpaired cases, want 15", len(ref.Unpaired))
+	}
+	for _, c := range ref.Unpaired {
+		for _, method := range []string{"delta-batchmeans", "standardized-delta-batchmeans-log"} {
+			if f := PersistenceWideningOf(method, c.B, c.Phi, c.Conf); math.Abs(f-c.Factor) > 1e-6*c.Factor {
+				t.Errorf("%s b %d φ %g: %.9g, want %.9g", method, c.B, c.Phi, f, c.Factor)
+			}
+		}
+	}
+	// every other method takes the paired layout
+	for _, method := range []string{"paired-delta-lagwindow", "paired-delta-batchmeans-log", "block-bootstrap+sectioning-hull"} {
+		if a, b := PersistenceWideningOf(method, 180, 0.95, 0.9), PersistenceWidening(180, 0.95, 0.9); a != b {
+			t.Errorf("%s: %g, want the paired layout's %g", method, a, b)
+		}
 	}
 	if len(ref.Stretches) < 20 {
 		t.Fatalf("%d stretch cases, want 20", len(ref.Stretches))

@@ -13,6 +13,8 @@ Student t quantiles (ν(φ) held at 1 or more).
 The layouts: the lag window on min(18, b/4) batches from b = 60 up, six
 plain batch means below.
 
+For independent arms (PersistenceWideningOf on "delta-batchmeans"): each
+arm's min(8, b/4) plain batches, the two arms' degrees of freedom added.
 StretchDF's degrees of freedom come from the same moments with q
 disjoint stretches of m buckets and no lag term.
 
@@ -59,6 +61,18 @@ for b in (20, 40, 59, 60, 61, 180, 181, 360, 720):
             r, nu = moments(b, phi)
             cases.append({"b": b, "phi": phi, "conf": conf, "r": r, "nu": nu,
                           "factor": factor(b, phi, conf)})
+# PersistenceWideningOf for independent arms' batch means: each arm on
+# min(8, b/4) plain batches, the degrees of freedom of the two arms added
+unpaired = []
+for b in (20, 40, 60, 180, 360):
+    for phi in (0.8, 0.95, 0.98):
+        q = min(8, b // 4)
+        r0, nu0 = moments(b, 0.0, q, False)
+        r, nu = moments(b, phi, q, False)
+        p = 0.5 + 0.9 / 2
+        f = stats.t.ppf(p, max(2 * nu, 1)) / stats.t.ppf(p, 2 * nu0) * np.sqrt(r0 / r)
+        unpaired.append({"b": b, "phi": phi, "conf": 0.9, "factor": max(1.0, f)})
+
 # StretchDF: the spread of q disjoint stretches of m buckets about their
 # mean, its Satterthwaite degrees of freedom (at most q − 1, at least 1)
 stretches = []
@@ -66,4 +80,4 @@ for q, m in ((60, 3), (30, 6), (15, 12), (6, 30), (5, 2)):
     for phi in (0.5, 0.8, 0.95, 0.98):
         _, nu = moments(q * m, phi, q, False)
         stretches.append({"q": q, "m": m, "phi": phi, "nu": min(q - 1, max(1.0, nu))})
-print(json.dumps({"cases": cases, "stretches": stretches}, indent=1))
+print(json.dumps({"cases": cases, "stretches": stretches, "unpaired": unpaired}, indent=1))
