@@ -55,8 +55,12 @@ Give, best first:
                             not seen); with no replica names the arm alone (its
                             own load cycle then counts: an upper bound)
 
-At least 8 windows are needed (4 hours at 30m); 16 or more give a usable
-interval. Exit codes: 0 measured, 2 usage error, 4 could not evaluate.`,
+At least 8 windows are needed (4 hours at 30m); more read better. On the
+fleet model a day's A/A history shows slowdowns of 3.3 minutes in 73% of
+histories and declares for slowdowns of 45 s in 7%; eight hours, in 37% and
+5%. The time read sits below a slowdown's own where sampling noise shares
+the variance: the interval's upper end is the cautious declaration.
+Exit codes: 0 measured, 2 usage error, 4 could not evaluate.`,
 		Example: `  goodput persistence --baseline aa/baseline-*.jsonl --canary aa/canary-*.jsonl
   goodput persistence --baseline history.jsonl.gz --window 1h --format json`,
 		Args: cobra.NoArgs,
@@ -240,7 +244,8 @@ func persistenceText(w io.Writer, h analysis.HistoryPersistence, window time.Dur
 		h.Kappa, h.KappaLo, h.KappaHi, 100*h.Confidence, h.Kappa)
 	fmt.Fprintf(&b, "slowdowns last: %s [%s, %s] (correlation time)\n", fmtTau(h.Tau), fmtTau(h.TauLo), fmtTau(h.TauHi))
 	if d := declared(h); d != "" {
-		fmt.Fprintf(&b, "declare: window: {persistence: %s}  (runs of %v then widen their intervals to what such slowdowns call for)\n", d, window)
+		fmt.Fprintf(&b, "declare: window: {persistence: %s}  (runs of %v then widen their intervals to what such slowdowns call for; the read sits below a slowdown's own time where sampling noise shares the variance — up to %s, the interval's end, is the cautious choice)\n",
+			d, window, fmtTau(math.Ceil(h.TauHi)))
 	} else {
 		fmt.Fprintf(&b, "declare: nothing: the history shows no persistence beyond what a run of %v reads for itself (the interval holds 1); leave window.persistence unset, or read a longer history (up to %s is not ruled out)\n",
 			window, fmtTau(h.TauHi))
@@ -265,7 +270,10 @@ type persistenceDoc struct {
 	TauSeconds    float64    `json:"tau_seconds"`
 	TauInterval   [2]float64 `json:"tau_interval_seconds"`
 	Declare       string     `json:"declare"`
-	Policy        string     `json:"policy"`
+	// DeclareUpper is the τ interval's upper end as a duration, the
+	// cautious declaration ("" when Declare is).
+	DeclareUpper string `json:"declare_upper"`
+	Policy       string `json:"policy"`
 }
 
 func persistenceJSON(w io.Writer, h analysis.HistoryPersistence, window time.Duration, pol *policies.Policy) error {
@@ -274,6 +282,9 @@ func persistenceJSON(w io.Writer, h analysis.HistoryPersistence, window time.Dur
 		SpanSeconds: h.Span, WindowSeconds: window.Seconds(), BucketSeconds: h.BucketSecs, Windows: h.Windows,
 		Confidence: r6(h.Confidence), Kappa: r6(h.Kappa), KappaInterval: [2]float64{r6(h.KappaLo), r6(h.KappaHi)},
 		TauSeconds: r6(h.Tau), TauInterval: [2]float64{r6(h.TauLo), r6(h.TauHi)}, Declare: declared(h), Policy: pol.Name}
+	if doc.Declare != "" {
+		doc.DeclareUpper = (time.Duration(math.Ceil(h.TauHi)) * time.Second).String()
+	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(doc)

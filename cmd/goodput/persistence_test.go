@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestPersistenceCommand measures an A/A history from the simulator whose
@@ -36,6 +37,10 @@ func TestPersistenceCommand(t *testing.T) {
 	const truth = 10 / 0.0202027 // −10 s / ln 0.98
 	if doc.Source != "arms" || doc.Windows != 10 || doc.SchemaVersion != 1 {
 		t.Errorf("read %+v", doc)
+	}
+	up, errUp := time.ParseDuration(doc.DeclareUpper)
+	if errUp != nil || up.Seconds() < doc.TauSeconds || up.Seconds() < doc.TauInterval[1] {
+		t.Errorf("declare_upper %q against τ %.0f [%.0f, %.0f] s", doc.DeclareUpper, doc.TauSeconds, doc.TauInterval[0], doc.TauInterval[1])
 	}
 	if !(doc.KappaInterval[0] > 1) || doc.Declare == "" || !(doc.TauInterval[0] <= truth && truth <= doc.TauInterval[1]) {
 		t.Errorf("slowdowns of %.0f s read as τ %.0f s [%.0f, %.0f], κ %.2f %v, declare %q", truth, doc.TauSeconds, doc.TauInterval[0], doc.TauInterval[1], doc.Kappa, doc.KappaInterval, doc.Declare)
