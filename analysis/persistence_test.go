@@ -2,7 +2,9 @@ package analysis
 
 import (
 	"math"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -205,3 +207,76 @@ func TestHistoryCounterMerge(t *testing.T) {
 		}
 	}
 }
+
+// TestPersistenceFitCalibration measures what `goodput persistence` would
+// say on the fleet model's A/A histories: GOODPUT_PERSISTENCE_REPS
+// histories per variant (default 0: skipped), each GOODPUT_PERSISTENCE_HOURS
+// long (default 8), fitted on 30-minute windows. Per variant: how often a
+// declaration is printed (κ's interval above 1) and the median upper end
+// of τ's interval when it is, the median and the 10th
+// and 90th percentiles of the τ read, and how often κ's interval holds the
+// κ the variant's AR(1) gives. GOODPUT_FLEET_CASES names variants
+// (default, noisiest, persistent, persistent-long, persistent-long-2x).
+func TestPersistenceFitCalibration(t *testing.T) {
+	reps, wanted := calibrationRun(t, "GOODPUT_PERSISTENCE_REPS", "measure goodput persistence on the fleet model's histories")
+	hours := 8.0
+	if v, err := strconv.ParseFloat(os.Getenv("GOODPUT_PERSISTENCE_HOURS"), 64); err == nil && v > 0 {
+		hours = v
+	}
+	cases := map[string]fleetCase{}
+	for _, fc := range fleetCases() {
+		cases[fc.name] = fc
+	}
+	p := chat(t)
+	variants := fleetVariants()
+	for _, v := range []struct {
+		name string
+		phi  float64
+	}{{"", 0.8}, {"noisiest", 0.9}, {"persistent", 0.95}, {"persistent-long", 0.98}, {"persistent-long-2x", 0.98}} {
+		name := v.name
+		if name == "" {
+			name = "default"
+		}
+		if !wanted(name) {
+			continue
+		}
+		var taus, uppers []float64
+		declared, held := 0, 0
+		kappa := persistenceKappa(180, v.phi)
+		for i := range reps {
+			seed := uint64(7000 + i)
+			fc := cases["aa"]
+			bf, cf := fc.b(seed), fc.c(seed)
+			if v.name != "" {
+				variants[v.name](&bf, &cf)
+			}
+			bf.secs, cf.secs = hours*3600, hours*3600
+			b, c := fleetArms(bf, cf, seed)
+			h, err := PersistenceOfHistory(b, c, p, 30*time.Minute)
+			if err != nil {
+				t.Fatal(err)
+			}
+			taus = append(taus, h.Tau)
+			if h.KappaLo > 1 {
+				declared++
+				uppers = append(uppers, h.TauHi)
+			}
+			if h.KappaLo <= kappa && kappa <= h.KappaHi {
+				held++
+			}
+		}
+		slices.Sort(taus)
+		slices.Sort(uppers)
+		q := func(f float64) float64 { return taus[min(len(taus)-1, int(f*float64(len(taus))))] }
+		upper := math.NaN()
+		if len(uppers) > 0 {
+			upper = uppers[len(uppers)/2]
+		}
+		t.Logf("%-20s AR(1) φ %.2f (τ %3.0f s, κ %.2f): declared in %s (its interval's upper end, median %3.0f s); τ read %3.0f s [p10 %3.0f, p90 %3.0f]; κ interval holds the AR(1)'s in %s",
+			name, v.phi, -10/math.Log(v.phi), kappa, mcRate(declared, reps), upper, q(0.5), q(0.1), q(0.9), mcRate(held, reps))
+	}
+}
+
+// persistenceKappa is the lag window's shortfall r(0)/r(φ) at b buckets,
+// the κ a history whose paired residual is all AR(1) φ reads.
+func persistenceKappa(b int, phi float64) float64 { return stats.LagWindowShortfall(b, phi) }

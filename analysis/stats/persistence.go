@@ -341,3 +341,16 @@ func ARMeanVar(m int, phi float64) float64 {
 	f := float64(m)
 	return (f*(1+phi)/(1-phi) - 2*phi*(1-math.Pow(phi, f))/((1-phi)*(1-phi))) / (f * f)
 }
+
+// LagWindowShortfall is r(0)/r(φ) for the paired layout of b buckets: the
+// κ FitPersistence reads on a history whose paired residual is all a
+// unit AR(1) of coefficient phi (1 at phi 0 and outside [0, 1)).
+func LagWindowShortfall(b int, phi float64) float64 {
+	q, lag := batchLayout(b)
+	if !(phi > 0 && phi < 1) || q < 2 {
+		return 1
+	}
+	r0, _ := batchMoments(b, q, lag, 0)
+	r, _ := batchMoments(b, q, lag, phi)
+	return r0 / r
+}
