@@ -15,7 +15,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/goodput-dev/goodput/analysis"
-	"github.com/goodput-dev/goodput/analysis/report"
 	"github.com/goodput-dev/goodput/policies"
 	"github.com/goodput-dev/goodput/sources"
 	"github.com/goodput-dev/goodput/sources/requestlog"
@@ -92,6 +91,11 @@ func (a *app) runPersistence(ctx context.Context, o *persistenceOptions) error {
 	if err != nil {
 		return inputError(err)
 	}
+	// as the judge does: no input given twice (an arm counted twice, or
+	// an A/A pair compared with itself), by name or by content
+	if err := samePathOrFile(map[sources.Arm][]string{sources.Baseline: o.Baseline, sources.Canary: o.Canary}, a.io.In); err != nil {
+		return inputError(err)
+	}
 	ro := requestlog.Options{DropImplausible: pol.Window.Implausible == "drop"}
 	h := analysis.NewHistoryCounter(pol)
 	bin, err := a.countHistory(ctx, sources.Baseline, 0, o.Baseline, pol, h, ro)
@@ -104,10 +108,15 @@ func (a *app) runPersistence(ctx context.Context, o *persistenceOptions) error {
 		if err != nil {
 			return inputError(err)
 		}
-		if err := sameRecords(bin, cin); err != nil {
-			return inputError(err)
-		}
+		bin = append(bin, cin...)
 		names[1] = strings.Join(o.Canary, ", ")
+	}
+	ins := make([]armInput, len(bin))
+	for i, in := range bin {
+		ins[i] = armInput{arm: in.Arm, path: in.Path, sha256: in.SHA256, format: in.Format}
+	}
+	if err := sameContent(ins); err != nil {
+		return inputError(err)
 	}
 	res, err := h.Fit(pol, o.Window, len(o.Canary) > 0, names)
 	if err != nil {
@@ -129,19 +138,6 @@ func (a *app) runPersistence(ctx context.Context, o *persistenceOptions) error {
 	}
 	if err != nil {
 		return inputError(err)
-	}
-	return nil
-}
-
-// sameRecords refuses an A/A pair whose arms hold the same records: their
-// difference would be 0 in every window.
-func sameRecords(b, c []sources.Input) error {
-	for _, x := range b {
-		for _, y := range c {
-			if x.SHA256 == y.SHA256 {
-				return fmt.Errorf("%s and %s hold the same bytes: an A/A history needs the two arms' own records", report.Sanitize(x.Path), report.Sanitize(y.Path))
-			}
-		}
 	}
 	return nil
 }
@@ -190,19 +186,9 @@ func (a *app) countHistory(ctx context.Context, arm sources.Arm, k int, paths []
 		in.h = nil // the scan hashes on a goroutine of its own
 		f := &streamFile{arm: arm, in: in}
 		sub := analysis.NewHistoryCounter(pol)
-		add := func(r *sources.Request) error { sub.Add(k, r); return nil }
-		so := requestlog.ScanOptions{Options: ro}
-		ds, err := requestlog.Scan(ctx, p, in, arm, so, add)
-		var we *requestlog.WindowError
-		if errors.As(err, &we) {
-			if !f.rereadable() {
-				in.Close()
-				return nil, fmt.Errorf("%v, and %s is not a regular file that can be read twice: give a file", we, p)
-			}
-			so.Window = &[2]float64{we.Lo, we.Hi}
-			sub = analysis.NewHistoryCounter(pol)
-			ds, err = f.readAgain(ctx, so, we.SHA256, add)
-		}
+		ds, err := f.scanRereading(ctx, requestlog.ScanOptions{Options: ro},
+			func() { sub = analysis.NewHistoryCounter(pol) },
+			func(r *sources.Request) error { sub.Add(k, r); return nil }, "give a file")
 		in.Close()
 		if err != nil {
 			return nil, err

@@ -86,6 +86,10 @@ func TestPersistenceCommandRefuses(t *testing.T) {
 		t.Fatalf("simulate: exit %d: %s", code, errs)
 	}
 	b, c := filepath.Join(dir, "baseline.jsonl"), filepath.Join(dir, "canary.jsonl")
+	cp := filepath.Join(t.TempDir(), "copy.jsonl")
+	if data, err := os.ReadFile(b); err != nil || os.WriteFile(cp, data, 0o644) != nil {
+		t.Fatal("copying the baseline")
+	}
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -93,7 +97,9 @@ func TestPersistenceCommandRefuses(t *testing.T) {
 		want []string
 	}{
 		{"an hour of history", []string{"--baseline", b, "--canary", c}, 4, []string{"baseline.jsonl", "2 windows of 30m0s", "at least 8 (240 min)", "longer history"}},
-		{"one file as both arms", []string{"--baseline", b, "--canary", b}, 4, []string{"hold the same bytes", "A/A history"}},
+		{"one file as both arms", []string{"--baseline", b, "--canary", b}, 4, []string{"are the same input", "given once"}},
+		{"one file twice in an arm", []string{"--baseline", b, "--baseline", b}, 4, []string{"are the same input", "given once"}},
+		{"a copy as the other arm", []string{"--baseline", b, "--canary", cp}, 4, []string{"is identical to", "each arm needs its own data"}},
 		{"no history", []string{}, 2, []string{"needs --baseline"}},
 		{"window too short", []string{"--baseline", b, "--window", "10s"}, 2, []string{"--window 10s", "1m … 24h"}},
 		{"bad format", []string{"--baseline", b, "--format", "xml"}, 2, []string{"text or json"}},

@@ -311,18 +311,7 @@ func scanStreamFile(ctx context.Context, f *streamFile, pol *policies.Policy, ro
 		return nil
 	}
 	reset()
-	so := requestlog.ScanOptions{Options: ro}
-	ds, err := requestlog.Scan(ctx, f.in.path, f.in, f.arm, so, add)
-	var we *requestlog.WindowError
-	if errors.As(err, &we) {
-		if !f.rereadable() {
-			return fmt.Errorf("%v, and %s is not a regular file that can be read twice: give a file, or judge with --exact", we, f.in.path)
-		}
-		so.Window = &[2]float64{we.Lo, we.Hi}
-		f.window = so.Window
-		reset()
-		ds, err = f.readAgain(ctx, so, we.SHA256, add)
-	}
+	ds, err := f.scanRereading(ctx, requestlog.ScanOptions{Options: ro}, reset, add, "give a file, or judge with --exact")
 	if err != nil {
 		return err
 	}
@@ -333,6 +322,26 @@ func scanStreamFile(ctx context.Context, f *streamFile, pol *policies.Policy, ro
 // rereadable reports whether f is a regular file, which a second look
 // can read again (a pipe cannot).
 func (f *streamFile) rereadable() bool { return f.in.info != nil && f.in.info.Mode().IsRegular() }
+
+// scanRereading scans f with so, handing each record to add. When dropping
+// implausible records needs a second look (requestlog.WindowError), reset
+// is called and a regular file is read again within the window found
+// (kept in f.window); hint ends the error for an input that cannot be
+// read twice.
+func (f *streamFile) scanRereading(ctx context.Context, so requestlog.ScanOptions, reset func(), add func(*sources.Request) error, hint string) (sources.Dataset, error) {
+	ds, err := requestlog.Scan(ctx, f.in.path, f.in, f.arm, so, add)
+	var we *requestlog.WindowError
+	if errors.As(err, &we) {
+		if !f.rereadable() {
+			return sources.Dataset{}, fmt.Errorf("%v, and %s is not a regular file that can be read twice: %s", we, f.in.path, hint)
+		}
+		so.Window = &[2]float64{we.Lo, we.Hi}
+		f.window = so.Window
+		reset()
+		ds, err = f.readAgain(ctx, so, we.SHA256, add)
+	}
+	return ds, err
+}
 
 // readAgain scans f, a regular file, a second time with so, handing each
 // record to add, and refuses it when its content is no longer what the
