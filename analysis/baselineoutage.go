@@ -81,13 +81,15 @@ func findBaselineOutage(p *policies.Policy, g dipGrid, clock sources.Clock) (bas
 	// as attainment_dip's scan (inside the warm-up cap a baseline outage
 	// otherwise stayed in both arms and left every count gate
 	// inconclusive: the served scan looks there)
-	phi := declaredPhi(p, g.secs)
+	phi := declaredPhi(p.Window, g.secs)
 	d, served, ok := scanDip(margin, p.Alpha(), OutageSpreads, OutageIsolation, phi, g.c, g.b, g.secs, g.start, g.goodCap(g.lateB))
-	if ok && !served && slowdownLike(d, phi, g.secs) && -d.hi <= slowdownDepth(g.c, g.b, d, phi, p.Alpha()) {
-		// what one of the baseline's own declared slowdowns does: not an
-		// outage to leave out; its served shares may still show one
-		d, ok = scanServed(margin, p.Alpha(), OutageSpreads, OutageIsolation, g.c, g.b, g.secs, g.start)
-		served = true
+	if ok && !served {
+		if _, covered := slowdownCovers(g.c, g.b, d, phi, g.secs, p.Alpha()); covered {
+			// what one of the baseline's own declared slowdowns does: not
+			// an outage to leave out; its served shares may still show one
+			d, ok = scanServed(margin, p.Alpha(), OutageSpreads, OutageIsolation, g.c, g.b, g.secs, g.start)
+			served = true
+		}
 	}
 	if !ok {
 		return baselineOutage{}, false

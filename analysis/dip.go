@@ -129,19 +129,19 @@ func dipEval(p *policies.Policy, b, c []dipCell, secs, canaryStart, warmupCap fl
 	if !ok {
 		return gateEval{}, false
 	}
-	phi := declaredPhi(p, secs)
+	phi := declaredPhi(p.Window, secs)
 	d, served, ok := scanDip(margin, p.Alpha(), 0, DipIsolation, phi, b, c, secs, canaryStart, warmupCap)
 	if !ok {
 		return gateEval{}, false
 	}
-	heldBack := false
-	if !served && slowdownLike(d, phi, secs) && -d.hi <= slowdownDepth(b, c, d, phi, p.Alpha()) {
-		// a slowdown's stretch is held back, not failed; a burst of
-		// failures on the served shares still fails
-		if ds, ok := scanServed(margin, p.Alpha(), 0, DipIsolation, b, c, secs, canaryStart); ok {
-			d, served = ds, true
-		} else {
-			heldBack = true
+	heldBack, depth := false, 0.0
+	if !served {
+		if depth, heldBack = slowdownCovers(b, c, d, phi, secs, p.Alpha()); heldBack {
+			// a slowdown's stretch is held back, not failed; a burst of
+			// failures on the served shares still fails
+			if ds, ok := scanServed(margin, p.Alpha(), 0, DipIsolation, b, c, secs, canaryStart); ok {
+				d, served, heldBack = ds, true, false
+			}
 		}
 	}
 	held, lostWhat, method := "held %.1f%% good requests", "good requests", "window-scan-newcombe-bonferroni-%d"
@@ -166,7 +166,7 @@ func dipEval(p *policies.Policy, b, c []dipCell, secs, canaryStart, warmupCap fl
 		// failed, not passed either
 		m.Verdict = Inconclusive
 		blame = fmt.Sprintf("not failed: the policy says the fleet's own slowdowns last %v (window.persistence), and a stretch no longer than twice that, no deeper than such a slowdown can go on this run's spread (%s), is what one of them does to an arm's good share, so it cannot be told from an outage; not passed either — a longer window or the served shares (errors, rejections, cancels) would tell",
-			time.Duration(p.Window.Persistence), fmtDelta(m, -slowdownDepth(b, c, d, phi, p.Alpha())))
+			time.Duration(p.Window.Persistence), fmtDelta(m, -depth))
 	}
 	m.Reason = fmt.Sprintf("the canary's worst stretch, %s to %s after its start (%s), %s against the baseline's %.1f%% at the same time: %s [%s, %s] beyond the arms' difference over the run (%s), below the −%s margin at one-sided level α/%d (Bonferroni over the stretches scanned), and %s; it lost at least about %s %s, more than the %s attainment margin of the canary's %s requests in the run allows (%s)",
 		fmtClock(from), fmtClock(from+float64(s.n)*secs), fmtSpan(float64(s.n)*secs), fmt.Sprintf(held, 100*vc), 100*vb,
@@ -614,12 +614,6 @@ func dipSpreadText(d, spread float64, delta func(float64) string, crit float64) 
 	return t
 }
 
-// declaredPhi is the per-bucket AR(1) coefficient of the policy's declared
-// window.persistence on buckets of secs seconds (0 when none is declared).
-func declaredPhi(p *policies.Policy, secs float64) float64 {
-	return stats.PersistencePhi(secs, time.Duration(p.Window.Persistence).Seconds())
-}
-
 // slowdownDepth is how far below the run's difference one of the fleet's
 // own declared slowdowns (per-bucket AR(1) phi) can take the good-share
 // difference of d's stretch, at one-sided level alpha over the stretches
@@ -645,14 +639,19 @@ func slowdownDepth(b, c []dipCell, d dipFound, phi, alpha float64) float64 {
 	return stats.TQuantile(1-alpha/float64(d.k), nu) * spread * math.Sqrt(stats.ARMeanVar(d.stretch.n, phi))
 }
 
-// slowdownLike says whether the good-share stretch of d is no longer than
-// twice the correlation time of a declared persistence phi per bucket of
-// secs seconds: one of the fleet's own slowdowns covers such a stretch,
-// so its loss cannot be told from an outage's. False without one.
-func slowdownLike(d dipFound, phi, secs float64) bool {
+// slowdownCovers says whether one of the fleet's own declared slowdowns
+// (per-bucket AR(1) phi on buckets of secs seconds) can explain the
+// good-share stretch of d: the stretch is no longer than twice their
+// correlation time and its difference beyond the run's, at the
+// canary-favourable end, no deeper than depth (slowdownDepth at level
+// alpha). False without a declared persistence.
+func slowdownCovers(b, c []dipCell, d dipFound, phi, secs, alpha float64) (depth float64, ok bool) {
 	if !(phi > 0 && phi < 1) {
-		return false
+		return 0, false
 	}
-	tau := -secs / math.Log(phi)
-	return float64(d.stretch.n)*secs <= 2*tau
+	if tau := -secs / math.Log(phi); float64(d.stretch.n)*secs > 2*tau {
+		return 0, false
+	}
+	depth = slowdownDepth(b, c, d, phi, alpha)
+	return depth, -d.hi <= depth
 }

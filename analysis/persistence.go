@@ -24,7 +24,7 @@ func persistenceWidened(est stats.Estimate, w policies.WindowSpec, buckets int, 
 	if tau <= 0 || math.IsNaN(est.Point) || math.IsNaN(est.CI.Lo) || math.IsNaN(est.CI.Hi) {
 		return est
 	}
-	phi := stats.PersistencePhi(bucketSecs, tau.Seconds())
+	phi := declaredPhi(w, bucketSecs)
 	f := stats.PersistenceWideningOf(est.Method, buckets, phi, conf)
 	if !(f > 1) {
 		return est
@@ -45,22 +45,27 @@ func persistenceWidened(est stats.Estimate, w policies.WindowSpec, buckets int, 
 // at k·buckets over it at buckets, at most 1; nil when none is declared. More data projects its minutes
 // with it (moreDataFor): a longer run holds more of the slowdowns.
 func persistenceShrink(p *policies.Policy, bucketSecs float64) func(method string, buckets int, k float64) float64 {
-	tau := time.Duration(p.Window.Persistence)
-	if tau <= 0 {
+	if p.Window.Persistence <= 0 {
 		return nil
 	}
-	phi, conf := stats.PersistencePhi(bucketSecs, tau.Seconds()), 2*p.Confidence-1
+	phi, conf := declaredPhi(p.Window, bucketSecs), 2*p.Confidence-1
 	return func(method string, buckets int, k float64) float64 {
 		f0 := stats.PersistenceWideningOf(method, buckets, phi, conf)
 		return math.Min(1, stats.PersistenceWideningOf(method, int(math.Round(k*float64(buckets))), phi, conf)/f0)
 	}
 }
 
+// declaredPhi is the per-bucket AR(1) coefficient of w's declared
+// persistence on buckets of secs seconds (0 when none is declared).
+func declaredPhi(w policies.WindowSpec, secs float64) float64 {
+	return stats.PersistencePhi(secs, time.Duration(w.Persistence).Seconds())
+}
+
 // trendFloor is the trend check's inflation floor for the segments segs
 // of buckets of bucketSecs seconds under a declared window.persistence
 // (stats.SegmentInflationAt); 1 when none is declared.
 func trendFloor(w policies.WindowSpec, segs [][2]int, bucketSecs float64) float64 {
-	return stats.SegmentInflationAt(segs, stats.PersistencePhi(bucketSecs, time.Duration(w.Persistence).Seconds()))
+	return stats.SegmentInflationAt(segs, declaredPhi(w, bucketSecs))
 }
 
 // HistoryPersistence is what a long history says about the policy's
@@ -272,7 +277,7 @@ func persistenceStep(w policies.WindowSpec, buckets int, bucketSecs, conf float6
 	if tau <= 0 {
 		return NormalizationStep{}, false
 	}
-	phi := stats.PersistencePhi(bucketSecs, tau.Seconds())
+	phi := declaredPhi(w, bucketSecs)
 	f := stats.PersistenceWidening(buckets, phi, conf)
 	st := NormalizationStep{Name: "persistence", Setting: tau.String(), Applied: f > 1}
 	widened := fmt.Sprintf("every gate's interval widened ×%.2f for what %d buckets' batch sums cannot see (a gate of arms read apart a little more)", f, buckets)
