@@ -55,12 +55,7 @@ func batchMoments(b, q int, lag bool, phi float64) (r, nu float64) {
 		return (1 - math.Pow(phi, m)) / (1 - phi)
 	}
 	for g := range q {
-		m := n[g]
-		if phi == 0 {
-			c[g][g] = m
-		} else {
-			c[g][g] = m*(1+phi)/(1-phi) - 2*phi*(1-math.Pow(phi, m))/((1-phi)*(1-phi))
-		}
+		c[g][g] = arSumVar(n[g], phi)
 		for h := g + 1; h < q; h++ {
 			gap := float64(lo(h) - lo(g+1))
 			v := math.Pow(phi, gap+1) * geo(n[g]) * geo(n[h])
@@ -297,31 +292,31 @@ func FitPersistence(x, y Ratio, windowBuckets int, conf float64) (PersistenceFit
 	// freedom and the mean of their own estimates on w·ν (ν theirs at the
 	// fitted persistence), combined as the Satterthwaite sum of the two
 	// log-variances
-	fit.Phi = phiForKappa(windowBuckets, q, lag, r0, fit.Kappa)
+	fit.Phi = phiForKappa(windowBuckets, q, lag, fit.Kappa)
 	_, nu := batchMoments(windowBuckets, q, lag, fit.Phi)
 	df := 1 / (1/float64(w-1) + 1/(float64(w)*nu))
 	chi := distuv.ChiSquared{K: df}
 	fit.KappaLo = fit.Kappa * df / chi.Quantile(0.5+conf/2)
 	fit.KappaHi = fit.Kappa * df / chi.Quantile(0.5-conf/2)
-	fit.PhiLo = phiForKappa(windowBuckets, q, lag, r0, fit.KappaLo)
-	fit.PhiHi = phiForKappa(windowBuckets, q, lag, r0, fit.KappaHi)
+	fit.PhiLo = phiForKappa(windowBuckets, q, lag, fit.KappaLo)
+	fit.PhiHi = phiForKappa(windowBuckets, q, lag, fit.KappaHi)
 	return fit, true
 }
 
 // phiForKappa is the AR(1) coefficient φ in [0, 0.9999] at which the
-// batch layout's shortfall r0/r(φ) equals kappa (bisection; the shortfall
+// batch layout's shortfall r(0)/r(φ) equals kappa (bisection; the shortfall
 // grows with φ): 0 for kappa ≤ 1, 0.9999 beyond what that reaches.
-func phiForKappa(b, q int, lag bool, r0, kappa float64) float64 {
+func phiForKappa(b, q int, lag bool, kappa float64) float64 {
 	if !(kappa > 1) {
 		return 0
 	}
 	lo, hi := 0.0, 0.9999
-	if r, _ := batchMoments(b, q, lag, hi); r0/r <= kappa {
+	if shortfall(b, q, lag, hi) <= kappa {
 		return hi
 	}
 	for range 60 {
 		mid := (lo + hi) / 2
-		if r, _ := batchMoments(b, q, lag, mid); r0/r < kappa {
+		if shortfall(b, q, lag, mid) < kappa {
 			lo = mid
 		} else {
 			hi = mid
@@ -339,7 +334,23 @@ func ARMeanVar(m int, phi float64) float64 {
 		return math.NaN()
 	}
 	f := float64(m)
-	return (f*(1+phi)/(1-phi) - 2*phi*(1-math.Pow(phi, f))/((1-phi)*(1-phi))) / (f * f)
+	return arSumVar(f, phi) / (f * f)
+}
+
+// arSumVar is the variance of the sum of m consecutive values of a
+// unit-variance AR(1) of coefficient phi in [0, 1):
+// m(1+φ)/(1−φ) − 2φ(1−φᵐ)/(1−φ)² (m at phi 0).
+func arSumVar(m, phi float64) float64 {
+	return m*(1+phi)/(1-phi) - 2*phi*(1-math.Pow(phi, m))/((1-phi)*(1-phi))
+}
+
+// shortfall is r(0)/r(φ) for b buckets in q batches (lag: with the lag-1
+// term): how much narrower the batch sums read the total's variance under
+// an AR(1) of coefficient phi than under independent buckets.
+func shortfall(b, q int, lag bool, phi float64) float64 {
+	r0, _ := batchMoments(b, q, lag, 0)
+	r, _ := batchMoments(b, q, lag, phi)
+	return r0 / r
 }
 
 // LagWindowShortfall is r(0)/r(φ) for the paired layout of b buckets: the
@@ -350,7 +361,5 @@ func LagWindowShortfall(b int, phi float64) float64 {
 	if !(phi > 0 && phi < 1) || q < 2 {
 		return 1
 	}
-	r0, _ := batchMoments(b, q, lag, 0)
-	r, _ := batchMoments(b, q, lag, phi)
-	return r0 / r
+	return shortfall(b, q, lag, phi)
 }
