@@ -206,9 +206,11 @@ func declared(h analysis.HistoryPersistence) string {
 	if !(h.KappaLo > 1) || !(h.Tau > 0) {
 		return ""
 	}
-	return (time.Duration(math.Ceil(h.Tau)) * time.Second).String()
+	return fmtTau(math.Ceil(h.Tau))
 }
 
+// fmtTau writes s seconds as a duration to the nearest second ("0s" for
+// none).
 func fmtTau(s float64) string {
 	if !(s > 0) {
 		return "0s"
@@ -269,7 +271,7 @@ func persistenceJSON(w io.Writer, h analysis.HistoryPersistence, window time.Dur
 		Confidence: r6(h.Confidence), Kappa: r6(h.Kappa), KappaInterval: [2]float64{r6(h.KappaLo), r6(h.KappaHi)},
 		TauSeconds: r6(h.Tau), TauInterval: [2]float64{r6(h.TauLo), r6(h.TauHi)}, Declare: declared(h), Policy: pol.Name}
 	if doc.Declare != "" {
-		doc.DeclareUpper = (time.Duration(math.Ceil(h.TauHi)) * time.Second).String()
+		doc.DeclareUpper = fmtTau(math.Ceil(h.TauHi))
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
