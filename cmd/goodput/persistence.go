@@ -26,6 +26,7 @@ type persistenceOptions struct {
 	Policy           string
 	Window           time.Duration
 	Format           string
+	InputFormat      string
 	Out              string
 }
 
@@ -73,6 +74,7 @@ Exit codes: 0 measured, 2 usage error, 4 could not evaluate.`,
 	fs.StringVar(&o.Policy, "policy", policies.DefaultName, "built-in policy name ("+strings.Join(policies.Names(), ", ")+") or a policy YAML file: its SLO, bucket and confidence")
 	fs.DurationVar(&o.Window, "window", 30*time.Minute, "length of the runs to be judged")
 	fs.StringVar(&o.Format, "format", "text", "output format: text or json")
+	fs.StringVar(&o.InputFormat, "input-format", "", "force the input format instead of detecting it ("+strings.Join(inputFormats(), ", ")+")")
 	fs.StringVarP(&o.Out, "out", "o", "", "write the result to FILE instead of stdout (written atomically)")
 	return cmd
 }
@@ -98,13 +100,13 @@ func (a *app) runPersistence(ctx context.Context, o *persistenceOptions) error {
 	}
 	ro := requestlog.Options{DropImplausible: pol.Window.Implausible == "drop"}
 	h := analysis.NewHistoryCounter(pol)
-	bin, err := a.countHistory(ctx, sources.Baseline, 0, o.Baseline, pol, h, ro)
+	bin, err := a.countHistory(ctx, sources.Baseline, 0, o.Baseline, o.InputFormat, pol, h, ro)
 	if err != nil {
 		return inputError(err)
 	}
 	names := [2]string{strings.Join(o.Baseline, ", "), ""}
 	if len(o.Canary) > 0 {
-		cin, err := a.countHistory(ctx, sources.Canary, 1, o.Canary, pol, h, ro)
+		cin, err := a.countHistory(ctx, sources.Canary, 1, o.Canary, o.InputFormat, pol, h, ro)
 		if err != nil {
 			return inputError(err)
 		}
@@ -143,13 +145,13 @@ func (a *app) runPersistence(ctx context.Context, o *persistenceOptions) error {
 }
 
 // countHistory counts one arm's files into h as arm k and returns their
-// inputs. A native request log is scanned (requestlog.Scan: the judge's
+// inputs, of inputFormat ("" or auto: detected). A native request log is scanned (requestlog.Scan: the judge's
 // parser and checks) into a counter of its own, merged once the file is
 // accepted whole, and no record is kept: memory follows the history's
 // length, not its requests. Read again, as the streaming judge does, when
 // dropping implausible records needs a second look. Other formats are
 // read whole.
-func (a *app) countHistory(ctx context.Context, arm sources.Arm, k int, paths []string, pol *policies.Policy, h *analysis.HistoryCounter, ro requestlog.Options) ([]sources.Input, error) {
+func (a *app) countHistory(ctx context.Context, arm sources.Arm, k int, paths []string, inputFormat string, pol *policies.Policy, h *analysis.HistoryCounter, ro requestlog.Options) ([]sources.Input, error) {
 	var inputs []sources.Input
 	for _, p := range paths {
 		in, err := openInput(ctx, p, a.io.In, a.io.ErrOut)
@@ -160,10 +162,12 @@ func (a *app) countHistory(ctx context.Context, arm sources.Arm, k int, paths []
 			}
 			return nil, err
 		}
-		format, err := detectFormat(in)
-		if err != nil {
-			in.Close()
-			return nil, err
+		format := inputFormat
+		if format == "" || format == "auto" {
+			if format, err = detectFormat(in); err != nil {
+				in.Close()
+				return nil, err
+			}
 		}
 		if format != requestlog.Format {
 			in.Close()

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -86,6 +88,11 @@ func TestPersistenceCommandRefuses(t *testing.T) {
 		t.Fatalf("simulate: exit %d: %s", code, errs)
 	}
 	b, c := filepath.Join(dir, "baseline.jsonl"), filepath.Join(dir, "canary.jsonl")
+	// the canary's first records without their arrival times
+	nots := filepath.Join(t.TempDir(), "no-ts.jsonl")
+	if data, err := os.ReadFile(c); err != nil || os.WriteFile(nots, regexp.MustCompile(`"ts":[0-9.]+,`).ReplaceAll(data[:bytes.IndexByte(data, '\n')+1], nil), 0o644) != nil {
+		t.Fatal("writing records without ts")
+	}
 	cp := filepath.Join(t.TempDir(), "copy.jsonl")
 	if data, err := os.ReadFile(b); err != nil || os.WriteFile(cp, data, 0o644) != nil {
 		t.Fatal("copying the baseline")
@@ -104,6 +111,7 @@ func TestPersistenceCommandRefuses(t *testing.T) {
 		{"window too short", []string{"--baseline", b, "--window", "10s"}, 2, []string{"--window 10s", "1m … 24h"}},
 		{"bad format", []string{"--baseline", b, "--format", "xml"}, 2, []string{"text or json"}},
 		{"missing file", []string{"--baseline", filepath.Join(dir, "nope.jsonl")}, 4, []string{"nope.jsonl"}},
+		{"records without arrival times", []string{"--baseline", b, "--canary", nots, "--input-format", "requestlog"}, 4, []string{"no-ts.jsonl:1", `field "ts"`}},
 	} {
 		code, out, errs := runCLI(t, nil, append([]string{"persistence"}, tc.args...)...)
 		if code != tc.code || out != "" {
