@@ -392,11 +392,14 @@ func batchCases() []batchCase {
 // baseline's attainment, the mean attainment difference as judged beside
 // the raw one (good over offered, no adjustment: on identical arms both
 // should be near 0), the mean width of its interval, and on identical
-// arms each interval's coverage of 0.
+// arms each interval's coverage of 0. GOODPUT_BATCH_PERSISTENCE sets the
+// policy's window.persistence (a duration, as `goodput persistence`
+// prints it).
 func TestBatchFleetCalibration(t *testing.T) {
 	reps, wanted := calibrationRun(t, "GOODPUT_BATCH_REPS", "run the batching model's calibration")
 	show := os.Getenv("GOODPUT_BATCH_SHOW") != ""
 	p := chat(t)
+	declared := declarePersistence(t, "GOODPUT_BATCH_PERSISTENCE", p)
 	// raw is an arm's share of requests good by chat's default SLO
 	raw := func(ds *sources.Dataset) float64 {
 		good := 0.0
@@ -442,7 +445,7 @@ func TestBatchFleetCalibration(t *testing.T) {
 		}
 		n := float64(reps)
 		t.Logf("%-20s want %-5s %s  baseline attainment %.2f%%, mean difference %+.2f pp judged, %+.2f pp raw, interval %.2f pp wide",
-			bc.name, bc.want, tally.rates(reps), 100*base/n, 100*delta/n, 100*rawDelta/n, 100*width/n)
+			bc.name+declared, bc.want, tally.rates(reps), 100*base/n, 100*delta/n, 100*rawDelta/n, 100*width/n)
 		tally.logCoverage(t, fmt.Sprintf("%-20s", bc.name), p.Confidence)
 	}
 }

@@ -798,6 +798,24 @@ func calibrationRun(t *testing.T, repsVar, does string) (reps int, wanted func(n
 	return reps, func(name string) bool { return len(want) == 0 || want[name] }
 }
 
+// declarePersistence sets the policy's window.persistence from the
+// environment variable name (a duration: the correlation time the policy
+// declares for the fleet's slowdowns; unset: nothing declared) and returns
+// the label its lines carry ("" when unset).
+func declarePersistence(t *testing.T, name string, p *policies.Policy) string {
+	t.Helper()
+	v := os.Getenv(name)
+	if v == "" {
+		return ""
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		t.Fatalf("%s=%s: %v", name, v, err)
+	}
+	p.Window.Persistence = policies.Duration(d)
+	return "@persistence:" + v
+}
+
 // fleetVariants are ways to move every case of the fleet model at once,
 // applied to both arms after the case's own settings: a case built on the
 // default fleet is measured again where the noise, the traffic or the
@@ -885,16 +903,7 @@ func TestFleetCalibration(t *testing.T) {
 		p.Normalize.PromptBands = v
 		variant += "@prompt_bands:" + v
 	}
-	// GOODPUT_FLEET_PERSISTENCE sets window.persistence (a duration: the
-	// correlation time the policy declares for the fleet's slowdowns)
-	if v := os.Getenv("GOODPUT_FLEET_PERSISTENCE"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			t.Fatalf("GOODPUT_FLEET_PERSISTENCE=%s: %v", v, err)
-		}
-		p.Window.Persistence = policies.Duration(d)
-		variant += "@persistence:" + v
-	}
+	variant += declarePersistence(t, "GOODPUT_FLEET_PERSISTENCE", p)
 	for _, fc := range cases {
 		// on identical arms (a case named aa… or …-aa) every gate's true
 		// harm is 0: the tally counts how often each interval holds it

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"slices"
@@ -240,9 +241,8 @@ func TestPersistenceFitCalibration(t *testing.T) {
 		if !wanted(name) {
 			continue
 		}
-		var taus, uppers []float64
-		declared, held := 0, 0
 		kappa := persistenceKappa(180, v.phi)
+		var fits historyFits
 		for i := range reps {
 			seed := uint64(7000 + i)
 			fc := cases["aa"]
@@ -256,25 +256,99 @@ func TestPersistenceFitCalibration(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			taus = append(taus, h.Tau)
-			if h.KappaLo > 1 {
-				declared++
-				uppers = append(uppers, h.TauHi)
-			}
-			if h.KappaLo <= kappa && kappa <= h.KappaHi {
-				held++
-			}
+			fits.add(h, kappa)
 		}
-		slices.Sort(taus)
-		slices.Sort(uppers)
-		q := func(f float64) float64 { return taus[min(len(taus)-1, int(f*float64(len(taus))))] }
-		upper := math.NaN()
-		if len(uppers) > 0 {
-			upper = uppers[len(uppers)/2]
-		}
-		t.Logf("%-20s AR(1) φ %.2f (τ %3.0f s, κ %.2f): declared in %s (its interval's upper end, median %3.0f s); τ read %3.0f s [p10 %3.0f, p90 %3.0f]; κ interval holds the AR(1)'s in %s",
-			name, v.phi, -10/math.Log(v.phi), kappa, mcRate(declared, reps), upper, q(0.5), q(0.1), q(0.9), mcRate(held, reps))
+		t.Logf("%-20s AR(1) φ %.2f (τ %3.0f s, κ %.2f): %s", name, v.phi, -10/math.Log(v.phi), kappa, fits.summary())
 	}
+}
+
+// TestBatchPersistenceFit measures what `goodput persistence` would say
+// on the batching model's A/A histories, whose slowdowns come out of
+// queues rather than an AR(1): GOODPUT_PERSISTENCE_REPS histories per
+// case (default 0: skipped), each GOODPUT_PERSISTENCE_HOURS long (default
+// 8), fitted on 30-minute windows. GOODPUT_FLEET_CASES names batching
+// cases on identical arms (default: one replica below, near and past its
+// knee, and four past theirs).
+func TestBatchPersistenceFit(t *testing.T) {
+	reps, _ := calibrationRun(t, "GOODPUT_PERSISTENCE_REPS", "measure goodput persistence on the batching model's histories")
+	hours := 8.0
+	if v, err := strconv.ParseFloat(os.Getenv("GOODPUT_PERSISTENCE_HOURS"), 64); err == nil && v > 0 {
+		hours = v
+	}
+	names := []string{"aa-1-replica", "aa-1-replica-past-knee", "aa-1-replica-overloaded", "aa-past-knee"}
+	if v := os.Getenv("GOODPUT_FLEET_CASES"); v != "" {
+		names = strings.Split(v, ",")
+	}
+	cases := map[string]batchCase{}
+	for _, bc := range batchCases() {
+		cases[bc.name] = bc
+	}
+	p := chat(t)
+	for _, name := range names {
+		bc, ok := cases[name]
+		if !ok || bc.c == nil || bc.want != Pass {
+			t.Fatalf("%s: want a batching case of two arms judged alike", name)
+		}
+		var fits historyFits
+		for i := range reps {
+			seed := uint64(7000 + i)
+			bf, cf := aaBatchFleet(), aaBatchFleet()
+			bc.b(&bf)
+			bc.c(&cf)
+			bf.secs, cf.secs = hours*3600, hours*3600
+			b, c := batchArms(bf, cf, seed)
+			h, err := PersistenceOfHistory(b, c, p, 30*time.Minute)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fits.add(h, math.NaN())
+		}
+		t.Logf("%-24s %s", name, fits.summary())
+	}
+}
+
+// historyFits tallies what `goodput persistence` read on many histories.
+type historyFits struct {
+	taus, uppers    []float64
+	declared, held  int
+	reps, withKappa int
+}
+
+// add counts one history's fit; kappa is the κ its model gives (NaN:
+// unknown, not counted).
+func (f *historyFits) add(h HistoryPersistence, kappa float64) {
+	f.reps++
+	f.taus = append(f.taus, h.Tau)
+	if h.KappaLo > 1 {
+		f.declared++
+		f.uppers = append(f.uppers, h.TauHi)
+	}
+	if !math.IsNaN(kappa) {
+		f.withKappa++
+		if h.KappaLo <= kappa && kappa <= h.KappaHi {
+			f.held++
+		}
+	}
+}
+
+// summary says how often a declaration is printed (κ's interval above 1)
+// and the median upper end of τ's interval when it is, the median and the
+// 10th and 90th percentiles of the τ read, and when the model's κ is
+// known how often κ's interval holds it.
+func (f *historyFits) summary() string {
+	taus := slices.Sorted(slices.Values(f.taus))
+	uppers := slices.Sorted(slices.Values(f.uppers))
+	q := func(p float64) float64 { return taus[min(len(taus)-1, int(p*float64(len(taus))))] }
+	upper := math.NaN()
+	if len(uppers) > 0 {
+		upper = uppers[len(uppers)/2]
+	}
+	s := fmt.Sprintf("declared in %s (its interval's upper end, median %3.0f s); τ read %3.0f s [p10 %3.0f, p90 %3.0f]",
+		mcRate(f.declared, f.reps), upper, q(0.5), q(0.1), q(0.9))
+	if f.withKappa > 0 {
+		s += "; κ interval holds the model's in " + mcRate(f.held, f.withKappa)
+	}
+	return s
 }
 
 // persistenceKappa is the lag window's shortfall r(0)/r(φ) at b buckets,
