@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -394,12 +395,22 @@ func batchCases() []batchCase {
 // should be near 0), the mean width of its interval, and on identical
 // arms each interval's coverage of 0. GOODPUT_BATCH_PERSISTENCE sets the
 // policy's window.persistence (a duration, as `goodput persistence`
-// prints it).
+// prints it); GOODPUT_BATCH_MINUTES the window's length (default 30:
+// every case's events keep their times).
 func TestBatchFleetCalibration(t *testing.T) {
 	reps, wanted := calibrationRun(t, "GOODPUT_BATCH_REPS", "run the batching model's calibration")
 	show := os.Getenv("GOODPUT_BATCH_SHOW") != ""
 	p := chat(t)
 	declared := declarePersistence(t, "GOODPUT_BATCH_PERSISTENCE", p)
+	secs := aaBatchFleet().secs
+	if v := os.Getenv("GOODPUT_BATCH_MINUTES"); v != "" {
+		m, err := strconv.ParseFloat(v, 64)
+		if err != nil || m <= 0 {
+			t.Fatalf("GOODPUT_BATCH_MINUTES=%s: want a positive number of minutes", v)
+		}
+		secs = 60 * m
+		declared += "@" + v + "min"
+	}
 	// raw is an arm's share of requests good by chat's default SLO
 	raw := func(ds *sources.Dataset) float64 {
 		good := 0.0
@@ -420,6 +431,7 @@ func TestBatchFleetCalibration(t *testing.T) {
 		for i := range reps {
 			seed := uint64(7000 + i)
 			bf, cf := aaBatchFleet(), aaBatchFleet()
+			bf.secs, cf.secs = secs, secs
 			bc.b(&bf)
 			var b, c *sources.Dataset
 			if bf.poolSplit > 0 {
