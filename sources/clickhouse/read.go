@@ -31,6 +31,10 @@ type Query struct {
 	// Exclude leaves replicas' own warm-ups out of the counts (the
 	// replicas still count as serving there); nil: every row.
 	Exclude []Exclusion
+	// AllowEmpty makes a window without rows an empty aggregate (no
+	// buckets) instead of an error: a gap in a long history read a piece
+	// at a time.
+	AllowEmpty bool
 }
 
 // Exclusion is one replica's warm-up to leave out: its rows in slices
@@ -201,6 +205,10 @@ func (s *Source) Read(ctx context.Context, q Query) (sources.Dataset, error) {
 	}, func() { as = newAssembler(q.Plan) })
 	if err != nil {
 		return ds, err
+	}
+	if as.records == 0 && q.AllowEmpty {
+		ds.Agg = &sources.Aggregate{Exact: true, Step: q.Plan.Step}
+		return ds, nil
 	}
 	agg, records, canon, err := as.finish()
 	if err != nil {
