@@ -209,6 +209,77 @@ func TestHistoryCounterMerge(t *testing.T) {
 	}
 }
 
+// TestHistoryCounterAggregate: an A/A history counted from its arms'
+// streaming aggregates (as ClickHouse returns them) fits exactly as
+// counted record by record, read a piece at a time in any order; an
+// aggregate on another bucket or of metrics is refused with the reason.
+func TestHistoryCounterAggregate(t *testing.T) {
+	cases := map[string]fleetCase{}
+	for _, fc := range fleetCases() {
+		cases[fc.name] = fc
+	}
+	p := chat(t)
+	fc := cases["aa"]
+	bf, cf := fc.b(6), fc.c(6)
+	bf.secs, cf.secs = 3600, 3600
+	b, c := fleetArms(bf, cf, 6)
+	const window = 5 * time.Minute // 12 windows in the hour
+	whole, err := PersistenceOfHistory(b, c, p, window)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := NewHistoryCounter(p)
+	arms := [2]*sources.Dataset{b, c}
+	// each arm in three pieces of time, the last first: every piece's
+	// aggregate on the policy's bucket (under 360 buckets: not widened)
+	t0 := math.Floor(b.Requests[0].Time)
+	for _, piece := range [][2]float64{{2400, 3700}, {0, 1200}, {1200, 2400}} {
+		var parts [2]*sources.Dataset
+		for k, ds := range arms {
+			part := *ds
+			part.Requests = nil
+			for _, r := range ds.Requests {
+				if d := r.Time - t0; d >= piece[0] && d < piece[1] {
+					part.Requests = append(part.Requests, r)
+				}
+			}
+			parts[k] = &part
+		}
+		ab, ac, err := StreamedArms(parts[0], parts[1], Config{Policy: p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, ds := range []*sources.Dataset{ab, ac} {
+			if err := h.AddAggregate(k, ds.Agg); err != nil {
+				t.Fatalf("piece %v, arm %d: %v", piece, k, err)
+			}
+		}
+	}
+	got, err := h.Fit(p, window, true, [2]string{"a", "b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.PersistenceFit != whole.PersistenceFit || got.Requests != whole.Requests || got.Span != whole.Span || got.Windows != 12 {
+		t.Errorf("from aggregates %+v\nfrom records    %+v", got, whole)
+	}
+
+	// two hours in one aggregate are widened past the policy's bucket
+	bf.secs, cf.secs = 7200, 7200
+	b2, c2 := fleetArms(bf, cf, 6)
+	ab, _, err := StreamedArms(b2, c2, Config{Policy: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := NewHistoryCounter(p).AddAggregate(0, ab.Agg); err == nil || !strings.Contains(err.Error(), "the policy's 10s") {
+		t.Errorf("a widened aggregate: %v", err)
+	}
+	metrics := *ab.Agg
+	metrics.Exact = false
+	if err := NewHistoryCounter(p).AddAggregate(0, &metrics); err == nil || !strings.Contains(err.Error(), "counts metrics") {
+		t.Errorf("an aggregate of metrics: %v", err)
+	}
+}
+
 // TestPersistenceFitCalibration measures what `goodput persistence` would
 // say on the fleet model's A/A histories: GOODPUT_PERSISTENCE_REPS
 // histories per variant (default 0: skipped), each GOODPUT_PERSISTENCE_HOURS
