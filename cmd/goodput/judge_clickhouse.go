@@ -53,53 +53,71 @@ func (o *chOptions) flagNames() []string {
 	return []string{"table", "baseline-where", "canary-where", "columns", "clickhouse-timeout"}
 }
 
-// load reads both arms' aggregates. Flag problems are usage errors (exit
-// 2); an unreachable server or a failed query exit 4, naming the query.
-func (o *chOptions) load(ctx context.Context, prom *promOptions, pol *policies.Policy, env Env, now func() time.Time) (baseline, canary sources.Dataset, err error) {
+// chSource is a checked ClickHouse source with the policy's plan and the
+// window to read.
+type chSource struct {
+	src        *clickhouse.Source
+	plan       *clickhouse.Plan
+	start, end time.Time
+}
+
+// open checks the flags and the window (--start/--end or --last, on prom)
+// and returns the source. Flag problems are usage errors (exit 2).
+func (o *chOptions) open(prom *promOptions, pol *policies.Policy, env Env, now func() time.Time) (chSource, error) {
+	var cs chSource
 	u, perr := url.Parse(o.URL)
 	if perr != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return baseline, canary, usageError("--clickhouse %q: want an http:// or https:// URL with a host, e.g. http://clickhouse:8123", redactURL(o.URL))
+		return cs, usageError("--clickhouse %q: want an http:// or https:// URL with a host, e.g. http://clickhouse:8123", redactURL(o.URL))
 	}
 	if u.User != nil {
-		return baseline, canary, usageError("--clickhouse: credentials in the URL are not accepted; set $%s and $%s", envClickHouseUser, envClickHousePassword)
+		return cs, usageError("--clickhouse: credentials in the URL are not accepted; set $%s and $%s", envClickHouseUser, envClickHousePassword)
 	}
 	if u.RawQuery != "" || u.Fragment != "" {
-		return baseline, canary, usageError("--clickhouse %q: the URL must not carry a query or fragment", redactURL(o.URL))
+		return cs, usageError("--clickhouse %q: the URL must not carry a query or fragment", redactURL(o.URL))
 	}
 	if o.Table == "" {
-		return baseline, canary, usageError("--clickhouse needs --table (the request-log table, table or database.table)")
+		return cs, usageError("--clickhouse needs --table (the request-log table, table or database.table)")
 	}
 	if _, err := clickhouse.QuoteTable(o.Table); err != nil {
-		return baseline, canary, usageError("--table: %v", err)
+		return cs, usageError("--table: %v", err)
 	}
 	if o.BaselineWhere == "" || o.CanaryWhere == "" {
-		return baseline, canary, usageError(`--clickhouse needs --baseline-where and --canary-where (e.g. "deployment = 'baseline'" and "deployment = 'canary'")`)
+		return cs, usageError(`--clickhouse needs --baseline-where and --canary-where (e.g. "deployment = 'baseline'" and "deployment = 'canary'")`)
 	}
 	for _, w := range []struct{ flag, v string }{{"baseline-where", o.BaselineWhere}, {"canary-where", o.CanaryWhere}} {
 		if err := clickhouse.CheckWhere(w.v); err != nil {
-			return baseline, canary, usageError("--%s: %v", w.flag, err)
+			return cs, usageError("--%s: %v", w.flag, err)
 		}
 	}
 	if strings.TrimSpace(o.BaselineWhere) == strings.TrimSpace(o.CanaryWhere) {
-		return baseline, canary, usageError("--baseline-where and --canary-where are the same: both arms would read the same rows")
+		return cs, usageError("--baseline-where and --canary-where are the same: both arms would read the same rows")
 	}
 	cols, err := clickhouse.ParseColumns(o.Columns)
 	if err != nil {
-		return baseline, canary, usageError("--columns: %v", err)
+		return cs, usageError("--columns: %v", err)
 	}
 	if o.Timeout <= 0 {
-		return baseline, canary, usageError("--clickhouse-timeout %v: want a positive duration", o.Timeout)
+		return cs, usageError("--clickhouse-timeout %v: want a positive duration", o.Timeout)
 	}
-	plan := clickHousePlan(pol)
-	start, end, err := chWindow(prom, time.Duration(plan.Step*float64(time.Second)), now)
+	cs.plan = clickHousePlan(pol)
+	if cs.start, cs.end, err = chWindow(prom, time.Duration(cs.plan.Step*float64(time.Second)), now); err != nil {
+		return cs, err
+	}
+	if cs.src, err = clickhouse.New(clickhouse.Config{URL: o.URL, User: env(envClickHouseUser), Password: env(envClickHousePassword),
+		Table: o.Table, Columns: cols, Timeout: o.Timeout}); err != nil {
+		return cs, usageError("%v", err)
+	}
+	return cs, nil
+}
+
+// load reads both arms' aggregates. Flag problems are usage errors (exit
+// 2); an unreachable server or a failed query exit 4, naming the query.
+func (o *chOptions) load(ctx context.Context, prom *promOptions, pol *policies.Policy, env Env, now func() time.Time) (baseline, canary sources.Dataset, err error) {
+	cs, err := o.open(prom, pol, env, now)
 	if err != nil {
 		return baseline, canary, err
 	}
-	src, err := clickhouse.New(clickhouse.Config{URL: o.URL, User: env(envClickHouseUser), Password: env(envClickHousePassword),
-		Table: o.Table, Columns: cols, Timeout: o.Timeout})
-	if err != nil {
-		return baseline, canary, usageError("%v", err)
-	}
+	src, plan, start, end := cs.src, cs.plan, cs.start, cs.end
 	// read aggregates an arm on slices of step seconds (the policy's
 	// bucket, or a power-of-two multiple of it: sources.MaxStreamSlices)
 	read := func(arm sources.Arm, where string, step float64, exclude []clickhouse.Exclusion) (sources.Dataset, error) {
