@@ -17,6 +17,7 @@ import (
 	"github.com/goodput-dev/goodput/analysis"
 	"github.com/goodput-dev/goodput/policies"
 	"github.com/goodput-dev/goodput/sources"
+	"github.com/goodput-dev/goodput/sources/clickhouse"
 	"github.com/goodput-dev/goodput/sources/requestlog"
 )
 
@@ -28,6 +29,10 @@ type persistenceOptions struct {
 	Format           string
 	InputFormat      string
 	Out              string
+	// ch reads an A/A history from request logs in ClickHouse instead,
+	// over win's --start/--end or --last
+	ch  chOptions
+	win promOptions
 }
 
 func (a *app) newPersistenceCmd() *cobra.Command {
@@ -50,6 +55,10 @@ correlation time of a slowdown that would give it, with an interval.
 Give, best first:
   --baseline A --canary B   an A/A history: two arms of the same build side by
                             side on one clock, paired as the judge pairs them
+  --clickhouse URL --table T --baseline-where C --canary-where C (--start T
+  --end T | --last D)       the same from request logs in ClickHouse: each arm
+                            counted per bucket by the server, 30 minutes per
+                            query, no record sent back
   --baseline A              one arm's history: its replicas split in two
                             halves (a slowdown every replica shares at once is
                             not seen); with no replica names the arm alone (its
@@ -62,10 +71,12 @@ histories and declares for slowdowns of 45 s in 7%; eight hours, in 37% and
 the variance: the interval's upper end is the cautious declaration.
 Exit codes: 0 measured, 2 usage error, 4 could not evaluate.`,
 		Example: `  goodput persistence --baseline aa/baseline-*.jsonl --canary aa/canary-*.jsonl
-  goodput persistence --baseline history.jsonl.gz --window 1h --format json`,
+  goodput persistence --baseline history.jsonl.gz --window 1h --format json
+  goodput persistence --clickhouse http://clickhouse:8123 --table logs.requests --last 24h \
+      --baseline-where "deployment = 'aa-a'" --canary-where "deployment = 'aa-b'"`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.runPersistence(cmd.Context(), o)
+			return a.runPersistence(cmd.Context(), o, cmd.Flags().Changed)
 		},
 	}
 	fs := cmd.Flags()
@@ -76,15 +87,36 @@ Exit codes: 0 measured, 2 usage error, 4 could not evaluate.`,
 	fs.StringVar(&o.Format, "format", "text", "output format: text or json")
 	fs.StringVar(&o.InputFormat, "input-format", "", "force the input format instead of detecting it ("+strings.Join(inputFormats(), ", ")+")")
 	fs.StringVarP(&o.Out, "out", "o", "", "write the result to FILE instead of stdout (written atomically)")
+	o.ch.addFlags(fs)
+	fs.Lookup("clickhouse").Usage = "read an A/A history from request logs in ClickHouse over its HTTP interface (http[s]://host:8123); credentials from $" + envClickHouseUser + " and $" + envClickHousePassword
+	fs.StringVar(&o.win.Start, "start", "", "with --clickhouse: the history's start, RFC 3339 (e.g. 2026-11-29T00:00:00Z); with --end")
+	fs.StringVar(&o.win.End, "end", "", "with --clickhouse: the history's end, RFC 3339; default now when --last is given")
+	fs.DurationVar(&o.win.Last, "last", 0, "with --clickhouse: a history of this length ending at --end or now (e.g. 24h); instead of --start")
 	return cmd
 }
 
-func (a *app) runPersistence(ctx context.Context, o *persistenceOptions) error {
+// runPersistence runs the command; changed says whether a flag was given.
+func (a *app) runPersistence(ctx context.Context, o *persistenceOptions, changed func(name string) bool) error {
 	if o.Format != "text" && o.Format != "json" {
 		return usageError("--format %q: want text or json", o.Format)
 	}
-	if len(o.Baseline) == 0 {
-		return usageError("persistence needs --baseline FILE (one arm's history, or with --canary an A/A pair's)")
+	if o.ch.enabled() {
+		if len(o.Baseline)+len(o.Canary) > 0 || o.InputFormat != "" {
+			return usageError("give either --clickhouse with --baseline-where/--canary-where, or --baseline/--canary files (and --input-format), not both")
+		}
+	} else {
+		var given []string
+		for _, name := range append(o.ch.flagNames(), "start", "end", "last") {
+			if changed(name) {
+				given = append(given, "--"+name)
+			}
+		}
+		if len(given) > 0 {
+			return usageError("%s only apply with --clickhouse URL", strings.Join(given, ", "))
+		}
+		if len(o.Baseline) == 0 {
+			return usageError("persistence needs --baseline FILE (one arm's history, or with --canary an A/A pair's), or --clickhouse URL with an A/A pair's conditions")
+		}
 	}
 	if o.Window < time.Minute || o.Window > 24*time.Hour {
 		return usageError("--window %v: want 1m … 24h, the length of the runs to be judged", o.Window)
@@ -92,6 +124,17 @@ func (a *app) runPersistence(ctx context.Context, o *persistenceOptions) error {
 	pol, err := policies.Load(o.Policy)
 	if err != nil {
 		return inputError(err)
+	}
+	if o.ch.enabled() {
+		cs, err := o.ch.open(&o.win, pol, a.env, a.now)
+		if err != nil {
+			return err
+		}
+		h, names, err := a.countClickHouse(ctx, cs, &o.ch, pol)
+		if err != nil {
+			return inputError(err)
+		}
+		return a.writePersistence(o, pol, h, true, names)
 	}
 	// as the judge does: no input given twice (an arm counted twice, or
 	// an A/A pair compared with itself), by name or by content
@@ -120,7 +163,13 @@ func (a *app) runPersistence(ctx context.Context, o *persistenceOptions) error {
 	if err := sameContent(ins); err != nil {
 		return inputError(err)
 	}
-	res, err := h.Fit(pol, o.Window, len(o.Canary) > 0, names)
+	return a.writePersistence(o, pol, h, len(o.Canary) > 0, names)
+}
+
+// writePersistence fits what h counted (an A/A pair's arms when pair) and
+// writes the result; names name each arm's input for errors.
+func (a *app) writePersistence(o *persistenceOptions, pol *policies.Policy, h *analysis.HistoryCounter, pair bool, names [2]string) error {
+	res, err := h.Fit(pol, o.Window, pair, names)
 	if err != nil {
 		return inputError(err)
 	}
@@ -201,6 +250,44 @@ func (a *app) countHistory(ctx context.Context, arm sources.Arm, k int, paths []
 		inputs = append(inputs, ds.Inputs...)
 	}
 	return inputs, nil
+}
+
+// historyChunk is the most buckets one ClickHouse query of a history
+// counts: half of sources.MaxStreamSlices, so that the server's slices
+// are never widened past the policy's bucket.
+const historyChunk = sources.MaxStreamSlices / 2
+
+// countClickHouse counts an A/A history's two arms from ClickHouse into a
+// new counter, each arm read by queries of historyChunk buckets over the
+// window cs names (the server counts each bucket's good and offered
+// requests by the policy's SLO; no record is sent back), and names each
+// arm for errors.
+func (a *app) countClickHouse(ctx context.Context, cs chSource, o *chOptions, pol *policies.Policy) (*analysis.HistoryCounter, [2]string, error) {
+	h := analysis.NewHistoryCounter(pol)
+	names := [2]string{"the baseline's rows in ClickHouse (--baseline-where)", "the canary's rows in ClickHouse (--canary-where)"}
+	step := time.Duration(cs.plan.Step * float64(time.Second))
+	chunk := historyChunk * step
+	queries := int((cs.end.Sub(cs.start) + chunk - 1) / chunk)
+	for k, arm := range []struct {
+		arm   sources.Arm
+		where string
+	}{{sources.Baseline, o.BaselineWhere}, {sources.Canary, o.CanaryWhere}} {
+		fmt.Fprintf(a.io.ErrOut, "counting the %s's history in ClickHouse table %s: %d queries of %v…\n", arm.arm, o.Table, queries, chunk)
+		for from := cs.start; from.Before(cs.end); from = from.Add(chunk) {
+			to := from.Add(chunk)
+			if to.After(cs.end) {
+				to = cs.end
+			}
+			ds, err := cs.src.Read(ctx, clickhouse.Query{Arm: arm.arm, Where: arm.where, Start: from, End: to, Plan: cs.plan, AllowEmpty: true})
+			if err != nil {
+				return nil, names, err
+			}
+			if err := h.AddAggregate(k, ds.Agg); err != nil {
+				return nil, names, fmt.Errorf("%s, %s to %s: %v", names[k], from.UTC().Format(time.RFC3339), to.UTC().Format(time.RFC3339), err)
+			}
+		}
+	}
+	return h, names, nil
 }
 
 // declared is the window.persistence to declare from h: its point
