@@ -11,6 +11,7 @@ import (
 	"os"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/goodput-dev/goodput/policies"
@@ -161,7 +162,9 @@ func seedRange(name string, def int) (n, from int) {
 // refused on the request path as "the warm-up cut of 0s removes the whole
 // run" while the aggregate judged them too little data. 300 pairs by
 // default; GOODPUT_RANDOM_ARMS=N judges N (GOODPUT_RANDOM_ARMS_FROM: the
-// first seed), and -v prints how each path ended.
+// first seed), and -v prints how each path ended and the pairs whose
+// verdicts differ between the paths, with the gates that differ; neither
+// path may pass what the other does not.
 func TestRandomArms(t *testing.T) {
 	n, from := seedRange("GOODPUT_RANDOM_ARMS", 300)
 	var pols []*policies.Policy
@@ -207,8 +210,8 @@ func TestRandomArms(t *testing.T) {
 			continue
 		}
 		cfg := Config{Policy: p, Resamples: 50, Seed: 1}
-		_, errExact := judge("exact", func() (*Report, error) { return Judge(&bd, &cd, cfg) })
-		_, errAgg := judge("aggregate", func() (*Report, error) {
+		exact, errExact := judge("exact", func() (*Report, error) { return Judge(&bd, &cd, cfg) })
+		agg, errAgg := judge("aggregate", func() (*Report, error) {
 			ab, ac, err := StreamedArms(&bd, &cd, cfg)
 			if err != nil {
 				return nil, err
@@ -219,6 +222,37 @@ func TestRandomArms(t *testing.T) {
 			ended["one path refused"]++
 			t.Logf("seed %d, policy %s: refused on one path only: exact %v; aggregate %v", seed, p.Name, errExact, errAgg)
 		}
+		if exact != nil && agg != nil && exact.Verdict != agg.Verdict {
+			ended["verdicts differ"]++
+			t.Logf("seed %d, policy %s: exact %s, aggregate %s: %s", seed, p.Name, exact.Verdict, agg.Verdict, gatesApart(exact, agg))
+			if exact.Verdict == Pass || agg.Verdict == Pass {
+				t.Errorf("seed %d, policy %s: one path passes what the other does not (exact %s, aggregate %s)", seed, p.Name, exact.Verdict, agg.Verdict)
+			}
+		}
 	}
 	t.Logf("%d pairs: %v", n, ended)
+}
+
+// gatesApart lists the gates whose verdicts differ between two reports of
+// one pair, "name exact→aggregate", and those only one report has.
+func gatesApart(exact, agg *Report) string {
+	byName := map[string]Verdict{}
+	for _, m := range agg.Metrics {
+		byName[m.Name] = m.Verdict
+	}
+	var out []string
+	for _, m := range exact.Metrics {
+		v, ok := byName[m.Name]
+		switch {
+		case !ok:
+			out = append(out, fmt.Sprintf("%s %s→absent", m.Name, m.Verdict))
+		case v != m.Verdict:
+			out = append(out, fmt.Sprintf("%s %s→%s", m.Name, m.Verdict, v))
+		}
+		delete(byName, m.Name)
+	}
+	for _, name := range sortedKeys(byName) {
+		out = append(out, fmt.Sprintf("%s absent→%s", name, byName[name]))
+	}
+	return strings.Join(out, ", ")
 }
