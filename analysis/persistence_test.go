@@ -21,14 +21,10 @@ import (
 // does so alike on the request path and the streaming aggregate; without
 // it nothing moves.
 func TestPersistenceWidensBothPaths(t *testing.T) {
-	cases := map[string]fleetCase{}
-	for _, fc := range fleetCases() {
-		cases[fc.name] = fc
-	}
 	plain := chat(t)
 	declared := *plain
 	declared.Window.Persistence = policies.Duration(5 * time.Minute)
-	fc := cases["aa"]
+	fc := fleetCaseNamed(t, "aa")
 	const seed = 3
 	b, c := fleetArms(fc.b(seed), fc.c(seed), seed)
 	exact0, agg0 := judgedBothWays(t, b, c, Config{Policy: plain, Resamples: 200, Seed: 1})
@@ -161,12 +157,8 @@ func TestMoreDataUnderPersistence(t *testing.T) {
 // exactly as counted whole (the command scans each file into a counter of
 // its own), in each of the three ways halves are formed.
 func TestHistoryCounterMerge(t *testing.T) {
-	cases := map[string]fleetCase{}
-	for _, fc := range fleetCases() {
-		cases[fc.name] = fc
-	}
 	p := chat(t)
-	fc := cases["aa"]
+	fc := fleetCaseNamed(t, "aa")
 	bf, cf := fc.b(4), fc.c(4)
 	bf.secs, cf.secs, bf.rate, cf.rate = 4*3600, 4*3600, 5, 5
 	b, c := fleetArms(bf, cf, 4)
@@ -214,12 +206,8 @@ func TestHistoryCounterMerge(t *testing.T) {
 // counted record by record, read a piece at a time in any order; an
 // aggregate on another bucket or of metrics is refused with the reason.
 func TestHistoryCounterAggregate(t *testing.T) {
-	cases := map[string]fleetCase{}
-	for _, fc := range fleetCases() {
-		cases[fc.name] = fc
-	}
 	p := chat(t)
-	fc := cases["aa"]
+	fc := fleetCaseNamed(t, "aa")
 	bf, cf := fc.b(6), fc.c(6)
 	bf.secs, cf.secs = 3600, 3600
 	b, c := fleetArms(bf, cf, 6)
@@ -295,10 +283,6 @@ func TestPersistenceFitCalibration(t *testing.T) {
 	if v, err := strconv.ParseFloat(os.Getenv("GOODPUT_PERSISTENCE_HOURS"), 64); err == nil && v > 0 {
 		hours = v
 	}
-	cases := map[string]fleetCase{}
-	for _, fc := range fleetCases() {
-		cases[fc.name] = fc
-	}
 	p := chat(t)
 	variants := fleetVariants()
 	for _, v := range []struct {
@@ -316,7 +300,7 @@ func TestPersistenceFitCalibration(t *testing.T) {
 		var fits historyFits
 		for i := range reps {
 			seed := uint64(7000 + i)
-			fc := cases["aa"]
+			fc := fleetCaseNamed(t, "aa")
 			bf, cf := fc.b(seed), fc.c(seed)
 			if v.name != "" {
 				variants[v.name](&bf, &cf)

@@ -82,10 +82,6 @@ func TestUserSpreadReference(t *testing.T) {
 // no "users" step. (How often the intervals hold 0 with and without the
 // widening is measured over many replicates in docs/EVIDENCE.md.)
 func TestUsersWidenOnBothPaths(t *testing.T) {
-	cases := map[string]fleetCase{}
-	for _, fc := range fleetCases() {
-		cases[fc.name] = fc
-	}
 	p := chat(t)
 	for _, tc := range []struct {
 		name          string
@@ -95,7 +91,7 @@ func TestUsersWidenOnBothPaths(t *testing.T) {
 		{"aa-shared-users", true, false},
 		{"aa", false, false},
 	} {
-		fc := cases[tc.name]
+		fc := fleetCaseNamed(t, tc.name)
 		for seed := uint64(1); seed <= 6; seed++ {
 			if !tc.widened && seed > 2 {
 				break
