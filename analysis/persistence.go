@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -295,6 +296,9 @@ func (h *HistoryCounter) Fit(p *policies.Policy, window time.Duration, pair bool
 		t := int(k.bucket - h.lo)
 		halves[x].Num[t] += c[0]
 		halves[x].Den[t] += c[1]
+	}
+	if pair && slices.Equal(halves[0].Num, halves[1].Num) && slices.Equal(halves[0].Den, halves[1].Den) {
+		return out, fmt.Errorf("%s and %s count the same good and offered requests in every bucket: an A/A history needs each arm's own records (do both select the same rows?)", names[0], names[1])
 	}
 	y := halves[1]
 	if out.Source == "arm" {

@@ -84,6 +84,8 @@ func TestPersistenceFromClickHouse(t *testing.T) {
 			[]string{"the baseline's rows in ClickHouse (--baseline-where)", "2 windows of 30m0s", "longer history"}},
 		{"a condition no row meets", ch(append(window, "--canary-where", "arm = 'nobody'")...), 4,
 			[]string{"the canary's rows in ClickHouse (--canary-where): no records"}},
+		{"the same rows twice", ch(append(window, "--canary-where", "(arm = 'baseline')")...), 4,
+			[]string{"(--baseline-where) and the canary's rows in ClickHouse (--canary-where) count the same", "each arm's own records"}},
 		{"files beside it", ch(append(window, "--baseline", b)...), 2, []string{"not both"}},
 		{"no window", ch(), 2, []string{"--clickhouse needs a window"}},
 		{"one condition", []string{"persistence", "--clickhouse", srv.URL, "--table", "hist", "--baseline-where", "arm = 'baseline'", "--last", "24h"}, 2,
