@@ -38,7 +38,7 @@ type persistenceOptions struct {
 func (a *app) newPersistenceCmd() *cobra.Command {
 	o := &persistenceOptions{}
 	cmd := &cobra.Command{
-		Use:   "persistence --baseline FILE… [--canary FILE…] [flags]",
+		Use:   "persistence (--baseline FILE… [--canary FILE…] | --clickhouse URL --table T --baseline-where C --canary-where C) [flags]",
 		Short: "Measure how long the fleet's own slowdowns last, for window.persistence",
 		Long: `Read a long history and say how long the fleet's own slowdowns last: the
 value of the policy's window.persistence. A 30-minute run reads its intervals'
