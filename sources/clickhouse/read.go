@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -31,9 +32,9 @@ type Query struct {
 	// Exclude leaves replicas' own warm-ups out of the counts (the
 	// replicas still count as serving there); nil: every row.
 	Exclude []Exclusion
-	// AllowEmpty makes a window without rows an empty aggregate (no
-	// buckets) instead of an error: a gap in a long history read a piece
-	// at a time.
+	// AllowEmpty makes a window without rows no counts instead of an
+	// error in ReadCounts (a gap in a long history read a piece at a
+	// time); Read refuses such a window whatever it says.
 	AllowEmpty bool
 }
 
@@ -169,30 +170,9 @@ type cellKey struct {
 func (s *Source) Read(ctx context.Context, q Query) (sources.Dataset, error) {
 	ds := sources.Dataset{Arm: q.Arm, Clock: sources.ClockEpoch, Location: s.cfg.Location}
 	name := string(q.Arm) + " aggregate"
-	if q.Plan == nil {
-		return ds, &QueryError{name, "no plan"}
-	}
-	if err := q.Plan.check(); err != nil {
-		return ds, &QueryError{name, err.Error()}
-	}
-	if err := CheckWhere(q.Where); err != nil {
-		return ds, &QueryError{name, "condition " + strconv.Quote(sanitize(q.Where, 200)) + ": " + err.Error()}
-	}
-	if !q.End.After(q.Start) {
-		return ds, &QueryError{name, "the window ends before it starts"}
-	}
-	info, err := s.describe(ctx)
+	cols, start, end, err := s.prepare(ctx, name, q)
 	if err != nil {
 		return ds, err
-	}
-	cols, err := resolve(info, s.cfg.Columns)
-	if err != nil {
-		return ds, &QueryError{"describe " + sanitize(s.cfg.Table, 120), err.Error()}
-	}
-	start := float64(q.Start.UnixNano()) / 1e9
-	end := float64(q.End.UnixNano()) / 1e9
-	if q.Start.Nanosecond() == 0 && q.End.Nanosecond() == 0 {
-		start, end = float64(q.Start.Unix()), float64(q.End.Unix())
 	}
 	query := buildQuery(q.Plan, s.table, cols, q.Where, start, end, q.Exclude)
 	as := newAssembler(q.Plan)
@@ -205,10 +185,6 @@ func (s *Source) Read(ctx context.Context, q Query) (sources.Dataset, error) {
 	}, func() { as = newAssembler(q.Plan) })
 	if err != nil {
 		return ds, err
-	}
-	if as.records == 0 && q.AllowEmpty {
-		ds.Agg = &sources.Aggregate{Exact: true, Step: q.Plan.Step}
-		return ds, nil
 	}
 	agg, records, canon, err := as.finish()
 	if err != nil {
@@ -229,13 +205,138 @@ func (s *Source) Read(ctx context.Context, q Query) (sources.Dataset, error) {
 	return ds, nil
 }
 
+// prepare checks q, reads the table's columns and returns them with the
+// window in unix seconds; errors are QueryErrors naming name.
+func (s *Source) prepare(ctx context.Context, name string, q Query) (cols resolved, start, end float64, err error) {
+	if q.Plan == nil {
+		return cols, 0, 0, &QueryError{name, "no plan"}
+	}
+	if err := q.Plan.check(); err != nil {
+		return cols, 0, 0, &QueryError{name, err.Error()}
+	}
+	if err := CheckWhere(q.Where); err != nil {
+		return cols, 0, 0, &QueryError{name, "condition " + strconv.Quote(sanitize(q.Where, 200)) + ": " + err.Error()}
+	}
+	if !q.End.After(q.Start) {
+		return cols, 0, 0, &QueryError{name, "the window ends before it starts"}
+	}
+	info, err := s.describe(ctx)
+	if err != nil {
+		return cols, 0, 0, err
+	}
+	if cols, err = resolve(info, s.cfg.Columns); err != nil {
+		return cols, 0, 0, &QueryError{"describe " + sanitize(s.cfg.Table, 120), err.Error()}
+	}
+	start = float64(q.Start.UnixNano()) / 1e9
+	end = float64(q.End.UnixNano()) / 1e9
+	if q.Start.Nanosecond() == 0 && q.End.Nanosecond() == 0 {
+		start, end = float64(q.Start.Unix()), float64(q.End.Unix())
+	}
+	return cols, start, end, nil
+}
+
+// SliceCount is one slice of an arm's requests: its number (floor(ts /
+// Plan.Step)), the requests that arrived in it and the good ones among
+// them by the plan's SLOs.
+type SliceCount struct {
+	Slice         int64
+	Offered, Good int64
+}
+
+// ReadCounts runs the arm's count query over q's window: its requests and
+// good requests per slice of the plan's step, in slice order, good by the
+// same rule as Read's aggregate (q.Exclude is not read). Rows a file's
+// reader refuses fail it as they fail Read; a window without rows gives
+// no slices, and an error only when q.AllowEmpty is false. Errors name the
+// query ("<arm> counts"); none holds credentials.
+func (s *Source) ReadCounts(ctx context.Context, q Query) ([]SliceCount, error) {
+	name := string(q.Arm) + " counts"
+	cols, start, end, err := s.prepare(ctx, name, q)
+	if err != nil {
+		return nil, err
+	}
+	var out []SliceCount
+	var bad badRows
+	err = s.run(ctx, name, buildCountQuery(q.Plan, s.table, cols, q.Where, start, end), func(line []byte) error {
+		var r struct {
+			S             count `json:"s"`
+			N             count `json:"n"`
+			Good          count `json:"good"`
+			BadStatus     count `json:"bad_status"`
+			BadTTFT       count `json:"bad_ttft"`
+			BadLatency    count `json:"bad_latency"`
+			BadE2E        count `json:"bad_e2e"`
+			BadCount      count `json:"bad_count"`
+			BadCanceledBy count `json:"bad_canceled_by"`
+		}
+		if err := json.Unmarshal(line, &r); err != nil {
+			return fmt.Errorf("unexpected answer row: %v", err)
+		}
+		bad.add(int64(r.BadStatus), int64(r.BadTTFT), int64(r.BadLatency), int64(r.BadE2E), int64(r.BadCount), int64(r.BadCanceledBy))
+		out = append(out, SliceCount{Slice: int64(r.S), Offered: int64(r.N), Good: int64(r.Good)})
+		return nil
+	}, func() { out, bad = nil, badRows{} })
+	if err != nil {
+		return nil, err
+	}
+	if err := bad.err(); err != nil {
+		return nil, &QueryError{name, err.Error()}
+	}
+	if len(out) == 0 && !q.AllowEmpty {
+		return nil, &QueryError{name, errNoRequests.Error()}
+	}
+	slices.SortFunc(out, func(x, y SliceCount) int { return cmp.Compare(x.Slice, y.Slice) })
+	return out, nil
+}
+
+// badRows counts the rows a file's reader refuses, by reason.
+type badRows struct{ status, ttft, latency, e2e, count, canceledBy int64 }
+
+// add counts a row's bad rows of each reason.
+func (b *badRows) add(status, ttft, latency, e2e, count, canceledBy int64) {
+	b.status += status
+	b.ttft += ttft
+	b.latency += latency
+	b.e2e += e2e
+	b.count += count
+	b.canceledBy += canceledBy
+}
+
+// err says what the rows hold that the native request log does not allow,
+// nil when nothing.
+func (b badRows) err() error {
+	var problems []string
+	for _, x := range []struct {
+		n   int64
+		msg string
+	}{
+		{b.status, "a status other than ok, error, timeout, canceled (cancelled) or rejected"},
+		{b.ttft, "status ok but no ttft_s"},
+		{b.latency, "a negative or infinite latency"},
+		{b.e2e, "e2e_s smaller than ttft_s"},
+		{b.count, "a negative or fractional token count, or attempt below 1"},
+		{b.canceledBy, "a canceled_by other than client or server, or canceled_by on a row whose status is not canceled"},
+	} {
+		if x.n > 0 {
+			problems = append(problems, fmt.Sprintf("%d with %s", x.n, x.msg))
+		}
+	}
+	if len(problems) == 0 {
+		return nil
+	}
+	return fmt.Errorf("rows the native request log does not allow: %s; fix the rows, map other columns with --columns, or narrow the condition", strings.Join(problems, "; "))
+}
+
+// errNoRequests is a window without rows.
+var errNoRequests = errors.New("no requests: no row satisfies the condition in the window; check the condition and the window (--start/--end or --last)")
+
 // assembler turns the query's rows, as they arrive, into the aggregate in
 // the form the streaming scan of the same records builds; it keeps the
 // aggregate's cells, not the rows.
 type assembler struct {
 	p          *Plan
 	records    int64
-	bad        struct{ status, ttft, latency, e2e, count, canceledBy int64 }
+	bad        badRows
 	unverified map[string]int64
 	cells      map[cellKey]*aggcell.Cell
 	reps       sources.ReplicaSpans
@@ -336,12 +437,7 @@ func (as *assembler) add(r *row) error {
 	switch r.M {
 	case rowCounts:
 		as.records += int64(r.N)
-		as.bad.status += int64(r.BadStatus)
-		as.bad.ttft += int64(r.BadTTFT)
-		as.bad.latency += int64(r.BadLatency)
-		as.bad.e2e += int64(r.BadE2E)
-		as.bad.count += int64(r.BadCount)
-		as.bad.canceledBy += int64(r.BadCanceledBy)
+		as.bad.add(int64(r.BadStatus), int64(r.BadTTFT), int64(r.BadLatency), int64(r.BadE2E), int64(r.BadCount), int64(r.BadCanceledBy))
 		for k, v := range map[string]count{"ttft": r.UnvTTFT, "tpot": r.UnvTPOT, "e2e": r.UnvE2E, "max_itl": r.UnvMaxITL, "quality": r.UnvQuality, sources.ClassUnverified: r.UnvClass} {
 			if v > 0 {
 				as.unverified[k] += int64(v)
@@ -463,27 +559,11 @@ func rowDigest(format string, a ...any) string {
 func (as *assembler) finish() (*sources.Aggregate, int64, []string, error) {
 	p, records, bad, unverified, cells, reps, cacheKnown, lo, hi, canon := as.p, as.records, as.bad, as.unverified, as.cells, as.reps, as.cacheKnown, as.lo, as.hi, as.canon
 	slices.Sort(canon)
-	var problems []string
-	for _, b := range []struct {
-		n   int64
-		msg string
-	}{
-		{bad.status, "a status other than ok, error, timeout, canceled (cancelled) or rejected"},
-		{bad.ttft, "status ok but no ttft_s"},
-		{bad.latency, "a negative or infinite latency"},
-		{bad.e2e, "e2e_s smaller than ttft_s"},
-		{bad.count, "a negative or fractional token count, or attempt below 1"},
-		{bad.canceledBy, "a canceled_by other than client or server, or canceled_by on a row whose status is not canceled"},
-	} {
-		if b.n > 0 {
-			problems = append(problems, fmt.Sprintf("%d with %s", b.n, b.msg))
-		}
-	}
-	if len(problems) > 0 {
-		return nil, 0, nil, fmt.Errorf("rows the native request log does not allow: %s; fix the rows, map other columns with --columns, or narrow the condition", strings.Join(problems, "; "))
+	if err := bad.err(); err != nil {
+		return nil, 0, nil, err
 	}
 	if records == 0 {
-		return nil, 0, nil, fmt.Errorf("no requests: no row satisfies the condition in the window; check the condition and the window (--start/--end or --last)")
+		return nil, 0, nil, errNoRequests
 	}
 	n := hi - lo + 1
 	step := p.Step * float64(int64(1)<<as.shift)

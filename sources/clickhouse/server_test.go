@@ -97,6 +97,51 @@ func TestReadCounts(t *testing.T) {
 	}
 }
 
+// TestSliceCounts: the count query gives each slice's requests and good
+// ones, the same as the aggregate's buckets summed per slice; a window
+// without rows is no counts when allowed and "no requests" otherwise.
+func TestSliceCounts(t *testing.T) {
+	srv := chtest.Start(t)
+	srv.LoadRequests(t, "req", "c", strings.NewReader(someRecords))
+	src, err := New(Config{URL: srv.URL, Table: "req"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, e := window()
+	q := Query{Arm: sources.Canary, Where: "arm = 'c'", Start: s, End: e, Plan: testPlan()}
+	counts, err := src.ReadCounts(context.Background(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []SliceCount{{176722560, 1, 1}, {176722561, 3, 0}}
+	if fmt.Sprint(counts) != fmt.Sprint(want) {
+		t.Errorf("counts %v, want %v", counts, want)
+	}
+	ds, err := src.Read(context.Background(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	agg := map[int64][2]int64{}
+	for _, b := range ds.Agg.Buckets {
+		k := int64(math.Floor(b.Start / 10))
+		x := agg[k]
+		agg[k] = [2]int64{x[0] + int64(b.Completed+b.Failed+b.Canceled+b.Rejected), x[1] + int64(b.Good)}
+	}
+	for _, c := range counts {
+		if agg[c.Slice] != [2]int64{c.Offered, c.Good} {
+			t.Errorf("slice %d: counts %d, %d; the aggregate %v", c.Slice, c.Offered, c.Good, agg[c.Slice])
+		}
+	}
+	q.Start, q.End = e, e.Add(time.Hour)
+	if _, err := src.ReadCounts(context.Background(), q); err == nil || !strings.Contains(err.Error(), "canary counts: no requests") {
+		t.Errorf("an empty window: %v", err)
+	}
+	q.AllowEmpty = true
+	if counts, err := src.ReadCounts(context.Background(), q); err != nil || len(counts) != 0 {
+		t.Errorf("an empty window allowed: %v, %v", counts, err)
+	}
+}
+
 // TestHostileNames: a table, columns and label values whose names hold
 // backquotes, backslashes, quotes, semicolons and comment markers are read
 // through escaping; nothing else in the database is touched.
@@ -317,10 +362,16 @@ func TestBadRowsRefused(t *testing.T) {
 `))
 	src, _ := New(Config{URL: srv.URL, Table: "req"})
 	_, err := read(t, src, "arm = 'c'", testPlan())
+	s, e := window()
+	_, errCounts := src.ReadCounts(context.Background(), Query{Arm: sources.Canary, Where: "arm = 'c'", Start: s, End: e, Plan: testPlan()})
 	for _, want := range []string{"1 with a status other than ok", "1 with status ok but no ttft_s", "1 with e2e_s smaller than ttft_s", "1 with a negative or fractional token count, or attempt below 1",
 		"2 with a canceled_by other than client or server, or canceled_by on a row whose status is not canceled"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error %v lacks %q", err, want)
+		}
+		// the count query refuses the same rows
+		if errCounts == nil || !strings.Contains(errCounts.Error(), want) {
+			t.Errorf("count query's error %v lacks %q", errCounts, want)
 		}
 	}
 }

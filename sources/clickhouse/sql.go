@@ -394,13 +394,119 @@ const zeroBin = math.MinInt32
 // histogram one column of bins and counts (sumMap), so the answer has one
 // row per slice × stratum plus one per slice × replica.
 func buildQuery(p *Plan, table string, cols resolved, where string, start, end float64, exclude []Exclusion) string {
-	a := func(n string) string { return aliasPrefix + n }
-	col := func(f string) string {
-		if c, ok := cols.col[f]; ok {
-			return QuoteIdent(c)
-		}
-		return ""
+	a, col := alias, cols.quoted
+	level2 := buildRows(p, table, cols, where, start, end, exclude)
+	ok := a("st") + " = 1"
+
+	// third level: one row per request for the counters and histograms,
+	// one per request naming a replica, and one more per request in
+	// flight on a replica, counted in the slice it ended in
+	m := a("m")
+	kinds := "[0, 4, 5]"
+	if col("user") != "" {
+		// and one per request in its group of users, when the table
+		// names users
+		kinds = "[0, 4, 5, 6]"
 	}
+	level3 := "SELECT *, arrayJoin(" + kinds + ") AS " + m + " FROM (" + level2 + ")"
+	keep := "(" + m + " = 0 AND NOT " + a("excl") + ") OR (" + m + " = 4 AND " + a("rep") + " != '') OR (" + m + " = 5 AND " + a("fl") + ") OR (" + m + " = 6 AND NOT " + a("excl") + ")"
+	// a histogram is one column: sumMap's sorted bins and their counts;
+	// a replica's row has its TTFT and TPOT histograms, for its per-slice
+	// medians and tail shares, without its own warm-up (as the streaming
+	// scan leaves a left-out request's latencies out of its replica's)
+	hist := func(n string) string {
+		rows := m + " = 0"
+		if n == "ttft" || n == "tpot" {
+			rows = "(" + m + " = 0 OR (" + m + " = 4 AND NOT " + a("excl") + "))"
+		}
+		return "sumMapIf([" + a("bin_"+n) + "], [toFloat64(1)], " + rows + " AND " + ok + " AND " + a(n+"_k") + ") AS h_" + n
+	}
+	// a latency's sum over the histogram's values, each rounded to the
+	// nanosecond as sources.LatencyNanos rounds: integers, so the sum is
+	// the same in any order
+	latSum := func(n string) string {
+		return "sumIf(toInt64(floor(" + a(n) + " * 1e9 + 0.5)), " + m + " = 0 AND " + ok + " AND " + a(n+"_k") + ") AS sum_" + n
+	}
+	sel := []string{
+		"multiIf(" + m + " = 5, " + a("se") + ", " + m + " = 6, toInt64(0), " + a("s") + ") AS s",
+		"if(" + m + " = 6, toUInt64(" + a("ug") + "), toUInt64(0)) AS ug",
+		"countIf(" + a("named") + ") AS named",
+		"sumIf(" + a("output") + " * " + a("output") + ", " + ok + " AND " + a("output") + " >= 0) AS output_sq",
+		"sumIf(" + a("prompt") + " * " + a("prompt") + ", " + a("st") + " != 5 AND " + a("prompt") + " >= 0) AS prompt_sq",
+		m + " AS m",
+		"if(" + m + " >= 4, '', " + a("label") + ") AS label",
+		"if(" + m + " >= 4, 0, " + a("pb") + ") AS pb",
+		"if(" + m + " >= 4, toInt32(-1), " + a("pc") + ") AS pc",
+		"if(" + m + " >= 4, 0, " + a("cb") + ") AS cb",
+		"if(" + m + " >= 4, " + a("rep") + ", '') AS rep",
+		hist("ttft"), hist("tpot"), hist("e2e"),
+		latSum("ttft"), latSum("tpot"), latSum("e2e"),
+		"count() AS n",
+		"countIf(" + ok + ") AS completed",
+		"countIf(" + a("failed") + ") AS failed",
+		"countIf(" + a("canceled") + ") AS canceled",
+		"countIf(" + a("st") + " = 5) AS rejected",
+		"countIf(" + a("good") + ") AS good",
+		"countIf(" + a("attempt") + " > 1) AS retried",
+		"countIf(" + a("attempt") + " >= 1) AS attempt_known",
+		"countIf(" + a("short") + ") AS short",
+		"sumIf(" + a("prompt") + ", " + a("st") + " != 5 AND " + a("prompt") + " >= 0) AS prompt_tokens",
+		"sumIf(" + a("output") + ", " + ok + " AND " + a("output") + " > 0) AS output_tokens",
+		"countIf(" + ok + " AND " + a("output") + " < 0) AS output_unknown",
+		// the longest completion, which a mean output length must not rest on
+		"maxIf(" + a("output") + ", " + ok + " AND " + a("output") + " > 0) AS output_max",
+		"countIf(" + a("st") + " != 5 AND " + a("prompt") + " < 0) AS prompt_unknown",
+		"sumIf(" + a("output") + ", " + a("good") + " AND " + a("output") + " > 0) AS good_tokens",
+		"sumIf(" + a("cached") + ", " + a("cached") + " >= 0 AND " + a("prompt") + " > 0) AS hits",
+		"sumIf(" + a("prompt") + ", " + a("cached") + " >= 0 AND " + a("prompt") + " > 0) AS queries",
+		"countIf(" + a("cached") + " >= 0 AND " + a("prompt") + " > 0) AS cache_known",
+		"countIf(" + a("st") + " != 5) AS admitted",
+		// a replica's judged requests and good ones (its own warm-up not
+		// judged), for the spread of attainment between replicas
+		"countIf(NOT " + a("excl") + ") AS judged",
+		"countIf(" + a("good") + " AND NOT " + a("excl") + ") AS judged_good",
+		// a replica's requests in flight that arrived in the slice (its
+		// row m = 4); a row m = 5 counts (n) those that ended in it
+		"countIf(" + m + " = 4 AND " + a("fl") + ") AS started",
+		"countIf(" + a("unv_ttft") + ") AS unv_ttft",
+		"countIf(" + a("unv_tpot") + ") AS unv_tpot",
+		"countIf(" + a("unv_e2e") + ") AS unv_e2e",
+		"countIf(" + a("unv_itl") + ") AS unv_max_itl",
+		"countIf(" + a("unv_quality") + ") AS unv_quality",
+		"countIf(" + a("unv_class") + ") AS unv_class",
+		"countIf(" + a("q_checked") + ") AS quality_checked",
+		"countIf(" + a("q_failed") + ") AS quality_failed",
+		"countIf(" + a("st") + " = 0) AS bad_status",
+		"countIf(" + a("bad_ttft") + ") AS bad_ttft",
+		"countIf(" + a("bad_latency") + ") AS bad_latency",
+		"countIf(" + a("bad_e2e") + ") AS bad_e2e",
+		"countIf(" + a("bad_count") + ") AS bad_count",
+		"countIf(" + a("bad_by") + ") AS bad_canceled_by",
+	}
+	return "SELECT " + strings.Join(sel, ", ") +
+		" FROM (" + level3 + ") WHERE " + keep +
+		" GROUP BY s, m, label, pb, pc, cb, rep, ug" +
+		" FORMAT JSONEachRow"
+}
+
+// alias names a column the generated query defines (aliasPrefix).
+func alias(n string) string { return aliasPrefix + n }
+
+// quoted is field f's column, quoted; "" when the table lacks it.
+func (c resolved) quoted(f string) string {
+	if name, ok := c.col[f]; ok {
+		return QuoteIdent(name)
+	}
+	return ""
+}
+
+// buildRows is the query's first two levels: one row per request of the
+// arm in [start, end) with the native log's fields made total, its slice
+// (alias "s"), status code ("st"), policy class, whether it is good
+// ("good"), the checks a file's reader makes ("bad_…"), its latency bins
+// and its user group, each named by alias.
+func buildRows(p *Plan, table string, cols resolved, where string, start, end float64, exclude []Exclusion) string {
+	a, col := alias, cols.quoted
 	var l1 []string // first level: the table's columns, made total
 	add := func(expr, name string) { l1 = append(l1, expr+" AS "+a(name)) }
 
@@ -665,86 +771,18 @@ func buildQuery(p *Plan, table string, cols resolved, where string, start, end f
 	for _, n := range []string{"label", "rep", "prompt", "output", "cached", "attempt", "bad_count", "ttft_k", "e2e_k", "ttft", "e2e"} {
 		l2 = append(l2, a(n))
 	}
-	level2 := "SELECT " + strings.Join(l2, ", ") + " FROM (" + level1 + ")"
+	return "SELECT " + strings.Join(l2, ", ") + " FROM (" + level1 + ")"
+}
 
-	// third level: one row per request for the counters and histograms,
-	// one per request naming a replica, and one more per request in
-	// flight on a replica, counted in the slice it ended in
-	m := a("m")
-	kinds := "[0, 4, 5]"
-	if col("user") != "" {
-		// and one per request in its group of users, when the table
-		// names users
-		kinds = "[0, 4, 5, 6]"
-	}
-	level3 := "SELECT *, arrayJoin(" + kinds + ") AS " + m + " FROM (" + level2 + ")"
-	keep := "(" + m + " = 0 AND NOT " + a("excl") + ") OR (" + m + " = 4 AND " + a("rep") + " != '') OR (" + m + " = 5 AND " + a("fl") + ") OR (" + m + " = 6 AND NOT " + a("excl") + ")"
-	// a histogram is one column: sumMap's sorted bins and their counts;
-	// a replica's row has its TTFT and TPOT histograms, for its per-slice
-	// medians and tail shares, without its own warm-up (as the streaming
-	// scan leaves a left-out request's latencies out of its replica's)
-	hist := func(n string) string {
-		rows := m + " = 0"
-		if n == "ttft" || n == "tpot" {
-			rows = "(" + m + " = 0 OR (" + m + " = 4 AND NOT " + a("excl") + "))"
-		}
-		return "sumMapIf([" + a("bin_"+n) + "], [toFloat64(1)], " + rows + " AND " + ok + " AND " + a(n+"_k") + ") AS h_" + n
-	}
-	// a latency's sum over the histogram's values, each rounded to the
-	// nanosecond as sources.LatencyNanos rounds: integers, so the sum is
-	// the same in any order
-	latSum := func(n string) string {
-		return "sumIf(toInt64(floor(" + a(n) + " * 1e9 + 0.5)), " + m + " = 0 AND " + ok + " AND " + a(n+"_k") + ") AS sum_" + n
-	}
+// buildCountQuery counts the arm's requests and its good ones per slice,
+// with the rows a file's reader refuses, from buildRows: what a history
+// needs, without the aggregate's strata, replicas and latency bins.
+func buildCountQuery(p *Plan, table string, cols resolved, where string, start, end float64) string {
+	a := alias
 	sel := []string{
-		"multiIf(" + m + " = 5, " + a("se") + ", " + m + " = 6, toInt64(0), " + a("s") + ") AS s",
-		"if(" + m + " = 6, toUInt64(" + a("ug") + "), toUInt64(0)) AS ug",
-		"countIf(" + a("named") + ") AS named",
-		"sumIf(" + a("output") + " * " + a("output") + ", " + ok + " AND " + a("output") + " >= 0) AS output_sq",
-		"sumIf(" + a("prompt") + " * " + a("prompt") + ", " + a("st") + " != 5 AND " + a("prompt") + " >= 0) AS prompt_sq",
-		m + " AS m",
-		"if(" + m + " >= 4, '', " + a("label") + ") AS label",
-		"if(" + m + " >= 4, 0, " + a("pb") + ") AS pb",
-		"if(" + m + " >= 4, toInt32(-1), " + a("pc") + ") AS pc",
-		"if(" + m + " >= 4, 0, " + a("cb") + ") AS cb",
-		"if(" + m + " >= 4, " + a("rep") + ", '') AS rep",
-		hist("ttft"), hist("tpot"), hist("e2e"),
-		latSum("ttft"), latSum("tpot"), latSum("e2e"),
+		a("s") + " AS s",
 		"count() AS n",
-		"countIf(" + ok + ") AS completed",
-		"countIf(" + a("failed") + ") AS failed",
-		"countIf(" + a("canceled") + ") AS canceled",
-		"countIf(" + a("st") + " = 5) AS rejected",
 		"countIf(" + a("good") + ") AS good",
-		"countIf(" + a("attempt") + " > 1) AS retried",
-		"countIf(" + a("attempt") + " >= 1) AS attempt_known",
-		"countIf(" + a("short") + ") AS short",
-		"sumIf(" + a("prompt") + ", " + a("st") + " != 5 AND " + a("prompt") + " >= 0) AS prompt_tokens",
-		"sumIf(" + a("output") + ", " + ok + " AND " + a("output") + " > 0) AS output_tokens",
-		"countIf(" + ok + " AND " + a("output") + " < 0) AS output_unknown",
-		// the longest completion, which a mean output length must not rest on
-		"maxIf(" + a("output") + ", " + ok + " AND " + a("output") + " > 0) AS output_max",
-		"countIf(" + a("st") + " != 5 AND " + a("prompt") + " < 0) AS prompt_unknown",
-		"sumIf(" + a("output") + ", " + a("good") + " AND " + a("output") + " > 0) AS good_tokens",
-		"sumIf(" + a("cached") + ", " + a("cached") + " >= 0 AND " + a("prompt") + " > 0) AS hits",
-		"sumIf(" + a("prompt") + ", " + a("cached") + " >= 0 AND " + a("prompt") + " > 0) AS queries",
-		"countIf(" + a("cached") + " >= 0 AND " + a("prompt") + " > 0) AS cache_known",
-		"countIf(" + a("st") + " != 5) AS admitted",
-		// a replica's judged requests and good ones (its own warm-up not
-		// judged), for the spread of attainment between replicas
-		"countIf(NOT " + a("excl") + ") AS judged",
-		"countIf(" + a("good") + " AND NOT " + a("excl") + ") AS judged_good",
-		// a replica's requests in flight that arrived in the slice (its
-		// row m = 4); a row m = 5 counts (n) those that ended in it
-		"countIf(" + m + " = 4 AND " + a("fl") + ") AS started",
-		"countIf(" + a("unv_ttft") + ") AS unv_ttft",
-		"countIf(" + a("unv_tpot") + ") AS unv_tpot",
-		"countIf(" + a("unv_e2e") + ") AS unv_e2e",
-		"countIf(" + a("unv_itl") + ") AS unv_max_itl",
-		"countIf(" + a("unv_quality") + ") AS unv_quality",
-		"countIf(" + a("unv_class") + ") AS unv_class",
-		"countIf(" + a("q_checked") + ") AS quality_checked",
-		"countIf(" + a("q_failed") + ") AS quality_failed",
 		"countIf(" + a("st") + " = 0) AS bad_status",
 		"countIf(" + a("bad_ttft") + ") AS bad_ttft",
 		"countIf(" + a("bad_latency") + ") AS bad_latency",
@@ -752,8 +790,5 @@ func buildQuery(p *Plan, table string, cols resolved, where string, start, end f
 		"countIf(" + a("bad_count") + ") AS bad_count",
 		"countIf(" + a("bad_by") + ") AS bad_canceled_by",
 	}
-	return "SELECT " + strings.Join(sel, ", ") +
-		" FROM (" + level3 + ") WHERE " + keep +
-		" GROUP BY s, m, label, pb, pc, cb, rep, ug" +
-		" FORMAT JSONEachRow"
+	return "SELECT " + strings.Join(sel, ", ") + " FROM (" + buildRows(p, table, cols, where, start, end, nil) + ") GROUP BY s FORMAT JSONEachRow"
 }
