@@ -1,7 +1,6 @@
 package analysis
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -154,21 +153,15 @@ func (h *HistoryCounter) Add(arm int, r *sources.Request) {
 	}
 }
 
-// AddAggregate counts an aggregate of per-request records for arm 0 or 1
-// (as Add): each bucket's good and offered requests, summed over its
-// strata. Replicas are not told apart, so an aggregate serves an A/A
-// pair's arms (Fit with pair), not one arm split by replicas. The
-// aggregate must count per-request records (Aggregate.Exact: metrics
-// extrapolate) on the policy's bucket.
-func (h *HistoryCounter) AddAggregate(arm int, agg *sources.Aggregate) error {
-	if agg == nil {
-		return nil
-	}
-	if !agg.Exact {
-		return errors.New("the aggregate counts metrics, not requests: the persistence is read from request records")
-	}
-	if math.Abs(agg.Step-h.secs) > 1e-9*h.secs {
-		return fmt.Errorf("the aggregate's buckets are %gs, the policy's %gs: read it on the policy's bucket", agg.Step, h.secs)
+// AddCounts counts, for arm 0 or 1 (as Add), offered requests of which
+// good were good, all arrived in bucket number slice (floor(arrival /
+// the policy's bucket)), as a store that counts per bucket returns them
+// (clickhouse.Source.ReadCounts). Replicas are not told apart, so such
+// counts serve an A/A pair's arms (Fit with pair), not one arm split by
+// replicas.
+func (h *HistoryCounter) AddCounts(arm int, slice int64, good, offered float64) {
+	if !(offered > 0) {
+		return
 	}
 	a := uint8(min(max(arm, 0), 1))
 	var rep int32
@@ -179,25 +172,16 @@ func (h *HistoryCounter) AddAggregate(arm int, agg *sources.Aggregate) error {
 			h.replicas[""] = rep
 		}
 	}
-	for i := range agg.Buckets {
-		b := &agg.Buckets[i]
-		offered := nan0(b.Completed) + nan0(b.Failed) + nan0(b.Canceled) + nan0(b.Rejected)
-		if offered == 0 {
-			continue
-		}
-		t := int64(math.Floor(b.Start/h.secs + 1e-9))
-		h.lo, h.hi = min(h.lo, t), max(h.hi, t)
-		k := historyCell{arm: a, replica: rep, bucket: t}
-		c := h.cells[k]
-		if c == nil {
-			c = new([2]float64)
-			h.cells[k] = c
-		}
-		c[0] += nan0(b.Good)
-		c[1] += offered
-		h.requests[a] += int(offered)
+	h.lo, h.hi = min(h.lo, slice), max(h.hi, slice)
+	k := historyCell{arm: a, replica: rep, bucket: slice}
+	c := h.cells[k]
+	if c == nil {
+		c = new([2]float64)
+		h.cells[k] = c
 	}
-	return nil
+	c[0] += good
+	c[1] += offered
+	h.requests[a] += int(offered)
 }
 
 // PersistenceOfHistory fits the persistence of the history a (and b, the

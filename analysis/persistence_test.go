@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"slices"
@@ -201,70 +202,51 @@ func TestHistoryCounterMerge(t *testing.T) {
 	}
 }
 
-// TestHistoryCounterAggregate: an A/A history counted from its arms'
-// streaming aggregates (as ClickHouse returns them) fits exactly as
-// counted record by record, read a piece at a time in any order; an
-// aggregate on another bucket or of metrics is refused with the reason.
-func TestHistoryCounterAggregate(t *testing.T) {
+// TestHistoryCounterCounts: an A/A history given as counts per bucket (as
+// a column store returns them), a piece of time at a time and out of
+// order, fits exactly as counted record by record.
+func TestHistoryCounterCounts(t *testing.T) {
 	p := chat(t)
 	fc := fleetCaseNamed(t, "aa")
 	bf, cf := fc.b(6), fc.c(6)
-	bf.secs, cf.secs = 3600, 3600
+	bf.secs, cf.secs = 4*3600, 4*3600
 	b, c := fleetArms(bf, cf, 6)
-	const window = 5 * time.Minute // 12 windows in the hour
-	whole, err := PersistenceOfHistory(b, c, p, window)
+	whole, err := PersistenceOfHistory(b, c, p, 30*time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
+	good := GoodFunc(p)
+	secs := p.Window.Bucket.Seconds()
 	h := NewHistoryCounter(p)
-	arms := [2]*sources.Dataset{b, c}
-	// each arm in three pieces of time, the last first: every piece's
-	// aggregate on the policy's bucket (under 360 buckets: not widened)
 	t0 := math.Floor(b.Requests[0].Time)
-	for _, piece := range [][2]float64{{2400, 3700}, {0, 1200}, {1200, 2400}} {
-		var parts [2]*sources.Dataset
-		for k, ds := range arms {
-			part := *ds
-			part.Requests = nil
-			for _, r := range ds.Requests {
-				if d := r.Time - t0; d >= piece[0] && d < piece[1] {
-					part.Requests = append(part.Requests, r)
+	for _, piece := range [][2]float64{{9000, 4*3600 + 60}, {0, 3000}, {3000, 9000}} {
+		for k, ds := range []*sources.Dataset{b, c} {
+			counts := map[int64]*[2]float64{}
+			for i := range ds.Requests {
+				r := &ds.Requests[i]
+				if d := r.Time - t0; d < piece[0] || d >= piece[1] {
+					continue
+				}
+				s := int64(math.Floor(r.Time / secs))
+				if counts[s] == nil {
+					counts[s] = new([2]float64)
+				}
+				counts[s][1]++
+				if good(r) {
+					counts[s][0]++
 				}
 			}
-			parts[k] = &part
-		}
-		ab, ac, err := StreamedArms(parts[0], parts[1], Config{Policy: p})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for k, ds := range []*sources.Dataset{ab, ac} {
-			if err := h.AddAggregate(k, ds.Agg); err != nil {
-				t.Fatalf("piece %v, arm %d: %v", piece, k, err)
+			for _, s := range slices.Sorted(maps.Keys(counts)) {
+				h.AddCounts(k, s, counts[s][0], counts[s][1])
 			}
 		}
 	}
-	got, err := h.Fit(p, window, true, [2]string{"a", "b"})
+	got, err := h.Fit(p, 30*time.Minute, true, [2]string{"a", "b"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.PersistenceFit != whole.PersistenceFit || got.Requests != whole.Requests || got.Span != whole.Span || got.Windows != 12 {
-		t.Errorf("from aggregates %+v\nfrom records    %+v", got, whole)
-	}
-
-	// two hours in one aggregate are widened past the policy's bucket
-	bf.secs, cf.secs = 7200, 7200
-	b2, c2 := fleetArms(bf, cf, 6)
-	ab, _, err := StreamedArms(b2, c2, Config{Policy: p})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := NewHistoryCounter(p).AddAggregate(0, ab.Agg); err == nil || !strings.Contains(err.Error(), "the policy's 10s") {
-		t.Errorf("a widened aggregate: %v", err)
-	}
-	metrics := *ab.Agg
-	metrics.Exact = false
-	if err := NewHistoryCounter(p).AddAggregate(0, &metrics); err == nil || !strings.Contains(err.Error(), "counts metrics") {
-		t.Errorf("an aggregate of metrics: %v", err)
+	if got.PersistenceFit != whole.PersistenceFit || got.Requests != whole.Requests || got.Span != whole.Span || got.Windows != 8 {
+		t.Errorf("from counts  %+v\nfrom records %+v", got, whole)
 	}
 }
 
