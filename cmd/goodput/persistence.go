@@ -56,9 +56,9 @@ Give, best first:
   --baseline A --canary B   an A/A history: two arms of the same build side by
                             side on one clock, paired as the judge pairs them
   --clickhouse URL --table T --baseline-where C --canary-where C (--start T
-  --end T | --last D)       the same from request logs in ClickHouse: each arm
-                            counted per bucket by the server, 30 minutes per
-                            query, no record sent back
+  --end T | --last D)       the same from request logs in ClickHouse: each arm's
+                            requests and good ones counted per bucket by the
+                            server, no record sent back
   --baseline A              one arm's history: its replicas split in two
                             halves (a slowdown every replica shares at once is
                             not seen); with no replica names the arm alone (its
@@ -252,38 +252,36 @@ func (a *app) countHistory(ctx context.Context, arm sources.Arm, k int, paths []
 	return inputs, nil
 }
 
-// historyChunk is the most buckets one ClickHouse query of a history
-// counts: half of sources.MaxStreamSlices, so that the server's slices
-// are never widened past the policy's bucket.
-const historyChunk = sources.MaxStreamSlices / 2
+// historyChunk is how much history one ClickHouse count query reads: a
+// few of them show progress on a day, and each stays well inside the
+// query timeout.
+const historyChunk = 6 * time.Hour
 
 // countClickHouse counts an A/A history's two arms from ClickHouse into a
-// new counter, each arm read by queries of historyChunk buckets over the
-// window cs names (the server counts each bucket's good and offered
-// requests by the policy's SLO; no record is sent back), and names each
+// new counter: each arm's requests and good ones per bucket of the
+// policy (good by its SLO, counted by the server; no record is sent
+// back), one query per historyChunk of the window cs names; it names each
 // arm for errors.
 func (a *app) countClickHouse(ctx context.Context, cs chSource, o *chOptions, pol *policies.Policy) (*analysis.HistoryCounter, [2]string, error) {
 	h := analysis.NewHistoryCounter(pol)
 	names := [2]string{"the baseline's rows in ClickHouse (--baseline-where)", "the canary's rows in ClickHouse (--canary-where)"}
-	step := time.Duration(cs.plan.Step * float64(time.Second))
-	chunk := historyChunk * step
-	queries := int((cs.end.Sub(cs.start) + chunk - 1) / chunk)
+	queries := int((cs.end.Sub(cs.start) + historyChunk - 1) / historyChunk)
 	for k, arm := range []struct {
 		arm   sources.Arm
 		where string
 	}{{sources.Baseline, o.BaselineWhere}, {sources.Canary, o.CanaryWhere}} {
-		fmt.Fprintf(a.io.ErrOut, "counting the %s's history in ClickHouse table %s: %d queries of %v…\n", arm.arm, o.Table, queries, chunk)
-		for from := cs.start; from.Before(cs.end); from = from.Add(chunk) {
-			to := from.Add(chunk)
+		fmt.Fprintf(a.io.ErrOut, "counting the %s's history in ClickHouse table %s per %gs bucket (%d queries)…\n", arm.arm, o.Table, cs.plan.Step, queries)
+		for from := cs.start; from.Before(cs.end); from = from.Add(historyChunk) {
+			to := from.Add(historyChunk)
 			if to.After(cs.end) {
 				to = cs.end
 			}
-			ds, err := cs.src.Read(ctx, clickhouse.Query{Arm: arm.arm, Where: arm.where, Start: from, End: to, Plan: cs.plan, AllowEmpty: true})
+			counts, err := cs.src.ReadCounts(ctx, clickhouse.Query{Arm: arm.arm, Where: arm.where, Start: from, End: to, Plan: cs.plan, AllowEmpty: true})
 			if err != nil {
 				return nil, names, err
 			}
-			if err := h.AddAggregate(k, ds.Agg); err != nil {
-				return nil, names, fmt.Errorf("%s, %s to %s: %v", names[k], from.UTC().Format(time.RFC3339), to.UTC().Format(time.RFC3339), err)
+			for _, c := range counts {
+				h.AddCounts(k, c.Slice, float64(c.Good), float64(c.Offered))
 			}
 		}
 	}
