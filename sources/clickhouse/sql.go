@@ -476,13 +476,8 @@ func buildQuery(p *Plan, table string, cols resolved, where string, start, end f
 		"countIf(" + a("unv_class") + ") AS unv_class",
 		"countIf(" + a("q_checked") + ") AS quality_checked",
 		"countIf(" + a("q_failed") + ") AS quality_failed",
-		"countIf(" + a("st") + " = 0) AS bad_status",
-		"countIf(" + a("bad_ttft") + ") AS bad_ttft",
-		"countIf(" + a("bad_latency") + ") AS bad_latency",
-		"countIf(" + a("bad_e2e") + ") AS bad_e2e",
-		"countIf(" + a("bad_count") + ") AS bad_count",
-		"countIf(" + a("bad_by") + ") AS bad_canceled_by",
 	}
+	sel = append(sel, badRowColumns()...)
 	return "SELECT " + strings.Join(sel, ", ") +
 		" FROM (" + level3 + ") WHERE " + keep +
 		" GROUP BY s, m, label, pb, pc, cb, rep, ug" +
@@ -774,6 +769,21 @@ func buildRows(p *Plan, table string, cols resolved, where string, start, end fl
 	return "SELECT " + strings.Join(l2, ", ") + " FROM (" + level1 + ")"
 }
 
+// badRowColumns count, per group, the rows a file's reader refuses, by
+// reason (badRows): bad_status, bad_ttft, bad_latency, bad_e2e,
+// bad_count and bad_canceled_by.
+func badRowColumns() []string {
+	a := alias
+	return []string{
+		"countIf(" + a("st") + " = 0) AS bad_status",
+		"countIf(" + a("bad_ttft") + ") AS bad_ttft",
+		"countIf(" + a("bad_latency") + ") AS bad_latency",
+		"countIf(" + a("bad_e2e") + ") AS bad_e2e",
+		"countIf(" + a("bad_count") + ") AS bad_count",
+		"countIf(" + a("bad_by") + ") AS bad_canceled_by",
+	}
+}
+
 // buildCountQuery counts the arm's requests and its good ones per slice,
 // with the rows a file's reader refuses, from buildRows: what a history
 // needs, without the aggregate's strata, replicas and latency bins.
@@ -783,12 +793,7 @@ func buildCountQuery(p *Plan, table string, cols resolved, where string, start, 
 		a("s") + " AS s",
 		"count() AS n",
 		"countIf(" + a("good") + ") AS good",
-		"countIf(" + a("st") + " = 0) AS bad_status",
-		"countIf(" + a("bad_ttft") + ") AS bad_ttft",
-		"countIf(" + a("bad_latency") + ") AS bad_latency",
-		"countIf(" + a("bad_e2e") + ") AS bad_e2e",
-		"countIf(" + a("bad_count") + ") AS bad_count",
-		"countIf(" + a("bad_by") + ") AS bad_canceled_by",
 	}
+	sel = append(sel, badRowColumns()...)
 	return "SELECT " + strings.Join(sel, ", ") + " FROM (" + buildRows(p, table, cols, where, start, end, nil) + ") GROUP BY s FORMAT JSONEachRow"
 }
