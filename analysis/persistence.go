@@ -133,12 +133,40 @@ func (h *HistoryCounter) Add(arm int, r *sources.Request) {
 	}
 	t := int64(math.Floor(r.Time / h.secs))
 	h.lo, h.hi = min(h.lo, t), max(h.hi, t)
+	c := h.cell(a, r.Replica, t)
+	c[1]++
+	if h.good(r) {
+		c[0]++
+	}
+}
+
+// AddCounts counts, for arm 0 or 1 (as Add), offered requests of which
+// good were good, all served by replica (its name; "" for none) and
+// arrived in bucket number slice (floor(arrival / the policy's bucket)),
+// as a store that counts per bucket returns them
+// (clickhouse.Source.ReadCounts): the same cells Add fills one record at
+// a time.
+func (h *HistoryCounter) AddCounts(arm int, replica string, slice int64, good, offered float64) {
+	if !(offered > 0) {
+		return
+	}
+	a := uint8(min(max(arm, 0), 1))
+	h.requests[a] += int(offered)
+	h.lo, h.hi = min(h.lo, slice), max(h.hi, slice)
+	c := h.cell(a, replica, slice)
+	c[0] += good
+	c[1] += offered
+}
+
+// cell is arm a's cell of bucket t, for arm 0 of its replica (arm 1's
+// replicas are not told apart: only an A/A pair reads it).
+func (h *HistoryCounter) cell(a uint8, replica string, t int64) *[2]float64 {
 	var rep int32
 	if a == 0 {
 		var ok bool
-		if rep, ok = h.replicas[r.Replica]; !ok {
+		if rep, ok = h.replicas[replica]; !ok {
 			rep = int32(len(h.replicas))
-			h.replicas[r.Replica] = rep
+			h.replicas[replica] = rep
 		}
 	}
 	k := historyCell{arm: a, replica: rep, bucket: t}
@@ -147,41 +175,7 @@ func (h *HistoryCounter) Add(arm int, r *sources.Request) {
 		c = new([2]float64)
 		h.cells[k] = c
 	}
-	c[1]++
-	if h.good(r) {
-		c[0]++
-	}
-}
-
-// AddCounts counts, for arm 0 or 1 (as Add), offered requests of which
-// good were good, all arrived in bucket number slice (floor(arrival /
-// the policy's bucket)), as a store that counts per bucket returns them
-// (clickhouse.Source.ReadCounts). Replicas are not told apart, so such
-// counts serve an A/A pair's arms (Fit with pair), not one arm split by
-// replicas.
-func (h *HistoryCounter) AddCounts(arm int, slice int64, good, offered float64) {
-	if !(offered > 0) {
-		return
-	}
-	a := uint8(min(max(arm, 0), 1))
-	var rep int32
-	if a == 0 {
-		var ok bool
-		if rep, ok = h.replicas[""]; !ok {
-			rep = int32(len(h.replicas))
-			h.replicas[""] = rep
-		}
-	}
-	h.lo, h.hi = min(h.lo, slice), max(h.hi, slice)
-	k := historyCell{arm: a, replica: rep, bucket: slice}
-	c := h.cells[k]
-	if c == nil {
-		c = new([2]float64)
-		h.cells[k] = c
-	}
-	c[0] += good
-	c[1] += offered
-	h.requests[a] += int(offered)
+	return c
 }
 
 // PersistenceOfHistory fits the persistence of the history a (and b, the

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"math"
@@ -202,51 +203,69 @@ func TestHistoryCounterMerge(t *testing.T) {
 	}
 }
 
-// TestHistoryCounterCounts: an A/A history given as counts per bucket (as
-// a column store returns them), a piece of time at a time and out of
-// order, fits exactly as counted record by record.
+// TestHistoryCounterCounts: a history given as counts per replica and
+// bucket (as a column store returns them), a piece of time at a time and
+// out of order, fits exactly as counted record by record, as an A/A pair
+// and as one arm whose replicas are split in two.
 func TestHistoryCounterCounts(t *testing.T) {
 	p := chat(t)
 	fc := fleetCaseNamed(t, "aa")
 	bf, cf := fc.b(6), fc.c(6)
 	bf.secs, cf.secs = 4*3600, 4*3600
 	b, c := fleetArms(bf, cf, 6)
-	whole, err := PersistenceOfHistory(b, c, p, 30*time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
 	good := GoodFunc(p)
 	secs := p.Window.Bucket.Seconds()
-	h := NewHistoryCounter(p)
 	t0 := math.Floor(b.Requests[0].Time)
-	for _, piece := range [][2]float64{{9000, 4*3600 + 60}, {0, 3000}, {3000, 9000}} {
-		for k, ds := range []*sources.Dataset{b, c} {
-			counts := map[int64]*[2]float64{}
-			for i := range ds.Requests {
-				r := &ds.Requests[i]
-				if d := r.Time - t0; d < piece[0] || d >= piece[1] {
-					continue
+	type key struct {
+		replica string
+		slice   int64
+	}
+	for _, tc := range []struct {
+		name   string
+		arms   []*sources.Dataset
+		source string
+	}{{"pair", []*sources.Dataset{b, c}, "arms"}, {"replicas", []*sources.Dataset{b}, "replicas"}} {
+		var other *sources.Dataset
+		if len(tc.arms) == 2 {
+			other = c
+		}
+		whole, err := PersistenceOfHistory(b, other, p, 30*time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := NewHistoryCounter(p)
+		for _, piece := range [][2]float64{{9000, 4*3600 + 60}, {0, 3000}, {3000, 9000}} {
+			for k, ds := range tc.arms {
+				counts := map[key]*[2]float64{}
+				for i := range ds.Requests {
+					r := &ds.Requests[i]
+					if d := r.Time - t0; d < piece[0] || d >= piece[1] {
+						continue
+					}
+					x := key{r.Replica, int64(math.Floor(r.Time / secs))}
+					if counts[x] == nil {
+						counts[x] = new([2]float64)
+					}
+					counts[x][1]++
+					if good(r) {
+						counts[x][0]++
+					}
 				}
-				s := int64(math.Floor(r.Time / secs))
-				if counts[s] == nil {
-					counts[s] = new([2]float64)
+				keys := slices.SortedFunc(maps.Keys(counts), func(x, y key) int {
+					return cmp.Or(cmp.Compare(x.slice, y.slice), cmp.Compare(x.replica, y.replica))
+				})
+				for _, x := range keys {
+					h.AddCounts(k, x.replica, x.slice, counts[x][0], counts[x][1])
 				}
-				counts[s][1]++
-				if good(r) {
-					counts[s][0]++
-				}
-			}
-			for _, s := range slices.Sorted(maps.Keys(counts)) {
-				h.AddCounts(k, s, counts[s][0], counts[s][1])
 			}
 		}
-	}
-	got, err := h.Fit(p, 30*time.Minute, true, [2]string{"a", "b"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.PersistenceFit != whole.PersistenceFit || got.Requests != whole.Requests || got.Span != whole.Span || got.Windows != 8 {
-		t.Errorf("from counts  %+v\nfrom records %+v", got, whole)
+		got, err := h.Fit(p, 30*time.Minute, other != nil, [2]string{"a", "b"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != whole || got.Source != tc.source || got.Windows != 8 {
+			t.Errorf("%s:\n from counts  %+v\n from records %+v", tc.name, got, whole)
+		}
 	}
 }
 

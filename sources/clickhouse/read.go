@@ -235,16 +235,19 @@ func (s *Source) prepare(ctx context.Context, name string, q Query) (cols resolv
 	return cols, start, end, nil
 }
 
-// SliceCount is one slice of an arm's requests: its number (floor(ts /
-// Plan.Step)), the requests that arrived in it and the good ones among
-// them by the plan's SLOs.
+// SliceCount is one slice of one replica's requests: the slice's number
+// (floor(ts / Plan.Step)), the replica's name ("" for rows naming none),
+// the requests that arrived in it and the good ones among them by the
+// plan's SLOs.
 type SliceCount struct {
 	Slice         int64
+	Replica       string
 	Offered, Good int64
 }
 
 // ReadCounts runs the arm's count query over q's window: its requests and
-// good requests per slice of the plan's step, in slice order, good by the
+// good requests per slice of the plan's step and replica, in slice and
+// then replica order, good by the
 // same rule as Read's aggregate (q.Exclude is not read). Rows a file's
 // reader refuses fail it as they fail Read; a window without rows gives
 // no slices, and an error only when q.AllowEmpty is false. Errors name the
@@ -259,21 +262,22 @@ func (s *Source) ReadCounts(ctx context.Context, q Query) ([]SliceCount, error) 
 	var bad badRows
 	err = s.run(ctx, name, buildCountQuery(q.Plan, s.table, cols, q.Where, start, end), func(line []byte) error {
 		var r struct {
-			S             count `json:"s"`
-			N             count `json:"n"`
-			Good          count `json:"good"`
-			BadStatus     count `json:"bad_status"`
-			BadTTFT       count `json:"bad_ttft"`
-			BadLatency    count `json:"bad_latency"`
-			BadE2E        count `json:"bad_e2e"`
-			BadCount      count `json:"bad_count"`
-			BadCanceledBy count `json:"bad_canceled_by"`
+			S             count  `json:"s"`
+			Rep           string `json:"rep"`
+			N             count  `json:"n"`
+			Good          count  `json:"good"`
+			BadStatus     count  `json:"bad_status"`
+			BadTTFT       count  `json:"bad_ttft"`
+			BadLatency    count  `json:"bad_latency"`
+			BadE2E        count  `json:"bad_e2e"`
+			BadCount      count  `json:"bad_count"`
+			BadCanceledBy count  `json:"bad_canceled_by"`
 		}
 		if err := json.Unmarshal(line, &r); err != nil {
 			return fmt.Errorf("unexpected answer row: %v", err)
 		}
 		bad.add(int64(r.BadStatus), int64(r.BadTTFT), int64(r.BadLatency), int64(r.BadE2E), int64(r.BadCount), int64(r.BadCanceledBy))
-		out = append(out, SliceCount{Slice: int64(r.S), Offered: int64(r.N), Good: int64(r.Good)})
+		out = append(out, SliceCount{Slice: int64(r.S), Replica: r.Rep, Offered: int64(r.N), Good: int64(r.Good)})
 		return nil
 	}, func() { out, bad = nil, badRows{} })
 	if err != nil {
@@ -285,7 +289,9 @@ func (s *Source) ReadCounts(ctx context.Context, q Query) ([]SliceCount, error) 
 	if len(out) == 0 && !q.AllowEmpty {
 		return nil, &QueryError{name, errNoRequests.Error()}
 	}
-	slices.SortFunc(out, func(x, y SliceCount) int { return cmp.Compare(x.Slice, y.Slice) })
+	slices.SortFunc(out, func(x, y SliceCount) int {
+		return cmp.Or(cmp.Compare(x.Slice, y.Slice), strings.Compare(x.Replica, y.Replica))
+	})
 	return out, nil
 }
 

@@ -784,16 +784,17 @@ func badRowColumns() []string {
 	}
 }
 
-// buildCountQuery counts the arm's requests and its good ones per slice,
-// with the rows a file's reader refuses, from buildRows: what a history
-// needs, without the aggregate's strata, replicas and latency bins.
+// buildCountQuery counts the arm's requests and its good ones per slice
+// and replica, with the rows a file's reader refuses, from buildRows: what
+// a history needs, without the aggregate's strata and latency bins.
 func buildCountQuery(p *Plan, table string, cols resolved, where string, start, end float64) string {
 	a := alias
 	sel := []string{
 		a("s") + " AS s",
+		a("rep") + " AS rep",
 		"count() AS n",
 		"countIf(" + a("good") + ") AS good",
 	}
 	sel = append(sel, badRowColumns()...)
-	return "SELECT " + strings.Join(sel, ", ") + " FROM (" + buildRows(p, table, cols, where, start, end, nil) + ") GROUP BY s FORMAT JSONEachRow"
+	return "SELECT " + strings.Join(sel, ", ") + " FROM (" + buildRows(p, table, cols, where, start, end, nil) + ") GROUP BY s, rep FORMAT JSONEachRow"
 }
