@@ -62,8 +62,9 @@ type chSource struct {
 }
 
 // open checks the flags and the window (--start/--end or --last, on prom)
-// and returns the source. Flag problems are usage errors (exit 2).
-func (o *chOptions) open(prom *promOptions, pol *policies.Policy, env Env, now func() time.Time) (chSource, error) {
+// and returns the source; --canary-where may be left out when
+// canaryOptional. Flag problems are usage errors (exit 2).
+func (o *chOptions) open(prom *promOptions, pol *policies.Policy, env Env, now func() time.Time, canaryOptional bool) (chSource, error) {
 	var cs chSource
 	u, perr := url.Parse(o.URL)
 	if perr != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -81,10 +82,16 @@ func (o *chOptions) open(prom *promOptions, pol *policies.Policy, env Env, now f
 	if _, err := clickhouse.QuoteTable(o.Table); err != nil {
 		return cs, usageError("--table: %v", err)
 	}
-	if o.BaselineWhere == "" || o.CanaryWhere == "" {
+	switch {
+	case o.BaselineWhere == "" && canaryOptional:
+		return cs, usageError(`--clickhouse needs --baseline-where (e.g. "deployment = 'production'"), and --canary-where for an A/A pair's other arm`)
+	case o.BaselineWhere == "" || (o.CanaryWhere == "" && !canaryOptional):
 		return cs, usageError(`--clickhouse needs --baseline-where and --canary-where (e.g. "deployment = 'baseline'" and "deployment = 'canary'")`)
 	}
 	for _, w := range []struct{ flag, v string }{{"baseline-where", o.BaselineWhere}, {"canary-where", o.CanaryWhere}} {
+		if w.v == "" {
+			continue
+		}
 		if err := clickhouse.CheckWhere(w.v); err != nil {
 			return cs, usageError("--%s: %v", w.flag, err)
 		}
@@ -113,7 +120,7 @@ func (o *chOptions) open(prom *promOptions, pol *policies.Policy, env Env, now f
 // load reads both arms' aggregates. Flag problems are usage errors (exit
 // 2); an unreachable server or a failed query exit 4, naming the query.
 func (o *chOptions) load(ctx context.Context, prom *promOptions, pol *policies.Policy, env Env, now func() time.Time) (baseline, canary sources.Dataset, err error) {
-	cs, err := o.open(prom, pol, env, now)
+	cs, err := o.open(prom, pol, env, now, false)
 	if err != nil {
 		return baseline, canary, err
 	}

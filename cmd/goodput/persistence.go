@@ -38,7 +38,7 @@ type persistenceOptions struct {
 func (a *app) newPersistenceCmd() *cobra.Command {
 	o := &persistenceOptions{}
 	cmd := &cobra.Command{
-		Use:   "persistence (--baseline FILE… [--canary FILE…] | --clickhouse URL --table T --baseline-where C --canary-where C) [flags]",
+		Use:   "persistence (--baseline FILE… [--canary FILE…] | --clickhouse URL --table T --baseline-where C [--canary-where C]) [flags]",
 		Short: "Measure how long the fleet's own slowdowns last, for window.persistence",
 		Long: `Read a long history and say how long the fleet's own slowdowns last: the
 value of the policy's window.persistence. A 30-minute run reads its intervals'
@@ -57,8 +57,9 @@ Give, best first:
                             side on one clock, paired as the judge pairs them
   --clickhouse URL --table T --baseline-where C --canary-where C (--start T
   --end T | --last D)       the same from request logs in ClickHouse: each arm's
-                            requests and good ones counted per bucket by the
-                            server, no record sent back
+                            requests and good ones counted per replica and
+                            bucket by the server, no record sent back (without
+                            --canary-where, one arm as below)
   --baseline A              one arm's history: its replicas split in two
                             halves (a slowdown every replica shares at once is
                             not seen); with no replica names the arm alone (its
@@ -88,7 +89,7 @@ Exit codes: 0 measured, 2 usage error, 4 could not evaluate.`,
 	fs.StringVar(&o.InputFormat, "input-format", "", "force the input format instead of detecting it ("+strings.Join(inputFormats(), ", ")+")")
 	fs.StringVarP(&o.Out, "out", "o", "", "write the result to FILE instead of stdout (written atomically)")
 	o.ch.addFlags(fs)
-	fs.Lookup("clickhouse").Usage = "read an A/A history from request logs in ClickHouse over its HTTP interface (http[s]://host:8123); credentials from $" + envClickHouseUser + " and $" + envClickHousePassword
+	fs.Lookup("clickhouse").Usage = "read the history from request logs in ClickHouse over its HTTP interface (http[s]://host:8123): one arm's rows (--baseline-where), or an A/A pair's (and --canary-where); credentials from $" + envClickHouseUser + " and $" + envClickHousePassword
 	fs.StringVar(&o.win.Start, "start", "", "with --clickhouse: the history's start, RFC 3339 (e.g. 2026-11-29T00:00:00Z); with --end")
 	fs.StringVar(&o.win.End, "end", "", "with --clickhouse: the history's end, RFC 3339; default now when --last is given")
 	fs.DurationVar(&o.win.Last, "last", 0, "with --clickhouse: a history of this length ending at --end or now (e.g. 24h); instead of --start")
@@ -115,7 +116,7 @@ func (a *app) runPersistence(ctx context.Context, o *persistenceOptions, changed
 			return usageError("%s only apply with --clickhouse URL", strings.Join(given, ", "))
 		}
 		if len(o.Baseline) == 0 {
-			return usageError("persistence needs --baseline FILE (one arm's history, or with --canary an A/A pair's), or --clickhouse URL with an A/A pair's conditions")
+			return usageError("persistence needs --baseline FILE (one arm's history, or with --canary an A/A pair's), or --clickhouse URL with --baseline-where (and --canary-where for an A/A pair)")
 		}
 	}
 	if o.Window < time.Minute || o.Window > 24*time.Hour {
@@ -126,7 +127,7 @@ func (a *app) runPersistence(ctx context.Context, o *persistenceOptions, changed
 		return inputError(err)
 	}
 	if o.ch.enabled() {
-		cs, err := o.ch.open(&o.win, pol, a.env, a.now)
+		cs, err := o.ch.open(&o.win, pol, a.env, a.now, true)
 		if err != nil {
 			return err
 		}
@@ -134,7 +135,7 @@ func (a *app) runPersistence(ctx context.Context, o *persistenceOptions, changed
 		if err != nil {
 			return inputError(err)
 		}
-		return a.writePersistence(o, pol, h, true, names)
+		return a.writePersistence(o, pol, h, o.ch.CanaryWhere != "", names)
 	}
 	// as the judge does: no input given twice (an arm counted twice, or
 	// an A/A pair compared with itself), by name or by content
@@ -257,19 +258,24 @@ func (a *app) countHistory(ctx context.Context, arm sources.Arm, k int, paths []
 // query timeout.
 const historyChunk = 6 * time.Hour
 
-// countClickHouse counts an A/A history's two arms from ClickHouse into a
-// new counter: each arm's requests and good ones per bucket of the
-// policy (good by its SLO, counted by the server; no record is sent
-// back), one query per historyChunk of the window cs names; it names each
-// arm for errors.
+// countClickHouse counts a history from ClickHouse into a new counter —
+// an A/A pair's two arms, or without --canary-where one arm by replica —
+// each arm's requests and good ones per replica and bucket of the policy
+// (good by its SLO, counted by the server; no record is sent back), one
+// query per historyChunk of the window cs names; it names each arm for
+// errors.
 func (a *app) countClickHouse(ctx context.Context, cs chSource, o *chOptions, pol *policies.Policy) (*analysis.HistoryCounter, [2]string, error) {
 	h := analysis.NewHistoryCounter(pol)
 	names := [2]string{"the baseline's rows in ClickHouse (--baseline-where)", "the canary's rows in ClickHouse (--canary-where)"}
 	queries := int((cs.end.Sub(cs.start) + historyChunk - 1) / historyChunk)
-	for k, arm := range []struct {
+	arms := []struct {
 		arm   sources.Arm
 		where string
-	}{{sources.Baseline, o.BaselineWhere}, {sources.Canary, o.CanaryWhere}} {
+	}{{sources.Baseline, o.BaselineWhere}, {sources.Canary, o.CanaryWhere}}
+	if o.CanaryWhere == "" {
+		arms, names[0], names[1] = arms[:1], "the history's rows in ClickHouse (--baseline-where)", ""
+	}
+	for k, arm := range arms {
 		fmt.Fprintf(a.io.ErrOut, "counting the %s's history in ClickHouse table %s per %gs bucket (%d queries)…\n", arm.arm, o.Table, cs.plan.Step, queries)
 		for from := cs.start; from.Before(cs.end); from = from.Add(historyChunk) {
 			to := from.Add(historyChunk)
@@ -281,7 +287,7 @@ func (a *app) countClickHouse(ctx context.Context, cs chSource, o *chOptions, po
 				return nil, names, err
 			}
 			for _, c := range counts {
-				h.AddCounts(k, c.Slice, float64(c.Good), float64(c.Offered))
+				h.AddCounts(k, c.Replica, c.Slice, float64(c.Good), float64(c.Offered))
 			}
 		}
 	}

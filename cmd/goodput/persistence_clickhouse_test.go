@@ -11,12 +11,13 @@ import (
 
 // TestPersistenceFromClickHouse: an A/A history loaded into a real
 // ClickHouse server and read back by `goodput persistence --clickhouse`
-// (the server counting each bucket's requests and good ones) gives byte
-// for byte the result of the same history's files, text and JSON, and is
-// read the same way twice; a window
-// around the history reads as the history, and too short a one is refused
-// naming the rows; flags that mix the two ways of giving a history, or
-// lack what ClickHouse needs, are usage errors.
+// (the server counting each replica's requests and good ones per bucket)
+// gives byte for byte the result of the same history's files, text and
+// JSON, and is read the same way twice; so does one arm alone, its
+// replicas split in two. A window around the history reads as the
+// history, and too short a one is refused naming the rows; flags that
+// mix the two ways of giving a history, or lack what ClickHouse needs,
+// are usage errors.
 func TestPersistenceFromClickHouse(t *testing.T) {
 	srv := chtest.Start(t)
 	dir := t.TempDir()
@@ -72,6 +73,15 @@ func TestPersistenceFromClickHouse(t *testing.T) {
 		if format == "text" && !strings.Contains(fromCH, "the two arms of an A/A history") {
 			t.Errorf("not read as an A/A pair: %s", fromCH)
 		}
+		// one arm alone: its replicas split in two, as from its file
+		_, files, _ = runCLI(t, nil, "persistence", "--baseline", b, "--format", format)
+		code, fromCH, errs = runCLI(t, nil, "persistence", "--clickhouse", srv.URL, "--table", "hist", "--baseline-where", "arm = 'baseline'", "--format", format, window[0], window[1], window[2], window[3])
+		if code != 0 || fromCH != files {
+			t.Errorf("%s, one arm: exit %d, ClickHouse and the file read differently:\n%s\nagainst\n%s%s", format, code, fromCH, files, errs)
+		}
+		if format == "text" && !strings.Contains(fromCH, "4 replicas split in two halves") {
+			t.Errorf("one arm not split by replicas: %s", fromCH)
+		}
 	}
 
 	for _, tc := range []struct {
@@ -88,8 +98,8 @@ func TestPersistenceFromClickHouse(t *testing.T) {
 			[]string{"(--baseline-where) and the canary's rows in ClickHouse (--canary-where) count the same", "each arm's own records"}},
 		{"files beside it", ch(append(window, "--baseline", b)...), 2, []string{"not both"}},
 		{"no window", ch(), 2, []string{"--clickhouse needs a window"}},
-		{"one condition", []string{"persistence", "--clickhouse", srv.URL, "--table", "hist", "--baseline-where", "arm = 'baseline'", "--last", "24h"}, 2,
-			[]string{"--baseline-where and --canary-where"}},
+		{"only the other arm's condition", []string{"persistence", "--clickhouse", srv.URL, "--table", "hist", "--canary-where", "arm = 'canary'", "--last", "24h"}, 2,
+			[]string{"--clickhouse needs --baseline-where"}},
 		{"a window without ClickHouse", []string{"persistence", "--baseline", b, "--last", "24h"}, 2, []string{"--last only apply with --clickhouse"}},
 		{"a condition that is not one", ch(append(window, "--canary-where", "1) OR (1")...), 2, []string{"--canary-where"}},
 	} {
