@@ -29,8 +29,8 @@ type persistenceOptions struct {
 	Format           string
 	InputFormat      string
 	Out              string
-	// ch reads an A/A history from request logs in ClickHouse instead,
-	// over win's --start/--end or --last
+	// ch reads the history (an A/A pair's, or one arm's) from request
+	// logs in ClickHouse instead, over win's --start/--end or --last
 	ch  chOptions
 	win promOptions
 }

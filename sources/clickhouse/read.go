@@ -247,11 +247,11 @@ type SliceCount struct {
 
 // ReadCounts runs the arm's count query over q's window: its requests and
 // good requests per slice of the plan's step and replica, in slice and
-// then replica order, good by the
-// same rule as Read's aggregate (q.Exclude is not read). Rows a file's
-// reader refuses fail it as they fail Read; a window without rows gives
-// no slices, and an error only when q.AllowEmpty is false. Errors name the
-// query ("<arm> counts"); none holds credentials.
+// then replica order, good by the same rule as Read's aggregate (q.Exclude
+// is not read). Rows a file's reader refuses fail it as they fail Read; a
+// window without rows gives no slices, and an error only when
+// q.AllowEmpty is false. Errors name the query ("<arm> counts"); none
+// holds credentials.
 func (s *Source) ReadCounts(ctx context.Context, q Query) ([]SliceCount, error) {
 	name := string(q.Arm) + " counts"
 	cols, start, end, err := s.prepare(ctx, name, q)
