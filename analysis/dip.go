@@ -649,7 +649,7 @@ func slowdownCovers(b, c []dipCell, d dipFound, phi, secs, alpha float64) (depth
 	if !(phi > 0 && phi < 1) {
 		return 0, false
 	}
-	if tau := -secs / math.Log(phi); float64(d.stretch.n)*secs > 2*tau {
+	if float64(d.stretch.n)*secs > 2*stats.PersistenceTau(secs, phi) {
 		return 0, false
 	}
 	depth = slowdownDepth(b, c, d, phi, alpha)

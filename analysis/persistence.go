@@ -287,13 +287,7 @@ func (h *HistoryCounter) Fit(p *policies.Policy, window time.Duration, pair bool
 	if !ok {
 		return out, fmt.Errorf("%s: the persistence could not be fitted: a window of %v holds no request in one of the halves compared", names[0], window)
 	}
-	tau := func(phi float64) float64 {
-		if !(phi > 0) {
-			return 0
-		}
-		return -secs / math.Log(phi)
-	}
-	out.Tau, out.TauLo, out.TauHi = tau(fit.Phi), tau(fit.PhiLo), tau(fit.PhiHi)
+	out.Tau, out.TauLo, out.TauHi = stats.PersistenceTau(secs, fit.Phi), stats.PersistenceTau(secs, fit.PhiLo), stats.PersistenceTau(secs, fit.PhiHi)
 	return out, nil
 }
 

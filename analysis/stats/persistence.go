@@ -17,6 +17,20 @@ func PersistencePhi(bucketSecs, tauSecs float64) float64 {
 	return math.Exp(-bucketSecs / tauSecs)
 }
 
+// PersistenceTau is PersistencePhi's inverse: the correlation time
+// −bucket/ln φ, in seconds, of a per-bucket AR(1) coefficient phi on
+// buckets of bucketSecs seconds; 0 for phi ≤ 0 (no persistence), +Inf for
+// phi ≥ 1.
+func PersistenceTau(bucketSecs, phi float64) float64 {
+	switch {
+	case !(phi > 0):
+		return 0
+	case phi >= 1:
+		return math.Inf(1)
+	}
+	return -bucketSecs / math.Log(phi)
+}
+
 // batchLayout is the batches a batch-sum variance of a run of b buckets
 // uses: the lag window's min(LagWindowBatches, b/4) from 4·15 buckets up,
 // the plain batch means' PairedBatches below (as paired chooses), with

@@ -110,6 +110,15 @@ func TestPersistenceWideningShape(t *testing.T) {
 	if p := PersistencePhi(10, 0); p != 0 {
 		t.Errorf("PersistencePhi(10, 0) = %g", p)
 	}
+	// PersistenceTau inverts it
+	for _, tau := range []float64{45, 195, 495} {
+		if got := PersistenceTau(10, PersistencePhi(10, tau)); math.Abs(got-tau) > 1e-9*tau {
+			t.Errorf("PersistenceTau(PersistencePhi(%g)) = %g", tau, got)
+		}
+	}
+	if PersistenceTau(10, 0) != 0 || !math.IsInf(PersistenceTau(10, 1), 1) {
+		t.Errorf("PersistenceTau at φ 0 and 1: %g, %g", PersistenceTau(10, 0), PersistenceTau(10, 1))
+	}
 }
 
 // TestSegmentInflationAt: the declared floor is the fitted factor's own
