@@ -2,9 +2,9 @@ package analysis
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -125,27 +125,24 @@ func NewHistoryCounter(p *policies.Policy) *HistoryCounter {
 // Add counts r for arm 0 (the history, or an A/A pair's baseline) or 1 (the
 // pair's other arm).
 func (h *HistoryCounter) Add(arm int, r *sources.Request) {
-	a := uint8(min(max(arm, 0), 1))
-	h.requests[a]++
 	if math.IsNaN(r.Time) || math.IsInf(r.Time, 0) {
+		a := min(max(arm, 0), 1)
+		h.requests[a]++
 		h.untimed[a]++
 		return
 	}
-	t := int64(math.Floor(r.Time / h.secs))
-	h.lo, h.hi = min(h.lo, t), max(h.hi, t)
-	c := h.cell(a, r.Replica, t)
-	c[1]++
+	good := 0.0
 	if h.good(r) {
-		c[0]++
+		good = 1
 	}
+	h.AddCounts(arm, r.Replica, int64(math.Floor(r.Time/h.secs)), good, 1)
 }
 
 // AddCounts counts, for arm 0 or 1 (as Add), offered requests of which
 // good were good, all served by replica (its name; "" for none) and
 // arrived in bucket number slice (floor(arrival / the policy's bucket)),
 // as a store that counts per bucket returns them
-// (clickhouse.Source.ReadCounts): the same cells Add fills one record at
-// a time.
+// (clickhouse.Source.ReadCounts); Add counts a record through it.
 func (h *HistoryCounter) AddCounts(arm int, replica string, slice int64, good, offered float64) {
 	if !(offered > 0) {
 		return
@@ -252,12 +249,7 @@ func (h *HistoryCounter) Fit(p *policies.Policy, window time.Duration, pair bool
 		out.Source = "arm"
 		if out.Replicas >= 2 {
 			out.Source = "replicas"
-			sorted := make([]string, 0, len(h.replicas))
-			for k := range h.replicas {
-				sorted = append(sorted, k)
-			}
-			sort.Strings(sorted)
-			for i, k := range sorted {
+			for i, k := range slices.Sorted(maps.Keys(h.replicas)) {
 				// records without a replica name among named ones count
 				// as one more replica
 				half[h.replicas[k]] = i % 2
@@ -315,28 +307,16 @@ func persistenceStep(w policies.WindowSpec, buckets int, bucketSecs, conf float6
 // Merge adds what o counted (at the same bucket and SLO) to h, o's replicas
 // matched to h's by name.
 func (h *HistoryCounter) Merge(o *HistoryCounter) {
-	byIndex := make([]string, len(o.replicas))
+	names := make([]string, len(o.replicas))
 	for name, i := range o.replicas {
-		byIndex[i] = name
-	}
-	idx := make([]int32, len(byIndex))
-	for i, name := range byIndex {
-		r, ok := h.replicas[name]
-		if !ok {
-			r = int32(len(h.replicas))
-			h.replicas[name] = r
-		}
-		idx[i] = r
+		names[i] = name
 	}
 	for k, c := range o.cells {
+		name := ""
 		if k.arm == 0 {
-			k.replica = idx[k.replica]
+			name = names[k.replica]
 		}
-		d := h.cells[k]
-		if d == nil {
-			d = new([2]float64)
-			h.cells[k] = d
-		}
+		d := h.cell(k.arm, name, k.bucket)
 		d[0], d[1] = d[0]+c[0], d[1]+c[1]
 	}
 	for a := range 2 {
