@@ -1205,12 +1205,7 @@ func (j *aggJudgement) evalGate(idx int, g policies.Gate, conf float64) gateEval
 			pess, opt = w.widen(pess, &e.m.Adjusted), w.widen(opt, &optNote)
 		}
 	}
-	{
-		var optNote []string
-		nb, step := min(len(j.b.slices), len(j.c.slices)), j.b.ds.Agg.Step
-		pess = persistenceWidened(pess, j.p.Window, nb, step, conf, &e.m.Adjusted)
-		opt = persistenceWidened(opt, j.p.Window, nb, step, conf, &optNote)
-	}
+	pess, opt = persistenceWidenedBoth(pess, opt, j.p.Window, min(len(j.b.slices), len(j.c.slices)), j.b.ds.Agg.Step, conf, &e.m.Adjusted)
 	pessVals, optVals := vals(bBest, cWorst, true), vals(bWorst, cBest, false)
 	e.m.Baseline, e.m.Canary = Num(pessVals[0]), Num(pessVals[1])
 	e.m.Method = pess.Method

@@ -403,9 +403,7 @@ func efficiencyGate(e gateEval, g policies.Gate, info policies.MetricInfo, p *po
 		return inconclusive("the interval could not be computed (no good requests or no variation in an arm)")
 	}
 	if w := fb[0].secs; w > 0 {
-		var note []string
-		n := min(len(fb), len(fc))
-		pess, opt = persistenceWidened(pess, p.Window, n, w, conf, &e.m.Adjusted), persistenceWidened(opt, p.Window, n, w, conf, &note)
+		pess, opt = persistenceWidenedBoth(pess, opt, p.Window, min(len(fb), len(fc)), w, conf, &e.m.Adjusted)
 		e.m.Method = pess.Method
 	}
 	lo, hi := math.Min(pess.CI.Lo, opt.CI.Lo), math.Max(pess.CI.Hi, opt.CI.Hi)

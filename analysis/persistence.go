@@ -39,6 +39,13 @@ func persistenceWidened(est stats.Estimate, w policies.WindowSpec, buckets int, 
 	return est
 }
 
+// persistenceWidenedBoth is persistenceWidened on both ends of a gate read
+// within bounds (the pessimistic and optimistic estimates), alike, its
+// adjusted line said once.
+func persistenceWidenedBoth(pess, opt stats.Estimate, w policies.WindowSpec, buckets int, bucketSecs, conf float64, adjusted *[]string) (stats.Estimate, stats.Estimate) {
+	return persistenceWidened(pess, w, buckets, bucketSecs, conf, adjusted), persistenceWidened(opt, w, buckets, bucketSecs, conf, new([]string))
+}
+
 // persistenceShrink is, under a declared window.persistence, by how much
 // the widening of a run of buckets buckets (of bucketSecs seconds, at the
 // gates' two-sided level 2·confidence − 1) shrinks when the run is k times
