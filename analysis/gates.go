@@ -230,7 +230,7 @@ func withClassTails(gates []policies.Gate, classes []string, evals []gateEval, p
 // NaN: unknown, no minutes). Both judging paths call it. md is nil when
 // it cannot tell; lopsided is true when the standard error says the
 // current data already decide (lopsidedAdvice), and md is then nil too.
-func moreDataFor(e *gateEval, m Metric, z, rate float64, shrink func(method string, buckets int, k float64) float64) (md *MoreData, lopsided bool) {
+func moreDataFor(e *gateEval, m Metric, z, rate float64, shrink func(method string, buckets int) func(k float64) float64) (md *MoreData, lopsided bool) {
 	target := e.passAt
 	if e.harmPoint > e.passAt {
 		target = e.failAt
@@ -246,10 +246,10 @@ func moreDataFor(e *gateEval, m Metric, z, rate float64, shrink func(method stri
 		// a declared persistence widens a longer run less: the least k'
 		// whose standard error se·s(k')/√k' decides, where k'/s(k')² ≥ k
 		// and grows with k' (s ≤ 1 the widening's shrink)
-		lo, hi := 1.0, k
+		lo, hi, at := 1.0, k, shrink(m.Method, b)
 		for range 60 {
 			mid := (lo + hi) / 2
-			if s := shrink(m.Method, b, mid); mid/(s*s) >= k {
+			if s := at(mid); mid/(s*s) >= k {
 				hi = mid
 			} else {
 				lo = mid

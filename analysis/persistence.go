@@ -49,17 +49,21 @@ func persistenceWidenedBoth(pess, opt stats.Estimate, w policies.WindowSpec, buc
 // persistenceShrink is, under a declared window.persistence, by how much
 // the widening of a run of buckets buckets (of bucketSecs seconds, at the
 // gates' two-sided level 2·confidence − 1) shrinks when the run is k times
-// as long, for a gate whose estimate method names: PersistenceWideningOf
-// at k·buckets over it at buckets, at most 1; nil when none is declared. More data projects its minutes
-// with it (moreDataFor): a longer run holds more of the slowdowns.
-func persistenceShrink(p *policies.Policy, bucketSecs float64) func(method string, buckets int, k float64) float64 {
+// as long, for a gate whose estimate method names: given method and
+// buckets, a function of k, PersistenceWideningOf at k·buckets over it at
+// buckets (computed once), at most 1; nil when none is declared. More
+// data projects its minutes with it (moreDataFor): a longer run holds
+// more of the slowdowns.
+func persistenceShrink(p *policies.Policy, bucketSecs float64) func(method string, buckets int) func(k float64) float64 {
 	if p.Window.Persistence <= 0 {
 		return nil
 	}
 	phi, conf := declaredPhi(p.Window, bucketSecs), 2*p.Confidence-1
-	return func(method string, buckets int, k float64) float64 {
+	return func(method string, buckets int) func(k float64) float64 {
 		f0 := stats.PersistenceWideningOf(method, buckets, phi, conf)
-		return math.Min(1, stats.PersistenceWideningOf(method, int(math.Round(k*float64(buckets))), phi, conf)/f0)
+		return func(k float64) float64 {
+			return math.Min(1, stats.PersistenceWideningOf(method, int(math.Round(k*float64(buckets))), phi, conf)/f0)
+		}
 	}
 }
 

@@ -146,10 +146,10 @@ func TestMoreDataUnderPersistence(t *testing.T) {
 	if !(k < k0) || !(k > 1) {
 		t.Fatalf("k %g against %g without the shrink", k, k0)
 	}
-	if got := z * se * shrink(m.Method, 180, k) / math.Sqrt(k); math.Abs(got-0.008) > 1e-6 {
+	if got := z * se * shrink(m.Method, 180)(k) / math.Sqrt(k); math.Abs(got-0.008) > 1e-6 {
 		t.Errorf("at k %g the half-width is %g, want the gap 0.008", k, got)
 	}
-	if s := shrink(m.Method, 180, 2); !(s < 1 && s > 0.5) {
+	if s := shrink(m.Method, 180)(2); !(s < 1 && s > 0.5) {
 		t.Errorf("an hour against 30 min: shrink %g", s)
 	}
 	t.Logf("k %.2f (%.0f min more) against %.2f (%.0f min) by 1/√n alone", k, float64(md.Minutes), k0, float64(plain.Minutes))
