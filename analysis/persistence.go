@@ -247,8 +247,8 @@ func (h *HistoryCounter) Fit(p *policies.Policy, window time.Duration, pair bool
 	n := int(h.hi-h.lo) + 1
 	out.Span = float64(n) * secs
 	if n/wb < 8 {
-		return out, fmt.Errorf("%s: %s of history holds %d windows of %v; the fit needs at least 8 (%s): give a longer history",
-			names[0], fmtSpan(out.Span), n/wb, window, fmtSpan(8*window.Seconds()))
+		return out, fmt.Errorf("%s: %s of history holds %s of %v; the fit needs at least 8 (%s): give a longer history",
+			names[0], fmtSpan(out.Span), plural(n/wb, "window", "windows"), window, fmtSpan(8*window.Seconds()))
 	}
 	// which half each of arm 0's replicas counts in
 	half := make([]int, len(h.replicas))
