@@ -24,6 +24,7 @@ import (
 	"github.com/goodput-dev/goodput/analysis/comparators"
 	"github.com/goodput-dev/goodput/policies"
 	"github.com/goodput-dev/goodput/sources"
+	"github.com/goodput-dev/goodput/sources/exposition"
 	"github.com/goodput-dev/goodput/sources/sim"
 )
 
@@ -47,9 +48,11 @@ type calibrateOptions struct {
 
 // calibrationJudges are the judges compared, in table order:
 // goodput-stream is goodput's judge on the streaming aggregate of the same
-// records (judge --stream).
+// records (judge --stream); goodput-metrics is goodput's judge on the
+// arms' engine metrics alone (the simulator's vLLM scrapes, read as judge
+// reads scrape files and fills the aggregate a Prometheus query fills).
 func calibrationJudges() []string {
-	return []string{"goodput", "kayenta", "threshold", "goodput-stream"}
+	return []string{"goodput", "kayenta", "threshold", "goodput-stream", "goodput-metrics"}
 }
 
 // defaultCalibrationJudges are the judges run when --judges is not given.
@@ -206,7 +209,11 @@ goodput's judge (the policy's non-inferiority gates), a Kayenta-style judge
 (Mann-Whitney 98% interval with the ±25% Hodges-Lehmann band on per-minute
 series, scored 0-100 with pass 95 / marginal 75) and an Argo/Flagger-style
 threshold judge (canary p99 TTFT ≤ the TTFT SLO and success rate ≥ 99% per
-minute, failing after 2 failed minutes). It prints one Markdown table:
+minute, failing after 2 failed minutes); --judges adds goodput's judge on
+the streaming aggregate of the same records (goodput-stream) and on the
+arms' vLLM metrics alone (goodput-metrics: the simulator's scrapes read as
+judge reads scrape files, the aggregate a Prometheus query fills). It
+prints one Markdown table:
 scenario × judge → fail, pass and inconclusive rates with Monte Carlo
 standard errors, the expected verdict and whether the judge meets its target
 (A/A and confounders: fail ≤ 5%; regressions: fail ≥ 90%; low traffic:
@@ -231,7 +238,7 @@ stderr.`,
 	f.IntVar(&o.Jobs, "jobs", 2, "replicates simulated and judged at once")
 	f.StringVar(&o.Policy, "policy", policies.DefaultName, "policy for goodput's judge and the SLOs of all judges")
 	f.IntVar(&o.Resamples, "resamples", 2000, "bootstrap resamples of goodput's quantile gates (≥ 200)")
-	f.StringSliceVar(&o.Judges, "judges", defaultCalibrationJudges(), "judges to run, comma-separated: goodput, kayenta, threshold, goodput-stream (goodput's judge on the streaming aggregate of the same records; with goodput, every difference of verdict and gate is listed)")
+	f.StringSliceVar(&o.Judges, "judges", defaultCalibrationJudges(), "judges to run, comma-separated: goodput, kayenta, threshold, goodput-stream (goodput's judge on the streaming aggregate of the same records; with goodput, every difference of verdict and gate is listed), goodput-metrics (goodput's judge on the arms' vLLM metrics alone, as from scrapes or Prometheus)")
 	f.StringVar(&o.Gates, "gates", "", "also write, per scenario and replicate, goodput's gates that did not pass and how far each interval end lies from its margin, to FILE (Markdown, written atomically)")
 	return cmd
 }
@@ -265,7 +272,9 @@ type calibScenario struct {
 	expect   expectation
 	cells    map[string]*calibCell
 	coverage []*gateCoverage // goodput's gates, A/A scenarios only, in policy order
-	stream   *streamDiff     // goodput-stream against goodput, when both ran
+	// metricsCoverage is the same for goodput-metrics
+	metricsCoverage []*gateCoverage
+	stream          *streamDiff // goodput-stream against goodput, when both ran
 	// replicates are goodput's verdict and gates per replicate, kept for
 	// --gates
 	replicates []replicateGates
@@ -368,13 +377,13 @@ func replicateSeed(base uint64, scenario string, i int) uint64 {
 
 // replicateVerdicts is one replicate's verdict per judge.
 type replicateVerdicts struct {
-	v    [4]analysis.Verdict
-	errs [4]error
-	ran  [4]bool
+	v    [5]analysis.Verdict
+	errs [5]error
+	ran  [5]bool
 	// streamGates are the gates of goodput's judge on the streaming
-	// aggregate, when it ran.
-	streamGates []analysis.Metric
-	err         error // the simulation itself failed
+	// aggregate, when it ran; metricsGates those on the engine metrics.
+	streamGates, metricsGates []analysis.Metric
+	err                       error // the simulation itself failed
 	// gates are goodput's judge's gates (name, delta, interval).
 	gates []analysis.Metric
 }
@@ -435,7 +444,8 @@ func (a *app) calibrateScenario(ctx context.Context, cs *calibScenario, pol *pol
 			}
 		}
 		if cs.expect.kind == "A/A" {
-			cs.addCoverage(r.gates)
+			cs.coverage = addCoverage(cs.coverage, r.gates)
+			cs.metricsCoverage = addCoverage(cs.metricsCoverage, r.metricsGates)
 		}
 		if r.ran[0] && r.ran[3] && r.errs[0] == nil && r.errs[3] == nil {
 			cs.addStreamDiff(r.v[0], r.v[3], r.gates, r.streamGates)
@@ -447,24 +457,25 @@ func (a *app) calibrateScenario(ctx context.Context, cs *calibScenario, pol *pol
 	return nil
 }
 
-// addCoverage counts one A/A replicate's gates: the true harm of identical
+// addCoverage counts one A/A replicate's gates into coverage (one judge's
+// rows) and returns it: the true harm of identical
 // arms is 0, so a gate's interval covers when lo ≤ 0 ≤ hi. Rows a check
 // reports only when it found something (<gate>_trend, attainment_dip) are
 // selected for excluding 0 and are not counted.
-func (cs *calibScenario) addCoverage(gates []analysis.Metric) {
+func addCoverage(coverage []*gateCoverage, gates []analysis.Metric) []*gateCoverage {
 	for _, g := range gates {
 		if g.Conditional() {
 			continue
 		}
 		var gc *gateCoverage
-		for _, x := range cs.coverage {
+		for _, x := range coverage {
 			if x.name == g.Name {
 				gc = x
 			}
 		}
 		if gc == nil {
 			gc = &gateCoverage{name: g.Name, margin: float64(g.Margin), unit: g.Unit, scale: g.Scale, guardrail: g.Guardrail}
-			cs.coverage = append(cs.coverage, gc)
+			coverage = append(coverage, gc)
 		}
 		lo, hi := float64(g.Interval[0]), float64(g.Interval[1])
 		if math.IsNaN(lo) || math.IsNaN(hi) || math.IsInf(lo, 0) || math.IsInf(hi, 0) {
@@ -480,6 +491,7 @@ func (cs *calibScenario) addCoverage(gates []analysis.Metric) {
 		}
 		gc.halves = append(gc.halves, (hi-lo)/2)
 	}
+	return coverage
 }
 
 // judgeReplicate simulates one replicate and judges it with every judge.
@@ -539,7 +551,36 @@ func judgeReplicate(ctx context.Context, sc sim.Scenario, seed uint64, pol *poli
 			out.streamGates = rep.Metrics
 		}
 	}
+	if want("goodput-metrics") {
+		rep, err := judgeFromMetrics(ctx, res, sc.Name, seed, analysis.Config{Policy: pol, Seed: seed, Resamples: o.Resamples, ToolVersion: version})
+		set(4, rep, err)
+		if err == nil {
+			out.metricsGates = rep.Metrics
+		}
+	}
 	return out
+}
+
+// judgeFromMetrics judges a replicate from its engine metrics alone: the
+// simulator's per-replica vLLM scrapes of both arms, written as the
+// metrics.om that goodput simulate writes and read per arm by the scrape
+// reader (split by the deployment label), which fills the aggregate a
+// Prometheus query fills.
+func judgeFromMetrics(ctx context.Context, res *sim.Result, name string, seed uint64, cfg analysis.Config) (*analysis.Report, error) {
+	var om bytes.Buffer
+	if err := sim.WriteOpenMetrics(&om, res.Metrics); err != nil {
+		return nil, err
+	}
+	path := fmt.Sprintf("sim:%s/seed=%d/metrics.om", name, seed)
+	var arms [2]sources.Dataset
+	for i, arm := range []sources.Arm{sources.Baseline, sources.Canary} {
+		ds, err := exposition.Read(ctx, path, bytes.NewReader(om.Bytes()), arm)
+		if err != nil {
+			return nil, err
+		}
+		arms[i] = ds
+	}
+	return analysis.Judge(&arms[0], &arms[1], cfg)
 }
 
 // judgeStreamed judges two arms' records as judge --stream does, from
@@ -653,20 +694,22 @@ func writeCalibrationTable(w io.Writer, scs []*calibScenario, o *calibrateOption
 		}
 	}
 	fmt.Fprintln(bw)
-	writeCoverageTable(bw, scs, o)
+	writeCoverageTable(bw, scs, o, "goodput's judge", func(cs *calibScenario) []*gateCoverage { return cs.coverage })
+	writeCoverageTable(bw, scs, o, "goodput-metrics", func(cs *calibScenario) []*gateCoverage { return cs.metricsCoverage })
 	writeStreamDiffs(bw, scs)
 }
 
-// writeCoverageTable prints, for goodput's judge on every A/A scenario, how
+// writeCoverageTable prints, for one judge (rows of reads its counts from a
+// scenario: goodput's judge, or goodput-metrics) on every A/A scenario, how
 // often each gate's interval covered 0 (the true harm of identical arms)
 // against the nominal 1 − 2α, and the spread of the gate's estimate across
 // replicates. For the attainment gate it adds the pass-rate ceiling an
 // efficient unbiased judge would reach with that spread: Φ(margin/SD − z),
 // z the one-sided normal quantile of the policy's confidence.
-func writeCoverageTable(bw *bufio.Writer, scs []*calibScenario, o *calibrateOptions) {
+func writeCoverageTable(bw *bufio.Writer, scs []*calibScenario, o *calibrateOptions, judge string, of func(*calibScenario) []*gateCoverage) {
 	var rows []*calibScenario
 	for _, cs := range scs {
-		if len(cs.coverage) > 0 {
+		if len(of(cs)) > 0 {
 			rows = append(rows, cs)
 		}
 	}
@@ -676,7 +719,7 @@ func writeCoverageTable(bw *bufio.Writer, scs []*calibScenario, o *calibrateOpti
 	conf := o.confidence
 	nominal := 2*conf - 1
 	z := distuv.UnitNormal.Quantile(conf)
-	fmt.Fprintf(bw, "### A/A interval coverage (goodput's judge)\n\n")
+	fmt.Fprintf(bw, "### A/A interval coverage (%s)\n\n", judge)
 	fmt.Fprintf(bw, "The arms are identical, so every gate's true harm is 0; coverage is the share of replicates whose "+
 		"interval holds 0 (nominal %.0f%%, the (1 − 2α) interval of confidence %g), ± its Monte Carlo standard error. "+
 		"SD is the spread of the gate's estimate across replicates, in the gate's units; for attainment, "+
@@ -686,7 +729,7 @@ func writeCoverageTable(bw *bufio.Writer, scs []*calibScenario, o *calibrateOpti
 	fmt.Fprintf(bw, "| scenario | gate | coverage %% | intervals | mean estimate | SD across replicates | width / spread | note |\n")
 	fmt.Fprintf(bw, "|---|---|---:|---:|---:|---:|---:|---|\n")
 	for _, cs := range rows {
-		for i, g := range cs.coverage {
+		for i, g := range of(cs) {
 			name := ""
 			if i == 0 {
 				name = "`" + markdownCell(cs.name) + "`"

@@ -215,18 +215,51 @@ func TestMeetsTarget(t *testing.T) {
 // by selection; the A/A coverage table read "0.0%" for such rows. They are
 // not counted; every other gate is.
 func TestCoverageSkipsConditionalRows(t *testing.T) {
-	var cs calibScenario
 	row := func(name string, lo, hi float64) analysis.Metric {
 		return analysis.Metric{Name: name, Interval: [2]analysis.Num{analysis.Num(lo), analysis.Num(hi)}, Delta: analysis.Num((lo + hi) / 2)}
 	}
-	cs.addCoverage([]analysis.Metric{row("slo_attainment", -0.01, 0.01), row("slo_attainment_trend", -0.03, -0.01),
+	coverage := addCoverage(nil, []analysis.Metric{row("slo_attainment", -0.01, 0.01), row("slo_attainment_trend", -0.03, -0.01),
 		row("attainment_dip", -0.4, -0.2), row("ttft_p99", 0.01, 0.05)})
 	got := map[string][2]int{}
-	for _, gc := range cs.coverage {
+	for _, gc := range coverage {
 		got[gc.name] = [2]int{gc.covered, gc.n}
 	}
 	want := map[string][2]int{"slo_attainment": {1, 1}, "ttft_p99": {0, 1}}
 	if len(got) != len(want) || got["slo_attainment"] != want["slo_attainment"] || got["ttft_p99"] != want["ttft_p99"] {
 		t.Errorf("coverage rows %v, want %v", got, want)
+	}
+}
+
+// TestCalibrateMetricsJudge: goodput-metrics judges each replicate from the
+// arms' vLLM scrapes alone. On the steady A/A it gives a verdict (no
+// errors), never a fail, and its own coverage table; a canary that parks
+// a tenth of its requests 2 s before their first token fails from the
+// metrics as from the records.
+func TestCalibrateMetricsJudge(t *testing.T) {
+	out, stderr, err := runCalibrateCmd(t, "--scenarios", "steady,regress-10", "--replicates", "2", "--duration", "10m", "--seed", "3",
+		"--resamples", "200", "--judges", "goodput,goodput-metrics")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	if !strings.Contains(out, "--judges goodput,goodput-metrics`") {
+		t.Errorf("command line without the judges:\n%s", out)
+	}
+	rows := tableRows(t, out)
+	if len(rows) != 4 {
+		t.Fatalf("%d rows, want 2 scenarios × 2 judges:\n%s", len(rows), out)
+	}
+	for _, r := range rows {
+		if r[7] != "0" {
+			t.Errorf("%s / %s: %s errors", r[0], r[3], r[7])
+		}
+		switch {
+		case r[0] == "`steady`" && r[4] != "0.0 ± 0.0":
+			t.Errorf("steady / %s fails %s of identical arms", r[3], r[4])
+		case r[0] == "`regress-10`" && r[4] != "100.0 ± 0.0":
+			t.Errorf("regress-10 / %s fails %s, want 100", r[3], r[4])
+		}
+	}
+	if !strings.Contains(out, "### A/A interval coverage (goodput-metrics)") || !strings.Contains(out, "### A/A interval coverage (goodput's judge)") {
+		t.Errorf("no coverage table per judge:\n%s", out)
 	}
 }
