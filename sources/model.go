@@ -713,6 +713,14 @@ type ReplicaTrack struct {
 	// outside the replica's span; nil when the source cannot tell
 	// (metrics).
 	Offered, Good []float64
+	// TTFTHist and TPOTHist hold, per time slice as Finished, the
+	// replica's own TTFT and TPOT histogram increases (seconds), where a
+	// source of metrics reads each replica's bucket series: a judge
+	// bounds each replica's good requests from them where Offered and
+	// Good are nil, for the same between-replica spread. Nil when the
+	// source did not read them (records, native histograms); a slice
+	// without samples holds an empty histogram.
+	TTFTHist, TPOTHist []Histogram
 }
 
 // ReplicaTailQuantile is the quantile (0.99) of an arm's latency whose

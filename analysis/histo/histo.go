@@ -306,7 +306,6 @@ func GoodBounds(agg *sources.Aggregate, slo SLO) Bounds {
 			out.Notes = append(out.Notes, s)
 		}
 	}
-	needT, needP := !math.IsNaN(slo.TTFT), !math.IsNaN(slo.TPOT)
 	for _, b := range agg.Buckets {
 		bb := BucketBound{Start: b.Start, End: b.End, Class: b.Class, Completed: b.Completed}
 		switch {
@@ -317,23 +316,7 @@ func GoodBounds(agg *sources.Aggregate, slo SLO) Bounds {
 		case b.Completed == 0:
 			bb.Lo, bb.Hi, bb.Exact = 0, 0, true
 		default:
-			lo, hi := 1.0, 1.0
-			var parts [][2]float64
-			if needT {
-				parts = append(parts, criterion(b.TTFT, slo.TTFT, "TTFT", note))
-			}
-			if needP {
-				parts = append(parts, criterion(b.TPOT, slo.TPOT, "TPOT", note))
-			}
-			switch len(parts) {
-			case 1:
-				lo, hi = parts[0][0], parts[0][1]
-			case 2:
-				lo, hi = FrechetInterval(parts[0][0], parts[0][1], parts[1][0], parts[1][1])
-				if lo != hi {
-					note("joint TTFT and TPOT attainment is bounded from the two marginal histograms (Fréchet bounds): no per-request good counter")
-				}
-			}
+			lo, hi := goodShare(b.TTFT, b.TPOT, slo, note)
 			bb.Lo, bb.Hi = b.Completed*lo, b.Completed*hi
 			bb.Exact = lo == hi
 		}
@@ -353,6 +336,36 @@ func GoodBounds(agg *sources.Aggregate, slo SLO) Bounds {
 		note("%d of %d buckets have no request counts (no data in those slices): left out of the totals", out.Unknown, len(out.Buckets))
 	}
 	return out
+}
+
+// GoodShare bounds the share of requests that met slo from their TTFT and
+// TPOT histograms, as GoodBounds bounds a bucket's: each required
+// criterion's fraction at its threshold, two combined with Fréchet bounds;
+// [0, 1] for a required criterion whose histogram is empty, [1, 1] when
+// none is required. Shares in [0, 1].
+func GoodShare(ttft, tpot sources.Histogram, slo SLO) (lo, hi float64) {
+	return goodShare(ttft, tpot, slo, func(string, ...any) {})
+}
+
+func goodShare(ttft, tpot sources.Histogram, slo SLO, note func(string, ...any)) (lo, hi float64) {
+	var parts [][2]float64
+	if !math.IsNaN(slo.TTFT) {
+		parts = append(parts, criterion(ttft, slo.TTFT, "TTFT", note))
+	}
+	if !math.IsNaN(slo.TPOT) {
+		parts = append(parts, criterion(tpot, slo.TPOT, "TPOT", note))
+	}
+	switch len(parts) {
+	case 1:
+		return parts[0][0], parts[0][1]
+	case 2:
+		lo, hi = FrechetInterval(parts[0][0], parts[0][1], parts[1][0], parts[1][1])
+		if lo != hi {
+			note("joint TTFT and TPOT attainment is bounded from the two marginal histograms (Fréchet bounds): no per-request good counter")
+		}
+		return lo, hi
+	}
+	return 1, 1
 }
 
 // criterion returns the attainment interval of one criterion in a bucket.

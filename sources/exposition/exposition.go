@@ -41,6 +41,7 @@ import (
 	"io"
 	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -317,8 +318,9 @@ func aggregate(snaps []snapshot, engine string) (*sources.Aggregate, []string, e
 	}
 	classes := classValues(snaps, outcomeNames)
 	classed := classedNames(snaps)
+	tracks := newReplicaTracks(len(pairs))
 	var widths []float64
-	for _, p := range pairs {
+	for pi, p := range pairs {
 		start, end := math.NaN(), p.cur.time
 		if p.prev != nil {
 			start = p.prev.time
@@ -406,6 +408,7 @@ func aggregate(snaps []snapshot, engine string) (*sources.Aggregate, []string, e
 			b.CostPerHour = costMean(p.prev, p.cur)
 			agg.Buckets = append(agg.Buckets, b)
 		}
+		tracks.add(pi, last, p.cur, res, note)
 		if last != nil {
 			for k, v := range p.cur.samples {
 				last.samples[k] = v
@@ -416,6 +419,7 @@ func aggregate(snaps []snapshot, engine string) (*sources.Aggregate, []string, e
 		sort.Float64s(widths)
 		agg.Step = widths[len(widths)/2]
 	}
+	agg.Replicas = tracks.list()
 	if len(snaps) > 1 && len(snaps) <= 2 {
 		note("gauges are the mean of the before and after scrapes")
 	}
@@ -699,3 +703,115 @@ func costAt(s *snapshot) float64 {
 }
 
 func costMean(prev, cur *snapshot) float64 { return meanKnown(costAt(prev), costAt(cur)) }
+
+// replicaTracks collects each replica's activity per pair of snapshots
+// (one time slice), as the Prometheus source reads it: the first request
+// counter's increase with its outcome and class labels summed away, and
+// the replica's own TTFT and TPOT histograms. A replica is the label set
+// that is left.
+type replicaTracks struct {
+	slices   int
+	finished map[string][]float64
+	hist     map[engines.Quantity]map[string][]sources.Histogram
+}
+
+func newReplicaTracks(slices int) *replicaTracks {
+	return &replicaTracks{slices: slices, finished: map[string][]float64{},
+		hist: map[engines.Quantity]map[string][]sources.Histogram{engines.TTFT: {}, engines.TPOT: {}}}
+}
+
+// replicaKey names the replica of a series: its labels less those given.
+func replicaKey(labels map[string]string, drop ...string) string {
+	l := make(map[string]string, len(labels))
+	for k, v := range labels {
+		if !slices.Contains(drop, k) {
+			l[k] = v
+		}
+	}
+	return key("", l, math.NaN())
+}
+
+// add reads slice k from the snapshots prev (each series' last value
+// seen, nil for none) and cur.
+func (t *replicaTracks) add(k int, prev, cur *snapshot, res engines.Resolved, note func(string, ...any)) {
+	if len(res.Outcomes) == 0 {
+		return
+	}
+	all := func(map[string]string) bool { return true }
+	oc := res.Outcomes[0]
+	for _, inc := range increases(prev, cur, oc.Name, all, note) {
+		name := replicaKey(inc.labels, oc.Label, engines.ClassLabel)
+		f := t.finished[name]
+		if f == nil {
+			f = make([]float64, t.slices)
+			for i := range f {
+				f[i] = math.NaN()
+			}
+			t.finished[name] = f
+		}
+		if math.IsNaN(f[k]) {
+			f[k] = 0
+		}
+		f[k] += inc.v
+	}
+	for q, byName := range t.hist {
+		c, ok := res.Metrics[q]
+		if !ok {
+			continue
+		}
+		counts := map[string]map[float64]float64{}
+		for _, inc := range increases(prev, cur, c.Name+"_bucket", func(l map[string]string) bool { return matchFixed(l, c.Match) }, note) {
+			name := replicaKey(inc.labels, engines.ClassLabel)
+			if counts[name] == nil {
+				counts[name] = map[float64]float64{}
+			}
+			e := inc.le
+			if !math.IsInf(e, 1) {
+				e *= c.Factor()
+			}
+			counts[name][e] += inc.v
+		}
+		for name, m := range counts {
+			hs := byName[name]
+			if hs == nil {
+				hs = make([]sources.Histogram, t.slices)
+				byName[name] = hs
+			}
+			hs[k] = cumulative(m)
+		}
+	}
+}
+
+// list returns the tracks in name order; nil when no replica was read.
+// A replica's histograms are nil when it exported none of a quantity.
+func (t *replicaTracks) list() []sources.ReplicaTrack {
+	names := make([]string, 0, len(t.finished))
+	for n := range t.finished {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var out []sources.ReplicaTrack
+	for _, n := range names {
+		out = append(out, sources.ReplicaTrack{Name: n, Series: n, Finished: t.finished[n],
+			TTFTHist: t.hist[engines.TTFT][n], TPOTHist: t.hist[engines.TPOT][n]})
+	}
+	return out
+}
+
+// cumulative turns one series' bucket counts by edge into a histogram;
+// empty without a +Inf bucket.
+func cumulative(m map[float64]float64) sources.Histogram {
+	edges := make([]float64, 0, len(m))
+	for e := range m {
+		edges = append(edges, e)
+	}
+	sort.Float64s(edges)
+	if len(edges) == 0 || !math.IsInf(edges[len(edges)-1], 1) {
+		return sources.Histogram{}
+	}
+	h := sources.Histogram{Edges: edges, Counts: make([]float64, len(edges))}
+	for i, e := range edges {
+		h.Counts[i] = m[e]
+	}
+	return h
+}

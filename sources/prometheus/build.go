@@ -33,6 +33,9 @@ type builder struct {
 	// replicas holds, per replica name, the first request counter's
 	// increase per step (NaN where the replica had no samples).
 	replicas map[string][]float64
+	// replicaHist holds, per latency (engines.TTFT, engines.TPOT) and
+	// replica name, the replica's bucket increases per step and edge.
+	replicaHist map[engines.Quantity]map[string][]map[float64]float64
 	// inFlight holds, per replica name and gauge (engines.Running,
 	// engines.Waiting), the last sample of each step (NaN where none).
 	inFlight map[string]map[engines.Quantity][]float64
@@ -59,7 +62,7 @@ type cell struct {
 func newBuilder(q Query, steps int, res engines.Resolved, keep map[engines.Quantity]map[float64]bool, note func(string, ...any)) *builder {
 	b := &builder{first: q.Start.Add(q.Step), step: q.Step, steps: steps, res: res, keep: keep, note: note,
 		cells: map[cellKey]*cell{}, outcomeSeen: make([]bool, steps), classesSeen: map[string]map[string]bool{},
-		gauges: make([]map[string]float64, steps), replicas: map[string][]float64{}, inFlight: map[string]map[engines.Quantity][]float64{}, fullName: map[string]string{}, classLabel: q.classLabel(), own: map[string]bool{queryLabel: true}}
+		gauges: make([]map[string]float64, steps), replicas: map[string][]float64{}, replicaHist: map[engines.Quantity]map[string][]map[float64]float64{}, inFlight: map[string]map[engines.Quantity][]float64{}, fullName: map[string]string{}, classLabel: q.classLabel(), own: map[string]bool{queryLabel: true}}
 	for _, m := range q.Selector {
 		if m.Op == engines.OpEqual {
 			b.own[m.Name] = true
@@ -124,6 +127,10 @@ func (b *builder) addIncreases(m model.Matrix, query string) error {
 	}
 	for _, ss := range m {
 		tagv := string(ss.Metric[queryLabel])
+		if q, ok := strings.CutPrefix(tagv, replicaTag+" "); ok {
+			b.addReplicaHist(engines.Quantity(q), ss)
+			continue
+		}
 		if tagv == replicaTag {
 			name, full := b.replicaName(ss.Metric)
 			b.fullName[name] = full
@@ -199,6 +206,54 @@ func (b *builder) addIncreases(m model.Matrix, query string) error {
 		}
 	}
 	return nil
+}
+
+// addReplicaHist adds one replica's bucket series of latency q (its le
+// label read and left out of the replica's name).
+func (b *builder) addReplicaHist(q engines.Quantity, ss *model.SampleStream) {
+	le, err := strconv.ParseFloat(string(ss.Metric["le"]), 64)
+	if err != nil {
+		return
+	}
+	if keep := b.keep[q]; keep != nil && !keep[le] {
+		return
+	}
+	if !math.IsInf(le, 1) {
+		le *= b.res.Metrics[q].Factor()
+	}
+	m := ss.Metric.Clone()
+	delete(m, "le")
+	name, _ := b.replicaName(m)
+	if b.replicaHist[q] == nil {
+		b.replicaHist[q] = map[string][]map[float64]float64{}
+	}
+	steps := b.replicaHist[q][name]
+	if steps == nil {
+		steps = make([]map[float64]float64, b.steps)
+		b.replicaHist[q][name] = steps
+	}
+	for _, v := range ss.Values {
+		if k := b.index(v.Timestamp); k >= 0 {
+			if steps[k] == nil {
+				steps[k] = map[float64]float64{}
+			}
+			steps[k][le] += float64(v.Value)
+		}
+	}
+}
+
+// replicaHistOf is replica name's histograms of latency q per step (nil
+// when none was read; an empty histogram in a step without samples).
+func (b *builder) replicaHistOf(q engines.Quantity, name string) []sources.Histogram {
+	steps := b.replicaHist[q][name]
+	if steps == nil {
+		return nil
+	}
+	out := make([]sources.Histogram, len(steps))
+	for k, m := range steps {
+		out[k] = toHistogram(m)
+	}
+	return out
 }
 
 // addNative adds one range query's per-step increases of the native
@@ -471,7 +526,8 @@ func (b *builder) finish(agg *sources.Aggregate) error {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		agg.Replicas = append(agg.Replicas, sources.ReplicaTrack{Name: n, Series: b.fullName[n], Finished: b.replicas[n], InFlight: b.inFlightOf(n)})
+		agg.Replicas = append(agg.Replicas, sources.ReplicaTrack{Name: n, Series: b.fullName[n], Finished: b.replicas[n], InFlight: b.inFlightOf(n),
+			TTFTHist: b.replicaHistOf(engines.TTFT, n), TPOTHist: b.replicaHistOf(engines.TPOT, n)})
 	}
 	return nil
 }

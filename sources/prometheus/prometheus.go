@@ -692,6 +692,17 @@ func increaseQuery(q Query, res engines.Resolved, native map[engines.Quantity]bo
 		}
 		parts = append(parts, tag(fmt.Sprintf("sum without (%s) (increase(%s[%s]))", without, q.Selector.With(oc.Name, nil), step), replicaTag))
 	}
+	// per replica: its own TTFT and TPOT bucket increases, class summed
+	// away, from which the judge bounds each replica's good requests
+	// (the between-replica spread of attainment and of the tail shares)
+	for _, hq := range []engines.Quantity{engines.TTFT, engines.TPOT} {
+		c, ok := res.Metrics[hq]
+		if !ok || native[hq] {
+			continue
+		}
+		parts = append(parts, tag(fmt.Sprintf("sum without (%s) (increase(%s[%s]))", q.classLabel(),
+			q.Selector.With(c.Name+"_bucket", c.Match), step), replicaTag+" "+string(hq)))
+	}
 	for _, cq := range engines.Counters() {
 		c, ok := res.Metrics[cq]
 		if !ok {
