@@ -1115,6 +1115,11 @@ func (j *aggJudgement) evalGate(idx int, g policies.Gate, conf float64) gateEval
 			// replicas that differ all run, as on the request path
 			repB, _ := j.b.replicaCounts()
 			repC, _ := j.cRaw.replicaCounts()
+			if !j.exact() {
+				// from metrics: bounded from each replica's histograms
+				repB, _ = j.b.replicaBounded(j.slo)
+				repC, _ = j.cRaw.replicaBounded(j.slo)
+			}
 			spread := replicaSpread(repB, repC)
 			var optNote []string
 			pess = withReplicaSpread(pess, conf, spread, &e.m.Adjusted)

@@ -433,6 +433,21 @@ func (j *aggJudgement) exceedanceGate(e gateEval, g policies.Gate, info policies
 	e.m.NBaseline, e.m.NCanary = int64(math.Round(sum(rb.Den))), int64(math.Round(sum(rc.Den)))
 	e.m.Method = fmt.Sprintf("share of requests above the %g s bucket edge (exact from the histograms), %s", edge, est.Method)
 	e.m.Adjusted = append(e.m.Adjusted, fmt.Sprintf("judged as the share of requests with %s above the %g s bucket edge instead of p%g", strings.ToUpper(info.Latency), edge, info.Quantile*100))
+	if !j.exact() && !strings.Contains(e.m.Name, ":") {
+		// replicas that differ all run, read from each replica's own
+		// histogram at the edge as attainment reads them
+		// (replicaBounded): the pooled tail only, the replicas'
+		// histograms being pooled over classes
+		repB, okB := j.b.replicaAtOrBelow(info.Latency, edge)
+		repC, okC := j.c.replicaAtOrBelow(info.Latency, edge)
+		if okB && okC {
+			w := replicaSpread(repB, repC)
+			if !upper {
+				w = w.scaled(1 / (vb * vb)) // onto the log ratio of the shares above
+			}
+			est = withReplicaSpread(est, conf, w, &e.m.Adjusted)
+		}
+	}
 	// as the quantile's interval was (its adjusted line already says so)
 	est = persistenceWidened(est, j.p.Window, min(t.b.n, t.c.n), j.b.ds.Agg.Step, conf, new([]string))
 	ex := decide(e, gx, ix, est)

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/goodput-dev/goodput/analysis/histo"
 	"github.com/goodput-dev/goodput/analysis/stats"
 	"github.com/goodput-dev/goodput/sources"
 )
@@ -21,7 +22,10 @@ import (
 // variance estimated from both arms' replicas (stats.BetweenReplicas),
 // on the degrees of freedom that few replicas give, whenever the records
 // name their replicas (request logs, a column store). Metrics carry no
-// per-replica good counts: there the interval stays as it was.
+// per-replica good counts; where a source of metrics reads each
+// replica's own latency histograms (sources.ReplicaTrack.TTFTHist,
+// TPOTHist) its good requests are bounded from them (replicaBounded) and
+// the interval is widened the same way.
 //
 // Under a least-loaded router a slow replica is not seen by that spread
 // alone: it takes fewer requests, its peers more, and the whole arm is
@@ -216,6 +220,15 @@ func sdSum(parts ...[2]float64) (v, df float64) {
 	return sd * sd, df
 }
 
+// scaled is w with both parts' variances times f (the spread of a
+// difference of shares carried to the log ratio of shares near v: f =
+// 1/v²).
+func (w replicaWidening) scaled(f float64) replicaWidening {
+	w.spread.Var *= f
+	w.capacity.Var *= f
+	return w
+}
+
 // replicaSpread is the widening from the arms' replicas (b and c, nil
 // when the records do not name them); it adds nothing when there is
 // nothing to add. It does not depend on the confidence level: a gate
@@ -280,6 +293,93 @@ func (a *aggArm) replicaCounts() ([]stats.ReplicaCounts, bool) {
 		out = append(out, rc)
 	}
 	return out, true
+}
+
+// replicaBounded is replicaCounts for an arm read from metrics whose
+// replica tracks carry each replica's TTFT and TPOT histograms: per
+// analysed slice, a replica's offered requests are those it finished and
+// its good ones that count's share at slo, the middle of the bounds its
+// histograms give (histo.GoodShare, the arm's own construction; the
+// spread asks how far replicas differ, which the same reading of each
+// measures). ok is false for an exact aggregate, or when any replica's
+// track carries no histograms.
+func (a *aggArm) replicaBounded(slo histo.SLO) ([]stats.ReplicaCounts, bool) {
+	return a.replicaShares(func(tr sources.ReplicaTrack, k int) (float64, float64, bool) {
+		ttft, tpot := histAt(tr.TTFTHist, k), histAt(tr.TPOTHist, k)
+		if (!math.IsNaN(slo.TTFT) && !(histTotal(ttft) > 0)) || (!math.IsNaN(slo.TPOT) && !(histTotal(tpot) > 0)) {
+			return 0, 0, false // nothing to bound its good requests by
+		}
+		lo, hi := histo.GoodShare(ttft, tpot, slo)
+		return tr.Finished[k], tr.Finished[k] * (lo + hi) / 2, true
+	})
+}
+
+// replicaAtOrBelow is replicaBounded for the exceedance form of a
+// latency's tail gate (exceedanceGate): per analysed slice, a replica's
+// requests with a value of latency ("ttft", "tpot") and those of them at
+// or below edge, seconds.
+func (a *aggArm) replicaAtOrBelow(latency string, edge float64) ([]stats.ReplicaCounts, bool) {
+	return a.replicaShares(func(tr sources.ReplicaTrack, k int) (float64, float64, bool) {
+		hs := tr.TTFTHist
+		if latency == "tpot" {
+			hs = tr.TPOTHist
+		}
+		h := histAt(hs, k)
+		f := histo.Fraction(h, edge)
+		if !(histTotal(h) > 0) || math.IsNaN(f.Lo) {
+			return 0, 0, false
+		}
+		return histTotal(h), histTotal(h) * (f.Lo + f.Hi) / 2, true
+	})
+}
+
+// replicaShares lays a metrics arm's replicas out on its analysed slices
+// with at(track, slice) giving a replica's offered and good requests
+// there (false: none counted). ok is false for an exact aggregate, or
+// when any replica's track carries neither histogram.
+func (a *aggArm) replicaShares(at func(tr sources.ReplicaTrack, k int) (offered, good float64, ok bool)) ([]stats.ReplicaCounts, bool) {
+	agg := a.ds.Agg
+	if agg == nil || agg.Exact || len(agg.Replicas) == 0 {
+		return nil, false
+	}
+	slots, ok := a.sliceSlots()
+	if !ok {
+		return nil, false
+	}
+	out := make([]stats.ReplicaCounts, 0, len(agg.Replicas))
+	for _, tr := range agg.Replicas {
+		if tr.TTFTHist == nil && tr.TPOTHist == nil {
+			return nil, false
+		}
+		rc := stats.ReplicaCounts{Offered: make([]float64, len(slots)), Good: make([]float64, len(slots))}
+		for i, k := range slots {
+			if k < 0 || k >= len(tr.Finished) || !(tr.Finished[k] > 0) {
+				continue
+			}
+			if o, g, ok := at(tr, k); ok {
+				rc.Offered[i], rc.Good[i] = o, g
+			}
+		}
+		out = append(out, rc)
+	}
+	return out, true
+}
+
+// histAt is hs[k], an empty histogram past its end.
+func histAt(hs []sources.Histogram, k int) sources.Histogram {
+	if k < len(hs) {
+		return hs[k]
+	}
+	return sources.Histogram{}
+}
+
+// histTotal is a cumulative histogram's count (its +Inf bucket), 0 when
+// empty.
+func histTotal(h sources.Histogram) float64 {
+	if len(h.Counts) == 0 {
+		return 0
+	}
+	return h.Counts[len(h.Counts)-1]
 }
 
 // replicaInFlight lays an aggregated arm's replicas' requests in flight
