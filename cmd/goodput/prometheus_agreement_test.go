@@ -352,3 +352,38 @@ func TestPrometheusAgreesOnALabelledMixShift(t *testing.T) {
 		100*logs.Arms["baseline"].SLOAttainment, 100*logs.Arms["canary"].SLOAttainment,
 		100*prom.Arms["baseline"].SLOAttainment, 100*prom.Arms["canary"].SLOAttainment, logs.decisive(), prom.decisive())
 }
+
+// TestPrometheusReplicaSpread: identical arms whose replicas run at their
+// own speeds (aa-replica-spread-30m, seed 7), judged from a real
+// Prometheus, have attainment widened for their replicas as the request
+// logs of the same run have it: from each replica's own histograms, which
+// the source now reads (before, metrics gave no per-replica counts and
+// such arms failed 15% of runs from metrics).
+func TestPrometheusReplicaSpread(t *testing.T) {
+	type gate struct {
+		Name     string   `json:"name"`
+		Method   string   `json:"method"`
+		Adjusted []string `json:"adjusted"`
+	}
+	type report struct {
+		Metrics []gate `json:"metrics"`
+	}
+	logs, prom := logsAndMetrics[report](t, "aa-replica-spread-30m", "chat", 30)
+	for _, r := range []struct {
+		from string
+		rep  report
+	}{{"request logs", logs}, {"Prometheus", prom}} {
+		var att *gate
+		for i := range r.rep.Metrics {
+			if r.rep.Metrics[i].Name == "slo_attainment" {
+				att = &r.rep.Metrics[i]
+			}
+		}
+		if att == nil {
+			t.Fatalf("%s: no slo_attainment gate", r.from)
+		}
+		if !strings.Contains(att.Method, "+replica-spread") || !strings.Contains(strings.Join(att.Adjusted, "; "), "for replicas that differ all run: ") {
+			t.Errorf("%s: attainment not widened for the replicas: %s %q", r.from, att.Method, att.Adjusted)
+		}
+	}
+}
