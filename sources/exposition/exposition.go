@@ -728,7 +728,12 @@ func replicaKey(labels map[string]string, drop ...string) string {
 			l[k] = v
 		}
 	}
-	return key("", l, math.NaN())
+	// {k="v",…}, as the Prometheus source names a replica
+	k := key("", l, math.NaN())
+	if strings.HasSuffix(k, ",}") {
+		k = k[:len(k)-2] + "}"
+	}
+	return k
 }
 
 // add reads slice k from the snapshots prev (each series' last value

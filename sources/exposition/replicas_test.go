@@ -86,3 +86,22 @@ func addHist(a, b sources.Histogram) sources.Histogram {
 	}
 	return a
 }
+
+// TestReplicaKey: a replica is named by its labels less those given, as
+// the Prometheus source names it ({k="v",…}, values quoted so that no
+// control character reaches a terminal), and a series with no other label
+// is {}.
+func TestReplicaKey(t *testing.T) {
+	for _, c := range []struct {
+		labels map[string]string
+		want   string
+	}{
+		{map[string]string{"pod": "p1", "class": "chat", "finished_reason": "stop"}, `{pod="p1"}`},
+		{map[string]string{"pod": "b\x1b[31m", "model_name": "m"}, `{model_name="m",pod="b\x1b[31m"}`},
+		{map[string]string{"class": "chat"}, `{}`},
+	} {
+		if got := replicaKey(c.labels, "finished_reason", "class"); got != c.want {
+			t.Errorf("replicaKey(%q) = %s, want %s", c.labels, got, c.want)
+		}
+	}
+}
