@@ -718,8 +718,9 @@ type ReplicaTrack struct {
 	// source of metrics reads each replica's bucket series: a judge
 	// bounds each replica's good requests from them where Offered and
 	// Good are nil, for the same between-replica spread. Nil when the
-	// source did not read them (records, native histograms); a slice
-	// without samples holds an empty histogram.
+	// source did not read them (records, native histograms, an arm of
+	// more than MaxReplicas replicas); a slice without samples holds an
+	// empty histogram.
 	TTFTHist, TPOTHist []Histogram
 }
 

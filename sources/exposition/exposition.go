@@ -788,17 +788,23 @@ func (t *replicaTracks) add(k int, prev, cur *snapshot, res engines.Resolved, no
 }
 
 // list returns the tracks in name order; nil when no replica was read.
-// A replica's histograms are nil when it exported none of a quantity.
+// A replica's histograms are nil when it exported none of a quantity, and
+// for every replica past sources.MaxReplicas of them (as the Prometheus
+// source leaves them out).
 func (t *replicaTracks) list() []sources.ReplicaTrack {
 	names := make([]string, 0, len(t.finished))
 	for n := range t.finished {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	hists := len(names) <= sources.MaxReplicas
 	var out []sources.ReplicaTrack
 	for _, n := range names {
-		out = append(out, sources.ReplicaTrack{Name: n, Series: n, Finished: t.finished[n],
-			TTFTHist: t.hist[engines.TTFT][n], TPOTHist: t.hist[engines.TPOT][n]})
+		tr := sources.ReplicaTrack{Name: n, Series: n, Finished: t.finished[n]}
+		if hists {
+			tr.TTFTHist, tr.TPOTHist = t.hist[engines.TTFT][n], t.hist[engines.TPOT][n]
+		}
+		out = append(out, tr)
 	}
 	return out
 }

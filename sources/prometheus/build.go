@@ -525,9 +525,16 @@ func (b *builder) finish(agg *sources.Aggregate) error {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	// each replica's histograms bound its good requests for the
+	// replica widening; past sources.MaxReplicas replicas (as records past
+	// that many names) they are left out
+	hists := len(names) <= sources.MaxReplicas
 	for _, n := range names {
-		agg.Replicas = append(agg.Replicas, sources.ReplicaTrack{Name: n, Series: b.fullName[n], Finished: b.replicas[n], InFlight: b.inFlightOf(n),
-			TTFTHist: b.replicaHistOf(engines.TTFT, n), TPOTHist: b.replicaHistOf(engines.TPOT, n)})
+		tr := sources.ReplicaTrack{Name: n, Series: b.fullName[n], Finished: b.replicas[n], InFlight: b.inFlightOf(n)}
+		if hists {
+			tr.TTFTHist, tr.TPOTHist = b.replicaHistOf(engines.TTFT, n), b.replicaHistOf(engines.TPOT, n)
+		}
+		agg.Replicas = append(agg.Replicas, tr)
 	}
 	return nil
 }
