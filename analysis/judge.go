@@ -65,7 +65,7 @@ func Judge(baseline, canary *sources.Dataset, cfg Config) (*Report, error) {
 	}
 	cfg.Policy = p
 	if baseline.Agg != nil || canary.Agg != nil {
-		return judgeAggregate(baseline, canary, cfg)
+		return judgeClassSLOs(baseline, canary, cfg)
 	}
 	cls := newClassifier(p)
 	origin, paired, spans := pairing(baseline, canary)
