@@ -1,26 +1,19 @@
 package analysis
 
 import (
-	"bytes"
-	"context"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/goodput-dev/goodput/policies"
 	"github.com/goodput-dev/goodput/sources"
-	"github.com/goodput-dev/goodput/sources/exposition"
 	"github.com/goodput-dev/goodput/sources/sim"
 )
 
 // TestLenientPolicy: each threshold raised to the largest a class gives
 // it, the classes dropped; a policy whose classes raise nothing is left.
 func TestLenientPolicy(t *testing.T) {
-	chat, err := policies.Builtin("chat")
-	if err != nil {
-		t.Fatal(err)
-	}
+	chat := loadPolicy(t, "chat")
 	lp, ok := lenientPolicy(chat)
 	if !ok || time.Duration(lp.SLO.TTFT) != 4*time.Second || time.Duration(lp.SLO.TPOT) != 80*time.Millisecond || len(lp.Classes) != 0 {
 		t.Errorf("chat leniently: %v %+v, %d classes", ok, lp.SLO, len(lp.Classes))
@@ -54,26 +47,11 @@ func TestClassSLOsFromMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pol, err := policies.Builtin("chat")
-	if err != nil {
-		t.Fatal(err)
-	}
+	pol := loadPolicy(t, "chat")
 	held := 0
 	for seed := uint64(1); seed <= 12 && held < 2; seed++ {
-		res, err := sim.Run(context.Background(), sc, seed, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var om bytes.Buffer
-		if err := sim.WriteOpenMetrics(&om, res.Metrics); err != nil {
-			t.Fatal(err)
-		}
-		var arms [2]sources.Dataset
-		for i, arm := range []sources.Arm{sources.Baseline, sources.Canary} {
-			if arms[i], err = exposition.Read(context.Background(), "metrics.om", bytes.NewReader(om.Bytes()), arm); err != nil {
-				t.Fatal(err)
-			}
-		}
+		_, _, metB, metC := simWithMetrics(t, sc, seed)
+		arms := [2]sources.Dataset{metB, metC}
 		cfg := Config{Policy: pol, Seed: seed, Resamples: 400}
 		strict, err := judgeAggregate(&arms[0], &arms[1], cfg)
 		if err != nil {
