@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -415,6 +416,24 @@ type Histogram struct {
 // them are meaningless, and a mean outside the histogram's range is not
 // reported.
 func LatencyNanos(v float64) int64 { return int64(math.Floor(v*1e9 + 0.5)) }
+
+// HistogramOf is the cumulative histogram whose count at each edge is
+// byEdge's (edges in seconds, +Inf among them); empty without a +Inf edge.
+func HistogramOf(byEdge map[float64]float64) Histogram {
+	edges := make([]float64, 0, len(byEdge))
+	for e := range byEdge {
+		edges = append(edges, e)
+	}
+	slices.Sort(edges)
+	if len(edges) == 0 || !math.IsInf(edges[len(edges)-1], 1) {
+		return Histogram{}
+	}
+	h := Histogram{Edges: edges, Counts: make([]float64, len(edges))}
+	for i, e := range edges {
+		h.Counts[i] = byEdge[e]
+	}
+	return h
+}
 
 // Total is the number of observations (the +Inf bucket).
 func (h Histogram) Total() float64 {

@@ -574,10 +574,7 @@ func histogram(prev, cur *snapshot, c engines.Candidate, keep func(map[string]st
 			bySeries[k] = s
 			order = append(order, k)
 		}
-		e := inc.le
-		if !math.IsInf(e, 1) {
-			e *= c.Factor()
-		}
+		e := scaledEdge(inc.le, c)
 		s.edges = append(s.edges, e)
 		s.counts[e] += inc.v
 	}
@@ -614,6 +611,15 @@ func histogram(prev, cur *snapshot, c engines.Candidate, keep func(map[string]st
 		return sources.Histogram{}, dropped
 	}
 	return h, dropped
+}
+
+// scaledEdge is a bucket edge of c's histogram in seconds (its unit's
+// factor applied; +Inf left).
+func scaledEdge(le float64, c engines.Candidate) float64 {
+	if math.IsInf(le, 1) {
+		return le
+	}
+	return le * c.Factor()
 }
 
 // gaugeAt combines a gauge's series in one snapshot (NaN when absent).
@@ -660,13 +666,7 @@ func replicasAt(s *snapshot, ocs []engines.OutcomeCounter) float64 {
 	set := map[string]bool{}
 	for _, oc := range ocs {
 		for _, smp := range s.named(oc.Name) {
-			l := map[string]string{}
-			for k, v := range smp.labels {
-				if k != oc.Label && k != engines.ClassLabel {
-					l[k] = v
-				}
-			}
-			set[key("", l, math.NaN())] = true
+			set[replicaKey(smp.labels, oc.Label, engines.ClassLabel)] = true
 		}
 	}
 	return float64(len(set))
@@ -770,11 +770,7 @@ func (t *replicaTracks) add(k int, prev, cur *snapshot, res engines.Resolved, no
 			if counts[name] == nil {
 				counts[name] = map[float64]float64{}
 			}
-			e := inc.le
-			if !math.IsInf(e, 1) {
-				e *= c.Factor()
-			}
-			counts[name][e] += inc.v
+			counts[name][scaledEdge(inc.le, c)] += inc.v
 		}
 		for name, m := range counts {
 			hs := byName[name]
@@ -782,7 +778,7 @@ func (t *replicaTracks) add(k int, prev, cur *snapshot, res engines.Resolved, no
 				hs = make([]sources.Histogram, t.slices)
 				byName[name] = hs
 			}
-			hs[k] = cumulative(m)
+			hs[k] = sources.HistogramOf(m)
 		}
 	}
 }
@@ -807,22 +803,4 @@ func (t *replicaTracks) list() []sources.ReplicaTrack {
 		out = append(out, tr)
 	}
 	return out
-}
-
-// cumulative turns one series' bucket counts by edge into a histogram;
-// empty without a +Inf bucket.
-func cumulative(m map[float64]float64) sources.Histogram {
-	edges := make([]float64, 0, len(m))
-	for e := range m {
-		edges = append(edges, e)
-	}
-	sort.Float64s(edges)
-	if len(edges) == 0 || !math.IsInf(edges[len(edges)-1], 1) {
-		return sources.Histogram{}
-	}
-	h := sources.Histogram{Edges: edges, Counts: make([]float64, len(edges))}
-	for i, e := range edges {
-		h.Counts[i] = m[e]
-	}
-	return h
 }

@@ -184,15 +184,9 @@ func (b *builder) addIncreases(m model.Matrix, query string) error {
 			}
 		case engines.KindOf(engines.Quantity(tagv)) == engines.KindHistogram:
 			q := engines.Quantity(tagv)
-			le, err := strconv.ParseFloat(string(ss.Metric["le"]), 64)
-			if err != nil {
+			le, ok := b.edge(q, ss.Metric)
+			if !ok {
 				continue
-			}
-			if keep := b.keep[q]; keep != nil && !keep[le] {
-				continue
-			}
-			if !math.IsInf(le, 1) {
-				le *= b.res.Metrics[q].Factor()
 			}
 			for _, v := range ss.Values {
 				if k := b.index(v.Timestamp); k >= 0 {
@@ -208,18 +202,29 @@ func (b *builder) addIncreases(m model.Matrix, query string) error {
 	return nil
 }
 
-// addReplicaHist adds one replica's bucket series of latency q (its le
-// label read and left out of the replica's name).
-func (b *builder) addReplicaHist(q engines.Quantity, ss *model.SampleStream) {
-	le, err := strconv.ParseFloat(string(ss.Metric["le"]), 64)
+// edge is a bucket series' le label of histogram q, in seconds; false
+// when it does not parse or is not among the edges every series of the
+// arm has (b.keep).
+func (b *builder) edge(q engines.Quantity, m model.Metric) (float64, bool) {
+	le, err := strconv.ParseFloat(string(m["le"]), 64)
 	if err != nil {
-		return
+		return 0, false
 	}
 	if keep := b.keep[q]; keep != nil && !keep[le] {
-		return
+		return 0, false
 	}
 	if !math.IsInf(le, 1) {
 		le *= b.res.Metrics[q].Factor()
+	}
+	return le, true
+}
+
+// addReplicaHist adds one replica's bucket series of latency q (its le
+// label read and left out of the replica's name).
+func (b *builder) addReplicaHist(q engines.Quantity, ss *model.SampleStream) {
+	le, ok := b.edge(q, ss.Metric)
+	if !ok {
+		return
 	}
 	m := ss.Metric.Clone()
 	delete(m, "le")
@@ -251,7 +256,7 @@ func (b *builder) replicaHistOf(q engines.Quantity, name string) []sources.Histo
 	}
 	out := make([]sources.Histogram, len(steps))
 	for k, m := range steps {
-		out[k] = toHistogram(m)
+		out[k] = sources.HistogramOf(m)
 	}
 	return out
 }
@@ -511,7 +516,7 @@ func (b *builder) finish(agg *sources.Aggregate) error {
 						engines.SetHistogram(&bk, q, ns.cumulative(nativeEdges[q]))
 						continue
 					}
-					engines.SetHistogram(&bk, q, toHistogram(c.hist[q]))
+					engines.SetHistogram(&bk, q, sources.HistogramOf(c.hist[q]))
 				}
 			}
 			agg.Buckets = append(agg.Buckets, bk)
@@ -537,23 +542,4 @@ func (b *builder) finish(agg *sources.Aggregate) error {
 		agg.Replicas = append(agg.Replicas, tr)
 	}
 	return nil
-}
-
-func toHistogram(m map[float64]float64) sources.Histogram {
-	if len(m) == 0 {
-		return sources.Histogram{}
-	}
-	edges := make([]float64, 0, len(m))
-	for e := range m {
-		edges = append(edges, e)
-	}
-	sort.Float64s(edges)
-	if !math.IsInf(edges[len(edges)-1], 1) {
-		return sources.Histogram{}
-	}
-	h := sources.Histogram{Edges: edges, Counts: make([]float64, len(edges))}
-	for i, e := range edges {
-		h.Counts[i] = m[e]
-	}
-	return h
 }
