@@ -59,16 +59,24 @@ func totals(a *sources.Aggregate) (completed, failed, good, retried float64) {
 	return
 }
 
-// TestReadCounts: the aggregate of a few records has their counts, their
-// strata (label values with a quote and a backslash included) and one
-// bin per latency.
-func TestReadCounts(t *testing.T) {
+// someRecordsSource starts a ClickHouse server with someRecords in table
+// req (arm "c") and a source reading it.
+func someRecordsSource(t *testing.T) *Source {
+	t.Helper()
 	srv := chtest.Start(t)
 	srv.LoadRequests(t, "req", "c", strings.NewReader(someRecords))
 	src, err := New(Config{URL: srv.URL, Table: "req"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return src
+}
+
+// TestReadCounts: the aggregate of a few records has their counts, their
+// strata (label values with a quote and a backslash included) and one
+// bin per latency.
+func TestReadCounts(t *testing.T) {
+	src := someRecordsSource(t)
 	ds, err := read(t, src, "arm = 'c'", testPlan())
 	if err != nil {
 		t.Fatal(err)
@@ -101,12 +109,7 @@ func TestReadCounts(t *testing.T) {
 // ones per replica, summed per slice the same as the aggregate's buckets; a window
 // without rows is no counts when allowed and "no requests" otherwise.
 func TestSliceCounts(t *testing.T) {
-	srv := chtest.Start(t)
-	srv.LoadRequests(t, "req", "c", strings.NewReader(someRecords))
-	src, err := New(Config{URL: srv.URL, Table: "req"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	src := someRecordsSource(t)
 	s, e := window()
 	q := Query{Arm: sources.Canary, Where: "arm = 'c'", Start: s, End: e, Plan: testPlan()}
 	counts, err := src.ReadCounts(context.Background(), q)

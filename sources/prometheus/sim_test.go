@@ -21,9 +21,6 @@ import (
 // metrics| / completed). The bounds' width is the histogram's resolution:
 // the mass of the buckets the thresholds fall in.
 func TestSimulatedAttainmentAgreesWithRequestLogs(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the simulator")
-	}
 	dur := 4 * time.Minute
 	res, base := simulatedPrometheus(t, "tail-regression", 1, dur)
 	start := sim.DefaultStart()
@@ -74,9 +71,6 @@ func TestSimulatedAttainmentAgreesWithRequestLogs(t *testing.T) {
 // each replica's good requests), and over the window the replicas'
 // histograms hold every observation of the arm's.
 func TestReplicaHistogramsFromPrometheus(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the simulator")
-	}
 	dur := 4 * time.Minute
 	_, base := simulatedPrometheus(t, "aa-replica-spread-30m", 3, dur)
 	start := sim.DefaultStart()
@@ -90,12 +84,6 @@ func TestReplicaHistogramsFromPrometheus(t *testing.T) {
 		if len(ds.Agg.Replicas) < 2 {
 			t.Fatalf("%s: %d replica tracks", arm, len(ds.Agg.Replicas))
 		}
-		total := func(h sources.Histogram) float64 {
-			if len(h.Counts) == 0 {
-				return 0
-			}
-			return h.Counts[len(h.Counts)-1]
-		}
 		for _, q := range []string{"ttft", "tpot"} {
 			var armTotal, repTotal float64
 			for _, b := range ds.Agg.Buckets {
@@ -103,7 +91,7 @@ func TestReplicaHistogramsFromPrometheus(t *testing.T) {
 				if q == "tpot" {
 					h = b.TPOT
 				}
-				armTotal += total(h)
+				armTotal += h.Total()
 			}
 			for _, tr := range ds.Agg.Replicas {
 				hs := tr.TTFTHist
@@ -114,7 +102,7 @@ func TestReplicaHistogramsFromPrometheus(t *testing.T) {
 					t.Fatalf("%s %s: %d %s histograms for %d steps", arm, tr.Name, len(hs), q, len(tr.Finished))
 				}
 				for _, h := range hs {
-					repTotal += total(h)
+					repTotal += h.Total()
 				}
 			}
 			if !(armTotal > 0) || math.Abs(repTotal-armTotal) > 1e-6*armTotal {
@@ -126,9 +114,12 @@ func TestReplicaHistogramsFromPrometheus(t *testing.T) {
 
 // simulatedPrometheus runs a built-in scenario for dur and serves its
 // metrics.om from a real Prometheus (promtest.Start): the run and the
-// server's URL.
+// server's URL; skipped under -short.
 func simulatedPrometheus(t *testing.T, scenario string, seed uint64, dur time.Duration) (*sim.Result, string) {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("runs the simulator")
+	}
 	sc, err := sim.Builtin(scenario)
 	if err != nil {
 		t.Fatal(err)
