@@ -1116,7 +1116,8 @@ func (j *aggJudgement) evalGate(idx int, g policies.Gate, conf float64) gateEval
 			repB, _ := j.b.replicaCounts()
 			repC, _ := j.cRaw.replicaCounts()
 			if !j.exact() {
-				// from metrics: bounded from each replica's histograms
+				// from metrics, which count no replica's good requests:
+				// bounded from each replica's histograms
 				repB, _ = j.b.replicaBounded(j.slo)
 				repC, _ = j.cRaw.replicaBounded(j.slo)
 			}

@@ -279,15 +279,34 @@ func (a *aggArm) replicaCounts() ([]stats.ReplicaCounts, bool) {
 	if !ok {
 		return nil, false
 	}
-	out := make([]stats.ReplicaCounts, 0, len(a.ds.Agg.Replicas))
-	for _, tr := range a.ds.Agg.Replicas {
-		if tr.Offered == nil || tr.Good == nil {
+	return layReplicas(a.ds.Agg.Replicas, slots,
+		func(tr sources.ReplicaTrack) bool { return tr.Offered != nil && tr.Good != nil },
+		func(tr sources.ReplicaTrack, k int) (float64, float64, bool) {
+			if k >= len(tr.Offered) {
+				return 0, 0, false
+			}
+			return nan0(tr.Offered[k]), nan0(tr.Good[k]), true
+		})
+}
+
+// layReplicas lays tracks out on slots (a track's slice per analysed
+// slice, −1 for none): per slice at(track, slice) gives a replica's
+// offered and good requests (false: none counted). ok is false when a
+// track is not usable (usable false for it).
+func layReplicas(tracks []sources.ReplicaTrack, slots []int, usable func(sources.ReplicaTrack) bool,
+	at func(tr sources.ReplicaTrack, k int) (offered, good float64, ok bool)) ([]stats.ReplicaCounts, bool) {
+	out := make([]stats.ReplicaCounts, 0, len(tracks))
+	for _, tr := range tracks {
+		if !usable(tr) {
 			return nil, false
 		}
 		rc := stats.ReplicaCounts{Offered: make([]float64, len(slots)), Good: make([]float64, len(slots))}
 		for i, k := range slots {
-			if k >= 0 && k < len(tr.Offered) {
-				rc.Offered[i], rc.Good[i] = nan0(tr.Offered[k]), nan0(tr.Good[k])
+			if k < 0 {
+				continue
+			}
+			if o, g, ok := at(tr, k); ok {
+				rc.Offered[i], rc.Good[i] = o, g
 			}
 		}
 		out = append(out, rc)
@@ -306,7 +325,7 @@ func (a *aggArm) replicaCounts() ([]stats.ReplicaCounts, bool) {
 func (a *aggArm) replicaBounded(slo histo.SLO) ([]stats.ReplicaCounts, bool) {
 	return a.replicaShares(func(tr sources.ReplicaTrack, k int) (float64, float64, bool) {
 		ttft, tpot := histAt(tr.TTFTHist, k), histAt(tr.TPOTHist, k)
-		if (!math.IsNaN(slo.TTFT) && !(histTotal(ttft) > 0)) || (!math.IsNaN(slo.TPOT) && !(histTotal(tpot) > 0)) {
+		if (!math.IsNaN(slo.TTFT) && !(ttft.Total() > 0)) || (!math.IsNaN(slo.TPOT) && !(tpot.Total() > 0)) {
 			return 0, 0, false // nothing to bound its good requests by
 		}
 		lo, hi := histo.GoodShare(ttft, tpot, slo)
@@ -326,10 +345,10 @@ func (a *aggArm) replicaAtOrBelow(latency string, edge float64) ([]stats.Replica
 		}
 		h := histAt(hs, k)
 		f := histo.Fraction(h, edge)
-		if !(histTotal(h) > 0) || math.IsNaN(f.Lo) {
+		if !(h.Total() > 0) || math.IsNaN(f.Lo) {
 			return 0, 0, false
 		}
-		return histTotal(h), histTotal(h) * (f.Lo + f.Hi) / 2, true
+		return h.Total(), h.Total() * (f.Lo + f.Hi) / 2, true
 	})
 }
 
@@ -346,23 +365,14 @@ func (a *aggArm) replicaShares(at func(tr sources.ReplicaTrack, k int) (offered,
 	if !ok {
 		return nil, false
 	}
-	out := make([]stats.ReplicaCounts, 0, len(agg.Replicas))
-	for _, tr := range agg.Replicas {
-		if tr.TTFTHist == nil && tr.TPOTHist == nil {
-			return nil, false
-		}
-		rc := stats.ReplicaCounts{Offered: make([]float64, len(slots)), Good: make([]float64, len(slots))}
-		for i, k := range slots {
-			if k < 0 || k >= len(tr.Finished) || !(tr.Finished[k] > 0) {
-				continue
+	return layReplicas(agg.Replicas, slots,
+		func(tr sources.ReplicaTrack) bool { return tr.TTFTHist != nil || tr.TPOTHist != nil },
+		func(tr sources.ReplicaTrack, k int) (float64, float64, bool) {
+			if k >= len(tr.Finished) || !(tr.Finished[k] > 0) {
+				return 0, 0, false
 			}
-			if o, g, ok := at(tr, k); ok {
-				rc.Offered[i], rc.Good[i] = o, g
-			}
-		}
-		out = append(out, rc)
-	}
-	return out, true
+			return at(tr, k)
+		})
 }
 
 // histAt is hs[k], an empty histogram past its end.
@@ -371,15 +381,6 @@ func histAt(hs []sources.Histogram, k int) sources.Histogram {
 		return hs[k]
 	}
 	return sources.Histogram{}
-}
-
-// histTotal is a cumulative histogram's count (its +Inf bucket), 0 when
-// empty.
-func histTotal(h sources.Histogram) float64 {
-	if len(h.Counts) == 0 {
-		return 0
-	}
-	return h.Counts[len(h.Counts)-1]
 }
 
 // replicaInFlight lays an aggregated arm's replicas' requests in flight
