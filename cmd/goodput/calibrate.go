@@ -276,8 +276,8 @@ type calibScenario struct {
 	metricsCoverage []*gateCoverage
 	stream          *streamDiff // goodput-stream against goodput, when both ran
 	// replicates are goodput's verdict and gates per replicate, kept for
-	// --gates
-	replicates []replicateGates
+	// --gates; metricsReplicates the same for goodput-metrics
+	replicates, metricsReplicates []replicateGates
 }
 
 // replicateGates is one replicate's verdict and gates under goodput's judge.
@@ -452,6 +452,9 @@ func (a *app) calibrateScenario(ctx context.Context, cs *calibScenario, pol *pol
 		}
 		if r.ran[0] {
 			cs.replicates = append(cs.replicates, replicateGates{seed: replicateSeed(o.Seed, cs.name, i), verdict: r.v[0], err: r.errs[0], gates: r.gates})
+		}
+		if r.ran[4] {
+			cs.metricsReplicates = append(cs.metricsReplicates, replicateGates{seed: replicateSeed(o.Seed, cs.name, i), verdict: r.v[4], err: r.errs[4], gates: r.metricsGates})
 		}
 	}
 	return nil
@@ -743,16 +746,19 @@ func writeCoverageTable(bw *bufio.Writer, scs []*calibScenario, o *calibrateOpti
 				}
 			}
 			mean, sd := meanSD(g.deltas)
+			// a spread of rounding alone (estimates all 0, summed in
+			// floating point) is none: no ceiling, no width ratio
+			spread := sd > 1e-12
 			note := ""
 			if g.noInterval > 0 {
 				note = fmt.Sprintf("%d without a finite interval", g.noInterval)
 			}
-			if g.name == "slo_attainment" && sd > 0 && g.margin > 0 {
+			if g.name == "slo_attainment" && spread && g.margin > 0 {
 				c := distuv.UnitNormal.CDF(g.margin/sd - z)
 				note = strings.TrimPrefix(note+fmt.Sprintf("; ceiling %.0f%% at margin %s", 100*c, fmtGateNum(g.margin, g.unit, g.scale)), "; ")
 			}
 			ratio := "—"
-			if hw, _ := meanSD(g.halves); sd > 0 && !math.IsNaN(hw) {
+			if hw, _ := meanSD(g.halves); spread && !math.IsNaN(hw) {
 				ratio = fmt.Sprintf("%.2f", hw/(z*sd))
 			}
 			fmt.Fprintf(bw, "| %s | %s | %s | %d | %s | %s | %s | %s |\n", name, markdownCell(g.name), cov, g.n,

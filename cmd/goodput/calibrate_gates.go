@@ -26,22 +26,34 @@ func gateShortfall(g analysis.Metric) float64 {
 	return worst - float64(g.Margin)
 }
 
-// writeGateBreakdown writes, for goodput's judge on every scenario, which
-// gates kept each replicate from passing: per gate how many replicates it
-// did not pass and how many it alone held, then per replicate that did not
-// pass each such gate with its verdict, interval and shortfall
-// (gateShortfall). A gate that fails alone but not after the weighted Holm
-// step is marked "Holm".
+// writeGateBreakdown writes, for goodput's judge on every scenario (and
+// then for goodput-metrics, when it ran), which gates kept each replicate
+// from passing: per gate how many replicates it did not pass and how many it
+// alone held, then per replicate that did not pass each such gate with its
+// verdict, interval and shortfall (gateShortfall). A gate that fails alone
+// but not after the weighted Holm step is marked "Holm".
 func writeGateBreakdown(w io.Writer, scs []*calibScenario, o *calibrateOptions) {
 	bw := bufio.NewWriter(w)
 	defer bw.Flush()
-	fmt.Fprintf(bw, "## Gates per replicate (goodput's judge)\n\n")
+	if slices.Contains(o.Judges, "goodput") {
+		writeJudgeGates(bw, "goodput's judge", scs, o, func(cs *calibScenario) []replicateGates { return cs.replicates })
+	}
+	if slices.Contains(o.Judges, "goodput-metrics") {
+		writeJudgeGates(bw, "goodput-metrics: goodput's judge on the engine metrics", scs, o, func(cs *calibScenario) []replicateGates { return cs.metricsReplicates })
+	}
+}
+
+// writeJudgeGates writes writeGateBreakdown's section for one judge; of
+// gives that judge's replicates of a scenario.
+func writeJudgeGates(bw *bufio.Writer, judge string, scs []*calibScenario, o *calibrateOptions, of func(*calibScenario) []replicateGates) {
+	fmt.Fprintf(bw, "## Gates per replicate (%s)\n\n", judge)
 	fmt.Fprintf(bw, "Command: `%s --gates FILE`\n\n", calibrateCommandLine(o))
 	fmt.Fprintf(bw, "A gate listed did not pass. \"beyond\" is the harmful end of its interval minus its margin "+
 		"(pp for absolute gates, %% for relative ones): how much narrower, or how much less harm, it needed to pass. "+
 		"\"Holm\": the gate fails alone but not after the weighted Holm step.\n\n")
 	for _, cs := range scs {
-		if len(cs.replicates) == 0 {
+		reps := of(cs)
+		if len(reps) == 0 {
 			continue
 		}
 		fmt.Fprintf(bw, "### `%s`\n\n", markdownCell(cs.name))
@@ -52,7 +64,7 @@ func writeGateBreakdown(w io.Writer, scs []*calibScenario, o *calibrateOptions) 
 		}
 		var order []*tally
 		by := map[string]*tally{}
-		for _, r := range cs.replicates {
+		for _, r := range reps {
 			var open []analysis.Metric
 			for _, g := range r.gates {
 				if g.Verdict != analysis.Pass {
@@ -80,14 +92,14 @@ func writeGateBreakdown(w io.Writer, scs []*calibScenario, o *calibrateOptions) 
 			for _, t := range order {
 				med := "—"
 				if len(t.beyond) > 0 {
-					med = fmtBeyond(cs.replicates, t.name, median(t.beyond))
+					med = fmtBeyond(reps, t.name, median(t.beyond))
 				}
 				fmt.Fprintf(bw, "| %s | %d | %d | %s |\n", markdownCell(t.name), t.open, t.alone, med)
 			}
 			fmt.Fprintln(bw)
 		}
 		fmt.Fprintf(bw, "| replicate | verdict | gates not passed: verdict, Δ [interval], beyond |\n|---:|---|---|\n")
-		for i, r := range cs.replicates {
+		for i, r := range reps {
 			if r.err != nil {
 				fmt.Fprintf(bw, "| %d | error | %s |\n", i+1, markdownCell(r.err.Error()))
 				continue

@@ -238,10 +238,25 @@ func TestCoverageSkipsConditionalRows(t *testing.T) {
 // a tenth of its requests 2 s before their first token fails from the
 // metrics as from the records.
 func TestCalibrateMetricsJudge(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "gates.md")
 	out, stderr, err := runCalibrateCmd(t, "--scenarios", "steady,regress-10", "--replicates", "2", "--duration", "10m", "--seed", "3",
-		"--resamples", "200", "--judges", "goodput,goodput-metrics")
+		"--resamples", "200", "--judges", "goodput,goodput-metrics", "--gates", file)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, stderr)
+	}
+	// the gates file has a section per judge, the metrics' regression
+	// failed there too
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := string(b)
+	at := strings.Index(md, "## Gates per replicate (goodput-metrics")
+	if !strings.HasPrefix(md, "## Gates per replicate (goodput's judge)") || at < 0 {
+		t.Fatalf("gates file without a section per judge:\n%s", md)
+	}
+	if reg := md[at:]; !strings.Contains(reg, "### `regress-10`") || !strings.Contains(reg, "| 1 | fail | ") {
+		t.Errorf("the metrics section names no failing replicate of the regression:\n%s", reg)
 	}
 	if !strings.Contains(out, "--judges goodput,goodput-metrics`") {
 		t.Errorf("command line without the judges:\n%s", out)
