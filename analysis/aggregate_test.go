@@ -14,13 +14,19 @@ import (
 // failures, with TTFT and TPOT histograms from lognormal draws. Edges put
 // 1 s and 0.08 s on bucket boundaries when onEdge, else between them.
 func aggArmData(arm sources.Arm, seed uint64, slices int, tpotMed float64, onEdge bool) *sources.Dataset {
-	rng := rand.New(rand.NewPCG(seed, 3))
 	ttftEdges := []float64{0.1, 0.25, 0.5, 1, 2, 5, math.Inf(1)}
 	tpotEdges := []float64{0.01, 0.025, 0.05, 0.08, 0.1, 0.2, math.Inf(1)}
 	if !onEdge {
 		ttftEdges = []float64{0.1, 0.25, 0.5, 0.75, 1.5, 5, math.Inf(1)}
 		tpotEdges = []float64{0.01, 0.025, 0.05, 0.075, 0.1, 0.2, math.Inf(1)}
 	}
+	return aggArmWith(arm, seed, slices, 1, tpotMed, ttftEdges, tpotEdges)
+}
+
+// aggArmWith is aggArmData with TTFTs ttftScale times the usual (log-normal,
+// median 0.3 s, σ 0.5: p99 0.96 s) on the given bucket edges.
+func aggArmWith(arm sources.Arm, seed uint64, slices int, ttftScale, tpotMed float64, ttftEdges, tpotEdges []float64) *sources.Dataset {
+	rng := rand.New(rand.NewPCG(seed, 3))
 	hist := func(edges []float64, draw func() float64, n int) sources.Histogram {
 		h := sources.Histogram{Edges: edges, Counts: make([]float64, len(edges))}
 		for k := 0; k < n; k++ {
@@ -41,7 +47,7 @@ func aggArmData(arm sources.Arm, seed uint64, slices int, tpotMed float64, onEdg
 			OutputTokens: float64(n) * (180 + 10*rng.Float64()),
 			Replicas:     2, PrefixHits: math.NaN(), PrefixQueries: math.NaN(), CostPerHour: math.NaN(), GPUUtil: 0.8,
 			Running: math.NaN(), Waiting: math.NaN(), KVUsage: math.NaN(), GPUPowerW: math.NaN(), GPUMemBytes: math.NaN()}
-		b.TTFT = hist(ttftEdges, func() float64 { return 0.3 * math.Exp(0.5*rng.NormFloat64()) }, n)
+		b.TTFT = hist(ttftEdges, func() float64 { return ttftScale * 0.3 * math.Exp(0.5*rng.NormFloat64()) }, n)
 		b.TPOT = hist(tpotEdges, func() float64 { return tpotMed * math.Exp(0.2*rng.NormFloat64()) }, n)
 		agg.Buckets = append(agg.Buckets, b)
 	}
@@ -279,5 +285,109 @@ func TestExceedanceAtUpperEdge(t *testing.T) {
 				t.Errorf("exceedance gate scale %s margin %v unit %s", m.Scale, m.Margin, m.Unit)
 			}
 		})
+	}
+}
+
+// TestExceedanceScaledMargin: with the TTFT p99 (0.96 s) inside vLLM's
+// (0.75, 1] s bucket the gate is judged as the share above 0.75 s (3.4%),
+// which may rise to the baseline's share above 0.75/1.1 s (5.0%, +50%, in
+// the population): what a canary 10% slower in every request would have.
+// A pass is judged at +43% (a power law between 0.5 and 0.75 s), a fail
+// at +97% (linear there). A canary 5% slower (share +23%, which a 10%
+// margin on the share itself failed) passes, one 25% slower (share +150%)
+// fails, and the reason says where the allowed shares were read.
+func TestExceedanceScaledMargin(t *testing.T) {
+	p := chat(t)
+	ttft := []float64{0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, math.Inf(1)}
+	tpot := []float64{0.01, 0.025, 0.05, 0.08, 0.1, 0.2, math.Inf(1)}
+	for _, tc := range []struct {
+		name  string
+		scale float64
+		want  Verdict
+	}{
+		{"A/A passes", 1, Pass},
+		{"5% slower passes", 1.05, Pass},
+		{"25% slower fails", 1.25, Fail},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := aggArmWith(sources.Baseline, 1, 240, 1, 0.04, ttft, tpot)
+			c := aggArmWith(sources.Canary, 2, 240, tc.scale, 0.04, ttft, tpot)
+			r, err := Judge(b, c, Config{Policy: p, Resamples: 300})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var m Metric
+			for _, x := range r.Metrics {
+				if x.Name == "ttft_p99" {
+					m = x
+				}
+			}
+			if m.Verdict != tc.want {
+				t.Fatalf("ttft_p99 %s, want %s: %s", m.Verdict, tc.want, m.Reason)
+			}
+			for _, want := range []string{"above the 0.75 s bucket edge", "the baseline's share above 0.6818 s", "slower in every request", "interpolated between the edges 0.5 and 0.75 s as a power-law tail", "interpolated linearly between the edges 0.5 and 0.75 s"} {
+				if !strings.Contains(m.Reason, want) {
+					t.Errorf("reason lacks %q: %s", want, m.Reason)
+				}
+			}
+			// the allowed excess: 5.03% over 3.36% in the population,
+			// 4.80% as the power law reads it (cautious)
+			if m.Scale != "relative" || !(float64(m.Margin) > 0.35 && float64(m.Margin) < 0.50) {
+				t.Errorf("exceedance margin %v (%s), want about +43%%", m.Margin, m.Scale)
+			}
+		})
+	}
+}
+
+// TestScaledShare: the allowed share at y = edge/(1 + m) is exact on an
+// edge; between edges it is read log-log (cautious) or linearly (lenient),
+// below the first edge as the share above it (cautious) or linearly from
+// all requests at 0 (lenient); its slice numerators sum to the share times
+// the total.
+func TestScaledShare(t *testing.T) {
+	edges := []float64{0.5, 0.75, 1, math.Inf(1)}
+	// two slices: counts at or below each edge (cumulative)
+	h := []sources.Histogram{
+		{Edges: edges, Counts: []float64{60, 90, 97, 100}},
+		{Edges: edges, Counts: []float64{50, 80, 95, 100}},
+	}
+	th := newTailHists(h, h)
+	for _, tc := range []struct {
+		name     string
+		k        int
+		m        float64
+		lenient  bool
+		share, w float64
+	}{
+		// above 0.75: 30 of 200; y = 0.75 exactly
+		{"on an edge", 2, 1.0/0.75 - 1, false, 30.0 / 200, 1},
+		{"on an edge, lenient", 2, 1.0/0.75 - 1, true, 30.0 / 200, 1},
+		// y = 0.625 between 0.5 (share 90/200) and 0.75 (30/200):
+		// w = ln(0.75/0.625)/ln(0.75/0.5) = 0.449660
+		{"between edges", 1, 0.2, false, math.Exp(0.449660*math.Log(90.0/200) + 0.550340*math.Log(30.0/200)), 0.449660},
+		// linearly: w = 0.5, (90 + 30)/2 of 200
+		{"between edges, lenient", 1, 0.2, true, 60.0 / 200, 0.5},
+		// y = 0.25 below the first edge: the share above 0.5
+		{"below the first edge", 0, 1, false, 90.0 / 200, 0},
+		// linearly from all at 0: w = 0.5, (200 + 90)/2 of 200
+		{"below the first edge, lenient", 0, 1, true, 145.0 / 200, 0.5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, at, ok := th.scaledShare(th.b, tc.k, tc.m, tc.lenient)
+			if !ok {
+				t.Fatal("not ok")
+			}
+			var num, den float64
+			for i := range r.Num {
+				num += r.Num[i]
+				den += r.Den[i]
+			}
+			if den != 200 || math.Abs(num/den-tc.share) > 1e-6 || math.Abs(at.w-tc.w) > 1e-6 {
+				t.Errorf("share %v over %v (w %v), want %v (w %v)", num/den, den, at.w, tc.share, tc.w)
+			}
+		})
+	}
+	if _, _, ok := th.scaledShare(th.b, 1, 0, false); ok {
+		t.Error("a zero margin gave an allowed share")
 	}
 }

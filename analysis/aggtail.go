@@ -341,9 +341,12 @@ func (j *aggJudgement) tailGate(e gateEval, idx int, info policies.MetricInfo, g
 // gives exactly (a quantile it only places within a bucket). The edge is
 // one of the bucket holding the baseline's quantile:
 //   - its lower edge lb, where the baseline's share above is ≥ 1 − q: the
-//     policy's relative margin applies to the share (the canary's share may
-//     exceed the baseline's by at most that fraction of it); shares are
-//     per-slice ratios (delta method over slices, Newcombe floor);
+//     canary's share may reach what a canary slower by the policy's
+//     relative margin in every request would have there, the baseline's
+//     share above lb/(1 + margin), read cautiously for a pass and
+//     leniently for a fail (scaledShare, decideBounds); shares are per-slice
+//     ratios (delta method over slices, paired on one grid when the arms
+//     are, Newcombe floor);
 //   - its upper edge ub when more than half the baseline lies above lb (a
 //     test of the bulk, not the tail): the baseline's share above ub is at
 //     most 1 − q, often 0, where a relative margin allows nothing. The
@@ -401,8 +404,12 @@ func (j *aggJudgement) exceedanceGate(e gateEval, g policies.Gate, info policies
 		return e, false
 	}
 	vb, vc := sum(rb.Num)/sum(rb.Den), sum(rc.Num)/sum(rc.Den)
-	var est stats.Estimate
+	// estFail and bvFail, set in the lower edge's form, are the
+	// estimate and the baseline's share a fail is judged at
+	var est, estFail stats.Estimate
+	var bvFail float64
 	gx, ix := g, info
+	scaledMargin := ""
 	if upper {
 		gx.Margin.Value = g.Margin.Value * tail
 		ix.Scale = "absolute"
@@ -416,15 +423,45 @@ func (j *aggJudgement) exceedanceGate(e gateEval, g policies.Gate, info policies
 		if !(sum(rb.Num) > 0) {
 			return e, false
 		}
-		est = stats.LogRatioOfRatios(rc, rb, conf)
-		est = ratioFloor(est, sum(rc.Num), sum(rc.Den), sum(rb.Num), sum(rb.Den), conf)
-		if sum(rc.Num) == 0 {
-			// no canary request above the edge: the log ratio is −∞;
-			// bound it by the Newcombe interval alone
-			est = stats.Estimate{Point: math.Inf(-1), CI: stats.Interval{Lo: math.Inf(-1), Hi: math.Inf(-1)}, SE: math.NaN(), Method: "newcombe"}
-			est = ratioFloor(est, 0, sum(rc.Den), sum(rb.Num), sum(rb.Den), conf)
-			est.Point = est.CI.Lo
+		// the canary's share above the edge against the share a
+		// canary slower by the margin in every request would have: the
+		// baseline's share above edge/(1 + margin), read cautiously for
+		// a pass and leniently for a fail
+		pass, atP, okP := t.scaledShare(t.b, k, g.Margin.Value, false)
+		fail, atF, okF := t.scaledShare(t.b, k, g.Margin.Value, true)
+		if !okP || !okF {
+			return e, false
 		}
+		vaP, vaF := sum(pass.Num)/sum(pass.Den), sum(fail.Num)/sum(fail.Den)
+		against := func(allowed stats.Ratio) stats.Estimate {
+			est := stats.LogRatioOfRatios(rc, allowed, conf)
+			if j.paired && t.b.n == len(j.b.slices) && t.c.n == len(j.c.slices) {
+				xa, ya := j.align(rc, allowed)
+				est = stats.PairedLogRatioOfRatios(xa, ya, conf)
+			}
+			est = ratioFloor(est, sum(rc.Num), sum(rc.Den), sum(allowed.Num), sum(allowed.Den), conf)
+			if sum(rc.Num) == 0 {
+				// no canary request above the edge: the log ratio is
+				// −∞; bound it by the Newcombe interval alone
+				est = stats.Estimate{Point: math.Inf(-1), CI: stats.Interval{Lo: math.Inf(-1), Hi: math.Inf(-1)}, SE: math.NaN(), Method: "newcombe"}
+				est = ratioFloor(est, 0, sum(rc.Den), sum(allowed.Num), sum(allowed.Den), conf)
+				est.Point = est.CI.Lo
+			}
+			// onto the canary's share over the baseline's, whose
+			// margin is then the cautious allowed share's excess over
+			// the baseline's
+			shift := math.Log(vaP / vb)
+			est.Point += shift
+			est.CI = stats.Interval{Lo: est.CI.Lo + shift, Hi: est.CI.Hi + shift}
+			return est
+		}
+		est, estFail = against(pass), against(fail)
+		// to 0.1% of the share, down: a margin read from data is shown
+		// as the figure it is known to
+		gx.Margin.Value = math.Floor((vaP/vb-1)*1000) / 1000
+		bvFail = vb * vaF / vaP
+		scaledMargin = fmt.Sprintf("%s (the baseline's share above %.4g s, %.3g%%: what a canary %s slower in every request would have above the edge, %s; a fail is judged against %.3g%%, %s)",
+			fmtMargin(Metric{Scale: "relative", Margin: Num(gx.Margin.Value)}), atP.y, 100*vaP, fmtMargin(Metric{Scale: "relative", Margin: Num(g.Margin.Value)}), atP.how(), 100*vaF, atF.how())
 	}
 	e.m.Baseline, e.m.Canary = Num(vb), Num(vc)
 	e.m.Unit = "fraction"
@@ -446,12 +483,21 @@ func (j *aggJudgement) exceedanceGate(e gateEval, g policies.Gate, info policies
 				w = w.scaled(1 / (vb * vb)) // onto the log ratio of the shares above
 			}
 			est = withReplicaSpread(est, conf, w, &e.m.Adjusted)
+			if !upper {
+				estFail = withReplicaSpread(estFail, conf, w, new([]string))
+			}
 		}
 	}
 	// as the quantile's interval was (its adjusted line already says so)
 	est = persistenceWidened(est, j.p.Window, min(t.b.n, t.c.n), j.b.ds.Agg.Step, conf, new([]string))
-	ex := decide(e, gx, ix, est)
-	allowed := fmt.Sprintf("may exceed the baseline's by at most %s of it (the gate's margin)", fmtMargin(ex.m))
+	var ex gateEval
+	if upper {
+		ex = decide(e, gx, ix, est)
+	} else {
+		estFail = persistenceWidened(estFail, j.p.Window, min(t.b.n, t.c.n), j.b.ds.Agg.Step, conf, new([]string))
+		ex = decideBounds(e, gx, ix, est, estFail, [2]float64{vb, vc}, [2]float64{bvFail, vc})
+	}
+	allowed := fmt.Sprintf("may exceed the baseline's by at most %s", scaledMargin)
 	if upper {
 		allowed = fmt.Sprintf("may exceed the baseline's by at most %s (the %s margin on the %g%% tail beyond p%g)", fmtMargin(ex.m), fmtMargin(Metric{Scale: "relative", Margin: Num(g.Margin.Value)}), round6(100*tail), info.Quantile*100)
 	}
@@ -459,6 +505,111 @@ func (j *aggJudgement) exceedanceGate(e gateEval, g policies.Gate, info policies
 	ex.m.Reason = fmt.Sprintf("%s; judged instead as the share of requests with %s above the %g s bucket edge, %.3g%% baseline vs %.3g%% canary (exact from the histograms), which %s: %s; %s (an SLO threshold or finer buckets near the p%g would)",
 		why, strings.ToUpper(info.Latency), edge, 100*vb, 100*vc, allowed, ex.m.Reason, cost, info.Quantile*100)
 	return ex, true
+}
+
+// scaledAt is where scaledShare read the allowed share: y = edge/(1 + m),
+// between the bucket edges lo < y ≤ hi (lo 0 below the first edge).
+type scaledAt struct {
+	y, lo, hi float64
+	// w is the weight of the share above lo in the interpolation
+	// (1 when y is on the edge lo itself, which is then exact)
+	w       float64
+	lenient bool
+}
+
+func (a scaledAt) how() string {
+	switch {
+	case a.w == 1:
+		return "exact from the histograms: an edge"
+	case a.lenient:
+		return fmt.Sprintf("interpolated linearly between the edges %g and %g s, the most a tail thinning there allows", a.lo, a.hi)
+	case a.lo == 0:
+		return fmt.Sprintf("taken as the share above the first edge %g s, the least a tail below it allows", a.hi)
+	}
+	return fmt.Sprintf("interpolated between the edges %g and %g s as a power-law tail, cautious for any lighter one", a.lo, a.hi)
+}
+
+// scaledShare is the share of arm r's requests above y = edges[k]/(1 + m)
+// per slice, as a ratio: what a canary whose every latency is (1 + m) times
+// r's would have above edges[k], so that a tail gate with relative margin m
+// judged in its exceedance form at edges[k] allows the canary that share. A
+// relative margin on the share itself is far stricter than the same margin
+// on the quantile: on the simulator a canary whose TTFT is 5% slower raises
+// the share above 1 s by about 11%, one 8% slower by about 30%. When y lies
+// between edges lo < y < hi the buckets do not give S(y), the share above
+// y; it is bounded by two readings:
+//   - cautious (lenient false, for a pass): a power-law (Pareto) tail, its
+//     log linear in log latency, S(y) = S(lo)^w · S(hi)^(1−w) with
+//     w = ln(hi/y)/ln(hi/lo): exact for a Pareto tail and below the truth
+//     for any tail whose log share is concave in log latency (exponential,
+//     log-normal). Below the first edge (lo = 0) no power law holds and
+//     S(y) is taken as S(hi). The slice numerators are
+//     S(y)·(w·a_lo,t/S(lo) + (1−w)·a_hi,t/S(hi)), a_e,t the slice's count
+//     above e: their sum is S(y) times the total, and the delta method
+//     linearises their log ratio as it does the interpolation, so the
+//     interval carries the baseline's own noise in the allowed share;
+//   - lenient (for a fail): linear in latency, S(y) = w·S(lo) + (1−w)·S(hi)
+//     with w = (hi − y)/(hi − lo) and S(0) = 1, above the truth whenever
+//     the density does not rise across the bucket (a tail's); the slice
+//     numerators are w·a_lo,t + (1−w)·a_hi,t.
+//
+// ok is false when the edges do not increase, m ≤ 0 or a share is 0.
+func (t tailHists) scaledShare(r tailRows, k int, m float64, lenient bool) (stats.Ratio, scaledAt, bool) {
+	at := scaledAt{y: t.edges[k] / (1 + m), hi: t.edges[k], lenient: lenient}
+	if !t.increasing || !(m > 0) {
+		return stats.Ratio{}, at, false
+	}
+	last := len(t.edges) - 1
+	// the last edge at or below y, −1 for none (lo = 0)
+	i := sort.SearchFloat64s(t.edges, at.y) // first edge ≥ y
+	lo := i - 1
+	if i < len(t.edges) && t.edges[i] == at.y {
+		lo = i
+	}
+	hi := lo + 1 // ≤ k: edges[k] > y
+	if lo >= 0 {
+		at.lo = t.edges[lo]
+	}
+	at.hi = t.edges[hi]
+	switch {
+	case at.lo == at.y:
+		at.w = 1
+	case lenient:
+		at.w = (at.hi - at.y) / (at.hi - at.lo)
+	case at.lo > 0:
+		at.w = math.Log(at.hi/at.y) / math.Log(at.hi/at.lo)
+	default:
+		at.w = 0 // no power law reaches 0: the share above hi
+	}
+	above := func(e, s int) float64 {
+		p, q := r.prefix[s], r.prefix[s+1]
+		tot := q[last] - p[last]
+		if e < 0 {
+			return tot
+		}
+		return tot - (q[e] - p[e])
+	}
+	var nLo, nHi, den float64
+	for s := 0; s < r.n; s++ {
+		nLo += above(lo, s)
+		nHi += above(hi, s)
+		den += above(-1, s)
+	}
+	if !(den > 0 && nLo > 0 && nHi > 0) {
+		return stats.Ratio{}, at, false
+	}
+	sLo, sHi := nLo/den, nHi/den
+	sy := math.Exp(at.w*math.Log(sLo) + (1-at.w)*math.Log(sHi))
+	out := stats.Ratio{Num: make([]float64, r.n), Den: make([]float64, r.n)}
+	for s := 0; s < r.n; s++ {
+		out.Den[s] = above(-1, s)
+		if lenient {
+			out.Num[s] = at.w*above(lo, s) + (1-at.w)*above(hi, s)
+			continue
+		}
+		out.Num[s] = sy * (at.w*above(lo, s)/sLo + (1-at.w)*above(hi, s)/sHi)
+	}
+	return out, at, true
 }
 
 // majorClasses lists, sorted, the classes (tailClass of AggBucket.Class: a
