@@ -240,100 +240,74 @@ func TestAggregateClassRows(t *testing.T) {
 	}
 }
 
-// TestExceedanceAtUpperEdge: with the TPOT p99 inside a bucket (10, 25] ms
-// that places the ratio only within [−60%, +150%], and more than half the
-// baseline above the lower edge, the gate is judged as the share of
-// requests above the upper edge, which may rise by the margin the gate
-// gives the 1% tail (0.1 pp): an A/A passes, a canary whose TPOT is 38%
-// slower fails, and the reason names the edge and what the bucket costs.
-func TestExceedanceAtUpperEdge(t *testing.T) {
-	p := chat(t)
-	for _, tc := range []struct {
-		name  string
-		cTPOT float64
-		want  Verdict
-	}{
-		{"A/A passes", 0.013, Pass},
-		{"38% slower fails", 0.018, Fail},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			b := aggArmData(sources.Baseline, 1, 240, 0.013, true)
-			c := aggArmData(sources.Canary, 2, 240, tc.cTPOT, true)
-			r, err := Judge(b, c, Config{Policy: p, Resamples: 300})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var m Metric
-			for _, x := range r.Metrics {
-				if x.Name == "tpot_p99" {
-					m = x
-				}
-			}
-			if m.Verdict != tc.want {
-				t.Fatalf("tpot_p99 %s, want %s: %s", m.Verdict, tc.want, m.Reason)
-			}
-			wants := []string{"cannot be resolved by the buckets", "above the 0.025 s bucket edge", "at most 0.1 pp", "below the buckets' resolution"}
-			if tc.want == Pass {
-				wants = append(wants, "[-60.0%, +150.0%]")
-			}
-			for _, want := range wants {
-				if !strings.Contains(m.Reason, want) {
-					t.Errorf("reason lacks %q: %s", want, m.Reason)
-				}
-			}
-			if m.Scale != "absolute" || float64(m.Margin) != 0.001 || m.Unit != "fraction" {
-				t.Errorf("exceedance gate scale %s margin %v unit %s", m.Scale, m.Margin, m.Unit)
-			}
-		})
-	}
-}
-
-// TestExceedanceScaledMargin: with the TTFT p99 (0.96 s) inside vLLM's
-// (0.75, 1] s bucket the gate is judged as the share above 0.75 s (3.4%),
-// which may rise to the baseline's share above 0.75/1.1 s (5.0%, +50%, in
-// the population): what a canary 10% slower in every request would have.
-// A pass is judged at +43% (a power law between 0.5 and 0.75 s), a fail
-// at +97% (linear there). A canary 5% slower (share +23%, which a 10%
-// margin on the share itself failed) passes, one 25% slower (share +150%)
-// fails, and the reason says where the allowed shares were read.
-func TestExceedanceScaledMargin(t *testing.T) {
+// TestExceedanceForms: a tail gate whose p99 its buckets cannot place is
+// judged as a share of requests above a bucket edge.
+//   - At the upper edge: with the TPOT p99 inside a bucket (10, 25] ms that
+//     places the ratio only within [−60%, +150%], and more than half the
+//     baseline above the lower edge, the share above the upper edge may
+//     rise by the margin the gate gives the 1% tail (0.1 pp): an A/A
+//     passes, a canary whose TPOT is 38% slower fails.
+//   - At the lower edge: with the TTFT p99 (0.96 s) inside vLLM's (0.75, 1]
+//     s bucket the share above 0.75 s (3.4%) may rise to the baseline's
+//     share above 0.75/1.1 s (5.0%, +50%, in the population): what a
+//     canary 10% slower in every request would have. A pass is judged at
+//     +43% (a power law between 0.5 and 0.75 s), a fail at +97% (linear
+//     there). A canary 5% slower (share +23%, which a 10% margin on the
+//     share itself failed) passes, one 25% slower (share +150%) fails.
+//
+// The reason names the edge, where the allowed share was read and what the
+// bucket costs.
+func TestExceedanceForms(t *testing.T) {
 	p := chat(t)
 	ttft := []float64{0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, math.Inf(1)}
 	tpot := []float64{0.01, 0.025, 0.05, 0.08, 0.1, 0.2, math.Inf(1)}
+	upper := func(m Metric) bool {
+		return m.Scale == "absolute" && float64(m.Margin) == 0.001 && m.Unit == "fraction"
+	}
+	// the allowed excess: 5.03% over 3.36% in the population, 4.80% as
+	// the power law reads it (cautious)
+	lower := func(m Metric) bool {
+		return m.Scale == "relative" && float64(m.Margin) > 0.35 && float64(m.Margin) < 0.50 && m.Bounds != nil
+	}
+	upperWhy := []string{"cannot be resolved by the buckets", "above the 0.025 s bucket edge", "at most 0.1 pp", "below the buckets' resolution"}
+	lowerWhy := []string{"above the 0.75 s bucket edge", "the baseline's share above 0.6818 s", "slower in every request",
+		"interpolated between the edges 0.5 and 0.75 s as a power-law tail", "interpolated linearly between the edges 0.5 and 0.75 s"}
 	for _, tc := range []struct {
-		name  string
-		scale float64
-		want  Verdict
+		name        string
+		gate        string
+		ttft, tpot  float64 // the canary's TTFT scale and TPOT median (the baseline's: 1, tpotB)
+		tpotB       float64
+		want        Verdict
+		why         []string
+		marginRight func(Metric) bool
 	}{
-		{"A/A passes", 1, Pass},
-		{"5% slower passes", 1.05, Pass},
-		{"25% slower fails", 1.25, Fail},
+		{"upper edge: A/A passes", "tpot_p99", 1, 0.013, 0.013, Pass, append(upperWhy, "[-60.0%, +150.0%]"), upper},
+		{"upper edge: 38% slower fails", "tpot_p99", 1, 0.018, 0.013, Fail, upperWhy, upper},
+		{"lower edge: A/A passes", "ttft_p99", 1, 0.04, 0.04, Pass, lowerWhy, lower},
+		{"lower edge: 5% slower passes", "ttft_p99", 1.05, 0.04, 0.04, Pass, lowerWhy, lower},
+		{"lower edge: 25% slower fails", "ttft_p99", 1.25, 0.04, 0.04, Fail, lowerWhy, lower},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			b := aggArmWith(sources.Baseline, 1, 240, 1, 0.04, ttft, tpot)
-			c := aggArmWith(sources.Canary, 2, 240, tc.scale, 0.04, ttft, tpot)
+			b := aggArmWith(sources.Baseline, 1, 240, 1, tc.tpotB, ttft, tpot)
+			c := aggArmWith(sources.Canary, 2, 240, tc.ttft, tc.tpot, ttft, tpot)
+			if tc.gate == "tpot_p99" {
+				b, c = aggArmData(sources.Baseline, 1, 240, tc.tpotB, true), aggArmData(sources.Canary, 2, 240, tc.tpot, true)
+			}
 			r, err := Judge(b, c, Config{Policy: p, Resamples: 300})
 			if err != nil {
 				t.Fatal(err)
 			}
-			var m Metric
-			for _, x := range r.Metrics {
-				if x.Name == "ttft_p99" {
-					m = x
-				}
-			}
+			m := metric(t, r, tc.gate)
 			if m.Verdict != tc.want {
-				t.Fatalf("ttft_p99 %s, want %s: %s", m.Verdict, tc.want, m.Reason)
+				t.Fatalf("%s %s, want %s: %s", tc.gate, m.Verdict, tc.want, m.Reason)
 			}
-			for _, want := range []string{"above the 0.75 s bucket edge", "the baseline's share above 0.6818 s", "slower in every request", "interpolated between the edges 0.5 and 0.75 s as a power-law tail", "interpolated linearly between the edges 0.5 and 0.75 s"} {
+			for _, want := range tc.why {
 				if !strings.Contains(m.Reason, want) {
 					t.Errorf("reason lacks %q: %s", want, m.Reason)
 				}
 			}
-			// the allowed excess: 5.03% over 3.36% in the population,
-			// 4.80% as the power law reads it (cautious)
-			if m.Scale != "relative" || !(float64(m.Margin) > 0.35 && float64(m.Margin) < 0.50) {
-				t.Errorf("exceedance margin %v (%s), want about +43%%", m.Margin, m.Scale)
+			if !tc.marginRight(m) {
+				t.Errorf("exceedance gate scale %s margin %v unit %s bounds %v", m.Scale, m.Margin, m.Unit, m.Bounds)
 			}
 		})
 	}
