@@ -314,7 +314,7 @@ func TestExceedanceForms(t *testing.T) {
 }
 
 // TestScaledShare: the allowed share at y = edge/(1 + m) is exact on an
-// edge; between edges it is read log-log (cautious) or linearly (lenient),
+// edge (a zero margin's too); between edges it is read log-log (cautious) or linearly (lenient),
 // below the first edge as the share above it (cautious) or linearly from
 // all requests at 0 (lenient); its slice numerators sum to the share times
 // the total.
@@ -336,6 +336,9 @@ func TestScaledShare(t *testing.T) {
 		// above 0.75: 30 of 200; y = 0.75 exactly
 		{"on an edge", 2, 1.0/0.75 - 1, false, 30.0 / 200, 1},
 		{"on an edge, lenient", 2, 1.0/0.75 - 1, true, 30.0 / 200, 1},
+		// a zero margin: the share above the edge itself, 3 + 5 of 200
+		{"a zero margin", 2, 0, false, 8.0 / 200, 1},
+		{"a zero margin, lenient", 2, 0, true, 8.0 / 200, 1},
 		// y = 0.625 between 0.5 (share 90/200) and 0.75 (30/200):
 		// w = ln(0.75/0.625)/ln(0.75/0.5) = 0.449660
 		{"between edges", 1, 0.2, false, math.Exp(0.449660*math.Log(90.0/200) + 0.550340*math.Log(30.0/200)), 0.449660},
@@ -361,7 +364,7 @@ func TestScaledShare(t *testing.T) {
 			}
 		})
 	}
-	if _, _, ok := th.scaledShare(th.b, 1, 0, false); ok {
-		t.Error("a zero margin gave an allowed share")
+	if _, _, ok := th.scaledShare(th.b, 1, -0.1, false); ok {
+		t.Error("a negative margin gave an allowed share")
 	}
 }

@@ -553,10 +553,10 @@ func (a scaledAt) how() string {
 //     the density does not rise across the bucket (a tail's); the slice
 //     numerators are w·a_lo,t + (1−w)·a_hi,t.
 //
-// ok is false when the edges do not increase, m ≤ 0 or a share is 0.
+// ok is false when the edges do not increase, m < 0 or a share is 0.
 func (t tailHists) scaledShare(r tailRows, k int, m float64, lenient bool) (stats.Ratio, scaledAt, bool) {
 	at := scaledAt{y: t.edges[k] / (1 + m), hi: t.edges[k], lenient: lenient}
-	if !t.increasing || !(m > 0) {
+	if !t.increasing || !(m >= 0) {
 		return stats.Ratio{}, at, false
 	}
 	last := len(t.edges) - 1
@@ -566,9 +566,12 @@ func (t tailHists) scaledShare(r tailRows, k int, m float64, lenient bool) (stat
 	if i < len(t.edges) && t.edges[i] == at.y {
 		lo = i
 	}
-	hi := lo + 1 // ≤ k: edges[k] > y
+	hi := lo + 1 // ≤ k when y < edges[k]
 	if lo >= 0 {
 		at.lo = t.edges[lo]
+	}
+	if at.lo == at.y {
+		hi = lo // on an edge (a zero margin: edges[k] itself): exact
 	}
 	at.hi = t.edges[hi]
 	switch {
