@@ -393,9 +393,7 @@ func (j *aggJudgement) exceedanceGate(e gateEval, g policies.Gate, info policies
 	ratio := func(r tailRows) stats.Ratio {
 		out := stats.Ratio{Num: make([]float64, r.n), Den: make([]float64, r.n)}
 		for i := 0; i < r.n; i++ {
-			lo, hi := r.prefix[i], r.prefix[i+1]
-			tot := hi[last] - lo[last]
-			out.Num[i], out.Den[i] = tot-(hi[k]-lo[k]), tot
+			out.Num[i], out.Den[i] = r.above(k, i), r.above(-1, i)
 		}
 		return out
 	}
@@ -470,6 +468,7 @@ func (j *aggJudgement) exceedanceGate(e gateEval, g policies.Gate, info policies
 	e.m.NBaseline, e.m.NCanary = int64(math.Round(sum(rb.Den))), int64(math.Round(sum(rc.Den)))
 	e.m.Method = fmt.Sprintf("share of requests above the %g s bucket edge (exact from the histograms), %s", edge, est.Method)
 	e.m.Adjusted = append(e.m.Adjusted, fmt.Sprintf("judged as the share of requests with %s above the %g s bucket edge instead of p%g", strings.ToUpper(info.Latency), edge, info.Quantile*100))
+	var spread *replicaWidening
 	if !j.exact() && !strings.Contains(e.m.Name, ":") {
 		// replicas that differ all run, read from each replica's own
 		// histogram at the edge as attainment reads them
@@ -482,20 +481,23 @@ func (j *aggJudgement) exceedanceGate(e gateEval, g policies.Gate, info policies
 			if !upper {
 				w = w.scaled(1 / (vb * vb)) // onto the log ratio of the shares above
 			}
-			est = withReplicaSpread(est, conf, w, &e.m.Adjusted)
-			if !upper {
-				estFail = withReplicaSpread(estFail, conf, w, new([]string))
-			}
+			spread = &w
 		}
 	}
-	// as the quantile's interval was (its adjusted line already says so)
-	est = persistenceWidened(est, j.p.Window, min(t.b.n, t.c.n), j.b.ds.Agg.Step, conf, new([]string))
+	widen := func(est stats.Estimate, notes *[]string) stats.Estimate {
+		if spread != nil {
+			est = withReplicaSpread(est, conf, *spread, notes)
+		}
+		// as the quantile's interval was (its adjusted line already
+		// says so)
+		return persistenceWidened(est, j.p.Window, min(t.b.n, t.c.n), j.b.ds.Agg.Step, conf, new([]string))
+	}
+	est = widen(est, &e.m.Adjusted)
 	var ex gateEval
 	if upper {
 		ex = decide(e, gx, ix, est)
 	} else {
-		estFail = persistenceWidened(estFail, j.p.Window, min(t.b.n, t.c.n), j.b.ds.Agg.Step, conf, new([]string))
-		ex = decideBounds(e, gx, ix, est, estFail, [2]float64{vb, vc}, [2]float64{bvFail, vc})
+		ex = decideBounds(e, gx, ix, est, widen(estFail, new([]string)), [2]float64{vb, vc}, [2]float64{bvFail, vc})
 	}
 	allowed := fmt.Sprintf("may exceed the baseline's by at most %s", scaledMargin)
 	if upper {
@@ -505,6 +507,18 @@ func (j *aggJudgement) exceedanceGate(e gateEval, g policies.Gate, info policies
 	ex.m.Reason = fmt.Sprintf("%s; judged instead as the share of requests with %s above the %g s bucket edge, %.3g%% baseline vs %.3g%% canary (exact from the histograms), which %s: %s; %s (an SLO threshold or finer buckets near the p%g would)",
 		why, strings.ToUpper(info.Latency), edge, 100*vb, 100*vc, allowed, ex.m.Reason, cost, info.Quantile*100)
 	return ex, true
+}
+
+// above is slice s's count of values above edge index e (all its values
+// for e < 0).
+func (r tailRows) above(e, s int) float64 {
+	p, q := r.prefix[s], r.prefix[s+1]
+	last := len(p) - 1
+	tot := q[last] - p[last]
+	if e < 0 {
+		return tot
+	}
+	return tot - (q[e] - p[e])
 }
 
 // scaledAt is where scaledShare read the allowed share: y = edge/(1 + m),
@@ -559,7 +573,6 @@ func (t tailHists) scaledShare(r tailRows, k int, m float64, lenient bool) (stat
 	if !t.increasing || !(m >= 0) {
 		return stats.Ratio{}, at, false
 	}
-	last := len(t.edges) - 1
 	// the last edge at or below y, −1 for none (lo = 0)
 	i := sort.SearchFloat64s(t.edges, at.y) // first edge ≥ y
 	lo := i - 1
@@ -570,13 +583,11 @@ func (t tailHists) scaledShare(r tailRows, k int, m float64, lenient bool) (stat
 	if lo >= 0 {
 		at.lo = t.edges[lo]
 	}
-	if at.lo == at.y {
-		hi = lo // on an edge (a zero margin: edges[k] itself): exact
-	}
 	at.hi = t.edges[hi]
 	switch {
 	case at.lo == at.y:
-		at.w = 1
+		// on an edge (a zero margin: edges[k] itself): exact
+		hi, at.hi, at.w = lo, at.lo, 1
 	case lenient:
 		at.w = (at.hi - at.y) / (at.hi - at.lo)
 	case at.lo > 0:
@@ -584,19 +595,11 @@ func (t tailHists) scaledShare(r tailRows, k int, m float64, lenient bool) (stat
 	default:
 		at.w = 0 // no power law reaches 0: the share above hi
 	}
-	above := func(e, s int) float64 {
-		p, q := r.prefix[s], r.prefix[s+1]
-		tot := q[last] - p[last]
-		if e < 0 {
-			return tot
-		}
-		return tot - (q[e] - p[e])
-	}
 	var nLo, nHi, den float64
 	for s := 0; s < r.n; s++ {
-		nLo += above(lo, s)
-		nHi += above(hi, s)
-		den += above(-1, s)
+		nLo += r.above(lo, s)
+		nHi += r.above(hi, s)
+		den += r.above(-1, s)
 	}
 	if !(den > 0 && nLo > 0 && nHi > 0) {
 		return stats.Ratio{}, at, false
@@ -605,12 +608,12 @@ func (t tailHists) scaledShare(r tailRows, k int, m float64, lenient bool) (stat
 	sy := math.Exp(at.w*math.Log(sLo) + (1-at.w)*math.Log(sHi))
 	out := stats.Ratio{Num: make([]float64, r.n), Den: make([]float64, r.n)}
 	for s := 0; s < r.n; s++ {
-		out.Den[s] = above(-1, s)
+		out.Den[s] = r.above(-1, s)
 		if lenient {
-			out.Num[s] = at.w*above(lo, s) + (1-at.w)*above(hi, s)
+			out.Num[s] = at.w*r.above(lo, s) + (1-at.w)*r.above(hi, s)
 			continue
 		}
-		out.Num[s] = sy * (at.w*above(lo, s)/sLo + (1-at.w)*above(hi, s)/sHi)
+		out.Num[s] = sy * (at.w*r.above(lo, s)/sLo + (1-at.w)*r.above(hi, s)/sHi)
 	}
 	return out, at, true
 }

@@ -31,12 +31,7 @@ func TestSimulatedAttainmentAgreesWithRequestLogs(t *testing.T) {
 		{TTFT: math.NaN(), TPOT: 0.025}, // TPOT edge
 	}
 	for _, arm := range []sources.Arm{sources.Baseline, sources.Canary} {
-		src, _ := New(Config{URL: base})
-		ds, err := src.Read(context.Background(), Query{Arm: arm, Selector: mustSel(t, `deployment="`+string(arm)+`"`),
-			Start: start, End: start.Add(dur), Step: 15 * time.Second})
-		if err != nil {
-			t.Fatal(err)
-		}
+		ds := readSimulatedArm(t, base, arm, start, dur)
 		for _, slo := range slos {
 			b := histo.GoodBounds(ds.Agg, slo)
 			good, done := 0, 0
@@ -75,12 +70,7 @@ func TestReplicaHistogramsFromPrometheus(t *testing.T) {
 	_, base := simulatedPrometheus(t, "aa-replica-spread-30m", 3, dur)
 	start := sim.DefaultStart()
 	for _, arm := range []sources.Arm{sources.Baseline, sources.Canary} {
-		src, _ := New(Config{URL: base})
-		ds, err := src.Read(context.Background(), Query{Arm: arm, Selector: mustSel(t, `deployment="`+string(arm)+`"`),
-			Start: start, End: start.Add(dur), Step: 15 * time.Second})
-		if err != nil {
-			t.Fatal(err)
-		}
+		ds := readSimulatedArm(t, base, arm, start, dur)
 		if len(ds.Agg.Replicas) < 2 {
 			t.Fatalf("%s: %d replica tracks", arm, len(ds.Agg.Replicas))
 		}
@@ -115,6 +105,19 @@ func TestReplicaHistogramsFromPrometheus(t *testing.T) {
 // simulatedPrometheus runs a built-in scenario for dur and serves its
 // metrics.om from a real Prometheus (promtest.Start): the run and the
 // server's URL; skipped under -short.
+// readSimulatedArm reads arm's series (deployment label) of the window
+// [start, start+dur) from the Prometheus at base, in 15 s steps.
+func readSimulatedArm(t *testing.T, base string, arm sources.Arm, start time.Time, dur time.Duration) sources.Dataset {
+	t.Helper()
+	src, _ := New(Config{URL: base})
+	ds, err := src.Read(context.Background(), Query{Arm: arm, Selector: mustSel(t, `deployment="`+string(arm)+`"`),
+		Start: start, End: start.Add(dur), Step: 15 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ds
+}
+
 func simulatedPrometheus(t *testing.T, scenario string, seed uint64, dur time.Duration) (*sim.Result, string) {
 	t.Helper()
 	if testing.Short() {
