@@ -39,7 +39,7 @@ func priceAggArms(p *policies.Policy, cfg Config, b, c *aggArm) (warns []string,
 				return warns, &DataError{Arm: a.arm, Msg: fmt.Sprintf("the cost file has no records with arm %q: a cost per good request compares both arms' costs; give the %s's records (column arm), or leave --cost out", a.arm, a.arm)}
 			}
 			c := &aggCost{source: "records"}
-			lo, hi := a.slices[0].start, a.slices[len(a.slices)-1].end
+			lo, hi := a.slices[0].from(), a.slices[len(a.slices)-1].end
 			overlap := func(lo1, hi1, lo2, hi2 float64) float64 { return math.Max(0, math.Min(hi1, hi2)-math.Max(lo1, lo2)) }
 			usd := make([]float64, len(a.slices))
 			recs := cfg.Cost[:0:0]
@@ -66,7 +66,7 @@ func priceAggArms(p *policies.Policy, cfg Config, b, c *aggArm) (warns []string,
 			}
 			for i := range a.slices {
 				s := &a.slices[i]
-				s.costPerHour = usd[i] / ((s.end - s.start) / 3600)
+				s.costPerHour = usd[i] / (s.secs() / 3600)
 			}
 			if cov := coverage(recs, lo, hi); cov < minCostCoverage {
 				msg := fmt.Sprintf("cost records cover %.1f%% of the analysed window", cov*100)
@@ -106,7 +106,7 @@ func priceAggArms(p *policies.Policy, cfg Config, b, c *aggArm) (warns []string,
 				continue
 			}
 			s.costPerHour = s.replicas*(r.AcceleratorPerHour+r.HostPerHour) + r.IdleReservePerHour
-			h := (s.end - s.start) / 3600
+			h := s.secs() / 3600
 			c.accelerator += s.replicas * h * r.AcceleratorPerHour
 			c.host += s.replicas * h * r.HostPerHour
 			c.idle += h * r.IdleReservePerHour
@@ -167,7 +167,7 @@ func (j *aggJudgement) matchedCost(favourable bool, conf float64) (stats.Estimat
 			if math.IsNaN(s.costPerHour) {
 				return cs, gr, false
 			}
-			secs := s.end - s.start
+			secs := s.secs()
 			good := s.goodLo
 			if hi {
 				good = s.goodHi

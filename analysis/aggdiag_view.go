@@ -22,7 +22,7 @@ func aggSeries(b, c *aggArm) Series {
 		t0 := all[0].start
 		for i, sl := range all {
 			out = append(out, Point{T: Num(sl.start - t0), Offered: int64(math.Round(sl.offered())), Good: int64(math.Round(sl.goodLo)),
-				GoodputRPS: Num(sl.goodLo / (sl.end - sl.start)), TTFTP50: Num(histo.Quantile(0.5, sl.ttft)), TTFTP99: Num(histo.Quantile(0.99, sl.ttft)),
+				GoodputRPS: Num(sl.goodLo / sl.secs()), TTFTP50: Num(histo.Quantile(0.5, sl.ttft)), TTFTP99: Num(histo.Quantile(0.99, sl.ttft)),
 				Cut: i < len(a.precut), LeftOut: sl.leftOut})
 		}
 		return out

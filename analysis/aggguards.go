@@ -29,7 +29,7 @@ func (j *aggJudgement) pairing() bool {
 			}
 		}
 	}
-	span := func(a *aggArm) (float64, float64) { return a.slices[0].start, a.slices[len(a.slices)-1].end }
+	span := func(a *aggArm) (float64, float64) { return a.slices[0].from(), a.slices[len(a.slices)-1].end }
 	lb, hb := span(j.b)
 	lc, hc := span(j.c)
 	ov := math.Min(hb, hc) - math.Max(lb, lc)
@@ -151,7 +151,7 @@ func (j *aggJudgement) loadRatioGuardrail(conf float64) (gateEval, bool) {
 		deployed := a.deployed()
 		r := stats.Ratio{Num: make([]float64, len(a.slices)), Den: make([]float64, len(a.slices))}
 		for i, s := range a.slices {
-			r.Num[i], r.Den[i] = s.offered(), (s.end-s.start)*deployed[i]
+			r.Num[i], r.Den[i] = s.offered(), s.secs()*deployed[i]
 		}
 		return r, len(a.slices) >= MinBuckets && sum(r.Num) > 0
 	}

@@ -38,7 +38,7 @@ func (a *aggArm) warmup(w policies.WindowSpec) (NormalizationStep, error) {
 		}
 		res := slowStart(ttft, tpot, normalize.WarmupOptions{Batch: batch}, "slices")
 		if w0 := a.slices[0].end - a.slices[0].start; w0 > 0 {
-			run := a.slices[len(a.slices)-1].end - a.slices[0].start
+			run := a.slices[len(a.slices)-1].end - a.slices[0].from()
 			if capB := int(math.Floor(w.WarmupCap(run)/w0 + 1e-9)); res.Cut > capB {
 				// a slow start longer than a warm-up is judged, not cut
 				res.Reason += fmt.Sprintf("; capped at %d slices (%gs: window.max_warmup, by default the longer of 5 min and %g%% of the run): the slow start beyond it is judged",
@@ -124,7 +124,7 @@ func (a *aggArm) dropLeading(k int) {
 	a.cutSecs = a.slices[0].start - first
 	a.secs = 0
 	for _, s := range a.slices {
-		a.secs += s.end - s.start
+		a.secs += s.secs()
 	}
 }
 
@@ -294,7 +294,7 @@ func (j *aggJudgement) normSteps() []NormalizationStep {
 		lf := func(a *aggArm) normalize.Load {
 			l := normalize.Load{Offered: make([]float64, len(a.slices)), ReplicaSecs: make([]float64, len(a.slices))}
 			for i, s := range a.slices {
-				l.Offered[i], l.ReplicaSecs[i] = s.offered(), s.replicas*(s.end-s.start)
+				l.Offered[i], l.ReplicaSecs[i] = s.offered(), s.replicas*s.secs()
 			}
 			return l
 		}
@@ -355,7 +355,12 @@ func aggCommonCut(b, c *aggArm, w policies.WindowSpec) [2]string {
 		if !(a.slices[0].start < end-1e-9) {
 			continue
 		}
+		// from the arm's first arrival, as the request path's
+		// commonCut counts from it
 		first := a.firstStart()
+		if len(a.precut) > 0 {
+			first = a.precut[0].from()
+		}
 		w0 := a.slices[0].end - a.slices[0].start
 		run := a.slices[len(a.slices)-1].end - first
 		if end-first > w.WarmupCap(run)+w0+1e-9 {

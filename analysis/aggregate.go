@@ -63,6 +63,11 @@ type aggArm struct {
 
 type aggSlice struct {
 	start, end float64
+	// lead is the seconds at the slice's start before the arm's first
+	// arrival (sources.Aggregate.FirstArrival), counted nowhere: the
+	// request path's first bucket begins at the first arrival. 0 but on
+	// an arm's first slice.
+	lead float64
 	// leftOut marks a slice of a stretch left out of both arms (a
 	// baseline outage, baseline_outage; markLeftOut): emptied, and its
 	// time, replicas and cost count nowhere
@@ -87,6 +92,13 @@ type aggSlice struct {
 	// aggregate has LatencySums
 	ttftSum, tpotSum, e2eSum float64
 }
+
+// secs is the slice's seconds: its span less its lead.
+func (s *aggSlice) secs() float64 { return s.end - s.start - s.lead }
+
+// from is the slice's first counted second: its start, or the arm's first
+// arrival in its first slice.
+func (s *aggSlice) from() float64 { return s.start + s.lead }
 
 // addCounts adds the request counts of slice o (those accounting and the
 // output-length rules read) to s.
@@ -438,10 +450,13 @@ func newAggArm(ds *sources.Dataset, slo histo.SLO, weight func(*sources.AggBucke
 		s.ttft, s.tpot, s.e2e = sums[0].Histogram(), sums[1].Histogram(), sums[2].Histogram()
 	}
 	slices.SortFunc(a.slices, func(x, y aggSlice) int { return cmp.Compare(x.start, y.start) })
+	if f := agg.FirstArrival; f > 0 && len(a.slices) > 0 && f > a.slices[0].start && f < a.slices[0].end {
+		a.slices[0].lead = f - a.slices[0].start
+	}
 	a.allStarts = a.sliceStarts()
 	var completed, offered float64
 	for _, s := range a.slices {
-		a.secs += s.end - s.start
+		a.secs += s.secs()
 		completed += s.completed
 		offered += s.offered()
 	}
@@ -711,7 +726,7 @@ func (j *aggJudgement) armSummary(a *aggArm) ArmSummary {
 	for _, s := range a.slices {
 		t.addCounts(&s)
 		t.goodTokens += s.goodTokens
-		repSecs += s.replicas * (s.end - s.start)
+		repSecs += s.replicas * s.secs()
 		if !math.IsNaN(s.gpuUtil) {
 			util += s.gpuUtil
 			utilN++
@@ -719,7 +734,7 @@ func (j *aggJudgement) armSummary(a *aggArm) ArmSummary {
 		if math.IsNaN(s.costPerHour) {
 			costKnown = false
 		} else {
-			cost += s.costPerHour * (s.end - s.start) / 3600
+			cost += s.costPerHour * s.secs() / 3600
 		}
 	}
 	off := t.offered()
@@ -734,7 +749,7 @@ func (j *aggJudgement) armSummary(a *aggArm) ArmSummary {
 	s := ArmSummary{Accounting: acc, SLOAttainment: Num(t.goodLo / off), GoodputRPS: Num(t.goodLo / a.secs),
 		TokenGoodputTPS: Num(tokenGoodput), ThroughputRPS: Num(t.completed / a.secs), OutputTokensPS: Num(t.outTokens / a.secs),
 		RetryAmplification: Num(retryAmplification(a, off, t.retried)), WindowSeconds: Num(a.secs),
-		Window:         makeWindow(sources.ClockEpoch, a.slices[0].start, a.slices[len(a.slices)-1].end),
+		Window:         makeWindow(sources.ClockEpoch, a.slices[0].from(), a.slices[len(a.slices)-1].end),
 		ReplicaSeconds: Num(repSecs), GoodputPerReplica: Num(t.goodLo / repSecs), CacheHitRate: Num(cacheRate(a)), WarmupCutSeconds: Num(a.cutSecs),
 		GPUUtilization: Num(math.NaN())}
 	s.Replicas = int(math.Round(maxReplicas(a)))
@@ -830,7 +845,7 @@ func (a *aggArm) ratioAt(metric string, useHi bool) (stats.Ratio, bool) {
 		if useHi {
 			good = s.goodHi
 		}
-		secs := s.end - s.start
+		secs := s.secs()
 		if s.leftOut {
 			secs = 0 // left out of both arms: no time to count
 		}

@@ -157,6 +157,7 @@ func StreamedArms(b, c *sources.Dataset, cfg Config) (*sources.Dataset, *sources
 			}
 			ags[k] = NewAggregator(cfg.Policy)
 			ags[k].Exclude(plans[k])
+			ags[k].DeclareDuration(d.Duration)
 			for i := range d.Requests {
 				ags[k].Add(&d.Requests[i])
 			}

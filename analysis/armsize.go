@@ -292,7 +292,7 @@ func (a *aggArm) deployedTotals() (offered, repSecs, secs float64, ok bool) {
 	}
 	for i, d := range a.deployed() {
 		if sl := &a.slices[i]; !sl.leftOut {
-			offered, repSecs, secs = offered+sl.offered(), repSecs+d*(sl.end-sl.start), secs+sl.end-sl.start
+			offered, repSecs, secs = offered+sl.offered(), repSecs+d*sl.secs(), secs+sl.secs()
 		}
 	}
 	return offered, repSecs, secs, repSecs > 0

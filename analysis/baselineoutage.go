@@ -300,8 +300,8 @@ func (a *aggArm) markLeftOut(outs []baselineOutage, acc Accounting) {
 				if !math.IsNaN(s.costPerHour) {
 					s.costPerHour = 0
 				}
-				a.secs -= s.end - s.start
-				a.left.Seconds += Num(s.end - s.start)
+				a.secs -= s.secs()
+				a.left.Seconds += Num(s.secs())
 				break
 			}
 		}

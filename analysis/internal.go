@@ -769,7 +769,7 @@ func aggWork(a *aggArm) *workArm {
 		if a.unknown[goodTokensCount] {
 			goodTokens = math.NaN()
 		}
-		w.slices = append(w.slices, workSlice{start: s.start, secs: s.end - s.start, offered: s.offered(),
+		w.slices = append(w.slices, workSlice{start: s.start, secs: s.secs(), offered: s.offered(),
 			good: s.goodLo, goodHi: s.goodHi, retries: math.NaN(), goodTokens: goodTokens, replicas: s.replicas,
 			util: s.gpuUtil, power: g.GPUPowerW, mem: g.GPUMemBytes, kv: g.KVUsage, waiting: g.Waiting, runn: g.Running, leftOut: s.leftOut})
 	}

@@ -95,7 +95,7 @@ func (j *aggJudgement) offeredRateGuardrail(conf float64, rec armsRecords) (gate
 	build := func(a *aggArm) stats.Ratio {
 		r := stats.Ratio{Num: make([]float64, len(a.slices)), Den: make([]float64, len(a.slices))}
 		for i, s := range a.slices {
-			r.Num[i], r.Den[i] = s.offered(), s.end-s.start
+			r.Num[i], r.Den[i] = s.offered(), s.secs()
 		}
 		return r
 	}

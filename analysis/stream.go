@@ -174,6 +174,12 @@ type Aggregator struct {
 	// carry one time is refused (oneInstantError)
 	first float64
 	apart bool
+	// earliest and last are the earliest and latest timed arrivals (NaN
+	// before one), duration the arm's declared duration (0: none, see
+	// DeclareDuration): the arm's last slice ends at the later of last
+	// and earliest + duration, as the request path's last bucket does
+	// (sources.EndLastSliceAt)
+	earliest, last, duration float64
 	// unverified counts completed requests lacking a field an SLO
 	// criterion needs (counted not good)
 	unverified map[string]int64
@@ -259,7 +265,7 @@ func NewAggregator(p *policies.Policy) *Aggregator {
 	return &Aggregator{p: p, cls: newClassifier(p), step: step, base: step, policyClasses: len(p.Classes) > 0, defaultClass: -1,
 		splitCache: p.Normalize.Cache != "" && p.Normalize.Cache != "none", labelBands: p.Normalize.LabelBands(),
 		byKey: map[stratumKey]int32{}, byName: map[nameKey]int32{}, cells: map[cellKey]*aggcell.Cell{},
-		reps: sources.ReplicaSpans{}, repIdx: map[string]int32{}, repLat: loglin.NewReplicaLatencies(), unverified: map[string]int64{}, lo: math.MaxInt64, hi: math.MinInt64, badTime: math.NaN(), first: math.NaN(), rowSlice: math.MinInt64}
+		reps: sources.ReplicaSpans{}, repIdx: map[string]int32{}, repLat: loglin.NewReplicaLatencies(), unverified: map[string]int64{}, lo: math.MaxInt64, hi: math.MinInt64, badTime: math.NaN(), first: math.NaN(), earliest: math.NaN(), last: math.NaN(), rowSlice: math.MinInt64}
 }
 
 // stratumSep separates a stratum key's label or band from its policy
@@ -445,6 +451,16 @@ func (a *Aggregator) cell(slice int64, sid int32) *aggcell.Cell {
 	return c
 }
 
+// DeclareDuration gives the arm's run duration in seconds as its input
+// states it (sources.Dataset.Duration; 0 or less: none): the last slice
+// then ends no earlier than the earliest arrival plus it, as the request
+// path's last bucket does.
+func (a *Aggregator) DeclareDuration(secs float64) {
+	if secs > 0 {
+		a.duration = secs
+	}
+}
+
 // Add counts one request. r is not retained.
 func (a *Aggregator) Add(r *sources.Request) {
 	a.records++
@@ -457,6 +473,12 @@ func (a *Aggregator) Add(r *sources.Request) {
 		a.untimed++
 		a.badTime = r.Time
 		return
+	}
+	if !(r.Time <= a.last) {
+		a.last = r.Time
+	}
+	if !(r.Time >= a.earliest) {
+		a.earliest = r.Time
 	}
 	if r.Time != a.first {
 		if math.IsNaN(a.first) {
@@ -743,6 +765,13 @@ func (a *Aggregator) Merge(o *Aggregator) {
 	if math.IsNaN(a.first) {
 		a.first = o.first
 	}
+	if !(o.last <= a.last) && !math.IsNaN(o.last) {
+		a.last = o.last
+	}
+	if !(o.earliest >= a.earliest) && !math.IsNaN(o.earliest) {
+		a.earliest = o.earliest
+	}
+	a.duration = max(a.duration, o.duration)
 	// one grid: the finer of the two widened to the other's width, then
 	// both as wide as their joint span needs
 	a.WidenTo(o.step)
@@ -838,6 +867,21 @@ func (a *Aggregator) Aggregate(arm sources.Arm) (*sources.Aggregate, error) {
 	if !a.apart && a.records-a.untimed >= oneInstantMin {
 		return nil, oneInstantError(arm, a.records, a.first)
 	}
+	// the run ends at its last arrival, or its declared duration's end
+	// when later; past the last arrival's slice, the seconds to that end
+	// make slices without arrivals, the last of them ending there (a
+	// fragment shorter than a slice joins the one before it), as the
+	// request path's buckets run
+	end := a.last
+	if a.duration > 0 {
+		end = max(end, a.earliest+a.duration)
+		if k := int64(math.Floor(end/a.step)) - 1; k > a.hi {
+			a.hi = k
+			for a.hi-a.lo >= sources.MaxStreamSlices {
+				a.widen()
+			}
+		}
+	}
 	n := a.hi - a.lo + 1
 	// the span in the policy's buckets, as the request path counts it
 	if span := float64(n) * a.step / a.base; !(span <= float64(max(int64(maxBuckets), 4*a.records))) {
@@ -924,6 +968,10 @@ func (a *Aggregator) Aggregate(arm sources.Arm) (*sources.Aggregate, error) {
 			out.Buckets = append(out.Buckets, b)
 		}
 	}
+	if a.apart || a.duration > 0 {
+		sources.EndLastSliceAt(out.Buckets, end)
+	}
+	out.FirstArrival = a.earliest
 	for _, k := range sortedKeys(a.unverified) {
 		out.Notes = append(out.Notes, sources.UnverifiedNote(k, a.unverified[k]))
 		if out.Unverified == nil {

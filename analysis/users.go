@@ -393,7 +393,7 @@ func (j *aggJudgement) loadBlocks(a *aggArm) []loadBlock {
 	for i := range a.slices {
 		s := &a.slices[i]
 		if !s.leftOut {
-			bs[i] = loadBlock{s.offered(), s.goodLo, nanTo0(s.promptTokens), s.end - s.start}
+			bs[i] = loadBlock{s.offered(), s.goodLo, nanTo0(s.promptTokens), s.secs()}
 		}
 	}
 	if !(step > 0) {

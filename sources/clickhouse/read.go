@@ -89,6 +89,21 @@ type row struct {
 	SumTTFT, SumTPOT, SumE2E count
 	// TTFT, TPOT and E2E histograms: bins ascending and their counts
 	Hist [3]binCounts
+	// TFirst and TLast are the group's first and last arrival, unix
+	// seconds
+	TFirst, TLast float64
+}
+
+// seconds is a time the server may write quoted.
+type seconds float64
+
+func (t *seconds) UnmarshalJSON(b []byte) error {
+	v, err := strconv.ParseFloat(strings.Trim(string(b), `"`), 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return fmt.Errorf("not a time: %.40q", b)
+	}
+	*t = seconds(v)
+	return nil
 }
 
 // binCounts is sumMap's answer: [[bin, …], [count, …]].
@@ -143,6 +158,15 @@ func (r *row) UnmarshalJSON(b []byte) error {
 			return fmt.Errorf("answer row lacks column %s", k)
 		}
 		if err := json.Unmarshal(v, p); err != nil {
+			return fmt.Errorf("column %s: %v", k, err)
+		}
+	}
+	for k, p := range map[string]*float64{"t_first": &r.TFirst, "t_last": &r.TLast} {
+		v, ok := m[k]
+		if !ok {
+			return fmt.Errorf("answer row lacks column %s", k)
+		}
+		if err := json.Unmarshal(v, (*seconds)(p)); err != nil {
 			return fmt.Errorf("column %s: %v", k, err)
 		}
 	}
@@ -361,6 +385,10 @@ type assembler struct {
 	// labels holds the class labels seen (sources.MaxClassLabels at most)
 	labels map[string]struct{}
 	lo, hi int64 // slice numbers on the widened grid
+	// first and last are the earliest and latest arrival of any row
+	// (NaN before one): the last slice ends at last when they differ, as
+	// the streaming scan ends it (sources.EndLastSliceAt)
+	first, last float64
 	// shift is how many times the slices were widened: a row's slice s
 	// (of the plan's step) is slice s>>shift, of p.Step·2^shift seconds
 	// (widen)
@@ -387,7 +415,7 @@ func (as *assembler) widen() {
 
 func newAssembler(p *Plan) *assembler {
 	return &assembler{p: p, unverified: map[string]int64{}, labels: map[string]struct{}{}, cells: map[cellKey]*aggcell.Cell{}, reps: sources.ReplicaSpans{}, repLat: loglin.NewReplicaLatencies(),
-		lo: math.MaxInt64, hi: math.MinInt64}
+		lo: math.MaxInt64, hi: math.MinInt64, first: math.NaN(), last: math.NaN()}
 }
 
 func (as *assembler) stratum(r *row) string {
@@ -418,6 +446,12 @@ func (as *assembler) get(k cellKey) *aggcell.Cell {
 
 // add counts one row.
 func (as *assembler) add(r *row) error {
+	if !(r.TFirst >= as.first) {
+		as.first = r.TFirst
+	}
+	if !(r.TLast <= as.last) {
+		as.last = r.TLast
+	}
 	if r.M == rowUsers {
 		// a group of users over the window: no slice
 		as.canon = append(as.canon, rowDigest("u %d %d %d %d %d %d %d %d %d %d %d %d %d %d", r.UG, r.Named, r.N, r.Good, r.Failed, r.Rejected, r.Canceled, r.Retried,
@@ -621,6 +655,10 @@ func (as *assembler) finish() (*sources.Aggregate, int64, []string, error) {
 			out.Buckets = append(out.Buckets, b)
 		}
 	}
+	if as.first < as.last {
+		sources.EndLastSliceAt(out.Buckets, as.last)
+	}
+	out.FirstArrival = as.first
 	keys := make([]string, 0, len(unverified))
 	for k := range unverified {
 		keys = append(keys, k)

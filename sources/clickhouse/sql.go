@@ -476,6 +476,10 @@ func buildQuery(p *Plan, table string, cols resolved, where string, start, end f
 		"countIf(" + a("unv_class") + ") AS unv_class",
 		"countIf(" + a("q_checked") + ") AS quality_checked",
 		"countIf(" + a("q_failed") + ") AS quality_failed",
+		// the first and last arrival of the group's rows: the arm's last
+		// slice ends at its last arrival (sources.EndLastSliceAt)
+		"min(" + a("t2") + ") AS t_first",
+		"max(" + a("t2") + ") AS t_last",
 	}
 	sel = append(sel, badRowColumns()...)
 	return "SELECT " + strings.Join(sel, ", ") +
