@@ -874,7 +874,15 @@ func (a *armData) add(b *bucket, i int) {
 }
 
 // replicaTime computes each bucket's replica-seconds from the replicas seen
-// in the data: a replica is present from its first to its last request.
+// in the data: a replica is present from the start of the bucket of its
+// first request to the end of the bucket of its last, and from the arm's
+// start (its first arrival), or to its end, when that bucket is within one
+// of the arm's first or last — whole buckets, as the streaming aggregate
+// counts a replica serving in whole slices (sources.ReplicaSpans.Tracks),
+// so that both paths read the same load per replica-second (a replica
+// placed by its requests' own times read an arm of five requests on three
+// replicas at 0.076 requests per replica-second where its aggregate read
+// 0.062).
 // Without replica labels the arm counts as one replica throughout.
 func (a *armData) replicaTime() {
 	rs := a.ds.Requests
@@ -910,14 +918,18 @@ func (a *armData) replicaTime() {
 			continue
 		}
 		bEnd := b.start + b.secs
+		w := a.bucketSecs
+		first, last := math.Floor(a.t0/w), math.Floor(a.windowEnd/w)
 		for _, s := range spans {
-			hi := s.hi
-			if hi >= a.windowEnd-a.bucketSecs {
-				hi = a.windowEnd // still serving at the end
-			}
-			lo := s.lo
-			if lo <= a.t0+a.bucketSecs {
+			// from its first bucket's start to its last bucket's end,
+			// or from the arm's start (its first arrival, where its
+			// first bucket's seconds begin) and to its end
+			lo, hi := math.Floor(s.lo/w)*w, math.Min((math.Floor(s.hi/w)+1)*w, a.windowEnd)
+			if math.Floor(s.lo/w) <= first+1 {
 				lo = a.t0
+			}
+			if math.Floor(s.hi/w) >= last-1 {
+				hi = a.windowEnd // still serving at the end
 			}
 			ov := math.Min(hi, bEnd) - math.Max(lo, b.start)
 			if ov > 0 {
