@@ -51,7 +51,7 @@ func priceAggArms(p *policies.Policy, cfg Config, b, c *aggArm) (warns []string,
 				// slices left out of both arms (priced nowhere)
 				f := overlap(r.Start, r.End, lo, hi) / d
 				for i, s := range a.slices {
-					if ov := overlap(r.Start, r.End, s.start, s.end); ov > 0 {
+					if ov := overlap(r.Start, r.End, s.from(), s.end); ov > 0 {
 						if s.leftOut {
 							f -= ov / d
 							continue
@@ -66,7 +66,10 @@ func priceAggArms(p *policies.Policy, cfg Config, b, c *aggArm) (warns []string,
 			}
 			for i := range a.slices {
 				s := &a.slices[i]
-				s.costPerHour = usd[i] / (s.secs() / 3600)
+				s.costPerHour = 0 // a slice of no seconds (a last arrival on its boundary) costs nothing
+				if secs := s.secs(); secs > 0 {
+					s.costPerHour = usd[i] / (secs / 3600)
+				}
 			}
 			if cov := coverage(recs, lo, hi); cov < minCostCoverage {
 				msg := fmt.Sprintf("cost records cover %.1f%% of the analysed window", cov*100)

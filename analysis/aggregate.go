@@ -612,7 +612,7 @@ func (j *aggJudgement) report() *Report {
 		r.Inputs = append(r.Inputs, a.ds.Inputs...)
 	}
 	r.Arms.Baseline, r.Arms.Canary = j.armSummary(j.b), j.armSummary(j.cRaw)
-	lo := math.Min(j.b.slices[0].start, j.c.slices[0].start)
+	lo := math.Min(j.b.slices[0].from(), j.c.slices[0].from())
 	hi := math.Max(j.b.slices[len(j.b.slices)-1].end, j.c.slices[len(j.c.slices)-1].end)
 	r.Measurement = Measurement{
 		Population:          "all requests the engines counted in the window, both arms, summed over replicas",

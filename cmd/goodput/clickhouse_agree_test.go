@@ -162,8 +162,8 @@ func streamAggregate(t *testing.T, pol *policies.Policy, ds sources.Dataset) *so
 // aggLines writes an aggregate one field per line, NaN spelt out, so two
 // aggregates compare field by field.
 func aggLines(a *sources.Aggregate) []string {
-	out := []string{fmt.Sprintf("profile %q exact %v sums %v step %v partial %q notes %q attempt known %v unverified %v quality checked %d failed %d",
-		a.Profile, a.Exact, a.LatencySums, a.Step, a.Partial, a.Notes, a.AttemptKnown, a.Unverified, a.QualityChecked, a.QualityFailed)}
+	out := []string{fmt.Sprintf("profile %q exact %v sums %v step %v partial %q notes %q attempt known %v unverified %v quality checked %d failed %d first arrival %v",
+		a.Profile, a.Exact, a.LatencySums, a.Step, a.Partial, a.Notes, a.AttemptKnown, a.Unverified, a.QualityChecked, a.QualityFailed, a.FirstArrival)}
 	// the groups of users, when a record names one (a table without a
 	// user column gives none, files always a tally)
 	if u := a.Users; u != nil && u.Named {
