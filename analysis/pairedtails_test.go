@@ -27,7 +27,10 @@ import (
 // stall for the same minute). A fourth method inverts a paired test of
 // exceedance shares (pairedExceedance), the form the verdicts issue names
 // for a tail whose variance comes from paired batch means; an interval it
-// cannot bound is counted as unbounded, not averaged into the widths. The
+// cannot bound is counted as unbounded, not averaged into the widths. A
+// fifth is the sectioning interval alone (the arms' six sections paired in
+// time, t on 5 degrees of freedom), which cancels a shared wave without
+// resampling. The
 // judge's method (independent draws, stats.QuantileLogRatio) must cover at
 // nominal within two Monte Carlo errors.
 func TestPairedTailDraws(t *testing.T) {
@@ -43,8 +46,8 @@ func TestPairedTailDraws(t *testing.T) {
 		// unbounded intervals are counted, not averaged into a width
 		open, stallOpen int
 	}
-	methods := []string{"independent draws (the judge)", "paired draws", "paired draws ∪ sectioning", "paired exceedance (inverted)"}
-	res := map[string]*[4]tally{"ttft": {}, "tpot": {}}
+	methods := []string{"independent draws (the judge)", "paired draws", "paired draws ∪ sectioning", "paired exceedance (inverted)", "sectioning alone"}
+	res := map[string]*[5]tally{"ttft": {}, "tpot": {}}
 	for _, fc := range fleetCases() {
 		aa := fc.name == "aa" || fc.name == "aa-noisier" || fc.name == "aa-noisiest" || fc.name == "aa-split-10"
 		if !aa && fc.name != "shared-stall" {
@@ -61,7 +64,7 @@ func TestPairedTailDraws(t *testing.T) {
 				se := stats.SectionedQuantileLogRatio(x, y, q, conf, 5)
 				hull := stats.Interval{Lo: math.Min(pd.Lo, se.CI.Lo), Hi: math.Max(pd.Hi, se.CI.Hi)}
 				pw := pairedExceedance(x, y, q, conf)
-				for k, ci := range []stats.Interval{ind.CI, pd, hull, pw} {
+				for k, ci := range []stats.Interval{ind.CI, pd, hull, pw, se.CI} {
 					m := &tl[k]
 					w := ci.Hi - ci.Lo
 					if !aa {
