@@ -911,6 +911,23 @@ func (a *armData) replicaTime() {
 	}
 	a.replicas = len(spans)
 	a.replicasKnown = len(spans) > 0
+	// each replica's time in service, by id: from its first bucket's
+	// start to its last bucket's end, or from the arm's start (its first
+	// arrival, where its first bucket's seconds begin) and to its end
+	served := make([][2]float64, len(spans))
+	w := a.bucketSecs
+	first, last := math.Floor(a.t0/w), math.Floor(a.windowEnd/w)
+	for _, s := range spans {
+		kl, kh := math.Floor(s.lo/w), math.Floor(s.hi/w)
+		lo, hi := kl*w, math.Min((kh+1)*w, a.windowEnd)
+		if kl <= first+1 {
+			lo = a.t0
+		}
+		if kh >= last-1 {
+			hi = a.windowEnd // still serving at the end
+		}
+		served[s.id] = [2]float64{lo, hi}
+	}
 	for bi := range a.buckets {
 		b := &a.buckets[bi]
 		if !a.replicasKnown || a.pseudo {
@@ -918,21 +935,8 @@ func (a *armData) replicaTime() {
 			continue
 		}
 		bEnd := b.start + b.secs
-		w := a.bucketSecs
-		first, last := math.Floor(a.t0/w), math.Floor(a.windowEnd/w)
-		for _, s := range spans {
-			// from its first bucket's start to its last bucket's end,
-			// or from the arm's start (its first arrival, where its
-			// first bucket's seconds begin) and to its end
-			lo, hi := math.Floor(s.lo/w)*w, math.Min((math.Floor(s.hi/w)+1)*w, a.windowEnd)
-			if math.Floor(s.lo/w) <= first+1 {
-				lo = a.t0
-			}
-			if math.Floor(s.hi/w) >= last-1 {
-				hi = a.windowEnd // still serving at the end
-			}
-			ov := math.Min(hi, bEnd) - math.Max(lo, b.start)
-			if ov > 0 {
+		for _, sv := range served {
+			if ov := math.Min(sv[1], bEnd) - math.Max(sv[0], b.start); ov > 0 {
 				b.replicaSecs += ov
 			}
 		}

@@ -169,16 +169,12 @@ type Aggregator struct {
 	untimed int64
 	records int64
 	lo, hi  int64 // slice numbers of the first and last arrival
-	// first is the first timed record's arrival (NaN before one), apart
-	// whether any other arrived at another time: an arm whose records all
-	// carry one time is refused (oneInstantError)
-	first float64
-	apart bool
 	// earliest and last are the earliest and latest timed arrivals (NaN
 	// before one), duration the arm's declared duration (0: none, see
-	// DeclareDuration): the arm's last slice ends at the later of last
-	// and earliest + duration, as the request path's last bucket does
-	// (sources.EndLastSliceAt)
+	// DeclareDuration): an arm whose records all carry one time
+	// (earliest = last) is refused (oneInstantError); the last slice ends
+	// at the later of last and earliest + duration, as the request path's
+	// last bucket does (sources.EndLastSliceAt)
 	earliest, last, duration float64
 	// unverified counts completed requests lacking a field an SLO
 	// criterion needs (counted not good)
@@ -265,7 +261,7 @@ func NewAggregator(p *policies.Policy) *Aggregator {
 	return &Aggregator{p: p, cls: newClassifier(p), step: step, base: step, policyClasses: len(p.Classes) > 0, defaultClass: -1,
 		splitCache: p.Normalize.Cache != "" && p.Normalize.Cache != "none", labelBands: p.Normalize.LabelBands(),
 		byKey: map[stratumKey]int32{}, byName: map[nameKey]int32{}, cells: map[cellKey]*aggcell.Cell{},
-		reps: sources.ReplicaSpans{}, repIdx: map[string]int32{}, repLat: loglin.NewReplicaLatencies(), unverified: map[string]int64{}, lo: math.MaxInt64, hi: math.MinInt64, badTime: math.NaN(), first: math.NaN(), earliest: math.NaN(), last: math.NaN(), rowSlice: math.MinInt64}
+		reps: sources.ReplicaSpans{}, repIdx: map[string]int32{}, repLat: loglin.NewReplicaLatencies(), unverified: map[string]int64{}, lo: math.MaxInt64, hi: math.MinInt64, badTime: math.NaN(), earliest: math.NaN(), last: math.NaN(), rowSlice: math.MinInt64}
 }
 
 // stratumSep separates a stratum key's label or band from its policy
@@ -479,13 +475,6 @@ func (a *Aggregator) Add(r *sources.Request) {
 	}
 	if !(r.Time >= a.earliest) {
 		a.earliest = r.Time
-	}
-	if r.Time != a.first {
-		if math.IsNaN(a.first) {
-			a.first = r.Time
-		} else {
-			a.apart = true
-		}
 	}
 	slice := int64(fs)
 	if slice < a.lo || slice > a.hi {
@@ -761,10 +750,6 @@ func (a *Aggregator) Merge(o *Aggregator) {
 	if math.IsNaN(a.badTime) {
 		a.badTime = o.badTime
 	}
-	a.apart = a.apart || o.apart || !math.IsNaN(o.first) && !math.IsNaN(a.first) && o.first != a.first
-	if math.IsNaN(a.first) {
-		a.first = o.first
-	}
 	if !(o.last <= a.last) && !math.IsNaN(o.last) {
 		a.last = o.last
 	}
@@ -864,8 +849,9 @@ func (a *Aggregator) Aggregate(arm sources.Arm) (*sources.Aggregate, error) {
 		return nil, &DataError{Arm: arm, Msg: fmt.Sprintf("%d of %d records have no usable arrival time (ts): "+
 			"the streaming judge buckets requests by unix arrival time; give records with ts, or judge with --exact (every request in memory)", a.untimed, a.records)}
 	}
-	if !a.apart && a.records-a.untimed >= oneInstantMin {
-		return nil, oneInstantError(arm, a.records, a.first)
+	apart := a.earliest < a.last
+	if !apart && a.records-a.untimed >= oneInstantMin {
+		return nil, oneInstantError(arm, a.records, a.earliest)
 	}
 	// the run ends at its last arrival, or its declared duration's end
 	// when later; past the last arrival's slice, the seconds to that end
@@ -968,7 +954,7 @@ func (a *Aggregator) Aggregate(arm sources.Arm) (*sources.Aggregate, error) {
 			out.Buckets = append(out.Buckets, b)
 		}
 	}
-	if a.apart || a.duration > 0 {
+	if apart || a.duration > 0 {
 		sources.EndLastSliceAt(out.Buckets, end)
 	}
 	out.FirstArrival = a.earliest
