@@ -118,7 +118,7 @@ func (a *aggArm) dominantMedians() (ttft, tpot []float64) {
 // seconds. The warm-up cut, the common cut of paired arms and the counted
 // canary's cut (cutTo) all go through it.
 func (a *aggArm) dropLeading(k int) {
-	first := a.firstStart()
+	first := a.firstSlice().start
 	a.precut = append(a.precut[:len(a.precut):len(a.precut)], a.slices[:k]...)
 	a.slices = a.slices[k:]
 	a.cutSecs = a.slices[0].start - first
@@ -128,13 +128,12 @@ func (a *aggArm) dropLeading(k int) {
 	}
 }
 
-// firstStart is the start of a's first slice, cut or not (seconds on
-// the aggregate's clock).
-func (a *aggArm) firstStart() float64 {
+// firstSlice is a's first slice, cut or not.
+func (a *aggArm) firstSlice() *aggSlice {
 	if len(a.precut) > 0 {
-		return a.precut[0].start
+		return &a.precut[0]
 	}
-	return a.slices[0].start
+	return &a.slices[0]
 }
 
 // slicesBefore counts a's analysed slices that start before t (seconds on
@@ -357,10 +356,7 @@ func aggCommonCut(b, c *aggArm, w policies.WindowSpec) [2]string {
 		}
 		// from the arm's first arrival, as the request path's
 		// commonCut counts from it
-		first := a.firstStart()
-		if len(a.precut) > 0 {
-			first = a.precut[0].from()
-		}
+		first := a.firstSlice().from()
 		w0 := a.slices[0].end - a.slices[0].start
 		run := a.slices[len(a.slices)-1].end - first
 		if end-first > w.WarmupCap(run)+w0+1e-9 {
