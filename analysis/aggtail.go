@@ -408,11 +408,14 @@ func (j *aggJudgement) exceedanceGate(e gateEval, g policies.Gate, info policies
 	var bvFail float64
 	gx, ix := g, info
 	scaledMargin := ""
+	// the shares paired on one grid when the arms are and every slice
+	// of both is in the histograms
+	paired := j.paired && t.b.n == len(j.b.slices) && t.c.n == len(j.c.slices)
 	if upper {
 		gx.Margin.Value = g.Margin.Value * tail
 		ix.Scale = "absolute"
 		est = stats.DiffOfRatios(rc, rb, conf)
-		if j.paired && t.b.n == len(j.b.slices) && t.c.n == len(j.c.slices) {
+		if paired {
 			xa, ya := j.align(rc, rb)
 			est = stats.PairedDiffOfRatios(xa, ya, conf)
 		}
@@ -433,7 +436,7 @@ func (j *aggJudgement) exceedanceGate(e gateEval, g policies.Gate, info policies
 		vaP, vaF := sum(pass.Num)/sum(pass.Den), sum(fail.Num)/sum(fail.Den)
 		against := func(allowed stats.Ratio) stats.Estimate {
 			est := stats.LogRatioOfRatios(rc, allowed, conf)
-			if j.paired && t.b.n == len(j.b.slices) && t.c.n == len(j.c.slices) {
+			if paired {
 				xa, ya := j.align(rc, allowed)
 				est = stats.PairedLogRatioOfRatios(xa, ya, conf)
 			}
